@@ -1,0 +1,333 @@
+"""Profiles: TOML files validated into a resolved dict and expanded into cells.
+
+A profile names what to run; a list in ``backend`` or ``keys.strategy`` expands the
+matrix, and each combination is a *cell* (run one after the other, each on a reset
+store). Every problem is a ``UsageError`` with one line naming the file and field.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from keyramp._durations import parse_duration
+from keyramp._errors import UsageError
+from keyramp._schedules import SCHEDULE_FIELDS, Schedule, make_schedule
+from keyramp._types import BACKEND_NAMES, OP_NAMES
+
+__all__ = ["Profile", "Cell", "load_profile", "parse_profile", "collect_profiles"]
+
+_TOP_FIELDS = {
+    "name",
+    "description",
+    "rules",
+    "backend",
+    "target",
+    "project",
+    "duration",
+    "seed",
+    "workload",
+    "keys",
+    "schedule",
+    "thresholds",
+    "emulator",
+    "cloud",
+}
+_WORKLOAD_DEFAULTS: dict[str, Any] = {
+    "ops": {"insert": 0.5, "read": 0.5},
+    "record_count": 1000,
+    "value_size": 256,
+    "read_distribution": "uniform",
+    "distribution_params": {},
+    "batch_size": 10,
+    "scan_length": 20,
+    "entity_group_size": 0,
+    "indexed_value": "none",
+    "indexed_fields": 0,
+    "key_samples_per_s": 500,
+}
+_SCHEDULE_DEFAULTS: dict[str, Any] = {"kind": "constant", "time_scale": 1.0, "max_users": 50, "drop_after": "1s"}
+_EMULATOR_DEFAULTS: dict[str, Any] = {"consistency": 1.0}
+_INDEXED_VALUES = ("none", "monotonic", "prefixed", "unindexed")
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cell:
+    """One combination of the matrix: what a single measured phase runs."""
+
+    index: int
+    id: str
+    backend: str
+    strategy: str
+    schedule: Schedule
+    duration_s: float
+    time_scale: float
+    profile: Mapping[str, Any] = field(repr=False)
+
+    @property
+    def workload(self) -> Mapping[str, Any]:
+        return self.profile["workload"]
+
+    @property
+    def horizon_s(self) -> float:
+        """Schedule seconds covered by the cell's wall-clock duration."""
+        return self.duration_s * self.time_scale
+
+    def manifest_entry(self) -> dict[str, Any]:
+        wl = self.workload
+        return {
+            "id": self.id,
+            "backend": self.backend,
+            "strategy": self.strategy,
+            "schedule": {**self.profile["schedule"], "description": self.schedule.describe()},
+            "distribution": wl["read_distribution"],
+            "ops": dict(wl["ops"]),
+            "duration_s": self.duration_s,
+            "time_scale": self.time_scale,
+            "target": self.profile["target"],
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Profile:
+    path: Path | None
+    data: Mapping[str, Any]  # resolved: every default filled in
+    cells: tuple[Cell, ...]
+
+    @property
+    def name(self) -> str:
+        return str(self.data["name"])
+
+
+def slug(text: str) -> str:
+    return _SLUG.sub("-", text.lower()).strip("-") or "x"
+
+
+def _fail(where: str, message: str) -> UsageError:
+    return UsageError(f"{where}: {message}")
+
+
+def _check_fields(table: Mapping[str, Any], allowed: set[str] | frozenset[str], where: str) -> None:
+    unknown = sorted(set(table) - set(allowed))
+    if unknown:
+        raise _fail(where, f"unknown field '{unknown[0]}' (allowed: {', '.join(sorted(allowed))})")
+
+
+def _as_list(value: Any, where: str) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    if not items or not all(isinstance(v, str) and v for v in items):
+        raise _fail(where, "must be a name or a non-empty list of names")
+    if len(set(items)) != len(items):
+        raise _fail(where, "lists a name twice")
+    return items
+
+
+def _int(value: Any, where: str, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _fail(where, f"must be an integer ≥ {minimum}, got {value!r}")
+    return value
+
+
+def _table(raw: Mapping[str, Any], name: str, src: str) -> dict[str, Any]:
+    value = raw.get(name, {})
+    if not isinstance(value, dict):
+        raise _fail(src, f"'{name}' must be a table ([{name}])")
+    return value
+
+
+def _resolve_workload(raw: Mapping[str, Any], src: str) -> dict[str, Any]:
+    workload = {**copy.deepcopy(_WORKLOAD_DEFAULTS), **_table(raw, "workload", src)}
+    _check_fields(workload, set(_WORKLOAD_DEFAULTS), f"{src}: workload")
+    ops = workload["ops"]
+    if not isinstance(ops, dict) or not ops:
+        raise _fail(src, "workload.ops must be a table of operation = share, e.g. { insert = 0.8, read = 0.2 }")
+    for op, share in ops.items():
+        if op not in OP_NAMES:
+            raise _fail(src, f"workload.ops: unknown operation '{op}' (one of: {', '.join(OP_NAMES)})")
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or share < 0 or math.isnan(share):
+            raise _fail(src, f"workload.ops.{op}: share must be a number ≥ 0, got {share!r}")
+    total = sum(ops.values())
+    if not math.isclose(total, 1.0, abs_tol=1e-6):
+        raise _fail(src, f"workload.ops: shares must sum to 1, they sum to {total:g}")
+    workload["ops"] = {op: float(share) for op, share in ops.items() if share > 0}
+    workload["record_count"] = _int(workload["record_count"], f"{src}: workload.record_count", minimum=0)
+    workload["value_size"] = _int(workload["value_size"], f"{src}: workload.value_size", minimum=0)
+    workload["batch_size"] = _int(workload["batch_size"], f"{src}: workload.batch_size", minimum=1)
+    workload["scan_length"] = _int(workload["scan_length"], f"{src}: workload.scan_length", minimum=1)
+    workload["entity_group_size"] = _int(workload["entity_group_size"], f"{src}: workload.entity_group_size", minimum=0)
+    workload["indexed_fields"] = _int(workload["indexed_fields"], f"{src}: workload.indexed_fields", minimum=0)
+    workload["key_samples_per_s"] = _int(workload["key_samples_per_s"], f"{src}: workload.key_samples_per_s", minimum=0)
+    if workload["indexed_value"] not in _INDEXED_VALUES:
+        raise _fail(src, f"workload.indexed_value: one of {', '.join(_INDEXED_VALUES)}, got {workload['indexed_value']!r}")
+    if not isinstance(workload["distribution_params"], dict):
+        raise _fail(src, "workload.distribution_params must be a table")
+    from keyramp.keys import DISTRIBUTIONS
+
+    if workload["read_distribution"] not in DISTRIBUTIONS:
+        raise _fail(
+            src,
+            f"workload.read_distribution: unknown '{workload['read_distribution']}' (one of: {', '.join(DISTRIBUTIONS)})",
+        )
+    needs_existing = set(workload["ops"]) - {"insert", "batch_write"}
+    if needs_existing and workload["record_count"] == 0 and "insert" not in workload["ops"]:
+        raise _fail(src, "workload: reads/updates need records: set record_count > 0 or add inserts")
+    return workload
+
+
+def _resolve_schedule(raw: Mapping[str, Any], src: str) -> dict[str, Any]:
+    schedule = {**_SCHEDULE_DEFAULTS, **_table(raw, "schedule", src)}
+    _check_fields(schedule, SCHEDULE_FIELDS, f"{src}: schedule")
+    scale = schedule["time_scale"]
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0 or math.isinf(scale):
+        raise _fail(src, f"schedule.time_scale: must be a positive number, got {scale!r}")
+    schedule["time_scale"] = float(scale)
+    schedule["max_users"] = _int(schedule["max_users"], f"{src}: schedule.max_users", minimum=1)
+    schedule["drop_after_s"] = parse_duration(schedule.pop("drop_after"), field=f"{src}: schedule.drop_after")
+    if schedule["kind"] == "constant" and "rate" not in schedule:
+        schedule["rate"] = 200.0
+    return schedule
+
+
+def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Path | None = None) -> Profile:
+    """Validate a profile mapping (parsed TOML) and expand it into cells."""
+    src = source
+    _check_fields(raw, _TOP_FIELDS, src)
+    name = raw.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise _fail(src, "'name' is required (a non-empty string)")
+    description = raw.get("description", "")
+    if not isinstance(description, str):
+        raise _fail(src, "'description' must be a string")
+    rules = raw.get("rules", [])
+    if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+        raise _fail(src, "'rules' must be a list of rule ids like \"BP-KEY-1\"")
+    backends = _as_list(raw.get("backend", "datastore"), f"{src}: backend")
+    for backend in backends:
+        if backend not in BACKEND_NAMES:
+            raise _fail(src, f"backend: unknown backend '{backend}' (one of: {', '.join(BACKEND_NAMES)})")
+    target = raw.get("target", "emulator")
+    if target not in ("emulator", "cloud"):
+        raise _fail(src, f"target: must be 'emulator' or 'cloud', got {target!r}")
+    project = raw.get("project", "keyramp-local")
+    if not isinstance(project, str) or not re.fullmatch(r"[a-z][a-z0-9-]{3,61}[a-z0-9]", project):
+        raise _fail(src, f"project: not a valid project id: {project!r}")
+    duration_s = parse_duration(raw.get("duration", "60s"), field=f"{src}: duration")
+    seed = _int(raw.get("seed", 1), f"{src}: seed", minimum=0)
+
+    keys = {"params": {}, **_table(raw, "keys", src)}
+    _check_fields(keys, {"strategy", "params"}, f"{src}: keys")
+    strategies = _as_list(keys.get("strategy", "random"), f"{src}: keys.strategy")
+    from keyramp.keys import STRATEGIES
+
+    for strategy in strategies:
+        if strategy not in STRATEGIES:
+            raise _fail(src, f"keys.strategy: unknown strategy '{strategy}' (one of: {', '.join(STRATEGIES)})")
+    if not isinstance(keys["params"], dict):
+        raise _fail(src, "keys.params must be a table")
+
+    workload = _resolve_workload(raw, src)
+    schedule = _resolve_schedule(raw, src)
+    emulator = {**_EMULATOR_DEFAULTS, **_table(raw, "emulator", src)}
+    _check_fields(emulator, set(_EMULATOR_DEFAULTS), f"{src}: emulator")
+    consistency = emulator["consistency"]
+    if isinstance(consistency, bool) or not isinstance(consistency, (int, float)) or not 0 < consistency <= 1:
+        raise _fail(src, f"emulator.consistency: a number in (0, 1], got {consistency!r}")
+    thresholds = _table(raw, "thresholds", src)
+    from keyramp._thresholds import parse_table as parse_thresholds
+
+    try:
+        parse_thresholds(thresholds)
+    except UsageError as exc:
+        raise _fail(src, str(exc)) from None
+
+    data: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "rules": list(rules),
+        "backend": backends,
+        "target": target,
+        "project": project,
+        "duration_s": duration_s,
+        "seed": seed,
+        "workload": workload,
+        "keys": {"strategy": strategies, "params": dict(keys["params"])},
+        "schedule": schedule,
+        "thresholds": dict(thresholds),
+        "emulator": emulator,
+        "cloud": dict(_table(raw, "cloud", src)),
+    }
+    horizon = duration_s * schedule["time_scale"]
+    try:
+        sched = make_schedule(schedule, horizon=horizon)
+    except UsageError as exc:
+        raise _fail(src, str(exc)) from None
+
+    cells: list[Cell] = []
+    for backend in backends:
+        for strategy in strategies:
+            index = len(cells)
+            cells.append(
+                Cell(
+                    index=index,
+                    id=f"c{index:02d}-{slug(backend)}-{slug(strategy)}",
+                    backend=backend,
+                    strategy=strategy,
+                    schedule=sched,
+                    duration_s=duration_s,
+                    time_scale=schedule["time_scale"],
+                    profile=data,
+                )
+            )
+    _check_strategies(cells, data, src)
+    return Profile(path=path, data=data, cells=tuple(cells))
+
+
+def _check_strategies(cells: list[Cell], data: Mapping[str, Any], src: str) -> None:
+    """Build each cell's strategy once so bad params or unsupported backends fail now."""
+    from keyramp.keys import make_strategy
+
+    for cell in cells:
+        try:
+            make_strategy(cell.strategy, seed=data["seed"], params=data["keys"]["params"], backend=cell.backend)
+        except UsageError as exc:
+            raise _fail(src, f"{cell.backend} × {cell.strategy}: {exc}") from None
+
+
+def load_profile(path: str | Path) -> Profile:
+    """Read and validate one TOML profile file."""
+    file = Path(path)
+    try:
+        text = file.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{file}: no such profile file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{file}: cannot read profile: {exc.__class__.__name__}: {exc}") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{file}: invalid TOML: {exc}") from None
+    return parse_profile(raw, source=str(file), path=file)
+
+
+def collect_profiles(paths: list[str]) -> list[Profile]:
+    """Profiles from files and directories (``DIR`` means every ``**/*.toml`` in it, sorted)."""
+    files: list[Path] = []
+    for item in paths:
+        p = Path(item)
+        if p.is_dir():
+            found = sorted(p.rglob("*.toml"))
+            if not found:
+                raise UsageError(f"{p}: no *.toml profiles in this directory")
+            files.extend(found)
+        else:
+            files.append(p)
+    if not files:
+        raise UsageError("no profile given")
+    return [load_profile(f) for f in files]

@@ -1,0 +1,138 @@
+"""Terminal output: the live status line during a run and the summary table after it."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+__all__ = ["Console", "LiveStatus", "render_table", "summary_table"]
+
+
+def _fmt_ms(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2f}" if value < 100 else f"{value:.0f}"
+
+
+def _mean_target(cell: Mapping[str, Any]) -> float | None:
+    timeline = cell.get("target_ops_per_s") or []
+    if not timeline:
+        return None
+    return sum(p["target"] for p in timeline) / len(timeline)
+
+
+def summary_table(summary: Mapping[str, Any]) -> Table:
+    """One row per cell: throughput vs target, latency percentiles, errors, hotspot share."""
+    status = summary.get("status", "?")
+    title = f"keyramp run {summary.get('run_id', '')} · {summary.get('profile_name', '')} · {status}"
+    if summary.get("reason"):
+        title += f" ({summary['reason']})"
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for name, justify in (
+        ("cell", "left"), ("ops/s", "right"), ("target", "right"), ("count", "right"), ("err %", "right"),
+        ("p50 ms", "right"), ("p95 ms", "right"), ("p99 ms", "right"), ("p99.9 ms", "right"), ("late", "right"),
+        ("dropped", "right"), ("hot 1%*", "right"), ("thresholds", "left"),
+    ):
+        table.add_column(name, justify=justify, no_wrap=name in ("cell",))
+    for cell_id, cell in summary.get("cells", {}).items():
+        total = cell.get("total", {})
+        lat = total.get("latency_ms", {})
+        target = _mean_target(cell)
+        keyspace = cell.get("keyspace") or {}
+        hot = keyspace.get("hottest_1pct_share")
+        checks = cell.get("thresholds", [])
+        failed = [t["name"] for t in checks if not t.get("passed")]
+        verdict = "-" if not checks else ("FAIL " + ", ".join(failed) if failed else "pass")
+        table.add_row(
+            cell_id + (" (incomplete)" if cell.get("incomplete") else ""),
+            f"{total.get('ops_per_s', 0):.0f}",
+            "-" if target is None else f"{target:.0f}",
+            str(total.get("count", 0)),
+            f"{100 * total.get('error_rate', 0):.2f}",
+            _fmt_ms(lat.get("p50")),
+            _fmt_ms(lat.get("p95")),
+            _fmt_ms(lat.get("p99")),
+            _fmt_ms(lat.get("p999")),
+            str(total.get("late", 0)),
+            str(total.get("dropped", 0)),
+            "-" if hot is None else f"{hot:.2f}",
+            verdict,
+        )
+    table.caption = (
+        "latency from intended start (coordinated-omission corrected) · "
+        "* key-space share of the hottest 1 % of the key range (1.0 = one hotspot, 0.01 = even)"
+    )
+    return table
+
+
+def render_table(summary: Mapping[str, Any], *, width: int = 200) -> str:
+    """The summary table as plain text (for report.txt and non-terminal output)."""
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, color_system=None, force_terminal=False).print(summary_table(summary))
+    return buffer.getvalue()
+
+
+class LiveStatus:
+    """A one-line live status: cell, phase or elapsed time, achieved vs target rate, p99, errors."""
+
+    def __init__(self, console: Console, *, total_cells: int, enabled: bool = True) -> None:
+        self.console = console
+        self.total = total_cells
+        self.enabled = enabled
+        self._live: Live | None = None
+        self._last_plain = -10.0
+
+    def __enter__(self) -> LiveStatus:
+        if self.enabled and self.console.is_terminal:
+            self._live = Live(Text(""), console=self.console, refresh_per_second=4, transient=True)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.__exit__(None, None, None)
+            self._live = None
+
+    def _show(self, text: str) -> None:
+        if not self.enabled:
+            return
+        if self._live is not None:
+            self._live.update(Text.from_markup(text))
+        else:
+            self.console.print(text, highlight=False)
+
+    def phase(self, cell: Any, what: str) -> None:
+        self._show(f"[bold]{cell.index + 1}/{self.total}[/bold] {cell.id}: {what}")
+
+    def second(self, cell: Any, row: Any, elapsed: float) -> None:
+        width = 20
+        done = min(width, int(width * elapsed / cell.duration_s))
+        bar = "█" * done + "·" * (width - done)
+        target = "" if row.target_ops_per_s is None else f" / {row.target_ops_per_s:.0f}"
+        text = (
+            f"[bold]{cell.index + 1}/{self.total}[/bold] {cell.id} {bar} {elapsed:4.0f}/{cell.duration_s:.0f}s "
+            f"{row.count}{target} ops/s  p99 {row.p99_ms:.1f} ms  errors {row.errors}"
+            + (f"  dropped {row.dropped}" if row.dropped else "")
+        )
+        if self._live is None and elapsed - self._last_plain < 5:
+            return  # not a terminal: one line every 5 s is plenty for CI logs
+        self._last_plain = elapsed
+        self._show(text)
+
+    def cell_done(self, cell: Any, summary: Mapping[str, Any]) -> None:
+        if not self.enabled:
+            return
+        total = summary["total"]
+        lat = total["latency_ms"]
+        self._last_plain = -10.0
+        self.console.print(
+            f"[green]✓[/green] {cell.index + 1}/{self.total} {cell.id}: {total['count']} ops, "
+            f"{total['ops_per_s']:.0f} ops/s, p99 {lat['p99']:.2f} ms, errors {total['errors']}",
+            highlight=False,
+        )

@@ -1,0 +1,439 @@
+"""``keyramp run``: profile → emulators → Locust (as a library) → recorder → run directory.
+
+Each cell runs in a fresh Locust ``Environment`` with its own user class: users are
+spawned and connected first (client creation is not measured), then the measured
+phase starts for all of them at once. A ticker closes a 1-second interval of the
+recorder, checks the stop conditions (duration, Ctrl-C/SIGTERM, a store that stopped
+answering) and updates the live status line.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import locust  # noqa: F401  (monkey-patches the standard library for gevent)
+
+from keyramp._gevent import ensure_gevent_grpc
+
+ensure_gevent_grpc()  # before any gRPC channel exists; Locust has monkey-patched already
+
+import gevent  # noqa: E402
+from gevent.event import Event  # noqa: E402
+from locust.env import Environment  # noqa: E402
+from locust.event import Events  # noqa: E402
+from locust.stats import PERCENTILES_TO_REPORT, StatsCSV, StatsCSVFileWriter  # noqa: E402
+
+from keyramp._emulators import EmulatorManager, endpoints_from_env, reset  # noqa: E402
+from keyramp._errors import EmulatorError, KeyrampError, RunFailed, UsageError  # noqa: E402
+from keyramp._pacer import Pacer  # noqa: E402
+from keyramp._profile import Cell, Profile, slug  # noqa: E402
+from keyramp._recorder import Recorder  # noqa: E402
+from keyramp._report import Console, LiveStatus, render_table  # noqa: E402
+from keyramp._results import RunDirectory, base_manifest, utc_now  # noqa: E402
+from keyramp._user import CellContext, user_class_for  # noqa: E402
+from keyramp._workload import CellWorkload  # noqa: E402
+from keyramp.backends import BACKENDS, EMULATOR_FOR  # noqa: E402
+
+__all__ = ["RunOptions", "RunOutcome", "run_profile", "Interrupted"]
+
+#: Consecutive seconds in which every operation failed as "unreachable" before a cell aborts.
+_UNREACHABLE_ABORT_S = 5
+_UNREACHABLE = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED", "CLIENT_ServiceUnavailable", "CLIENT_RetryError"})
+#: How long in-flight operations may finish after the phase ends before users are stopped.
+_DRAIN_S = 2.0
+
+
+class Interrupted(KeyrampError):
+    """Ctrl-C or SIGTERM: what was recorded is kept and the run is marked interrupted."""
+
+    exit_code = 130
+
+
+@dataclass(kw_only=True)
+class RunOptions:
+    out: Path = Path("results")
+    strict: bool = False
+    quiet: bool = False
+    #: Emulator endpoints by emulator kind; ``None`` = attach from env, reuse or start.
+    endpoints: Mapping[str, str] | None = None
+    state_dir: Path | None = None
+    timeout_s: float = 10.0
+
+
+@dataclass(kw_only=True)
+class RunOutcome:
+    run_id: str
+    path: Path
+    status: str
+    reason: str | None
+    summary: dict[str, Any]
+    thresholds_passed: bool = True
+    lint_errors: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        if self.status == "interrupted":
+            return Interrupted.exit_code
+        if self.status != "complete" or not self.thresholds_passed:
+            return 1
+        return 0
+
+
+class _StopFlag:
+    """Ctrl-C / SIGTERM set this; the ticker turns it into ``Interrupted``."""
+
+    def __init__(self) -> None:
+        self.event = Event()
+        self.reason: str | None = None
+        self._handlers: list[Any] = []
+
+    def install(self) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            self._handlers.append(gevent.signal_handler(signum, self._on_signal, signum))
+
+    def _on_signal(self, signum: int) -> None:
+        self.reason = f"{signal.Signals(signum).name} received"
+        self.event.set()
+
+    def uninstall(self) -> None:
+        for handler in self._handlers:
+            handler.cancel()
+        self._handlers.clear()
+
+
+class _Emulators:
+    """Endpoints per emulator kind: attach (env / explicit), reuse (state file), or start."""
+
+    def __init__(self, profile: Profile, options: RunOptions, console: Console) -> None:
+        self.kinds = sorted({EMULATOR_FOR[c.backend] for c in profile.cells})
+        self.started: list[str] = []
+        self.manager: EmulatorManager | None = None
+        given = dict(options.endpoints or endpoints_from_env(os.environ))
+        missing = [k for k in self.kinds if k not in given]
+        if missing:
+            self.manager = EmulatorManager(state_dir=options.state_dir)
+            before = {e.kind for e in self.manager.status() if e.alive()}
+            consistency = float(profile.data["emulator"]["consistency"])
+            if not options.quiet:
+                console.print(f"[dim]starting emulators: {', '.join(k for k in missing if k not in before) or 'none'}"
+                              f" (reusing {', '.join(sorted(before & set(missing))) or 'none'})[/dim]")
+            running = self.manager.up(missing, consistency=consistency if "datastore" in missing else None)
+            self.started = [k for k in missing if k not in before]
+            given.update({k: e.endpoint for k, e in running.items()})
+        self.endpoints = given
+
+    def stop_started(self) -> None:
+        if self.manager is not None and self.started:
+            self.manager.down(self.started)
+
+
+def _cell_namespace(run_id: str, cell: Cell) -> str:
+    # Unique per run and cell; valid as Datastore kind, Firestore collection, Bigtable table id.
+    return f"kr_{run_id[-4:]}_{cell.index:02d}_{slug(cell.strategy)[:20].replace('-', '_')}"
+
+
+def _keyspace_summary(run_dir: Path, cell: Cell, recorder: Recorder) -> dict[str, Any] | None:
+    from keyramp.keyspace import summarize_run_cell
+
+    return summarize_run_cell(
+        run_dir,
+        cell.id,
+        backend=cell.backend,
+        time_scale=cell.time_scale,
+        rate_fn=cell.schedule.rate if cell.schedule.open_model else None,
+    )
+
+
+def _thresholds(profile: Profile, cell_summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    from keyramp._thresholds import evaluate, parse_table
+
+    specs = parse_table(profile.data["thresholds"])
+    return [r.to_dict() for r in evaluate(specs, cell_summary)]
+
+
+class _CellRun:
+    """Runs one cell inside Locust and returns its summary dict."""
+
+    def __init__(self, *, cell: Cell, profile: Profile, run: RunDirectory, endpoint: str, options: RunOptions,
+                 stop: _StopFlag, status: LiveStatus) -> None:
+        self.cell = cell
+        self.profile = profile
+        self.run = run
+        self.options = options
+        self.stop = stop
+        self.status = status
+        self.workload = CellWorkload(backend=cell.backend, strategy=cell.strategy, profile=profile.data)
+        self.target = self.workload.target(
+            project=profile.data["project"], endpoint=endpoint, namespace=_cell_namespace(run.run_id, cell),
+            timeout_s=options.timeout_s,
+        )
+        self.backend_class = BACKENDS[cell.backend]
+        self.events = Events()
+        self.recorder = Recorder(
+            cell=cell.id,
+            ops=self.workload.ops,
+            sink=run,
+            key_samples_per_s=int(profile.data["workload"]["key_samples_per_s"]),
+            on_request=self.events.request.fire,
+            request_type=cell.backend,
+        )
+
+    def _preload(self) -> None:
+        batches = self.workload.preload_batches()
+        if not batches:
+            return
+        backend = self.backend_class(self.target)
+        try:
+            pool = [gevent.spawn(self.workload.preload, backend, b) for b in batches[:1]]
+            gevent.joinall(pool, raise_error=True)  # first batch alone: fail fast on a bad store
+            for start in range(1, len(batches), 8):
+                group = [gevent.spawn(self.workload.preload, backend, b) for b in batches[start:start + 8]]
+                gevent.joinall(group, raise_error=True)
+                if self.stop.event.is_set():
+                    raise Interrupted(self.stop.reason or "interrupted")
+        finally:
+            backend.close()
+
+    def _users(self) -> int:
+        sched = self.cell.schedule
+        if not sched.open_model:
+            return int(sched.users)  # type: ignore[attr-defined]
+        cap = int(self.profile.data["schedule"]["max_users"])
+        peak = sched.peak(self.cell.horizon_s)
+        # Little's law with a generous 50 ms per op: enough users in flight, never above the cap.
+        return max(1, min(cap, max(4, math.ceil(peak * 0.05))))
+
+    def execute(self) -> dict[str, Any]:
+        cell = self.cell
+        self.backend_class.prepare(self.target)
+        self.status.phase(cell, "preloading")
+        self._preload()
+        ctx = CellContext(
+            workload=self.workload,
+            backend_class=self.backend_class,
+            target=self.target,
+            recorder=self.recorder,
+            open_model=cell.schedule.open_model,
+        )
+        env = Environment(user_classes=[user_class_for(ctx)], events=self.events, host=f"emulator://{self.target.endpoint}")
+        runner = env.create_local_runner()
+        csv_base = str(self.run.path / "locust" / cell.id)
+        csv_writer = StatsCSVFileWriter(env, PERCENTILES_TO_REPORT, csv_base, full_history=True)
+        users = self._users()
+        self.status.phase(cell, f"spawning {users} users")
+        runner.start(users, spawn_rate=max(users, 1) * 10)
+        deadline = time.perf_counter() + 60
+        while ctx.users_ready < users:
+            if ctx.user_errors:
+                runner.quit()
+                raise RunFailed(f"{cell.id}: could not create a client: {ctx.user_errors[0]}")
+            if time.perf_counter() > deadline:
+                runner.quit()
+                raise RunFailed(f"{cell.id}: users did not start within 60 s ({ctx.users_ready}/{users})")
+            gevent.sleep(0.02)
+        env.stats.reset_all()
+        writer_greenlet = gevent.spawn(csv_writer.stats_writer)
+        start = time.perf_counter()
+        self.run.begin_cell(cell.id)
+        self.recorder.begin(start)
+        if ctx.open_model:
+            ctx.pacer = Pacer(
+                rate=cell.schedule.rate,
+                start=start,
+                duration_s=cell.duration_s,
+                time_scale=cell.time_scale,
+                drop_after_s=float(self.profile.data["schedule"]["drop_after_s"]),
+            )
+        ctx.phase_started.set()
+        reason: str | None = None
+        try:
+            reason = self._tick_until_end(ctx, start)
+        finally:
+            ctx.phase_ended.set()
+            gevent.sleep(0)  # let users blocked on the phase events return
+            end = time.perf_counter()
+            if reason is None:
+                self._drain(ctx)
+            runner.quit()
+            writer_greenlet.kill()
+            self._final_tick(ctx, start)
+            self._write_locust_csv(env, csv_base, csv_writer)
+            duration = max(min(end, start + cell.duration_s) - start, 1e-9)
+            summary = self._summary(ctx, duration)
+            self.partial = summary
+        if reason is not None:
+            raise RunFailed(reason) if not self.stop.event.is_set() else Interrupted(reason)
+        return summary
+
+    def _tick_until_end(self, ctx: CellContext, start: float) -> str | None:
+        end = start + self.cell.duration_s
+        next_tick = start + 1.0
+        bad_seconds = 0
+        last_dropped = 0
+        while True:
+            now = time.perf_counter()
+            if now >= end:
+                return None
+            if self.stop.event.wait(timeout=max(0.0, min(next_tick, end) - now)):
+                return self.stop.reason or "interrupted"
+            now = time.perf_counter()
+            if now < next_tick:
+                continue
+            pacer = ctx.pacer
+            dropped = pacer.dropped - last_dropped if pacer else 0
+            last_dropped = pacer.dropped if pacer else 0
+            target = pacer.target_rate(next_tick - 1.0 - start) if pacer else None
+            rows = self.recorder.tick(now, target_ops_per_s=target, dropped=dropped)
+            next_tick += 1.0
+            total = rows[-1]
+            self.status.second(self.cell, total, now - start)
+            unreachable = sum(n for cls, n in total.error_classes.items() if cls in _UNREACHABLE)
+            bad_seconds = bad_seconds + 1 if total.count and unreachable == total.count else 0
+            if bad_seconds >= _UNREACHABLE_ABORT_S:
+                return (f"{self.cell.id}: store unreachable: every operation failed for {bad_seconds} s "
+                        f"({', '.join(sorted(total.error_classes))})")
+
+    def _drain(self, ctx: CellContext) -> None:
+        """Give in-flight operations a moment to finish so they are recorded, not killed."""
+        deadline = time.perf_counter() + _DRAIN_S
+        while ctx.in_flight and time.perf_counter() < deadline:
+            gevent.sleep(0.005)
+
+    def _final_tick(self, ctx: CellContext, start: float) -> None:
+        pacer = ctx.pacer
+        now = time.perf_counter()
+        target = pacer.target_rate(max(0.0, now - 1.0 - start)) if pacer else None
+        dropped = pacer.dropped - self.recorder.dropped_total if pacer else 0
+        self.recorder.tick(now, target_ops_per_s=target, dropped=max(0, dropped))
+
+    def _write_locust_csv(self, env: Environment, base: str, writer: StatsCSVFileWriter) -> None:
+        """Final Locust CSVs (the periodic writer was stopped mid-interval)."""
+        import csv
+
+        final = StatsCSV(env, PERCENTILES_TO_REPORT)
+        writer.close_files()
+        for suffix, method in (("_stats.csv", final.requests_csv), ("_failures.csv", final.failures_csv),
+                               ("_exceptions.csv", final.exceptions_csv)):
+            with open(base + suffix, "w", newline="") as fh:
+                method(csv.writer(fh))
+
+    def _summary(self, ctx: CellContext, duration: float) -> dict[str, Any]:
+        cell = self.cell
+        data = self.recorder.summary(duration_s=duration)
+        out: dict[str, Any] = {
+            "backend": cell.backend,
+            "strategy": cell.strategy,
+            "schedule": cell.schedule.name,
+            "schedule_description": cell.schedule.describe(),
+            "distribution": self.workload.distribution,
+            "duration_s": round(duration, 3),
+            "time_scale": cell.time_scale,
+            "users": ctx.users_ready,
+            "namespace": self.target.namespace,
+            **data,
+        }
+        return out
+
+
+def _analyse(run: RunDirectory, profile: Profile, cell: Cell, summary: dict[str, Any], recorder: Recorder,
+             warnings: list[str]) -> None:
+    """Add key-space metrics and threshold verdicts to a cell summary; never fails the run."""
+    try:
+        keyspace = _keyspace_summary(run.path, cell, recorder)
+        if keyspace is not None:
+            summary["keyspace"] = keyspace
+    except Exception as exc:  # analysis is best effort: the measurements are already on disk
+        warnings.append(f"{cell.id}: key-space analysis failed: {exc.__class__.__name__}: {exc}")
+    summary["thresholds"] = _thresholds(profile, summary)
+
+
+def run_profile(profile: Profile, options: RunOptions, *, console: Console | None = None) -> RunOutcome:
+    """Run every cell of ``profile``; always leaves a run directory with manifest + summary."""
+    console = console or Console(stderr=True, quiet=options.quiet)
+    from keyramp._lint import lint_profile
+
+    findings = lint_profile(profile.data)
+    lint_rows = [f.to_dict() for f in findings]
+    blocking = [f for f in findings if f.severity == "error" or (options.strict and f.severity == "warning")]
+    for f in findings:
+        console.print(f"[yellow]lint[/yellow] {f.severity} {f.rule}: {f.message}")
+    if options.strict and blocking:
+        raise RunFailed(f"{profile.name}: {len(blocking)} lint finding(s) block the run under --strict")
+
+    run = RunDirectory(options.out, slug(profile.name))
+    cells_meta = [c.manifest_entry() for c in profile.cells]
+    manifest = base_manifest(run_id=run.run_id, profile=profile, cells=cells_meta)
+    manifest["lint"] = lint_rows
+    run.write_manifest(manifest)
+    summary: dict[str, Any] = {
+        "schema": 1, "run_id": run.run_id, "profile_name": profile.name, "status": "running", "reason": None,
+        "cells": {}, "thresholds_passed": True, "warnings": [],
+    }
+    stop = _StopFlag()
+    stop.install()
+    status = LiveStatus(console, total_cells=len(profile.cells), enabled=not options.quiet)
+    emulators: _Emulators | None = None
+    state, reason = "complete", None
+    try:
+        with run, status:
+            try:
+                if profile.data["target"] == "cloud":
+                    raise UsageError(f"{profile.name}: target = 'cloud' needs --allow-cloud PROJECT (not supported yet)")
+                emulators = _Emulators(profile, options, console)
+                for cell, meta in zip(profile.cells, cells_meta):
+                    kind = EMULATOR_FOR[cell.backend]
+                    endpoint = emulators.endpoints[kind]
+                    meta["endpoint"] = endpoint
+                    status.phase(cell, "resetting store")
+                    reset(kind, endpoint, project=profile.data["project"])
+                    cell_run = _CellRun(cell=cell, profile=profile, run=run, endpoint=endpoint, options=options,
+                                        stop=stop, status=status)
+                    meta["namespace"] = cell_run.target.namespace
+                    try:
+                        cell_summary = cell_run.execute()
+                    except (RunFailed, Interrupted):
+                        partial = getattr(cell_run, "partial", None)
+                        if partial is not None:
+                            partial["incomplete"] = True
+                            summary["cells"][cell.id] = partial
+                        raise
+                    _analyse(run, profile, cell, cell_summary, cell_run.recorder, summary["warnings"])
+                    summary["cells"][cell.id] = cell_summary
+                    run.write_summary(summary)
+                    status.cell_done(cell, cell_summary)
+            except Interrupted as exc:
+                state, reason = "interrupted", str(exc)
+            except KeyboardInterrupt:
+                state, reason = "interrupted", "SIGINT received"
+            except UsageError as exc:
+                state, reason = "failed", str(exc)
+                raise
+            except KeyrampError as exc:
+                state, reason = "failed", str(exc)
+            except Exception as exc:
+                state, reason = "failed", f"{exc.__class__.__name__}: {exc}"
+    finally:
+        stop.uninstall()
+        if emulators is not None:
+            try:
+                emulators.stop_started()
+            except Exception as exc:  # never mask the run's own outcome
+                summary["warnings"].append(f"stopping emulators failed: {exc}")
+        passed = all(t["passed"] for c in summary["cells"].values() for t in c.get("thresholds", []))
+        summary.update(status=state, reason=reason, thresholds_passed=passed)
+        manifest.update(status=state, reason=reason, ended_at=utc_now(), cells=cells_meta)
+        run.write_summary(summary)
+        run.write_manifest(manifest)
+    table = render_table(summary)
+    run.write_text("report.txt", table)
+    return RunOutcome(run_id=run.run_id, path=run.path, status=state, reason=reason, summary=summary,
+                      thresholds_passed=summary["thresholds_passed"])

@@ -1,0 +1,172 @@
+"""What one operation of a cell does: pick the op, the key, the record; call the backend.
+
+``CellWorkload`` is shared by all users of a process for one cell (insert counter,
+key strategy, op mix); ``UserOps`` is per user (its own RNG and read distribution, its
+own backend client). Neither measures anything: the recorder does.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from keyramp._types import Key
+from keyramp.backends._base import Backend, QuerySpec, Target
+from keyramp.keys import make_distribution, make_strategy
+from keyramp.keys._values import RecordFactory, entity_group_key
+
+__all__ = ["CellWorkload", "UserOps", "COUNTER_FIELD"]
+
+COUNTER_FIELD = "counter"
+
+
+class CellWorkload:
+    """Per-cell, per-process state: which index the next insert gets, how keys look.
+
+    Insert indexes are interleaved across ``workers`` processes (worker w takes
+    ``w, w+W, w+2W …`` after the preloaded range), so keys stay unique and deterministic.
+    """
+
+    def __init__(
+        self,
+        *,
+        backend: str,
+        strategy: str,
+        profile: Mapping[str, Any],
+        worker_index: int = 0,
+        workers: int = 1,
+    ) -> None:
+        wl = profile["workload"]
+        self.profile = profile
+        self.backend_name = backend
+        self.seed = int(profile["seed"])
+        self.strategy = make_strategy(strategy, seed=self.seed, params=profile["keys"]["params"], backend=backend)
+        self.records = RecordFactory(
+            value_size=wl["value_size"],
+            indexed_value=wl["indexed_value"],
+            indexed_fields=wl["indexed_fields"],
+            seed=self.seed,
+        )
+        self.ops = list(wl["ops"])
+        self._cum = list(itertools.accumulate(wl["ops"].values()))
+        self.record_count = int(wl["record_count"])
+        self.batch_size = int(wl["batch_size"])
+        self.scan_length = int(wl["scan_length"])
+        self.group_size = int(wl["entity_group_size"])
+        self.distribution = str(wl["read_distribution"])
+        self.distribution_params = dict(wl["distribution_params"])
+        self._workers = workers
+        self._next = itertools.count(self.record_count + worker_index, workers)
+        self.inserted = 0
+        #: Keys the store allocated (server_allocated strategy), in insert order.
+        self.allocated: list[Key] = []
+
+    # -- keys ----------------------------------------------------------------------------
+    def key_of(self, index: int) -> Key | None:
+        if self.strategy.server_allocated:
+            return self.allocated[index] if index < len(self.allocated) else None
+        key = self.strategy.key(index)
+        if self.group_size:
+            return entity_group_key(key, index, group_size=self.group_size)
+        return key
+
+    def next_insert_index(self) -> int:
+        self.inserted += 1
+        return next(self._next)
+
+    def existing(self) -> int:
+        """How many records exist (as far as this process knows)."""
+        if self.strategy.server_allocated:
+            return len(self.allocated)
+        return self.record_count + self.inserted * self._workers
+
+    def choose_op(self, rng: random.Random) -> str:
+        return self.ops[bisect.bisect_left(self._cum, rng.random() * self._cum[-1])]
+
+    def target(self, *, project: str, endpoint: str | None, namespace: str, timeout_s: float = 10.0) -> Target:
+        return Target(
+            backend=self.backend_name,
+            project=project,
+            endpoint=endpoint,
+            namespace=namespace,
+            timeout_s=timeout_s,
+            unindexed=frozenset(self.records.unindexed_fields()),
+            entity_group_size=self.group_size,
+        )
+
+    # -- preload -------------------------------------------------------------------------
+    def preload_batches(self) -> list[list[int]]:
+        """Index batches that fill the store with ``record_count`` records before the load."""
+        size = max(1, min(self.batch_size * 10, 200))
+        return [list(range(i, min(i + size, self.record_count))) for i in range(0, self.record_count, size)]
+
+    def preload(self, backend: Backend, indexes: list[int]) -> None:
+        if self.strategy.server_allocated:
+            for i in indexes:
+                self.allocated.append(backend.insert(None, self.records.record(i)))
+            return
+        backend.batch_write([(self.key_of(i), self.records.record(i)) for i in indexes])  # type: ignore[misc]
+
+
+class UserOps:
+    """One user's view: its backend client, RNG and read distribution."""
+
+    def __init__(self, workload: CellWorkload, backend: Backend, *, user_index: int) -> None:
+        self.wl = workload
+        self.backend = backend
+        seed = workload.seed * 1_000_003 + user_index
+        self.rng = random.Random(seed)
+        self.dist = make_distribution(workload.distribution, seed=seed, params=workload.distribution_params)
+
+    def _existing_key(self) -> Key:
+        n = self.wl.existing()
+        if n <= 0:
+            raise LookupError("no records yet: add inserts or set record_count > 0")
+        key = self.wl.key_of(self.dist.next_index(n))
+        if key is None:  # server-allocated key not known yet (another process inserted it)
+            raise LookupError("record not known to this process yet")
+        return key
+
+    def run(self, op: str) -> Key | None:
+        """Perform ``op`` once; return the (first) key it touched, for key sampling."""
+        wl, backend = self.wl, self.backend
+        if op == "insert":
+            index = wl.next_insert_index()
+            key = wl.key_of(index)
+            used = backend.insert(key, wl.records.record(index))
+            if wl.strategy.server_allocated:
+                wl.allocated.append(used)
+            return used
+        if op == "batch_write":
+            items = []
+            for _ in range(wl.batch_size):
+                index = wl.next_insert_index()
+                items.append((wl.key_of(index), wl.records.record(index)))
+            backend.batch_write(items)  # type: ignore[arg-type]
+            return items[0][0]
+        if op == "batch_read":
+            keys = [self._existing_key() for _ in range(wl.batch_size)]
+            backend.batch_read(keys)
+            return keys[0]
+        if op == "query":
+            backend.query(QuerySpec(limit=wl.scan_length))
+            return None
+        key = self._existing_key()
+        if op == "read":
+            backend.read(key)
+        elif op == "update":
+            backend.update(key, wl.records.record(self.rng.randrange(1 << 30)))
+        elif op == "delete":
+            backend.delete(key)
+        elif op == "scan":
+            backend.scan(key, wl.scan_length)
+        elif op == "transaction":
+            backend.transaction(key, COUNTER_FIELD, 1)
+        elif op == "increment":
+            backend.increment(key, COUNTER_FIELD, 1)
+        else:  # pragma: no cover - profile validation rejects unknown ops
+            raise ValueError(f"unknown operation {op!r}")
+        return key

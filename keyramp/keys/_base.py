@@ -1,0 +1,60 @@
+"""The ``KeyStrategy`` and ``Distribution`` seams (YCSB ``generator/`` style).
+
+A strategy is a *pure function of an insert index*: ``key(i)`` for ``i = 0, 1, 2 …``.
+The runner hands out indexes from one counter per cell (interleaved across worker
+processes), so keys are deterministic for a seed, unique, and an existing key can be
+found again from its index (reads/updates pick an index through a ``Distribution``).
+Strategies whose key depends on time use a virtual clock derived from the index and
+seed, never the wall clock, so they stay deterministic.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from keyramp._types import BACKEND_NAMES, Key
+
+__all__ = ["KeyStrategy", "KeyTraits", "Distribution"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyTraits:
+    """What a strategy claims about itself; property tests hold it to these claims."""
+
+    monotonic: bool  # successive keys increase in the store's key order
+    spreads: bool  # keys land roughly uniformly over the key space
+    readable: bool  # a human can read the key (BP-KEY-8)
+
+
+class KeyStrategy(ABC):
+    name: ClassVar[str]
+    traits: ClassVar[KeyTraits]
+    #: Backends this strategy produces valid keys for.
+    backends: ClassVar[frozenset[str]] = frozenset(BACKEND_NAMES)
+    #: ``key()`` returns ``None``: the store allocates the id on insert.
+    server_allocated: ClassVar[bool] = False
+
+    def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
+        self.seed = seed
+        self.params = dict(params or {})
+
+    @abstractmethod
+    def key(self, index: int) -> Key:
+        """The key of the ``index``-th inserted record (``index >= 0``)."""
+
+
+class Distribution(ABC):
+    """Which existing record an operation hits: an index in ``[0, n)``."""
+
+    name: ClassVar[str]
+
+    def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
+        self.seed = seed
+        self.params = dict(params or {})
+
+    @abstractmethod
+    def next_index(self, n: int) -> int:
+        """An index in ``[0, n)``; ``n >= 1`` is the number of records inserted so far."""
