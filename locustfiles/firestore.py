@@ -1,0 +1,16 @@
+"""Plain Locust against the firestore emulator (or use `keyramp run` for paced, recorded runs).
+
+    keyramp emulators up firestore
+    locust -f locustfiles/firestore.py            # web UI on http://127.0.0.1:8089
+    locust -f locustfiles/firestore.py --headless -u 20 -r 20 -t 30s
+
+Set KEYRAMP_PROFILE=profiles/....toml to use a profile's workload and key strategy.
+"""
+
+from __future__ import annotations
+
+import os
+
+from keyramp.locust import make_user
+
+FirestoreUser = make_user(os.environ.get("KEYRAMP_BACKEND", "firestore"))
