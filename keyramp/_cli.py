@@ -104,8 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     _add_run(sub)
     for name in _VERB_MODULES:
-        module = importlib.import_module(name)
-        module.register(sub)
+        importlib.import_module(name).register(sub)
     return parser
 
 

@@ -43,6 +43,10 @@ class Pacer:
         self._drop_after = drop_after_s
         self._clock = clock
         self._next = start
+        # Slots are seg_start + k / rate within a constant-rate segment: no float drift.
+        self._seg_start = start
+        self._seg_rate = -1.0
+        self._k = 0
         self.issued = 0
         self.dropped = 0
 
@@ -50,15 +54,22 @@ class Pacer:
         """This process's target ops/s at ``wall_t`` seconds after start."""
         return self._rate(wall_t * self._scale) * self._share
 
+    def _rate_at_next(self) -> float:
+        rate = self.target_rate(self._next - self.start)
+        if rate != self._seg_rate:
+            self._seg_start, self._seg_rate, self._k = self._next, rate, 0
+        return rate
+
     def _advance(self) -> float:
         """Return the current slot and move to the next one."""
         slot = self._next
-        rate = self.target_rate(slot - self.start)
+        rate = self._rate_at_next()
         if rate <= _MIN_RATE:
             # Idle period: jump a second ahead and look again; no slot is issued here.
             self._next = slot + 1.0
             return -1.0
-        self._next = slot + 1.0 / rate
+        self._k += 1
+        self._next = self._seg_start + self._k / rate
         return slot
 
     def next_slot(self) -> float | None:
@@ -73,10 +84,11 @@ class Pacer:
                 return None
             if self._next < cutoff:
                 # Skip in bulk: a piecewise-constant rate makes this exact within a step.
-                rate = self.target_rate(self._next - self.start)
+                rate = self._rate_at_next()
                 if rate > _MIN_RATE:
                     n = max(1, int((cutoff - self._next) * rate))
-                    self._next += n / rate
+                    self._k += n
+                    self._next = self._seg_start + self._k / rate
                     self.dropped += n
                 else:
                     self._next += 1.0

@@ -51,7 +51,28 @@ _WORKLOAD_DEFAULTS: dict[str, Any] = {
     "indexed_value": "none",
     "indexed_fields": 0,
     "key_samples_per_s": 500,
+    "query": {},
+    "probe": "none",
+    "probe_params": {},
 }
+#: ``[workload.query]``: what the ``query`` op sends (mapped to ``QuerySpec``). ``paginate``
+#: reads page ``page`` by ``offset`` (skipped entities still read, BP-QRY-2) or by walking
+#: cursors; ``ancestor`` queries inside one entity group (needs ``entity_group_size``).
+_QUERY_DEFAULTS: dict[str, Any] = {
+    "field": "",
+    "op": "==",
+    "value": None,
+    "order_by": "",
+    "limit": 0,  # 0 = workload.scan_length
+    "offset": 0,
+    "paginate": "none",
+    "page": 0,
+    "keys_only": False,
+    "projection": [],
+    "ancestor": False,
+}
+_QUERY_OPS = ("==", "<", "<=", ">", ">=", "!=")
+_PAGINATE = ("none", "offset", "cursor")
 _SCHEDULE_DEFAULTS: dict[str, Any] = {"kind": "constant", "time_scale": 1.0, "max_users": 50, "drop_after": "1s"}
 _EMULATOR_DEFAULTS: dict[str, Any] = {"consistency": 1.0}
 _INDEXED_VALUES = ("none", "monotonic", "prefixed", "unindexed")
@@ -175,10 +196,68 @@ def _resolve_workload(raw: Mapping[str, Any], src: str) -> dict[str, Any]:
             src,
             f"workload.read_distribution: unknown '{workload['read_distribution']}' (one of: {', '.join(DISTRIBUTIONS)})",
         )
+    workload["query"] = _resolve_query(workload, src)
+    workload["probe"], workload["probe_params"] = _resolve_probe(workload, src)
     needs_existing = set(workload["ops"]) - {"insert", "batch_write"}
     if needs_existing and workload["record_count"] == 0 and "insert" not in workload["ops"]:
         raise _fail(src, "workload: reads/updates need records: set record_count > 0 or add inserts")
     return workload
+
+
+def _resolve_query(workload: Mapping[str, Any], src: str) -> dict[str, Any]:
+    raw = workload["query"]
+    if not isinstance(raw, dict):
+        raise _fail(src, "workload.query must be a table ([workload.query])")
+    query = {**copy.deepcopy(_QUERY_DEFAULTS), **raw}
+    _check_fields(query, set(_QUERY_DEFAULTS), f"{src}: workload.query")
+    where = f"{src}: workload.query"
+    for name in ("field", "order_by"):
+        if not isinstance(query[name], str):
+            raise _fail(where, f"{name} must be a property name, got {query[name]!r}")
+    if query["op"] not in _QUERY_OPS:
+        raise _fail(where, f"op: one of {' '.join(_QUERY_OPS)}, got {query['op']!r}")
+    if query["field"] and query["value"] is None:
+        raise _fail(where, f"a filter on '{query['field']}' needs a value")
+    if query["value"] is not None and not query["field"]:
+        raise _fail(where, "value given without field")
+    query["limit"] = _int(query["limit"], f"{where}.limit", minimum=0) or workload["scan_length"]
+    query["offset"] = _int(query["offset"], f"{where}.offset", minimum=0)
+    query["page"] = _int(query["page"], f"{where}.page", minimum=0)
+    if query["paginate"] not in _PAGINATE:
+        raise _fail(where, f"paginate: one of {', '.join(_PAGINATE)}, got {query['paginate']!r}")
+    if query["paginate"] != "none" and not query["page"]:
+        raise _fail(where, "paginate needs page ≥ 1 (which page to read)")
+    if query["paginate"] != "none" and query["offset"]:
+        raise _fail(where, "offset and paginate exclude each other")
+    for name in ("keys_only", "ancestor"):
+        if not isinstance(query[name], bool):
+            raise _fail(where, f"{name} must be true or false")
+    proj = query["projection"]
+    if not isinstance(proj, list) or not all(isinstance(p, str) and p for p in proj):
+        raise _fail(where, "projection must be a list of property names")
+    if query["keys_only"] and proj:
+        raise _fail(where, "keys_only and projection exclude each other")
+    if query["ancestor"] and not workload["entity_group_size"]:
+        raise _fail(where, "ancestor = true needs workload.entity_group_size > 0")
+    return query
+
+
+def _resolve_probe(workload: Mapping[str, Any], src: str) -> tuple[str, dict[str, Any]]:
+    from keyramp.scenarios import PROBES, probe_params
+
+    name = workload["probe"]
+    if name != "none" and name not in PROBES:
+        raise _fail(src, f"workload.probe: unknown probe {name!r} (one of: none, {', '.join(PROBES)})")
+    if not isinstance(workload["probe_params"], dict):
+        raise _fail(src, "workload.probe_params must be a table")
+    if name == "none":
+        if workload["probe_params"]:
+            raise _fail(src, "workload.probe_params given without workload.probe")
+        return name, {}
+    try:
+        return name, probe_params(name, workload["probe_params"])
+    except UsageError as exc:
+        raise _fail(src, f"workload.probe_params: {exc}") from None
 
 
 def _resolve_schedule(raw: Mapping[str, Any], src: str) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from locust.env import Environment  # noqa: E402
 from locust.event import Events  # noqa: E402
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV, StatsCSVFileWriter  # noqa: E402
 
-from keyramp._emulators import EmulatorManager, endpoints_from_env, reset  # noqa: E402
+from keyramp._emulators import EmulatorManager, RunningEmulator, _log_tail, endpoints_from_env, reset  # noqa: E402
 from keyramp._errors import EmulatorError, KeyrampError, RunFailed, UsageError  # noqa: E402
 from keyramp._pacer import Pacer  # noqa: E402
 from keyramp._profile import Cell, Profile, slug  # noqa: E402
@@ -116,6 +116,8 @@ class _Emulators:
     def __init__(self, profile: Profile, options: RunOptions, console: Console) -> None:
         self.kinds = sorted({EMULATOR_FOR[c.backend] for c in profile.cells})
         self.started: list[str] = []
+        #: Emulators this run launched or reuses from the state file: their pid can be polled.
+        self.owned: dict[str, RunningEmulator] = {}
         self.manager: EmulatorManager | None = None
         given = dict(options.endpoints or endpoints_from_env(os.environ))
         missing = [k for k in self.kinds if k not in given]
@@ -128,8 +130,16 @@ class _Emulators:
                               f" (reusing {', '.join(sorted(before & set(missing))) or 'none'})[/dim]")
             running = self.manager.up(missing, consistency=consistency if "datastore" in missing else None)
             self.started = [k for k in missing if k not in before]
+            self.owned = dict(running)
             given.update({k: e.endpoint for k, e in running.items()})
         self.endpoints = given
+
+    def died(self, kind: str) -> str | None:
+        """A one-line reason if the emulator of ``kind`` that we know the pid of has exited."""
+        emu = self.owned.get(kind)
+        if emu is None or emu.alive():
+            return None
+        return f"emulator {kind} exited (log tail: {_log_tail(emu.log_path)})"
 
     def stop_started(self) -> None:
         if self.manager is not None and self.started:
@@ -164,8 +174,10 @@ class _CellRun:
     """Runs one cell inside Locust and returns its summary dict."""
 
     def __init__(self, *, cell: Cell, profile: Profile, run: RunDirectory, endpoint: str, options: RunOptions,
-                 stop: _StopFlag, status: LiveStatus) -> None:
+                 stop: _StopFlag, status: LiveStatus,
+                 emulator_died: Callable[[], str | None] = lambda: None) -> None:
         self.cell = cell
+        self.emulator_died = emulator_died
         self.profile = profile
         self.run = run
         self.options = options
@@ -215,6 +227,8 @@ class _CellRun:
     def execute(self) -> dict[str, Any]:
         cell = self.cell
         self.backend_class.prepare(self.target)
+        if self.stop.event.is_set():
+            raise Interrupted(self.stop.reason or "interrupted")
         self.status.phase(cell, "preloading")
         self._preload()
         ctx = CellContext(
@@ -298,6 +312,9 @@ class _CellRun:
             self.status.second(self.cell, total, now - start)
             unreachable = sum(n for cls, n in total.error_classes.items() if cls in _UNREACHABLE)
             bad_seconds = bad_seconds + 1 if total.count and unreachable == total.count else 0
+            died = self.emulator_died()  # an owned emulator that exited: no need to wait out the window
+            if died is not None:
+                return f"{self.cell.id}: {died}"
             if bad_seconds >= _UNREACHABLE_ABORT_S:
                 return (f"{self.cell.id}: store unreachable: every operation failed for {bad_seconds} s "
                         f"({', '.join(sorted(total.error_classes))})")
@@ -390,13 +407,19 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
                     raise UsageError(f"{profile.name}: target = 'cloud' needs --allow-cloud PROJECT (not supported yet)")
                 emulators = _Emulators(profile, options, console)
                 for cell, meta in zip(profile.cells, cells_meta):
+                    if stop.event.is_set():  # a signal between cells: do not start another one
+                        raise Interrupted(stop.reason or "interrupted")
                     kind = EMULATOR_FOR[cell.backend]
                     endpoint = emulators.endpoints[kind]
                     meta["endpoint"] = endpoint
+                    died = emulators.died(kind)
+                    if died is not None:
+                        raise RunFailed(f"{cell.id}: {died}")
                     status.phase(cell, "resetting store")
                     reset(kind, endpoint, project=profile.data["project"])
                     cell_run = _CellRun(cell=cell, profile=profile, run=run, endpoint=endpoint, options=options,
-                                        stop=stop, status=status)
+                                        stop=stop, status=status,
+                                        emulator_died=lambda kind=kind: emulators.died(kind))  # type: ignore[union-attr]
                     meta["namespace"] = cell_run.target.namespace
                     try:
                         cell_summary = cell_run.execute()
@@ -428,6 +451,8 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
                 emulators.stop_started()
             except Exception as exc:  # never mask the run's own outcome
                 summary["warnings"].append(f"stopping emulators failed: {exc}")
+        if reason is not None:  # client errors can span lines (gRPC debug strings): keep the reason one line
+            reason = " ".join(reason.split())
         passed = all(t["passed"] for c in summary["cells"].values() for t in c.get("thresholds", []))
         summary.update(status=state, reason=reason, thresholds_passed=passed)
         manifest.update(status=state, reason=reason, ended_at=utc_now(), cells=cells_meta)

@@ -18,9 +18,29 @@ from keyramp.backends._base import Backend, QuerySpec, Target
 from keyramp.keys import make_distribution, make_strategy
 from keyramp.keys._values import RecordFactory, entity_group_key
 
-__all__ = ["CellWorkload", "UserOps", "COUNTER_FIELD"]
+__all__ = ["CellWorkload", "UserOps", "COUNTER_FIELD", "query_spec"]
 
 COUNTER_FIELD = "counter"
+
+
+def query_spec(query: Mapping[str, Any], *, limit: int, ancestor: Key | None = None,
+               start_after: Any = None, page: int = 0) -> QuerySpec:
+    """``[workload.query]`` (resolved) -> ``QuerySpec``; ``page`` > 0 with offset pagination skips pages."""
+    offset = int(query.get("offset", 0))
+    if query.get("paginate") == "offset":
+        offset = page * limit
+    return QuerySpec(
+        field=query.get("field") or None,
+        op=query.get("op", "=="),
+        value=query.get("value"),
+        order_by=query.get("order_by") or None,
+        limit=limit,
+        offset=offset,
+        start_after=start_after,
+        keys_only=bool(query.get("keys_only", False)),
+        projection=tuple(query.get("projection", ())),
+        ancestor=ancestor,
+    )
 
 
 class CellWorkload:
@@ -58,6 +78,7 @@ class CellWorkload:
         self.group_size = int(wl["entity_group_size"])
         self.distribution = str(wl["read_distribution"])
         self.distribution_params = dict(wl["distribution_params"])
+        self.query = dict(wl.get("query") or {})
         self._workers = workers
         self._next = itertools.count(self.record_count + worker_index, workers)
         self.inserted = 0
@@ -120,6 +141,25 @@ class UserOps:
         seed = workload.seed * 1_000_003 + user_index
         self.rng = random.Random(seed)
         self.dist = make_distribution(workload.distribution, seed=seed, params=workload.distribution_params)
+        #: Cursor of the page before ``query.page`` (cursor pagination): a client that keeps
+        #: its cursor pays for one page per request, not for every skipped one.
+        self._page_cursor: Any = None
+
+    def _query(self) -> None:
+        wl, q = self.wl, self.wl.query
+        limit = int(q.get("limit") or wl.scan_length)
+        ancestor = None
+        if q.get("ancestor"):
+            ancestor = self._existing_key()
+        if q.get("paginate") == "cursor":
+            if self._page_cursor is None:
+                # First query of this user walks to the page once (recorded as one slow op).
+                for _ in range(int(q["page"])):
+                    self.backend.query(query_spec(q, limit=limit, ancestor=ancestor, start_after=self._page_cursor))
+                    self._page_cursor = getattr(self.backend, "last_cursor", None)
+            self.backend.query(query_spec(q, limit=limit, ancestor=ancestor, start_after=self._page_cursor))
+            return
+        self.backend.query(query_spec(q, limit=limit, ancestor=ancestor, page=int(q.get("page", 0))))
 
     def _existing_key(self) -> Key:
         n = self.wl.existing()
@@ -152,7 +192,10 @@ class UserOps:
             backend.batch_read(keys)
             return keys[0]
         if op == "query":
-            backend.query(QuerySpec(limit=wl.scan_length))
+            if wl.query:
+                self._query()
+            else:
+                backend.query(QuerySpec(limit=wl.scan_length))
             return None
         key = self._existing_key()
         if op == "read":

@@ -15,7 +15,7 @@ from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 
 from keyramp._hdr import latency_summary_ms, new_histogram
-from tests._runs import emulator_env, keyramp, load, only_run_dir, write_profile
+from _runs import emulator_env, keyramp, load, only_run_dir, write_profile
 
 pytestmark = pytest.mark.emulator
 

@@ -1,0 +1,122 @@
+"""Shared bench helpers: machine/version facts, emulators, profiles, JSON results.
+
+Every bench records the machine load and versions with its numbers, because the box is
+shared and absolute figures are noisy: conclusions come from ratios within one run,
+with A/B repetitions interleaved.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from keyramp._emulators import EmulatorManager, RunningEmulator  # noqa: E402
+
+__all__ = ["ROOT", "RESULTS", "machine", "emulators", "write_profile", "save", "table", "ENV_FOR_KIND", "env_for",
+           "median"]
+
+ENV_FOR_KIND = {
+    "datastore": "DATASTORE_EMULATOR_HOST",
+    "firestore": "FIRESTORE_EMULATOR_HOST",
+    "firestore-datastore": "KEYRAMP_FIRESTORE_DATASTORE_EMULATOR_HOST",
+    "bigtable": "BIGTABLE_EMULATOR_HOST",
+}
+_PACKAGES = ("locust", "gevent", "grpcio", "protobuf", "hdrhistogram", "google-cloud-datastore",
+             "google-cloud-bigtable", "google-cloud-firestore", "numpy")
+
+
+def machine() -> dict[str, Any]:
+    """Host facts to store next to every figure (load average is sampled now)."""
+    versions = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            versions[name] = metadata.version(name)
+    sdk = Path("/usr/lib/google-cloud-sdk/VERSION")
+    if sdk.exists():
+        versions["cloud-sdk"] = sdk.read_text().strip()
+    git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return {
+        "at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+        "cpus": os.cpu_count(),
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+        "git": git.stdout.strip() or None,
+        "versions": versions,
+    }
+
+
+@contextlib.contextmanager
+def emulators(*kinds: str) -> Iterator[dict[str, RunningEmulator]]:
+    """Start the official emulators on free ports; always stop them (by pid group)."""
+    with tempfile.TemporaryDirectory(prefix="keyramp-bench-") as state:
+        manager = EmulatorManager(state_dir=Path(state))
+        try:
+            yield manager.up(list(kinds))
+        finally:
+            manager.down()
+
+
+def env_for(*running: RunningEmulator) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ENV_FOR_KIND.values()}
+    env.update({ENV_FOR_KIND[e.kind]: e.endpoint for e in running})
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
+    return repr(value)
+
+
+def write_profile(path: Path, top: Mapping[str, Any], **tables: Mapping[str, Any]) -> Path:
+    lines = [f"{k} = {_toml(v)}" for k, v in top.items()]
+    for name, tbl in tables.items():
+        lines.append(f"[{name}]")
+        lines.extend(f"{json.dumps(k)} = {_toml(v)}" for k, v in tbl.items())
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def save(name: str, payload: Mapping[str, Any]) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(payload, indent=1, sort_keys=False) + "\n")
+    return path
+
+
+def table(headers: list[str], rows: list[list[Any]]) -> str:
+    cells = [[f"{c:.3g}" if isinstance(c, float) and abs(c) < 1 else (f"{c:,.1f}" if isinstance(c, float) else str(c))
+              for c in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    out = ["  ".join(h.rjust(w) for h, w in zip(headers, widths))]
+    out += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in cells]
+    return "\n".join(out)
+
+
+def median(values: list[float]) -> float:
+    s = sorted(values)
+    n = len(s)
+    return (s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2) if n else float("nan")

@@ -1,0 +1,157 @@
+"""CPU cost of keyramp's own per-operation work, in µs, against the client's CPU per op.
+
+Issue 11, items 3 and 5 (recording on vs off) measured where they are not drowned in
+noise: each piece of the request path is timed in a tight loop (best of 5, A/B pieces
+interleaved), then expressed as a share of the CPU one operation costs the official
+client (``bench/results/overhead.json`` if present, otherwise ``--client-us``):
+
+- ``recorder.record``: two HdrHistogram records, late check, key sampling (recording),
+- ``events.request.fire`` into Locust's ``RequestStats`` (what any Locust User pays),
+- ``pacer.next_slot`` and the greenlet sleep bookkeeping it implies,
+- workload dispatch: op choice, key and record generation (``UserOps.run`` on a no-op backend),
+- ``recorder.tick`` once a second, amortised per operation at 1,000 ops/s.
+
+Run: ``.venv/bin/python bench/bench_hotpath.py`` -> ``bench/results/hotpath.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import RESULTS, machine, save, table  # noqa: E402
+
+from keyramp._pacer import Pacer  # noqa: E402
+from keyramp._recorder import Recorder  # noqa: E402
+from keyramp._workload import CellWorkload, UserOps  # noqa: E402
+from keyramp.backends._base import Backend  # noqa: E402
+
+
+class _NullSink:
+    def interval(self, **kw: Any) -> None: ...
+    def timeseries(self, rows: Any) -> None: ...
+    def keys(self, cell: str, samples: Any) -> None: ...
+    def flush(self) -> None: ...
+
+
+class _NoopBackend(Backend):
+    """Does nothing: isolates keyramp's dispatch cost from the client library's."""
+
+    name: ClassVar[str] = "noop"
+
+    def __init__(self) -> None:  # no Target needed
+        pass
+
+    def insert(self, key: Any, record: Any) -> Any:
+        return key
+
+    def read(self, key: Any) -> bool:
+        return True
+
+
+def _locust_request_event() -> Callable[..., None]:
+    from locust.event import Events
+    from locust.stats import RequestStats
+
+    events, stats = Events(), RequestStats()
+
+    def on_request(request_type: str, name: str, response_time: float, response_length: int,
+                   exception: BaseException | None = None, **_: Any) -> None:
+        stats.log_request(request_type, name, response_time, response_length)  # as Locust's runner does
+
+    events.request.add_listener(on_request)
+    return events.request.fire
+
+
+def per_call_us(fn: Callable[[int], object], n: int) -> float:
+    t0 = time.process_time()
+    for i in range(n):
+        fn(i)
+    return (time.process_time() - t0) / n * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--client-us", type=float, default=None, help="client CPU µs per op (default: overhead.json)")
+    args = parser.parse_args()
+    n = args.n
+
+    fire = _locust_request_event()
+    rec_plain = Recorder(cell="c", ops=["insert", "read"], sink=_NullSink())
+    rec_locust = Recorder(cell="c", ops=["insert", "read"], sink=_NullSink(), on_request=fire)
+    rec_plain.begin(0.0)
+    rec_locust.begin(0.0)
+    clock = [0.0]
+    pacer = Pacer(rate=lambda t: 1000.0, start=0.0, duration_s=1e9, clock=lambda: clock[0])
+    profile = {
+        "seed": 1, "keys": {"params": {}},
+        "workload": {"value_size": 256, "indexed_value": "none", "indexed_fields": 0, "ops": {"insert": 0.5, "read": 0.5},
+                     "record_count": 100_000, "batch_size": 10, "scan_length": 10, "entity_group_size": 0,
+                     "read_distribution": "uniform", "distribution_params": {}},
+    }
+    wl = CellWorkload(backend="bigtable", strategy="random", profile=profile)
+    user = UserOps(wl, _NoopBackend(), user_index=0)
+    err = RuntimeError("boom")
+
+    pieces: dict[str, Callable[[int], object]] = {
+        "recorder.record (recording only)": lambda i: rec_plain.record("insert", i, 0.0, 0.0001, 0.0012),
+        "recorder.record + Locust stats": lambda i: rec_locust.record("insert", i, 0.0, 0.0001, 0.0012),
+        "recorder.record, error": lambda i: rec_plain.record("read", i, 0.0, 0.0001, 0.0012, err),
+        "Locust events.request.fire alone": lambda i: fire(request_type="x", name="insert", response_time=1.2,
+                                                           response_length=0, exception=None, context={}),
+        "pacer.next_slot": lambda i: pacer.next_slot(),
+        "workload dispatch (op, key, record)": lambda i: user.run(wl.choose_op(user.rng)),
+    }
+    best = {name: float("inf") for name in pieces}
+    for _ in range(args.rounds):  # interleaved rounds, best-of: the box is shared
+        for name, fn in pieces.items():
+            clock[0] += 1e6  # the pacer never blocks: measure handing out a slot, not waiting
+            best[name] = min(best[name], per_call_us(fn, n))
+
+    # tick(): once a second per cell; amortised over the ops of that second.
+    tick_rec = Recorder(cell="c", ops=["insert", "read"], sink=_NullSink(), on_request=fire)
+    tick_rec.begin(0.0)
+    tick_best = float("inf")
+    for r in range(30):
+        for i in range(1000):
+            tick_rec.record("insert" if i % 2 else "read", i, 0.0, 0.0001, 0.0005 + (i % 97) * 1e-5)
+        t0 = time.process_time()
+        tick_rec.tick(float(r + 1), target_ops_per_s=1000.0)
+        tick_best = min(tick_best, (time.process_time() - t0) * 1e6)
+
+    overhead = RESULTS / "overhead.json"
+    client_us = args.client_us
+    source = "--client-us"
+    if client_us is None and overhead.exists():
+        runs = json.loads(overhead.read_text())["summary"]
+        client_us = min(e["locust_cpu_us_per_op"] for e in runs)  # the cheapest op: the worst case for our share
+        source = "overhead.json (cheapest op, plain Locust)"
+    client_us = client_us or 500.0
+
+    keyramp_pieces = ["recorder.record (recording only)", "pacer.next_slot", "workload dispatch (op, key, record)"]
+    rows = [[name, round(us, 2), round(us / client_us * 100, 2)] for name, us in best.items()]
+    rows.append(["recorder.tick per op @1,000 ops/s", round(tick_best / 1000, 2), round(tick_best / 1000 / client_us * 100, 2)])
+    own = sum(best[p] for p in keyramp_pieces) + tick_best / 1000
+    rows.append(["keyramp's own share (record+pacer+dispatch+tick)", round(own, 2), round(own / client_us * 100, 2)])
+    recording = best["recorder.record (recording only)"] + tick_best / 1000
+    rows.append(["recording (record + tick)", round(recording, 2), round(recording / client_us * 100, 2)])
+    print(f"client CPU per op: {client_us:.0f} µs ({source})")
+    print(table(["piece", "µs/op", "% of client CPU/op"], rows))
+    path = save("hotpath", {"bench": "hotpath", "machine": machine(), "client_us_per_op": client_us,
+                            "client_us_source": source, "us_per_op": {r[0]: r[1] for r in rows},
+                            "tick_us_per_second": round(tick_best, 1),
+                            "own_share_pct": round(own / client_us * 100, 2),
+                            "recording_share_pct": round(recording / client_us * 100, 2)})
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""Rate accuracy (issue 4): achieved ops/s vs target at every step of step/ramp schedules.
+
+Runs the real ``keyramp run`` in a subprocess against the official emulators and reads
+the ``op = "*"`` rows of ``timeseries.csv``: per schedule step, achieved = operations
+completed in the step's whole seconds / seconds. Goal: within ±2 % of target at every
+step while below ~80 % of the emulator's capacity. The last (partial) second is
+excluded. Also reports dropped/late operations per step and the worst single second.
+
+Run: ``.venv/bin/python bench/bench_rate.py [--backends bigtable datastore]``
+Writes ``bench/results/rate.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT, emulators, env_for, machine, save, table, write_profile  # noqa: E402
+
+#: name -> (schedule table, wall duration s)
+SCHEDULES: dict[str, tuple[dict[str, Any], int]] = {
+    "step 100/200/300/400/600": ({"kind": "step", "steps": [100, 200, 300, 400, 600], "step": "4s"}, 20),
+    "ramp_500_50_5 @60x from 100": ({"kind": "ramp_500_50_5", "start_ops": 100, "growth": 0.5, "step": "5m",
+                                     "time_scale": 60}, 20),
+}
+
+
+def run_keyramp(profile: Path, out: Path, env: dict[str, str]) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([sys.executable, "-m", "keyramp", "run", str(profile), "--out", str(out), "--quiet"],
+                          env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    runs = sorted(p for p in out.iterdir() if p.is_dir())
+    if proc.returncode not in (0, 1) or not runs:
+        raise RuntimeError(f"keyramp run failed ({proc.returncode}): {proc.stderr[-1500:]}")
+    return runs[-1]
+
+
+def steps_of(run_dir: Path) -> tuple[list[dict[str, Any]], float]:
+    summary = json.loads((run_dir / "summary.json").read_text())
+    (cell_id, cell), = summary["cells"].items()
+    duration = cell["duration_s"]
+    with open(run_dir / "timeseries.csv", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["cell"] == cell_id and r["op"] == "*"]
+    whole = [r for r in rows if int(r["second"]) + 1 <= int(duration + 1e-6)]
+    by_target: dict[float, list[dict[str, str]]] = defaultdict(list)
+    order: list[float] = []
+    for r in whole:
+        target = float(r["target_ops_per_s"])
+        if target not in by_target:
+            order.append(target)
+        by_target[target].append(r)
+    steps = []
+    worst_second = 0.0
+    for target in order:
+        rs = by_target[target]
+        count = sum(int(r["count"]) for r in rs)
+        achieved = count / len(rs)
+        for r in rs:
+            worst_second = max(worst_second, abs(int(r["count"]) / target - 1))
+        steps.append({"target": target, "seconds": len(rs), "achieved": round(achieved, 2),
+                      "ratio": round(achieved / target, 4), "dropped": sum(int(r["dropped"]) for r in rs),
+                      "late": sum(int(r["late"]) for r in rs), "errors": sum(int(r["errors"]) for r in rs),
+                      "p99_ms_max": max(float(r["p99_ms"]) for r in rs)})
+    return steps, worst_second
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--backends", nargs="+", default=["bigtable", "datastore"])
+    parser.add_argument("--reps", type=int, default=1)
+    args = parser.parse_args()
+    before = machine()
+    results: list[dict[str, Any]] = []
+    table_rows: list[list[Any]] = []
+    with tempfile.TemporaryDirectory(prefix="keyramp-bench-") as tmp:
+        tmpdir = Path(tmp)
+        for backend in args.backends:
+            with emulators(backend) as running:
+                env = env_for(running[backend])
+                for rep in range(args.reps):
+                    for name, (schedule, duration) in SCHEDULES.items():
+                        profile = write_profile(
+                            tmpdir / "rate.toml",
+                            {"name": "bench-rate", "backend": backend, "duration": f"{duration}s", "seed": 3},
+                            workload={"ops": {"insert": 0.5, "read": 0.5}, "record_count": 1000},
+                            keys={"strategy": "random"},
+                            schedule=schedule,
+                        )
+                        run_dir = run_keyramp(profile, tmpdir / "out", env)
+                        steps, worst = steps_of(run_dir)
+                        results.append({"backend": backend, "schedule": name, "rep": rep, "steps": steps,
+                                        "worst_second_deviation": round(worst, 4),
+                                        "max_step_deviation": round(max(abs(s["ratio"] - 1) for s in steps), 4)})
+                        for s in steps:
+                            table_rows.append([backend, name, s["target"], s["achieved"], f"{(s['ratio'] - 1) * 100:+.2f}%",
+                                               s["dropped"], s["late"], s["p99_ms_max"]])
+                        print(f"{backend} {name}: worst step {max(abs(s['ratio'] - 1) for s in steps) * 100:.2f} %",
+                              flush=True)
+    print(table(["backend", "schedule", "target", "achieved", "error", "dropped", "late", "p99 ms (max s)"], table_rows))
+    worst = max(r["max_step_deviation"] for r in results)
+    print(f"worst step deviation: {worst * 100:.2f} % (goal ≤ 2 %)")
+    path = save("rate", {"bench": "rate", "machine_before": before, "machine_after": machine(),
+                         "worst_step_deviation": worst, "runs": results})
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,393 @@
+"""Run catalog: read ``results/<run-id>/`` directories (format: docs/run-format.md).
+
+Reading never raises on a corrupt directory: a truncated or invalid file becomes a
+``Run`` with ``warnings`` and ``ok = False``, so ``list``, ``compare`` and the web UI can
+show what is there. Only bad *input* (an unsafe run id, an unknown run) raises
+``UsageError``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from keyramp._errors import UsageError
+
+__all__ = [
+    "SCHEMA",
+    "RUN_ID_RE",
+    "CELL_ID_RE",
+    "Run",
+    "load_run",
+    "list_runs",
+    "safe_run_path",
+    "resolve_run",
+    "is_run_id",
+    "cell_identity",
+    "hlog_path",
+    "read_timeseries",
+    "read_intervals",
+    "register",
+]
+
+SCHEMA = 1
+
+#: ``20261121T140700123Z-<profile-slug>-<4 hex>``; strict so an id can never name a path
+#: outside the results directory (no ``/``, no ``..``, no leading dot).
+RUN_ID_RE = re.compile(r"^[0-9]{8}T[0-9]{9}Z-[a-z0-9][a-z0-9_-]{0,80}-[0-9a-f]{4}$")
+CELL_ID_RE = re.compile(r"^[a-z0-9_-]{1,120}$")
+_OP_RE = re.compile(r"^(?:[a-z0-9_]{1,40}|\*)$")
+_CELL_INDEX_RE = re.compile(r"^c[0-9]+-")
+
+_TS_INT = ("second", "count", "errors", "late", "dropped")
+_TS_FLOAT = ("p50_ms", "p99_ms", "service_p99_ms", "max_ms", "target_ops_per_s")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run directory as read from disk; ``ok`` means usable for ``compare``."""
+
+    run_id: str
+    path: Path
+    manifest: dict[str, Any] | None
+    summary: dict[str, Any] | None
+    status: str
+    started_at: str | None
+    profile_name: str | None
+    backends: list[str] = field(default_factory=list)
+    strategies: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    ok: bool = False
+
+    @property
+    def cells(self) -> dict[str, dict[str, Any]]:
+        """Cell id -> cell summary (empty when there is no usable summary)."""
+        if self.summary and isinstance(self.summary.get("cells"), dict):
+            return self.summary["cells"]
+        return {}
+
+    @property
+    def cell_ids(self) -> list[str]:
+        if self.cells:
+            return list(self.cells)
+        cells = (self.manifest or {}).get("cells")
+        if isinstance(cells, list):
+            return [c["id"] for c in cells if isinstance(c, dict) and isinstance(c.get("id"), str)]
+        return []
+
+    @property
+    def thresholds_passed(self) -> bool | None:
+        value = (self.summary or {}).get("thresholds_passed")
+        return value if isinstance(value, bool) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The catalog entry as JSON-ready data (without the full manifest/summary)."""
+        return {
+            "run_id": self.run_id,
+            "path": str(self.path),
+            "status": self.status,
+            "started_at": self.started_at,
+            "ended_at": (self.manifest or {}).get("ended_at"),
+            "reason": (self.summary or self.manifest or {}).get("reason"),
+            "profile_name": self.profile_name,
+            "backends": self.backends,
+            "strategies": self.strategies,
+            "cells": self.cell_ids,
+            "thresholds_passed": self.thresholds_passed,
+            "warnings": self.warnings,
+            "ok": self.ok,
+        }
+
+
+def is_run_id(text: str) -> bool:
+    return bool(RUN_ID_RE.match(text))
+
+
+def safe_run_path(results_dir: Path, run_id: str) -> Path:
+    """``results_dir/run_id``, refusing anything that is not a well-formed run id."""
+    if not isinstance(run_id, str) or not RUN_ID_RE.match(run_id):
+        raise UsageError(f"invalid run id: {run_id!r}")
+    return Path(results_dir) / run_id
+
+
+def _read_json(path: Path, label: str, warnings: list[str]) -> dict[str, Any] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        warnings.append(f"{label} missing")
+        return None
+    except OSError as exc:
+        warnings.append(f"{label} unreadable: {exc.strerror or exc}")
+        return None
+    except UnicodeDecodeError:
+        warnings.append(f"{label} is not UTF-8")
+        return None
+    if not text.strip():
+        warnings.append(f"{label} is empty (truncated?)")
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        warnings.append(f"{label} is not valid JSON (truncated?): line {exc.lineno} col {exc.colno}")
+        return None
+    if not isinstance(data, dict):
+        warnings.append(f"{label} is not a JSON object")
+        return None
+    schema = data.get("schema")
+    if schema != SCHEMA:
+        warnings.append(f"{label} has schema {schema!r}, expected {SCHEMA}")
+    return data
+
+
+def _summary_problems(summary: dict[str, Any]) -> list[str]:
+    cells = summary.get("cells")
+    if not isinstance(cells, dict):
+        return ["summary.json has no 'cells' object"]
+    problems = []
+    for cell_id, cell in cells.items():
+        if not isinstance(cell, dict) or not isinstance(cell.get("operations"), dict):
+            problems.append(f"summary.json cell {cell_id!r} has no 'operations' object")
+            continue
+        for op, stats in cell["operations"].items():
+            if not isinstance(stats, dict) or not isinstance(stats.get("count"), int | float):
+                problems.append(f"summary.json {cell_id}/{op} has no 'count'")
+    return problems
+
+
+def _unique(values: Iterator[Any]) -> list[str]:
+    out: list[str] = []
+    for value in values:
+        if isinstance(value, str) and value not in out:
+            out.append(value)
+    return out
+
+
+def load_run(path: Path) -> Run:
+    """Read one run directory; corrupt or partial content becomes warnings, never an exception."""
+    path = Path(path)
+    run_id = path.name
+    warnings: list[str] = []
+    if not RUN_ID_RE.match(run_id):
+        warnings.append(f"directory name {run_id!r} is not a run id")
+    if not path.is_dir():
+        warnings.append("run directory missing")
+        return Run(run_id=run_id, path=path, manifest=None, summary=None, status="missing",
+                   started_at=None, profile_name=None, warnings=warnings)
+    manifest = _read_json(path / "manifest.json", "manifest.json", warnings)
+    summary = _read_json(path / "summary.json", "summary.json", warnings)
+    fatal = manifest is None or summary is None
+    for doc, label in ((manifest, "manifest.json"), (summary, "summary.json")):
+        if doc is not None:
+            if doc.get("schema") != SCHEMA:
+                fatal = True
+            if doc.get("run_id") not in (None, run_id):
+                warnings.append(f"{label} run_id {doc.get('run_id')!r} differs from the directory name")
+    if summary is not None:
+        problems = _summary_problems(summary)
+        warnings.extend(problems)
+        fatal = fatal or bool(problems)
+
+    status = "unknown"
+    if summary is not None and isinstance(summary.get("status"), str):
+        status = summary["status"]
+    elif manifest is not None and isinstance(manifest.get("status"), str):
+        status = manifest["status"]
+    if summary is None and status == "running":
+        # A running run has no summary yet: that is expected, not a defect.
+        warnings = [w for w in warnings if w != "summary.json missing"]
+    elif status not in ("complete", "interrupted", "failed", "running"):
+        status = "corrupt" if fatal else status
+
+    manifest_cells = (manifest or {}).get("cells")
+    cell_dicts: list[dict[str, Any]] = [c for c in manifest_cells if isinstance(c, dict)] if isinstance(
+        manifest_cells, list) else []
+    if summary is not None and isinstance(summary.get("cells"), dict):
+        cell_dicts += [c for c in summary["cells"].values() if isinstance(c, dict)]
+    profile_name = (manifest or {}).get("profile_name") or (summary or {}).get("profile_name")
+    started_at = (manifest or {}).get("started_at")
+    return Run(
+        run_id=run_id,
+        path=path,
+        manifest=manifest,
+        summary=summary,
+        status=status,
+        started_at=started_at if isinstance(started_at, str) else None,
+        profile_name=profile_name if isinstance(profile_name, str) else None,
+        backends=_unique(c.get("backend") for c in cell_dicts),
+        strategies=_unique(c.get("strategy") for c in cell_dicts),
+        warnings=warnings,
+        # interrupted/failed runs still hold measurements worth comparing; running ones do not.
+        ok=not fatal and status != "running",
+    )
+
+
+def list_runs(results_dir: Path) -> list[Run]:
+    """Every run directory under ``results_dir``, newest first (run ids sort by start time)."""
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        return []
+    runs = [load_run(p) for p in results_dir.iterdir() if p.is_dir() and RUN_ID_RE.match(p.name)]
+    runs.sort(key=lambda r: r.run_id, reverse=True)
+    return runs
+
+
+def resolve_run(spec: str, results_dir: Path) -> Run:
+    """A run named by id (under ``results_dir``) or by a path to its directory."""
+    if RUN_ID_RE.match(spec):
+        path = safe_run_path(results_dir, spec)
+        if not path.is_dir() and Path(spec).is_dir():
+            path = Path(spec)
+    else:
+        path = Path(spec)
+        if not (path / "manifest.json").exists() and not (path / "summary.json").exists():
+            raise UsageError(f"unknown run: {spec!r} (not a run id under {results_dir} nor a run directory)")
+    if not path.is_dir():
+        raise UsageError(f"unknown run: {spec!r} (no directory {path})")
+    return load_run(path)
+
+
+def cell_identity(cell_id: str) -> str:
+    """A cell's identity across runs: its id without the ``cNN-`` index prefix.
+
+    Cells are matched by what they ran (backend, strategy, extras), not by their
+    position in the matrix, so adding a cell to a profile does not shift comparisons.
+    """
+    return _CELL_INDEX_RE.sub("", cell_id, count=1)
+
+
+def hlog_path(run: Run, cell: str, op: str, *, service: bool = False) -> Path:
+    if not CELL_ID_RE.match(cell) or not _OP_RE.match(op) or op == "*":
+        raise UsageError(f"invalid cell/op: {cell!r}/{op!r}")
+    suffix = ".service.hlog" if service else ".hlog"
+    return run.path / "histograms" / f"{cell}.{op}{suffix}"
+
+
+def _num(value: str, kind: type) -> int | float | None:
+    if value == "" or value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    if not math.isfinite(number):
+        return None
+    return int(number) if kind is int else number
+
+
+def read_timeseries(run: Run, cell: str | None = None, op: str | None = None) -> list[dict[str, Any]]:
+    """Rows of ``timeseries.csv`` (numbers parsed, empty -> None), optionally for one cell/op.
+
+    A missing file gives ``[]``; a truncated last line (crash mid-write) is skipped.
+    """
+    path = run.path / "timeseries.csv"
+    try:
+        handle = path.open(newline="", encoding="utf-8")
+    except OSError:
+        return []
+    rows = []
+    with handle:
+        reader = csv.DictReader(handle)
+        for raw in reader:
+            if None in raw or any(v is None for v in raw.values()):
+                continue  # short or overlong line: truncated write
+            if (cell is not None and raw.get("cell") != cell) or (op is not None and raw.get("op") != op):
+                continue
+            row: dict[str, Any] = dict(raw)
+            for key in _TS_INT:
+                if key in row:
+                    row[key] = _num(row[key], int)
+            for key in _TS_FLOAT:
+                if key in row:
+                    row[key] = _num(row[key], float)
+            if row.get("second") is None:
+                continue
+            rows.append(row)
+    return rows
+
+
+def read_intervals(run: Run, cell: str, op: str, *, service: bool = False) -> list[Any]:
+    """Decode a cell/op ``.hlog`` into its per-interval ``HdrHistogram`` objects (values in µs).
+
+    Each histogram's start/end timestamps (ms) are relative to the log's start. A missing
+    file gives ``[]``; undecodable lines (a truncated last interval) are skipped.
+    """
+    from hdrh.histogram import HdrHistogram
+    from hdrh.log import HistogramLogReader
+
+    path = hlog_path(run, cell, op, service=service)
+    if not path.is_file():
+        return []
+    reader = HistogramLogReader(str(path), HdrHistogram(1, 60_000_000, 3))
+    intervals = []
+    try:
+        while True:
+            try:
+                histogram = reader.get_next_interval_histogram()
+            except Exception:  # noqa: BLE001 - zlib/base64/cookie errors from a torn line
+                continue
+            if histogram is None:
+                break
+            intervals.append(histogram)
+    finally:
+        reader.close()
+    if intervals:
+        base = min(h.get_start_time_stamp() for h in intervals)
+        for h in intervals:
+            h.set_start_time_stamp(h.get_start_time_stamp() - base)
+            h.set_end_time_stamp(h.get_end_time_stamp() - base)
+    return intervals
+
+
+# ---------------------------------------------------------------------------- CLI: keyramp list
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("list", help="list runs in the results directory",
+                                   description="List runs (newest first); corrupt runs are shown with warnings.")
+    parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
+                        help="results directory (default: ./results)")
+    parser.add_argument("--json", action="store_true", help="print the catalog as JSON")
+    parser.set_defaults(func=_cmd_list)
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    results = Path(args.results)
+    if results.exists() and not results.is_dir():
+        raise UsageError(f"--results {results} is not a directory")
+    runs = list_runs(results)
+    if args.json:
+        json.dump([r.to_dict() for r in runs], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=200)  # piped output: never squeeze run ids
+    if not runs:
+        console.print(f"no runs in {results}")
+        return 0
+    table = Table(title=f"runs in {results}")
+    table.add_column("run id", no_wrap=True, min_width=max(len(r.run_id) for r in runs))
+    for column in ("profile", "status", "cells", "started"):
+        table.add_column(column)
+    styles = {"complete": "green", "running": "cyan", "interrupted": "yellow", "failed": "red"}
+    for run in runs:
+        status = run.status if run.ok or run.status == "running" else f"{run.status} (unusable)"
+        table.add_row(run.run_id, escape(run.profile_name or "?"), f"[{styles.get(run.status, 'red')}]{status}[/]",
+                      str(len(run.cell_ids)), run.started_at or "?")
+    console.print(table)
+    for run in runs:
+        for warning in run.warnings:
+            console.print(f"[yellow]warning[/]: {run.run_id}: {escape(warning)}", highlight=False)
+    return 0

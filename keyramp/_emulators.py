@@ -1,0 +1,499 @@
+"""The official local emulators: start, health-check, reset, stop; ``keyramp emulators`` verbs.
+
+Each emulator is launched *directly* (the JVM or the Go binary, not ``gcloud beta emulators
+... start``, which forks Java and leaves it orphaned when the wrapper dies) in its own
+process group, so ``down`` can signal the whole group. Live emulators are recorded in
+``emulators.json`` in a state directory so ``up``/``status``/``down`` work across processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Final
+
+import psutil
+
+from keyramp._errors import EmulatorError, UsageError
+
+__all__ = [
+    "EMULATORS",
+    "ENV_VARS",
+    "EmulatorSpec",
+    "RunningEmulator",
+    "EmulatorManager",
+    "default_state_dir",
+    "sdk_root",
+    "endpoints_from_env",
+    "reset",
+    "register",
+]
+
+_DEFAULT_SDK_ROOT: Final = Path("/usr/lib/google-cloud-sdk")
+_STATE_FILE: Final = "emulators.json"
+_LOG_TAIL_CHARS: Final = 300
+_STOP_GRACE_S: Final = 10.0
+_COMPOSE_HINT: Final = (
+    "install the Google Cloud SDK emulator components, or run `docker compose up emulators` "
+    "(docker-compose.yml) and set DATASTORE_EMULATOR_HOST / FIRESTORE_EMULATOR_HOST / "
+    "KEYRAMP_FIRESTORE_DATASTORE_EMULATOR_HOST / BIGTABLE_EMULATOR_HOST"
+)
+
+
+def _java(jar: str, main: str, *extra: str) -> Callable[[Path, str, int, Mapping[str, Any]], list[str]]:
+    def command(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> list[str]:
+        java = shutil.which("java") or "java"
+        return [java, "-Duser.language=en", "-cp", str(sdk / jar), main, *extra]
+
+    return command
+
+
+def _datastore_cmd(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> list[str]:
+    base = _java("platform/cloud-datastore-emulator/CloudDatastore.jar",
+                 "com.google.cloud.datastore.emulator.CloudDatastore")(sdk, host, port, opts)
+    consistency = opts.get("consistency")
+    return [*base, "start", f"--host={host}", f"--port={port}", "--store_on_disk=false",
+            f"--consistency={1.0 if consistency is None else consistency}"]
+
+
+def _firestore_cmd(mode: str | None) -> Callable[[Path, str, int, Mapping[str, Any]], list[str]]:
+    def command(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> list[str]:
+        base = _java("platform/cloud-firestore-emulator/cloud-firestore-emulator.jar",
+                     "com.google.cloud.datastore.emulator.firestore.CloudFirestore")(sdk, host, port, opts)
+        cmd = [*base, "--host", host, "--port", str(port)]
+        return [*cmd, f"--database-mode={mode}"] if mode else cmd
+
+    return command
+
+
+def _bigtable_cmd(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> list[str]:
+    return [str(sdk / "platform/bigtable-emulator/cbtemulator"), "-host", host, "-port", str(port)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmulatorSpec:
+    """How to launch and probe one official emulator."""
+
+    kind: str
+    artifact: str  # path under the SDK root that must exist (jar or binary)
+    command: Callable[[Path, str, int, Mapping[str, Any]], list[str]]
+    health: str  # "http": GET / answers "Ok"; "grpc": a channel becomes ready
+    env_var: str  # where clients (and `keyramp run`) look for an existing emulator
+    compose_port: int  # fixed port of the docker-compose service
+
+
+EMULATORS: dict[str, EmulatorSpec] = {
+    "datastore": EmulatorSpec(
+        kind="datastore", artifact="platform/cloud-datastore-emulator/CloudDatastore.jar",
+        command=_datastore_cmd, health="http", env_var="DATASTORE_EMULATOR_HOST", compose_port=8081),
+    "firestore": EmulatorSpec(
+        kind="firestore", artifact="platform/cloud-firestore-emulator/cloud-firestore-emulator.jar",
+        command=_firestore_cmd(None), health="http", env_var="FIRESTORE_EMULATOR_HOST", compose_port=8082),
+    "firestore-datastore": EmulatorSpec(
+        kind="firestore-datastore",
+        artifact="platform/cloud-firestore-emulator/cloud-firestore-emulator.jar",
+        command=_firestore_cmd("datastore-mode"), health="http",
+        env_var="KEYRAMP_FIRESTORE_DATASTORE_EMULATOR_HOST", compose_port=8083),
+    "bigtable": EmulatorSpec(
+        kind="bigtable", artifact="platform/bigtable-emulator/cbtemulator",
+        command=_bigtable_cmd, health="grpc", env_var="BIGTABLE_EMULATOR_HOST", compose_port=8086),
+}
+
+#: Environment variable -> emulator kind.
+ENV_VARS: dict[str, str] = {spec.env_var: kind for kind, spec in EMULATORS.items()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunningEmulator:
+    kind: str
+    host: str
+    port: int
+    pid: int
+    log_path: str
+    started_at: str  # ISO 8601 UTC
+    #: psutil create_time of ``pid``: guards against signalling a recycled pid.
+    create_time: float = 0.0
+    consistency: float | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def alive(self) -> bool:
+        try:
+            proc = psutil.Process(self.pid)
+            return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE and (
+                not self.create_time or abs(proc.create_time() - self.create_time) < 1.0)
+        except psutil.Error:
+            return False
+
+
+def default_state_dir(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    if env.get("KEYRAMP_STATE_DIR"):
+        return Path(env["KEYRAMP_STATE_DIR"])
+    if env.get("XDG_STATE_HOME"):
+        return Path(env["XDG_STATE_HOME"]) / "keyramp"
+    return Path.home() / ".local" / "state" / "keyramp"
+
+
+def sdk_root(environ: Mapping[str, str] | None = None) -> Path:
+    """The Cloud SDK root: ``$KEYRAMP_CLOUD_SDK_ROOT``, else ``gcloud info``, else the Debian path."""
+    env = os.environ if environ is None else environ
+    if env.get("KEYRAMP_CLOUD_SDK_ROOT"):
+        return Path(env["KEYRAMP_CLOUD_SDK_ROOT"])
+    gcloud = shutil.which("gcloud")
+    if gcloud:
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            out = subprocess.run([gcloud, "info", "--format=value(installation.sdk_root)"],
+                                 capture_output=True, text=True, timeout=30, check=False)
+            if out.returncode == 0 and out.stdout.strip():
+                return Path(out.stdout.strip())
+    return _DEFAULT_SDK_ROOT
+
+
+def endpoints_from_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Emulator endpoints named by environment variables, as ``{kind: "host:port"}``."""
+    env = os.environ if environ is None else environ
+    return {kind: env[var] for var, kind in ENV_VARS.items() if env.get(var)}
+
+
+def _free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _log_tail(path: Path | str) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 4 * _LOG_TAIL_CHARS))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return "(no log)"
+    # One line: the CLI prints it as the reason.
+    tail = " | ".join(line.strip() for line in text.splitlines() if line.strip())
+    return tail[-_LOG_TAIL_CHARS:] or "(empty log)"
+
+
+def _healthy(spec: EmulatorSpec, endpoint: str, timeout: float = 1.0) -> bool:
+    if spec.health == "http":
+        try:
+            with urllib.request.urlopen(f"http://{endpoint}/", timeout=timeout) as resp:
+                return resp.read(16).strip() == b"Ok"
+        except (OSError, urllib.error.URLError):
+            return False
+    import grpc  # lazy: `keyramp emulators status` should not pay for grpc
+
+    channel = grpc.insecure_channel(endpoint)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=timeout)
+        return True
+    except grpc.FutureTimeoutError:
+        return False
+    finally:
+        channel.close()
+
+
+def _stop_group(pid: int, create_time: float, grace_s: float) -> None:
+    """SIGTERM the process group led by ``pid`` (and every descendant), SIGKILL what is left."""
+    try:
+        leader = psutil.Process(pid)
+        if create_time and abs(leader.create_time() - create_time) >= 1.0:
+            return  # pid recycled: not ours
+        procs = [leader, *leader.children(recursive=True)]
+    except psutil.Error:
+        procs = []
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGTERM)
+    for proc in procs:  # children that left the group still get the signal
+        with contextlib.suppress(psutil.Error):
+            proc.terminate()
+    _, alive = psutil.wait_procs(procs, timeout=grace_s)
+    if alive:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+        for proc in alive:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        psutil.wait_procs(alive, timeout=5)
+
+
+def _check_kinds(kinds: Iterable[str]) -> list[str]:
+    out = []
+    for kind in kinds:
+        if kind not in EMULATORS:
+            raise UsageError(f"unknown emulator {kind!r}; choose from {', '.join(EMULATORS)}")
+        if kind not in out:
+            out.append(kind)
+    return out
+
+
+class EmulatorManager:
+    """Starts, tracks and stops emulators recorded in ``<state_dir>/emulators.json``."""
+
+    def __init__(self, *, state_dir: Path | None = None, sdk_root: Path | None = None,
+                 host: str = "127.0.0.1", startup_timeout_s: float = 60.0,
+                 stop_grace_s: float = _STOP_GRACE_S) -> None:
+        self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
+        self._sdk_root = sdk_root
+        self.host = host
+        self.startup_timeout_s = startup_timeout_s
+        self.stop_grace_s = stop_grace_s
+
+    # -- state file ----------------------------------------------------------------------
+    @property
+    def state_path(self) -> Path:
+        return self.state_dir / _STATE_FILE
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Serialise up/down between processes (two `keyramp run`s starting emulators)."""
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.state_dir / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _load(self) -> dict[str, RunningEmulator]:
+        try:
+            raw = json.loads(self.state_path.read_text())
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise EmulatorError(f"unreadable emulator state file {self.state_path}: {exc}") from None
+        return {kind: RunningEmulator(**entry) for kind, entry in raw.get("emulators", {}).items()}
+
+    def _save(self, running: Mapping[str, RunningEmulator]) -> None:
+        tmp = self.state_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"emulators": {k: asdict(v) for k, v in running.items()}}, indent=2))
+        tmp.replace(self.state_path)
+
+    # -- verbs ----------------------------------------------------------------------------
+    def status(self) -> list[RunningEmulator]:
+        return list(self._load().values())
+
+    def up(self, kinds: Iterable[str] = tuple(EMULATORS), *,
+           consistency: float | None = None) -> dict[str, RunningEmulator]:
+        """Ensure the emulators run; reuse live ones from the state file, start the rest concurrently."""
+        wanted = _check_kinds(kinds)
+        if consistency is not None and not 0.0 <= consistency <= 1.0:
+            raise UsageError(f"--consistency must be within [0, 1], got {consistency}")
+        with self._locked():
+            running = self._load()
+            result: dict[str, RunningEmulator] = {}
+            to_start: list[str] = []
+            for kind in wanted:
+                emu = running.get(kind)
+                if emu is not None and emu.alive() and _healthy(EMULATORS[kind], emu.endpoint):
+                    if (kind == "datastore" and consistency is not None
+                            and (emu.consistency or 1.0) != consistency):
+                        raise EmulatorError(
+                            f"datastore emulator already runs with consistency {emu.consistency}; "
+                            "run `keyramp emulators down datastore` first")
+                    result[kind] = emu
+                else:
+                    if emu is not None:  # dead or hung: clean up before replacing it
+                        _stop_group(emu.pid, emu.create_time, self.stop_grace_s)
+                        running.pop(kind)
+                    to_start.append(kind)
+            if to_start:
+                started = self._start(to_start, consistency=consistency)
+                running.update(started)
+                result.update(started)
+            self._save(running)
+        return {kind: result[kind] for kind in wanted}
+
+    def down(self, kinds: Iterable[str] | None = None) -> list[str]:
+        """Stop the named (default: all recorded) emulators; returns the kinds stopped."""
+        with self._locked():
+            running = self._load()
+            targets = [k for k in (_check_kinds(kinds) if kinds else list(running)) if k in running]
+            for kind in targets:
+                emu = running.pop(kind)
+                _stop_group(emu.pid, emu.create_time, self.stop_grace_s)
+            self._save(running)
+        return targets
+
+    # -- start-up --------------------------------------------------------------------------
+    def _start(self, kinds: Sequence[str], *, consistency: float | None) -> dict[str, RunningEmulator]:
+        sdk = self._sdk_root if self._sdk_root is not None else sdk_root()
+        for kind in kinds:
+            if not (sdk / EMULATORS[kind].artifact).exists():
+                raise EmulatorError(f"{kind} emulator not found under {sdk}: {_COMPOSE_HINT}")
+        if any(EMULATORS[k].command is not _bigtable_cmd for k in kinds) and not shutil.which("java"):
+            raise EmulatorError(f"java not found (the Datastore/Firestore emulators need Java 11+): {_COMPOSE_HINT}")
+        log_dir = self.state_dir / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        pending: dict[str, tuple[subprocess.Popen[bytes], RunningEmulator]] = {}
+        try:
+            # Launch all first, then poll: JVM start-up (seconds) dominates, so they overlap.
+            for kind in kinds:
+                spec = EMULATORS[kind]
+                port = _free_port(self.host)
+                log_path = log_dir / f"{kind}-{port}.log"
+                opts = {"consistency": consistency} if kind == "datastore" else {}
+                with open(log_path, "wb") as log:
+                    proc = subprocess.Popen(spec.command(sdk, self.host, port, opts), stdin=subprocess.DEVNULL,
+                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                pending[kind] = (proc, RunningEmulator(
+                    kind=kind, host=self.host, port=port, pid=proc.pid, log_path=str(log_path),
+                    started_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+                    create_time=psutil.Process(proc.pid).create_time(),
+                    consistency=(1.0 if consistency is None else consistency) if kind == "datastore" else None))
+            ready: dict[str, RunningEmulator] = {}
+            deadline = time.monotonic() + self.startup_timeout_s
+            while len(ready) < len(pending):
+                for kind, (proc, emu) in pending.items():
+                    if kind in ready:
+                        continue
+                    if proc.poll() is not None:
+                        raise EmulatorError(f"{kind} emulator exited with code {proc.returncode}: "
+                                            f"{_log_tail(emu.log_path)}")
+                    if _healthy(EMULATORS[kind], emu.endpoint, timeout=0.5):
+                        ready[kind] = emu
+                if len(ready) < len(pending):
+                    if time.monotonic() > deadline:
+                        late = next(k for k in pending if k not in ready)
+                        raise EmulatorError(
+                            f"{late} emulator not ready after {self.startup_timeout_s:g}s: "
+                            f"{_log_tail(pending[late][1].log_path)}")
+                    time.sleep(0.1)
+            return ready
+        except BaseException:
+            for proc, emu in pending.values():  # never leave a half-started JVM behind
+                _stop_group(proc.pid, emu.create_time, self.stop_grace_s)
+                with contextlib.suppress(OSError):
+                    proc.wait(timeout=1)
+            raise
+
+
+# -- reset ---------------------------------------------------------------------------------
+def reset(kind: str, endpoint: str, *, project: str, table: str | None = None,
+          instance: str = "keyramp", timeout_s: float = 30.0) -> None:
+    """Clear an emulator's data between cells.
+
+    Datastore: ``POST /reset`` (all projects). Firestore native: ``DELETE
+    /emulator/v1/projects/{project}/databases/(default)/documents``. Firestore in
+    datastore-mode answers that DELETE with 500 ("Delete endpoint not yet supported", SDK
+    528) but supports ``POST /reset`` like the legacy emulator (all projects); checked in
+    tests. Bigtable: delete ``table`` (or every table of ``instance``); the runner recreates
+    it with ``Backend.prepare``.
+    """
+    _check_kinds([kind])
+    if kind == "bigtable":
+        _reset_bigtable(endpoint, project=project, instance=instance, table=table, timeout_s=timeout_s)
+        return
+    if kind in ("datastore", "firestore-datastore"):
+        req = urllib.request.Request(f"http://{endpoint}/reset", method="POST", data=b"")
+    else:
+        req = urllib.request.Request(
+            f"http://{endpoint}/emulator/v1/projects/{project}/databases/(default)/documents", method="DELETE")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+            resp.read()
+    except (OSError, urllib.error.URLError) as exc:
+        raise EmulatorError(f"reset of {kind} emulator at {endpoint} failed: {exc}") from None
+
+
+def _reset_bigtable(endpoint: str, *, project: str, instance: str, table: str | None, timeout_s: float) -> None:
+    import grpc
+    from google.api_core import exceptions as gexc
+    from google.cloud.bigtable_admin_v2 import BaseBigtableTableAdminClient
+    from google.cloud.bigtable_admin_v2.services.bigtable_table_admin.transports import (
+        BigtableTableAdminGrpcTransport,
+    )
+
+    channel = grpc.insecure_channel(endpoint)
+    try:
+        admin = BaseBigtableTableAdminClient(transport=BigtableTableAdminGrpcTransport(channel=channel))
+        parent = f"projects/{project}/instances/{instance}"
+        names = ([f"{parent}/tables/{table}"] if table else
+                 [t.name for t in admin.list_tables(parent=parent, retry=None, timeout=timeout_s)])
+        for name in names:
+            with contextlib.suppress(gexc.NotFound):
+                admin.delete_table(name=name, retry=None, timeout=timeout_s)
+    except gexc.GoogleAPICallError as exc:
+        raise EmulatorError(f"reset of bigtable emulator at {endpoint} failed: {exc}") from None
+    finally:
+        channel.close()
+
+
+# -- CLI -------------------------------------------------------------------------------------
+def register(subparsers: Any) -> None:
+    """Add ``keyramp emulators up|down|status``."""
+    parser = subparsers.add_parser("emulators", help="start, stop and list the official local emulators",
+                                   description="Manage the official local emulators (Google Cloud SDK).")
+    parser.add_argument("--state-dir", type=Path, default=None,
+                        help="where emulators.json lives (default $KEYRAMP_STATE_DIR, "
+                             "$XDG_STATE_HOME/keyramp or ~/.local/state/keyramp)")
+    verbs = parser.add_subparsers(dest="emulators_verb", metavar="up|down|status", required=True)
+    kinds_help = f"emulators ({', '.join(EMULATORS)}; default all)"
+
+    up = verbs.add_parser("up", help="start emulators (reuses running ones) and print export lines")
+    up.add_argument("kinds", nargs="*", metavar="KIND", help=kinds_help)
+    up.add_argument("--consistency", type=float, default=None,
+                    help="legacy Datastore emulator consistency in [0, 1] (default 1.0)")
+    up.add_argument("--timeout", type=float, default=60.0, help="start-up timeout in seconds (default 60)")
+    up.set_defaults(func=_cmd_up)
+
+    down = verbs.add_parser("down", help="stop emulators started by `emulators up`")
+    down.add_argument("kinds", nargs="*", metavar="KIND", help=kinds_help)
+    down.set_defaults(func=_cmd_down)
+
+    status = verbs.add_parser("status", help="list recorded emulators and whether they are alive")
+    status.add_argument("--json", action="store_true", help="machine-readable output")
+    status.set_defaults(func=_cmd_status)
+
+
+def _manager(args: argparse.Namespace, **kw: Any) -> EmulatorManager:
+    return EmulatorManager(state_dir=args.state_dir, **kw)
+
+
+def _cmd_up(args: argparse.Namespace) -> int:
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout must be positive, got {args.timeout}")
+    running = _manager(args, startup_timeout_s=args.timeout).up(
+        args.kinds or list(EMULATORS), consistency=args.consistency)
+    for kind, emu in running.items():
+        print(f"export {EMULATORS[kind].env_var}={emu.endpoint}")
+    return 0
+
+
+def _cmd_down(args: argparse.Namespace) -> int:
+    stopped = _manager(args).down(args.kinds or None)
+    print(f"stopped: {', '.join(stopped)}" if stopped else "no emulators were running")
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    rows = [(emu, emu.alive()) for emu in _manager(args).status()]
+    if args.json:
+        print(json.dumps([{**asdict(emu), "endpoint": emu.endpoint, "alive": alive} for emu, alive in rows],
+                         indent=2))
+        return 0
+    table = [("KIND", "ENDPOINT", "PID", "ALIVE", "LOG")]
+    table += [(e.kind, e.endpoint, str(e.pid), "yes" if a else "no", e.log_path) for e, a in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(4)]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])
+    if not rows:
+        print("(no emulators recorded)")
+    return 0

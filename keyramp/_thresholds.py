@@ -1,0 +1,182 @@
+"""Pass/fail thresholds on a cell's summary, k6-style.
+
+Sources: a profile's ``[thresholds]`` table and ``--threshold`` expressions::
+
+    error_rate = 0.01              # bare number: value < limit
+    "insert.p99_ms" = 50
+    "insert.error_rate" = "<=0.05"  # explicit comparator
+    ops_per_s_ratio = 0.95         # achieved >= 0.95 x scheduled ops/s
+    --threshold 'insert.p99_ms<50'  --threshold 'p99_ms=40'
+
+A name is ``[<operation>.]<metric>``; without an operation the metric is over all the
+cell's operations (the summary's ``total``). For throughput metrics a bare number is a
+floor (``>=``), for everything else a ceiling (``<``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Final
+
+from keyramp._errors import UsageError
+from keyramp._types import OP_NAMES
+
+__all__ = ["METRICS", "Threshold", "ThresholdResult", "parse_table", "parse_expression", "evaluate", "all_passed"]
+
+_PERCENTILES: Final = ("p50", "p90", "p95", "p99", "p999", "max", "mean")
+
+#: metric -> (where in an operation's summary, higher is better)
+METRICS: Final[dict[str, tuple[tuple[str, ...], bool]]] = {
+    **{f"{p}_ms": (("latency_ms", p), False) for p in _PERCENTILES},
+    **{f"service_{p}_ms": (("service_ms", p), False) for p in _PERCENTILES},
+    "error_rate": (("error_rate",), False),
+    "errors": (("errors",), False),
+    "late": (("late",), False),
+    "dropped": (("dropped",), False),
+    "count": (("count",), True),
+    "ops_per_s": (("ops_per_s",), True),
+    "ops_per_s_ratio": ((), True),  # computed from the cell's target_ops_per_s timeline
+}
+
+_COMPARATORS: Final = {
+    "<": lambda v, lim: v < lim,
+    "<=": lambda v, lim: v <= lim,
+    ">": lambda v, lim: v > lim,
+    ">=": lambda v, lim: v >= lim,
+}
+_EXPR_RE = re.compile(r"^\s*([A-Za-z0-9_.*]+)\s*(<=|>=|<|>|==|=)\s*(\S+)\s*$")
+_VALUE_RE = re.compile(r"^\s*(<=|>=|<|>)?\s*(\S+)\s*$")
+
+
+@dataclass(frozen=True)
+class Threshold:
+    name: str  # as written, e.g. "insert.p99_ms"
+    operation: str | None  # None: over all operations
+    metric: str
+    op: str  # comparator: < <= > >=
+    limit: float
+
+
+@dataclass(frozen=True)
+class ThresholdResult:
+    """One evaluated threshold; ``op`` is the comparator (as in summary.json)."""
+
+    name: str
+    op: str
+    limit: float
+    value: float | None
+    passed: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _number(text: Any, name: str) -> float:
+    if isinstance(text, bool):
+        raise UsageError(f"threshold {name!r}: limit must be a number, got {text!r}")
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"threshold {name!r}: limit must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise UsageError(f"threshold {name!r}: limit must be finite")
+    return value
+
+
+def _make(name: str, comparator: str | None, limit: float) -> Threshold:
+    operation, _, metric = name.rpartition(".")
+    if metric not in METRICS:
+        known = ", ".join(sorted(METRICS))
+        raise UsageError(f"threshold {name!r}: unknown metric {metric!r} (known: {known})")
+    if operation:
+        if operation not in OP_NAMES:
+            raise UsageError(f"threshold {name!r}: unknown operation {operation!r}")
+        if metric == "ops_per_s_ratio":
+            raise UsageError(f"threshold {name!r}: ops_per_s_ratio is per cell, not per operation")
+    higher_is_better = METRICS[metric][1]
+    return Threshold(name=name, operation=operation or None, metric=metric,
+                     op=comparator or (">=" if higher_is_better else "<"), limit=limit)
+
+
+def parse_table(table: Mapping[str, Any]) -> list[Threshold]:
+    """A profile's ``[thresholds]`` table: name -> number, ``"<=50"``-style string, or a list of those."""
+    if not isinstance(table, Mapping):
+        raise UsageError("[thresholds] must be a table of name = limit")
+    out: list[Threshold] = []
+    for name, spec in table.items():
+        for item in spec if isinstance(spec, list) else [spec]:
+            if isinstance(item, str):
+                match = _VALUE_RE.match(item)
+                if not match:
+                    raise UsageError(f"threshold {name!r}: cannot parse {item!r}")
+                out.append(_make(str(name), match.group(1), _number(match.group(2), name)))
+            else:
+                out.append(_make(str(name), None, _number(item, name)))
+    return out
+
+
+def parse_expression(text: str) -> Threshold:
+    """A command-line threshold: ``insert.p99_ms<50``; ``name=limit`` means the bare-number default."""
+    match = _EXPR_RE.match(text or "")
+    if not match:
+        raise UsageError(f"cannot parse threshold {text!r} (expected e.g. 'insert.p99_ms<50')")
+    name, comparator, limit = match.groups()
+    return _make(name, None if comparator in ("=", "==") else comparator, _number(limit, name))
+
+
+def _ratio(cell_summary: Mapping[str, Any]) -> float | None:
+    timeline = cell_summary.get("target_ops_per_s")
+    if not isinstance(timeline, list):
+        return None
+    target = achieved = 0.0
+    for point in timeline:
+        if isinstance(point, Mapping) and isinstance(point.get("target"), int | float) and isinstance(
+                point.get("achieved"), int | float):
+            target += point["target"]
+            achieved += point["achieved"]
+    return achieved / target if target > 0 else None
+
+
+def _value(threshold: Threshold, cell_summary: Mapping[str, Any]) -> tuple[bool, float | None]:
+    """(applicable, value); an operation the cell does not run makes it not applicable."""
+    if threshold.metric == "ops_per_s_ratio":
+        value = _ratio(cell_summary)
+        # Closed-model ("users") cells have no scheduled rate: nothing to hold them to.
+        return value is not None, value
+    if threshold.operation is None:
+        stats = cell_summary.get("total")
+    else:
+        operations = cell_summary.get("operations") or {}
+        if threshold.operation not in operations:
+            return False, None
+        stats = operations[threshold.operation]
+    node: Any = stats
+    for key in METRICS[threshold.metric][0]:
+        node = node.get(key) if isinstance(node, Mapping) else None
+    if isinstance(node, bool) or not isinstance(node, int | float) or not math.isfinite(node):
+        return True, None
+    return True, float(node)
+
+
+def evaluate(thresholds: Iterable[Threshold], cell_summary: Mapping[str, Any]) -> list[ThresholdResult]:
+    """Check each threshold against one cell's summary (the dict under ``summary["cells"][id]``).
+
+    A threshold whose value is missing (no operations completed) fails: a run that
+    measured nothing must not pass silently.
+    """
+    results = []
+    for threshold in thresholds:
+        applicable, value = _value(threshold, cell_summary)
+        if not applicable:
+            continue
+        passed = value is not None and _COMPARATORS[threshold.op](value, threshold.limit)
+        results.append(ThresholdResult(name=threshold.name, op=threshold.op, limit=threshold.limit,
+                                       value=value, passed=bool(passed)))
+    return results
+
+
+def all_passed(results: Iterable[ThresholdResult]) -> bool:
+    return all(r.passed for r in results)

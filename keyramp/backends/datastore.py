@@ -1,0 +1,180 @@
+"""Cloud Datastore (legacy emulator) and Firestore in Datastore mode, through the Datastore client.
+
+Both use the same code: only the endpoint differs (the Firestore emulator started with
+``--database-mode=datastore-mode`` serves the Datastore gRPC API). The endpoint is set per
+client, never through ``DATASTORE_EMULATOR_HOST``, because both kinds can live in one process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from google.api_core import retry as retries
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import datastore
+from google.cloud.datastore.query import PropertyFilter
+
+from keyramp._errors import UsageError
+from keyramp._types import Key
+from keyramp.backends._base import Backend, QuerySpec, Record, Target
+
+__all__ = ["DatastoreBackend", "FirestoreDatastoreBackend", "NO_RETRY", "make_datastore_client"]
+
+#: The Datastore client drops ``retry=None`` and falls back to the GAPIC default policy
+#: (retrying UNAVAILABLE/DEADLINE_EXCEEDED for 60 s), so "no retry" needs a policy whose
+#: predicate never matches: the first error propagates unchanged.
+NO_RETRY = retries.Retry(predicate=lambda exc: False)
+
+_OPS = {"==": "=", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "!=": "!="}
+
+
+def make_datastore_client(target: Target) -> datastore.Client:
+    """A Datastore client with its own channel to ``target.endpoint`` (gRPC, insecure for emulators)."""
+    if target.endpoint is None:
+        # The real service: Application Default Credentials, default endpoint.
+        return datastore.Client(project=target.project, _use_grpc=True)
+    # With DATASTORE_EMULATOR_HOST set the client refuses explicit credentials (it uses
+    # anonymous ones itself); either way base_url below overrides the env endpoint.
+    creds = None if os.environ.get("DATASTORE_EMULATOR_HOST") else AnonymousCredentials()
+    client = datastore.Client(project=target.project, credentials=creds, _use_grpc=True)
+    # An http:// base URL makes the GAPIC layer build grpc.insecure_channel(host) (see
+    # google.cloud.datastore._gapic.make_datastore_api); the channel is created lazily.
+    client.base_url = f"http://{target.endpoint}"
+    return client
+
+
+class DatastoreBackend(Backend):
+    name: ClassVar[str] = "datastore"
+    server_allocates_keys: ClassVar[bool] = True
+
+    def __init__(self, target: Target) -> None:
+        super().__init__(target)
+        self._client = make_datastore_client(target)
+        self._kind = target.namespace
+        self._parent_kind = f"{target.namespace}_parent"
+        self._exclude = tuple(sorted(target.unindexed))
+        self._kw: dict[str, Any] = {"retry": NO_RETRY, "timeout": target.timeout_s}
+        #: Cursor after the last ``query``: pass it back as ``QuerySpec.start_after`` (BP-QRY-2).
+        self.last_cursor: bytes | None = None
+
+    def close(self) -> None:
+        api = self._client._datastore_api_internal  # created lazily; None if never used
+        if api is not None:
+            api.transport.close()
+            self._client._datastore_api_internal = None
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _key(self, key: Key) -> datastore.Key:
+        if isinstance(key, tuple):
+            parent, child = key
+            return self._client.key(self._parent_kind, parent, self._kind, child)
+        return self._client.key(self._kind, key)
+
+    @staticmethod
+    def _from_key(key: datastore.Key) -> Key:
+        ident = key.id_or_name
+        if key.parent is not None:
+            return (key.parent.id_or_name, ident)
+        return ident
+
+    def _entity(self, key: datastore.Key, record: Record) -> datastore.Entity:
+        entity = datastore.Entity(key, exclude_from_indexes=self._exclude)
+        entity.update(record)
+        return entity
+
+    # -- operations --------------------------------------------------------------------------
+    def insert(self, key: Key | None, record: Record) -> Key:
+        ds_key = self._client.key(self._kind) if key is None else self._key(key)
+        entity = self._entity(ds_key, record)
+        # put() on an incomplete key lets the commit allocate the id and completes entity.key.
+        self._client.put(entity, **self._kw)
+        return self._from_key(entity.key) if key is None else key
+
+    def read(self, key: Key) -> bool:
+        return self._client.get(self._key(key), **self._kw) is not None
+
+    def update(self, key: Key, record: Record) -> None:
+        self._client.put(self._entity(self._key(key), record), **self._kw)
+
+    def delete(self, key: Key) -> None:
+        self._client.delete(self._key(key), **self._kw)
+
+    def scan(self, start: Key, limit: int) -> int:
+        query = self._client.query(kind=self._kind)
+        query.add_filter(filter=PropertyFilter("__key__", ">=", self._key(start)))
+        query.order = ["__key__"]
+        return sum(1 for _ in query.fetch(limit=limit, **self._kw))
+
+    def query(self, spec: QuerySpec) -> int:
+        ancestor = None
+        if spec.ancestor is not None:
+            ancestor = self._client.key(self._parent_kind, spec.ancestor[0]
+                                        if isinstance(spec.ancestor, tuple) else spec.ancestor)
+        query = self._client.query(kind=self._kind, ancestor=ancestor)
+        if spec.field is not None:
+            try:
+                op = _OPS[spec.op]
+            except KeyError:
+                raise UsageError(f"unknown query operator {spec.op!r}") from None
+            query.add_filter(filter=PropertyFilter(spec.field, op, spec.value))
+        if spec.order_by:
+            query.order = [spec.order_by]
+        if spec.keys_only:
+            query.keys_only()
+        elif spec.projection:
+            query.projection = list(spec.projection)
+        start = spec.start_after
+        if start is not None and not isinstance(start, (bytes, str)):
+            raise UsageError("datastore QuerySpec.start_after must be a cursor (backend.last_cursor)")
+        it = query.fetch(limit=spec.limit, offset=spec.offset, start_cursor=start, **self._kw)
+        count = sum(1 for _ in it)
+        self.last_cursor = it.next_page_token
+        return count
+
+    def batch_write(self, items: Sequence[tuple[Key, Record]]) -> None:
+        self._client.put_multi([self._entity(self._key(k), r) for k, r in items], **self._kw)
+
+    def batch_read(self, keys: Sequence[Key]) -> int:
+        return len(self._client.get_multi([self._key(k) for k in keys], **self._kw))
+
+    def transaction(self, key: Key, field: str, amount: int) -> None:
+        ds_key = self._key(key)
+        txn = self._client.transaction()
+        txn.begin(**self._kw)
+        try:
+            entity = self._client.get(ds_key, transaction=txn, **self._kw)
+            if entity is None:
+                entity = datastore.Entity(ds_key, exclude_from_indexes=self._exclude)
+            entity[field] = entity.get(field, 0) + amount
+            txn.put(entity)
+            txn.commit(**self._kw)
+        except BaseException:
+            # Best-effort rollback (BP-API-2) frees the emulator's locks; the original error wins.
+            if txn._status == txn._IN_PROGRESS:
+                try:
+                    txn.rollback(**self._kw)
+                except Exception:  # noqa: BLE001 - the first error is what gets recorded
+                    pass
+            raise
+
+    def increment(self, key: Key, field: str, amount: int) -> None:
+        # Datastore has no server-side increment: a plain read + put (racy by design; the
+        # transactional variant is ``transaction``).
+        ds_key = self._key(key)
+        entity = self._client.get(ds_key, **self._kw)
+        if entity is None:
+            entity = datastore.Entity(ds_key, exclude_from_indexes=self._exclude)
+        entity[field] = entity.get(field, 0) + amount
+        self._client.put(entity, **self._kw)
+
+    def allocate_keys(self, n: int) -> list[Key]:
+        keys = self._client.allocate_ids(self._client.key(self._kind), n, **self._kw)
+        return [k.id for k in keys]
+
+
+class FirestoreDatastoreBackend(DatastoreBackend):
+    """Firestore in Datastore mode: the same Datastore API, served by the Firestore emulator."""
+
+    name: ClassVar[str] = "firestore-datastore"

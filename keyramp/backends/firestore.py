@@ -1,0 +1,144 @@
+"""Firestore (native mode) through ``google.cloud.firestore``: one collection per cell."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import firestore
+from google.cloud.firestore_v1.base_query import FieldFilter
+
+from keyramp._errors import UnsupportedOperation, UsageError
+from keyramp._types import Key
+from keyramp.backends._base import Backend, QuerySpec, Record, Target
+
+__all__ = ["FirestoreBackend", "make_firestore_client", "doc_id"]
+
+_OPS = {"==": "==", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "!=": "!="}
+_DOC_ID = "__name__"
+
+
+def doc_id(key: Key) -> str:
+    """Document id of a keyramp key: ``str(key)``; an ancestor pair becomes ``parent#child``."""
+    if isinstance(key, tuple):
+        return f"{key[0]}#{key[1]}"
+    return str(key)
+
+
+def make_firestore_client(target: Target) -> firestore.Client:
+    """A Firestore client with its own insecure channel to ``target.endpoint``."""
+    if target.endpoint is None:
+        return firestore.Client(project=target.project)
+    client = firestore.Client(project=target.project, credentials=AnonymousCredentials())
+    # The client reads FIRESTORE_EMULATOR_HOST once into _emulator_host and builds its channel
+    # lazily from it (insecure channel + the emulator's "Bearer owner" metadata). Setting it
+    # per instance gives each client its own endpoint without touching os.environ.
+    client._emulator_host = target.endpoint
+    return client
+
+
+class FirestoreBackend(Backend):
+    name: ClassVar[str] = "firestore"
+    # Auto ids are generated client-side (20 random chars), scattered over the key space.
+    server_allocates_keys: ClassVar[bool] = True
+
+    def __init__(self, target: Target) -> None:
+        super().__init__(target)
+        self._client = make_firestore_client(target)
+        self._coll = self._client.collection(target.namespace)
+        # retry=None reaches the GAPIC call as "no retry" (the Firestore client passes it on).
+        self._kw: dict[str, Any] = {"retry": None, "timeout": target.timeout_s}
+        #: Last document of the last ``query``: pass it back as ``QuerySpec.start_after`` (BP-QRY-2).
+        self.last_cursor: Any = None
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _doc(self, key: Key) -> Any:
+        return self._coll.document(doc_id(key))
+
+    # -- operations ------------------------------------------------------------------------
+    def insert(self, key: Key | None, record: Record) -> Key:
+        doc = self._coll.document() if key is None else self._doc(key)
+        doc.set(dict(record), **self._kw)
+        return doc.id if key is None else key
+
+    def read(self, key: Key) -> bool:
+        return bool(self._doc(key).get(**self._kw).exists)
+
+    def update(self, key: Key, record: Record) -> None:
+        self._doc(key).set(dict(record), **self._kw)
+
+    def delete(self, key: Key) -> None:
+        self._doc(key).delete(**self._kw)
+
+    def scan(self, start: Key, limit: int) -> int:
+        query = self._coll.order_by(_DOC_ID).start_at({_DOC_ID: self._doc(start)}).limit(limit)
+        return sum(1 for _ in query.stream(**self._kw))
+
+    def query(self, spec: QuerySpec) -> int:
+        if spec.ancestor is not None:
+            raise UnsupportedOperation("firestore has no ancestor queries (use a subcollection)")
+        query: Any = self._coll
+        if spec.field is not None:
+            if spec.op not in _OPS:
+                raise UsageError(f"unknown query operator {spec.op!r}")
+            query = query.where(filter=FieldFilter(spec.field, _OPS[spec.op], spec.value))
+        order_field = None
+        if spec.order_by:
+            desc = spec.order_by.startswith("-")
+            order_field = spec.order_by.lstrip("-")
+            query = query.order_by(order_field, direction=firestore.Query.DESCENDING if desc
+                                   else firestore.Query.ASCENDING)
+        if spec.keys_only:
+            query = query.select([_DOC_ID])
+        elif spec.projection:
+            query = query.select(list(spec.projection))
+        if spec.offset:
+            query = query.offset(spec.offset)
+        if spec.start_after is not None:
+            cursor = spec.start_after
+            if not isinstance(cursor, (dict, firestore.DocumentSnapshot)):
+                # A bare value continues after that value of the ordered field (or doc id).
+                cursor = {order_field or _DOC_ID: self._doc(cursor) if order_field is None else cursor}
+                if order_field is None:
+                    query = query.order_by(_DOC_ID)
+            query = query.start_after(cursor)
+        count = 0
+        last = None
+        for last in query.limit(spec.limit).stream(**self._kw):
+            count += 1
+        self.last_cursor = last
+        return count
+
+    def batch_write(self, items: Sequence[tuple[Key, Record]]) -> None:
+        batch = self._client.batch()
+        for key, record in items:
+            batch.set(self._doc(key), dict(record))
+        batch.commit(**self._kw)
+
+    def batch_read(self, keys: Sequence[Key]) -> int:
+        docs = self._client.get_all([self._doc(k) for k in keys], **self._kw)
+        return sum(1 for snap in docs if snap.exists)
+
+    def transaction(self, key: Key, field: str, amount: int) -> None:
+        doc = self._doc(key)
+        kw = self._kw
+
+        # max_attempts=1: an ABORTED commit surfaces (as ValueError from Aborted) instead of
+        # being retried silently; the recorder counts it (BP-API-2, BP-RATE-3).
+        @firestore.transactional
+        def rmw(txn: Any) -> None:
+            snap = doc.get(transaction=txn, **kw)
+            value = (snap.get(field) if snap.exists and field in (snap.to_dict() or {}) else 0) or 0
+            txn.set(doc, {field: value + amount}, merge=True)
+
+        rmw(self._client.transaction(max_attempts=1))
+
+    def increment(self, key: Key, field: str, amount: int) -> None:
+        self._doc(key).set({field: firestore.Increment(amount)}, merge=True, **self._kw)
+
+    def allocate_keys(self, n: int) -> list[Key]:
+        # Firestore auto ids are random and made client-side: no round trip.
+        return [self._coll.document().id for _ in range(n)]

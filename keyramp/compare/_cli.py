@@ -1,0 +1,118 @@
+"""``keyramp compare RUN... [--baseline RUN|NAME]``.
+
+Exit codes: 0 pass, 1 a regression or failed threshold, 2 bad input (unknown run,
+unusable baseline, bad threshold). Corrupt runs among several are skipped with a warning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from keyramp import _baselines
+from keyramp._catalog import Run, resolve_run
+from keyramp._errors import UsageError
+from keyramp._thresholds import parse_expression
+from keyramp.compare._model import CompareOptions, Comparison, build_comparison
+from keyramp.compare._render import render_html, render_json, render_junit, render_markdown, render_terminal
+
+__all__ = ["register", "run_compare"]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``compare`` (``keyramp._baselines.register`` adds ``baseline``)."""
+    parser = subparsers.add_parser(
+        "compare", help="compare runs side by side; verdicts vs a baseline",
+        description="Compare runs cell by cell (matched by backend/strategy, not position). With a baseline "
+                    "(--baseline, else the first RUN) every other run gets a verdict per metric: better, same "
+                    "or worse. Exit 0 pass, 1 regression or threshold failed, 2 bad input.")
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run id (under --results) or run directory")
+    parser.add_argument("--baseline", metavar="RUN|NAME", help="baseline run id, directory or baseline name")
+    parser.add_argument("--threshold", action="append", default=[], metavar="EXPR",
+                        help="extra threshold, e.g. 'insert.p99_ms<50' (repeatable)")
+    parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
+                        help="results directory (default: ./results)")
+    for flag, what in (("markdown", "GitHub-flavoured Markdown"), ("junit", "JUnit XML"), ("json", "JSON"),
+                       ("html", "self-contained HTML report")):
+        parser.add_argument(f"--{flag}", type=Path, metavar="FILE", help=f"write {what} to FILE ('-' for stdout)")
+    defaults = CompareOptions()
+    parser.add_argument("--min-effect", type=float, default=defaults.min_effect_latency, metavar="FRACTION",
+                        help="smallest latency change that counts (default %(default)s = 10 %%)")
+    parser.add_argument("--min-effect-throughput", type=float, default=defaults.min_effect_throughput,
+                        metavar="FRACTION", help="smallest ops/s change that counts (default %(default)s)")
+    parser.add_argument("--bootstrap", type=int, default=defaults.bootstrap, metavar="N",
+                        help="bootstrap replicates (default %(default)s)")
+    parser.add_argument("--seed", type=int, default=defaults.seed, help="bootstrap RNG seed (default %(default)s)")
+    parser.add_argument("--quiet", action="store_true", help="no terminal table")
+    parser.set_defaults(func=_cmd_compare)
+
+
+def _options(args: argparse.Namespace) -> CompareOptions:
+    if not 0 <= args.min_effect < 10 or not 0 <= args.min_effect_throughput < 1:
+        raise UsageError("--min-effect must be in [0, 10) and --min-effect-throughput in [0, 1)")
+    if not 100 <= args.bootstrap <= 100_000:
+        raise UsageError("--bootstrap must be between 100 and 100000")
+    return CompareOptions(min_effect_latency=args.min_effect, min_effect_throughput=args.min_effect_throughput,
+                          bootstrap=args.bootstrap, seed=args.seed)
+
+
+def run_compare(specs: list[str], *, results: Path, baseline_spec: str | None = None,
+                thresholds: list[str] = (), options: CompareOptions | None = None) -> Comparison:
+    """Resolve runs and baseline, then compare. UsageError for unknown runs or an unusable baseline."""
+    checks = [parse_expression(t) for t in thresholds]
+    warnings: list[str] = []
+    resolved: list[Run] = [resolve_run(spec, results) for spec in specs]
+    baseline: Run | None = None
+    if baseline_spec is not None:
+        baseline = _baselines.resolve_baseline(baseline_spec, results)
+    elif len(resolved) > 1:
+        baseline = resolved[0]
+        if not baseline.ok:
+            reason = baseline.warnings[0] if baseline.warnings else baseline.status
+            raise UsageError(f"baseline {baseline.run_id} (the first RUN) is not usable: {reason}")
+    runs = []
+    for run in resolved:
+        if baseline is not None and run.run_id == baseline.run_id:
+            continue
+        if not run.ok:
+            reason = run.warnings[0] if run.warnings else run.status
+            warnings.append(f"skipping {run.run_id}: {reason}")
+            continue
+        runs.append(run)
+    if not runs and baseline is None:
+        raise UsageError("no usable run to compare: " + "; ".join(warnings))
+    if not runs and baseline is not None and len(resolved) > (0 if baseline_spec else 1):
+        raise UsageError("no usable run to compare with the baseline: " + "; ".join(warnings))
+    cmp = build_comparison(runs, baseline=baseline, thresholds=checks, options=options)
+    cmp.warnings[:0] = warnings
+    return cmp
+
+
+def _write(target: Path, text: str) -> None:
+    if str(target) == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    cmp = run_compare(list(args.runs), results=Path(args.results), baseline_spec=args.baseline,
+                      thresholds=list(args.threshold), options=_options(args))
+    if not args.quiet:
+        from rich.console import Console
+
+        console = Console(stderr=any(str(p) == "-" for p in (args.markdown, args.junit, args.json, args.html) if p))
+        if not console.is_terminal:
+            console = Console(width=220, stderr=console.stderr)
+        render_terminal(cmp, console)
+    for target, render in ((args.markdown, render_markdown), (args.junit, render_junit), (args.json, render_json),
+                           (args.html, render_html)):
+        if target is not None:
+            _write(target, render(cmp))
+    return cmp.exit_code

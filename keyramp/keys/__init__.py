@@ -1,0 +1,23 @@
+"""Key strategies, request distributions and record values (registries: name -> class)."""
+
+from __future__ import annotations
+
+from keyramp.keys._base import Distribution, KeyStrategy, KeyTraits
+from keyramp.keys._distributions import DISTRIBUTIONS, hottest_share, make_distribution
+from keyramp.keys._strategies import STRATEGIES, key_problem, make_strategy
+from keyramp.keys._values import INDEXED_VALUES, RecordFactory, entity_group_key
+
+__all__ = [
+    "KeyStrategy",
+    "KeyTraits",
+    "Distribution",
+    "STRATEGIES",
+    "DISTRIBUTIONS",
+    "make_strategy",
+    "make_distribution",
+    "key_problem",
+    "hottest_share",
+    "RecordFactory",
+    "INDEXED_VALUES",
+    "entity_group_key",
+]

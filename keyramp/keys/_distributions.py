@@ -1,0 +1,254 @@
+"""Request distributions (YCSB ``CoreWorkload``): which existing record an operation hits.
+
+``next_index(n)`` picks an index in ``[0, n)`` where ``n`` grows while inserts run
+concurrently; the zipfian generators extend their zeta sum incrementally (YCSB does the
+same) instead of recomputing it, so a growing ``n`` costs O(new items), not O(n).
+Each instance owns a seeded ``random.Random``: deterministic per seed, no shared state.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
+
+import numpy as np
+
+from keyramp._errors import UsageError
+from keyramp.keys._base import Distribution
+
+__all__ = [
+    "DISTRIBUTIONS",
+    "make_distribution",
+    "zeta",
+    "fnv_hash64",
+    "hottest_share",
+    "Uniform",
+    "Zipfian",
+    "Latest",
+    "Hotspot",
+    "ZIPFIAN_CONSTANT",
+    "SCRAMBLED_ITEM_COUNT",
+]
+
+#: YCSB ``ZipfianGenerator.ZIPFIAN_CONSTANT``.
+ZIPFIAN_CONSTANT: Final = 0.99
+#: YCSB ``ScrambledZipfianGenerator.ITEM_COUNT``: ranks are drawn over this many items,
+#: hashed, then folded onto ``[0, n)`` — so ``n`` may grow without any zeta update.
+SCRAMBLED_ITEM_COUNT: Final = 10_000_000_000
+_M64: Final = (1 << 64) - 1
+_EXACT_TERMS: Final = 1_000_000  # beyond this many terms, Euler–Maclaurin is exact to ~1e-12
+_CHUNK: Final = 1_000_000
+
+
+def _sum_exact(a: int, b: int, theta: float) -> float:
+    """sum_{i=a+1}^{b} i^-theta, exactly (numpy in chunks for long ranges)."""
+    if b - a <= 64:
+        return math.fsum(i**-theta for i in range(a + 1, b + 1))
+    total = 0.0
+    for lo in range(a + 1, b + 1, _CHUNK):
+        hi = min(b, lo + _CHUNK - 1)
+        total += float(np.sum(np.arange(lo, hi + 1, dtype=np.float64) ** -theta))
+    return total
+
+
+def _sum_tail(a: int, b: int, theta: float) -> float:
+    """sum_{i=a+1}^{b} i^-theta by Euler–Maclaurin (accurate for a ≥ 10^3)."""
+
+    def f(x: float) -> float:
+        return x**-theta
+
+    def d1(x: float) -> float:
+        return -theta * x ** (-theta - 1)
+
+    def d3(x: float) -> float:
+        return -theta * (theta + 1) * (theta + 2) * x ** (-theta - 3)
+
+    integral = (b ** (1 - theta) - a ** (1 - theta)) / (1 - theta)
+    # sum over [a, b] minus f(a) gives (a, b].
+    return integral + (f(a) + f(b)) / 2 + (d1(b) - d1(a)) / 12 - (d3(b) - d3(a)) / 720 - f(a)
+
+
+def zeta(n: int, theta: float, *, start: int = 0, initial: float = 0.0) -> float:
+    """``initial + sum_{i=start+1}^{n} i^-theta`` (YCSB's incremental ``zeta``)."""
+    if n <= start:
+        return initial
+    if n - start <= _EXACT_TERMS or start + _EXACT_TERMS >= n:
+        return initial + _sum_exact(start, n, theta)
+    mid = max(start + _EXACT_TERMS, _EXACT_TERMS)
+    return initial + _sum_exact(start, mid, theta) + _sum_tail(mid, n, theta)
+
+
+def fnv_hash64(value: int) -> int:
+    """YCSB ``Utils.fnvhash64``: FNV-1a over the 8 bytes of a long, then ``Math.abs``."""
+    h = 0xCBF29CE484222325
+    for _ in range(8):
+        h = ((h ^ (value & 0xFF)) * 1099511628211) & _M64
+        value >>= 8
+    return (1 << 64) - h if h >> 63 else h
+
+
+class _Dist(Distribution):
+    defaults: ClassVar[Mapping[str, Any]] = {}
+
+    def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
+        super().__init__(seed=seed, params=params)
+        unknown = sorted(set(self.params) - set(self.defaults))
+        if unknown:
+            known = ", ".join(sorted(self.defaults)) or "none"
+            raise UsageError(f"{self.name}: unknown distribution param '{unknown[0]}' (known: {known})")
+        self.params = {**self.defaults, **self.params}
+        self.rng = random.Random(seed)
+
+    def _fraction(self, name: str, *, low: float, high: float, open_low: bool = False, open_high: bool = False) -> float:
+        value = self.params[name]
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if ok:
+            ok = (value > low if open_low else value >= low) and (value < high if open_high else value <= high)
+        if not ok:
+            lb, rb = "(" if open_low else "[", ")" if open_high else "]"
+            raise UsageError(f"{self.name}: param {name} must be in {lb}{low:g}, {high:g}{rb}, got {value!r}")
+        return float(value)
+
+    @staticmethod
+    def _check_n(n: int) -> None:
+        if n < 1:
+            raise ValueError(f"next_index needs n >= 1 records, got {n}")
+
+
+class Uniform(_Dist):
+    name = "uniform"
+
+    def next_index(self, n: int) -> int:
+        self._check_n(n)
+        return self.rng.randrange(n)
+
+
+class _ZipfRanks:
+    """YCSB ``ZipfianGenerator``: rank 0 is the most popular; zeta grows with the item count."""
+
+    def __init__(self, theta: float, rng: random.Random, items: int = 0) -> None:
+        self.theta = theta
+        self.rng = rng
+        self.alpha = 1.0 / (1.0 - theta)
+        self.zeta2 = 1.0 + 0.5**theta
+        self.half_pow = 0.5**theta
+        self.count = 0
+        self.zetan = 0.0
+        self.eta = 0.0
+        if items:
+            self.resize(items)
+
+    def resize(self, items: int) -> None:
+        if items > self.count:
+            self.zetan = zeta(items, self.theta, start=self.count, initial=self.zetan)
+        else:  # shrinking (deletes): recompute, as YCSB does when allowed
+            self.zetan = zeta(items, self.theta)
+        self.count = items
+        if items >= 3:  # with 1 or 2 items the first two branches of rank() cover every u
+            self.eta = (1 - (2.0 / items) ** (1 - self.theta)) / (1 - self.zeta2 / self.zetan)
+
+    def rank(self, items: int) -> int:
+        if items != self.count:
+            self.resize(items)
+        u = self.rng.random()
+        uz = u * self.zetan
+        if uz < 1.0 or items == 1:
+            return 0
+        if uz < 1.0 + self.half_pow:
+            return 1
+        return min(items - 1, int(items * (self.eta * u - self.eta + 1) ** self.alpha))
+
+
+class Zipfian(_Dist):
+    """YCSB zipfian (constant 0.99); ``scrambled = true`` (default) hashes the rank so the hot
+    items are scattered over the key space (``ScrambledZipfianGenerator``) instead of being
+    the first-inserted records."""
+
+    name = "zipfian"
+    defaults: ClassVar[Mapping[str, Any]] = {"scrambled": True, "constant": ZIPFIAN_CONSTANT}
+
+    def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
+        super().__init__(seed=seed, params=params)
+        scrambled = self.params["scrambled"]
+        if not isinstance(scrambled, bool):
+            raise UsageError(f"zipfian: param scrambled must be true or false, got {scrambled!r}")
+        self.scrambled = scrambled
+        self.theta = self._fraction("constant", low=0.0, high=1.0, open_low=True, open_high=True)
+        # Scrambled ranks are over a fixed huge item count: one zeta, computed once.
+        self._ranks = _ZipfRanks(self.theta, self.rng, SCRAMBLED_ITEM_COUNT if scrambled else 0)
+
+    def next_index(self, n: int) -> int:
+        self._check_n(n)
+        if self.scrambled:
+            return fnv_hash64(self._ranks.rank(SCRAMBLED_ITEM_COUNT)) % n
+        return self._ranks.rank(n)
+
+
+class Latest(_Dist):
+    """YCSB ``SkewedLatestGenerator``: zipfian over recency, the newest record is the hottest."""
+
+    name = "latest"
+    defaults: ClassVar[Mapping[str, Any]] = {"constant": ZIPFIAN_CONSTANT}
+
+    def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
+        super().__init__(seed=seed, params=params)
+        self.theta = self._fraction("constant", low=0.0, high=1.0, open_low=True, open_high=True)
+        self._ranks = _ZipfRanks(self.theta, self.rng)
+
+    def next_index(self, n: int) -> int:
+        self._check_n(n)
+        return n - 1 - self._ranks.rank(n)
+
+
+class Hotspot(_Dist):
+    """YCSB ``HotspotIntegerGenerator``: ``hot_ops_fraction`` of operations go uniformly to the
+    first ``hot_data_fraction`` of the records, the rest uniformly to the others."""
+
+    name = "hotspot"
+    defaults: ClassVar[Mapping[str, Any]] = {"hot_ops_fraction": 0.8, "hot_data_fraction": 0.2}
+
+    def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
+        super().__init__(seed=seed, params=params)
+        self.hot_ops = self._fraction("hot_ops_fraction", low=0.0, high=1.0)
+        self.hot_data = self._fraction("hot_data_fraction", low=0.0, high=1.0, open_low=True)
+
+    def hot_count(self, n: int) -> int:
+        return min(n, max(1, int(n * self.hot_data)))
+
+    def next_index(self, n: int) -> int:
+        self._check_n(n)
+        hot = self.hot_count(n)
+        if hot >= n or self.rng.random() < self.hot_ops:
+            return self.rng.randrange(hot)
+        return hot + self.rng.randrange(n - hot)
+
+
+DISTRIBUTIONS: dict[str, type[Distribution]] = {
+    cls.name: cls for cls in (Uniform, Zipfian, Latest, Hotspot)
+}
+
+
+def make_distribution(name: str, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> Distribution:
+    """Build a distribution by profile name; ``UsageError`` for an unknown name or bad params."""
+    cls = DISTRIBUTIONS.get(name)
+    if cls is None:
+        raise UsageError(f"unknown distribution '{name}' (one of: {', '.join(DISTRIBUTIONS)})")
+    return cls(seed=seed, params=params)
+
+
+def hottest_share(name: str, n: int, params: Mapping[str, Any] | None = None) -> float:
+    """Theoretical share of operations that hit the single hottest record out of ``n``
+    (lint uses it to plan per-entity write rates, BP-RATE-1)."""
+    dist = make_distribution(name, params=params)
+    n = max(1, n)
+    if isinstance(dist, (Zipfian, Latest)):
+        items = SCRAMBLED_ITEM_COUNT if isinstance(dist, Zipfian) and dist.scrambled else n
+        return min(1.0, 1.0 / zeta(items, dist.theta) + (1.0 / n if items != n else 0.0))
+    if isinstance(dist, Hotspot):
+        hot = dist.hot_count(n)
+        cold_share = (1.0 - dist.hot_ops) / (n - hot) if n > hot else 0.0
+        hot_share = (dist.hot_ops if n > hot else 1.0) / hot
+        return max(hot_share, cold_share)
+    return 1.0 / n

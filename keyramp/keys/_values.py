@@ -1,0 +1,91 @@
+"""Record values: a payload of ``value_size`` bytes plus the properties index rules are about.
+
+``indexed_value`` adds a ``created`` property:
+
+* ``none``: no ``created`` property.
+* ``monotonic``: ``created`` grows with the insert index (BP-RATE-2 anti-pattern).
+* ``prefixed``: ``created`` = ``user0042#<ms>``: a high-cardinality id first (BP-KEY-4).
+* ``unindexed``: monotonic ``created``, listed in ``unindexed_fields()`` (BP-RATE-2 fix;
+  backends exclude it via ``Target.unindexed``).
+
+``indexed_fields = N`` adds small properties ``f0 … fN-1`` (index fan-out, BP-IDX-1).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Final
+
+from keyramp._errors import UsageError
+from keyramp._types import Key
+
+__all__ = ["RecordFactory", "INDEXED_VALUES", "entity_group_key"]
+
+INDEXED_VALUES: Final = ("none", "monotonic", "prefixed", "unindexed")
+#: Same origin as the key strategies' virtual clock, so ``created`` and time keys agree.
+_START_MS: Final = 1_700_000_000_000
+#: Payloads are slices at varying offsets of one buffer, so records differ without urandom per op.
+_SLACK: Final = 4096
+
+
+class RecordFactory:
+    """Builds the record for an insert index; cheap (one bytes slice + a small dict)."""
+
+    def __init__(
+        self,
+        *,
+        value_size: int,
+        indexed_value: str = "none",
+        indexed_fields: int = 0,
+        seed: int = 0,
+        users: int = 1000,
+        interval_ms: float = 1.0,
+    ) -> None:
+        if isinstance(value_size, bool) or not isinstance(value_size, int) or value_size < 0:
+            raise UsageError(f"workload.value_size: must be an integer ≥ 0, got {value_size!r}")
+        if indexed_value not in INDEXED_VALUES:
+            raise UsageError(f"workload.indexed_value: one of {', '.join(INDEXED_VALUES)}, got {indexed_value!r}")
+        if isinstance(indexed_fields, bool) or not isinstance(indexed_fields, int) or indexed_fields < 0:
+            raise UsageError(f"workload.indexed_fields: must be an integer ≥ 0, got {indexed_fields!r}")
+        if isinstance(users, bool) or not isinstance(users, int) or users < 1:
+            raise UsageError(f"users: must be an integer ≥ 1, got {users!r}")
+        self.value_size = value_size
+        self.indexed_value = indexed_value
+        self.indexed_fields = indexed_fields
+        self.users = users
+        self.interval_ms = float(interval_ms)
+        self._buffer = random.Random(seed).randbytes(value_size + _SLACK)
+        self._field_names = tuple(f"f{i}" for i in range(indexed_fields))
+        self._user_fmt = f"user{{:0{max(4, len(str(users - 1)))}d}}#{{:013d}}".format
+
+    def created(self, index: int) -> int:
+        """Virtual-clock milliseconds of the ``index``-th insert (increases with index)."""
+        return _START_MS + int(index * self.interval_ms)
+
+    def record(self, index: int) -> dict[str, Any]:
+        offset = (index * 2654435761) % _SLACK  # Knuth's multiplicative hash: varied offsets
+        rec: dict[str, Any] = {"payload": self._buffer[offset : offset + self.value_size]}
+        if self.indexed_value == "prefixed":
+            rec["created"] = self._user_fmt(index % self.users, self.created(index))
+        elif self.indexed_value != "none":
+            rec["created"] = self.created(index)
+        for i, name in enumerate(self._field_names):
+            rec[name] = (index + i) % 1000
+        return rec
+
+    def unindexed_fields(self) -> frozenset[str]:
+        """Fields to exclude from indexes: the payload always (never queried, and Datastore
+        rejects indexed blobs over 1500 bytes), ``created`` when ``indexed_value = unindexed``."""
+        if self.indexed_value == "unindexed":
+            return frozenset({"payload", "created"})
+        return frozenset({"payload"})
+
+
+def entity_group_key(key: Key, index: int, *, group_size: int) -> tuple[int, Key]:
+    """Place the ``index``-th record under parent ``index // group_size + 1`` (Datastore
+    ancestor path, BP-RATE-1): consecutive inserts share one entity group."""
+    if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1:
+        raise UsageError(f"workload.entity_group_size: must be an integer ≥ 1, got {group_size!r}")
+    if isinstance(key, tuple):
+        raise UsageError("entity_group_key: key already has a parent")
+    return (index // group_size + 1, key)

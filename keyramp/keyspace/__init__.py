@@ -1,0 +1,46 @@
+"""Key-space analysis: where a cell's load lands (measured) and what tablets would do (modelled).
+
+The emulators never split tablets, so keyramp measures the key stream (heatmap,
+hotspot metrics) and models a range-partitioned store from it. Model figures carry
+``modelled: true``; see docs/keyspace-model.md.
+"""
+
+from __future__ import annotations
+
+from keyramp.keyspace._cli import register, run_keyspace
+from keyramp.keyspace._heatmap import heatmap_data, render_png
+from keyramp.keyspace._load import CellKeys, KeyPositions, key_positions, load_keys, load_run
+from keyramp.keyspace._metrics import analyze_cell, hotspot_metrics, summarize_cell
+from keyramp.keyspace._tablets import (
+    BACKEND_PARAMS,
+    SYNTHETIC_PATTERNS,
+    TabletParams,
+    TabletTimeline,
+    params_for,
+    simulate,
+    simulate_collection,
+    synthetic_stream,
+)
+
+__all__ = [
+    "BACKEND_PARAMS",
+    "SYNTHETIC_PATTERNS",
+    "CellKeys",
+    "KeyPositions",
+    "TabletParams",
+    "TabletTimeline",
+    "analyze_cell",
+    "heatmap_data",
+    "hotspot_metrics",
+    "key_positions",
+    "load_keys",
+    "load_run",
+    "params_for",
+    "register",
+    "render_png",
+    "run_keyspace",
+    "simulate",
+    "simulate_collection",
+    "summarize_cell",
+    "synthetic_stream",
+]

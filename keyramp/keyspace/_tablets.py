@@ -1,0 +1,348 @@
+"""A range-partitioned store simulated from a key stream: the *modelled* half of keyramp.
+
+The emulators are single-node stores that never split, so what sequential keys or a
+fast ramp would do to Datastore, Firestore or Bigtable is modelled here from the
+sampled key stream and the scheduled rate. Every figure this module produces is a
+model output (``modelled: true``); parameters and their sources are in
+docs/keyspace-model.md.
+
+The model, per step of ``step_s`` schedule seconds:
+
+* the load of the cell (scheduled rate, or observed sample rate) is spread over the
+  key space as the samples of the step are; tablets are contiguous position ranges;
+* a tablet throttles what exceeds ``capacity`` ops/s; the rest waits in an M/M/1
+  queue with service rate ``capacity`` (a rough added-latency figure);
+* a tablet whose load stays above ``split_threshold`` for ``split_delay_s`` splits at
+  the median of its recent samples (a single hot key cannot split);
+* a new key range starts as one tablet; tablets never merge (runs are short).
+
+Sampling noise: with few samples per tablet a uniform stream looks lumpy and would
+predict throttling that is not there. The load shape therefore comes from a long
+window (at least ``min_window_samples``) unless the current step's counts differ from
+it beyond Poisson noise (a moving hotspot: chi-square test), in which case the step's
+own samples are used.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from keyramp._errors import UsageError
+
+__all__ = [
+    "TabletParams",
+    "TabletTimeline",
+    "BACKEND_PARAMS",
+    "params_for",
+    "simulate",
+    "simulate_collection",
+    "synthetic_stream",
+    "SYNTHETIC_PATTERNS",
+]
+
+RateFn = Callable[[float], float]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TabletParams:
+    capacity: float  # ops/s one tablet serves before throttling
+    split_threshold: float  # ops/s that, sustained for split_delay_s, triggers a split
+    split_delay_s: float  # schedule seconds
+    step_s: float = 10.0  # simulation step, schedule seconds (raised for sparse samples)
+    window_s: float = 60.0  # long window for the load shape, schedule seconds
+    min_window_samples: int = 20_000
+    total_capacity: float | None = None  # cluster cap (Bigtable nodes x per-node ops/s)
+    max_tablets: int = 1 << 16
+
+
+# Defaults and their sources: docs/keyspace-model.md. threshold < capacity / 1.5 so a
+# +50 % step never overloads a tablet that was below threshold (with a margin for
+# uneven split points): "500/50/5" with a split delay under 5 minutes never throttles.
+_SERVERLESS = TabletParams(capacity=500.0, split_threshold=300.0, split_delay_s=120.0)
+BACKEND_PARAMS: dict[str, TabletParams] = {
+    "datastore": _SERVERLESS,
+    "firestore": _SERVERLESS,
+    "firestore-datastore": _SERVERLESS,
+    "bigtable": TabletParams(
+        capacity=10_000.0,
+        split_threshold=6_000.0,
+        split_delay_s=300.0,
+        total_capacity=10_000.0,  # one node
+    ),
+}
+
+
+def params_for(backend: str, **overrides: Any) -> TabletParams:
+    try:
+        base = BACKEND_PARAMS[backend]
+    except KeyError:
+        raise UsageError(f"no tablet model for backend {backend!r}; known: {', '.join(BACKEND_PARAMS)}") from None
+    return replace(base, **overrides) if overrides else base
+
+
+@dataclass(kw_only=True)
+class TabletTimeline:
+    """Model output per step (arrays of equal length); every figure is modelled."""
+
+    params: TabletParams
+    t: np.ndarray  # end of step, schedule seconds
+    offered: np.ndarray  # ops/s offered to the key range
+    tablets: np.ndarray
+    max_load: np.ndarray  # ops/s on the busiest tablet
+    max_share: np.ndarray  # share of the load on the busiest tablet
+    hot_is_last: np.ndarray  # busiest tablet is the last of the range (appending)
+    throttled: np.ndarray  # predicted throttled fraction of offered ops
+    added_latency_ms: np.ndarray  # load-weighted queueing estimate
+    achieved: np.ndarray = field(init=False)
+    modelled: bool = True
+
+    def __post_init__(self) -> None:
+        self.achieved = self.offered * (1.0 - self.throttled)
+
+    def at(self, t: float) -> int:
+        """Index of the step containing schedule time ``t``."""
+        return int(min(len(self.t) - 1, np.searchsorted(self.t, t, side="left")))
+
+    def summary(self) -> dict[str, Any]:
+        if len(self.t) == 0:
+            return {"modelled": True, "steps": 0}
+        last = len(self.t) - 1
+        busy = self.offered > 0
+        return {
+            "modelled": True,
+            "steps": int(len(self.t)),
+            "step_s": float(self.t[1] - self.t[0]) if len(self.t) > 1 else float(self.t[0]),
+            "peak_tablets": int(self.tablets.max()),
+            "final_tablets": int(self.tablets[last]),
+            "max_throttled_fraction": float(self.throttled.max()),
+            "mean_throttled_fraction": float(
+                (self.throttled * self.offered).sum() / self.offered.sum() if busy.any() else 0.0
+            ),
+            "final_throttled_fraction": float(self.throttled[last]),
+            "max_tablet_load_ops_per_s": float(self.max_load.max()),
+            "final_max_share": float(self.max_share[last]),
+            "max_added_latency_ms": float(self.added_latency_ms.max()),
+            "peak_achieved_ops_per_s": float(self.achieved.max()),
+            "params": {k: v for k, v in asdict(self.params).items() if v is not None},
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"modelled": True}
+        for name in ("t", "offered", "tablets", "max_load", "throttled", "added_latency_ms", "achieved"):
+            out[name] = [round(float(v), 4) for v in getattr(self, name)]
+        return out
+
+
+def _moved(counts: np.ndarray, expected: np.ndarray) -> bool:
+    """Whether a step's counts differ from the long-window shape beyond Poisson noise.
+
+    A chi-square statistic against its degrees of freedom (k - 1, std sqrt(2(k - 1))),
+    with a wide margin: only a real move (an appending hotspot) passes, not sampling noise.
+    """
+    if (counts[expected == 0] > 0).any():
+        return True
+    live = expected > 0
+    chi2 = float((((counts[live] - expected[live]) ** 2) / expected[live]).sum())
+    dof = max(1, int(live.sum()) - 1)
+    return chi2 > dof + 5.0 * math.sqrt(2.0 * dof) + 10.0
+
+
+def simulate(
+    positions: np.ndarray,
+    times: np.ndarray,
+    *,
+    rate_fn: RateFn | None = None,
+    time_scale: float = 1.0,
+    params: TabletParams,
+    sample_rate: float = 1.0,
+    duration_s: float | None = None,
+) -> TabletTimeline:
+    """Simulate tablets for one key range.
+
+    ``positions`` in ``[0, 1)`` and ``times`` (wall seconds, ascending) are the sampled
+    accesses; schedule time = wall time x ``time_scale``. The load at schedule time t is
+    ``rate_fn(t)`` when given, else the sampled rate / ``sample_rate`` (fraction of
+    accesses that were sampled). ``duration_s`` is in schedule seconds.
+    """
+    if time_scale <= 0 or sample_rate <= 0:
+        raise UsageError("time_scale and sample_rate must be positive")
+    pos = np.asarray(positions, dtype=np.float64)
+    sched = np.asarray(times, dtype=np.float64) * time_scale
+    if len(sched) > 1 and np.any(np.diff(sched) < 0):
+        order = np.argsort(sched, kind="stable")
+        pos, sched = pos[order], sched[order]
+    horizon = duration_s if duration_s is not None else (float(sched[-1]) if len(sched) else 0.0)
+    # Aim for >= 20 samples a step on average, so a moving hotspot is significant.
+    step = params.step_s
+    if len(sched):
+        step = max(step, 20.0 * horizon / len(sched))
+    n_steps = max(1, math.ceil(horizon / step - 1e-9))
+
+    bounds = np.array([0.0, math.inf])
+    over_since = np.array([math.nan])
+    cols: dict[str, list[float]] = {k: [] for k in ("t", "offered", "tablets", "max_load", "max_share", "last", "thr", "lat")}
+    share = np.ones(1)
+    cap = params.capacity
+
+    for k in range(n_steps):
+        t_end = (k + 1) * step
+        t_start = t_end - step
+        e = int(np.searchsorted(sched, t_end, side="right"))
+        s0 = int(np.searchsorted(sched, t_start, side="right")) if k > 0 else 0
+        l0 = min(int(np.searchsorted(sched, t_end - max(params.window_s, step), side="right")), max(0, e - params.min_window_samples), s0)
+        n_tab = len(bounds) - 1
+        short = pos[s0:e]
+        window = pos[l0:e]
+        # Tablet of each sample: a search into the (few) bounds, no per-step sort.
+        w_tab = np.searchsorted(bounds, window, side="right") - 1
+        use_short = False
+        if len(window):
+            share = np.bincount(w_tab, minlength=n_tab)[:n_tab] / len(window)
+            if len(short):
+                s_tab = w_tab[s0 - l0 :]
+                c_short = np.bincount(s_tab, minlength=n_tab)[:n_tab]
+                use_short = _moved(c_short, share * len(short))
+                if use_short:
+                    share = c_short / len(short)
+        elif len(share) != n_tab:
+            share = np.full(n_tab, 1.0 / n_tab)
+
+        if rate_fn is not None:
+            offered = float(rate_fn(t_start + step / 2))
+        else:
+            offered = len(short) / sample_rate / (step / time_scale)
+        load = offered * share
+        served = np.minimum(load, cap).sum()
+        if params.total_capacity is not None:
+            served = min(served, params.total_capacity)
+        throttled = 1.0 - served / offered if offered > 0 else 0.0
+        rho = np.minimum(load / cap, 0.99)
+        wait_ms = rho / (1.0 - rho) / cap * 1000.0
+        latency = float((load * wait_ms).sum() / offered) if offered > 0 else 0.0
+        hot = int(np.argmax(load))
+        cols["t"].append(t_end)
+        cols["offered"].append(offered)
+        cols["tablets"].append(n_tab)
+        cols["max_load"].append(float(load[hot]))
+        cols["max_share"].append(float(share[hot]))
+        cols["last"].append(float(hot == n_tab - 1 and load[hot] > 0))
+        cols["thr"].append(max(0.0, throttled))
+        cols["lat"].append(latency)
+
+        # Splits: sustained load above threshold, at the median of the recent samples
+        # that produced the tablet's share (the step's own when it was significant).
+        over = load > params.split_threshold
+        over_since = np.where(over, np.where(np.isnan(over_since), t_start, over_since), math.nan)
+        ready = np.flatnonzero(over & (t_end - over_since >= params.split_delay_s - 1e-9))
+        if len(ready) == 0 or n_tab >= params.max_tablets:
+            continue
+        # Median of the recent samples that produced the share (the step's own if it moved).
+        src = np.sort(short if use_short else window)
+        ed = np.searchsorted(src, bounds, side="left")
+        new_points = []
+        for i in ready[: params.max_tablets - n_tab]:
+            a, b = ed[i], ed[i + 1]
+            if b - a < 2:
+                continue
+            m = float(src[(a + b) // 2])
+            if bounds[i] < m < bounds[i + 1]:
+                new_points.append(m)
+        if not new_points:
+            continue
+        new_bounds = np.sort(np.concatenate([bounds, new_points]))
+        parent = np.searchsorted(bounds, new_bounds[:-1], side="right") - 1
+        was_split = np.zeros(n_tab, dtype=bool)
+        was_split[np.searchsorted(bounds, new_points, side="right") - 1] = True
+        over_since = np.where(was_split[parent], math.nan, over_since[parent])
+        share = share[parent] / np.bincount(parent, minlength=n_tab)[parent]  # refined next step
+        bounds = new_bounds
+
+    return TabletTimeline(
+        params=params,
+        t=np.asarray(cols["t"]),
+        offered=np.asarray(cols["offered"]),
+        tablets=np.asarray(cols["tablets"], dtype=np.int64),
+        max_load=np.asarray(cols["max_load"]),
+        max_share=np.asarray(cols["max_share"]),
+        hot_is_last=np.asarray(cols["last"], dtype=bool),
+        throttled=np.asarray(cols["thr"]),
+        added_latency_ms=np.asarray(cols["lat"]),
+    )
+
+
+def simulate_collection(
+    doc_positions: np.ndarray,
+    times: np.ndarray,
+    *,
+    index_positions: Mapping[str, np.ndarray],
+    rate_fn: RateFn | None = None,
+    time_scale: float = 1.0,
+    params: TabletParams,
+    duration_s: float | None = None,
+) -> dict[str, Any]:
+    """Model writes that also write index entries (Firestore/Datastore single-field indexes).
+
+    Each write touches the document range and one entry per indexed field, each index
+    its own key range (ordered by the field's value). A write succeeds only if every
+    range accepts it, so the collection's throttled fraction is the worst range's.
+    """
+    ranges = {"documents": doc_positions, **{f"index:{k}": v for k, v in index_positions.items()}}
+    timelines = {
+        name: simulate(p, times, rate_fn=rate_fn, time_scale=time_scale, params=params, duration_s=duration_s)
+        for name, p in ranges.items()
+    }
+    stack = np.vstack([tl.throttled for tl in timelines.values()])
+    offered = next(iter(timelines.values())).offered
+    throttled = stack.max(axis=0)
+    return {"ranges": timelines, "throttled": throttled, "achieved": offered * (1.0 - throttled), "modelled": True}
+
+
+def _uniform(n: int, rng: np.random.Generator, *, stratified: bool) -> np.ndarray:
+    if stratified:
+        # Golden-ratio sequence: any run of consecutive samples covers [0,1) almost
+        # evenly, so calibration measures the model rather than sampling noise.
+        start = rng.random()
+        return np.modf(start + np.arange(n, dtype=np.float64) * 0.6180339887498949)[0]
+    return rng.random(n)
+
+
+def synthetic_stream(
+    pattern: str,
+    *,
+    duration_s: float,
+    samples_per_s: float,
+    seed: int = 0,
+    shards: int = 64,
+    stratified: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Positions and times (schedule seconds, time_scale 1) for a key pattern.
+
+    ``uniform``: random/hashed/server-allocated keys. ``sequential``: each key past the
+    previous (sequential ids, timestamp-first keys, a monotonic indexed field).
+    ``reverse``: each key before the previous (reverse timestamps). ``hashed_prefix``:
+    ``shards`` prefixes, sequential within each (BP-KEY-3).
+    """
+    if pattern not in SYNTHETIC_PATTERNS:
+        raise UsageError(f"unknown synthetic pattern {pattern!r}; known: {', '.join(SYNTHETIC_PATTERNS)}")
+    n = max(1, int(duration_s * samples_per_s))
+    rng = np.random.default_rng(seed)
+    times = (np.arange(n, dtype=np.float64) + 0.5) * (duration_s / n)
+    frac = np.arange(n, dtype=np.float64) / n
+    if pattern == "uniform":
+        pos = _uniform(n, rng, stratified=stratified)
+    elif pattern == "sequential":
+        pos = frac
+    elif pattern == "reverse":
+        pos = 1.0 - frac - 1.0 / n
+    else:
+        shard = (np.floor(_uniform(n, rng, stratified=stratified) * shards)).astype(np.int64)
+        pos = (shard + frac) / shards
+    return pos, times
+
+
+SYNTHETIC_PATTERNS = ("uniform", "sequential", "reverse", "hashed_prefix")

@@ -1,0 +1,83 @@
+"""Scenario probes (direct measurements of one best-practice effect) and the scenario report.
+
+A profile selects a probe with ``[workload] probe = "contention"`` plus ``probe_params``;
+``run_probe`` runs it against the cell's store and returns the dict that belongs in the
+cell summary under ``probe``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from keyramp._errors import UsageError
+from keyramp.backends._base import Backend, Target
+from keyramp.scenarios import _consistency, _contention, _hygiene, _queries, _writes
+from keyramp.scenarios._base import ProbeContext
+
+__all__ = ["PROBES", "ProbeSpec", "ProbeContext", "probe_params", "run_probe"]
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    run: Callable[[ProbeContext], dict[str, Any]]
+    defaults: Mapping[str, Any]
+    #: Backends the probe cannot run on (and why), checked before it starts.
+    unsupported: Mapping[str, str]
+
+
+_NO_QUERIES = {"bigtable": "Bigtable has no queries over properties (row-range scans only)"}
+
+PROBES: dict[str, ProbeSpec] = {
+    "consistency": ProbeSpec(_consistency.consistency_probe, _consistency.DEFAULTS, _NO_QUERIES),
+    "contention": ProbeSpec(_contention.contention_probe, _contention.DEFAULTS, {}),
+    "offset_cursor": ProbeSpec(_queries.offset_cursor_probe, _queries.OFFSET_DEFAULTS, _NO_QUERIES),
+    "projection": ProbeSpec(_queries.projection_probe, _queries.PROJECTION_DEFAULTS, _NO_QUERIES),
+    "deleted_range": ProbeSpec(_queries.deleted_range_probe, _queries.DELETED_DEFAULTS, _NO_QUERIES),
+    "batch": ProbeSpec(_writes.batch_probe, _writes.BATCH_DEFAULTS, {}),
+    "fanout": ProbeSpec(_writes.fanout_probe, _writes.FANOUT_DEFAULTS,
+                        {"bigtable": "Bigtable has no secondary indexes"}),
+    "hygiene": ProbeSpec(_hygiene.hygiene_probe, _hygiene.DEFAULTS, {}),
+}
+
+_CHOICES = {"assign": ("per-thread", "random"), "op": ("transaction", "increment")}
+
+
+def probe_params(name: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Defaults filled in; unknown names and wrong types are a ``UsageError``."""
+    spec = PROBES[name]
+    unknown = sorted(set(raw) - set(spec.defaults))
+    if unknown:
+        allowed = ", ".join(sorted(spec.defaults)) or "none"
+        raise UsageError(f"{name}: unknown parameter '{unknown[0]}' (allowed: {allowed})")
+    out = dict(spec.defaults)
+    for key, value in raw.items():
+        default = spec.defaults[key]
+        ok = (isinstance(value, bool) if isinstance(default, bool)
+              else isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+              if isinstance(default, (int, float)) else isinstance(value, type(default)))
+        if not ok:
+            raise UsageError(f"{name}.{key}: expected {type(default).__name__} (positive), got {value!r}")
+        if key in _CHOICES and value not in _CHOICES[key]:
+            raise UsageError(f"{name}.{key}: one of {', '.join(_CHOICES[key])}, got {value!r}")
+        out[key] = int(value) if isinstance(default, int) and not isinstance(default, bool) else value
+    return out
+
+
+def run_probe(name: str, *, backend_class: type[Backend], target: Target, params: Mapping[str, Any] | None = None,
+              budget_s: float = 30.0, seed: int = 1, consistency: float = 1.0) -> dict[str, Any]:
+    """Run probe ``name`` on a prepared store; returns ``{"name", "backend", "result" | "unsupported"}``."""
+    spec = PROBES[name]
+    out: dict[str, Any] = {"name": name, "backend": target.backend}
+    if target.backend in spec.unsupported:
+        out["unsupported"] = spec.unsupported[target.backend]
+        return out
+    ctx = ProbeContext(backend_class=backend_class, target=target, params=probe_params(name, params or {}),
+                       budget_s=budget_s, seed=seed, consistency=consistency)
+    try:
+        out["params"] = dict(ctx.params)
+        out["result"] = spec.run(ctx)
+    finally:
+        ctx.close()
+    return out

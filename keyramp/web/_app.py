@@ -1,0 +1,89 @@
+"""The Flask app: routes, security headers, error pages, template filters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Flask, Response, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException
+
+from keyramp import __version__
+from keyramp._errors import UsageError
+from keyramp.web._store import RunStore
+
+__all__ = ["create_app", "CSP"]
+
+
+# No inline script or style anywhere: page JS lives in static/keyramp.js and chart data in
+# <script type="application/json"> blocks, which CSP does not execute.
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+
+def create_app(results_dir: str | Path) -> Flask:
+    """The app for one results directory (read-only)."""
+    from keyramp.web import _views_compare, _views_run, _views_runs
+
+    app = Flask(__name__, static_folder="static", template_folder="templates")
+    app.config["RESULTS_DIR"] = Path(results_dir)
+    app.config["JSON_SORT_KEYS"] = False
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.extensions["keyramp_store"] = RunStore(Path(results_dir))
+    app.jinja_env.globals["keyramp_version"] = __version__
+    app.jinja_env.filters.update(_filters())
+
+    _views_runs.add_routes(app)
+    _views_run.add_routes(app)
+    _views_compare.add_routes(app)
+
+    @app.after_request
+    def _headers(resp: Response) -> Response:
+        resp.headers["Content-Security-Policy"] = CSP
+        resp.headers["X-Content-Type-Options"] = "nosniff"
+        resp.headers["Referrer-Policy"] = "no-referrer"
+        resp.headers["X-Frame-Options"] = "DENY"
+        return resp
+
+    @app.errorhandler(UsageError)
+    def _usage(exc: UsageError):  # type: ignore[no-untyped-def]
+        return _error(400, str(exc))
+
+    @app.errorhandler(HTTPException)
+    def _http(exc: HTTPException):  # type: ignore[no-untyped-def]
+        return _error(exc.code or 500, exc.description or exc.name)
+
+    return app
+
+
+def _error(code: int, message: str):  # type: ignore[no-untyped-def]
+    if request.path.endswith(".json"):
+        return jsonify({"error": message, "status": code}), code
+    return render_template("error.html", code=code, message=message), code
+
+
+def _filters() -> dict[str, object]:
+    def fmt_num(value: object, digits: int = 1) -> str:
+        if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+            return "–"
+        if abs(value) >= 1000:
+            return f"{value:,.0f}"
+        return f"{value:,.{digits}f}"
+
+    def fmt_pct(value: object, digits: int = 2) -> str:
+        if value is None or not isinstance(value, (int, float)):
+            return "–"
+        return f"{value * 100:.{digits}f} %"
+
+    def fmt_ratio(value: object) -> str:
+        if value is None or not isinstance(value, (int, float)):
+            return "–"
+        return f"×{value:.2f}"
+
+    def fmt_time(value: object) -> str:
+        if not isinstance(value, str):
+            return "–"
+        return value.replace("T", " ").rstrip("Z")[:19]
+
+    return {"num": fmt_num, "pct": fmt_pct, "ratio": fmt_ratio, "when": fmt_time}

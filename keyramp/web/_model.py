@@ -1,0 +1,191 @@
+"""View models: plain JSON-safe dicts built from a run's manifest and summary.
+
+The same dicts feed the HTML templates and the JSON twins, so both always agree.
+Every accessor is defensive: a hand-edited or truncated file degrades to missing
+values, never to a 500.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from keyramp._catalog import cell_identity
+
+__all__ = ["run_row", "run_detail", "LATENCY_KEYS", "as_dict", "as_list", "num"]
+
+LATENCY_KEYS = ("p50", "p90", "p95", "p99", "p999", "max", "mean")
+
+
+def as_dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def num(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def text(value: object) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def _op_stats(name: str, raw: object) -> dict[str, Any]:
+    d = as_dict(raw)
+    lat = as_dict(d.get("latency_ms"))
+    svc = as_dict(d.get("service_ms"))
+    classes = {str(k): num(v) for k, v in as_dict(d.get("errors_by_class")).items() if num(v)}
+    return {
+        "op": name,
+        "count": num(d.get("count")),
+        "errors": num(d.get("errors")),
+        "error_rate": num(d.get("error_rate")),
+        "errors_by_class": classes,
+        "ops_per_s": num(d.get("ops_per_s")),
+        "latency_ms": {k: num(lat.get(k)) for k in LATENCY_KEYS},
+        "service_ms": {k: num(svc.get(k)) for k in LATENCY_KEYS},
+        "late": num(d.get("late")),
+        "dropped": num(d.get("dropped")),
+    }
+
+
+def _cells(manifest: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, Any]]:
+    m_cells = {str(c.get("id")): c for c in map(as_dict, as_list(manifest.get("cells"))) if c.get("id")}
+    s_cells = as_dict(summary.get("cells"))
+    order = list(s_cells) + [cid for cid in m_cells if cid not in s_cells]
+    out = []
+    for cid in order:
+        s = as_dict(s_cells.get(cid))
+        m = m_cells.get(cid, {})
+        sched = m.get("schedule")
+        schedule = s.get("schedule") or (as_dict(sched).get("kind") if sched else None)
+        ops = [_op_stats(str(op), stats) for op, stats in as_dict(s.get("operations")).items()]
+        total = _op_stats("total", s["total"]) if isinstance(s.get("total"), dict) else None
+        targets = [as_dict(p) for p in as_list(s.get("target_ops_per_s"))]
+        ratios = [
+            a / t
+            for p in targets
+            if (t := num(p.get("target"))) and (a := num(p.get("achieved"))) is not None
+        ]
+        keyspace = as_dict(s.get("keyspace"))
+        cell = {
+            "id": cid,
+            "backend": text(s.get("backend") or m.get("backend")),
+            "strategy": text(s.get("strategy") or m.get("strategy")),
+            "schedule": text(schedule),
+            "distribution": text(s.get("distribution") or m.get("distribution")),
+            "duration_s": num(s.get("duration_s")) or num(m.get("duration_s")),
+            "time_scale": num(s.get("time_scale")) or num(m.get("time_scale")),
+            "endpoint": text(m.get("endpoint")),
+            "operations": ops,
+            "total": total,
+            "target_ratio_mean": (sum(ratios) / len(ratios)) if ratios else None,
+            "target_ratio_min": min(ratios) if ratios else None,
+            "keyspace": _flatten_keyspace(keyspace),
+            "keyspace_modelled": bool(keyspace.get("modelled")),
+            "thresholds": [_threshold(t) for t in as_list(s.get("thresholds"))],
+        }
+        # what matches cells across runs: the id without its cNN- index (backend, strategy, extras)
+        cell["identity"] = cell_identity(cid)
+        out.append(cell)
+    return out
+
+
+def _flatten_keyspace(ks: dict[str, Any], prefix: str = "") -> list[dict[str, Any]]:
+    """Hotspot metrics as rows (name, value, modelled); nested dicts (e.g. the tablet
+    model summary) are flattened with dotted names and inherit their ``modelled`` flag."""
+    rows = []
+    modelled = bool(ks.get("modelled"))
+    for key, value in ks.items():
+        if key == "modelled":
+            continue
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            for row in _flatten_keyspace(value, prefix=f"{name}."):
+                row["modelled"] = row["modelled"] or modelled
+                rows.append(row)
+        elif isinstance(value, (int, float, str, bool)) or value is None:
+            rows.append({"name": name, "value": value if not isinstance(value, float) or math.isfinite(value) else None,
+                         "modelled": modelled})
+    return rows
+
+
+def _threshold(raw: object) -> dict[str, Any]:
+    d = as_dict(raw)
+    passed = d.get("passed")
+    return {
+        "name": text(d.get("name")),
+        "op": text(d.get("op")),
+        "limit": num(d.get("limit")),
+        "value": num(d.get("value")),
+        "passed": passed if isinstance(passed, bool) else None,
+    }
+
+
+def _run_attr(run: Any, name: str, default: Any = None) -> Any:
+    return getattr(run, name, default)
+
+
+def run_row(run: Any) -> dict[str, Any]:
+    """One line of the runs list."""
+    manifest = as_dict(_run_attr(run, "manifest"))
+    summary = as_dict(_run_attr(run, "summary"))
+    totals = [as_dict(as_dict(c).get("total")) for c in as_dict(summary.get("cells")).values()]
+    ops_per_s = sum(v for t in totals if (v := num(t.get("ops_per_s"))) is not None) if totals else None
+    count = sum(v for t in totals if (v := num(t.get("count"))) is not None)
+    errors = sum(v for t in totals if (v := num(t.get("errors"))) is not None)
+    p99s = [v for t in totals if (v := num(as_dict(t.get("latency_ms")).get("p99"))) is not None]
+    warnings = [str(w) for w in as_list(_run_attr(run, "warnings", []))]
+    status = text(_run_attr(run, "status")) or "unknown"
+    corrupt = not manifest and not summary
+    return {
+        "run_id": str(_run_attr(run, "run_id")),
+        "profile_name": text(_run_attr(run, "profile_name")) or text(manifest.get("profile_name")),
+        "status": "corrupt" if corrupt else status,
+        "reason": text(summary.get("reason") or manifest.get("reason")),
+        "started_at": text(_run_attr(run, "started_at")) or text(manifest.get("started_at")),
+        "backends": sorted({str(b) for b in (_run_attr(run, "backends") or [])}),
+        "strategies": sorted({str(s) for s in (_run_attr(run, "strategies") or [])}),
+        "cells": len(as_dict(summary.get("cells"))) or len(as_list(manifest.get("cells"))),
+        "ops_per_s": ops_per_s,
+        "error_rate": (errors / count) if count else None,
+        "p99_ms": max(p99s) if p99s else None,
+        "thresholds_passed": summary.get("thresholds_passed") if isinstance(summary.get("thresholds_passed"), bool) else None,
+        "warnings": warnings,
+        "ok": bool(_run_attr(run, "ok", False)),
+        "corrupt": corrupt,
+    }
+
+
+def run_detail(run: Any) -> dict[str, Any]:
+    """Everything the run page shows except the time series (served separately, cached)."""
+    manifest = as_dict(_run_attr(run, "manifest"))
+    summary = as_dict(_run_attr(run, "summary"))
+    profile = as_dict(manifest.get("profile"))
+    row = run_row(run)
+    versions = {str(k): text(v) for k, v in as_dict(manifest.get("versions")).items()}
+    lint = []
+    for item in as_list(manifest.get("lint")):
+        d = as_dict(item)
+        lint.append({k: text(d.get(k)) for k in ("rule", "severity", "message", "cell")})
+    return {
+        **row,
+        "description": text(profile.get("description")),
+        "rules": [str(r) for r in as_list(profile.get("rules"))],
+        "profile_path": text(manifest.get("profile_path")),
+        "ended_at": text(manifest.get("ended_at")),
+        "seed": manifest.get("seed") if isinstance(manifest.get("seed"), (int, str)) else None,
+        "git_sha": text(manifest.get("git_sha")),
+        "host": text(manifest.get("host")),
+        "versions": versions,
+        "lint": lint,
+        "cells": _cells(manifest, summary),
+        "cell_count": row["cells"],
+    }

@@ -1,0 +1,92 @@
+"""Read-only access to a results directory for the web UI, cached per (path, mtime)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from werkzeug.exceptions import NotFound
+
+from keyramp._catalog import load_run, safe_run_path
+from keyramp._errors import UsageError
+from keyramp.web._cache import FileCache
+from keyramp.web._model import run_detail, run_row
+from keyramp.web._timeseries import downsample, parse_timeseries
+
+__all__ = ["RunStore", "CELL_RE"]
+
+# Cell ids per docs/run-format.md; anything else never reaches the filesystem.
+CELL_RE = re.compile(r"^[a-z0-9_-]{1,128}$")
+
+
+class RunStore:
+    """One per app. Every parsed file is cached until its mtime or size changes, so a
+    run still in progress (rewritten every second) is re-read and a finished one is not."""
+
+    def __init__(self, results_dir: Path) -> None:
+        self.results_dir = Path(results_dir)
+        self.cache = FileCache()
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def _files(self, path: Path) -> tuple[Path, ...]:
+        return (path, path / "manifest.json", path / "summary.json")
+
+    def _load(self, path: Path) -> Any:
+        return self.cache.get(("run", str(path)), self._files(path), lambda: load_run(path))
+
+    def list_rows(self) -> list[dict[str, Any]]:
+        """Every run directory as a list row, newest first (run ids sort by start time)."""
+        try:
+            entries = sorted((p for p in self.results_dir.iterdir() if p.is_dir() and not p.name.startswith(".")),
+                             key=lambda p: p.name, reverse=True)
+        except OSError:
+            return []
+        rows = []
+        for path in entries:
+            rows.append(self.cache.get(("row", str(path)), self._files(path), lambda p=path: run_row(self._load(p))))
+        return rows
+
+    def run_path(self, run_id: str) -> Path:
+        try:
+            path = safe_run_path(self.results_dir, run_id)
+        except UsageError as exc:
+            raise NotFound(str(exc)) from None
+        if not Path(path).is_dir():
+            raise NotFound(f"no run {run_id!r} in {self.results_dir}")
+        return Path(path)
+
+    def run(self, run_id: str) -> Any:
+        return self._load(self.run_path(run_id))
+
+    def detail(self, run_id: str) -> dict[str, Any]:
+        path = self.run_path(run_id)
+        detail = self.cache.get(("detail", str(path)), self._files(path), lambda: run_detail(self._load(path)))
+        for cell in detail["cells"]:
+            png = self.keyspace_file(path, cell["id"], "png")
+            js = self.keyspace_file(path, cell["id"], "json")
+            cell["keyspace_png"] = png is not None
+            cell["keyspace_json"] = js is not None
+        return detail
+
+    # -- time series and key space ------------------------------------------------------------
+
+    def series(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """{cell: {op: downsampled chart series}}; op "*" is the whole cell."""
+        path = self.run_path(run_id)
+        ts = path / "timeseries.csv"
+
+        def build() -> dict[str, dict[str, Any]]:
+            out: dict[str, dict[str, Any]] = {}
+            for (cell, op), columns in parse_timeseries(ts).items():
+                out.setdefault(cell, {})[op] = downsample(columns)
+            return out
+
+        return self.cache.get(("series", str(ts)), (ts,), build)
+
+    def keyspace_file(self, path: Path, cell: str, ext: str) -> Path | None:
+        if not CELL_RE.match(cell) or ext not in ("png", "json"):
+            return None
+        candidate = path / "keyspace" / f"{cell}.{ext}"
+        return candidate if candidate.is_file() else None

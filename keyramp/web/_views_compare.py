@@ -1,0 +1,187 @@
+"""Compare 2..N runs (``/compare?runs=a,b&baseline=a`` and ``/compare.json``).
+
+Cells are matched by identity (the cell id without its ``cNN-`` index, i.e. backend +
+strategy + extras). The table shows each run's value and its ratio to the baseline; when
+``keyramp.compare`` offers verdicts they are shown too, else the ratio table stands alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, current_app, jsonify, render_template, request
+
+from keyramp._errors import UsageError
+
+__all__ = ["add_routes", "compare_model", "METRICS"]
+
+# (key, label, getter path, higher is better)
+METRICS: tuple[tuple[str, str, tuple[str, ...], bool], ...] = (
+    ("ops_per_s", "ops/s", ("ops_per_s",), True),
+    ("p50_ms", "p50 ms", ("latency_ms", "p50"), False),
+    ("p95_ms", "p95 ms", ("latency_ms", "p95"), False),
+    ("p99_ms", "p99 ms", ("latency_ms", "p99"), False),
+    ("p999_ms", "p99.9 ms", ("latency_ms", "p999"), False),
+    ("error_rate", "error rate", ("error_rate",), False),
+)
+MAX_RUNS = 8
+
+
+def _get(stats: dict[str, Any] | None, path: tuple[str, ...]) -> float | None:
+    value: Any = stats
+    for part in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _parse_ids() -> list[str]:
+    ids: list[str] = []
+    for value in request.args.getlist("runs"):
+        ids.extend(part.strip() for part in value.split(",") if part.strip())
+    seen: list[str] = []
+    for run_id in ids:
+        if run_id not in seen:
+            seen.append(run_id)
+    if len(seen) < 2:
+        raise UsageError("compare needs at least two runs: /compare?runs=RUN_A,RUN_B[&baseline=RUN_A]")
+    if len(seen) > MAX_RUNS:
+        raise UsageError(f"compare shows at most {MAX_RUNS} runs, got {len(seen)}")
+    return seen
+
+
+def _align(runs: list[tuple[str, dict[str, Any]]], fields: tuple[str, ...]) -> dict[str, Any]:
+    """Put several runs' series on one x axis (uPlot needs a shared x); gaps become null."""
+    xs = sorted({t for _, s in runs for t in s.get("t", [])})
+    out: dict[str, Any] = {"t": xs, "runs": []}
+    for run_id, s in runs:
+        index = {t: i for i, t in enumerate(s.get("t", []))}
+        entry: dict[str, Any] = {"run_id": run_id}
+        for name in fields:
+            values = s.get(name) or []
+            entry[name] = [values[index[t]] if t in index and index[t] < len(values) else None for t in xs]
+        out["runs"].append(entry)
+    return out
+
+
+def _verdicts(run_ids: list[str], baseline: str) -> tuple[dict[tuple[str, str, str, str], dict[str, Any]], str | None]:
+    """Statistical verdicts from keyramp.compare (bootstrap CIs over the .hlog intervals):
+    {(run, identity, op, metric): {verdict, ci_low, ci_high, note}}. Cached per run files,
+    since the bootstrap costs far more than rendering."""
+    try:
+        from keyramp.compare import build_comparison  # type: ignore[attr-defined]
+    except ImportError:
+        try:
+            from keyramp.compare._model import build_comparison
+        except ImportError:
+            return {}, None
+    store = current_app.extensions["keyramp_store"]
+    paths = [store.run_path(r) for r in run_ids]
+
+    def build() -> tuple[dict[tuple[str, str, str, str], dict[str, Any]], str | None]:
+        from keyramp._catalog import load_run
+
+        runs = [load_run(p) for p in paths]
+        unusable = [r.run_id for r in runs if not r.ok]
+        if unusable:
+            return {}, f"no verdicts: unusable run(s) {', '.join(unusable)}"
+        try:
+            result = build_comparison(runs, baseline=next(r for r in runs if r.run_id == baseline))
+        except Exception as exc:  # noqa: BLE001 - verdicts are an extra; the ratio table still stands
+            return {}, f"verdicts unavailable: {type(exc).__name__}: {exc}"
+        out = {(row.run_id, row.cell, row.op, row.metric): {"verdict": row.verdict, "ci_low": row.ci_low,
+                                                              "ci_high": row.ci_high, "note": row.note}
+               for row in result.rows}
+        return out, "; ".join(result.warnings) or None
+
+    files = tuple(f for p in paths for f in (p / "manifest.json", p / "summary.json", p / "histograms"))
+    return store.cache.get(("verdicts", tuple(run_ids), baseline), files, build)
+
+
+def compare_model(run_ids: list[str], baseline: str | None) -> dict[str, Any]:
+    store = current_app.extensions["keyramp_store"]
+    baseline = baseline or run_ids[0]
+    if baseline not in run_ids:
+        raise UsageError(f"baseline {baseline!r} is not one of the compared runs")
+    details = {run_id: store.detail(run_id) for run_id in run_ids}
+    series = {run_id: store.series(run_id) for run_id in run_ids}
+    verdicts, verdict_note = _verdicts(run_ids, baseline)
+
+    identities: list[str] = []
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for run_id, detail in details.items():
+        for cell in detail["cells"]:
+            if cell["identity"] not in identities:
+                identities.append(cell["identity"])
+            cells.setdefault((run_id, cell["identity"]), cell)  # first cell wins on duplicates
+
+    groups = []
+    for identity in identities:
+        ops: list[str] = []
+        for run_id in run_ids:
+            cell = cells.get((run_id, identity))
+            for op in ([o["op"] for o in cell["operations"]] + (["total"] if cell["total"] else [])) if cell else []:
+                if op not in ops:
+                    ops.append(op)
+        rows = []
+        for op in ops:
+            for key, label, path, higher_better in METRICS:
+                values = []
+                for run_id in run_ids:
+                    cell = cells.get((run_id, identity))
+                    stats = None
+                    if cell:
+                        stats = cell["total"] if op == "total" else next(
+                            (o for o in cell["operations"] if o["op"] == op), None)
+                    values.append(_get(stats, path))
+                base_value = values[run_ids.index(baseline)]
+                entries = []
+                for run_id, value in zip(run_ids, values):
+                    ratio = value / base_value if value is not None and base_value else None
+                    entries.append({
+                        "run_id": run_id,
+                        "value": value,
+                        "ratio": ratio,
+                        # plain direction hint when no statistical verdict exists
+                        "direction": None if ratio is None or run_id == baseline or abs(ratio - 1) < 0.05
+                        else ("better" if (ratio > 1) == higher_better else "worse"),
+                        **(verdicts.get((run_id, identity, op, key))
+                           or {"verdict": None, "ci_low": None, "ci_high": None, "note": None}),
+                    })
+                rows.append({"op": op, "metric": key, "label": label, "higher_is_better": higher_better,
+                             "values": entries})
+        chart_ops = sorted({op for run_id in run_ids for cell in [cells.get((run_id, identity))] if cell
+                            for op in series[run_id].get(cell["id"], {})}, key=lambda o: (o != "*", o))
+        charts = {}
+        for op in chart_ops:
+            per_run = []
+            for run_id in run_ids:
+                cell = cells.get((run_id, identity))
+                s = series[run_id].get(cell["id"], {}).get(op) if cell else None
+                if s:
+                    per_run.append((run_id, s))
+            charts[op] = _align(per_run, ("p50_ms", "p99_ms", "ops_per_s"))
+        groups.append({
+            "identity": identity,
+            "present_in": [r for r in run_ids if (r, identity) in cells],
+            "cell_ids": {r: cells[(r, identity)]["id"] for r in run_ids if (r, identity) in cells},
+            "rows": rows,
+            "charts": charts,
+        })
+    runs = [{k: details[r][k] for k in ("run_id", "profile_name", "status", "reason", "started_at", "warnings", "ok")}
+            | {"is_baseline": r == baseline} for r in run_ids]
+    return {"baseline": baseline, "runs": runs, "groups": groups,
+            "verdicts_available": bool(verdicts), "verdict_note": verdict_note}
+
+
+def add_routes(app: Flask) -> None:
+    @app.get("/compare")
+    def compare_page() -> str:
+        run_ids = _parse_ids()
+        return render_template("compare.html", data=compare_model(run_ids, request.args.get("baseline")))
+
+    @app.get("/compare.json")
+    def compare_json():  # type: ignore[no-untyped-def]
+        run_ids = _parse_ids()
+        return jsonify(compare_model(run_ids, request.args.get("baseline")))

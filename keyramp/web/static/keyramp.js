@@ -1,0 +1,201 @@
+/* keyramp web UI: draws charts with the vendored uPlot from JSON embedded in the page.
+   No inline script anywhere (the CSP forbids it): data arrives in
+   <script type="application/json"> blocks, which browsers never execute. */
+(function () {
+  "use strict";
+
+  var PALETTE = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#be185d", "#4d7c0f"];
+  var CLASS_COLOURS = ["#dc2626", "#ea580c", "#ca8a04", "#9333ea", "#be185d", "#0891b2", "#4b5563"];
+  var charts = [];
+
+  function readJSON(id) {
+    var el = document.getElementById(id);
+    if (!el) return null;
+    try { return JSON.parse(el.textContent); } catch (e) { console.warn("keyramp: bad JSON in #" + id); return null; }
+  }
+
+  function chartWidth(el) {
+    return Math.max(260, Math.floor(el.getBoundingClientRect().width) || 360);
+  }
+
+  function fmtSeconds(s) {
+    if (s >= 3600) return (s / 3600).toFixed(s % 3600 ? 1 : 0) + " h";
+    if (s >= 60) return (s / 60).toFixed(s % 60 ? 1 : 0) + " min";
+    return s + " s";
+  }
+
+  function draw(el, yLabel, series, data) {
+    el.textContent = "";
+    var opts = {
+      width: chartWidth(el),
+      height: 210,
+      cursor: { drag: { x: true, y: false } },
+      // y from 0: a rate or latency axis that starts mid-range exaggerates noise
+      scales: { x: { time: false }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.08 : 1]; } } },
+      legend: { live: true },
+      axes: [
+        { values: function (u, vals) { return vals.map(fmtSeconds); }, size: 36 },
+        { label: yLabel, size: 56, labelSize: 18 }
+      ],
+      series: [{ label: "t", value: function (u, v) { return v == null ? "–" : fmtSeconds(v); } }].concat(series)
+    };
+    var chart = new uPlot(opts, data, el);
+    charts.push({ el: el, chart: chart });
+    return chart;
+  }
+
+  function line(label, colour, extra) {
+    var s = { label: label, stroke: colour, width: 1.6, spanGaps: false,
+              value: function (u, v) { return v == null ? "–" : (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2)); } };
+    for (var k in (extra || {})) s[k] = extra[k];
+    return s;
+  }
+
+  function destroyIn(container) {
+    charts = charts.filter(function (c) {
+      if (container.contains(c.el)) { c.chart.destroy(); return false; }
+      return true;
+    });
+  }
+
+  /* ---- run page: per cell, one operation at a time ---- */
+  function drawRunCell(container, cellSeries) {
+    var op = container.querySelector(".op-select").value;
+    var s = cellSeries[op];
+    if (!s) return;
+    destroyIn(container);
+    var x = s.t;
+    var lat = container.querySelector('[data-kind="latency"]');
+    draw(lat, "ms", [line("p50", PALETTE[0]), line("p99", PALETTE[1])], [x, s.p50_ms, s.p99_ms]);
+
+    var thr = container.querySelector('[data-kind="throughput"]');
+    var thrSeries = [line("achieved", PALETTE[2], { fill: "rgba(22,163,74,0.08)" })];
+    var thrData = [x, s.ops_per_s];
+    if (s.target_ops_per_s && s.target_ops_per_s.length) {
+      thrSeries.push(line("target", "#6b7280", { dash: [6, 4] }));
+      thrData.push(s.target_ops_per_s);
+    }
+    draw(thr, "ops/s", thrSeries, thrData);
+
+    var err = container.querySelector('[data-kind="errors"]');
+    var errSeries = [line("all errors", "#111827", { width: 1 })];
+    var errData = [x, s.errors_per_s];
+    Object.keys(s.error_classes || {}).sort().forEach(function (cls, i) {
+      errSeries.push(line(cls, CLASS_COLOURS[i % CLASS_COLOURS.length]));
+      errData.push(s.error_classes[cls]);
+    });
+    draw(err, "errors/s", errSeries, errData);
+
+    var note = container.querySelector(".bucket-note");
+    if (note) {
+      note.textContent = s.bucket_s > 1
+        ? "Each point covers " + s.bucket_s + " s: throughput and p50 are averaged, p99 is the worst second."
+        : "One point per second.";
+    }
+  }
+
+  function initRunPage() {
+    var all = readJSON("kr-series");
+    if (!all) return;
+    document.querySelectorAll(".charts[data-cell]").forEach(function (container) {
+      var cellSeries = all[container.getAttribute("data-cell")] || {};
+      var select = container.querySelector(".op-select");
+      select.addEventListener("change", function () { drawRunCell(container, cellSeries); });
+      drawRunCell(container, cellSeries);
+    });
+  }
+
+  /* ---- compare page: runs overlaid per cell identity ---- */
+  function drawCompare(container, group, runIds) {
+    var op = container.querySelector(".op-select").value;
+    var g = group[op];
+    if (!g) return;
+    destroyIn(container);
+    var p99 = [], ops = [], p99Data = [g.t], opsData = [g.t];
+    g.runs.forEach(function (r) {
+      var colour = PALETTE[runIds.indexOf(r.run_id) % PALETTE.length];
+      var label = r.run_id.slice(-4);
+      p99.push(line(label, colour)); p99Data.push(r.p99_ms);
+      ops.push(line(label, colour)); opsData.push(r.ops_per_s);
+    });
+    draw(container.querySelector('[data-kind="cmp-p99"]'), "ms", p99, p99Data);
+    draw(container.querySelector('[data-kind="cmp-ops"]'), "ops/s", ops, opsData);
+  }
+
+  function initComparePage() {
+    var data = readJSON("kr-compare");
+    if (!data) return;
+    document.querySelectorAll(".compare-charts[data-group]").forEach(function (container) {
+      var group = data.groups[Number(container.getAttribute("data-group"))] || {};
+      container.querySelector(".op-select").addEventListener("change", function () {
+        drawCompare(container, group, data.runs);
+      });
+      drawCompare(container, group, data.runs);
+    });
+  }
+
+  /* ---- key-space heatmap from RUN/keyspace/<cell>.json when no PNG exists ---- */
+  function heatColour(f) {
+    // white -> amber -> red -> dark red, on a log-scaled fraction f in [0,1]
+    var stops = [[255, 255, 255], [253, 224, 71], [234, 88, 12], [127, 29, 29]];
+    var x = Math.min(1, Math.max(0, f)) * (stops.length - 1), i = Math.min(stops.length - 2, Math.floor(x)), t = x - i;
+    return stops[i].map(function (c, k) { return Math.round(c + (stops[i + 1][k] - c) * t); });
+  }
+
+  function drawHeatmap(el, doc) {
+    var counts = doc.counts || doc.matrix;
+    if (!Array.isArray(counts) || !counts.length || !Array.isArray(counts[0])) {
+      el.textContent = "key-space JSON has no counts matrix";
+      return;
+    }
+    // counts[time_bin][bucket] (keyramp keyspace): time on x, key range on y with the first
+    // key at the top, like Key Visualizer
+    var nt = counts.length, nb = counts[0].length, max = 0;
+    counts.forEach(function (row) { row.forEach(function (v) { if (v > max) max = v; }); });
+    var canvas = document.createElement("canvas");
+    canvas.width = nt; canvas.height = nb;
+    canvas.className = "heatmap";
+    var ctx = canvas.getContext("2d"), img = ctx.createImageData(nt, nb), logMax = Math.log1p(max || 1);
+    for (var t = 0; t < nt; t++) {
+      for (var b = 0; b < nb; b++) {
+        var rgb = heatColour(Math.log1p(counts[t][b] || 0) / logMax), p = (b * nt + t) * 4;
+        img.data[p] = rgb[0]; img.data[p + 1] = rgb[1]; img.data[p + 2] = rgb[2]; img.data[p + 3] = 255;
+      }
+    }
+    ctx.putImageData(img, 0, 0);
+    el.textContent = "";
+    el.appendChild(canvas);
+    var labels = doc.bucket_labels || [], times = doc.time_edges_s || [];
+    if (labels.length || times.length) {
+      var note = document.createElement("p");
+      note.className = "hint";
+      note.textContent = (labels.length ? "keys " + labels[0] + " (top) … " + labels[labels.length - 1] + " (bottom)" : "") +
+        (times.length ? " · time " + times[0] + "–" + times[times.length - 1] + " s" : "") +
+        " · colour: log(accesses)";
+      el.appendChild(note);
+    }
+  }
+
+  function initHeatmaps() {
+    document.querySelectorAll("[data-heatmap-src]").forEach(function (el) {
+      fetch(el.getAttribute("data-heatmap-src"))
+        .then(function (r) { return r.ok ? r.json() : Promise.reject(new Error("HTTP " + r.status)); })
+        .then(function (doc) { drawHeatmap(el, doc); })
+        .catch(function (e) { el.textContent = "key-space heatmap unavailable (" + e.message + ")"; });
+    });
+  }
+
+  var resizeTimer = null;
+  window.addEventListener("resize", function () {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(function () {
+      charts.forEach(function (c) { c.chart.setSize({ width: chartWidth(c.el), height: 210 }); });
+    }, 150);
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    initRunPage();
+    initComparePage();
+    initHeatmaps();
+  });
+})();

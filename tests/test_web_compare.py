@@ -1,0 +1,98 @@
+"""The compare page and its JSON twin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _synthetic import make_run
+
+from keyramp.web import create_app
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str, str]:
+    root = tmp_path_factory.mktemp("cmp")
+    a = make_run(root, seconds=20, seed=11, latency_ms=2.0).name
+    b = make_run(root, seconds=20, seed=12, latency_ms={"insert": 4.0, "read": 2.0}).name  # insert 2x slower
+    c = make_run(root, seconds=20, seed=13, cells=(("bigtable", "reverse_timestamp"), ("datastore", "random"))).name
+    return root, a, b, c
+
+
+@pytest.fixture(scope="module")
+def client(runs):  # type: ignore[no-untyped-def]
+    return create_app(runs[0]).test_client()
+
+
+def _row(data: dict, identity: str, op: str, metric: str) -> dict:
+    group = next(g for g in data["groups"] if g["identity"] == identity)
+    return next(r for r in group["rows"] if r["op"] == op and r["metric"] == metric)
+
+
+def test_compare_json_ratios_vs_baseline(client, runs) -> None:  # type: ignore[no-untyped-def]
+    _, a, b, _ = runs
+    data = client.get(f"/compare.json?runs={a},{b}&baseline={a}").get_json()
+    assert data["baseline"] == a and [r["is_baseline"] for r in data["runs"]] == [True, False]
+    assert [g["identity"] for g in data["groups"]] == ["datastore-sequential", "datastore-random"]
+    p99 = _row(data, "datastore-sequential", "insert", "p99_ms")["values"]
+    assert p99[0]["ratio"] == 1.0
+    assert 1.6 < p99[1]["ratio"] < 2.5
+    assert p99[1]["direction"] == "worse" and p99[1]["verdict"] == "worse"  # keyramp.compare agrees
+    read = _row(data, "datastore-sequential", "read", "p50_ms")["values"][1]
+    assert 0.8 < read["ratio"] < 1.25 and read["verdict"] in ("same", "n/a")
+    assert data["verdicts_available"]
+    # overlay chart data on a shared x axis, one series per run
+    chart = data["groups"][0]["charts"]["*"]
+    assert [r["run_id"] for r in chart["runs"]] == [a, b]
+    assert len(chart["t"]) == 20 and all(len(r["p99_ms"]) == 20 for r in chart["runs"])
+
+
+def test_baseline_switch_inverts_ratio(client, runs) -> None:  # type: ignore[no-untyped-def]
+    _, a, b, _ = runs
+    data = client.get(f"/compare.json?runs={a},{b}&baseline={b}").get_json()
+    assert data["baseline"] == b
+    p99 = _row(data, "datastore-sequential", "insert", "p99_ms")["values"]
+    assert p99[1]["ratio"] == 1.0 and p99[0]["ratio"] < 0.65 and p99[0]["direction"] == "better"
+
+
+def test_compare_page_renders_badge_ratios_and_charts(client, runs) -> None:  # type: ignore[no-untyped-def]
+    _, a, b, _ = runs
+    resp = client.get(f"/compare?runs={a}&runs={b}")  # repeated params, as the list's form sends them
+    assert resp.status_code == 200
+    html = resp.data.decode()
+    assert html.count('class="badge baseline">baseline<') >= 2  # runs table + table headers
+    assert 'class="ratio worse"' in html and "▼" in html
+    assert 'id="kr-compare"' in html and 'data-kind="cmp-p99"' in html
+    assert f"baseline={b}" in html  # "make baseline" link for the other run
+
+
+def test_cells_matched_by_identity_not_index(client, runs) -> None:  # type: ignore[no-untyped-def]
+    _, a, _, c = runs
+    data = client.get(f"/compare.json?runs={a},{c}").get_json()
+    groups = {g["identity"]: g for g in data["groups"]}
+    # c's datastore-random is cell c01 in both runs; datastore-sequential / bigtable-* exist in one run only
+    assert groups["datastore-random"]["present_in"] == [a, c]
+    assert groups["datastore-sequential"]["present_in"] == [a]
+    assert groups["bigtable-reverse_timestamp"]["present_in"] == [c]
+    html = client.get(f"/compare?runs={a},{c}").data.decode()
+    assert "only in 1 of 2 runs" in html
+
+
+def test_three_runs(client, runs) -> None:  # type: ignore[no-untyped-def]
+    _, a, b, c = runs
+    data = client.get(f"/compare.json?runs={a},{b},{c}&baseline={b}").get_json()
+    assert len(data["runs"]) == 3 and data["baseline"] == b
+    assert len(_row(data, "datastore-random", "read", "ops_per_s")["values"]) == 3
+
+
+@pytest.mark.parametrize("query, code", [
+    ("", 400), ("runs=ONE", 400), ("runs={a}", 400), ("runs={a},{a}", 400),
+    ("runs={a},20990101T000000000Z-nope-0000", 404), ("runs={a},..", 404),
+    ("runs={a},{b}&baseline=20990101T000000000Z-x-0000", 400),
+])
+def test_bad_compare_requests(client, runs, query: str, code: int) -> None:  # type: ignore[no-untyped-def]
+    _, a, b, _ = runs
+    q = query.format(a=a, b=b)
+    assert client.get(f"/compare.json?{q}").status_code == code
+    resp = client.get(f"/compare?{q}")
+    assert resp.status_code == code and b"<!doctype html>" in resp.data

@@ -1,0 +1,167 @@
+"""The run page and its JSON twin, key-space files, 404s, escaping and caching."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from _synthetic import make_run
+
+from keyramp.web import create_app
+
+XSS = "<script>alert(1)</script>"
+KEYSPACE = {"hottest_bucket_share": 0.41, "gini": 0.9, "modelled": False,
+            "model": {"peak_tablets": 3, "throttled_fraction": 0.12, "modelled": True}}
+# the smallest valid PNG (1x1), enough to check the route serves bytes unchanged
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                    "1f15c4890000000d49444154789c6360000002000154a24f5f0000000049454e44ae426082")
+
+
+@pytest.fixture()
+def run_dir(tmp_path: Path) -> Path:
+    path = make_run(tmp_path, profile_name=XSS, seconds=20, seed=4, keyspace=KEYSPACE, error_rate={"insert": 0.05},
+                    status="interrupted")
+    manifest = json.loads((path / "manifest.json").read_text())
+    manifest["lint"] = [{"rule": "BP-KEY-1", "severity": "warning", "message": f"monotonic ids {XSS}", "cell": None}]
+    manifest["profile"]["description"] = "desc <b>bold</b>"
+    manifest["profile"]["rules"] = ["BP-KEY-1"]
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    summary = json.loads((path / "summary.json").read_text())
+    summary["cells"]["c00-datastore-sequential"]["thresholds"] = [
+        {"name": "insert.p99_ms", "op": "<", "limit": 1.0, "value": 4.2, "passed": False}]
+    summary["thresholds_passed"] = False
+    (path / "summary.json").write_text(json.dumps(summary))
+    (path / "keyspace").mkdir()
+    (path / "keyspace" / "c00-datastore-sequential.png").write_bytes(PNG)
+    (path / "keyspace" / "c01-datastore-random.json").write_text(json.dumps({"counts": [[1, 2], [3, 4]]}))
+    return path
+
+
+@pytest.fixture()
+def client(run_dir: Path):  # type: ignore[no-untyped-def]
+    return create_app(run_dir.parent).test_client()
+
+
+def test_run_page_shows_manifest_cells_and_summary(client, run_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    resp = client.get(f"/runs/{run_dir.name}")
+    assert resp.status_code == 200
+    html = resp.data.decode()
+    for text in (run_dir.name, "c00-datastore-sequential", "c01-datastore-random", "Manifest", "seed",
+                 'class="badge status-interrupted">interrupted<', "reason: synthetic interrupted",
+                 "threshold failed", "insert.p99_ms", 'class="badge fail">fail<', "BP-KEY-1",
+                 "hottest_bucket_share", "model.peak_tablets", "UNAVAILABLE"):
+        assert text in html, text
+    assert 'data-kind="latency"' in html and 'data-kind="throughput"' in html and 'data-kind="errors"' in html
+
+
+def test_run_json_twin_matches_page_data(client, run_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    data = client.get(f"/runs/{run_dir.name}.json").get_json()
+    run = data["run"]
+    assert run["run_id"] == run_dir.name and run["profile_name"] == XSS and run["status"] == "interrupted"
+    cells = {c["id"]: c for c in run["cells"]}
+    seq = cells["c00-datastore-sequential"]
+    assert seq["identity"] == "datastore-sequential"
+    assert [o["op"] for o in seq["operations"]] == ["insert", "read"]
+    assert seq["operations"][0]["errors"] > 0 and seq["keyspace_png"] and not seq["keyspace_json"]
+    modelled = {m["name"]: m["modelled"] for m in seq["keyspace"]}
+    assert modelled == {"hottest_bucket_share": False, "gini": False, "model.peak_tablets": True,
+                        "model.throttled_fraction": True}
+    assert cells["c01-datastore-random"]["keyspace_json"]
+    series = data["series"]["c00-datastore-sequential"]
+    assert set(series) == {"*", "insert", "read"}
+    total = series["*"]
+    assert len(total["t"]) == 20 and total["bucket_s"] == 1
+    assert total["target_ops_per_s"][0] == 400.0
+    assert sum(total["error_classes"]["UNAVAILABLE"]) == seq["operations"][0]["errors"]
+
+
+def test_chart_data_is_embedded_safely(client, run_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    html = client.get(f"/runs/{run_dir.name}").data.decode()
+    start = html.index('<script type="application/json" id="kr-series">') + len(
+        '<script type="application/json" id="kr-series">')
+    block = html[start:html.index("</script>", start)]
+    assert "c00-datastore-sequential" in json.loads(block)
+
+
+def test_run_supplied_strings_are_escaped(client, run_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    html = client.get(f"/runs/{run_dir.name}").data.decode()
+    assert XSS not in html and "<b>bold</b>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "&lt;b&gt;bold&lt;/b&gt;" in html
+
+
+@pytest.mark.parametrize("url", [
+    "/runs/20990101T000000000Z-nope-0000", "/runs/20990101T000000000Z-nope-0000.json", "/runs/..",
+    "/runs/..%2F..%2Fetc%2Fpasswd", "/runs/%2e%2e", "/runs/%2e%2e.json", "/runs/...json", "/runs/.hidden",
+    "/runs/a%00b",
+])
+def test_unknown_and_traversal_ids_are_404(client, url: str) -> None:  # type: ignore[no-untyped-def]
+    assert client.get(url).status_code == 404
+
+
+def test_store_refuses_traversal_directly(run_dir: Path) -> None:
+    from werkzeug.exceptions import NotFound
+
+    store = create_app(run_dir.parent).extensions["keyramp_store"]
+    for bad in ("..", "../x", "/etc", run_dir.name + "/..", ""):
+        with pytest.raises(NotFound):
+            store.run_path(bad)
+    assert store.keyspace_file(run_dir, "../manifest", "json") is None
+    assert store.keyspace_file(run_dir, "c00-datastore-sequential", "csv") is None
+
+
+def test_keyspace_files_are_served_through_validated_route(client, run_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    png = client.get(f"/runs/{run_dir.name}/keyspace/c00-datastore-sequential.png")
+    assert png.status_code == 200 and png.mimetype == "image/png" and png.data == PNG
+    js = client.get(f"/runs/{run_dir.name}/keyspace/c01-datastore-random.json")
+    assert js.status_code == 200 and js.get_json() == {"counts": [[1, 2], [3, 4]]}
+    assert client.get(f"/runs/{run_dir.name}/keyspace/c01-datastore-random.png").status_code == 404
+    assert client.get(f"/runs/{run_dir.name}/keyspace/..%2F..%2Fmanifest.json").status_code == 404
+    assert client.get(f"/runs/{run_dir.name}/keyspace/c00-datastore-sequential.txt").status_code == 404
+    html = client.get(f"/runs/{run_dir.name}").data.decode()
+    assert f'src="/runs/{run_dir.name}/keyspace/c00-datastore-sequential.png"' in html
+    assert f'data-heatmap-src="/runs/{run_dir.name}/keyspace/c01-datastore-random.json"' in html
+
+
+@pytest.mark.parametrize("damage", ["truncate-summary", "no-summary", "garbage-timeseries", "no-timeseries",
+                                    "summary-wrong-types"])
+def test_damaged_runs_render_with_warnings(tmp_path: Path, damage: str) -> None:
+    path = make_run(tmp_path, seconds=5, seed=5)
+    if damage == "truncate-summary":
+        text = (path / "summary.json").read_text()
+        (path / "summary.json").write_text(text[: len(text) // 2])
+    elif damage == "no-summary":
+        (path / "summary.json").unlink()
+    elif damage == "garbage-timeseries":
+        (path / "timeseries.csv").write_bytes(b"cell,op\n\xff\xfe,1,2,3\nnot,a,number,x\n")
+    elif damage == "no-timeseries":
+        (path / "timeseries.csv").unlink()
+    else:
+        (path / "summary.json").write_text(json.dumps({"schema": 1, "cells": {"c00-x-y": {
+            "operations": {"insert": {"count": "many", "latency_ms": [1, 2]}}, "keyspace": [1], "thresholds": "x"}}}))
+    client = create_app(tmp_path).test_client()
+    page = client.get(f"/runs/{path.name}")
+    assert page.status_code == 200
+    assert client.get(f"/runs/{path.name}.json").status_code == 200
+    assert client.get("/runs").status_code == 200
+    if damage in ("truncate-summary", "no-summary", "summary-wrong-types"):
+        assert b"This run directory has problems" in page.data
+
+
+def test_running_run_is_reread_when_files_change(tmp_path: Path) -> None:
+    path = make_run(tmp_path, seconds=5, seed=6, status="running")
+    app = create_app(tmp_path)
+    client = app.test_client()
+    assert client.get(f"/runs/{path.name}.json").get_json()["run"]["status"] == "running"
+    first = client.get(f"/runs/{path.name}.json").get_json()["series"]["c00-datastore-sequential"]["*"]["t"]
+    with (path / "timeseries.csv").open("a") as fh:
+        fh.write("c00-datastore-sequential,*,5,100,0,1.0,2.0,2.0,3.0,400,0,0,\n")
+    os.utime(path / "timeseries.csv", ns=(1, 2_000_000_000_000_000_000))  # make sure the mtime moves
+    second = client.get(f"/runs/{path.name}.json").get_json()["series"]["c00-datastore-sequential"]["*"]["t"]
+    assert len(second) == len(first) + 1
+    manifest = json.loads((path / "manifest.json").read_text())
+    manifest["status"] = "interrupted"
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    os.utime(path / "manifest.json", ns=(1, 2_000_000_000_000_000_000))
+    assert client.get(f"/runs/{path.name}.json").get_json()["run"]["status"] == "interrupted"
