@@ -16,6 +16,8 @@ Run: ``.venv/bin/python bench/bench_hotpath.py`` -> ``bench/results/hotpath.json
 
 from __future__ import annotations
 
+import locust  # noqa: F401  (gevent monkey-patching must precede ssl/urllib imports, as in `keyramp run`)
+
 import argparse
 import json
 import sys
@@ -53,6 +55,11 @@ class _NoopBackend(Backend):
 
     def read(self, key: Any) -> bool:
         return True
+
+    def _unused(self, *a: Any, **kw: Any) -> None:
+        raise NotImplementedError
+
+    update = delete = scan = query = batch_write = batch_read = transaction = increment = _unused  # type: ignore[assignment]
 
 
 def _locust_request_event() -> Callable[..., None]:

@@ -151,15 +151,21 @@ def _cell_namespace(run_id: str, cell: Cell) -> str:
     return f"kr_{run_id[-4:]}_{cell.index:02d}_{slug(cell.strategy)[:20].replace('-', '_')}"
 
 
-def _keyspace_summary(run_dir: Path, cell: Cell, recorder: Recorder) -> dict[str, Any] | None:
-    from keyramp.keyspace import summarize_run_cell
+def _keyspace_summary(run_dir: Path, cell: Cell, total_count: int) -> dict[str, Any] | None:
+    """Hotspot metrics + the modelled tablet summary from the cell's sampled keys."""
+    from keyramp.keyspace import load_keys, summarize_cell
 
-    return summarize_run_cell(
-        run_dir,
-        cell.id,
+    samples = load_keys(run_dir / "keys.csv", cell=cell.id).get(cell.id)
+    if samples is None or len(samples) == 0:
+        return None
+    return summarize_cell(
+        samples.key,
+        samples.t,
+        samples.op,
         backend=cell.backend,
         time_scale=cell.time_scale,
         rate_fn=cell.schedule.rate if cell.schedule.open_model else None,
+        sample_rate=min(1.0, len(samples) / max(total_count, 1)),
     )
 
 
@@ -365,7 +371,7 @@ def _analyse(run: RunDirectory, profile: Profile, cell: Cell, summary: dict[str,
              warnings: list[str]) -> None:
     """Add key-space metrics and threshold verdicts to a cell summary; never fails the run."""
     try:
-        keyspace = _keyspace_summary(run.path, cell, recorder)
+        keyspace = _keyspace_summary(run.path, cell, int(summary["total"]["count"]))
         if keyspace is not None:
             summary["keyspace"] = keyspace
     except Exception as exc:  # analysis is best effort: the measurements are already on disk
