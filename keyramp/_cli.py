@@ -29,6 +29,7 @@ _VERB_MODULES = (
     "keyramp.compare",
     "keyramp._baselines",
     "keyramp.web",
+    "keyramp.scenarios._report",
 )
 
 

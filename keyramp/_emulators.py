@@ -350,9 +350,14 @@ class EmulatorManager:
                 port = _free_port(self.host)
                 log_path = log_dir / f"{kind}-{port}.log"
                 opts = {"consistency": consistency} if kind == "datastore" else {}
+                work_dir = self.state_dir / "work" / f"{kind}-{port}"
+                work_dir.mkdir(parents=True, exist_ok=True)
                 with open(log_path, "wb") as log:
+                    # cwd: the legacy Datastore emulator writes WEB-INF/appengine-generated/
+                    # into its working directory; keep that out of the user's checkout.
                     proc = subprocess.Popen(spec.command(sdk, self.host, port, opts), stdin=subprocess.DEVNULL,
-                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                            cwd=work_dir)
                 pending[kind] = (proc, RunningEmulator(
                     kind=kind, host=self.host, port=port, pid=proc.pid, log_path=str(log_path),
                     started_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
@@ -441,24 +446,26 @@ def register(subparsers: Any) -> None:
     """Add ``keyramp emulators up|down|status``."""
     parser = subparsers.add_parser("emulators", help="start, stop and list the official local emulators",
                                    description="Manage the official local emulators (Google Cloud SDK).")
-    parser.add_argument("--state-dir", type=Path, default=None,
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--state-dir", type=Path, default=None,
                         help="where emulators.json lives (default $KEYRAMP_STATE_DIR, "
                              "$XDG_STATE_HOME/keyramp or ~/.local/state/keyramp)")
     verbs = parser.add_subparsers(dest="emulators_verb", metavar="up|down|status", required=True)
     kinds_help = f"emulators ({', '.join(EMULATORS)}; default all)"
 
-    up = verbs.add_parser("up", help="start emulators (reuses running ones) and print export lines")
+    up = verbs.add_parser("up", parents=[common],
+                          help="start emulators (reuses running ones) and print export lines")
     up.add_argument("kinds", nargs="*", metavar="KIND", help=kinds_help)
     up.add_argument("--consistency", type=float, default=None,
                     help="legacy Datastore emulator consistency in [0, 1] (default 1.0)")
     up.add_argument("--timeout", type=float, default=60.0, help="start-up timeout in seconds (default 60)")
     up.set_defaults(func=_cmd_up)
 
-    down = verbs.add_parser("down", help="stop emulators started by `emulators up`")
+    down = verbs.add_parser("down", parents=[common], help="stop emulators started by `emulators up`")
     down.add_argument("kinds", nargs="*", metavar="KIND", help=kinds_help)
     down.set_defaults(func=_cmd_down)
 
-    status = verbs.add_parser("status", help="list recorded emulators and whether they are alive")
+    status = verbs.add_parser("status", parents=[common], help="list recorded emulators and whether they are alive")
     status.add_argument("--json", action="store_true", help="machine-readable output")
     status.set_defaults(func=_cmd_status)
 

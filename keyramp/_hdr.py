@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-__all__ = ["new_histogram", "percentiles_us", "latency_summary_ms", "reset", "counts", "PERCENTILES"]
+__all__ = ["new_histogram", "record", "percentiles_us", "latency_summary_ms", "reset", "counts", "PERCENTILES"]
 
 #: Latencies are recorded in microseconds, 1 µs .. 1 h, 3 significant digits.
 LOWEST_US = 1
@@ -28,6 +28,28 @@ PERCENTILES = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
 
 def new_histogram() -> HdrHistogram:
     return HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS)
+
+
+# Index arithmetic of the one layout above (lowest 1 => unit magnitude 0; 3 digits =>
+# 2,048 sub-buckets). ``record`` inlines the library's four-call chain
+# (record_value -> _counts_index_for -> _get_bucket_index/_clz -> _counts_index):
+# measured 0.9 -> 0.3 µs per value (bench/bench_hotpath.py). Checked against the
+# histogram's own attributes in tests/test_hdr.py.
+_SUB_BUCKET_MASK = 2047
+_HALF_COUNT_MAGNITUDE = 10
+_HALF_COUNT = 1 << _HALF_COUNT_MAGNITUDE
+_BUCKET_SHIFT = _HALF_COUNT_MAGNITUDE + 1  # + unit magnitude (0)
+
+
+def record(hist: HdrHistogram, value: int) -> None:
+    """``hist.record_value(value)`` for ``LOWEST_US <= value <= HIGHEST_US`` (caller clamps)."""
+    bucket = (value | _SUB_BUCKET_MASK).bit_length() - _BUCKET_SHIFT
+    hist.counts[((bucket + 1) << _HALF_COUNT_MAGNITUDE) + (value >> bucket) - _HALF_COUNT] += 1
+    hist.total_count += 1
+    if value < hist.min_value:
+        hist.min_value = value
+    if value > hist.max_value:
+        hist.max_value = value
 
 
 def counts(hist: HdrHistogram) -> np.ndarray:

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from hdrh.histogram import HdrHistogram
 
-from keyramp._hdr import HIGHEST_US, latency_summary_ms, new_histogram, percentiles_us, reset
+from keyramp._hdr import HIGHEST_US, latency_summary_ms, new_histogram, percentiles_us, record, reset
 from keyramp._types import Key, key_sort_text
 from keyramp.backends._errors import classify
 
@@ -155,8 +155,8 @@ class Recorder:
         stats = self._ops[op]
         latency_us = min(max(int((ended - intended) * 1e6), 1), HIGHEST_US)
         service_us = min(max(int((ended - started) * 1e6), 1), HIGHEST_US)
-        stats.latency.record_value(latency_us)
-        stats.service.record_value(service_us)
+        record(stats.latency, latency_us)
+        record(stats.service, service_us)
         stats.count += 1
         if started - intended > LATE_AFTER_S:
             stats.late += 1

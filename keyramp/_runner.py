@@ -237,6 +237,9 @@ class _CellRun:
             raise Interrupted(self.stop.reason or "interrupted")
         self.status.phase(cell, "preloading")
         self._preload()
+        probe = self.profile.data["workload"].get("probe", "none")
+        if probe != "none":
+            return self._probe(probe)
         ctx = CellContext(
             workload=self.workload,
             backend_class=self.backend_class,
@@ -292,6 +295,26 @@ class _CellRun:
             self.partial = summary
         if reason is not None:
             raise RunFailed(reason) if not self.stop.event.is_set() else Interrupted(reason)
+        return summary
+
+    def _probe(self, name: str) -> dict[str, Any]:
+        """A scenario probe (consistency, contention, …) instead of the Locust phase."""
+        from keyramp.scenarios import run_probe
+
+        self.status.phase(self.cell, f"probe {name}")
+        started = time.perf_counter()
+        data = self.profile.data
+        result = run_probe(
+            name, backend_class=self.backend_class, target=self.target, params=data["workload"]["probe_params"],
+            budget_s=self.cell.duration_s, seed=int(data["seed"]),
+            consistency=float(data["emulator"]["consistency"]),
+        )
+        if self.stop.event.is_set():
+            raise Interrupted(self.stop.reason or "interrupted")
+        self.recorder.begin(started)
+        self.recorder.tick(time.perf_counter(), target_ops_per_s=None)
+        summary = self._summary_fields(users=0, duration=time.perf_counter() - started)
+        summary["probe"] = result
         return summary
 
     def _tick_until_end(self, ctx: CellContext, start: float) -> str | None:
@@ -350,6 +373,9 @@ class _CellRun:
                 method(csv.writer(fh))
 
     def _summary(self, ctx: CellContext, duration: float) -> dict[str, Any]:
+        return self._summary_fields(users=ctx.users_ready, duration=duration)
+
+    def _summary_fields(self, *, users: int, duration: float) -> dict[str, Any]:
         cell = self.cell
         data = self.recorder.summary(duration_s=duration)
         out: dict[str, Any] = {
@@ -360,7 +386,7 @@ class _CellRun:
             "distribution": self.workload.distribution,
             "duration_s": round(duration, 3),
             "time_scale": cell.time_scale,
-            "users": ctx.users_ready,
+            "users": users,
             "namespace": self.target.namespace,
             **data,
         }

@@ -173,26 +173,26 @@ def _cli(argv: list[str]) -> tuple[int, Any]:
 
 @pytest.mark.emulator
 def test_cli_up_status_down(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    state = ["emulators", "--state-dir", str(tmp_path)]
+    sd = ["--state-dir", str(tmp_path)]
     try:
-        assert _cli([*state, "up", "bigtable"])[0] == 0
+        assert _cli(["emulators", "up", "bigtable", *sd])[0] == 0
         line = capsys.readouterr().out.strip()
         assert line.startswith("export BIGTABLE_EMULATOR_HOST=127.0.0.1:")
         endpoint = line.split("=", 1)[1]
 
-        assert _cli([*state, "status", "--json"])[0] == 0
+        assert _cli(["emulators", "status", "--json", *sd])[0] == 0
         rows = json.loads(capsys.readouterr().out)
         assert [(r["kind"], r["endpoint"], r["alive"]) for r in rows] == [("bigtable", endpoint, True)]
-        assert _cli([*state, "status"])[0] == 0
+        assert _cli(["emulators", "status", *sd])[0] == 0
         table = capsys.readouterr().out
         assert "KIND" in table and endpoint in table and "yes" in table
         pid = rows[0]["pid"]
     finally:
-        assert _cli([*state, "down"])[0] == 0
+        assert _cli(["emulators", "down", *sd])[0] == 0
     assert "stopped: bigtable" in capsys.readouterr().out
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     with pytest.raises(SystemExit):
-        _cli([*state, "up", "--bogus"])
+        _cli(["emulators", "up", "--bogus", *sd])
 
 
 def test_docker_compose_file_matches_emulator_ports() -> None:

@@ -246,3 +246,141 @@ def test_signal_between_cells_keeps_finished_cells_and_starts_no_more(tmp_path: 
     assert "incomplete" not in first and first["total"]["count"] > 100
     assert "c02-bigtable-hashed-prefix" not in summary["cells"]
     assert _locust_total(run_dir, "c00-bigtable-random") == first["total"]["count"]
+
+
+# -- results directory -------------------------------------------------------------------------------
+def _assert_exit_2_before_load(result: subprocess.CompletedProcess[str], needle: str) -> None:
+    assert result.returncode == 2, result.stderr[-2000:]
+    # Lint findings may precede it; the error itself is one line.
+    lines = [ln for ln in result.stderr.strip().splitlines() if ln.startswith("keyramp:")]
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("where", ["under-a-file", "proc"])
+def test_unwritable_results_directory_exits_2_before_any_load(tmp_path: Path, where: str) -> None:
+    # Tests run as root, so permissions do not stop writes: use paths no one can create.
+    profile = _bt_profile(tmp_path, duration="1s")
+    if where == "under-a-file":
+        (tmp_path / "file").write_text("x")
+        out = tmp_path / "file" / "results"
+        needle = "cannot create results directory: Not a directory"
+    else:
+        out = Path("/proc/keyramp-results")
+        needle = "cannot create results directory"
+    # No emulator env at all: reaching the emulators would start one, which must not happen.
+    env = emulator_env()
+    env["KEYRAMP_STATE_DIR"] = str(tmp_path / "state")
+    _assert_exit_2_before_load(keyramp("run", str(profile), "--out", str(out), env=env, timeout=60), needle)
+    assert not (tmp_path / "state").exists()
+
+
+def _limit_file_size() -> None:  # runs in the child: a "full disk" for files above 16 KiB
+    import resource
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # write() then fails with EFBIG instead of killing us
+    resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
+
+
+def test_full_results_disk_exits_2_before_any_load(tmp_path: Path) -> None:
+    # RLIMIT_FSIZE stands in for a full disk (a tiny tmpfs needs mount privileges): the 64 KiB
+    # write probe fails the same way a full disk (ENOSPC) does, before any emulator starts.
+    profile = _bt_profile(tmp_path, duration="1s")
+    env = emulator_env()
+    env["KEYRAMP_STATE_DIR"] = str(tmp_path / "state")
+    result = subprocess.run([sys.executable, "-m", "keyramp", "run", str(profile), "--out", str(tmp_path / "out")],
+                            env=env, capture_output=True, text=True, timeout=60, preexec_fn=_limit_file_size)
+    _assert_exit_2_before_load(result, "results directory is not writable: File too large")
+    assert not (tmp_path / "state").exists()
+
+
+def test_concurrent_runs_into_one_out_get_distinct_directories(tmp_path: Path, private_emulator: Any) -> None:
+    emu = private_emulator("bigtable")
+    out = tmp_path / "out"
+    profiles = [_bt_profile(tmp_path, name="same", duration="3s") for _ in range(1)] * 3
+    procs = [_popen_run(p, out, emulator_env(emu)) for p in profiles]
+    for proc in procs:
+        _, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 0, stderr[-2000:]
+    runs = sorted(p for p in out.iterdir() if p.is_dir())
+    assert len(runs) == 3 and len({r.name for r in runs}) == 3
+    for run_dir in runs:
+        manifest, summary = load(run_dir, "manifest.json"), load(run_dir, "summary.json")
+        assert manifest["run_id"] == summary["run_id"] == run_dir.name  # each file belongs to its own run
+        assert manifest["status"] == "complete"
+        cell_id, cell = next(iter(summary["cells"].items()))
+        with open(run_dir / "timeseries.csv", newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        assert {r["cell"] for r in rows} == {cell_id}
+        assert sum(int(r["count"]) for r in rows if r["op"] == "*") == cell["total"]["count"]
+        assert _locust_total(run_dir, cell_id) == cell["total"]["count"]
+        assert not list(run_dir.glob(".*.tmp"))  # atomic writes left no temp files
+
+
+# -- corrupted run directories: list, compare and the UI warn and skip ------------------------------
+_CORRUPTIONS = {
+    "truncated-summary": lambda d: (d / "summary.json").write_text((d / "summary.json").read_text()[:57]),
+    "truncated-manifest": lambda d: (d / "manifest.json").write_text((d / "manifest.json").read_text()[:40]),
+    "missing-summary": lambda d: (d / "summary.json").unlink(),
+    "missing-manifest": lambda d: (d / "manifest.json").unlink(),
+    "empty-dir": lambda d: [p.unlink() for p in d.rglob("*") if p.is_file()],
+    "truncated-timeseries": lambda d: (d / "timeseries.csv").write_text("cell,op,sec"),
+    "json-not-an-object": lambda d: (d / "summary.json").write_text("[1, 2]"),
+    "binary-garbage": lambda d: (d / "summary.json").write_bytes(b"\xff\xfe\x00garbage"),
+}
+
+
+@pytest.fixture
+def damaged_results(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[Path, str, list[str]]:
+    from tests._synthetic import make_run
+
+    results = tmp_path / "results"
+    good = [make_run(results, seed=i, profile_name="good").name for i in range(2)]
+    bad = make_run(results, seed=9, profile_name="bad")
+    _CORRUPTIONS[request.param](bad)
+    return results, bad.name, good
+
+
+def _one_line_cli_ok(result: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result.stderr[-3000:]
+
+
+@pytest.mark.parametrize("damaged_results", sorted(_CORRUPTIONS), indirect=True)
+def test_list_warns_and_skips_corrupt_runs(damaged_results: tuple[Path, str, list[str]]) -> None:
+    results, bad, good = damaged_results
+    result = keyramp("list", "--results", str(results), "--json", timeout=60)
+    _one_line_cli_ok(result)
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = {r["run_id"]: r for r in json.loads(result.stdout)}
+    assert set(good) <= set(rows)
+    for run_id in good:
+        assert rows[run_id]["status"] == "complete"
+
+
+@pytest.mark.parametrize("damaged_results", sorted(_CORRUPTIONS), indirect=True)
+def test_compare_skips_or_rejects_a_corrupt_run_cleanly(damaged_results: tuple[Path, str, list[str]]) -> None:
+    results, bad, good = damaged_results
+    both_good = keyramp("compare", *good, "--results", str(results), "--quiet", timeout=120)
+    _one_line_cli_ok(both_good)
+    assert both_good.returncode in (0, 1), both_good.stderr[-2000:]
+    with_bad = keyramp("compare", good[0], bad, "--results", str(results), "--quiet", timeout=120)
+    _one_line_cli_ok(with_bad)
+    # Either skipped with a warning (0/1) or refused as bad input (2, one line) — never a crash.
+    assert with_bad.returncode in (0, 1, 2), with_bad.stderr[-2000:]
+    if with_bad.returncode == 2:
+        assert len(with_bad.stderr.strip().splitlines()) == 1, with_bad.stderr
+
+
+@pytest.mark.parametrize("damaged_results", sorted(_CORRUPTIONS), indirect=True)
+def test_ui_warns_and_skips_corrupt_runs(damaged_results: tuple[Path, str, list[str]]) -> None:
+    from keyramp.web import create_app
+
+    results, bad, good = damaged_results
+    client = create_app(results).test_client()
+    for url in ("/", "/runs", "/runs.json", f"/runs/{good[0]}", f"/runs/{good[0]}.json"):
+        assert client.get(url).status_code == 200, url
+    listing = client.get("/runs.json").get_data(as_text=True)
+    assert all(g in listing for g in good)
+    for url in (f"/runs/{bad}", f"/runs/{bad}.json", f"/compare?runs={good[0]}&runs={bad}",
+                f"/compare.json?runs={good[0]}&runs={bad}"):
+        status = client.get(url).status_code
+        assert status in (200, 404, 400, 422), (url, status)  # a page or a clean error, never a 500
