@@ -38,8 +38,11 @@ def one_config(n: int, profile: Path, emulator_pid: int, env: dict[str, str], ou
                duration: float) -> dict[str, Any]:
     cmd = [sys.executable, str(ROOT / "bench" / "_contestant.py"), "keyramp", str(profile), "--endpoint", "unused",
            "--users", str(users), "--duration", str(duration)]
-    procs = [subprocess.Popen([*cmd, "--out", str(out / f"p{i}")], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, cwd=ROOT) for i in range(n)]
+    out.mkdir(parents=True, exist_ok=True)
+    # Output to files, not pipes: a client logging errors could fill a pipe and block the run.
+    logs = [(open(out / f"p{i}.out", "w+"), open(out / f"p{i}.err", "w+")) for i in range(n)]
+    procs = [subprocess.Popen([*cmd, "--out", str(out / f"p{i}")], env=env, stdout=o, stderr=e, text=True, cwd=ROOT)
+             for i, (o, e) in enumerate(logs)]
     emu = psutil.Process(emulator_pid)
     loads = [psutil.Process(p.pid) for p in procs]
     samples: list[tuple[float, float, float, float]] = []  # (t, emulator cpu, load cpu, system cpu%)
@@ -49,8 +52,13 @@ def one_config(n: int, profile: Path, emulator_pid: int, env: dict[str, str], ou
                         psutil.cpu_percent(None)))
         time.sleep(0.5)
     results = []
-    for p in procs:
-        stdout, stderr = p.communicate()
+    for p, (o, e) in zip(procs, logs):
+        p.wait()
+        o.seek(0)
+        e.seek(0)
+        stdout, stderr = o.read(), e.read()
+        o.close()
+        e.close()
         line = next((ln for ln in stdout.splitlines() if ln.startswith("BENCH ")), None)
         if p.returncode or line is None:
             raise RuntimeError(f"load process failed ({p.returncode}): {stderr[-1500:]}")
@@ -68,6 +76,7 @@ def one_config(n: int, profile: Path, emulator_pid: int, env: dict[str, str], ou
         sys_pct.append(b[3])
     return {
         "processes": n,
+        "errors": sum(r["errors"] for r in results),
         "ops_per_s": round(sum(r["ops_per_s"] for r in results), 1),
         "per_process": [r["ops_per_s"] for r in results],
         "load_cpu_us_per_op": round(median([r["cpu_us_per_op"] for r in results]), 1),

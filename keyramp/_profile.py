@@ -50,7 +50,7 @@ _WORKLOAD_DEFAULTS: dict[str, Any] = {
     "entity_group_size": 0,
     "indexed_value": "none",
     "indexed_fields": 0,
-    "key_samples_per_s": 500,
+    "key_samples_per_s": 100,
     "query": {},
     "probe": "none",
     "probe_params": {},
@@ -138,7 +138,7 @@ def _fail(where: str, message: str) -> UsageError:
 def _check_fields(table: Mapping[str, Any], allowed: set[str] | frozenset[str], where: str) -> None:
     unknown = sorted(set(table) - set(allowed))
     if unknown:
-        raise _fail(where, f"unknown field '{unknown[0]}' (allowed: {', '.join(sorted(allowed))})")
+        raise _fail(where, f"unknown field {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
 
 
 def _as_list(value: Any, where: str) -> list[str]:

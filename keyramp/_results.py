@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import secrets
+import shutil
 import socket
 import subprocess
 import time
@@ -128,6 +129,7 @@ class RunDirectory:
                 os.fsync(fh.fileno())
             probe.unlink()
         except OSError as exc:
+            shutil.rmtree(self.path, ignore_errors=True)  # leave no empty run behind
             raise UsageError(f"{self.path}: results directory is not writable: {exc.strerror or exc}") from None
 
     # -- JSON -------------------------------------------------------------------------

@@ -151,6 +151,16 @@ def _cell_namespace(run_id: str, cell: Cell) -> str:
     return f"kr_{run_id[-4:]}_{cell.index:02d}_{slug(cell.strategy)[:20].replace('-', '_')}"
 
 
+def _stop_runner(runner: Any, *, grace_s: float = _DRAIN_S + 3.0) -> None:
+    """``runner.quit()``, bounded: a user stuck in a client call that swallows the kill
+    (e.g. a Firestore transaction rolling back under a held lock) must not hold the run."""
+    stopper = gevent.spawn(runner.quit)
+    stopper.join(timeout=grace_s)
+    if not stopper.dead:
+        runner.user_greenlets.kill(block=False)
+        stopper.kill(block=False)
+
+
 def _keyspace_summary(run_dir: Path, cell: Cell, total_count: int) -> dict[str, Any] | None:
     """Hotspot metrics + the modelled tablet summary from the cell's sampled keys."""
     from keyramp.keyspace import load_keys, summarize_cell
@@ -227,8 +237,9 @@ class _CellRun:
             return int(sched.users)  # type: ignore[attr-defined]
         cap = int(self.profile.data["schedule"]["max_users"])
         peak = sched.peak(self.cell.horizon_s)
-        # Little's law with a generous 50 ms per op: enough users in flight, never above the cap.
-        return max(1, min(cap, max(4, math.ceil(peak * 0.05))))
+        # Little's law with a generous 100 ms per op (a loaded client or a lock wait): enough
+        # users in flight that the pacer, not the user count, sets the rate; never above the cap.
+        return max(1, min(cap, max(4, math.ceil(peak * 0.1))))
 
     def execute(self) -> dict[str, Any]:
         cell = self.cell
@@ -286,7 +297,7 @@ class _CellRun:
             end = time.perf_counter()
             if reason is None:
                 self._drain(ctx)
-            runner.quit()
+            _stop_runner(runner)
             writer_greenlet.kill()
             self._final_tick(ctx, start)
             self._write_locust_csv(env, csv_base, csv_writer)

@@ -23,6 +23,9 @@ from keyramp.backends._base import Backend, Target
 
 __all__ = ["CellContext", "KeyrampUser", "user_class_for"]
 
+#: How long a user waits once its phase is over (the runner kills it well before).
+_PARK_S = 3600.0
+
 
 @dataclass(kw_only=True)
 class CellContext:
@@ -86,13 +89,13 @@ class KeyrampUser(User):
             pacer = ctx.pacer
             slot = pacer.next_slot() if pacer is not None else None
             if slot is None:
-                ctx.phase_ended.wait()
+                self._park()
                 return
             delay = slot - time.perf_counter()
             if delay > 0:
                 gevent.sleep(delay)
         elif ctx.phase_ended.is_set():
-            ctx.phase_ended.wait()
+            self._park()
             return
         op = ctx.workload.choose_op(self.ops.rng)
         started = time.perf_counter()
@@ -107,6 +110,14 @@ class KeyrampUser(User):
         finally:
             ctx.in_flight -= 1
         ctx.recorder.record(op, key, intended, started, time.perf_counter(), error)
+
+    def _park(self) -> None:
+        """The phase is over: block until the runner stops this user.
+
+        Returning at once would make Locust call the task again with ``wait_time`` 0, and a
+        few such spinning users starve the hub's timers, including the runner's own.
+        """
+        gevent.sleep(_PARK_S)
 
     def _operate_plain(self) -> None:
         """Closed model under plain ``locust -f``: Locust's stats do the measuring."""

@@ -268,3 +268,43 @@ def test_repository_profiles_lint_without_crashing() -> None:
     for path in paths:
         for f in lint_profile(load_profile(path).data):
             assert f.severity in ("error", "warning", "info") and f.rule.startswith("BP-")
+
+
+# Each scenario pair: the anti-pattern must carry its rule's finding, the best practice must not.
+SCENARIO_PAIRS = {
+    "BP-KEY-1": ("bp-key-1-sequential", "bp-key-1-random"),
+    "BP-KEY-3": ("bp-key-3-prefixed", "bp-key-3-hashed"),
+    "BP-KEY-5": ("bp-key-5-timestamp-first", "bp-key-5-field-promotion"),
+    "BP-KEY-6": ("bp-key-6-timestamp", "bp-key-6-reverse-timestamp"),
+    "BP-KEY-7": ("bp-key-7-sequential", "bp-key-7-reversed"),
+    "BP-RAMP-1": ("bp-ramp-1-cold-start", "bp-ramp-1-500-50-5"),
+    "BP-RATE-2": ("bp-rate-2-monotonic-indexed", "bp-rate-2-exempt"),
+}
+# The prefixed-sequential anti-pattern of BP-KEY-3 is reported as the monotonic key it is.
+_FLAGGED_AS = {"BP-KEY-3": "BP-KEY-1"}
+
+
+@pytest.mark.parametrize("rule", sorted(SCENARIO_PAIRS))
+def test_scenario_pairs_get_the_expected_findings(rule: str) -> None:
+    from keyramp._profile import load_profile
+
+    root = Path(__file__).resolve().parent.parent / "profiles" / "scenarios"
+    anti, best = SCENARIO_PAIRS[rule]
+    expected = _FLAGGED_AS.get(rule, rule)
+    anti_rules = {f.rule for f in lint_profile(load_profile(root / f"{anti}.toml").data)}
+    best_rules = {f.rule for f in lint_profile(load_profile(root / f"{best}.toml").data)}
+    assert expected in anti_rules
+    assert expected not in best_rules
+
+
+def test_quickstart_flags_its_sequential_and_hashed_cells() -> None:
+    from keyramp._profile import load_profile
+
+    path = Path(__file__).resolve().parent.parent / "profiles" / "quickstart.toml"
+    findings = lint_profile(load_profile(path).data)
+    by_rule = {}
+    for f in findings:
+        by_rule.setdefault(f.rule, set()).add(f.cell)
+    assert by_rule["BP-KEY-1"] == {"c00-datastore-sequential", "c03-firestore-sequential",
+                                   "c06-firestore-datastore-sequential", "c09-bigtable-sequential"}
+    assert by_rule["BP-KEY-8"] == {"c10-bigtable-random", "c11-bigtable-hashed-prefix"}
