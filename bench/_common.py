@@ -26,17 +26,14 @@ RESULTS = ROOT / "bench" / "results"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from keyramp._emulators import EmulatorManager, RunningEmulator  # noqa: E402
+from keyramp._emulators import EMULATORS, EmulatorManager, RunningEmulator  # noqa: E402
+from keyramp._profile import write_profile  # noqa: E402,F401  (re-exported for the benches)
 
 __all__ = ["ROOT", "RESULTS", "machine", "emulators", "write_profile", "save", "table", "ENV_FOR_KIND", "env_for",
            "median"]
 
-ENV_FOR_KIND = {
-    "datastore": "DATASTORE_EMULATOR_HOST",
-    "firestore": "FIRESTORE_EMULATOR_HOST",
-    "firestore-datastore": "KEYRAMP_FIRESTORE_DATASTORE_EMULATOR_HOST",
-    "bigtable": "BIGTABLE_EMULATOR_HOST",
-}
+# The standard variable per emulator kind, from the emulator registry.
+ENV_FOR_KIND = {kind: spec.env_var for kind, spec in EMULATORS.items()}
 _PACKAGES = ("locust", "gevent", "grpcio", "protobuf", "hdrhistogram", "google-cloud-datastore",
              "google-cloud-bigtable", "google-cloud-firestore", "numpy")
 
@@ -77,27 +74,6 @@ def env_for(*running: RunningEmulator) -> dict[str, str]:
     env.update({ENV_FOR_KIND[e.kind]: e.endpoint for e in running})
     env["PYTHONUNBUFFERED"] = "1"
     return env
-
-
-def _toml(value: Any) -> str:
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
-    return repr(value)
-
-
-def write_profile(path: Path, top: Mapping[str, Any], **tables: Mapping[str, Any]) -> Path:
-    lines = [f"{k} = {_toml(v)}" for k, v in top.items()]
-    for name, tbl in tables.items():
-        lines.append(f"[{name}]")
-        lines.extend(f"{json.dumps(k)} = {_toml(v)}" for k, v in tbl.items())
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def save(name: str, payload: Mapping[str, Any]) -> Path:

@@ -8,6 +8,7 @@ store). Every problem is a ``UsageError`` with one line naming the file and fiel
 from __future__ import annotations
 
 import copy
+import json
 import math
 import re
 import tomllib
@@ -21,7 +22,7 @@ from keyramp._errors import UsageError
 from keyramp._schedules import SCHEDULE_FIELDS, Schedule, make_schedule
 from keyramp._types import BACKEND_NAMES, OP_NAMES
 
-__all__ = ["Profile", "Cell", "load_profile", "parse_profile", "collect_profiles"]
+__all__ = ["Profile", "Cell", "load_profile", "parse_profile", "collect_profiles", "write_profile"]
 
 _TOP_FIELDS = {
     "name",
@@ -73,7 +74,12 @@ _QUERY_DEFAULTS: dict[str, Any] = {
 }
 _QUERY_OPS = ("==", "<", "<=", ">", ">=", "!=")
 _PAGINATE = ("none", "offset", "cursor")
-_SCHEDULE_DEFAULTS: dict[str, Any] = {"kind": "constant", "time_scale": 1.0, "max_users": 50, "drop_after": "1s"}
+_SCHEDULE_DEFAULTS: dict[str, Any] = {
+    "kind": "constant", "time_scale": 1.0, "max_users": 50, "drop_after": "1s",
+    # Unmeasured operations before each cell: a cold JVM emulator would otherwise make
+    # whichever cell runs first look slow (JIT warm-up), biasing the comparison.
+    "warmup": "2s",
+}
 _EMULATOR_DEFAULTS: dict[str, Any] = {"consistency": 1.0}
 _INDEXED_VALUES = ("none", "monotonic", "prefixed", "unindexed")
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -269,6 +275,8 @@ def _resolve_schedule(raw: Mapping[str, Any], src: str) -> dict[str, Any]:
     schedule["time_scale"] = float(scale)
     schedule["max_users"] = _int(schedule["max_users"], f"{src}: schedule.max_users", minimum=1)
     schedule["drop_after_s"] = parse_duration(schedule.pop("drop_after"), field=f"{src}: schedule.drop_after")
+    warmup = schedule.pop("warmup")
+    schedule["warmup_s"] = 0.0 if warmup in (0, "0", "0s") else parse_duration(warmup, field=f"{src}: schedule.warmup")
     if schedule["kind"] == "constant" and "rate" not in schedule:
         schedule["rate"] = 200.0
     return schedule
@@ -410,3 +418,25 @@ def collect_profiles(paths: list[str]) -> list[Profile]:
     if not files:
         raise UsageError("no profile given")
     return [load_profile(f) for f in files]
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    return repr(value)
+
+
+def write_profile(path: Path, top: Mapping[str, Any], **tables: Mapping[str, Any]) -> Path:
+    """Write a profile file from plain values (tests, benches, generated scenario matrices)."""
+    lines = [f"{k} = {_toml_value(v)}" for k, v in top.items()]
+    for name, table in tables.items():
+        lines.append(f"[{name}]")
+        lines.extend(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in table.items())
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

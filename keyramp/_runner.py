@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 import os
 import signal
-import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from locust.event import Events  # noqa: E402
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV, StatsCSVFileWriter  # noqa: E402
 
 from keyramp._emulators import EmulatorManager, RunningEmulator, _log_tail, endpoints_from_env, reset  # noqa: E402
-from keyramp._errors import EmulatorError, KeyrampError, RunFailed, UsageError  # noqa: E402
+from keyramp._errors import KeyrampError, RunFailed, UsageError  # noqa: E402
 from keyramp._pacer import Pacer  # noqa: E402
 from keyramp._profile import Cell, Profile, slug  # noqa: E402
 from keyramp._recorder import Recorder  # noqa: E402
@@ -47,6 +46,8 @@ __all__ = ["RunOptions", "RunOutcome", "run_profile", "Interrupted"]
 #: Consecutive seconds in which every operation failed as "unreachable" before a cell aborts.
 _UNREACHABLE_ABORT_S = 5
 _UNREACHABLE = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED", "CLIENT_ServiceUnavailable", "CLIENT_RetryError"})
+#: Warm-up of the first cell on each emulator (see ``_CellRun._warm_up``).
+_FIRST_WARMUP_S = 10.0
 #: How long in-flight operations may finish after the phase ends before users are stopped.
 _DRAIN_S = 2.0
 
@@ -190,9 +191,10 @@ class _CellRun:
     """Runs one cell inside Locust and returns its summary dict."""
 
     def __init__(self, *, cell: Cell, profile: Profile, run: RunDirectory, endpoint: str, options: RunOptions,
-                 stop: _StopFlag, status: LiveStatus,
+                 stop: _StopFlag, status: LiveStatus, first_on_emulator: bool = False,
                  emulator_died: Callable[[], str | None] = lambda: None) -> None:
         self.cell = cell
+        self.first_on_emulator = first_on_emulator
         self.emulator_died = emulator_died
         self.profile = profile
         self.run = run
@@ -274,6 +276,7 @@ class _CellRun:
                 runner.quit()
                 raise RunFailed(f"{cell.id}: users did not start within 60 s ({ctx.users_ready}/{users})")
             gevent.sleep(0.02)
+        self._warm_up(ctx, users)
         env.stats.reset_all()
         writer_greenlet = gevent.spawn(csv_writer.stats_writer)
         start = time.perf_counter()
@@ -307,6 +310,24 @@ class _CellRun:
         if reason is not None:
             raise RunFailed(reason) if not self.stop.event.is_set() else Interrupted(reason)
         return summary
+
+    def _warm_up(self, ctx: CellContext, users: int) -> None:
+        """Unmeasured operations at about the starting rate before the measured phase."""
+        seconds = float(self.profile.data["schedule"]["warmup_s"])
+        if seconds <= 0:
+            return
+        if self.first_on_emulator:
+            # A JVM emulator keeps JIT-compiling for ~10 s after its first requests: without
+            # this, whichever cell runs first on it looks several times slower than the rest.
+            seconds = max(seconds, _FIRST_WARMUP_S)
+        self.status.phase(self.cell, f"warming up {seconds:g}s")
+        rate = self.cell.schedule.rate(0.0) if self.cell.schedule.open_model else 0.0
+        ctx.warmup_interval = users / rate if rate > 0 else 0.001
+        try:
+            if self.stop.event.wait(timeout=seconds):
+                raise Interrupted(self.stop.reason or "interrupted")
+        finally:
+            ctx.warmup_interval = None
 
     def _probe(self, name: str) -> dict[str, Any]:
         """A scenario probe (consistency, contention, …) instead of the Locust phase."""
@@ -449,6 +470,7 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
                 if profile.data["target"] == "cloud":
                     raise UsageError(f"{profile.name}: target = 'cloud' needs --allow-cloud PROJECT (not supported yet)")
                 emulators = _Emulators(profile, options, console)
+                warmed: set[str] = set()
                 for cell, meta in zip(profile.cells, cells_meta):
                     if stop.event.is_set():  # a signal between cells: do not start another one
                         raise Interrupted(stop.reason or "interrupted")
@@ -461,8 +483,9 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
                     status.phase(cell, "resetting store")
                     reset(kind, endpoint, project=profile.data["project"])
                     cell_run = _CellRun(cell=cell, profile=profile, run=run, endpoint=endpoint, options=options,
-                                        stop=stop, status=status,
+                                        stop=stop, status=status, first_on_emulator=kind not in warmed,
                                         emulator_died=lambda kind=kind: emulators.died(kind))  # type: ignore[union-attr]
+                    warmed.add(kind)
                     meta["namespace"] = cell_run.target.namespace
                     try:
                         cell_summary = cell_run.execute()

@@ -40,6 +40,7 @@ SCHEDULE_FIELDS = frozenset(
         "time_scale",
         "max_users",
         "drop_after",
+        "warmup",
     }
 )
 

@@ -42,6 +42,8 @@ class CellContext:
     phase_ended: Event = field(default_factory=Event)
     users_ready: int = 0
     in_flight: int = 0
+    #: Seconds each user waits between unmeasured warm-up operations; ``None`` = no warm-up.
+    warmup_interval: float | None = None
     user_errors: list[BaseException] = field(default_factory=list)
     _user_seq: Any = field(default_factory=itertools.count)
 
@@ -83,7 +85,12 @@ class KeyrampUser(User):
         if ctx.recorder is None:
             self._operate_plain()
             return
-        ctx.phase_started.wait()
+        if not ctx.phase_started.is_set():
+            if ctx.warmup_interval is None:
+                ctx.phase_started.wait()
+            else:
+                self._warm_up(ctx.warmup_interval)
+                return
         slot = 0.0
         if ctx.open_model:
             pacer = ctx.pacer
@@ -110,6 +117,14 @@ class KeyrampUser(User):
         finally:
             ctx.in_flight -= 1
         ctx.recorder.record(op, key, intended, started, time.perf_counter(), error)
+
+    def _warm_up(self, interval: float) -> None:
+        """One unmeasured operation (JIT, connection pools, caches), then a pause."""
+        try:
+            self.ops.run(self.context.workload.choose_op(self.ops.rng))
+        except Exception:  # the measured phase will show what is wrong
+            pass
+        gevent.sleep(interval)
 
     def _park(self) -> None:
         """The phase is over: block until the runner stops this user.

@@ -9,35 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from keyramp._emulators import RunningEmulator
+from keyramp._emulators import EMULATORS, RunningEmulator
 
-ENV_FOR_KIND = {
-    "datastore": "DATASTORE_EMULATOR_HOST",
-    "firestore": "FIRESTORE_EMULATOR_HOST",
-    "firestore-datastore": "KEYRAMP_FIRESTORE_DATASTORE_EMULATOR_HOST",
-    "bigtable": "BIGTABLE_EMULATOR_HOST",
-}
-
-
-def toml_value(value: Any) -> str:
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
-    return repr(value)
-
-
-def write_profile(path: Path, top: dict[str, Any], **tables: dict[str, Any]) -> Path:
-    lines = [f"{k} = {toml_value(v)}" for k, v in top.items()]
-    for name, table in tables.items():
-        lines.append(f"[{name}]")
-        lines.extend(f"{json.dumps(k)} = {toml_value(v)}" for k, v in table.items())
-    path.write_text("\n".join(lines) + "\n")
-    return path
+# The standard variable per emulator kind, from the emulator registry.
+ENV_FOR_KIND = {kind: spec.env_var for kind, spec in EMULATORS.items()}
 
 
 def emulator_env(*emulators: RunningEmulator) -> dict[str, str]:

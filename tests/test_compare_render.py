@@ -4,7 +4,6 @@ import io
 import json
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 from rich.console import Console

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from google.api_core import exceptions as gexc
 from google.cloud.bigtable.data import RowMutationEntry, SetCell
 from google.cloud.bigtable.data.row_filters import StripValueTransformerFilter
 from google.cloud.firestore_v1.base_query import FieldFilter

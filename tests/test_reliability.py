@@ -22,7 +22,7 @@ import psutil
 import pytest
 
 from keyramp._emulators import EmulatorManager, RunningEmulator
-from _runs import ENV_FOR_KIND, emulator_env, keyramp, load, only_run_dir, write_profile
+from _runs import emulator_env, keyramp, load, only_run_dir, write_profile
 
 pytestmark = pytest.mark.emulator
 

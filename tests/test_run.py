@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 
 from keyramp._hdr import latency_summary_ms, new_histogram

@@ -15,9 +15,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from keyramp._errors import UsageError
 from keyramp._types import BACKEND_NAMES, Key
 
-__all__ = ["KeyStrategy", "KeyTraits", "Distribution"]
+__all__ = ["KeyStrategy", "KeyTraits", "Distribution", "checked_params"]
+
+
+def checked_params(owner: str, params: Mapping[str, Any], defaults: Mapping[str, Any], *, what: str = "param") -> dict[str, Any]:
+    """``defaults`` overlaid with ``params``; an unknown name is a one-line ``UsageError``."""
+    unknown = sorted(set(params) - set(defaults))
+    if unknown:
+        known = ", ".join(sorted(defaults)) or "none"
+        raise UsageError(f"{owner}: unknown {what} '{unknown[0]}' (known: {known})")
+    return {**defaults, **params}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Final
 import numpy as np
 
 from keyramp._errors import UsageError
-from keyramp.keys._base import Distribution
+from keyramp.keys._base import Distribution, checked_params
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -94,11 +94,7 @@ class _Dist(Distribution):
 
     def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
         super().__init__(seed=seed, params=params)
-        unknown = sorted(set(self.params) - set(self.defaults))
-        if unknown:
-            known = ", ".join(sorted(self.defaults)) or "none"
-            raise UsageError(f"{self.name}: unknown distribution param '{unknown[0]}' (known: {known})")
-        self.params = {**self.defaults, **self.params}
+        self.params = checked_params(self.name, self.params, self.defaults, what="distribution param")
         self.rng = random.Random(seed)
 
     def _fraction(self, name: str, *, low: float, high: float, open_low: bool = False, open_high: bool = False) -> float:

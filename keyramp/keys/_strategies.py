@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Final
 
 from keyramp._errors import UnsupportedOperation, UsageError
 from keyramp._types import BACKEND_NAMES, Key
-from keyramp.keys._base import KeyStrategy, KeyTraits
+from keyramp.keys._base import KeyStrategy, KeyTraits, checked_params
 
 __all__ = [
     "STRATEGIES",
@@ -105,11 +105,7 @@ class _Strategy(KeyStrategy):
 
     def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
         super().__init__(seed=seed, params=params)
-        unknown = sorted(set(self.params) - set(self.defaults))
-        if unknown:
-            known = ", ".join(sorted(self.defaults)) or "none"
-            raise UsageError(f"{self.name}: unknown param '{unknown[0]}' (known: {known})")
-        self.params = {**self.defaults, **self.params}
+        self.params = checked_params(self.name, self.params, self.defaults)
 
     def _int(self, name: str, *, minimum: int, maximum: int | None = None) -> int:
         value = self.params[name]

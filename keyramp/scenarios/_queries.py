@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from keyramp.backends._base import Backend, QuerySpec
+from keyramp.backends._base import QuerySpec
 from keyramp.scenarios._base import ProbeContext, median_ms
 
 __all__ = ["offset_cursor_probe", "projection_probe", "deleted_range_probe",
