@@ -22,7 +22,7 @@ from keyramp._errors import UsageError
 from keyramp._schedules import SCHEDULE_FIELDS, Schedule, make_schedule
 from keyramp._types import BACKEND_NAMES, OP_NAMES
 
-__all__ = ["Profile", "Cell", "load_profile", "parse_profile", "collect_profiles", "write_profile"]
+__all__ = ["Profile", "Cell", "load_profile", "parse_profile", "collect_profiles", "write_profile", "toml_value"]
 
 _TOP_FIELDS = {
     "name",
@@ -420,23 +420,23 @@ def collect_profiles(paths: list[str]) -> list[Profile]:
     return [load_profile(f) for f in files]
 
 
-def _toml_value(value: Any) -> str:
+def toml_value(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+        return "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
     return repr(value)
 
 
 def write_profile(path: Path, top: Mapping[str, Any], **tables: Mapping[str, Any]) -> Path:
     """Write a profile file from plain values (tests, benches, generated scenario matrices)."""
-    lines = [f"{k} = {_toml_value(v)}" for k, v in top.items()]
+    lines = [f"{k} = {toml_value(v)}" for k, v in top.items()]
     for name, table in tables.items():
         lines.append(f"[{name}]")
-        lines.extend(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in table.items())
+        lines.extend(f"{json.dumps(k)} = {toml_value(v)}" for k, v in table.items())
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

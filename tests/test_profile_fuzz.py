@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from keyramp._errors import UsageError
 from keyramp._profile import parse_profile
-from tests._runs import keyramp, toml_value
+from _runs import keyramp, toml_value
 
 _NAMES = ["name", "description", "rules", "backend", "target", "project", "duration", "seed", "workload", "keys",
           "schedule", "thresholds", "emulator", "cloud", "colour", "", "__x__", "duration_s"]

@@ -331,7 +331,7 @@ _CORRUPTIONS = {
 
 @pytest.fixture
 def damaged_results(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[Path, str, list[str]]:
-    from tests._synthetic import make_run
+    from _synthetic import make_run
 
     results = tmp_path / "results"
     good = [make_run(results, seed=i, profile_name="good").name for i in range(2)]
