@@ -146,6 +146,11 @@ class RunDirectory:
     def begin_cell(self, cell: str) -> None:
         self._start_epoch = time.time()
 
+    def keys_offset(self) -> int:
+        """Where the next sampled key row will start in keys.csv (for ``load_keys(start=)``)."""
+        self._keys_file.flush()
+        return self._keys_file.tell()
+
     def _hlog(self, cell: str, op: str, kind: str) -> IO[str]:
         handle = self._hlogs.get((cell, op, kind))
         if handle is None:

@@ -162,11 +162,11 @@ def _stop_runner(runner: Any, *, grace_s: float = _DRAIN_S + 3.0) -> None:
         stopper.kill(block=False)
 
 
-def _keyspace_summary(run_dir: Path, cell: Cell, total_count: int) -> dict[str, Any] | None:
+def _keyspace_summary(run_dir: Path, cell: Cell, total_count: int, *, keys_start: int) -> dict[str, Any] | None:
     """Hotspot metrics + the modelled tablet summary from the cell's sampled keys."""
     from keyramp.keyspace import load_keys, summarize_cell
 
-    samples = load_keys(run_dir / "keys.csv", cell=cell.id).get(cell.id)
+    samples = load_keys(run_dir / "keys.csv", cell=cell.id, start=keys_start).get(cell.id)
     if samples is None or len(samples) == 0:
         return None
     return summarize_cell(
@@ -196,6 +196,8 @@ class _CellRun:
         self.cell = cell
         self.first_on_emulator = first_on_emulator
         self.emulator_died = emulator_died
+        #: Offset of this cell's first row in keys.csv, set when the measured phase starts.
+        self.keys_start: int | None = None
         self.profile = profile
         self.run = run
         self.options = options
@@ -270,10 +272,10 @@ class _CellRun:
         deadline = time.perf_counter() + 60
         while ctx.users_ready < users:
             if ctx.user_errors:
-                runner.quit()
+                _stop_runner(runner)
                 raise RunFailed(f"{cell.id}: could not create a client: {ctx.user_errors[0]}")
             if time.perf_counter() > deadline:
-                runner.quit()
+                _stop_runner(runner)
                 raise RunFailed(f"{cell.id}: users did not start within 60 s ({ctx.users_ready}/{users})")
             gevent.sleep(0.02)
         self._warm_up(ctx, users)
@@ -281,6 +283,7 @@ class _CellRun:
         writer_greenlet = gevent.spawn(csv_writer.stats_writer)
         start = time.perf_counter()
         self.run.begin_cell(cell.id)
+        self.keys_start = self.run.keys_offset()
         self.recorder.begin(start)
         if ctx.open_model:
             ctx.pacer = Pacer(
@@ -296,7 +299,6 @@ class _CellRun:
             reason = self._tick_until_end(ctx, start)
         finally:
             ctx.phase_ended.set()
-            gevent.sleep(0)  # let users blocked on the phase events return
             end = time.perf_counter()
             if reason is None:
                 self._drain(ctx)
@@ -425,13 +427,14 @@ class _CellRun:
         return out
 
 
-def _analyse(run: RunDirectory, profile: Profile, cell: Cell, summary: dict[str, Any], recorder: Recorder,
+def _analyse(run: RunDirectory, profile: Profile, cell: Cell, summary: dict[str, Any], keys_start: int | None,
              warnings: list[str]) -> None:
     """Add key-space metrics and threshold verdicts to a cell summary; never fails the run."""
     try:
-        keyspace = _keyspace_summary(run.path, cell, int(summary["total"]["count"]))
-        if keyspace is not None:
-            summary["keyspace"] = keyspace
+        if keys_start is not None:  # None: a probe cell, no measured phase, no key samples
+            keyspace = _keyspace_summary(run.path, cell, int(summary["total"]["count"]), keys_start=keys_start)
+            if keyspace is not None:
+                summary["keyspace"] = keyspace
     except Exception as exc:  # analysis is best effort: the measurements are already on disk
         warnings.append(f"{cell.id}: key-space analysis failed: {exc.__class__.__name__}: {exc}")
     summary["thresholds"] = _thresholds(profile, summary)
@@ -495,7 +498,7 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
                             partial["incomplete"] = True
                             summary["cells"][cell.id] = partial
                         raise
-                    _analyse(run, profile, cell, cell_summary, cell_run.recorder, summary["warnings"])
+                    _analyse(run, profile, cell, cell_summary, cell_run.keys_start, summary["warnings"])
                     summary["cells"][cell.id] = cell_summary
                     run.write_summary(summary)
                     status.cell_done(cell, cell_summary)

@@ -89,3 +89,18 @@ def test_positions_rank_keys_in_utf8_byte_order(keys: list[str]) -> None:
     rank = {k: i for i, k in enumerate(expected)}
     assert kp.distinct == len(expected)
     assert np.array_equal(np.round(kp.pos * kp.distinct).astype(int), [rank[k] for k in keys])
+
+
+def test_load_keys_from_an_offset_reads_only_the_later_cell(tmp_path) -> None:
+    # The runner reads each finished cell from where its rows started (RunDirectory.keys_offset).
+    path = tmp_path / "keys.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        fh.write("cell,t,op,key\n")
+        fh.write("c00,0.1,insert,a\nc00,0.2,insert,b\n")
+        fh.flush()
+        offset = fh.tell()
+        fh.write("c01,0.1,read,zé\nc01,0.3,insert,y\n")
+    later = load_keys(path, start=offset)
+    assert set(later) == {"c01"}
+    assert list(later["c01"].key) == ["zé", "y"]
+    assert set(load_keys(path)) == {"c00", "c01"}

@@ -6,6 +6,8 @@ state dir), so killing that emulator cannot disturb the session fixtures.
 
 from __future__ import annotations
 
+import contextlib
+
 import csv
 import json
 import os
@@ -81,6 +83,18 @@ def _popen_run(profile: Path, out: Path, env: dict[str, str], *extra: str) -> su
                              *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@contextlib.contextmanager
+def _running(profile: Path, out: Path, env: dict[str, str], *extra: str) -> Iterator[subprocess.Popen[str]]:
+    """A ``keyramp run`` subprocess that is killed on the way out if a test left it running."""
+    proc = _popen_run(profile, out, env, *extra)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def _wait_for_seconds(out: Path, seconds: int, proc: subprocess.Popen[str], timeout: float = 90) -> None:
     """Until the run's timeseries holds ``seconds`` closed intervals."""
     deadline = time.monotonic() + timeout
@@ -137,17 +151,12 @@ def test_emulator_killed_mid_run_fails_fast_and_keeps_the_record(tmp_path: Path,
     emu = private_emulator(kind)
     profile = _load_profile(tmp_path, _BACKEND_OF[kind])
     out = tmp_path / "out"
-    proc = _popen_run(profile, out, emulator_env(emu), "--timeout", "2")
-    try:
+    with _running(profile, out, emulator_env(emu), "--timeout", "2") as proc:
         _wait_for_seconds(out, 3, proc)
         killed = time.monotonic()
         os.killpg(emu.pid, signal.SIGKILL)
         _, stderr = proc.communicate(timeout=60)
         took = time.monotonic() - killed
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     print(f"{kind}: run ended {took:.1f} s after the emulator was killed: {load(only_run_dir(out), 'manifest.json')['reason']}")
     assert took < 15, took
     assert proc.returncode == 1, stderr[-2000:]
@@ -161,8 +170,7 @@ def test_owned_emulator_that_dies_fails_the_run_with_its_log_tail(tmp_path: Path
     env["KEYRAMP_STATE_DIR"] = str(tmp_path / "state")
     profile = _load_profile(tmp_path, "bigtable")
     out = tmp_path / "out"
-    proc = _popen_run(profile, out, env)
-    try:
+    with _running(profile, out, env) as proc:
         _wait_for_seconds(out, 2, proc)
         state = json.loads((tmp_path / "state" / "emulators.json").read_text())
         pid = state["emulators"]["bigtable"]["pid"]
@@ -170,10 +178,6 @@ def test_owned_emulator_that_dies_fails_the_run_with_its_log_tail(tmp_path: Path
         os.killpg(pid, signal.SIGKILL)
         _, stderr = proc.communicate(timeout=60)
         took = time.monotonic() - killed
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 1, stderr[-2000:]
     assert took < 6, took  # noticed by the ticker's poll, not by the 5 s unreachable window
     _assert_recorded_and_consistent(only_run_dir(out), status={"failed"}, needle="emulator bigtable exited (log tail: ")
@@ -194,8 +198,7 @@ def test_signal_during_preload_ends_promptly(tmp_path: Path, private_emulator: A
     emu = private_emulator("bigtable")
     profile = _bt_profile(tmp_path, record_count=2_000_000)  # minutes of preload
     out = tmp_path / "out"
-    proc = _popen_run(profile, out, emulator_env(emu))
-    try:
+    with _running(profile, out, emulator_env(emu)) as proc:
         deadline = time.monotonic() + 60
         while not list(out.glob("*/manifest.json")) and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -205,10 +208,6 @@ def test_signal_during_preload_ends_promptly(tmp_path: Path, private_emulator: A
         proc.send_signal(signum)
         _, stderr = proc.communicate(timeout=60)
         took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 130, stderr[-2000:]
     assert took < 10, took
     run_dir = only_run_dir(out)
@@ -223,8 +222,7 @@ def test_signal_between_cells_keeps_finished_cells_and_starts_no_more(tmp_path: 
     profile = _bt_profile(tmp_path, strategies=["random", "sequential", "hashed_prefix"], duration="2s",
                           record_count=20_000)
     out = tmp_path / "out"
-    proc = _popen_run(profile, out, emulator_env(emu))
-    try:
+    with _running(profile, out, emulator_env(emu)) as proc:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             summaries = list(out.glob("*/summary.json"))
@@ -234,10 +232,6 @@ def test_signal_between_cells_keeps_finished_cells_and_starts_no_more(tmp_path: 
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 130, stderr[-2000:]
     run_dir = only_run_dir(out)
     summary = load(run_dir, "summary.json")
@@ -396,16 +390,11 @@ def test_firestore_lock_contention_does_not_delay_the_end(tmp_path: Path, privat
         keys={"strategy": "sequential"}, schedule={"kind": "constant", "rate": 200, "max_users": 16},
     )
     out = tmp_path / "out"
-    proc = _popen_run(profile, out, emulator_env(emu), "--timeout", "5")
-    try:
+    with _running(profile, out, emulator_env(emu), "--timeout", "5") as proc:
         _wait_for_seconds(out, 1, proc)
         phase_started = time.monotonic()
         _, stderr = proc.communicate(timeout=120)
         ended = time.monotonic() - phase_started
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode in (0, 1), stderr[-2000:]  # 1 = thresholds; never hung or crashed
     run_dir = only_run_dir(out)
     assert load(run_dir, "manifest.json")["status"] == "complete"

@@ -164,8 +164,12 @@ def key_positions(keys: Sequence[Any] | np.ndarray) -> KeyPositions:
     return KeyPositions(pos=group.astype(np.float64) / distinct, distinct=distinct, labels=text[first])
 
 
-def load_keys(path: Path, *, cell: str | None = None) -> dict[str, CellKeys]:
-    """Read ``keys.csv`` (header ``cell,t,op,key``) into per-cell arrays sorted by time."""
+def load_keys(path: Path, *, cell: str | None = None, start: int = 0) -> dict[str, CellKeys]:
+    """Read ``keys.csv`` (header ``cell,t,op,key``) into per-cell arrays sorted by time.
+
+    ``start``: a file offset (``RunDirectory.keys_offset()``) to read rows from, so the
+    runner reads only the cell it just finished instead of every earlier cell again.
+    """
     if not path.is_file():
         raise UsageError(f"no sampled keys: {path} does not exist")
     cells: dict[str, tuple[list[float], list[str], list[str]]] = {}
@@ -174,6 +178,8 @@ def load_keys(path: Path, *, cell: str | None = None) -> dict[str, CellKeys]:
         header = next(reader, None)
         if header != ["cell", "t", "op", "key"]:
             raise UsageError(f"{path}: expected header cell,t,op,key, got {header}")
+        if start:
+            fh.seek(start)
         try:
             for row in reader:
                 if cell is not None and row[0] != cell:
