@@ -162,22 +162,13 @@ def _stop_runner(runner: Any, *, grace_s: float = _DRAIN_S + 3.0) -> None:
         stopper.kill(block=False)
 
 
-def _keyspace_summary(run_dir: Path, cell: Cell, total_count: int, *, keys_start: int) -> dict[str, Any] | None:
+def _keyspace_summary(run_dir: Path, cell: Cell, total_count: int, *, keys_start: int,
+                      profile: Profile) -> dict[str, Any] | None:
     """Hotspot metrics + the modelled tablet summary from the cell's sampled keys."""
-    from keyramp.keyspace import load_keys, summarize_cell
+    from keyramp.keyspace import summarize_run_cell
 
-    samples = load_keys(run_dir / "keys.csv", cell=cell.id, start=keys_start).get(cell.id)
-    if samples is None or len(samples) == 0:
-        return None
-    return summarize_cell(
-        samples.key,
-        samples.t,
-        samples.op,
-        backend=cell.backend,
-        time_scale=cell.time_scale,
-        rate_fn=cell.schedule.rate if cell.schedule.open_model else None,
-        sample_rate=min(1.0, len(samples) / max(total_count, 1)),
-    )
+    return summarize_run_cell(run_dir=run_dir, cell=cell, profile=profile.data, total_count=total_count,
+                              keys_start=keys_start)
 
 
 def _thresholds(profile: Profile, cell_summary: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -432,7 +423,8 @@ def _analyse(run: RunDirectory, profile: Profile, cell: Cell, summary: dict[str,
     """Add key-space metrics and threshold verdicts to a cell summary; never fails the run."""
     try:
         if keys_start is not None:  # None: a probe cell, no measured phase, no key samples
-            keyspace = _keyspace_summary(run.path, cell, int(summary["total"]["count"]), keys_start=keys_start)
+            keyspace = _keyspace_summary(run.path, cell, int(summary["total"]["count"]), keys_start=keys_start,
+                                          profile=profile)
             if keyspace is not None:
                 summary["keyspace"] = keyspace
     except Exception as exc:  # analysis is best effort: the measurements are already on disk

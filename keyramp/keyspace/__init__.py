@@ -7,6 +7,7 @@ hotspot metrics) and models a range-partitioned store from it. Model figures car
 
 from __future__ import annotations
 
+from keyramp.keyspace._analyse import summarize_run_cell
 from keyramp.keyspace._cli import register, run_keyspace
 from keyramp.keyspace._heatmap import heatmap_data, render_png
 from keyramp.keyspace._load import CellKeys, KeyPositions, key_positions, load_keys, load_run
@@ -42,5 +43,6 @@ __all__ = [
     "simulate",
     "simulate_collection",
     "summarize_cell",
+    "summarize_run_cell",
     "synthetic_stream",
 ]
