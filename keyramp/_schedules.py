@@ -68,8 +68,13 @@ class Schedule(ABC):
         """One line for the terminal and reports."""
 
     def peak(self, horizon: float) -> float:
-        """Highest rate within ``[0, horizon]`` schedule seconds (sampled at change points)."""
-        return max(self.rate(t) for t in self.change_points(horizon))
+        """Highest rate within ``[0, horizon)`` schedule seconds (sampled at change points).
+
+        The cell ends at ``horizon``: a step that would start exactly then never runs, so the
+        end point is taken as its left limit.
+        """
+        end = horizon - max(horizon * 1e-9, 1e-9)
+        return max(self.rate(min(t, end)) for t in self.change_points(horizon))
 
     def change_points(self, horizon: float) -> list[float]:
         """Schedule times where the rate may change, for plots and peak finding."""

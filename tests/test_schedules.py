@@ -63,3 +63,10 @@ def test_bad_schedules_are_one_line_errors(params: dict) -> None:
     with pytest.raises(UsageError) as info:
         make_schedule(params, horizon=60)
     assert "\n" not in str(info.value)
+
+
+def test_peak_ignores_a_step_that_would_start_exactly_at_the_end() -> None:
+    # 500/50/5 at 300 ops/s for exactly two 5-minute steps: 300 then 450, never 675.
+    ramp = make_schedule({"kind": "ramp_500_50_5", "start_ops": 300}, horizon=600.0)
+    assert ramp.peak(600.0) == pytest.approx(450.0)
+    assert ramp.peak(601.0) == pytest.approx(675.0)
