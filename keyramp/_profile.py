@@ -81,6 +81,17 @@ _SCHEDULE_DEFAULTS: dict[str, Any] = {
     "warmup": "2s",
 }
 _EMULATOR_DEFAULTS: dict[str, Any] = {"consistency": 1.0}
+#: ``[cloud]``: where ``target = "cloud"`` runs go and the hard caps that stop them (see
+#: docs/cloud.md). Conservative caps: a mistyped rate must not become a large bill.
+_CLOUD_DEFAULTS: dict[str, Any] = {
+    "instance": "",  # Bigtable instance id (required when a bigtable cell targets the cloud)
+    "database": "(default)",  # Firestore / Datastore-mode database id
+    "max_ops_per_s": 1000,
+    "max_duration": "10m",  # the whole run: every cell's warm-up + measured phase
+    "cleanup": True,  # delete what each cell wrote, and verify it is gone
+}
+_DATABASE_ID = re.compile(r"\(default\)|[a-z][a-z0-9-]{2,61}[a-z0-9]")
+_BIGTABLE_INSTANCE_ID = re.compile(r"[a-z][a-z0-9-]{4,31}[a-z0-9]")
 _INDEXED_VALUES = ("none", "monotonic", "prefixed", "unindexed")
 _SLUG = re.compile(r"[^a-z0-9]+")
 
@@ -282,6 +293,39 @@ def _resolve_schedule(raw: Mapping[str, Any], src: str) -> dict[str, Any]:
     return schedule
 
 
+def _resolve_cloud(raw: Mapping[str, Any], src: str, *, target: str, backends: list[str]) -> dict[str, Any]:
+    """The ``[cloud]`` table, defaults filled in; validated whatever the target (so flipping
+    ``target`` never uncovers a typo), and its requirements enforced for ``target = "cloud"``."""
+    cloud = {**_CLOUD_DEFAULTS, **_table(raw, "cloud", src)}
+    _check_fields(cloud, set(_CLOUD_DEFAULTS), f"{src}: cloud")
+    where = f"{src}: cloud"
+    instance, database = cloud["instance"], cloud["database"]
+    if not isinstance(instance, str) or (instance and not _BIGTABLE_INSTANCE_ID.fullmatch(instance)):
+        raise _fail(where, f"instance: not a valid Bigtable instance id: {instance!r}")
+    if not isinstance(database, str) or not _DATABASE_ID.fullmatch(database):
+        raise _fail(where, f"database: not a valid database id: {database!r}")
+    cap = cloud["max_ops_per_s"]
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not 0 < cap < math.inf:
+        raise _fail(where, f"max_ops_per_s: must be a positive number, got {cap!r}")
+    if not isinstance(cloud["cleanup"], bool):
+        raise _fail(where, "cleanup must be true or false")
+    resolved = {
+        "instance": instance,
+        "database": database,
+        "max_ops_per_s": float(cap),
+        "max_duration_s": parse_duration(cloud["max_duration"], field=f"{where}.max_duration"),
+        "cleanup": cloud["cleanup"],
+    }
+    if target == "cloud":
+        # The default project id exists for the emulators; against the real service an
+        # implicit project would be a guess, so the profile must name it.
+        if "project" not in raw:
+            raise _fail(src, "target = 'cloud' needs an explicit project = \"<project id>\"")
+        if "bigtable" in backends and not instance:
+            raise _fail(where, "instance is required for bigtable with target = 'cloud'")
+    return resolved
+
+
 def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Path | None = None) -> Profile:
     """Validate a profile mapping (parsed TOML) and expand it into cells."""
     src = source
@@ -348,7 +392,7 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
         "schedule": schedule,
         "thresholds": dict(thresholds),
         "emulator": emulator,
-        "cloud": dict(_table(raw, "cloud", src)),
+        "cloud": _resolve_cloud(raw, src, target=target, backends=backends),
     }
     horizon = duration_s * schedule["time_scale"]
     try:

@@ -12,11 +12,10 @@ python=${PYTHON:-python3}
   echo "setup: keyramp needs Python >= 3.11 (found $("$python" --version 2>&1))" >&2; exit 2; }
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 export PIP_DISABLE_PIP_VERSION_CHECK=1
-if [ "$want_tests" = 1 ]; then
-  .venv/bin/pip install -q -e '.[test]' 2>&1 | grep -v '^WARNING: Location' || true
-else
-  .venv/bin/pip install -q -e . 2>&1 | grep -v '^WARNING: Location' || true
-fi
+target=.; [ "$want_tests" = 1 ] && target='.[test]'
+# pip's own chatter (build-backend warnings) only matters when the install fails.
+pip_log=$(mktemp); trap 'rm -f "$pip_log"' EXIT
+.venv/bin/pip install -q -e "$target" >"$pip_log" 2>&1 || { cat "$pip_log" >&2; echo "setup: pip install failed" >&2; exit 1; }
 .venv/bin/python -c 'import keyramp, locust' || { echo "setup: installing keyramp failed" >&2; exit 1; }
 
 if ! command -v gcloud >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
@@ -24,16 +23,18 @@ if ! command -v gcloud >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; the
        "or run them with 'docker compose up emulators' and export the *_EMULATOR_HOST variables" >&2
 fi
 
-if [ "$want_tests" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+apt_install() {  # apt_install PACKAGE WHY: Debian packages the tests need (root or sudo)
+  local sudo=""
+  [ "$(id -u)" = 0 ] || { command -v sudo >/dev/null 2>&1 && sudo="sudo"; } || {
+    echo "setup: install Debian's $1 ($2): apt-get install $1" >&2; return 0; }
+  ($sudo apt-get install -y -q "$1" >/dev/null 2>&1 || { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q "$1" >/dev/null; }) \
+    || echo "setup: could not install $1 ($2)" >&2
+}
+if [ "$want_tests" = 1 ]; then
   # Browser tests drive Debian's chromium through Playwright (never `playwright install`).
-  if [ "$(id -u)" = 0 ]; then
-    (apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }) \
-      || echo "setup: could not install chromium; browser tests will fail" >&2
-  elif command -v sudo >/dev/null 2>&1; then
-    sudo apt-get update -q >/dev/null && sudo apt-get install -y -q chromium >/dev/null \
-      || echo "setup: could not install chromium; browser tests will fail" >&2
-  else
-    echo "setup: install Debian's chromium for the browser tests (apt-get install chromium)" >&2
-  fi
+  command -v chromium >/dev/null 2>&1 || apt_install chromium "browser tests"
+  # docker-compose.yml is validated with `docker compose config` / `docker-compose config` (no engine needed).
+  docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1 \
+    || apt_install docker-compose "compose file validation"
 fi
 exit 0

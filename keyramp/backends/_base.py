@@ -35,6 +35,8 @@ class Target:
     endpoint: str | None
     namespace: str
     instance: str = "keyramp"
+    #: Firestore / Datastore-mode database id on the real service (emulators ignore it).
+    database: str = "(default)"
     #: Per-operation deadline in seconds; backends pass explicit retry=None/timeout so
     #: the load test sees every transient error instead of a 60 s client retry loop.
     timeout_s: float = 10.0
@@ -89,6 +91,18 @@ class Backend(ABC):
 
     def close(self) -> None:
         """Release the client's channels."""
+
+    # -- clean-up (cloud runs delete what each cell wrote, then verify) -------------------
+    @classmethod
+    def cleanup(cls, target: Target) -> int:
+        """Delete everything the cell wrote under ``target.namespace``; returns how many
+        entities/documents/rows were deleted. Other namespaces are never touched."""
+        raise UnsupportedOperation(f"{cls.name} has no clean-up")
+
+    @classmethod
+    def remaining(cls, target: Target) -> int:
+        """How many entities/documents/rows are left under ``target.namespace`` (0 = gone)."""
+        raise UnsupportedOperation(f"{cls.name} has no clean-up")
 
     # -- operations --------------------------------------------------------------------
     @abstractmethod

@@ -36,6 +36,8 @@ from keyramp.backends._base import Backend, QuerySpec, Record, Target
 __all__ = ["BigtableBackend", "FAMILY", "row_key", "encode_value", "admin_client"]
 
 FAMILY = "cf"
+#: Clean-up keeps the clients' default retries: it must finish, not be measured.
+_CLEANUP_TIMEOUT_S = 60.0
 
 #: Reads return only the newest version of each cell: updates pile up versions (the
 #: emulator never garbage-collects), and a load test should not read history.
@@ -87,6 +89,16 @@ class _DataClient(BigtableDataClient):
         pass  # the base class assigns os.getenv(...): ignored on purpose
 
 
+def _data_client(target: Target) -> BigtableDataClient:
+    if target.endpoint is None:
+        return BigtableDataClient(project=target.project)
+    return _DataClient(endpoint=target.endpoint, project=target.project)
+
+
+def _table_name(target: Target) -> str:
+    return f"projects/{target.project}/instances/{target.instance}/tables/{target.namespace}"
+
+
 def admin_client(endpoint: str | None) -> tuple[Any, grpc.Channel | None]:
     """A table-admin client (and its channel to close) for an emulator endpoint or the real service."""
     from google.cloud.bigtable_admin_v2 import BaseBigtableTableAdminClient
@@ -120,12 +132,49 @@ class BigtableBackend(Backend):
             if channel is not None:
                 channel.close()
 
+    # -- clean-up ----------------------------------------------------------------------------
+    @classmethod
+    def cleanup(cls, target: Target) -> int:
+        """Count the cell table's rows, then drop the table (one admin call deletes them all)."""
+        rows = cls.remaining(target)
+        admin, channel = admin_client(target.endpoint)
+        try:
+            admin.delete_table(name=_table_name(target), timeout=_CLEANUP_TIMEOUT_S)
+        except gexc.NotFound:
+            pass  # never created, or already gone: nothing of ours is left either way
+        finally:
+            if channel is not None:
+                channel.close()
+        return rows
+
+    @classmethod
+    def remaining(cls, target: Target) -> int:
+        """Rows in the cell's table; 0 once the table is gone."""
+        admin, channel = admin_client(target.endpoint)
+        try:
+            admin.get_table(request={"name": _table_name(target), "view": "NAME_ONLY"}, timeout=_CLEANUP_TIMEOUT_S)
+        except gexc.NotFound:
+            return 0
+        finally:
+            if channel is not None:
+                channel.close()
+        client = _data_client(target)
+        try:
+            table = client.get_table(target.instance, target.namespace,
+                                     default_read_rows_operation_timeout=_CLEANUP_TIMEOUT_S,
+                                     default_read_rows_attempt_timeout=_CLEANUP_TIMEOUT_S)
+            # Keys only: the first cell of each row, value stripped.
+            keys_only = rf.RowFilterChain([rf.CellsRowLimitFilter(1), rf.StripValueTransformerFilter(True)])
+            try:
+                return sum(1 for _ in table.read_rows_stream(ReadRowsQuery(row_filter=keys_only)))
+            finally:
+                table.close()
+        finally:
+            client.close()
+
     def __init__(self, target: Target) -> None:
         super().__init__(target)
-        if target.endpoint is None:
-            self._client: BigtableDataClient = BigtableDataClient(project=target.project)
-        else:
-            self._client = _DataClient(endpoint=target.endpoint, project=target.project)
+        self._client: BigtableDataClient = _data_client(target)
         t = target.timeout_s
         # One attempt per call, bounded by the cell's timeout: no silent client retries.
         self._table = self._client.get_table(

@@ -28,13 +28,25 @@ __all__ = ["DatastoreBackend", "FirestoreDatastoreBackend", "NO_RETRY", "make_da
 NO_RETRY = retries.Retry(predicate=lambda exc: False)
 
 _OPS = {"==": "=", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "!=": "!="}
+#: Clean-up: one commit holds at most 500 mutations. Clean-up keeps the client's default
+#: retries (unlike the measured operations): it must finish, not be measured.
+_CLEANUP_PAGE = 500
+_CLEANUP_TIMEOUT_S = 60.0
+
+
+def _close_client(client: datastore.Client) -> None:
+    api = client._datastore_api_internal  # created lazily; None if never used
+    if api is not None:
+        api.transport.close()
+        client._datastore_api_internal = None
 
 
 def make_datastore_client(target: Target) -> datastore.Client:
     """A Datastore client with its own channel to ``target.endpoint`` (gRPC, insecure for emulators)."""
     if target.endpoint is None:
         # The real service: Application Default Credentials, default endpoint.
-        return datastore.Client(project=target.project, _use_grpc=True)
+        database = None if target.database == "(default)" else target.database
+        return datastore.Client(project=target.project, database=database, _use_grpc=True)
     # With DATASTORE_EMULATOR_HOST set the client refuses explicit credentials (it uses
     # anonymous ones itself); either way base_url below overrides the env endpoint.
     creds = None if os.environ.get("DATASTORE_EMULATOR_HOST") else AnonymousCredentials()
@@ -60,10 +72,47 @@ class DatastoreBackend(Backend):
         self.last_cursor: bytes | None = None
 
     def close(self) -> None:
-        api = self._client._datastore_api_internal  # created lazily; None if never used
-        if api is not None:
-            api.transport.close()
-            self._client._datastore_api_internal = None
+        _close_client(self._client)
+
+    # -- clean-up ----------------------------------------------------------------------------
+    @classmethod
+    def cleanup(cls, target: Target) -> int:
+        """Keys-only pages of the cell's kinds, each deleted in one commit (≤ 500 mutations)."""
+        client = make_datastore_client(target)
+        deleted = 0
+        try:
+            for kind in (target.namespace, f"{target.namespace}_parent"):
+                cursor = None
+                while True:
+                    # A cursor, not a re-query from the start: where queries are eventually
+                    # consistent, deleted keys could come back and be counted twice.
+                    query = client.query(kind=kind)
+                    query.keys_only()
+                    it = query.fetch(limit=_CLEANUP_PAGE, start_cursor=cursor, timeout=_CLEANUP_TIMEOUT_S)
+                    keys = [entity.key for entity in it]
+                    if not keys:
+                        break
+                    client.delete_multi(keys, timeout=_CLEANUP_TIMEOUT_S)
+                    deleted += len(keys)
+                    cursor = it.next_page_token
+                    if cursor is None:
+                        break
+        finally:
+            _close_client(client)
+        return deleted
+
+    @classmethod
+    def remaining(cls, target: Target) -> int:
+        client = make_datastore_client(target)
+        try:
+            total = 0
+            for kind in (target.namespace, f"{target.namespace}_parent"):
+                query = client.query(kind=kind)
+                query.keys_only()
+                total += sum(1 for _ in query.fetch(timeout=_CLEANUP_TIMEOUT_S))
+            return total
+        finally:
+            _close_client(client)
 
     # -- helpers ---------------------------------------------------------------------------
     def _key(self, key: Key) -> datastore.Key:

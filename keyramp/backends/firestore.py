@@ -17,6 +17,9 @@ __all__ = ["FirestoreBackend", "make_firestore_client", "doc_id"]
 
 _OPS = {"==": "==", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "!=": "!="}
 _DOC_ID = "__name__"
+#: Clean-up: a write batch holds at most 500 writes; default client retries (it must finish).
+_CLEANUP_PAGE = 500
+_CLEANUP_TIMEOUT_S = 60.0
 
 
 def doc_id(key: Key) -> str:
@@ -29,7 +32,7 @@ def doc_id(key: Key) -> str:
 def make_firestore_client(target: Target) -> firestore.Client:
     """A Firestore client with its own insecure channel to ``target.endpoint``."""
     if target.endpoint is None:
-        return firestore.Client(project=target.project)
+        return firestore.Client(project=target.project, database=target.database)
     client = firestore.Client(project=target.project, credentials=AnonymousCredentials())
     # The client reads FIRESTORE_EMULATOR_HOST once into _emulator_host and builds its channel
     # lazily from it (insecure channel + the emulator's "Bearer owner" metadata). Setting it
@@ -54,6 +57,41 @@ class FirestoreBackend(Backend):
 
     def close(self) -> None:
         self._client.close()
+
+    # -- clean-up ----------------------------------------------------------------------------
+    @classmethod
+    def cleanup(cls, target: Target) -> int:
+        """Pages of document names in id order, each page deleted in one write batch."""
+        client = make_firestore_client(target)
+        coll = client.collection(target.namespace)
+        deleted = 0
+        last = None
+        try:
+            while True:
+                query = coll.order_by(_DOC_ID).select([_DOC_ID]).limit(_CLEANUP_PAGE)
+                if last is not None:
+                    query = query.start_after(last)
+                page = list(query.stream(timeout=_CLEANUP_TIMEOUT_S))
+                if not page:
+                    break
+                batch = client.batch()
+                for snap in page:
+                    batch.delete(snap.reference)
+                batch.commit(timeout=_CLEANUP_TIMEOUT_S)
+                deleted += len(page)
+                last = page[-1]
+        finally:
+            client.close()
+        return deleted
+
+    @classmethod
+    def remaining(cls, target: Target) -> int:
+        client = make_firestore_client(target)
+        try:
+            query = client.collection(target.namespace).select([_DOC_ID])
+            return sum(1 for _ in query.stream(timeout=_CLEANUP_TIMEOUT_S))
+        finally:
+            client.close()
 
     def _doc(self, key: Key) -> Any:
         return self._coll.document(doc_id(key))
