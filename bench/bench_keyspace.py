@@ -1,11 +1,13 @@
-"""Benchmark: key-space analysis of 10 million sampled accesses, and heatmap rendering.
+"""Benchmark: key-space analysis of 10 million sampled accesses, per stage, and the heatmap.
 
-    .venv/bin/python bench/bench_keyspace.py [--samples N]
+    .venv/bin/python bench/bench_keyspace.py [--samples N] [--no-save]
 
-Prints the time for positions + hotspot metrics + tablet model over N sampled
-accesses of a 1-hour cell (target: 10 M in under 10 s), then for the heatmap matrix
-and PNG. Keys are random 16-hex-digit names (the common case: one 64-bit word each)
-and zero-padded sequential ids; times are evenly spread over 3,600 s.
+For random 16-hex-digit keys and zero-padded sequential ids (N inserts evenly spread over
+a 1-hour cell), times each stage: ``keys.csv`` load (numpy split), positions (lead words
++ ``searchsorted`` against the reference), hotspot metrics (time-binned, with positions
+against the range at each bin's start), the tablet model, the heatmap matrix and PNG.
+The goal (issue #5) is analysis — positions + metrics + model — of 10 M in under 10 s.
+Writes bench/results/keyspace.json with the machine's load and versions.
 """
 
 from __future__ import annotations
@@ -15,54 +17,114 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from _common import machine, save, table
 
-from keyramp.keyspace import analyze_cell, heatmap_data, render_png
+from keyramp.keyspace import (
+    heatmap_data,
+    hotspot_metrics,
+    key_positions,
+    load_keys,
+    params_for,
+    render_png,
+    simulate,
+)
+from keyramp.keyspace._load import insert_mask
 
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+_DIGITS = np.frombuffer(b"0123456789", dtype=np.uint8)
 
 
 def _hex_keys(n: int, rng: np.random.Generator) -> np.ndarray:
-    return _HEX[rng.integers(0, 16, (n, 16))].view("S16").reshape(-1).astype("U16")
+    return _HEX[rng.integers(0, 16, (n, 16), dtype=np.uint8)].view("S16").reshape(-1)
+
+
+def _digits(values: np.ndarray, width: int) -> np.ndarray:
+    out = np.empty((len(values), width), dtype=np.uint8)
+    v = values.astype(np.int64)
+    for j in range(width - 1, -1, -1):
+        out[:, j] = _DIGITS[v % 10]
+        v //= 10
+    return out
 
 
 def _sequential_keys(n: int) -> np.ndarray:
-    digits = np.zeros((n, 20), dtype=np.uint8)
-    ids = np.arange(1, n + 1, dtype=np.int64)
-    for j in range(19, -1, -1):
-        digits[:, j] = ids % 10
-        ids //= 10
-    return (digits + ord("0")).view("S20").reshape(-1).astype("U20")
+    return np.ascontiguousarray(_digits(np.arange(1, n + 1), 20)).view("S20").reshape(-1)
+
+
+def _write_csv(path: Path, keys: np.ndarray, times: np.ndarray) -> None:
+    """``cell,t,op,key`` rows as the run directory writes them (built as one byte matrix)."""
+    n, width = len(keys), keys.itemsize
+    tenths = np.round(times * 10_000).astype(np.int64)  # t with 4 decimals, fixed width "0000.0000"
+    t_txt = np.concatenate([_digits(tenths // 10_000, 4), np.full((n, 1), ord("."), np.uint8),
+                            _digits(tenths % 10_000, 4)], axis=1)
+    parts = [np.frombuffer(b"c00,", np.uint8), t_txt, np.frombuffer(b",insert,", np.uint8),
+             keys.view(np.uint8).reshape(n, width), np.frombuffer(b"\r\n", np.uint8)]
+    rows = np.concatenate([np.broadcast_to(p, (n, len(p))) if p.ndim == 1 else p for p in parts], axis=1)
+    with path.open("wb") as fh:
+        fh.write(b"cell,t,op,key\r\n")
+        rows.tofile(fh)
+
+
+def _timed(stages: dict[str, float], name: str, fn: Any) -> Any:
+    start = time.perf_counter()
+    out = fn()
+    stages[name] = round(time.perf_counter() - start, 3)
+    return out
+
+
+def bench(name: str, keys: np.ndarray, times: np.ndarray, tmp: Path) -> dict[str, Any]:
+    n = len(keys)
+    stages: dict[str, float] = {}
+    path = tmp / "keys.csv"
+    _write_csv(path, keys, times)
+    ck = _timed(stages, "load_csv", lambda: load_keys(path)["c00"])
+    path.unlink()
+    assert len(ck) == n
+    inserts = insert_mask(ck.op)
+    kp = _timed(stages, "positions", lambda: key_positions(ck.key, inserts=inserts, times=ck.t))
+    metrics = _timed(stages, "metrics", lambda: hotspot_metrics(kp.pos, ck.t, inserts=inserts, distinct=kp.distinct,
+                                                                   positions=kp))
+    timeline = _timed(stages, "tablet_model", lambda: simulate(kp.pos, ck.t, rate_fn=lambda s: 2000.0,
+                                                                params=params_for("firestore"), duration_s=3600.0))
+    heat = _timed(stages, "heatmap_matrix", lambda: heatmap_data(kp, ck.t, buckets=1000, duration_s=3600.0))
+    _timed(stages, "png", lambda: render_png(heat, tmp / "cell.png", title=f"bench - {name}"))
+    analysis = round(stages["positions"] + stages["metrics"] + stages["tablet_model"], 3)
+    return {
+        "keys": name,
+        "samples": n,
+        **stages,
+        "analysis_s": analysis,
+        "analysis_with_load_s": round(analysis + stages["load_csv"], 3),
+        "hottest_1pct_share": round(metrics["hottest_1pct_share"], 4),
+        "moving_hotspot": metrics["moving_hotspot"],
+        "peak_tablets": timeline.summary()["peak_tablets"],
+        "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=10_000_000)
+    parser.add_argument("--no-save", action="store_true")
     args = parser.parse_args()
     n = args.samples
+    facts = machine()
     rng = np.random.default_rng(1)
     times = np.linspace(0.0, 3600.0, n, endpoint=False)
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    for name, keys in (("random", _hex_keys(n, rng)), ("sequential", _sequential_keys(n))):
-        ops = np.full(n, "insert")
-        start = time.perf_counter()
-        kp, t, metrics, timeline = analyze_cell(keys, times, ops, backend="firestore", rate_fn=lambda s: 2000.0)
-        analysis = time.perf_counter() - start
-        start = time.perf_counter()
-        heat = heatmap_data(kp, t, buckets=1000, duration_s=3600.0)
-        matrix = time.perf_counter() - start
-        with tempfile.TemporaryDirectory() as tmp:
-            start = time.perf_counter()
-            render_png(heat, Path(tmp) / "cell.png", title=f"bench — {name}", time_scale=1.0)
-            png = time.perf_counter() - start
-        assert timeline is not None
-        print(
-            f"{name:10s} {n:,} accesses: analysis {analysis:.2f} s "
-            f"({n / analysis / 1e6:.1f} M/s; hot 1% {metrics['hottest_1pct_share']:.3f}, "
-            f"peak tablets {timeline.summary()['peak_tablets']}), "
-            f"heatmap matrix {matrix:.2f} s, PNG {png:.2f} s"
-        )
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, make in (("random", lambda: _hex_keys(n, rng)), ("sequential", lambda: _sequential_keys(n))):
+            rows.append(bench(name, make(), times, Path(tmp)))
+            print(rows[-1], flush=True)
+    cols = ["keys", "samples", "load_csv", "positions", "metrics", "tablet_model", "analysis_s",
+            "heatmap_matrix", "png", "hottest_1pct_share"]
+    print(f"load average before {facts['loadavg']} on {facts['cpus']} cores")
+    print(table(cols, [[r[c] for c in cols] for r in rows]))
+    if not args.no_save:
+        save("keyspace", {"machine": facts, "goal": "analysis of 10 M sampled accesses < 10 s", "rows": rows})
 
 
 if __name__ == "__main__":

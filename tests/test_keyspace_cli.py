@@ -33,7 +33,7 @@ def _write_run(root: Path) -> Path:
             w.writerow([cells[1]["id"], f"{t[i]:.4f}", "insert", f"{int(rng.integers(0, 2**62)):016x}"])
     with (run / "timeseries.csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow("cell,op,second,count,errors,p50_ms,p99_ms,service_p99_ms,max_ms,target_ops_per_s,late,dropped,error_classes".split(","))
+        w.writerow(["cell", "op", "second", "count", "errors", "p50_ms", "p99_ms", "service_p99_ms", "max_ms", "target_ops_per_s", "late", "dropped", "error_classes"])
         for cell in cells:
             for s in range(30):
                 w.writerow([cell["id"], "*", s, 200, 0, 1, 2, 2, 3, 2000, 0, 0, ""])

@@ -33,7 +33,7 @@ def metrics() -> dict[str, dict]:
     out = {}
     for name, keys in _streams().items():
         kp = key_positions(keys)
-        out[name] = hotspot_metrics(kp.pos, _times(), distinct=kp.distinct)
+        out[name] = hotspot_metrics(kp.pos, _times(), distinct=kp.distinct, positions=kp)
     return out
 
 
@@ -65,7 +65,7 @@ def test_static_hot_key_is_caught_by_the_overall_measures() -> None:
     keys = [f"{x:016x}" for x in rng.integers(0, 2**62, N)]
     keys[::2] = ["7fffffffffffffff"] * (N // 2)  # half the ops on one key
     kp = key_positions(keys)
-    m = hotspot_metrics(kp.pos, _times(), distinct=kp.distinct)
+    m = hotspot_metrics(kp.pos, _times(), distinct=kp.distinct, positions=kp)
     assert m["hottest_bucket_share_overall"] > 0.5 and m["gini"] > 0.4
     assert m["moving_hotspot"] is False  # one hot key is static, not appending
 

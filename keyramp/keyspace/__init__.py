@@ -10,8 +10,17 @@ from __future__ import annotations
 from keyramp.keyspace._analyse import summarize_run_cell
 from keyramp.keyspace._cli import register, run_keyspace
 from keyramp.keyspace._heatmap import heatmap_data, render_png
-from keyramp.keyspace._load import CellKeys, KeyPositions, key_positions, load_keys, load_run
+from keyramp.keyspace._load import (
+    CellKeys,
+    KeyPositions,
+    Reference,
+    key_positions,
+    load_keys,
+    load_run,
+    make_reference,
+)
 from keyramp.keyspace._metrics import analyze_cell, hotspot_metrics, summarize_cell
+from keyramp.keyspace._reference import cell_reference
 from keyramp.keyspace._tablets import (
     BACKEND_PARAMS,
     SYNTHETIC_PATTERNS,
@@ -28,14 +37,17 @@ __all__ = [
     "SYNTHETIC_PATTERNS",
     "CellKeys",
     "KeyPositions",
+    "Reference",
     "TabletParams",
     "TabletTimeline",
     "analyze_cell",
+    "cell_reference",
     "heatmap_data",
     "hotspot_metrics",
     "key_positions",
     "load_keys",
     "load_run",
+    "make_reference",
     "params_for",
     "register",
     "render_png",

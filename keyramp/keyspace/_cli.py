@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp.keyspace._analyse import reference_or_none
 from keyramp.keyspace._heatmap import heatmap_data, render_png
 from keyramp.keyspace._load import load_run, target_rate_fn
 from keyramp.keyspace._metrics import analyze_cell
@@ -52,6 +53,16 @@ def _safe_name(cell: str) -> str:
     return cell
 
 
+def _keyed_counts(run_dir: Path) -> dict[str, int]:
+    """Cell id -> operations counted in summary.json (the denominator of the sample rate)."""
+    path = run_dir / "summary.json"
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", {})
+        return {str(k): int(v["total"]["count"]) for k, v in cells.items() if isinstance(v, dict) and "total" in v}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+
+
 def run_keyspace(
     run_dir: Path,
     *,
@@ -69,6 +80,8 @@ def run_keyspace(
     data = load_run(run_dir, cell=cell)
     out_dir = out_dir or run_dir / "keyspace"
     results: dict[str, dict[str, Any]] = {}
+    counts = _keyed_counts(run_dir)
+    profile = data.manifest.get("profile") if isinstance(data.manifest.get("profile"), dict) else None
     for name in sorted(data.keys):
         ck = data.keys[name]
         meta = data.cells_meta.get(name, {})
@@ -76,9 +89,16 @@ def run_keyspace(
         strategy = str(meta.get("strategy", "?"))
         time_scale = float(meta.get("time_scale", 1.0) or 1.0)
         rate_fn = target_rate_fn(data.targets.get(name), time_scale=time_scale)
+        sample_rate = min(1.0, len(ck) / max(counts.get(name, len(ck)), 1))
+        # The range the cell ran against, rebuilt from the resolved profile in the manifest
+        # (as the runner did for summary.json); without one, the sampled keys alone.
+        reference = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=ck,
+                                      sample_rate=sample_rate)
         kp, t, metrics, timeline = analyze_cell(
-            ck.key, ck.t, ck.op, backend=backend, time_scale=time_scale, rate_fn=rate_fn, buckets=buckets
+            ck.key, ck.t, ck.op, backend=backend, time_scale=time_scale, rate_fn=rate_fn, buckets=buckets,
+            sample_rate=sample_rate, reference=reference,
         )
+        metrics = {**metrics, "range_from": "profile" if reference is not None else "samples"}
         duration = float(meta.get("duration_s") or (t[-1] if len(t) else 1.0))
         heat = heatmap_data(kp, t, buckets=buckets, time_bins=time_bins, duration_s=max(duration, float(t[-1])))
         doc = {

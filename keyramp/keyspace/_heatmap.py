@@ -15,7 +15,7 @@ import numpy as np
 from keyramp.keyspace._load import KeyPositions
 from keyramp.keyspace._metrics import bucket_matrix
 
-__all__ = ["heatmap_data", "render_png", "DEFAULT_TIME_BINS"]
+__all__ = ["DEFAULT_TIME_BINS", "heatmap_data", "render_png"]
 
 #: One bin per wall second up to this many bins; longer cells get wider bins.
 DEFAULT_TIME_BINS = 300

@@ -1,16 +1,23 @@
-"""Reading a run's sampled keys and mapping keys to positions in the key space.
+"""Reading a run's sampled keys and placing keys in the key range.
 
-Positions are *ranks*: a key's place among the distinct keys observed in the cell,
-scaled to ``[0, 1)``. Rank keeps the store's byte order but spreads the observed keys
-evenly, like Key Visualizer's key buckets (each holds a similar number of keys).
-Plain byte arithmetic would not: zero-padded integer ids share most leading bytes and
-decimal digits use 10 of 256 byte values, so they would bunch into a few thin bands.
+A key's position is the share of the key range below it, in ``[0, 1)``. The range is a
+*reference*: keys that exist during the cell, each standing for some number of real keys
+(a sample of the preloaded records and the sampled inserts when the profile is known, see
+``_reference``; else the sampled keys themselves). Positions keep the store's byte order
+but spread keys evenly, like Key Visualizer's key buckets (each holds a similar number of
+keys). Plain byte arithmetic would not: zero-padded integer ids share most leading bytes
+and decimal digits use 10 of 256 byte values, so they would bunch into a few thin bands.
+
+Everything is vectorised: keys are UTF-8 ``S`` arrays, compared through 64-bit lead
+words (``_encode``) and placed with ``np.searchsorted`` against the sorted reference.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,20 +26,38 @@ from typing import Any
 import numpy as np
 
 from keyramp._errors import UsageError
-from keyramp._types import key_sort_text
+from keyramp.keyspace._encode import key_bytes, lead_words, varying_columns, widen
 
 __all__ = [
     "CellKeys",
     "KeyPositions",
+    "Reference",
     "RunData",
     "key_positions",
     "load_keys",
     "load_run",
+    "make_reference",
     "target_rate_fn",
 ]
 
 # Ops that create new keys: the moving-hotspot test looks at these first.
 INSERT_OPS = frozenset({"insert", "batch_write"})
+#: Most reference keys taken from the samples themselves: 1/16,384 of the range is far
+#: finer than 1,000 buckets, and the search stays in cache.
+MAX_REFERENCE = 1 << 14
+_BELOW_ONE = float(np.nextafter(1.0, 0.0))
+
+
+def insert_mask(ops: np.ndarray | None) -> np.ndarray | None:
+    """Which accesses created keys (``ops`` as ``str`` or ``bytes`` names)."""
+    if ops is None:
+        return None
+    ops = np.asarray(ops)
+    names = [n.encode() for n in INSERT_OPS] if ops.dtype.kind == "S" else list(INSERT_OPS)
+    mask = np.zeros(len(ops), dtype=bool)
+    for name in names:
+        mask |= ops == name
+    return mask
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,127 +66,239 @@ class CellKeys:
 
     cell: str
     t: np.ndarray  # float64 wall seconds since the measured phase started
-    op: np.ndarray  # str op names
-    key: np.ndarray  # str sort texts
+    op: np.ndarray  # op names (bytes)
+    key: np.ndarray  # sort texts as UTF-8 bytes (``S``)
 
     def __len__(self) -> int:
         return len(self.t)
 
 
 @dataclass(frozen=True, kw_only=True)
-class KeyPositions:
-    """Rank positions of keys, plus what is needed to label a position with a key."""
+class Reference:
+    """The keys that make up a cell's key range: sorted, distinct, weighted."""
 
-    pos: np.ndarray  # float64 in [0, 1), one per access
-    distinct: int  # distinct keys observed
-    labels: np.ndarray  # str: a representative key per distinct rank, in key order
+    keys: np.ndarray  # S, sorted by bytes, distinct
+    weight: np.ndarray  # float64: real keys each reference key stands for
+    since: np.ndarray  # float64: wall s the key exists from (-inf: before the cell)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+def make_reference(
+    keys: Sequence[Any] | np.ndarray, *, weight: np.ndarray | float = 1.0, since: np.ndarray | float = -math.inf
+) -> Reference:
+    """Sort and de-duplicate ``keys``; a repeated key sums its weights and exists from its earliest time."""
+    kb = key_bytes(keys)
+    w = np.broadcast_to(np.asarray(weight, dtype=np.float64), kb.shape)
+    s = np.broadcast_to(np.asarray(since, dtype=np.float64), kb.shape)
+    uniq, inverse = np.unique(kb, return_inverse=True)
+    first = np.full(len(uniq), math.inf)
+    np.minimum.at(first, inverse, s)
+    return Reference(keys=uniq, weight=np.bincount(inverse, weights=w, minlength=len(uniq)), since=first)
+
+
+def _sample_reference(kb: np.ndarray, inserts: np.ndarray | None, times: np.ndarray | None) -> Reference:
+    """Without a profile the range is what was sampled: up to ``MAX_REFERENCE`` distinct keys, one each.
+
+    Drawn at random (seeded), not strided, so a key repeated at a fixed stride cannot
+    alias into the whole reference. A key inserted in the cell exists from its insert;
+    other keys from before the cell.
+    """
+    n = len(kb)
+    idx = slice(None)
+    if n > 4 * MAX_REFERENCE:
+        idx = np.sort(np.random.default_rng(0).choice(n, 4 * MAX_REFERENCE, replace=False))
+    since: np.ndarray | float = -math.inf
+    if inserts is not None and times is not None:
+        since = np.where(inserts[idx], times[idx], -math.inf)
+    ref = make_reference(kb[idx], since=since)
+    if len(ref) > MAX_REFERENCE:  # thin evenly in key order
+        keep = np.unique(np.linspace(0, len(ref) - 1, MAX_REFERENCE).round().astype(np.int64))
+        ref = Reference(keys=ref.keys[keep], weight=ref.weight[keep], since=ref.since[keep])
+    return Reference(keys=ref.keys, weight=np.ones(len(ref)), since=ref.since)
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyPositions:
+    """Where each access landed in the cell's key range, and what is needed to label it."""
+
+    pos: np.ndarray  # float64 in [0, 1): share of the (end-of-cell) range below the key
+    distinct: int  # reference keys (resolution of ``pos``)
+    reference: Reference
+    slot: np.ndarray  # int64: reference keys below each access
+    lead: np.ndarray  # uint64 lead words: order of the accesses' keys (ties: equal or unknown)
+
+    @property
+    def labels(self) -> np.ndarray:
+        """Reference keys as text, in key order."""
+        return np.array([k.decode("utf-8", "replace") for k in self.reference.keys.tolist()], dtype=str)
 
     def label_at(self, q: float) -> str:
-        """The observed key nearest above position ``q`` in ``[0, 1]``."""
+        """The reference key whose share of the range contains position ``q`` in ``[0, 1]``."""
         if self.distinct == 0:
             return ""
-        return str(self.labels[min(self.distinct - 1, int(q * self.distinct))])
+        cum = np.cumsum(self.reference.weight)
+        i = int(np.searchsorted(cum, min(max(q, 0.0), 1.0) * cum[-1], side="right"))
+        return self.reference.keys[min(i, self.distinct - 1)].decode("utf-8", "replace")
+
+    def at_bin_start(self, tb: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """Positions against the range that existed when each access's time bin began.
+
+        ``tb``: time bin of each access; ``starts``: each bin's start time. An insert past
+        the end of the range then sits at ≈ 1 however much the cell appended before it; a
+        bin with nothing existing at its start keeps the end-of-cell positions.
+        """
+        ref = self.reference
+        new = np.isfinite(ref.since)
+        if not new.any():
+            return self.pos
+        zero = np.zeros(1)
+        cum_old = np.concatenate([zero, np.cumsum(np.where(new, 0.0, ref.weight))])
+        new_idx = np.flatnonzero(new)
+        # First bin at whose start each new key exists; the cumulative weight of existing new
+        # keys below index k at bin b is then a 2-D prefix sum over (bin, new-key order).
+        first_bin = np.searchsorted(starts, ref.since[new_idx], side="right")
+        nt = len(starts)
+        grid = np.zeros((nt + 1, len(new_idx) + 1))
+        grid[first_bin, np.arange(1, len(new_idx) + 1)] = ref.weight[new_idx]  # one column per key
+        grid = np.cumsum(np.cumsum(grid, axis=0), axis=1)
+        k = np.concatenate([[0], np.cumsum(new)])[self.slot]  # new keys below each slot (a lookup)
+        k += tb * grid.shape[1]  # flat index into the grid, in place
+        below = np.take(grid.reshape(-1), k)
+        below += np.take(cum_old, self.slot)
+        total = cum_old[-1] + grid[:nt, -1]
+        tot = np.take(total, tb)
+        if (total > 0).all():
+            below /= tot
+            return np.minimum(below, _BELOW_ONE, out=below)
+        return np.where(tot > 0, np.minimum(below / np.where(tot > 0, tot, 1.0), _BELOW_ONE), self.pos)
 
 
-def _as_text_array(keys: Sequence[Any] | np.ndarray) -> np.ndarray:
-    if isinstance(keys, np.ndarray) and keys.dtype.kind == "U":
-        return np.ascontiguousarray(keys)
-    if all(isinstance(k, str) for k in keys):
-        return np.asarray(keys, dtype=str)
-    return np.asarray([k if isinstance(k, str) else key_sort_text(k) for k in keys], dtype=str)
+def key_positions(
+    keys: Sequence[Any] | np.ndarray,
+    *,
+    reference: Reference | None = None,
+    inserts: np.ndarray | None = None,
+    times: np.ndarray | None = None,
+) -> KeyPositions:
+    """Place keys (sort texts, bytes, or raw keys) in the range ``reference`` spans, vectorised.
 
-
-def _pack(cp: np.ndarray, offset: int, chars: int, bits: int) -> np.ndarray:
-    window = cp[:, offset : offset + chars]
-    if bits == 8:  # one byte a character: a big-endian byte view, no shifting
-        buf = np.zeros((len(cp), 8), dtype=np.uint8)
-        buf[:, : window.shape[1]] = window
-        return buf.view(">u8").reshape(-1).astype(np.uint64)
-    code = np.zeros(len(cp), dtype=np.uint64)
-    for j in range(window.shape[1]):
-        code |= window[:, j].astype(np.uint64) << np.uint64(bits * (chars - 1 - j))
-    return code
-
-
-def _rank(word: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Dense ranks of ``word`` and the first index holding each rank."""
-    order = np.argsort(word, kind="stable")
-    w_s = word[order]
-    change = np.empty(len(word), dtype=bool)
-    change[0] = True
-    change[1:] = w_s[1:] != w_s[:-1]
-    ranks = np.empty(len(word), dtype=np.int64)
-    ranks[order] = np.cumsum(change) - 1
-    return ranks, order[change]
-
-
-def _rest_equal(cp: np.ndarray, first: np.ndarray, group: np.ndarray, idx: np.ndarray, offset: int) -> bool:
-    """Whether keys ``idx`` equal their group's representative from ``offset`` on (chunked)."""
-    chunk = 1 << 20
-    for a in range(0, len(idx), chunk):
-        part = idx[a : a + chunk]
-        if not np.array_equal(cp[part, offset:], cp[first[group[part]], offset:]):
-            return False
-    return True
-
-
-def _refine(
-    group: np.ndarray, first: np.ndarray, idx: np.ndarray, word: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Split the tied groups (members ``idx``, next words ``word``) into dense ranks."""
-    gi = group[idx]
-    order = np.lexsort((word, gi))
-    g_s, w_s, members = gi[order], word[order], idx[order]
-    start = np.ones(len(g_s), dtype=bool)
-    start[1:] = g_s[1:] != g_s[:-1]
-    new = start.copy()
-    new[1:] |= w_s[1:] != w_s[:-1]
-    run = np.cumsum(new) - 1
-    starts = np.flatnonzero(start)
-    group_first_run = run[starts]
-    sub = run - np.repeat(group_first_run, np.diff(np.append(starts, len(g_s))))
-    per_group = np.ones(len(first), dtype=np.int64)
-    per_group[g_s[starts]] = np.diff(np.append(group_first_run, run[-1] + 1))
-    offsets = np.cumsum(per_group) - per_group
-    ranks = offsets[group]
-    ranks[members] += sub
-    new_first = np.empty(int(per_group.sum()), dtype=np.int64)
-    new_first[offsets] = first
-    new_first[ranks[members[new]]] = members[new]
-    return ranks, new_first
-
-
-def key_positions(keys: Sequence[Any] | np.ndarray) -> KeyPositions:
-    """Map keys (sort texts, or raw keys) to rank positions in ``[0, 1)``, vectorised.
-
-    Keys are packed into 64-bit words, 8 characters of 8 bits (code points < 256) or 3
-    of 21 bits, starting after the prefix all keys share; code-point order equals UTF-8 byte order,
-    so word order is the store's order. Further words are compared only while some
-    keys still tie, so common key sets cost one integer sort.
+    Without ``reference`` the range is an even subsample of ``keys`` (all of them up to
+    ``MAX_REFERENCE``: positions are then exact ranks among the distinct keys).
+    ``inserts``/``times`` date the inserted keys for ``KeyPositions.at_bin_start``.
     """
-    text = _as_text_array(keys)
-    n = len(text)
-    if n == 0:
-        return KeyPositions(pos=np.zeros(0), distinct=0, labels=np.zeros(0, dtype=str))
-    width = text.itemsize // 4
-    if width == 0:  # every key is empty
-        return KeyPositions(pos=np.zeros(n), distinct=1, labels=text[:1])
-    cp = text.view(np.uint32).reshape(n, width)
-    offset = 0  # skip the prefix every key shares (column by column: cheap)
-    while offset < width and not (cp[:, offset] != cp[0, offset]).any():
-        offset += 1
-    chars, bits = (8, 8) if offset >= width or int(cp[:, offset:].max()) < 256 else (3, 21)
-    group, first = _rank(_pack(cp, offset, chars, bits))
-    offset += chars
-    while offset < width:
-        # Only keys sharing a word with another key need the next word.
-        idx = np.flatnonzero(np.bincount(group)[group] > 1)
-        if len(idx) == 0 or _rest_equal(cp, first, group, idx, offset):
-            break
-        group, first = _refine(group, first, idx, _pack(cp[idx], offset, chars, bits))
-        offset += chars
-    distinct = len(first)
-    return KeyPositions(pos=group.astype(np.float64) / distinct, distinct=distinct, labels=text[first])
+    kb = key_bytes(keys)
+    n = len(kb)
+    if reference is None:
+        reference = _sample_reference(kb, inserts, times)
+    refk = reference.keys
+    if len(refk) == 0:
+        return KeyPositions(pos=np.zeros(n), distinct=0, reference=reference, slot=np.zeros(n, dtype=np.int64),
+                            lead=np.zeros(n, dtype=np.uint64))
+    width = max(kb.itemsize, refk.itemsize)
+    kb, refk = widen(kb, width), widen(refk, width)
+    cols = varying_columns(kb, refk)
+    lead = lead_words(kb, cols)
+    ref_lead = lead_words(refk, cols)
+    slot = np.searchsorted(ref_lead, lead, side="left")
+    if len(cols) > 8:  # equal lead words may still differ later: compare the bytes there
+        at = np.minimum(slot, len(refk) - 1)
+        tie = np.flatnonzero((slot < len(refk)) & (ref_lead[at] == lead))
+        if len(tie):
+            slot[tie] = np.searchsorted(refk, kb[tie], side="left")
+    cum = np.concatenate([np.zeros(1), np.cumsum(reference.weight)])
+    pos = np.minimum(cum[slot] / cum[-1], _BELOW_ONE)
+    return KeyPositions(pos=pos, distinct=len(refk), reference=reference, slot=slot.astype(np.int64), lead=lead)
+
+
+_HEADER = b"cell,t,op,key"
+_ROWS = 1 << 20  # rows per gather chunk
+
+
+def _gather(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Byte ranges ``padded[starts[i]:ends[i]]`` as one ``S`` array.
+
+    One row gather from a sliding-window view (no index matrix), then the bytes past each
+    field's end are zeroed. ``padded`` must extend at least the widest field past the data.
+    """
+    lens = ends - starts
+    width = max(1, int(lens.max()) if len(lens) else 1)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, width)
+    out = np.empty((len(starts), width), dtype=np.uint8)
+    for a in range(0, len(starts), _ROWS):
+        part = windows[starts[a : a + _ROWS]]
+        part[np.arange(width) >= lens[a : a + _ROWS, None]] = 0
+        out[a : a + _ROWS] = part
+    return out.view(f"S{width}").reshape(len(starts))
+
+
+def _decimals(field: np.ndarray) -> np.ndarray | None:
+    """Unsigned decimals (``12.3456``, ``7``) in an ``S`` array as float64; None for anything else."""
+    n, width = len(field), field.itemsize
+    mat = field.view(np.uint8).reshape(n, width)
+    whole = np.zeros(n, dtype=np.int64)
+    scale = np.ones(n, dtype=np.int64)
+    dot = np.zeros(n, dtype=bool)
+    for j in range(width):
+        c = mat[:, j]
+        digit = (c >= 48) & (c <= 57)
+        is_dot = c == 46
+        if ((~digit & ~is_dot & (c != 0)) | (is_dot & dot)).any() or width > 17:
+            return None  # exponents, signs, two dots, or too many digits for int64
+        whole = np.where(digit, whole * 10 + (c.astype(np.int64) - 48), whole)
+        scale = np.where(digit & dot, scale * 10, scale)
+        dot |= is_dot
+    if (mat[:, 0] == 0).any():
+        return None  # an empty field
+    return whole / scale
+
+
+def _parse_fast(raw: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """cell, t, op, key arrays of unquoted CSV rows; None if the slow path must decide."""
+    if b'"' in raw:  # quoted keys (commas, quotes, newlines inside): the csv module's job
+        return None
+    if not raw:
+        return np.zeros(0, "S1"), np.zeros(0), np.zeros(0, "S1"), np.zeros(0, "S1")
+    data = np.frombuffer(raw, dtype=np.uint8)
+    ends = np.flatnonzero(data == 10)
+    if data[-1] != 10:
+        ends = np.append(ends, len(data))
+    starts = np.concatenate([[0], ends[:-1] + 1]).astype(np.int64)
+    stop = ends - ((ends > starts) & (data[np.maximum(ends - 1, 0)] == 13))  # drop \r of \r\n
+    commas = np.flatnonzero(data == 44)
+    if len(commas) != 3 * len(starts):
+        return None
+    c = commas.reshape(-1, 3)
+    if (c[:, 0] < starts).any() or (c[:, 2] >= stop).any():  # three commas inside every line
+        return None
+    padded = np.concatenate([data, np.zeros(int((stop - starts).max()) + 1, dtype=np.uint8)])
+    t = _decimals(_gather(padded, c[:, 0] + 1, c[:, 1]))
+    if t is None:
+        try:
+            t = _gather(padded, c[:, 0] + 1, c[:, 1]).astype(np.float64)
+        except ValueError:
+            return None
+    return (_gather(padded, starts, c[:, 0]), t, _gather(padded, c[:, 1] + 1, c[:, 2]),
+            _gather(padded, c[:, 2] + 1, stop))
+
+
+def _parse_csv(text: str, path: Path, first_line: int) -> tuple[list[str], list[float], list[str], list[str]]:
+    cells: list[str] = []
+    ts: list[float] = []
+    ops: list[str] = []
+    keys: list[str] = []
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        for row in reader:
+            cell, t, op, key = row
+            ts.append(float(t))
+            cells.append(cell)
+            ops.append(op)
+            keys.append(key)
+    except (ValueError, IndexError) as exc:
+        raise UsageError(f"{path}:{first_line + reader.line_num - 1}: malformed row ({exc})") from None
+    return cells, ts, ops, keys
 
 
 def load_keys(path: Path, *, cell: str | None = None, start: int = 0) -> dict[str, CellKeys]:
@@ -169,39 +306,44 @@ def load_keys(path: Path, *, cell: str | None = None, start: int = 0) -> dict[st
 
     ``start``: a file offset (``RunDirectory.keys_offset()``) to read rows from, so the
     runner reads only the cell it just finished instead of every earlier cell again.
+    Unquoted rows (the common case) are split with numpy; quoted ones by ``csv``.
     """
     if not path.is_file():
         raise UsageError(f"no sampled keys: {path} does not exist")
-    cells: dict[str, tuple[list[float], list[str], list[str]]] = {}
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header != ["cell", "t", "op", "key"]:
-            raise UsageError(f"{path}: expected header cell,t,op,key, got {header}")
+    with path.open("rb") as fh:
+        head = fh.readline()
+        if head.rstrip(b"\r\n") != _HEADER:
+            got = next(csv.reader([head.decode("utf-8", "replace")]), None)
+            raise UsageError(f"{path}: expected header cell,t,op,key, got {got}")
+        first_line = 2
         if start:
             fh.seek(start)
-        try:
-            for row in reader:
-                if cell is not None and row[0] != cell:
-                    continue
-                entry = cells.get(row[0])
-                if entry is None:
-                    entry = cells[row[0]] = ([], [], [])
-                entry[0].append(float(row[1]))
-                entry[1].append(row[2])
-                entry[2].append(row[3])
-        except (ValueError, IndexError) as exc:
-            raise UsageError(f"{path}:{reader.line_num}: malformed row ({exc})") from None
-    out: dict[str, CellKeys] = {}
-    for name, (t, op, key) in cells.items():
-        t_arr = np.asarray(t, dtype=np.float64)
-        order = np.argsort(t_arr, kind="stable")
-        out[name] = CellKeys(
-            cell=name,
-            t=t_arr[order],
-            op=np.asarray(op, dtype=str)[order],
-            key=np.asarray(key, dtype=str)[order],
+            first_line = 0  # line numbers are unknown after a seek; rows are still counted from 1
+        raw = fh.read()
+    parsed = _parse_fast(raw)
+    if parsed is None:
+        cells_l, ts_l, ops_l, keys_l = _parse_csv(raw.decode("utf-8"), path, max(first_line, 1))
+        parsed = (
+            np.array([c.encode() for c in cells_l], dtype=bytes) if cells_l else np.zeros(0, "S1"),
+            np.asarray(ts_l, dtype=np.float64),
+            np.array([o.encode() for o in ops_l], dtype=bytes) if ops_l else np.zeros(0, "S1"),
+            key_bytes(keys_l),
         )
+    cell_col, t_all, op_col, key_col = parsed
+    # Rows come in runs of one cell (the recorder flushes a cell at a time): names from the runs.
+    if len(cell_col):
+        heads = np.concatenate([[0], np.flatnonzero(cell_col[1:] != cell_col[:-1]) + 1])
+        names = sorted({b.decode("utf-8") for b in cell_col[heads].tolist()})
+    else:
+        names = []
+    if cell is not None:
+        names = [n for n in names if n == cell]
+    out: dict[str, CellKeys] = {}
+    for name in names:
+        mask = cell_col == name.encode("utf-8") if len(names) > 1 or cell is not None else slice(None)
+        t_arr = t_all[mask]
+        order = np.argsort(t_arr, kind="stable") if np.any(np.diff(t_arr) < 0) else slice(None)
+        out[name] = CellKeys(cell=name, t=t_arr[order], op=op_col[mask][order], key=key_col[mask][order])
     return out
 
 

@@ -16,10 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from keyramp.keyspace._load import INSERT_OPS, KeyPositions, key_positions
-from keyramp.keyspace._tablets import BACKEND_PARAMS, TabletTimeline, params_for, simulate
+from keyramp.keyspace._encode import key_bytes
+from keyramp.keyspace._load import KeyPositions, Reference, insert_mask, key_positions
+from keyramp.keyspace._tablets import (
+    BACKEND_PARAMS,
+    TabletTimeline,
+    params_for,
+    simulate,
+)
 
-__all__ = ["hotspot_metrics", "bucket_matrix", "default_time_bins", "analyze_cell", "summarize_cell"]
+__all__ = ["analyze_cell", "bucket_matrix", "default_time_bins", "hotspot_metrics", "summarize_cell"]
 
 # Per time bin the metric needs enough samples to tell a 1 % hotspot from noise, and
 # enough bins that one bin of a sequential stream covers < 1 % of the key range.
@@ -63,6 +69,31 @@ def _entropy_norm(counts: np.ndarray) -> float:
     return float(-(p * np.log(p)).sum() / math.log(len(counts)))
 
 
+def _order_corr(y: np.ndarray) -> float:
+    """Pearson correlation of ``y`` with its index (closed-form moments of 0..n-1: no n x 2 copy)."""
+    m = len(y)
+    sy = float(y.std())
+    if m < 2 or sy == 0:
+        return 0.0
+    mean_i, sd_i = (m - 1) / 2.0, math.sqrt((m * m - 1) / 12.0)
+    return float(np.clip((float(np.dot(np.arange(m, dtype=np.float64), y)) / m - mean_i * float(y.mean())) / (sd_i * sy),
+                         -1.0, 1.0))
+
+
+def _cross_validated(counts: np.ndarray, width: int) -> float:
+    """Op count in each time bin's hottest window of ``width`` buckets, summed over bins.
+
+    ``counts[time_bin, half, bucket]``: the window is chosen on one half of the samples
+    and counted on the other (both ways), so sampling noise cannot pick its own maximum:
+    a uniform stream scores ≈ its true ``width/buckets`` share, not the noise peak.
+    """
+    cs = np.concatenate([np.zeros(counts.shape[:2] + (1,), dtype=np.int64), np.cumsum(counts, axis=2)], axis=2)
+    sliding = cs[:, :, width:] - cs[:, :, :-width]  # [time_bin, half, window]
+    pick = sliding.argmax(axis=2)  # chosen on each half
+    rows = np.arange(len(sliding))
+    return float(sliding[rows, 1, pick[:, 0]].sum() + sliding[rows, 0, pick[:, 1]].sum())
+
+
 def hotspot_metrics(
     pos: np.ndarray,
     t: np.ndarray,
@@ -71,29 +102,45 @@ def hotspot_metrics(
     buckets: int = 1000,
     distinct: int | None = None,
     time_bins: int | None = None,
+    positions: KeyPositions | None = None,
 ) -> dict[str, float | int | bool]:
     """Hotspot metrics for one cell. ``pos`` in ``[0, 1)``, ``t`` sorted ascending.
 
     ``inserts`` (bool mask) marks accesses that create keys; the moving-hotspot metrics
-    use them when there are at least two, else every access.
+    use them when there are at least two, else every access. With ``positions`` (from
+    ``key_positions``), the share and concentration metrics place each access against the
+    range that existed when its time bin began, and the append order compares keys.
     """
     n = len(pos)
     if n == 0:
         return {"samples": 0}
     nb = max(1, min(buckets, distinct if distinct else buckets))
     nt = time_bins or default_time_bins(n)
-    counts, _ = bucket_matrix(pos, t, buckets=nb, time_bins=nt)
+    t0, t1 = float(t.min()), float(t.max())
+    span = t1 - t0 if t1 > t0 else 1.0
+    tb = np.minimum(((t - t0) * (nt / span)).astype(np.int64), nt - 1)  # t >= t0: no lower clip
+    here = pos if positions is None else positions.at_bin_start(tb, t0 + span * np.arange(nt) / nt)
+    b = np.minimum((here * nb).astype(np.int64), nb - 1)
+    half = np.arange(n) & 1
+    counts = np.bincount((tb * 2 + half) * nb + b, minlength=nt * 2 * nb).reshape(nt, 2, nb)
     width = max(1, math.ceil(nb / 100))  # 1 % of the key range, in buckets
-    cs = np.concatenate([np.zeros((nt, 1), dtype=np.int64), np.cumsum(counts, axis=1)], axis=1)
-    sliding = cs[:, width:] - cs[:, :-width]
-    overall = counts.sum(axis=0)
+    # Concentration over the whole cell, in buckets holding ~20 samples each if uniform
+    # (fewer samples than buckets would make even a uniform stream look lumpy).
+    nc = max(1, min(nb, n // 20))
+    overall = np.bincount(np.minimum((here * nc).astype(np.int64), nc - 1), minlength=nc)
+    overall_fine = counts.sum(axis=(0, 1))
 
-    seq = pos[inserts] if inserts is not None and int(inserts.sum()) >= 2 else pos
+    seq_mask = inserts if inserts is not None and int(inserts.sum()) >= 2 else None
+    if seq_mask is not None and bool(seq_mask.all()):
+        seq_mask = None  # every access inserts: no copies
+    order_key = positions.lead if positions is not None and len(positions.lead) == n else pos
+    seq = order_key[seq_mask] if seq_mask is not None else order_key
+    seq_pos = pos[seq_mask] if seq_mask is not None else pos
     if len(seq) >= 2:
         new_max = seq[1:] > np.maximum.accumulate(seq)[:-1]
         new_min = seq[1:] < np.minimum.accumulate(seq)[:-1]
         append, prepend = float(new_max.mean()), float(new_min.mean())
-        corr = float(np.corrcoef(np.arange(len(seq), dtype=np.float64), seq)[0, 1]) if seq.std() > 0 else 0.0
+        corr = _order_corr(seq_pos)
     else:
         append = prepend = corr = 0.0
     return {
@@ -101,9 +148,9 @@ def hotspot_metrics(
         "distinct_keys": int(distinct) if distinct is not None else None,
         "buckets": int(nb),
         "time_bins": int(nt),
-        "hottest_bucket_share": float(counts.max(axis=1).sum() / n),
-        "hottest_1pct_share": float(sliding.max(axis=1).sum() / n),
-        "hottest_bucket_share_overall": float(overall.max() / n),
+        "hottest_bucket_share": _cross_validated(counts, 1) / n,
+        "hottest_1pct_share": _cross_validated(counts, width) / n,
+        "hottest_bucket_share_overall": float(overall_fine.max() / n),
         "gini": _gini(overall),
         "entropy_norm": _entropy_norm(overall),
         "append_fraction": append,
@@ -123,22 +170,23 @@ def analyze_cell(
     rate_fn: Callable[[float], float] | None = None,
     sample_rate: float = 1.0,
     buckets: int = 1000,
+    reference: Reference | None = None,
 ) -> tuple[KeyPositions, np.ndarray, dict[str, Any], TabletTimeline | None]:
-    """Positions, sorted times, measured metrics and the tablet model for one cell."""
+    """Positions, sorted times, measured metrics and the tablet model for one cell.
+
+    ``reference``: the cell's key range (``_reference.cell_reference``); None ranks the
+    keys among the sampled keys alone.
+    """
     t = np.asarray(times, dtype=np.float64)
-    key_arr = keys if isinstance(keys, np.ndarray) else np.asarray(keys, dtype=object)
+    key_arr = key_bytes(keys)
     op_arr = None if ops is None else np.asarray(ops)
     if len(t) > 1 and np.any(np.diff(t) < 0):  # keys.csv is time-ordered already; sort only if not
         order = np.argsort(t, kind="stable")
         t, key_arr = t[order], key_arr[order]
         op_arr = None if op_arr is None else op_arr[order]
-    kp = key_positions(key_arr if key_arr.dtype.kind == "U" else list(key_arr))
-    inserts = None
-    if op_arr is not None and len(t):
-        inserts = np.zeros(len(t), dtype=bool)
-        for name in INSERT_OPS:
-            inserts |= op_arr == name
-    metrics = hotspot_metrics(kp.pos, t, inserts=inserts, buckets=buckets, distinct=kp.distinct)
+    inserts = insert_mask(op_arr) if len(t) else None
+    kp = key_positions(key_arr, reference=reference, inserts=inserts, times=t)
+    metrics = hotspot_metrics(kp.pos, t, inserts=inserts, buckets=buckets, distinct=kp.distinct, positions=kp)
     timeline = None
     if backend in BACKEND_PARAMS and len(t):
         timeline = simulate(
@@ -162,6 +210,7 @@ def summarize_cell(
     time_scale: float = 1.0,
     rate_fn: Callable[[float], float] | None = None,
     sample_rate: float = 1.0,
+    reference: Reference | None = None,
 ) -> dict[str, Any]:
     """The ``keyspace`` dict for summary.json: measured metrics + a modelled tablet summary.
 
@@ -169,9 +218,12 @@ def summarize_cell(
     started, ``ops`` op names; ``rate_fn`` maps schedule seconds to the scheduled ops/s
     (None: use the sampled rate / ``sample_rate``, the fraction of accesses sampled).
     """
-    _, _, metrics, timeline = analyze_cell(
-        keys, times, ops, backend=backend, time_scale=time_scale, rate_fn=rate_fn, sample_rate=sample_rate
+    kp, _, metrics, timeline = analyze_cell(
+        keys, times, ops, backend=backend, time_scale=time_scale, rate_fn=rate_fn, sample_rate=sample_rate,
+        reference=reference,
     )
     out: dict[str, Any] = dict(metrics)
+    out["reference_keys"] = int(kp.distinct)
+    out["range_keys"] = round(float(kp.reference.weight.sum()), 1)
     out["model"] = timeline.summary() if timeline is not None else None
     return out

@@ -35,17 +35,18 @@ import numpy as np
 from keyramp._errors import UsageError
 
 __all__ = [
+    "BACKEND_PARAMS",
+    "SYNTHETIC_PATTERNS",
     "TabletParams",
     "TabletTimeline",
-    "BACKEND_PARAMS",
     "params_for",
     "simulate",
     "simulate_collection",
     "synthetic_stream",
-    "SYNTHETIC_PATTERNS",
 ]
 
 RateFn = Callable[[float], float]
+_QUANTA = 1 << 16  # position resolution of tablet bounds
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,7 +116,7 @@ class TabletTimeline:
         busy = self.offered > 0
         return {
             "modelled": True,
-            "steps": int(len(self.t)),
+            "steps": len(self.t),
             "step_s": float(self.t[1] - self.t[0]) if len(self.t) > 1 else float(self.t[0]),
             "peak_tablets": int(self.tablets.max()),
             "final_tablets": int(self.tablets[last]),
@@ -183,7 +184,11 @@ def simulate(
         step = max(step, 20.0 * horizon / len(sched))
     n_steps = max(1, math.ceil(horizon / step - 1e-9))
 
-    bounds = np.array([0.0, math.inf])
+    # Positions on a grid of 2^16 quanta: a tablet is a run of quanta, so the tablet of a
+    # sample is a table lookup (rebuilt on splits) instead of a search per sample per step.
+    qpos = np.minimum((pos * _QUANTA).astype(np.int64), _QUANTA - 1).astype(np.uint16)
+    bounds = np.array([0, _QUANTA], dtype=np.int64)
+    tablet_of = np.zeros(_QUANTA, dtype=np.int32)
     over_since = np.array([math.nan])
     cols: dict[str, list[float]] = {k: [] for k in ("t", "offered", "tablets", "max_load", "max_share", "last", "thr", "lat")}
     share = np.ones(1)
@@ -196,15 +201,17 @@ def simulate(
         s0 = int(np.searchsorted(sched, t_start, side="right")) if k > 0 else 0
         l0 = min(int(np.searchsorted(sched, t_end - max(params.window_s, step), side="right")), max(0, e - params.min_window_samples), s0)
         n_tab = len(bounds) - 1
-        short = pos[s0:e]
-        window = pos[l0:e]
-        # Tablet of each sample: a search into the (few) bounds, no per-step sort.
-        w_tab = np.searchsorted(bounds, window, side="right") - 1
+        short = qpos[s0:e]
+        # The long window's shape needs ~min_window_samples, not all of (say) 60 s x 3,000
+        # samples/s: thin it evenly, so dense key logs cost O(samples) over the whole run.
+        stride = max(1, (e - l0) // (2 * params.min_window_samples))
+        window = qpos[l0:e:stride]
+        w_tab = tablet_of[window]
         use_short = False
         if len(window):
             share = np.bincount(w_tab, minlength=n_tab)[:n_tab] / len(window)
             if len(short):
-                s_tab = w_tab[s0 - l0 :]
+                s_tab = w_tab[s0 - l0 :] if stride == 1 else tablet_of[short]
                 c_short = np.bincount(s_tab, minlength=n_tab)[:n_tab]
                 use_short = _moved(c_short, share * len(short))
                 if use_short:
@@ -249,18 +256,19 @@ def simulate(
             a, b = ed[i], ed[i + 1]
             if b - a < 2:
                 continue
-            m = float(src[(a + b) // 2])
+            m = int(src[(a + b) // 2])
             if bounds[i] < m < bounds[i + 1]:
                 new_points.append(m)
         if not new_points:
             continue
-        new_bounds = np.sort(np.concatenate([bounds, new_points]))
+        new_bounds = np.sort(np.concatenate([bounds, np.asarray(new_points, dtype=np.int64)]))
         parent = np.searchsorted(bounds, new_bounds[:-1], side="right") - 1
         was_split = np.zeros(n_tab, dtype=bool)
         was_split[np.searchsorted(bounds, new_points, side="right") - 1] = True
         over_since = np.where(was_split[parent], math.nan, over_since[parent])
         share = share[parent] / np.bincount(parent, minlength=n_tab)[parent]  # refined next step
         bounds = new_bounds
+        tablet_of = np.repeat(np.arange(len(bounds) - 1, dtype=np.int32), np.diff(bounds))
 
     return TabletTimeline(
         params=params,

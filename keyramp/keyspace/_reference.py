@@ -1,0 +1,77 @@
+"""The key range a cell ran against, rebuilt from its profile: preloaded keys + sampled inserts.
+
+Samples alone show only the keys a cell *touched*; the preloaded records (written before
+the measured phase) are invisible, so "the range" would shrink to the touched keys and a
+sequential cell's appends would look spread over it. Preloaded keys are deterministic
+(``CellWorkload.key_of(i)`` for ``i < record_count``: a pure function of the index), so an
+evenly spaced sample of them stands for the existing range, and the sampled inserts for
+the keys the cell added, each weighted by how many real keys it represents.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from keyramp._types import key_sort_text
+from keyramp.keyspace._load import (
+    MAX_REFERENCE,
+    CellKeys,
+    Reference,
+    insert_mask,
+    make_reference,
+)
+
+__all__ = ["PRELOAD_POINTS", "cell_reference"]
+
+#: Preloaded keys sampled per cell (evenly spaced insert indexes): 4 per bucket of 1,000.
+PRELOAD_POINTS = 4096
+
+
+def cell_reference(
+    *,
+    profile: Mapping[str, Any],
+    backend: str,
+    strategy: str,
+    samples: CellKeys,
+    sample_rate: float,
+    preload_points: int = PRELOAD_POINTS,
+) -> Reference | None:
+    """The range of ``strategy`` keys existing during a cell of the resolved ``profile``.
+
+    ``sample_rate``: the fraction of keyed accesses that were sampled (scales the inserts).
+    None when keys cannot be rebuilt (the store allocated them).
+    """
+    from keyramp._workload import (
+        CellWorkload,  # the runner's own key code, imported late
+    )
+
+    wl = CellWorkload(backend=backend, strategy=strategy, profile=profile)
+    if wl.strategy.server_allocated:
+        return None
+    count = wl.record_count
+    idx = np.unique(np.linspace(0, count - 1, min(count, preload_points)).round().astype(np.int64)) if count else []
+    pre = [key_sort_text(wl.key_of(int(i))) for i in idx]  # type: ignore[arg-type]
+    ins = insert_mask(samples.op)
+    if ins is None or not ins.any():
+        ins_keys, ins_t = np.zeros(0, dtype="S1"), np.zeros(0)
+        inserted = 0.0
+    else:
+        ins_keys, ins_t = samples.key[ins], samples.t[ins]
+        # A sampled batch_write stands for batch_size new keys (its first key is sampled).
+        batch = np.asarray(samples.op[ins]) == (b"batch_write" if samples.op.dtype.kind == "S" else "batch_write")
+        inserted = float(np.where(batch, wl.batch_size, 1).sum()) / max(sample_rate, 1e-12)
+        if len(ins_keys) > MAX_REFERENCE:  # evenly in time: appends stay spread over the cell
+            keep = np.linspace(0, len(ins_keys) - 1, MAX_REFERENCE).round().astype(np.int64)
+            ins_keys, ins_t = ins_keys[keep], ins_t[keep]
+    if not pre and not len(ins_keys):
+        return None
+    weights = np.concatenate([np.full(len(pre), count / max(len(pre), 1)),
+                              np.full(len(ins_keys), inserted / max(len(ins_keys), 1))])
+    since = np.concatenate([np.full(len(pre), -math.inf), ins_t])
+    keys = np.concatenate([np.array([k.encode("utf-8") for k in pre], dtype=bytes) if pre else np.zeros(0, "S1"),
+                           ins_keys])
+    return make_reference(keys, weight=weights, since=since)
