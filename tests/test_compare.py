@@ -11,6 +11,7 @@ from keyramp._catalog import load_run
 from keyramp._errors import UsageError
 from keyramp._thresholds import parse_expression
 from keyramp.compare import CompareOptions, build_comparison, register, run_compare
+from keyramp.compare._model import _verdict, busy_users
 from _synthetic import make_run
 
 ONE_CELL = (("datastore", "sequential"),)
@@ -163,3 +164,79 @@ def test_late_operations_are_flagged_in_notes(results: Path, base: str) -> None:
     assert "50% in candidate" in notes[("insert", "p99_ms")]
     assert "generator behind" not in notes[("read", "p99_ms")]
     assert any("latency verdicts may reflect machine load" in w for w in cmp.warnings)
+
+
+# ----------------------------------------------------------------------------- starved generator, effect sizes
+
+
+def _patch_cell(path: Path, *, users: int, late: dict[str, float]) -> Path:
+    """Give a synthetic run a user count and late shares per op (the runner writes both)."""
+    summary = json.loads((path / "summary.json").read_text())
+    cell = summary["cells"]["c00-datastore-sequential"]
+    cell["users"] = users
+    for op, share in late.items():
+        cell["operations"][op]["late"] = int(cell["operations"][op]["count"] * share)
+    (path / "summary.json").write_text(json.dumps(summary))
+    return path
+
+
+def test_busy_users_by_littles_law(results: Path) -> None:
+    path = _patch_cell(make_run(results, seed=210, cells=ONE_CELL), users=10, late={})
+    cell = load_run(path).cells["c00-datastore-sequential"]
+    ops = cell["operations"].values()
+    expected = sum(s["ops_per_s"] * s["service_ms"]["mean"] / 1000 for s in ops) / 10
+    assert busy_users(cell) == pytest.approx(expected)
+    assert 0 < expected < 0.2  # 200 ops/s x ~2 ms on 10 users
+    del cell["users"]
+    assert busy_users(cell) is None
+
+
+def test_worse_from_a_starved_generator_is_inconclusive(results: Path, base: str) -> None:
+    # Candidate slower *and* 40 % of its inserts started late while its users were idle:
+    # the difference is the machine's. Reads were on time: their verdict stands.
+    slow = _patch_cell(make_run(results, seed=211, cells=ONE_CELL, latency_ms=4.0), users=10, late={"insert": 0.4})
+    cmp = build_comparison([load_run(slow)], baseline=load_run(results / base))
+    verdicts = {(r.op, r.metric): r for r in cmp.rows}
+    for metric in ("p50_ms", "p95_ms", "p99_ms"):
+        assert verdicts[("insert", metric)].verdict == "n/a"
+        assert verdicts[("insert", metric)].note.startswith("inconclusive")
+        assert verdicts[("read", metric)].verdict == "worse"
+    assert any("inconclusive" in w and "rerun" in w for w in cmp.warnings)
+
+
+def test_late_starts_with_busy_users_are_the_stores_fault(results: Path, base: str) -> None:
+    # One user for 200 ops/s: it is busy all the time, so late starts are the store's doing.
+    slow = _patch_cell(make_run(results, seed=212, cells=ONE_CELL, latency_ms=4.0), users=1, late={"insert": 0.4})
+    cmp = build_comparison([load_run(slow)], baseline=load_run(results / base))
+    verdicts = {(r.op, r.metric): r.verdict for r in cmp.rows}
+    assert verdicts[("insert", "p50_ms")] == "worse"
+
+
+def test_starved_baseline_does_not_hide_a_slower_candidate(results: Path) -> None:
+    # Only the direction the lateness explains is suspect: a starved *baseline* makes the
+    # candidate look better, so a candidate that is worse anyway is still worse.
+    base = _patch_cell(make_run(results, seed=213, cells=ONE_CELL), users=10, late={"insert": 0.4, "read": 0.4})
+    slow = make_run(results, seed=214, cells=ONE_CELL, latency_ms=4.0)
+    cmp = build_comparison([load_run(slow)], baseline=load_run(base))
+    assert {(r.op, r.metric): r.verdict for r in cmp.rows}[("insert", "p50_ms")] == "worse"
+    fast = make_run(results, seed=215, cells=ONE_CELL, latency_ms=1.0)
+    cmp = build_comparison([load_run(fast)], baseline=load_run(base))
+    assert {(r.op, r.metric): r.verdict for r in cmp.rows}[("insert", "p50_ms")] == "n/a"
+
+
+def test_tail_percentiles_use_their_own_min_effect(results: Path, base: str) -> None:
+    slow = load_run(make_run(results, seed=216, cells=ONE_CELL, latency_ms=2.8))  # x1.4 everywhere
+    cmp = build_comparison([slow], baseline=load_run(results / base))
+    verdicts = {(r.op, r.metric): r.verdict for r in cmp.rows}
+    assert verdicts[("insert", "p50_ms")] == "worse"  # clears 25 %
+    assert verdicts[("insert", "p99_ms")] == "same"  # does not clear 50 %
+    strict = build_comparison([slow], baseline=load_run(results / base),
+                              options=CompareOptions(min_effect_tail=0.1))
+    assert {(r.op, r.metric): r.verdict for r in strict.rows}[("insert", "p95_ms")] == "worse"
+
+
+def test_better_is_symmetric_on_the_log_scale() -> None:
+    # x0.62 is beyond 1/1.5 = 0.667, the mirror of x1.5; the old "1 - effect" rule needed < 0.5.
+    assert _verdict(0.62, 0.60, 0.64, 0.5, False)[0] == "better"
+    assert _verdict(1.55, 1.52, 1.6, 0.5, False)[0] == "worse"
+    assert _verdict(0.7, 0.68, 0.72, 0.5, False)[0] == "same"

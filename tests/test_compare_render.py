@@ -4,6 +4,7 @@ import io
 import json
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -65,11 +66,38 @@ def test_junit_structure(cmp: Comparison) -> None:
             assert len([c for c in case if c.tag in ("failure", "error", "skipped")]) <= 1
         for key in totals:
             totals[key] += int(suite.get(key))
-    assert all(int(root.get(k)) == v for k, v in totals.items())
+    assert all(int(root.get(k)) == totals[k] for k in ("tests", "failures"))
+    assert root.get("skipped") is None  # not a testsuites attribute in junit-10.xsd
     failures = {(c.get("classname"), c.get("name")) for c in root.iter("testcase") if c.find("failure") is not None}
     assert ("keyramp.compare.datastore-sequential", "insert.p99_ms") in failures
     assert ("keyramp.compare.datastore-sequential", "read.p99_ms") not in failures
     assert ("keyramp.thresholds.c00-datastore-sequential", "insert.p99_ms < 8") in failures
+
+
+def test_junit_validates_against_jenkins_xsd(cmp: Comparison) -> None:
+    # tests/data/junit-10.xsd: the Jenkins xUnit plugin's schema for Ant/Surefire reports.
+    xmlschema = pytest.importorskip("xmlschema")
+    schema = xmlschema.XMLSchema(str(Path(__file__).parent / "data" / "junit-10.xsd"))
+    text = render_junit(cmp)
+    errors = [f"{e.path}: {e.reason}" for e in schema.iter_errors(text)]
+    assert errors == []
+    # the schema is really enforced: an attribute it does not declare is rejected
+    assert not schema.is_valid(text.replace("<testsuites ", '<testsuites bogus="1" ', 1))
+
+
+def test_markdown_renders_as_table(cmp: Comparison) -> None:
+    from markdown_it import MarkdownIt  # rich depends on markdown-it-py
+
+    page = MarkdownIt("commonmark").enable("table").render(render_markdown(cmp))
+    tables = re.findall(r"<table>.*?</table>", page, re.S)
+    assert len(tables) >= 3  # comparison, thresholds, key space
+    main = tables[0]
+    header = re.findall(r"<th[^>]*>(.*?)</th>", main.split("</thead>")[0])
+    assert header[:3] == ["cell", "op", "metric"]
+    body_rows = re.findall(r"<tr>(.*?)</tr>", main.split("<tbody>")[1], re.S)
+    assert len(body_rows) == 2 * 2 * 6
+    assert all(len(re.findall(r"<td", r)) == len(header) for r in body_rows)
+    assert "🔴 worse" in main
 
 
 def test_markdown_table_shape(cmp: Comparison) -> None:

@@ -40,6 +40,8 @@ def register(subparsers: Any) -> None:
     defaults = CompareOptions()
     parser.add_argument("--min-effect", type=float, default=defaults.min_effect_latency, metavar="FRACTION",
                         help="smallest latency change that counts (default %(default)s = 10 %%)")
+    parser.add_argument("--min-effect-tail", type=float, default=defaults.min_effect_tail, metavar="FRACTION",
+                        help="smallest p95/p99/p99.9 change that counts (default %(default)s)")
     parser.add_argument("--min-effect-throughput", type=float, default=defaults.min_effect_throughput,
                         metavar="FRACTION", help="smallest ops/s change that counts (default %(default)s)")
     parser.add_argument("--bootstrap", type=int, default=defaults.bootstrap, metavar="N",
@@ -50,11 +52,12 @@ def register(subparsers: Any) -> None:
 
 
 def _options(args: argparse.Namespace) -> CompareOptions:
-    if not 0 <= args.min_effect < 10 or not 0 <= args.min_effect_throughput < 1:
-        raise UsageError("--min-effect must be in [0, 10) and --min-effect-throughput in [0, 1)")
+    if not 0 <= args.min_effect < 10 or not 0 <= args.min_effect_tail < 10 or not 0 <= args.min_effect_throughput < 1:
+        raise UsageError("--min-effect and --min-effect-tail must be in [0, 10), --min-effect-throughput in [0, 1)")
     if not 100 <= args.bootstrap <= 100_000:
         raise UsageError("--bootstrap must be between 100 and 100000")
-    return CompareOptions(min_effect_latency=args.min_effect, min_effect_throughput=args.min_effect_throughput,
+    return CompareOptions(min_effect_latency=args.min_effect, min_effect_tail=args.min_effect_tail,
+                          min_effect_throughput=args.min_effect_throughput,
                           bootstrap=args.bootstrap, seed=args.seed)
 
 
