@@ -56,7 +56,23 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (hostile / "manifest.json").write_text(json.dumps(manifest))
     _keyspace(first, png=True)
     _keyspace(hostile, png=False)  # JSON only: the page draws it on a canvas
+    _stretch_to_one_hour(make_run(root, profile_name="soak", seconds=2, seed=4))
     return root
+
+
+def _stretch_to_one_hour(run: Path) -> None:
+    """A 1-hour timeseries.csv (rows as the recorder writes them) with one stalled second
+    and one 5x burst, so the chart must be downsampled and keep both in its band."""
+    cells = list(json.loads((run / "summary.json").read_text())["cells"])
+    lines = [("cell,op,second,count,errors,p50_ms,p99_ms,service_p99_ms,max_ms,target_ops_per_s,late,dropped,"
+              "error_classes")]
+    for s in range(3600):
+        for cell in cells:
+            for op in ("insert", "read", "*"):
+                n = 0 if s == 1800 else (250 if s == 2400 else 50)
+                lines.append(f"{cell},{op},{s},{n * (2 if op == '*' else 1)},0,{1 + (s % 60) / 60:.3f},"
+                             f"{3 + (s % 600) / 100:.3f},3,9,{100 if op == '*' else 50},0,0,")
+    (run / "timeseries.csv").write_text("\r\n".join(lines) + "\r\n")
 
 
 def _keyspace(run: Path, *, png: bool) -> None:
@@ -119,7 +135,7 @@ def _shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
 
 def test_list_click_run_chart_then_compare(page, base_url: str) -> None:  # type: ignore[no-untyped-def]
     page.goto(f"{base_url}/")
-    assert page.locator("table.runs tbody tr").count() == 3
+    assert page.locator("table.runs tbody tr").count() == 4
     _shot(page, "web-runs")
 
     page.locator("a.run-link", has_text="quickstart").last.click()  # the older one has key-space data
@@ -144,7 +160,7 @@ def test_list_click_run_chart_then_compare(page, base_url: str) -> None:  # type
     ids = [runs.nth(i).inner_text() for i in range(2)]
     for run_id in ids:
         page.locator(f"input[value='{run_id}']").check()
-    assert boxes.count() == 3
+    assert boxes.count() == 4
     page.locator("#compare-form button").click()
     page.wait_for_selector(".compare-charts canvas")
     assert "/compare?" in page.url
@@ -176,3 +192,40 @@ def test_hostile_profile_name_is_inert(page, base_url: str, results: Path) -> No
 def test_traversal_is_404_in_browser(page, base_url: str) -> None:  # type: ignore[no-untyped-def]
     resp = page.goto(f"{base_url}/runs/..%2F..%2Fetc%2Fpasswd")
     assert resp is not None and resp.status == 404
+
+
+def test_one_hour_run_charts_downsampled_series(page, base_url: str, results: Path) -> None:  # type: ignore[no-untyped-def]
+    run_id = next(p.name for p in results.iterdir() if "soak" in p.name)
+    with page.expect_response(lambda r: "/series/" in r.url) as first_series:
+        page.goto(f"{base_url}/runs/{run_id}")
+    # the page itself carries no series: the charts fetched one cell's downsampled data
+    doc = first_series.value.json()
+    total = doc["ops"]["*"]
+    assert total["bucket_s"] == 6 and len(total["t"]) == 600 and len(total["ops_min_per_s"]) == 600
+    assert min(total["ops_min_per_s"]) == 0 and max(total["ops_max_per_s"]) == 500  # stall and burst kept
+    page.wait_for_selector(".charts[data-loaded='true'] .chart canvas")
+    page.wait_for_function("document.querySelectorAll(\".charts[data-loaded='true']\").length === 2")
+    for kind in ("latency", "throughput", "errors"):
+        canvas = page.locator(f".charts[data-loaded='true'] [data-kind='{kind}'] canvas").first
+        assert canvas.evaluate(_INKED_PIXELS_JS) > (500 if kind != "errors" else 0), kind
+    assert "Each point covers 6 s" in page.locator(".bucket-note").first.inner_text()
+    assert page.locator(".op-select").first.locator("option").all_inner_texts() == ["all operations", "insert", "read"]
+    assert page.locator(".chart-loading").count() == 0
+    _shot(page, "web-run-1h")
+    assert page.console_errors == []  # type: ignore[attr-defined]
+
+
+def test_compare_three_runs(page, base_url: str, results: Path) -> None:  # type: ignore[no-untyped-def]
+    ids = sorted(p.name for p in results.iterdir() if "quickstart" in p.name or "soak" in p.name)
+    assert len(ids) == 3
+    page.goto(f"{base_url}/compare?runs={','.join(ids)}")
+    page.wait_for_selector(".compare-charts canvas")
+    assert page.locator("table.runs-compared tbody tr").count() == 3
+    assert page.locator(".badge.baseline").count() >= 1
+    chart = page.locator(".compare-charts").first
+    # one legend entry per run (plus uPlot's x entry) on the p99 overlay, and ink on the canvas
+    assert chart.locator("[data-kind='cmp-p99'] .u-legend .u-series").count() == 4
+    assert chart.locator("[data-kind='cmp-p99'] canvas").evaluate(_INKED_PIXELS_JS) > 500
+    assert page.locator("table.compare-table").count() >= 1
+    _shot(page, "web-compare-3")
+    assert page.console_errors == []  # type: ignore[attr-defined]

@@ -33,3 +33,14 @@ def test_missing_results_dir_is_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="--port"):
         args = _parse("--results", str(tmp_path), "--port", "70000")
         args.func(args)
+
+
+def test_warm_up_compiles_every_template_before_serving(tmp_path: Path) -> None:
+    from keyramp.web import create_app
+    from keyramp.web._app import warm_up
+
+    app = create_app(tmp_path)
+    assert len(app.jinja_env.cache) == 0
+    warm_up(app)
+    names = {key[1] for key in app.jinja_env.cache}
+    assert {"run.html", "runs.html", "compare.html", "partials/latency_table.html"} <= names

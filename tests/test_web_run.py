@@ -77,12 +77,35 @@ def test_run_json_twin_matches_page_data(client, run_dir: Path) -> None:  # type
     assert sum(total["error_classes"]["UNAVAILABLE"]) == seq["operations"][0]["errors"]
 
 
-def test_chart_data_is_embedded_safely(client, run_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_page_defers_chart_data_to_the_cell_series_endpoint(client, run_dir: Path) -> None:  # type: ignore[no-untyped-def]
     html = client.get(f"/runs/{run_dir.name}").data.decode()
-    start = html.index('<script type="application/json" id="kr-series">') + len(
-        '<script type="application/json" id="kr-series">')
-    block = html[start:html.index("</script>", start)]
-    assert "c00-datastore-sequential" in json.loads(block)
+    assert '"p50_ms"' not in html and '"t":' not in html  # no series in the page: it never waits for the CSV parse
+    src = f"/runs/{run_dir.name}/series/c00-datastore-sequential.json"
+    assert f'data-series-src="{src}"' in html
+    resp = client.get(src)
+    assert resp.status_code == 200 and resp.mimetype == "application/json" and resp.headers["ETag"]
+    doc = resp.get_json()
+    assert doc["cell"] == "c00-datastore-sequential" and set(doc["ops"]) == {"*", "insert", "read"}
+    # the same series as the complete JSON twin
+    assert doc["ops"] == client.get(f"/runs/{run_dir.name}.json").get_json()["series"]["c00-datastore-sequential"]
+    again = client.get(src, headers={"If-None-Match": resp.headers["ETag"]})
+    assert again.status_code == 304 and again.data == b""
+
+
+def test_cell_series_endpoint_rejects_bad_cells_and_runs(client, run_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    assert client.get(f"/runs/{run_dir.name}/series/c99-none.json").get_json()["ops"] == {}
+    for url in (f"/runs/{run_dir.name}/series/..%2Fmanifest.json", f"/runs/{run_dir.name}/series/A B.json",
+                "/runs/20990101T000000000Z-nope-0000/series/c00-datastore-sequential.json",
+                "/runs/..%2F..%2Fetc/series/c00.json"):
+        resp = client.get(url)
+        assert resp.status_code == 404, url
+
+
+def test_run_without_timeseries_says_so(client, run_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    (run_dir / "timeseries.csv").unlink()
+    html = client.get(f"/runs/{run_dir.name}").data.decode()
+    assert "No time series" in html and "data-series-src" not in html
+    assert client.get(f"/runs/{run_dir.name}/series/c00-datastore-sequential.json").get_json()["ops"] == {}
 
 
 def test_run_supplied_strings_are_escaped(client, run_dir: Path) -> None:  # type: ignore[no-untyped-def]
@@ -145,6 +168,7 @@ def test_damaged_runs_render_with_warnings(tmp_path: Path, damage: str) -> None:
     assert page.status_code == 200
     assert client.get(f"/runs/{path.name}.json").status_code == 200
     assert client.get("/runs").status_code == 200
+    assert client.get(f"/runs/{path.name}/series/c00-datastore-sequential.json").status_code == 200
     if damage in ("truncate-summary", "no-summary", "summary-wrong-types"):
         assert b"This run directory has problems" in page.data
 

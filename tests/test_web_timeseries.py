@@ -51,3 +51,53 @@ def test_gaps_become_null_and_bad_files_give_nothing(tmp_path: Path) -> None:
     assert parse_timeseries(tmp_path / "missing.csv") == {}
     (tmp_path / "bin.csv").write_bytes(b"\x00\xff garbage")
     assert parse_timeseries(tmp_path / "bin.csv") == {}
+
+
+def _as_lists(data: dict) -> dict:  # type: ignore[type-arg]
+    return {key: {name: ({c: a.tolist() for c, a in v.items()} if name == "error_classes" else
+                         [None if math.isnan(x) else x for x in v.tolist()]) for name, v in s.items()}
+            for key, s in data.items()}
+
+
+def test_fast_and_tolerant_parsers_agree(tmp_path: Path) -> None:
+    # keyramp's own output (CRLF from csv.writer, empty target, interleaved ops, a torn last line)
+    rows = []
+    for s in range(50):
+        for op in ("insert", "read", "*"):
+            err = f"DEADLINE_EXCEEDED:{s % 3};UNAVAILABLE:1" if s % 7 == 0 else ""
+            rows.append(f"c01-bt-random,{op},{s},{s % 5},{1 if err else 0},{s / 7:.3f},{s / 3:.3f},1,2,,0,0,{err}")
+    text = HEADER.replace("\n", "\r\n") + "\r\n".join(rows) + "\r\nc01-bt-random,insert,50,3,0,1."
+    (tmp_path / "fast.csv").write_text(text)
+    fast = parse_timeseries(tmp_path / "fast.csv")
+    # the same rows with a quoted field take the csv-module path
+    quoted = text.replace("c01-bt-random,insert,0,", '"c01-bt-random",insert,0,', 1)
+    (tmp_path / "quoted.csv").write_text(quoted)
+    tolerant = parse_timeseries(tmp_path / "quoted.csv")
+    assert set(fast) == {("c01-bt-random", op) for op in ("insert", "read", "*")}
+    assert _as_lists(fast) == _as_lists(tolerant)
+    read = fast[("c01-bt-random", "read")]
+    assert read["second"].tolist() == list(range(50)) and math.isnan(read["target_ops_per_s"][0])
+    assert read["error_classes"]["DEADLINE_EXCEEDED"][14] == 2 and read["error_classes"]["UNAVAILABLE"].sum() == 8
+
+
+def test_hand_edited_values_fall_back_to_nan(tmp_path: Path) -> None:
+    path = tmp_path / "ts.csv"
+    path.write_text(HEADER + "c,op,0,5,0,1,2,2,2,10,0,0,\nc,op,1,five,0,oops,2,2,2,10,0,0,\nc,op,x,5,0,1,2,2,2,10,0,0,\n")
+    s = parse_timeseries(path)[("c", "op")]
+    assert s["second"].tolist() == [0, 1] and math.isnan(s["count"][1]) and math.isnan(s["p50_ms"][1])
+
+
+def test_downsample_keeps_the_slowest_and_fastest_second(tmp_path: Path) -> None:
+    lines = [HEADER]
+    for s in range(3599):  # 600 buckets of 6 s, the last one padded by a second
+        if s == 2000:
+            continue  # a stalled second: no row at all is 0 ops
+        n = 50 if s == 3000 else 10
+        lines.append(f"c,op,{s},{n},0,1.0,2.0,2.0,2.0,10,0,0,\n")
+    (tmp_path / "ts.csv").write_text("".join(lines))
+    d = downsample(parse_timeseries(tmp_path / "ts.csv")[("c", "op")])
+    b = d["bucket_s"]
+    assert b == 6 and len(d["ops_min_per_s"]) == len(d["t"]) == 600
+    assert d["ops_min_per_s"][2000 // b] == 0 and d["ops_max_per_s"][3000 // b] == 50
+    assert min(d["ops_min_per_s"][:2000 // b]) == 10  # no false stalls, incl. the padded tail
+    assert d["ops_min_per_s"][-1] == 10 and math.isclose(d["ops_per_s"][2000 // b], 50 / 6, abs_tol=0.01)

@@ -35,7 +35,11 @@ def _serve(args: argparse.Namespace) -> int:
         raise UsageError(f"--port must be 0..65535, got {args.port}")
     from werkzeug.serving import make_server
 
-    server = make_server(args.host, args.port, create_app(results), threaded=True)
+    from keyramp.web._app import warm_up
+
+    app = create_app(results)
+    warm_up(app)
+    server = make_server(args.host, args.port, app, threaded=True)
     print(f"keyramp ui: http://{args.host}:{server.server_port}/  (results: {results}; Ctrl-C to stop)", flush=True)
     try:
         server.serve_forever()

@@ -11,7 +11,7 @@ from keyramp import __version__
 from keyramp._errors import UsageError
 from keyramp.web._store import RunStore
 
-__all__ = ["create_app", "CSP"]
+__all__ = ["create_app", "warm_up", "CSP"]
 
 
 # No inline script or style anywhere: page JS lives in static/keyramp.js and chart data in
@@ -55,6 +55,13 @@ def create_app(results_dir: str | Path) -> Flask:
         return _error(exc.code or 500, exc.description or exc.name)
 
     return app
+
+
+def warm_up(app: Flask) -> None:
+    """Compile every template now (~60 ms) instead of in the first visitor's request;
+    ``keyramp ui`` calls this before it starts serving."""
+    for name in app.jinja_env.list_templates(extensions=["html"]):
+        app.jinja_env.get_template(name)
 
 
 def _error(code: int, message: str):  # type: ignore[no-untyped-def]

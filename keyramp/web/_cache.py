@@ -36,21 +36,40 @@ class FileCache:
         self._max = max_entries
         self._data: OrderedDict[Hashable, tuple[Hashable, object]] = OrderedDict()
         self._lock = threading.Lock()
+        self._building: dict[Hashable, threading.Lock] = {}
 
-    def get(self, key: Hashable, files: tuple[Path, ...], build: Callable[[], T]) -> T:
-        current = stamp(*files)
+    def _hit(self, key: Hashable, current: Hashable) -> tuple[bool, object]:
         with self._lock:
             hit = self._data.get(key)
             if hit is not None and hit[0] == current:
                 self._data.move_to_end(key)
-                return hit[1]  # type: ignore[return-value]
-        value = build()  # outside the lock: parsing a big file must not block other requests
+                return True, hit[1]
+            return False, None
+
+    def get(self, key: Hashable, files: tuple[Path, ...], build: Callable[[], T]) -> T:
+        current = stamp(*files)
+        found, value = self._hit(key, current)
+        if found:
+            return value  # type: ignore[return-value]
         with self._lock:
-            self._data[key] = (current, value)
-            self._data.move_to_end(key)
-            while len(self._data) > self._max:
-                self._data.popitem(last=False)
-        return value
+            building = self._building.setdefault(key, threading.Lock())
+        # one build per key at a time: the run page fetches every cell's series at once, and
+        # each would otherwise parse the same timeseries.csv in parallel on a 2-core box
+        with building:
+            found, value = self._hit(key, current)
+            if found:
+                return value  # type: ignore[return-value]
+            try:
+                value = build()  # outside the cache lock: other keys are served meanwhile
+            finally:
+                with self._lock:
+                    self._building.pop(key, None)
+            with self._lock:
+                self._data[key] = (current, value)
+                self._data.move_to_end(key)
+                while len(self._data) > self._max:
+                    self._data.popitem(last=False)
+        return value  # type: ignore[return-value]
 
     def __len__(self) -> int:
         return len(self._data)

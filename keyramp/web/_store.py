@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from werkzeug.exceptions import NotFound
 
 from keyramp._catalog import load_run, safe_run_path
 from keyramp._errors import UsageError
-from keyramp.web._cache import FileCache
+from keyramp.web._cache import FileCache, stamp
 from keyramp.web._model import run_detail, run_row
 from keyramp.web._timeseries import downsample, parse_timeseries
 
@@ -84,6 +85,26 @@ class RunStore:
             return out
 
         return self.cache.get(("series", str(ts)), (ts,), build)
+
+    def cell_series_json(self, run_id: str, cell: str) -> tuple[bytes, str]:
+        """One cell's chart series as compact JSON bytes, and an ETag for them. The run page
+        fetches these after it has rendered, so its first view never waits for the CSV parse;
+        encoded once per (timeseries.csv mtime, size), so warm requests only copy bytes."""
+        if not CELL_RE.match(cell):
+            raise NotFound(f"no cell {cell!r}")
+        path = self.run_path(run_id)
+        ts = path / "timeseries.csv"
+
+        def build() -> tuple[bytes, str]:
+            mtime_ns, size = stamp(ts)[0]  # before the read: a later rewrite gets a new tag
+            doc = {"run_id": run_id, "cell": cell, "ops": self.series(run_id).get(cell, {})}
+            return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode(), f"{mtime_ns:x}-{size:x}-{cell}"
+
+        return self.cache.get(("series-json", str(ts), cell), (ts,), build)
+
+    def has_series(self, run_id: str) -> bool:
+        """Whether timeseries.csv holds more than its header (a stat, no parse)."""
+        return stamp(self.run_path(run_id) / "timeseries.csv")[0][1] > len("cell,op,second\n")
 
     def keyspace_file(self, path: Path, cell: str, ext: str) -> Path | None:
         if not CELL_RE.match(cell) or ext not in ("png", "json"):

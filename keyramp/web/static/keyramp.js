@@ -24,7 +24,7 @@
     return s + " s";
   }
 
-  function draw(el, yLabel, series, data) {
+  function draw(el, yLabel, series, data, bands) {
     el.textContent = "";
     var opts = {
       width: chartWidth(el),
@@ -39,6 +39,7 @@
       ],
       series: [{ label: "t", value: function (u, v) { return v == null ? "–" : fmtSeconds(v); } }].concat(series)
     };
+    if (bands) opts.bands = bands;
     var chart = new uPlot(opts, data, el);
     charts.push({ el: el, chart: chart });
     return chart;
@@ -71,11 +72,19 @@
     var thr = container.querySelector('[data-kind="throughput"]');
     var thrSeries = [line("achieved", PALETTE[2], { fill: "rgba(22,163,74,0.08)" })];
     var thrData = [x, s.ops_per_s];
+    var bands = null;
+    if (s.ops_max_per_s && s.ops_max_per_s.length) {
+      // the bucket's fastest and slowest second as a band: a stall is not averaged away
+      thrSeries.push(line("fastest s", "rgba(22,163,74,0.35)", { width: 0.6 }));
+      thrSeries.push(line("slowest s", "rgba(22,163,74,0.35)", { width: 0.6 }));
+      thrData.push(s.ops_max_per_s, s.ops_min_per_s);
+      bands = [{ series: [2, 3], fill: "rgba(22,163,74,0.14)" }];
+    }
     if (s.target_ops_per_s && s.target_ops_per_s.length) {
       thrSeries.push(line("target", "#6b7280", { dash: [6, 4] }));
       thrData.push(s.target_ops_per_s);
     }
-    draw(thr, "ops/s", thrSeries, thrData);
+    draw(thr, "ops/s", thrSeries, thrData, bands);
 
     var err = container.querySelector('[data-kind="errors"]');
     var errSeries = [line("all errors", "#111827", { width: 1 })];
@@ -89,19 +98,45 @@
     var note = container.querySelector(".bucket-note");
     if (note) {
       note.textContent = s.bucket_s > 1
-        ? "Each point covers " + s.bucket_s + " s: throughput and p50 are averaged, p99 is the worst second."
+        ? "Each point covers " + fmtSeconds(s.bucket_s) + ": throughput and p50 are averaged (band: slowest to fastest second), p99 is the worst second."
         : "One point per second.";
     }
   }
 
+  function showProblem(container, message) {
+    container.querySelectorAll(".chart").forEach(function (el) { el.textContent = ""; });
+    var note = container.querySelector(".bucket-note");
+    if (note) note.textContent = message;
+    container.classList.add("charts-empty");
+  }
+
+  function fillOps(select, ops) {
+    // "all operations" first, then the cell's operations by name
+    var names = Object.keys(ops).filter(function (op) { return op !== "*"; }).sort();
+    select.textContent = "";
+    (ops["*"] ? ["*"] : []).concat(names).forEach(function (op) {
+      var o = document.createElement("option");
+      o.value = op;
+      o.textContent = op === "*" ? "all operations" : op;
+      select.appendChild(o);
+    });
+  }
+
+  /* each cell's series arrive from /runs/<id>/series/<cell>.json after the page is shown */
   function initRunPage() {
-    var all = readJSON("kr-series");
-    if (!all) return;
-    document.querySelectorAll(".charts[data-cell]").forEach(function (container) {
-      var cellSeries = all[container.getAttribute("data-cell")] || {};
-      var select = container.querySelector(".op-select");
-      select.addEventListener("change", function () { drawRunCell(container, cellSeries); });
-      drawRunCell(container, cellSeries);
+    document.querySelectorAll(".charts[data-series-src]").forEach(function (container) {
+      fetch(container.getAttribute("data-series-src"), { headers: { Accept: "application/json" } })
+        .then(function (r) { return r.ok ? r.json() : Promise.reject(new Error("HTTP " + r.status)); })
+        .then(function (doc) {
+          var ops = doc.ops || {};
+          if (!Object.keys(ops).length) { showProblem(container, "No time series for this cell in timeseries.csv."); return; }
+          var select = container.querySelector(".op-select");
+          fillOps(select, ops);
+          select.addEventListener("change", function () { drawRunCell(container, ops); });
+          drawRunCell(container, ops);
+          container.setAttribute("data-loaded", "true");
+        })
+        .catch(function (e) { showProblem(container, "Time series unavailable (" + e.message + ")."); });
     });
   }
 
