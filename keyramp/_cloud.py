@@ -378,9 +378,18 @@ def check_credentials() -> str:
     return f"{type(credentials).__name__}" + (f" {who}" if who else "")
 
 
-def cloud_target(target: Target, profile: Profile) -> Target:
-    """The cell's target pointed at the real service: no endpoint, ``[cloud]`` instance/database."""
-    cloud = profile.data["cloud"]
+def cloud_target(target: Target, profile: Profile | Mapping[str, Any]) -> Target:
+    """The cell's target pointed at the real service: no endpoint, ``[cloud]`` instance/database.
+
+    ``profile`` is a Profile or its resolved table (what a distributed worker receives). On a
+    worker the master's opt-in checks ran elsewhere, so this host's environment is checked here.
+    """
+    data = profile.data if hasattr(profile, "data") else profile
+    found = emulator_variables(os.environ)
+    if found:
+        raise UsageError(f"target = 'cloud' but {', '.join(found)} is set on this host: "
+                         "its clients would silently go to an emulator")
+    cloud = data["cloud"]
     return replace(target, endpoint=None, instance=cloud["instance"] or target.instance,
                    database=cloud["database"])
 

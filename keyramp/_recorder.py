@@ -177,6 +177,38 @@ class Recorder:
                 context={},
             )
 
+    # -- merging (the master of a distributed run) -----------------------------------------
+    def absorb(
+        self,
+        op: str,
+        *,
+        latency: HdrHistogram | None,
+        service: HdrHistogram | None,
+        count: int,
+        errors: int = 0,
+        late: int = 0,
+        classes: Mapping[str, int] | None = None,
+    ) -> None:
+        """Add another process's interval for ``op`` to the current interval.
+
+        The next ``tick()`` then writes the merged interval exactly as if every operation
+        had been recorded here: counts summed, percentiles from the merged histograms.
+        """
+        stats = self._ops[op]
+        if latency is not None:
+            stats.latency.add(latency)
+        if service is not None:
+            stats.service.add(service)
+        stats.count += count
+        stats.errors += errors
+        stats.late += late
+        if classes:
+            stats.classes.update(classes)
+
+    def absorb_keys(self, samples: Iterable[tuple[float, str, str]]) -> None:
+        """Add key samples (``(t, op, key_sort_text)``) to the current interval."""
+        self._samples.extend(samples)
+
     # -- once a second --------------------------------------------------------------------
     def begin(self, start: float) -> None:
         self.start = self._interval_start = start

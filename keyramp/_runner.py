@@ -4,7 +4,9 @@ Each cell runs in a fresh Locust ``Environment`` with its own user class: users 
 spawned and connected first (client creation is not measured), then the measured
 phase starts for all of them at once. A ticker closes a 1-second interval of the
 recorder, checks the stop conditions (duration, Ctrl-C/SIGTERM, a store that stopped
-answering) and updates the live status line.
+answering) and updates the live status line. With ``RunOptions.master`` set, the
+measured phase runs on Locust workers instead and the master merges their intervals
+(``keyramp._distributed``); everything else here stays the same.
 """
 
 from __future__ import annotations
@@ -67,6 +69,12 @@ class RunOptions:
     endpoints: Mapping[str, str] | None = None
     state_dir: Path | None = None
     timeout_s: float = 10.0
+    #: A Locust master (``keyramp._distributed.Master``): cells run on its workers.
+    master: Any = None
+    #: ``--allow-cloud PROJECT``: the opt-in a ``target = "cloud"`` profile needs (docs/cloud.md).
+    allow_cloud: str | None = None
+    #: Command-line cap overrides: ``max_ops_per_s`` / ``max_duration_s`` (None = the profile's).
+    cloud_caps: Mapping[str, float | None] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
@@ -183,10 +191,14 @@ class _CellRun:
 
     def __init__(self, *, cell: Cell, profile: Profile, run: RunDirectory, endpoint: str, options: RunOptions,
                  stop: _StopFlag, status: LiveStatus, first_on_emulator: bool = False,
-                 emulator_died: Callable[[], str | None] = lambda: None) -> None:
+                 emulator_died: Callable[[], str | None] = lambda: None, cloud: Any = None) -> None:
         self.cell = cell
+        #: A ``keyramp._cloud.CloudSession`` for target = "cloud", else None.
+        self.cloud = cloud
         self.first_on_emulator = first_on_emulator
         self.emulator_died = emulator_died
+        #: Per-worker figures of a distributed cell, for the manifest.
+        self.worker_meta: list[dict[str, Any]] | None = None
         #: Offset of this cell's first row in keys.csv, set when the measured phase starts.
         self.keys_start: int | None = None
         self.profile = profile
@@ -199,6 +211,8 @@ class _CellRun:
             project=profile.data["project"], endpoint=endpoint, namespace=_cell_namespace(run.run_id, cell),
             timeout_s=options.timeout_s,
         )
+        if cloud is not None:
+            self.target = cloud.target(self.target)  # the real service: no endpoint, [cloud] instance/database
         self.backend_class = BACKENDS[cell.backend]
         self.events = Events()
         self.recorder = Recorder(
@@ -226,11 +240,12 @@ class _CellRun:
         finally:
             backend.close()
 
-    def _users(self) -> int:
+    def _users(self, processes: int = 1) -> int:
         sched = self.cell.schedule
         if not sched.open_model:
             return int(sched.users)  # type: ignore[attr-defined]
-        cap = int(self.profile.data["schedule"]["max_users"])
+        # The cap bounds one load process's greenlets and channels: it applies per process.
+        cap = int(self.profile.data["schedule"]["max_users"]) * processes
         peak = sched.peak(self.cell.horizon_s)
         # Little's law with a generous 100 ms per op (a loaded client or a lock wait): enough
         # users in flight that the pacer, not the user count, sets the rate; never above the cap.
@@ -238,6 +253,8 @@ class _CellRun:
 
     def execute(self) -> dict[str, Any]:
         cell = self.cell
+        if self.cloud is not None:
+            self.cloud.before_cell(self.backend_class, self.target)  # never write into data we did not create
         self.backend_class.prepare(self.target)
         if self.stop.event.is_set():
             raise Interrupted(self.stop.reason or "interrupted")
@@ -246,6 +263,8 @@ class _CellRun:
         probe = self.profile.data["workload"].get("probe", "none")
         if probe != "none":
             return self._probe(probe)
+        if self.options.master is not None:
+            return self.options.master.run_cell(self)
         ctx = CellContext(
             workload=self.workload,
             backend_class=self.backend_class,
@@ -304,15 +323,19 @@ class _CellRun:
             raise RunFailed(reason) if not self.stop.event.is_set() else Interrupted(reason)
         return summary
 
-    def _warm_up(self, ctx: CellContext, users: int) -> None:
-        """Unmeasured operations at about the starting rate before the measured phase."""
+    def warmup_seconds(self) -> float:
         seconds = float(self.profile.data["schedule"]["warmup_s"])
-        if seconds <= 0:
-            return
-        if self.first_on_emulator:
+        if seconds > 0 and self.first_on_emulator:
             # A JVM emulator keeps JIT-compiling for ~10 s after its first requests: without
             # this, whichever cell runs first on it looks several times slower than the rest.
             seconds = max(seconds, _FIRST_WARMUP_S)
+        return seconds
+
+    def _warm_up(self, ctx: CellContext, users: int) -> None:
+        """Unmeasured operations at about the starting rate before the measured phase."""
+        seconds = self.warmup_seconds()
+        if seconds <= 0:
+            return
         self.status.phase(self.cell, f"warming up {seconds:g}s")
         rate = self.cell.schedule.rate(0.0) if self.cell.schedule.open_model else 0.0
         ctx.warmup_interval = users / rate if rate > 0 else 0.001
@@ -364,6 +387,10 @@ class _CellRun:
             next_tick += 1.0
             total = rows[-1]
             self.status.second(self.cell, total, now - start)
+            if self.cloud is not None:
+                capped = self.cloud.check(ops_last_second=total.count)
+                if capped is not None:
+                    return f"{self.cell.id}: {capped}"
             unreachable = sum(n for cls, n in total.error_classes.items() if cls in _UNREACHABLE)
             bad_seconds = bad_seconds + 1 if total.count and unreachable == total.count else 0
             died = self.emulator_died()  # an owned emulator that exited: no need to wait out the window
@@ -445,10 +472,19 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
     if options.strict and blocking:
         raise RunFailed(f"{profile.name}: {len(blocking)} lint finding(s) block the run under --strict")
 
+    cloud = None
+    if profile.data["target"] == "cloud" or options.allow_cloud is not None:
+        from keyramp._cloud import CloudSession
+
+        # Every refusal (opt-in, emulator variables, caps) before a run directory exists.
+        cloud = CloudSession(profile, allow_cloud=options.allow_cloud, **options.cloud_caps)
     run = RunDirectory(options.out, slug(profile.name))
     cells_meta = [c.manifest_entry() for c in profile.cells]
     manifest = base_manifest(run_id=run.run_id, profile=profile, cells=cells_meta)
     manifest["lint"] = lint_rows
+    manifest["workers"] = options.master.expect if options.master is not None else 1
+    if options.master is not None:
+        manifest["master"] = options.master.describe()
     run.write_manifest(manifest)
     summary: dict[str, Any] = {
         "schema": 1, "run_id": run.run_id, "profile_name": profile.name, "status": "running", "reason": None,
@@ -462,28 +498,49 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
     try:
         with run, status:
             try:
-                if profile.data["target"] == "cloud":
-                    raise UsageError(f"{profile.name}: target = 'cloud' needs --allow-cloud PROJECT (not supported yet)")
-                emulators = _Emulators(profile, options, console)
+                if cloud is not None:
+                    cloud.start(lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True),
+                                namespaces={c.id: _cell_namespace(run.run_id, c) for c in profile.cells})
+                    manifest["cloud"] = {"project": profile.data["project"], "credentials": cloud.credentials,
+                                         "max_ops_per_s": cloud.plan.caps.max_ops_per_s,
+                                         "max_duration_s": cloud.plan.caps.max_duration_s}
+                else:
+                    emulators = _Emulators(profile, options, console)
                 warmed: set[str] = set()
                 for cell, meta in zip(profile.cells, cells_meta):
                     if stop.event.is_set():  # a signal between cells: do not start another one
                         raise Interrupted(stop.reason or "interrupted")
                     kind = EMULATOR_FOR[cell.backend]
-                    endpoint = emulators.endpoints[kind]
-                    meta["endpoint"] = endpoint
-                    died = emulators.died(kind)
-                    if died is not None:
-                        raise RunFailed(f"{cell.id}: {died}")
-                    status.phase(cell, "resetting store")
-                    reset(kind, endpoint, project=profile.data["project"])
+                    endpoint: str | None = None
+                    if emulators is not None:
+                        endpoint = emulators.endpoints[kind]
+                        died = emulators.died(kind)
+                        if died is not None:
+                            raise RunFailed(f"{cell.id}: {died}")
+                        status.phase(cell, "resetting store")
+                        reset(kind, endpoint, project=profile.data["project"])
+                    meta["endpoint"] = endpoint or "cloud"
                     cell_run = _CellRun(cell=cell, profile=profile, run=run, endpoint=endpoint, options=options,
-                                        stop=stop, status=status, first_on_emulator=kind not in warmed,
-                                        emulator_died=lambda kind=kind: emulators.died(kind))  # type: ignore[union-attr]
+                                        stop=stop, status=status, cloud=cloud,
+                                        first_on_emulator=emulators is not None and kind not in warmed,
+                                        emulator_died=(lambda kind=kind: emulators.died(kind))  # type: ignore[union-attr]
+                                        if emulators is not None else (lambda: None))
                     warmed.add(kind)
                     meta["namespace"] = cell_run.target.namespace
                     try:
-                        cell_summary = cell_run.execute()
+                        try:
+                            cell_summary = cell_run.execute()
+                        except BaseException:
+                            if cloud is not None:  # clean up, but keep the cell's own error
+                                meta["cleanup"] = cloud.after_cell(cell_run.backend_class, cell_run.target,
+                                                                   strict=False)
+                            raise
+                        finally:
+                            if cell_run.worker_meta is not None:
+                                meta["workers"] = cell_run.worker_meta
+                                manifest["workers"] = len(cell_run.worker_meta)
+                        if cloud is not None:  # RunFailed if the delete is not verified
+                            meta["cleanup"] = cloud.after_cell(cell_run.backend_class, cell_run.target)
                     except (RunFailed, Interrupted):
                         partial = getattr(cell_run, "partial", None)
                         if partial is not None:

@@ -423,3 +423,18 @@ def test_plan_of_an_emulator_profile_shows_numbers_only() -> None:
     assert text.splitlines()[0] == "plan: cloudy → the emulators (caps and clean-up apply to target = 'cloud' only)"
     assert "peak 5,000 ops/s" in text
     assert "REFUSED" not in text and "afterwards" not in text and "caps:" not in text
+
+
+def test_a_worker_refuses_a_cloud_cell_when_an_emulator_variable_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A distributed worker gets the resolved profile table, not a Profile; the master's
+    # opt-in checks ran on another host, so the worker checks its own environment.
+    profile = _profile()
+    emulator = Target(backend="bigtable", project=PROJECT, endpoint="127.0.0.1:8086", namespace="kr_ab12_00_random")
+    for name in [k for k in os.environ if k.endswith("_EMULATOR_HOST")]:
+        monkeypatch.delenv(name)
+    assert cloud_target(emulator, dict(profile.data)).endpoint is None
+    monkeypatch.setenv("BIGTABLE_EMULATOR_HOST", "127.0.0.1:8086")
+    with pytest.raises(UsageError) as exc:
+        cloud_target(emulator, dict(profile.data))
+    assert str(exc.value) == ("target = 'cloud' but BIGTABLE_EMULATOR_HOST is set on this host: "
+                              "its clients would silently go to an emulator")
