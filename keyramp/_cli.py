@@ -159,6 +159,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if args.master and not args.quiet:
             console.print(f"[dim]keyramp master listening on {master.options.bind_host}:{master.port}[/dim]")
     worst = 0
+    scenario_runs: list[Path] = []  # runs of profiles that cite rules: one scenario report at the end
     try:
         for profile in profiles:
             outcome = run_profile(
@@ -168,12 +169,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
             )
             out.print(summary_table(outcome.summary))
             out.print(f"results: {outcome.path}", highlight=False)
+            if profile.data.get("rules"):
+                scenario_runs.append(outcome.path)
             if outcome.exit_code == 130:
-                return 130
+                worst = 130
+                break
             worst = max(worst, outcome.exit_code)
     finally:
         if master is not None:
             master.close()
+    if scenario_runs:  # also after Ctrl-C: report what ran
+        from keyramp.scenarios import default_report_dir, report_for_runs
+
+        report = report_for_runs(scenario_runs, out=default_report_dir(Path(args.out)))
+        out.print(f"scenario report: {report / 'report.html'} (also report.md, report.json)", highlight=False)
     return worst
 
 

@@ -63,16 +63,13 @@ def test_contention_in_one_entity_group_aborts(datastore_emulator: RunningEmulat
 
 
 def test_offset_page_150_is_ten_times_slower_than_cursor(datastore_emulator: RunningEmulator) -> None:
-    # A timing ratio on a shared 2-core box: judge the best of up to three probes (each the
-    # fastest of 7 interleaved queries), so one stall of the cursor query cannot decide it.
-    ratios = []
-    for _ in range(3):
-        r = _probe("datastore", datastore_emulator.endpoint, "offset_cursor", repeat=7)
-        assert r["cursor_page_rows"] == 20
-        ratios.append(r["ratio"])
-        if r["ratio"] >= 10:
-            break
-    assert max(ratios) >= 10, ratios
+    # The legacy emulator skips ≤ 300 entities per RunQuery batch and each batch costs about
+    # one cursor query, so the ratio is ≈ offset / 300: page 150 × 60 (offset 9000, 30 round
+    # trips) keeps ×10 clear of load and JIT noise; page 150 × 20 (offset 3000) sat right at it.
+    r = _probe("datastore", datastore_emulator.endpoint, "offset_cursor")
+    assert (r["page"], r["page_size"], r["offset"]) == (150, 60, 9000)
+    assert r["cursor_page_rows"] == 60
+    assert r["ratio"] >= 10, r
 
 
 def test_hygiene_reports_the_stores_own_errors(datastore_emulator: RunningEmulator) -> None:

@@ -2,7 +2,8 @@
 
 A profile selects a probe with ``[workload] probe = "contention"`` plus ``probe_params``;
 ``run_probe`` runs it against the cell's store and returns the dict that belongs in the
-cell summary under ``probe``.
+cell summary under ``probe``. ``report_for_runs`` turns scenario runs (profiles with
+``rules``) into one report with a verdict, evidence and charts per rule.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from keyramp._errors import UsageError
 from keyramp.backends._base import Backend, Target
 from keyramp.scenarios import _consistency, _contention, _hygiene, _queries, _writes
 from keyramp.scenarios._base import ProbeContext
+from keyramp.scenarios._report import default_report_dir, report_for_runs
 
-__all__ = ["PROBES", "ProbeSpec", "ProbeContext", "probe_params", "run_probe"]
+__all__ = ["PROBES", "ProbeSpec", "ProbeContext", "default_report_dir", "is_scenario_profile", "probe_params",
+           "report_for_runs", "run_probe"]
 
 
 @dataclass(frozen=True)
@@ -81,3 +84,8 @@ def run_probe(name: str, *, backend_class: type[Backend], target: Target, params
     finally:
         ctx.close()
     return out
+
+
+def is_scenario_profile(profile_data: Mapping[str, Any]) -> bool:
+    """A profile whose runs belong in the scenario report: it names best-practice ``rules``."""
+    return bool(profile_data.get("rules"))

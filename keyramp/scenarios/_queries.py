@@ -7,6 +7,9 @@ Each fills its own probe keys (``q-…``) so the cell's preloaded records never 
 from __future__ import annotations
 
 import os
+import statistics
+import time
+from collections.abc import Callable
 from typing import Any
 
 from keyramp.backends._base import QuerySpec
@@ -15,11 +18,11 @@ from keyramp.scenarios._base import ProbeContext, median_ms
 __all__ = ["offset_cursor_probe", "projection_probe", "deleted_range_probe",
            "OFFSET_DEFAULTS", "PROJECTION_DEFAULTS", "DELETED_DEFAULTS"]
 
-OFFSET_DEFAULTS: dict[str, Any] = {"entities": 3020, "page": 150, "page_size": 20, "repeat": 7}
+OFFSET_DEFAULTS: dict[str, Any] = {"entities": 9060, "page": 150, "page_size": 60, "repeat": 7}
 PROJECTION_DEFAULTS: dict[str, Any] = {"entities": 300, "payload_bytes": 4096, "repeat": 5}
 DELETED_DEFAULTS: dict[str, Any] = {"entities": 600, "deleted": 500, "limit": 10, "repeat": 5}
 
-_BATCH = 100  # well below Datastore's 500 mutations per commit; big commits are slow on the emulator
+_BATCH = 250  # half of Datastore's 500 mutations per commit: 6040 entities fill in 9 s, at 100 in 16 s
 
 
 def _fill(ctx: ProbeContext, n: int, record: Any, **target_fields: Any) -> list[str]:
@@ -32,6 +35,15 @@ def _fill(ctx: ProbeContext, n: int, record: Any, **target_fields: Any) -> list[
 
 
 def offset_cursor_probe(ctx: ProbeContext) -> dict[str, Any]:
+    """Page ``page`` by offset vs by the stored cursor, both warmed, trials interleaved.
+
+    Why the defaults: the legacy Datastore emulator skips at most 300 entities per
+    RunQuery batch, so the client re-issues an offset query every 300 skipped entities,
+    and each round trip costs about what the one cursor query costs (the emulator sorts
+    the whole kind per query). The ratio is therefore ≈ offset / 300, less on a cold or
+    loaded emulator: offset 3000 (page 150 × 20) sat right at ×10 (×8–12 measured), offset
+    6000 gave ×11–55, offset 9000 (page 150 × 60, 30 round trips) ×28–93 (load average 5–8).
+    """
     p = ctx.params
     size, page = int(p["page_size"]), int(p["page"])
     n = max(int(p["entities"]), (page + 1) * size)
@@ -39,26 +51,43 @@ def offset_cursor_probe(ctx: ProbeContext) -> dict[str, Any]:
     backend = ctx.backend()
     order = "seq"
     offset_spec = QuerySpec(order_by=order, limit=size, offset=page * size)
-    cursor: Any = None
-    for _ in range(page):  # walk once, as a client that stored its cursor already did
-        backend.query(QuerySpec(order_by=order, limit=size, start_after=cursor))
-        cursor = backend.last_cursor  # type: ignore[attr-defined]
-    cursor_spec = QuerySpec(order_by=order, limit=size, start_after=cursor)
+    # The cursor a client stored after reading pages 0..page-1 (one query to the same
+    # position: a cursor depends on the query's filters and order, not on its limit).
+    backend.query(QuerySpec(order_by=order, limit=page * size))
+    cursor_spec = QuerySpec(order_by=order, limit=size, start_after=backend.last_cursor)
     got = backend.query(cursor_spec)
-    # Interleaved, so load from other processes and JIT warm-up hit both sides alike.
-    offset_ms, cursor_ms = float("inf"), float("inf")
+    for _ in range(2):  # warm both paths: the JVM emulator's first calls on a path are slower
+        backend.query(offset_spec)
+        backend.query(cursor_spec)
+    # Interleaved, so load from other processes hits both sides alike; the fastest trial
+    # of each side is the least disturbed one (load only ever adds time).
+    offset_s: list[float] = []
+    cursor_s: list[float] = []
     for _ in range(int(p["repeat"])):
-        offset_ms = min(offset_ms, median_ms(lambda: backend.query(offset_spec), 1))
-        cursor_ms = min(cursor_ms, median_ms(lambda: backend.query(cursor_spec), 1))
+        offset_s.append(_timed(lambda: backend.query(offset_spec)))
+        cursor_s.append(_timed(lambda: backend.query(cursor_spec)))
+    offset_ms, cursor_ms = round(min(offset_s) * 1000, 3), round(min(cursor_s) * 1000, 3)
     return {
         "entities": n,
         "page": page,
         "page_size": size,
+        "offset": page * size,
         "offset_ms": offset_ms,
         "cursor_ms": cursor_ms,
+        "offset_median_ms": round(statistics.median(offset_s) * 1000, 3),
+        "cursor_median_ms": round(statistics.median(cursor_s) * 1000, 3),
+        "trials": len(offset_s),
+        "offset_trials_ms": [round(t * 1000, 1) for t in offset_s],
+        "cursor_trials_ms": [round(t * 1000, 1) for t in cursor_s],
         "cursor_page_rows": got,
         "ratio": round(offset_ms / cursor_ms, 2) if cursor_ms else None,
     }
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def projection_probe(ctx: ProbeContext) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from werkzeug.exceptions import NotFound
 
-from keyramp._catalog import load_run, safe_run_path
+from keyramp._catalog import RUN_ID_RE, load_run, safe_run_path
 from keyramp._errors import UsageError
 from keyramp.web._cache import FileCache, stamp
 from keyramp.web._model import run_detail, run_row
@@ -40,7 +40,8 @@ class RunStore:
     def list_rows(self) -> list[dict[str, Any]]:
         """Every run directory as a list row, newest first (run ids sort by start time)."""
         try:
-            entries = sorted((p for p in self.results_dir.iterdir() if p.is_dir() and not p.name.startswith(".")),
+            # Only run ids: the results dir also holds scenario reports and baselines.
+            entries = sorted((p for p in self.results_dir.iterdir() if p.is_dir() and RUN_ID_RE.match(p.name)),
                              key=lambda p: p.name, reverse=True)
         except OSError:
             return []

@@ -1,0 +1,263 @@
+"""Evidence rows of scenario runs: one per rule × cell, with the numbers its charts compare.
+
+Evidence comes from each cell's ``probe`` (measured on the emulator) or ``keyspace``
+(hotspot metrics measured from the key stream + a modelled tablet store).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from keyramp._errors import UsageError
+
+__all__ = ["Evidence", "ChartValue", "RunInfo", "evidence_for", "collect", "load_runs", "role_of",
+           "OBSERVABLE_RATIO"]
+
+#: A measured ratio below this is within emulator noise: the effect is not observable.
+OBSERVABLE_RATIO = 2.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChartValue:
+    """One bar: ``chart`` groups bars of all rows of a rule; ``series`` names it within a row."""
+
+    chart: str
+    series: str
+    value: float | None
+    unit: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Evidence:
+    rule: str
+    profile: str
+    cell: str
+    kind: str  # "measured" | "modelled" | "not observable" | "unsupported"
+    text: str
+    #: Numbers the verdict compares across a pair (e.g. aborts of one key vs many).
+    values: Mapping[str, Any]
+    backend: str = ""
+    #: The profile's role in its pair, from its description: anti-pattern | best practice | reference | "".
+    role: str = ""
+    probe: str | None = None
+    bars: tuple[ChartValue, ...] = ()
+    run: Path | None = None
+    #: Scheduled vs achieved ops/s per wall second (Locust cells): ``[(t, target, achieved)]``.
+    timeline: tuple[tuple[float, float | None, float], ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.profile} · {self.backend}" if self.backend else self.profile
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunInfo:
+    path: Path
+    profile: str
+    status: str
+    reason: str | None
+    rules: tuple[str, ...] = ()
+    cells: int = 0
+    #: Sum of the cells' measured durations (probe cells: how long the probe ran).
+    seconds: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def role_of(description: str) -> str:
+    text = description.strip().lower()
+    for role in ("anti-pattern", "best practice", "reference"):
+        if text.startswith(role):
+            return role
+    return ""
+
+
+def _pct(value: Any) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _ratio_kind(ratio: Any, threshold: float = OBSERVABLE_RATIO) -> str:
+    return "measured" if ratio is not None and ratio >= threshold else "not observable"
+
+
+def _bars(chart: str, unit: str, **series: Any) -> list[ChartValue]:
+    return [ChartValue(chart=chart, series=name.replace("_", " "), value=None if v is None else float(v), unit=unit)
+            for name, v in series.items()]
+
+
+def _probe_evidence(probe: Mapping[str, Any]) -> tuple[str, str, dict[str, Any], list[ChartValue]]:
+    name = probe["name"]
+    if "unsupported" in probe:
+        return "unsupported", f"{name}: {probe['unsupported']}", {}, []
+    r = probe.get("result") or {}
+    if name == "consistency":
+        # At consistency < 1 and no stale query, the emulator did not simulate it; at 1.0
+        # "no stale query" is the measured reference.
+        expected = r.get("expected_stale_rate") or 0.0
+        kind = "not observable" if expected > 0 and not r.get("global_stale") else "measured"
+        qv = r.get("queries_until_visible") or {}
+        text = (f"global query stale {_pct(r.get('global_stale_rate'))} of {r.get('attempts')} (expected ≈ "
+                f"{_pct(r.get('expected_stale_rate'))} at consistency {r.get('emulator_consistency')}), ancestor "
+                f"{_pct(r.get('ancestor_stale_rate'))}, lookup {_pct(r.get('lookup_stale_rate'))}; "
+                f"queries until visible: mean {qv.get('mean')}, max {qv.get('max')}")
+        values = {"stale_rate": r.get("global_stale_rate"), "expected": r.get("expected_stale_rate"),
+                  "attempts": r.get("attempts"),
+                  "ancestor": r.get("ancestor_stale_rate"), "lookup": r.get("lookup_stale_rate")}
+        pct = {k: None if v is None else 100.0 * v for k, v in values.items()}
+        bars = _bars("stale reads (% of attempts)", " %", global_query=pct["stale_rate"],
+                     expected_1_minus_c=pct["expected"], ancestor_query=pct["ancestor"], lookup=pct["lookup"])
+        return kind, text, values, bars
+    if name == "contention":
+        where = "one entity group" if r.get("same_group") else f"{r['keys']} key(s), {r['assign']}"
+        lat = r.get("latency_ms") or {}
+        text = (f"{r['threads']} writers × {r['op']} on {where}: {r['committed']} committed "
+                f"({r['committed_per_s']}/s), {r['aborted']} aborted ({_pct(r.get('abort_rate'))}), "
+                f"p50 {lat.get('p50')} ms, p99 {lat.get('p99')} ms")
+        others = {k: v for k, v in (r.get("errors") or {}).items() if k != "ABORTED"}
+        if others:
+            text += "; other errors: " + ", ".join(f"{k} {v}" for k, v in sorted(others.items()))
+        samples = r.get("error_samples") or {}
+        if samples:
+            first = next(iter(samples.values()))
+            text += f"; error: `{first['message']}`"
+        values = {"aborted": r["aborted"], "failed": sum((r.get("errors") or {}).values()),
+                  "committed_per_s": r["committed_per_s"], "hot": r["keys"] == 1 or bool(r.get("same_group"))}
+        bars = (_bars("aborted transactions", "", aborted=r["aborted"])
+                + _bars("committed transactions per second", "/s", committed=r["committed_per_s"])
+                + _bars("latency of committed transactions (ms)", " ms", p50=lat.get("p50"), p99=lat.get("p99")))
+        return "measured", text, values, bars
+    if name == "offset_cursor":
+        text = (f"page {r['page']} ({r['page_size']} per page) by offset {r['offset_ms']} ms vs cursor "
+                f"{r['cursor_ms']} ms (fastest of {r.get('trials', '?')} interleaved trials; medians "
+                f"{r.get('offset_median_ms', '-')} vs {r.get('cursor_median_ms', '-')} ms); offset vs cursor: "
+                f"×{r.get('ratio')}")
+        bars = _bars("query time for one page (ms, fastest trial)", " ms", offset=r["offset_ms"], cursor=r["cursor_ms"])
+        return _ratio_kind(r.get("ratio")), text, {"ratio": r.get("ratio")}, bars
+    if name == "projection":
+        ratio = r.get("full_vs_keys_only")
+        text = (f"{r['entities']} entities: full {r['full_ms']} ms, projection {r['projection_ms']} ms, keys-only "
+                f"{r['keys_only_ms']} ms; full vs keys-only: ×{ratio}")
+        bars = _bars("query time (ms)", " ms", full_entities=r["full_ms"], projection=r["projection_ms"],
+                     keys_only=r["keys_only_ms"])
+        return _ratio_kind(ratio, 1.2), text, {"ratio": ratio}, bars
+    if name == "deleted_range":
+        text = (f"after deleting {r['deleted']} of {r['entities']}: head query {r['head_query_ms']} ms vs stored "
+                f"start {r['stored_start_ms']} ms; head vs stored: ×{r.get('ratio')}")
+        bars = _bars("query time (ms)", " ms", head_of_deleted_range=r["head_query_ms"],
+                     stored_start=r["stored_start_ms"])
+        return _ratio_kind(r.get("ratio")), text, {"ratio": r.get("ratio")}, bars
+    if name == "batch":
+        ratio = max(r["write_speedup"], r["read_speedup"])  # batching helps if either side gains
+        text = (f"{r['entities']} entities: writes {r['single_write_per_s']}/s single vs "
+                f"{r['batch_write_per_s']}/s in batches of {r['batch_size']} (×{r['write_speedup']}); reads "
+                f"{r['single_read_per_s']}/s vs {r['batch_read_per_s']}/s (×{r['read_speedup']})")
+        bars = (_bars("writes per second", "/s", single=r["single_write_per_s"], batched=r["batch_write_per_s"])
+                + _bars("reads per second", "/s", single=r["single_read_per_s"], batched=r["batch_read_per_s"]))
+        return _ratio_kind(ratio, 1.2), text, {"ratio": ratio, "writes": r["write_speedup"],
+                                               "reads": r["read_speedup"]}, bars
+    if name == "fanout":
+        ratio = r.get("indexed_vs_unindexed")
+        text = (f"{r['properties']} properties: indexed {r['indexed_ms']} ms vs unindexed {r['unindexed_ms']} ms "
+                f"per write (1 property: {r['one_property_ms']} ms); indexed vs unindexed: ×{ratio}")
+        bars = _bars("time per write (ms)", " ms", indexed=r["indexed_ms"], unindexed=r["unindexed_ms"],
+                     one_property=r["one_property_ms"])
+        return _ratio_kind(ratio), text, {"ratio": ratio}, bars
+    if name == "hygiene":
+        cases = r.get("cases", [])
+        parts = [f"{c['case']}: " + ("accepted" if c["accepted"] else f"{c['class']} `{c['message']}`")
+                 for c in cases]
+        values = {"rejected": r.get("rejected"), "cases": len(cases)}
+        return "measured", "; ".join(parts), values, _bars("bad inputs rejected (of the cases tried)", "",
+                                                           rejected=r.get("rejected"))
+    return "measured", json.dumps(r)[:300], {}, []
+
+
+def _keyspace_evidence(ks: Mapping[str, Any]) -> tuple[str, str, dict[str, Any], list[ChartValue]]:
+    model = ks.get("model") or {}
+    hot1 = ks.get("hottest_1pct_share")
+    text = (f"measured key stream: hottest 1 % of the key range takes {hot1 or 0:.1%} of accesses, append "
+            f"fraction {ks.get('append_fraction', 0):.2f}, moving hotspot "
+            f"{'yes' if ks.get('moving_hotspot') else 'no'}")
+    throttled = model.get("max_throttled_fraction") if model else None
+    if model:
+        text += (f"; modelled range-partitioned store: peak {model.get('peak_tablets', '-')} tablets, throttled "
+                 f"up to {throttled or 0:.1%} of offered load")
+    bars = _bars("hottest 1 % of the key range (% of accesses, measured key stream)", " %",
+                 share=None if hot1 is None else 100.0 * hot1)
+    bars += _bars("throttled fraction of offered load (%, modelled)", " %",
+                  throttled=None if throttled is None else 100.0 * throttled)
+    values = {"hot1": hot1, "throttled": throttled, "moving": bool(ks.get("moving_hotspot")),
+              "append": ks.get("append_fraction")}
+    return "modelled", text, values, bars
+
+
+def _timeline(cell: Mapping[str, Any]) -> tuple[tuple[float, float | None, float], ...]:
+    rows = cell.get("target_ops_per_s") or []
+    out = []
+    for row in rows:
+        try:
+            out.append((float(row["t"]), None if row.get("target") is None else float(row["target"]),
+                        float(row.get("achieved") or 0.0)))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return tuple(out)
+
+
+def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run: Path | None = None) -> list[Evidence]:
+    """Evidence rows of one run: one per rule × cell."""
+    profile = manifest.get("profile") or {}
+    rules = list(profile.get("rules") or [])
+    name = str(manifest.get("profile_name") or profile.get("name") or "?")
+    role = role_of(str(profile.get("description") or ""))
+    rows: list[Evidence] = []
+    for cell_id, cell in (summary.get("cells") or {}).items():
+        probe_name = None
+        timeline: tuple[tuple[float, float | None, float], ...] = ()
+        if "probe" in cell:
+            probe_name = cell["probe"].get("name")
+            kind, text, values, bars = _probe_evidence(cell["probe"])
+        elif cell.get("keyspace"):
+            kind, text, values, bars = _keyspace_evidence(cell["keyspace"])
+            timeline = _timeline(cell)
+        else:
+            total = cell.get("total") or {}
+            lat = total.get("latency_ms") or {}
+            kind, text, values = "measured", (f"{total.get('ops_per_s', 0)} ops/s, p99 {lat.get('p99')} ms, "
+                                              f"error rate {_pct(total.get('error_rate'))}"), {}
+            bars = _bars("latency (ms)", " ms", p50=lat.get("p50"), p99=lat.get("p99"))
+            timeline = _timeline(cell)
+        if cell.get("incomplete"):
+            text += " (cell incomplete: the run stopped during it)"
+        for rule in rules:
+            rows.append(Evidence(rule=rule, profile=name, cell=cell_id, kind=kind, text=text, values=values,
+                                 backend=str(cell.get("backend") or ""), role=role, probe=probe_name,
+                                 bars=tuple(bars), run=run, timeline=timeline))
+    return rows
+
+
+def load_runs(run_dirs: list[Path]) -> list[tuple[Path, dict[str, Any], dict[str, Any]]]:
+    out = []
+    for run in run_dirs:
+        run = Path(run)
+        try:
+            manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+            summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise UsageError(f"{run}: not a run directory ({Path(exc.filename).name} missing)") from None
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{run}: unreadable run file: {exc}") from None
+        out.append((run, manifest, summary))
+    return out
+
+
+def collect(run_dirs: list[Path]) -> dict[str, list[Evidence]]:
+    """Evidence of every run grouped by rule id (sorted)."""
+    by_rule: dict[str, list[Evidence]] = defaultdict(list)
+    for run, manifest, summary in load_runs(run_dirs):
+        for row in evidence_for(manifest, summary, run=run):
+            by_rule[row.rule].append(row)
+    return dict(sorted(by_rule.items()))
