@@ -58,7 +58,7 @@ from locust.stats import PERCENTILES_TO_REPORT, StatsCSVFileWriter  # noqa: E402
 from keyramp._errors import RunFailed, UsageError  # noqa: E402
 from keyramp._pacer import Pacer  # noqa: E402
 from keyramp._recorder import ALL_OPS, Recorder, TimeseriesRow  # noqa: E402
-from keyramp._runner import _DRAIN_S, _UNREACHABLE, _UNREACHABLE_ABORT_S, Interrupted  # noqa: E402
+from keyramp._runner import _DRAIN_S, _UNREACHABLE, _UNREACHABLE_ABORT_S, Interrupted, drain, tick_phase  # noqa: E402
 from keyramp._schedules import make_schedule  # noqa: E402
 from keyramp._user import CellContext, user_class_for  # noqa: E402
 from keyramp._workload import CellWorkload  # noqa: E402
@@ -223,28 +223,12 @@ class _WorkerCell:
                               drop_after_s=float(self.profile["schedule"]["drop_after_s"]))
         ctx.phase_started.set()
         ctx.warmup_interval = None
-        end = start + spec["duration_s"]
-        next_tick = start + 1.0
-        last_dropped = 0
-        while True:
-            now = time.perf_counter()
-            if now >= end:
-                break
-            if self.aborted.wait(timeout=max(0.0, min(next_tick, end) - now)):
-                return
-            now = time.perf_counter()
-            if now < next_tick:
-                continue
-            pacer = ctx.pacer
-            dropped = pacer.dropped - last_dropped if pacer else 0
-            last_dropped = pacer.dropped if pacer else 0
-            target = pacer.target_rate(next_tick - 1.0 - start) if pacer else None
-            self.recorder.tick(now, target_ops_per_s=target, dropped=dropped)
-            next_tick += 1.0
+        for _ in tick_phase(ctx, self.recorder, start=start, duration_s=spec["duration_s"], stop=self.aborted):
+            pass
+        if self.aborted.is_set():
+            return
         ctx.phase_ended.set()
-        deadline = time.perf_counter() + _DRAIN_S
-        while ctx.in_flight and time.perf_counter() < deadline:
-            gevent.sleep(0.005)
+        drain(ctx)
         pacer = ctx.pacer
         self.sink.final = True
         now = time.perf_counter()

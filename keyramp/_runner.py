@@ -15,7 +15,7 @@ import math
 import os
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ from keyramp._emulators import EmulatorManager, RunningEmulator, _log_tail, endp
 from keyramp._errors import KeyrampError, RunFailed, UsageError  # noqa: E402
 from keyramp._pacer import Pacer  # noqa: E402
 from keyramp._profile import Cell, Profile, slug  # noqa: E402
-from keyramp._recorder import Recorder  # noqa: E402
+from keyramp._recorder import Recorder, TimeseriesRow  # noqa: E402
 from keyramp._report import Console, LiveStatus, render_table  # noqa: E402
 from keyramp._results import RunDirectory, base_manifest, utc_now  # noqa: E402
 from keyramp._user import CellContext, user_class_for  # noqa: E402
@@ -186,6 +186,39 @@ def _thresholds(profile: Profile, cell_summary: Mapping[str, Any]) -> list[dict[
     return [r.to_dict() for r in evaluate(specs, cell_summary)]
 
 
+def tick_phase(ctx: CellContext, recorder: Recorder, *, start: float, duration_s: float,
+               stop: Event) -> Iterator[tuple[float, list[TimeseriesRow]]]:
+    """The measured phase's 1-second clock, in one process (single run or a worker).
+
+    Closes one recorder interval per second, with the pacer's target rate and the slots it
+    dropped since the last second, and yields ``(now, rows)``. Ends with the phase or as
+    soon as ``stop`` is set (the caller tells which by ``stop.is_set()``).
+    """
+    end = start + duration_s
+    next_tick = start + 1.0
+    last_dropped = 0
+    while True:
+        now = time.perf_counter()
+        if now >= end or stop.wait(timeout=max(0.0, min(next_tick, end) - now)):
+            return
+        now = time.perf_counter()
+        if now < next_tick:
+            continue
+        pacer = ctx.pacer
+        dropped = pacer.dropped - last_dropped if pacer else 0
+        last_dropped = pacer.dropped if pacer else 0
+        target = pacer.target_rate(next_tick - 1.0 - start) if pacer else None
+        yield now, recorder.tick(now, target_ops_per_s=target, dropped=dropped)
+        next_tick += 1.0
+
+
+def drain(ctx: CellContext) -> None:
+    """Give in-flight operations a moment to finish so they are recorded, not killed."""
+    deadline = time.perf_counter() + _DRAIN_S
+    while ctx.in_flight and time.perf_counter() < deadline:
+        gevent.sleep(0.005)
+
+
 class _CellRun:
     """Runs one cell inside Locust and returns its summary dict."""
 
@@ -311,7 +344,7 @@ class _CellRun:
             ctx.phase_ended.set()
             end = time.perf_counter()
             if reason is None:
-                self._drain(ctx)
+                drain(ctx)
             _stop_runner(runner)
             writer_greenlet.kill()
             self._final_tick(ctx, start)
@@ -366,25 +399,9 @@ class _CellRun:
         return summary
 
     def _tick_until_end(self, ctx: CellContext, start: float) -> str | None:
-        end = start + self.cell.duration_s
-        next_tick = start + 1.0
         bad_seconds = 0
-        last_dropped = 0
-        while True:
-            now = time.perf_counter()
-            if now >= end:
-                return None
-            if self.stop.event.wait(timeout=max(0.0, min(next_tick, end) - now)):
-                return self.stop.reason or "interrupted"
-            now = time.perf_counter()
-            if now < next_tick:
-                continue
-            pacer = ctx.pacer
-            dropped = pacer.dropped - last_dropped if pacer else 0
-            last_dropped = pacer.dropped if pacer else 0
-            target = pacer.target_rate(next_tick - 1.0 - start) if pacer else None
-            rows = self.recorder.tick(now, target_ops_per_s=target, dropped=dropped)
-            next_tick += 1.0
+        for now, rows in tick_phase(ctx, self.recorder, start=start, duration_s=self.cell.duration_s,
+                                    stop=self.stop.event):
             total = rows[-1]
             self.status.second(self.cell, total, now - start)
             if self.cloud is not None:
@@ -399,12 +416,7 @@ class _CellRun:
             if bad_seconds >= _UNREACHABLE_ABORT_S:
                 return (f"{self.cell.id}: store unreachable: every operation failed for {bad_seconds} s "
                         f"({', '.join(sorted(total.error_classes))})")
-
-    def _drain(self, ctx: CellContext) -> None:
-        """Give in-flight operations a moment to finish so they are recorded, not killed."""
-        deadline = time.perf_counter() + _DRAIN_S
-        while ctx.in_flight and time.perf_counter() < deadline:
-            gevent.sleep(0.005)
+        return (self.stop.reason or "interrupted") if self.stop.event.is_set() else None
 
     def _final_tick(self, ctx: CellContext, start: float) -> None:
         pacer = ctx.pacer
