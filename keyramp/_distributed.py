@@ -30,6 +30,7 @@ from keyramp._gevent import ensure_gevent_grpc
 ensure_gevent_grpc()  # workers create gRPC channels; the master may preload
 
 import contextlib  # noqa: E402
+import gc  # noqa: E402
 import errno  # noqa: E402
 import math  # noqa: E402
 import os  # noqa: E402
@@ -58,7 +59,7 @@ from locust.stats import PERCENTILES_TO_REPORT, StatsCSVFileWriter  # noqa: E402
 from keyramp._errors import RunFailed, UsageError  # noqa: E402
 from keyramp._pacer import Pacer  # noqa: E402
 from keyramp._recorder import ALL_OPS, Recorder, TimeseriesRow  # noqa: E402
-from keyramp._runner import _DRAIN_S, _UNREACHABLE, _UNREACHABLE_ABORT_S, Interrupted, drain, tick_phase  # noqa: E402
+from keyramp._runner import _DRAIN_S, _UNREACHABLE, _UNREACHABLE_ABORT_S, Interrupted, drain, freeze_heap, tick_phase  # noqa: E402
 from keyramp._schedules import make_schedule  # noqa: E402
 from keyramp._user import CellContext, user_class_for  # noqa: E402
 from keyramp._workload import CellWorkload  # noqa: E402
@@ -212,32 +213,36 @@ class _WorkerCell:
 
     def _phase(self, start_epoch: float) -> None:
         ctx, spec = self.ctx, self.spec
-        # perf_counter is per process: convert the master's epoch instant once.
-        start = time.perf_counter() + (start_epoch - time.time())
-        if start > time.perf_counter():
-            gevent.sleep(start - time.perf_counter())
-        self.recorder.begin(start)
-        if ctx.open_model:
-            ctx.pacer = Pacer(rate=self.schedule.rate, start=start, duration_s=spec["duration_s"],
-                              time_scale=spec["time_scale"], share=1.0 / self.workers,
-                              drop_after_s=float(self.profile["schedule"]["drop_after_s"]))
-        ctx.phase_started.set()
-        ctx.warmup_interval = None
-        for _ in tick_phase(ctx, self.recorder, start=start, duration_s=spec["duration_s"], stop=self.aborted):
-            pass
-        if self.aborted.is_set():
-            return
-        ctx.phase_ended.set()
-        drain(ctx)
-        pacer = ctx.pacer
-        self.sink.final = True
-        now = time.perf_counter()
-        dropped = max(0, pacer.dropped - self.recorder.dropped_total) if pacer else 0
-        self.recorder.tick(now, target_ops_per_s=None, dropped=dropped)
-        # Locust's own stats go to the master every 3 s; send the rest now so its CSVs are whole.
-        report: dict[str, Any] = {}
-        self.env.events.report_to_master.fire(client_id=self.runner.client_id, data=report)
-        self.runner.send_message("stats", report)
+        freeze_heap()
+        try:
+            # perf_counter is per process: convert the master's epoch instant once.
+            start = time.perf_counter() + (start_epoch - time.time())
+            if start > time.perf_counter():
+                gevent.sleep(start - time.perf_counter())
+            self.recorder.begin(start)
+            if ctx.open_model:
+                ctx.pacer = Pacer(rate=self.schedule.rate, start=start, duration_s=spec["duration_s"],
+                                  time_scale=spec["time_scale"], share=1.0 / self.workers,
+                                  drop_after_s=float(self.profile["schedule"]["drop_after_s"]))
+            ctx.phase_started.set()
+            ctx.warmup_interval = None
+            for _ in tick_phase(ctx, self.recorder, start=start, duration_s=spec["duration_s"], stop=self.aborted):
+                pass
+            if self.aborted.is_set():
+                return
+            ctx.phase_ended.set()
+            drain(ctx)
+            pacer = ctx.pacer
+            self.sink.final = True
+            now = time.perf_counter()
+            dropped = max(0, pacer.dropped - self.recorder.dropped_total) if pacer else 0
+            self.recorder.tick(now, target_ops_per_s=None, dropped=dropped)
+            # Locust's own stats go to the master every 3 s; send the rest now so its CSVs are whole.
+            report: dict[str, Any] = {}
+            self.env.events.report_to_master.fire(client_id=self.runner.client_id, data=report)
+            self.runner.send_message("stats", report)
+        finally:
+            gc.unfreeze()  # the next cell freezes what is alive then
 
 
 class _WorkerAgent:
