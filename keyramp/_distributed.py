@@ -608,6 +608,7 @@ class Master:
                 cr.status.phase(cell, f"warming up {warmup_s:g}s")
                 if stop.event.wait(timeout=warmup_s):
                     reason = stop.reason or "interrupted"
+                cr.warmup_used_s = warmup_s  # fixed on workers: their latencies stay there
             if reason is None:
                 env.stats.reset_all()
                 writer_greenlet = gevent.spawn(csv_writer.stats_writer)

@@ -49,8 +49,12 @@ __all__ = ["Interrupted", "RunOptions", "RunOutcome", "drain", "freeze_heap", "r
 #: Consecutive seconds in which every operation failed as "unreachable" before a cell aborts.
 _UNREACHABLE_ABORT_S = 5
 _UNREACHABLE = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED", "CLIENT_ServiceUnavailable", "CLIENT_RetryError"})
-#: Warm-up of the first cell on each emulator (see ``_CellRun._warm_up``).
+#: Warm-up of the first cell on each emulator (see ``_CellRun._warm_up``): at least, at most,
+#: the window it is judged in, and how close a window's median must come to the previous one.
 _FIRST_WARMUP_S = 10.0
+_MAX_WARMUP_S = 40.0
+_SETTLE_WINDOW_S = 2.0
+_SETTLED_RATIO = 1.1
 #: How long in-flight operations may finish after the phase ends before users are stopped.
 _DRAIN_S = 2.0
 
@@ -240,6 +244,8 @@ class _CellRun:
         #: A ``keyramp._cloud.CloudSession`` for target = "cloud", else None.
         self.cloud = cloud
         self.first_on_emulator = first_on_emulator
+        #: Unmeasured warm-up this cell actually ran (the first cell on an emulator runs until settled).
+        self.warmup_used_s = 0.0
         self.emulator_died = emulator_died
         #: Per-worker figures of a distributed cell, for the manifest.
         self.worker_meta: list[dict[str, Any]] | None = None
@@ -322,7 +328,12 @@ class _CellRun:
         csv_writer = StatsCSVFileWriter(env, PERCENTILES_TO_REPORT, csv_base, full_history=True)
         users = self._users()
         self.status.phase(cell, f"spawning {users} users")
-        runner.start(users, spawn_rate=max(users, 1) * 10)
+        if self.warmup_seconds() > 0:
+            # Before the spawn: a user that finds no warm-up interval waits for the phase.
+            rate = cell.schedule.rate(0.0) if cell.schedule.open_model else 0.0
+            ctx.warmup_interval = users / rate if rate > 0 else 0.001
+        # Locust warns above 100 users/s; 50 users connect within a second anyway.
+        runner.start(users, spawn_rate=min(max(users, 1) * 10, 100))
         deadline = time.perf_counter() + 60
         while ctx.users_ready < users:
             if ctx.user_errors:
@@ -332,7 +343,7 @@ class _CellRun:
                 _stop_runner(runner)
                 raise RunFailed(f"{cell.id}: users did not start within 60 s ({ctx.users_ready}/{users})")
             gevent.sleep(0.02)
-        self._warm_up(ctx, users)
+        self._warm_up(ctx)
         env.stats.reset_all()
         freeze_heap()
         writer_greenlet = gevent.spawn(csv_writer.stats_writer)
@@ -372,24 +383,43 @@ class _CellRun:
     def warmup_seconds(self) -> float:
         seconds = float(self.profile.data["schedule"]["warmup_s"])
         if seconds > 0 and self.first_on_emulator:
-            # A JVM emulator keeps JIT-compiling for ~10 s after its first requests: without
-            # this, whichever cell runs first on it looks several times slower than the rest.
-            seconds = max(seconds, _FIRST_WARMUP_S)
+            seconds = max(seconds, _FIRST_WARMUP_S)  # a fresh JVM emulator: see _warm_up
         return seconds
 
-    def _warm_up(self, ctx: CellContext, users: int) -> None:
-        """Unmeasured operations at about the starting rate before the measured phase."""
+    def _warm_up(self, ctx: CellContext) -> None:
+        """Unmeasured operations at about the starting rate before the measured phase.
+
+        The first cell on each emulator warms up until the store has settled: a JVM
+        emulator keeps JIT-compiling well after its first requests, so whichever cell ran
+        first looked several times slower than the rest (a key strategy blamed for the
+        emulator's warm-up). It runs in windows of ``_SETTLE_WINDOW_S`` until a window's
+        median latency is within ``_SETTLED_RATIO`` of the previous one, at least
+        ``_FIRST_WARMUP_S`` and at most ``_MAX_WARMUP_S``; the time used goes into the summary.
+        """
         seconds = self.warmup_seconds()
         if seconds <= 0:
             return
-        self.status.phase(self.cell, f"warming up {seconds:g}s")
-        rate = self.cell.schedule.rate(0.0) if self.cell.schedule.open_model else 0.0
-        ctx.warmup_interval = users / rate if rate > 0 else 0.001
+        settle = self.first_on_emulator
+        self.status.phase(self.cell, f"warming up {seconds:g}s" + (" + until settled" if settle else ""))
+        started = time.perf_counter()
         try:
             if self.stop.event.wait(timeout=seconds):
                 raise Interrupted(self.stop.reason or "interrupted")
+            previous: float | None = None
+            while settle and time.perf_counter() - started < _MAX_WARMUP_S:
+                ctx.warmup_latencies.clear()
+                if self.stop.event.wait(timeout=_SETTLE_WINDOW_S):
+                    raise Interrupted(self.stop.reason or "interrupted")
+                window = sorted(ctx.warmup_latencies)
+                if not window:
+                    break  # nothing succeeds: the measured phase will show why
+                median = window[len(window) // 2]
+                if previous is not None and median <= previous * _SETTLED_RATIO:
+                    break
+                previous = median
         finally:
             ctx.warmup_interval = None
+            self.warmup_used_s = round(time.perf_counter() - started, 1)
 
     def _probe(self, name: str) -> dict[str, Any]:
         """A scenario probe (consistency, contention, …) instead of the Locust phase."""
@@ -464,6 +494,7 @@ class _CellRun:
             "duration_s": round(duration, 3),
             "time_scale": cell.time_scale,
             "users": users,
+            "warmup_s": self.warmup_used_s,
             "namespace": self.target.namespace,
             **data,
         }

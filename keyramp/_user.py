@@ -44,6 +44,8 @@ class CellContext:
     in_flight: int = 0
     #: Seconds each user waits between unmeasured warm-up operations; ``None`` = no warm-up.
     warmup_interval: float | None = None
+    #: Service times (s) of warm-up operations, for the runner to see when the store has settled.
+    warmup_latencies: list[float] = field(default_factory=list)
     user_errors: list[BaseException] = field(default_factory=list)
     _user_seq: Any = field(default_factory=itertools.count)
 
@@ -120,10 +122,13 @@ class KeyrampUser(User):
 
     def _warm_up(self, interval: float) -> None:
         """One unmeasured operation (JIT, connection pools, caches), then a pause."""
+        started = time.perf_counter()
         try:
             self.ops.run(self.context.workload.choose_op(self.ops.rng))
         except Exception:  # the measured phase will show what is wrong
             pass
+        else:
+            self.context.warmup_latencies.append(time.perf_counter() - started)
         gevent.sleep(interval)
 
     def _park(self) -> None:

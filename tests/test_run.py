@@ -241,3 +241,27 @@ def test_later_profiles_start_their_own_emulators_after_channels_exist(tmp_path:
     assert statuses == ["complete"] * 3
     logs = "".join(p.read_text(errors="replace") for p in (tmp_path / "state" / "logs").glob("*.log"))
     assert "epoll_wait error" not in logs
+
+
+def test_warm_up_really_writes_before_the_measured_phase(tmp_path: Path, bt_env: dict[str, str]) -> None:
+    # Users that reached their task before the warm-up began used to wait for the phase, so
+    # the "warm-up" ran no operation at all. Count what is in the store afterwards.
+    from keyramp.backends import BACKENDS, Target
+
+    profile = write_profile(
+        tmp_path / "w.toml",
+        {"name": "warmup", "backend": "bigtable", "duration": "2s", "seed": 5},
+        workload={"ops": {"insert": 1.0}, "record_count": 50},
+        keys={"strategy": ["random"]},
+        schedule={"kind": "constant", "rate": 100, "warmup": "3s"},
+    )
+    result = keyramp("run", str(profile), "--out", str(tmp_path / "out"), "--quiet", env=bt_env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    run_dir = only_run_dir(tmp_path / "out")
+    cell = load(run_dir, "summary.json")["cells"]["c00-bigtable-random"]
+    assert cell["warmup_s"] >= 3.0
+    meta = load(run_dir, "manifest.json")
+    target = Target(backend="bigtable", project=meta["profile"]["project"], endpoint=bt_env["BIGTABLE_EMULATOR_HOST"],
+                    namespace=meta["cells"][0]["namespace"])
+    warm_up_rows = BACKENDS["bigtable"].remaining(target) - 50 - cell["operations"]["insert"]["count"]
+    assert warm_up_rows >= 0.5 * 100 * cell["warmup_s"], (warm_up_rows, cell["warmup_s"])
