@@ -52,7 +52,7 @@ _UNREACHABLE = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED", "CLIENT_ServiceUna
 #: Warm-up of the first cell on each emulator (see ``_CellRun._warm_up``): at least, at most,
 #: the window it is judged in, and how close a window's median must come to the previous one.
 _FIRST_WARMUP_S = 10.0
-_MAX_WARMUP_S = 40.0
+_MAX_WARMUP_S = 30.0
 _SETTLE_WINDOW_S = 2.0
 _SETTLED_RATIO = 1.1
 #: How long in-flight operations may finish after the phase ends before users are stopped.
@@ -238,12 +238,14 @@ class _CellRun:
     """Runs one cell inside Locust and returns its summary dict."""
 
     def __init__(self, *, cell: Cell, profile: Profile, run: RunDirectory, endpoint: str, options: RunOptions,
-                 stop: _StopFlag, status: LiveStatus, first_on_emulator: bool = False,
+                 stop: _StopFlag, status: LiveStatus, first_on_emulator: bool = False, fresh_emulator: bool = False,
                  emulator_died: Callable[[], str | None] = lambda: None, cloud: Any = None) -> None:
         self.cell = cell
         #: A ``keyramp._cloud.CloudSession`` for target = "cloud", else None.
         self.cloud = cloud
         self.first_on_emulator = first_on_emulator
+        #: The emulator was started by this run (a cold JVM), not attached or reused.
+        self.fresh_emulator = fresh_emulator
         #: Unmeasured warm-up this cell actually ran (the first cell on an emulator runs until settled).
         self.warmup_used_s = 0.0
         self.emulator_died = emulator_died
@@ -382,7 +384,7 @@ class _CellRun:
 
     def warmup_seconds(self) -> float:
         seconds = float(self.profile.data["schedule"]["warmup_s"])
-        if seconds > 0 and self.first_on_emulator:
+        if seconds > 0 and self.fresh_emulator:
             seconds = max(seconds, _FIRST_WARMUP_S)  # a fresh JVM emulator: see _warm_up
         return seconds
 
@@ -392,9 +394,10 @@ class _CellRun:
         The first cell on each emulator warms up until the store has settled: a JVM
         emulator keeps JIT-compiling well after its first requests, so whichever cell ran
         first looked several times slower than the rest (a key strategy blamed for the
-        emulator's warm-up). It runs in windows of ``_SETTLE_WINDOW_S`` until a window's
-        median latency is within ``_SETTLED_RATIO`` of the previous one, at least
-        ``_FIRST_WARMUP_S`` and at most ``_MAX_WARMUP_S``; the time used goes into the summary.
+        emulator's warm-up). After the profile's ``warmup`` (at least ``_FIRST_WARMUP_S``
+        on an emulator this run started) it runs in windows of ``_SETTLE_WINDOW_S`` until a
+        window's median latency is within ``_SETTLED_RATIO`` of the previous one, up to
+        ``_MAX_WARMUP_S`` in all; the time used goes into the summary (``warmup_s``).
         """
         seconds = self.warmup_seconds()
         if seconds <= 0:
@@ -579,6 +582,8 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
                     cell_run = _CellRun(cell=cell, profile=profile, run=run, endpoint=endpoint, options=options,
                                         stop=stop, status=status, cloud=cloud,
                                         first_on_emulator=emulators is not None and kind not in warmed,
+                                        fresh_emulator=emulators is not None and kind in emulators.started
+                                        and kind not in warmed,
                                         emulator_died=(lambda kind=kind: emulators.died(kind))  # type: ignore[union-attr]
                                         if emulators is not None else (lambda: None))
                     warmed.add(kind)
