@@ -64,8 +64,7 @@ def set_baseline(results_dir: Path, name: str, run_spec: str) -> Run:
     _check_name(name)
     run = resolve_run(run_spec, results_dir)
     if not run.ok:
-        reason = run.warnings[0] if run.warnings else run.status
-        raise UsageError(f"run {run.run_id} cannot be a baseline: {reason}")
+        raise UsageError(f"run {run.run_id} cannot be a baseline: {run.unusable_reason}")
     try:
         # Relative to the results directory when inside it, so the directory can move (CI artifacts).
         stored = str(run.path.resolve().relative_to(Path(results_dir).resolve()))
@@ -102,8 +101,7 @@ def resolve_baseline(spec: str, results_dir: Path) -> Run:
         except UsageError:
             raise UsageError(f"unknown baseline {spec!r}: not a run id, run directory or baseline name") from None
     if not run.ok:
-        reason = run.warnings[0] if run.warnings else run.status
-        raise UsageError(f"baseline {run.run_id} is not usable: {reason}")
+        raise UsageError(f"baseline {run.run_id} is not usable: {run.unusable_reason}")
     return run
 
 

@@ -30,7 +30,6 @@ __all__ = [
     "list_runs",
     "safe_run_path",
     "resolve_run",
-    "is_run_id",
     "cell_identity",
     "hlog_path",
     "read_timeseries",
@@ -84,6 +83,14 @@ class Run:
         return []
 
     @property
+    def unusable_reason(self) -> str:
+        """Why the run is not ``ok``, in one line: its first warning, else its status.
+
+        Not ``to_dict()["reason"]``, which is the run's own recorded reason (e.g. why it was interrupted).
+        """
+        return self.warnings[0] if self.warnings else self.status
+
+    @property
     def thresholds_passed(self) -> bool | None:
         value = (self.summary or {}).get("thresholds_passed")
         return value if isinstance(value, bool) else None
@@ -105,10 +112,6 @@ class Run:
             "warnings": self.warnings,
             "ok": self.ok,
         }
-
-
-def is_run_id(text: str) -> bool:
-    return bool(RUN_ID_RE.match(text))
 
 
 def safe_run_path(results_dir: Path, run_id: str) -> Path:

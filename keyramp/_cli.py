@@ -76,6 +76,7 @@ def _add_run(subparsers: Any) -> None:
     p.set_defaults(func=_cmd_run)
 
 
+#: ``--master`` listens here and ``--worker`` connects here unless ``--master-port`` says otherwise.
 _MASTER_PORT = 5557
 
 
@@ -119,7 +120,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import locust  # noqa: F401  (gevent monkey-patching first, before gRPC creates anything)
 
     from keyramp._durations import parse_duration
-    from keyramp._profile import collect_profiles, parse_profile
+    from keyramp._profile import collect_profiles
     from keyramp._report import Console, summary_table
     from keyramp._runner import RunOptions, run_profile
 
@@ -129,12 +130,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         return run_worker(master_host=args.master_host, master_port=args.master_port or _MASTER_PORT,
                           exit_with_parent=args.exit_with_parent)
-    profiles = collect_profiles(args.profiles)
-    if args.duration:
-        seconds = parse_duration(args.duration, field="--duration")
-        profiles = [
-            parse_profile({**_raw_of(p), "duration": seconds}, source=str(p.path), path=p.path) for p in profiles
-        ]
+    overrides = {"duration": parse_duration(args.duration, field="--duration")} if args.duration else {}
+    profiles = collect_profiles(args.profiles, overrides=overrides)
     from keyramp._cloud import preflight, print_plans
 
     cloud_kw: dict[str, Any] = {
@@ -152,9 +149,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from keyramp._distributed import Master, MasterOptions
 
         master = Master(MasterOptions(
-            bind_host=args.master_bind_host or "127.0.0.1", port=args.master_port,
+            bind_host=args.master_bind_host or "127.0.0.1",
+            port=args.master_port or (_MASTER_PORT if args.master else None),  # local workers: a free port
             local_workers=0 if args.master else int(args.workers), expect_workers=args.expect_workers or 1,
-            quiet=args.quiet,
         ))
         if args.master and not args.quiet:
             console.print(f"[dim]keyramp master listening on {master.options.bind_host}:{master.port}[/dim]")
@@ -184,13 +181,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
         report = report_for_runs(scenario_runs, out=default_report_dir(Path(args.out)))
         out.print(f"scenario report: {report / 'report.html'} (also report.md, report.json)", highlight=False)
     return worst
-
-
-def _raw_of(profile: Any) -> dict[str, Any]:
-    """The profile file's own table again (to re-validate with an override)."""
-    import tomllib
-
-    return tomllib.loads(Path(profile.path).read_text(encoding="utf-8")) if profile.path else {}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -28,7 +28,7 @@ from keyramp._durations import format_duration
 from keyramp._errors import RunFailed, UsageError
 
 if TYPE_CHECKING:
-    from keyramp._profile import Cell, Profile
+    from keyramp._profile import Profile
     from keyramp.backends import Backend, Target
 
 __all__ = [
@@ -182,13 +182,6 @@ def check_opt_in(profile: Profile, *, allow_cloud: str | None, environ: Mapping[
 
 
 # -- plan ---------------------------------------------------------------------------------------
-def _placeholder_namespace(cell: Cell) -> str:
-    # Mirrors keyramp._runner._cell_namespace, with the run id not yet known.
-    from keyramp._profile import slug
-
-    return f"kr_<run>_{cell.index:02d}_{slug(cell.strategy)[:20].replace('-', '_')}"
-
-
 def _writes_under(backend: str, namespace: str, *, project: str, instance: str, database: str) -> str:
     what = _WRITES_UNDER[backend]
     if backend == "bigtable":
@@ -204,6 +197,8 @@ def plan_run(profile: Profile, caps: Caps | None = None, *,
     ``namespaces`` maps cell id -> the namespace the runner derived (a placeholder before
     the run id exists).
     """
+    from keyramp._profile import cell_namespace
+
     data = profile.data
     cloud = data["cloud"]
     caps = caps or Caps.of(profile)
@@ -211,7 +206,7 @@ def plan_run(profile: Profile, caps: Caps | None = None, *,
     cells = []
     for cell in profile.cells:
         sched = cell.schedule
-        namespace = (namespaces or {}).get(cell.id) or _placeholder_namespace(cell)
+        namespace = (namespaces or {}).get(cell.id) or cell_namespace(cell, "<run>")  # run id not known yet
         if sched.open_model:
             peak: float | None = sched.peak(cell.horizon_s)
             # ∫ rate(t · s) dt over the wall duration D equals (1/s) ∫ rate(u) du over the

@@ -30,8 +30,8 @@ from keyramp._gevent import ensure_gevent_grpc
 ensure_gevent_grpc()  # workers create gRPC channels; the master may preload
 
 import contextlib  # noqa: E402
-import gc  # noqa: E402
 import errno  # noqa: E402
+import gc  # noqa: E402
 import math  # noqa: E402
 import os  # noqa: E402
 import shutil  # noqa: E402
@@ -56,10 +56,21 @@ from locust.event import Events  # noqa: E402
 from locust.runners import STATE_MISSING  # noqa: E402
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSVFileWriter  # noqa: E402
 
+from keyramp._emulators import _log_tail, free_port  # noqa: E402
 from keyramp._errors import RunFailed, UsageError  # noqa: E402
 from keyramp._pacer import Pacer  # noqa: E402
 from keyramp._recorder import ALL_OPS, Recorder, TimeseriesRow  # noqa: E402
-from keyramp._runner import _DRAIN_S, _UNREACHABLE, _UNREACHABLE_ABORT_S, Interrupted, drain, freeze_heap, tick_phase  # noqa: E402
+from keyramp._runner import (  # noqa: E402
+    _DRAIN_S,
+    _USERS_READY_S,
+    Interrupted,
+    SecondCheck,
+    drain,
+    dropped_since,
+    freeze_heap,
+    tick_phase,
+    warmup_interval,
+)
 from keyramp._schedules import make_schedule  # noqa: E402
 from keyramp._user import CellContext, user_class_for  # noqa: E402
 from keyramp._workload import CellWorkload  # noqa: E402
@@ -68,9 +79,8 @@ from keyramp.backends import BACKENDS  # noqa: E402
 if TYPE_CHECKING:
     from keyramp._runner import _CellRun
 
-__all__ = ["DEFAULT_MASTER_PORT", "Master", "MasterOptions", "run_worker", "free_port"]
+__all__ = ["Master", "MasterOptions", "run_worker"]
 
-DEFAULT_MASTER_PORT = 5557
 #: Locust dispatches users by class name: master and workers must agree on it.
 USER_CLASS = "KeyrampUser"
 MSG_HELLO = "keyramp_hello"
@@ -83,18 +93,10 @@ MSG_ABORT = "keyramp_abort"
 _START_LEAD_S = 0.5
 #: Local worker processes must connect within this (imports on a loaded 2-core box are slow).
 _LOCAL_CONNECT_S = 90.0
-#: Users (clients) must be created within this.
-_USERS_READY_S = 60.0
 #: After the phase (+ drain) the master waits this long for every worker's last interval.
 _FINAL_GRACE_S = 10.0
 #: Bounded stop of the workers' users between cells.
 _STOP_S = 5.0
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
 
 
 def _placeholder_user() -> type[User]:
@@ -232,11 +234,9 @@ class _WorkerCell:
                 return
             ctx.phase_ended.set()
             drain(ctx)
-            pacer = ctx.pacer
             self.sink.final = True
-            now = time.perf_counter()
-            dropped = max(0, pacer.dropped - self.recorder.dropped_total) if pacer else 0
-            self.recorder.tick(now, target_ops_per_s=None, dropped=dropped)
+            self.recorder.tick(time.perf_counter(), target_ops_per_s=None,
+                               dropped=dropped_since(ctx.pacer, self.recorder))
             # Locust's own stats go to the master every 3 s; send the rest now so its CSVs are whole.
             report: dict[str, Any] = {}
             self.env.events.report_to_master.fire(client_id=self.runner.client_id, data=report)
@@ -315,13 +315,12 @@ def run_worker(*, master_host: str, master_port: int, exit_with_parent: bool = F
 @dataclass(kw_only=True)
 class MasterOptions:
     bind_host: str = "127.0.0.1"
-    #: ``None``: 5557 for ``--master``, a free port for local workers.
+    #: ``None``: a free port (local workers; the CLI passes its default for ``--master``).
     port: int | None = None
     #: Worker processes to launch on this host (``--workers N``).
     local_workers: int = 0
     #: Workers to wait for before the first cell (at least ``local_workers``).
     expect_workers: int = 1
-    quiet: bool = False
 
 
 @dataclass
@@ -338,7 +337,8 @@ class _CellMerge:
     token: str
     workers: list[str]
     recorder: Recorder
-    target: Callable[[float], float | None]
+    #: The whole schedule's pacer (share 1), for the merged target rate; None for a closed model.
+    pacer: Pacer | None
     ready: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     pending: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)
@@ -380,7 +380,8 @@ class _CellMerge:
         keys.sort(key=lambda k: k[0])
         self.recorder.absorb_keys(keys)
         dropped = sum(int(p["dropped"]) for p in parts.values())
-        self.rows.append(self.recorder.tick(end_s, target_ops_per_s=self.target(end_s), dropped=dropped))
+        target = self.pacer.target_rate(max(0.0, end_s - 1.0)) if self.pacer else None
+        self.rows.append(self.recorder.tick(end_s, target_ops_per_s=target, dropped=dropped))
 
     @property
     def done(self) -> bool:
@@ -401,8 +402,7 @@ class Master:
 
     def __init__(self, options: MasterOptions) -> None:
         self.options = options
-        self.port = options.port if options.port is not None else (
-            free_port(options.bind_host) if options.local_workers else DEFAULT_MASTER_PORT)
+        self.port = options.port if options.port is not None else free_port(options.bind_host)
         self.expect = max(options.expect_workers, options.local_workers, 1)
         self._check_port(options.bind_host, self.port)
         self.env = Environment(user_classes=[_placeholder_user()], events=Events(), stop_timeout=0.0)
@@ -446,23 +446,14 @@ class Master:
                 self.procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                                    start_new_session=True))
 
-    def _log_tail(self, index: int) -> str:
-        if self._log_dir is None:
-            return ""
-        try:
-            lines = (self._log_dir / f"worker{index}.log").read_text(errors="replace").strip().splitlines()
-        except OSError:
-            return ""
-        return _one_line(lines[-1])[:300] if lines else ""
-
     def _dead_local(self, workers: Sequence[str] = ()) -> str | None:
         index = {self.hello[cid].pid: i for i, cid in enumerate(workers) if cid in self.hello}
         for i, proc in enumerate(self.procs):
             code = proc.poll()
             if code is not None:
-                tail = self._log_tail(i)
+                tail = _log_tail(self._log_dir / f"worker{i}.log") if self._log_dir else "(no log)"
                 who = f"worker {index[proc.pid]}" if proc.pid in index else "worker process"
-                return f"{who} (pid {proc.pid}) exited with code {code}" + (f": {tail}" if tail else "")
+                return f"{who} (pid {proc.pid}) exited with code {code}: {tail}"
         return None
 
     def close(self) -> None:
@@ -574,20 +565,18 @@ class Master:
         if cell.schedule.open_model:
             users = max(users, n)  # every worker paces a share of the rate: each needs a user
         token = f"{cr.run.run_id}/{cell.id}"
-        rate0 = cell.schedule.rate(0.0) if cell.schedule.open_model else 0.0
         warmup_s = cr.warmup_seconds()
-        scale = cell.time_scale
-        target: Callable[[float], float | None] = (
-            (lambda end_s: cell.schedule.rate(max(0.0, end_s - 1.0) * scale)) if cell.schedule.open_model
-            else (lambda end_s: None))
-        merge = _CellMerge(token=token, workers=workers, recorder=cr.recorder, target=target)
+        # Only its target_rate is used: the workers pace, the master merges.
+        pacer = (Pacer(rate=cell.schedule.rate, start=0.0, duration_s=cell.duration_s, time_scale=cell.time_scale)
+                 if cell.schedule.open_model else None)
+        merge = _CellMerge(token=token, workers=workers, recorder=cr.recorder, pacer=pacer)
         self.merge = merge
         budget = int(profile["workload"]["key_samples_per_s"])
         base = {
             "token": token, "profile": dict(profile), "workers": n, "namespace": cr.target.namespace,
             "endpoint": cr.target.endpoint, "timeout_s": cr.options.timeout_s,
             "key_samples_per_s": math.ceil(budget / n) if budget else 0,
-            "warmup_interval": (users / rate0 if rate0 > 0 else 0.001) if warmup_s > 0 else None,
+            "warmup_interval": warmup_interval(cell, users) if warmup_s > 0 else None,
             "allocated": list(cr.workload.allocated),
             "cell": {"id": cell.id, "index": cell.index, "backend": cell.backend, "strategy": cell.strategy,
                      "duration_s": cell.duration_s, "time_scale": cell.time_scale},
@@ -633,7 +622,7 @@ class Master:
                 cr._write_locust_csv(env, csv_base, csv_writer)
                 elapsed = ended - start_perf
                 duration = cell.duration_s if reason is None else max(min(elapsed, cell.duration_s), 1e-9)
-                summary = cr._summary_fields(users=users, duration=duration)
+                summary = cr._summary(users=users, duration=duration)
                 cr.partial = summary
             else:
                 with contextlib.suppress(Exception):
@@ -668,25 +657,16 @@ class Master:
         """Until every worker's last interval is merged: live status and stop conditions."""
         cell, stop = cr.cell, cr.stop
         deadline = start_perf + cell.duration_s + _DRAIN_S + _FINAL_GRACE_S
-        bad_seconds = 0
+        checks = SecondCheck(cloud=cr.cloud, emulator_died=cr.emulator_died)
         while not merge.done:
             if stop.event.wait(timeout=0.1):
                 return stop.reason or "interrupted"
             for rows in merge.take_rows():
                 total = rows[-1]
                 cr.status.second(cell, total, min(total.second + 1, cell.duration_s))
-                if cr.cloud is not None:
-                    capped = cr.cloud.check(ops_last_second=total.count)
-                    if capped is not None:
-                        return capped
-                unreachable = sum(v for cls, v in total.error_classes.items() if cls in _UNREACHABLE)
-                bad_seconds = bad_seconds + 1 if total.count and unreachable == total.count else 0
-                if bad_seconds >= _UNREACHABLE_ABORT_S:
-                    return (f"store unreachable: every operation failed for {bad_seconds} s "
-                            f"({', '.join(sorted(total.error_classes))})")
-            died = cr.emulator_died()
-            if died is not None:
-                return died
+                reason = checks.check(total)
+                if reason is not None:
+                    return reason
             lost = self._lost(merge.workers, merge)
             if lost is not None:
                 return lost

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import shutil
@@ -38,6 +39,7 @@ __all__ = [
     "EmulatorManager",
     "default_state_dir",
     "sdk_root",
+    "free_port",
     "endpoints_from_env",
     "reset",
     "register",
@@ -54,17 +56,14 @@ _COMPOSE_HINT: Final = (
 )
 
 
-def _java(jar: str, main: str, *extra: str) -> Callable[[Path, str, int, Mapping[str, Any]], list[str]]:
-    def command(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> list[str]:
-        java = shutil.which("java") or "java"
-        return [java, "-Duser.language=en", "-cp", str(sdk / jar), main, *extra]
-
-    return command
+def _java(sdk: Path, jar: str, main: str) -> list[str]:
+    java = shutil.which("java") or "java"
+    return [java, "-Duser.language=en", "-cp", str(sdk / jar), main]
 
 
 def _datastore_cmd(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> list[str]:
-    base = _java("platform/cloud-datastore-emulator/CloudDatastore.jar",
-                 "com.google.cloud.datastore.emulator.CloudDatastore")(sdk, host, port, opts)
+    base = _java(sdk, "platform/cloud-datastore-emulator/CloudDatastore.jar",
+                 "com.google.cloud.datastore.emulator.CloudDatastore")
     consistency = opts.get("consistency")
     return [*base, "start", f"--host={host}", f"--port={port}", "--store_on_disk=false",
             f"--consistency={1.0 if consistency is None else consistency}"]
@@ -72,8 +71,8 @@ def _datastore_cmd(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> 
 
 def _firestore_cmd(mode: str | None) -> Callable[[Path, str, int, Mapping[str, Any]], list[str]]:
     def command(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> list[str]:
-        base = _java("platform/cloud-firestore-emulator/cloud-firestore-emulator.jar",
-                     "com.google.cloud.datastore.emulator.firestore.CloudFirestore")(sdk, host, port, opts)
+        base = _java(sdk, "platform/cloud-firestore-emulator/cloud-firestore-emulator.jar",
+                     "com.google.cloud.datastore.emulator.firestore.CloudFirestore")
         cmd = [*base, "--host", host, "--port", str(port)]
         return [*cmd, f"--database-mode={mode}"] if mode else cmd
 
@@ -157,13 +156,18 @@ def sdk_root(environ: Mapping[str, str] | None = None) -> Path:
     if env.get("KEYRAMP_CLOUD_SDK_ROOT"):
         return Path(env["KEYRAMP_CLOUD_SDK_ROOT"])
     gcloud = shutil.which("gcloud")
-    if gcloud:
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            out = subprocess.run([gcloud, "info", "--format=value(installation.sdk_root)"],
-                                 capture_output=True, text=True, timeout=30, check=False)
-            if out.returncode == 0 and out.stdout.strip():
-                return Path(out.stdout.strip())
-    return _DEFAULT_SDK_ROOT
+    return (_gcloud_sdk_root(gcloud) if gcloud else None) or _DEFAULT_SDK_ROOT
+
+
+@functools.cache
+def _gcloud_sdk_root(gcloud: str) -> Path | None:
+    # Cached: `gcloud info` takes about a second, and a run asks for emulators and for the manifest.
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        out = subprocess.run([gcloud, "info", "--format=value(installation.sdk_root)"],
+                             capture_output=True, text=True, timeout=30, check=False)
+        if out.returncode == 0 and out.stdout.strip():
+            return Path(out.stdout.strip())
+    return None
 
 
 def endpoints_from_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -172,7 +176,8 @@ def endpoints_from_env(environ: Mapping[str, str] | None = None) -> dict[str, st
     return {kind: env[var] for var, kind in ENV_VARS.items() if env.get(var)}
 
 
-def _free_port(host: str) -> int:
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` right now (emulators, the Locust master)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
@@ -255,6 +260,8 @@ class EmulatorManager:
         self.host = host
         self.startup_timeout_s = startup_timeout_s
         self.stop_grace_s = stop_grace_s
+        #: Kinds the last ``up`` launched (absent or replaced because dead or unhealthy), not reused.
+        self.last_started: list[str] = []
 
     # -- state file ----------------------------------------------------------------------
     @property
@@ -294,6 +301,7 @@ class EmulatorManager:
            consistency: float | None = None) -> dict[str, RunningEmulator]:
         """Ensure the emulators run; reuse live ones from the state file, start the rest concurrently."""
         wanted = _check_kinds(kinds)
+        self.last_started = []
         if consistency is not None and not 0.0 <= consistency <= 1.0:
             raise UsageError(f"--consistency must be within [0, 1], got {consistency}")
         with self._locked():
@@ -318,6 +326,7 @@ class EmulatorManager:
                 started = self._start(to_start, consistency=consistency)
                 running.update(started)
                 result.update(started)
+                self.last_started = list(to_start)
             self._save(running)
         return {kind: result[kind] for kind in wanted}
 
@@ -347,7 +356,7 @@ class EmulatorManager:
             # Launch all first, then poll: JVM start-up (seconds) dominates, so they overlap.
             for kind in kinds:
                 spec = EMULATORS[kind]
-                port = _free_port(self.host)
+                port = free_port(self.host)
                 log_path = log_dir / f"{kind}-{port}.log"
                 opts = {"consistency": consistency} if kind == "datastore" else {}
                 work_dir = self.state_dir / "work" / f"{kind}-{port}"

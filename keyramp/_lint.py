@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from keyramp._errors import UsageError
+from keyramp._profile import load_profile, slug
 from keyramp._schedules import Schedule, make_schedule
 from keyramp.keys import STRATEGIES, hottest_share, key_problem, make_strategy
 
@@ -39,7 +40,6 @@ _DOC_STORES: Final = frozenset({"datastore", "firestore", "firestore-datastore"}
 _FIRESTORE_LIKE: Final = frozenset({"firestore", "firestore-datastore"})
 _UPDATES: Final = ("update", "transaction", "increment")
 _RESERVED = re.compile(r"__.*__", re.DOTALL)
-_SLUG = re.compile(r"[^a-z0-9]+")
 #: Indexes whose keys lint validates: small, digit-count boundaries, and large.
 _SAMPLE_INDEXES: Final = (0, 1, 8, 9, 98, 99, 12_345, 999_999, 10**9 - 1, 10**10, 2**40)
 
@@ -53,10 +53,6 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _slug(text: str) -> str:
-    return _SLUG.sub("-", text.lower()).strip("-") or "x"
 
 
 class _Plan:
@@ -87,10 +83,12 @@ class _Plan:
         return None if self.peak is None else self.peak * per_op
 
     def cells(self) -> Iterable[tuple[str, str, str]]:
+        # Mirrors parse_profile's expansion (same ids): lint takes the resolved data dict
+        # (the runner passes ``profile.data``), not a ``Profile`` with its cells.
         index = 0
         for backend in self.backends:
             for strategy in self.strategies:
-                yield backend, strategy, f"c{index:02d}-{_slug(backend)}-{_slug(strategy)}"
+                yield backend, strategy, f"c{index:02d}-{slug(backend)}-{slug(strategy)}"
                 index += 1
 
 
@@ -317,8 +315,6 @@ def _expand(paths: list[str]) -> list[Path]:
 
 
 def _cmd_lint(args: argparse.Namespace) -> int:
-    from keyramp._profile import load_profile  # the loader imports keys; keep lint import-light
-
     invalid = False
     failing = {"error", "warning"} if args.strict else {"error"}
     failed = False

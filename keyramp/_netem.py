@@ -66,8 +66,7 @@ def _nodelay(writer: asyncio.StreamWriter) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
-async def serve(*, target: tuple[str, int], delay_s: float, reply_delay_s: float, listen: tuple[str, int],
-                ready: asyncio.Future[int] | None = None) -> None:
+async def serve(*, target: tuple[str, int], delay_s: float, reply_delay_s: float, listen: tuple[str, int]) -> None:
     """Accept on ``listen`` forever; each connection is piped to ``target`` with the delays."""
 
     async def handle(c_reader: asyncio.StreamReader, c_writer: asyncio.StreamWriter) -> None:
@@ -86,8 +85,6 @@ async def serve(*, target: tuple[str, int], delay_s: float, reply_delay_s: float
 
     server = await asyncio.start_server(handle, *listen)
     port = server.sockets[0].getsockname()[1]
-    if ready is not None:
-        ready.set_result(port)
     print(f"listening {listen[0]}:{port}", flush=True)
     async with server:
         await server.serve_forever()

@@ -15,14 +15,19 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyramp._durations import parse_duration
 from keyramp._errors import UsageError
 from keyramp._schedules import SCHEDULE_FIELDS, Schedule, make_schedule
 from keyramp._types import BACKEND_NAMES, OP_NAMES
+from keyramp.keys import INDEXED_VALUES as _INDEXED_VALUES
 
-__all__ = ["Profile", "Cell", "load_profile", "parse_profile", "collect_profiles", "write_profile", "toml_value"]
+if TYPE_CHECKING:
+    from keyramp._thresholds import Threshold
+
+__all__ = ["Profile", "Cell", "cell_namespace", "load_profile", "parse_profile", "collect_profiles", "write_profile",
+           "toml_value"]
 
 _TOP_FIELDS = {
     "name",
@@ -92,7 +97,6 @@ _CLOUD_DEFAULTS: dict[str, Any] = {
 }
 _DATABASE_ID = re.compile(r"\(default\)|[a-z][a-z0-9-]{2,61}[a-z0-9]")
 _BIGTABLE_INSTANCE_ID = re.compile(r"[a-z][a-z0-9-]{4,31}[a-z0-9]")
-_INDEXED_VALUES = ("none", "monotonic", "prefixed", "unindexed")
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 
@@ -138,6 +142,8 @@ class Profile:
     path: Path | None
     data: Mapping[str, Any]  # resolved: every default filled in
     cells: tuple[Cell, ...]
+    #: ``data["thresholds"]`` parsed (validated once here, evaluated per cell).
+    thresholds: tuple[Threshold, ...] = ()
 
     @property
     def name(self) -> str:
@@ -146,6 +152,12 @@ class Profile:
 
 def slug(text: str) -> str:
     return _SLUG.sub("-", text.lower()).strip("-") or "x"
+
+
+def cell_namespace(cell: Cell, run_tag: str) -> str:
+    """Where a cell writes: unique per run (``run_tag``) and cell; valid as Datastore kind,
+    Firestore collection and Bigtable table id."""
+    return f"kr_{run_tag}_{cell.index:02d}_{slug(cell.strategy)[:20].replace('-', '_')}"
 
 
 def _fail(where: str, message: str) -> UsageError:
@@ -374,7 +386,7 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
     from keyramp._thresholds import parse_table as parse_thresholds
 
     try:
-        parse_thresholds(thresholds)
+        threshold_specs = tuple(parse_thresholds(thresholds))
     except UsageError as exc:
         raise _fail(src, str(exc)) from None
 
@@ -417,7 +429,7 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
                 )
             )
     _check_strategies(cells, data, src)
-    return Profile(path=path, data=data, cells=tuple(cells))
+    return Profile(path=path, data=data, cells=tuple(cells), thresholds=threshold_specs)
 
 
 def _check_strategies(cells: list[Cell], data: Mapping[str, Any], src: str) -> None:
@@ -431,8 +443,9 @@ def _check_strategies(cells: list[Cell], data: Mapping[str, Any], src: str) -> N
             raise _fail(src, f"{cell.backend} × {cell.strategy}: {exc}") from None
 
 
-def load_profile(path: str | Path) -> Profile:
-    """Read and validate one TOML profile file."""
+def load_profile(path: str | Path, *, overrides: Mapping[str, Any] | None = None) -> Profile:
+    """Read and validate one TOML profile file; ``overrides`` replace top-level fields
+    (e.g. ``--duration``) before validation."""
     file = Path(path)
     try:
         text = file.read_bytes().decode("utf-8")
@@ -444,10 +457,10 @@ def load_profile(path: str | Path) -> Profile:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{file}: invalid TOML: {exc}") from None
-    return parse_profile(raw, source=str(file), path=file)
+    return parse_profile({**raw, **(overrides or {})}, source=str(file), path=file)
 
 
-def collect_profiles(paths: list[str]) -> list[Profile]:
+def collect_profiles(paths: list[str], *, overrides: Mapping[str, Any] | None = None) -> list[Profile]:
     """Profiles from files and directories (``DIR`` means every ``**/*.toml`` in it, sorted)."""
     files: list[Path] = []
     for item in paths:
@@ -461,7 +474,7 @@ def collect_profiles(paths: list[str]) -> list[Profile]:
             files.append(p)
     if not files:
         raise UsageError("no profile given")
-    return [load_profile(f) for f in files]
+    return [load_profile(f, overrides=overrides) for f in files]
 
 
 def toml_value(value: Any) -> str:

@@ -78,6 +78,26 @@ class _OpStats:
     total_late: int = 0
     total_classes: Counter[str] = field(default_factory=Counter)
 
+    def add(
+        self,
+        latency: HdrHistogram | None,
+        service: HdrHistogram | None,
+        count: int,
+        errors: int,
+        late: int,
+        classes: Mapping[str, int] | None,
+    ) -> None:
+        """Fold another interval (another op's, or another process's) into this interval."""
+        if latency is not None:
+            self.latency.add(latency)
+        if service is not None:
+            self.service.add(service)
+        self.count += count
+        self.errors += errors
+        self.late += late
+        if classes:
+            self.classes.update(classes)
+
     def rotate(self) -> None:
         self.latency_total.add(self.latency)
         self.service_total.add(self.service)
@@ -194,16 +214,7 @@ class Recorder:
         The next ``tick()`` then writes the merged interval exactly as if every operation
         had been recorded here: counts summed, percentiles from the merged histograms.
         """
-        stats = self._ops[op]
-        if latency is not None:
-            stats.latency.add(latency)
-        if service is not None:
-            stats.service.add(service)
-        stats.count += count
-        stats.errors += errors
-        stats.late += late
-        if classes:
-            stats.classes.update(classes)
+        self._ops[op].add(latency, service, count, errors, late, classes)
 
     def absorb_keys(self, samples: Iterable[tuple[float, str, str]]) -> None:
         """Add key samples (``(t, op, key_sort_text)``) to the current interval."""
@@ -224,12 +235,7 @@ class Recorder:
                 cell=self.cell, op=op, start_s=start_s, length_s=length, latency=stats.latency, service=stats.service
             )
             rows.append(self._row(op, stats, target_ops_per_s=None, dropped=0))
-            all_ops.latency.add(stats.latency)
-            all_ops.service.add(stats.service)
-            all_ops.count += stats.count
-            all_ops.errors += stats.errors
-            all_ops.late += stats.late
-            all_ops.classes.update(stats.classes)
+            all_ops.add(stats.latency, stats.service, stats.count, stats.errors, stats.late, stats.classes)
             stats.rotate()
         rows.append(self._row(ALL_OPS, all_ops, target_ops_per_s=target_ops_per_s, dropped=dropped))
         self._sink.interval(

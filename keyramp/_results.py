@@ -25,6 +25,7 @@ from typing import IO, Any
 from hdrh.histogram import HdrHistogram
 
 from keyramp import __version__
+from keyramp._emulators import sdk_root
 from keyramp._errors import UsageError
 from keyramp._recorder import TimeseriesRow
 
@@ -51,10 +52,9 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 def _cloud_sdk_version() -> str | None:
-    root = os.environ.get("KEYRAMP_CLOUD_SDK_ROOT", "/usr/lib/google-cloud-sdk")
-    try:
-        return Path(root, "VERSION").read_text().strip()
-    except OSError:
+    try:  # the SDK the emulators are started from; a version string never fails a run
+        return (sdk_root() / "VERSION").read_text().strip()
+    except (OSError, ValueError):
         return None
 
 

@@ -33,10 +33,16 @@ from locust.env import Environment  # noqa: E402
 from locust.event import Events  # noqa: E402
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV, StatsCSVFileWriter  # noqa: E402
 
-from keyramp._emulators import EmulatorManager, RunningEmulator, _log_tail, endpoints_from_env, reset  # noqa: E402
+from keyramp._emulators import (  # noqa: E402
+    EmulatorManager,
+    RunningEmulator,
+    _log_tail,
+    endpoints_from_env,
+    reset,
+)
 from keyramp._errors import KeyrampError, RunFailed, UsageError  # noqa: E402
 from keyramp._pacer import Pacer  # noqa: E402
-from keyramp._profile import Cell, Profile, slug  # noqa: E402
+from keyramp._profile import Cell, Profile, cell_namespace, slug  # noqa: E402
 from keyramp._recorder import Recorder, TimeseriesRow  # noqa: E402
 from keyramp._report import Console, LiveStatus, render_table  # noqa: E402
 from keyramp._results import RunDirectory, base_manifest, utc_now  # noqa: E402
@@ -44,11 +50,14 @@ from keyramp._user import CellContext, user_class_for  # noqa: E402
 from keyramp._workload import CellWorkload  # noqa: E402
 from keyramp.backends import BACKENDS, EMULATOR_FOR  # noqa: E402
 
-__all__ = ["Interrupted", "RunOptions", "RunOutcome", "drain", "freeze_heap", "run_profile", "tick_phase"]
+__all__ = ["Interrupted", "RunOptions", "RunOutcome", "SecondCheck", "drain", "dropped_since", "freeze_heap",
+           "run_profile", "tick_phase", "warmup_interval"]
 
 #: Consecutive seconds in which every operation failed as "unreachable" before a cell aborts.
 _UNREACHABLE_ABORT_S = 5
 _UNREACHABLE = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED", "CLIENT_ServiceUnavailable", "CLIENT_RetryError"})
+#: Users (clients) must be created within this.
+_USERS_READY_S = 60.0
 #: Warm-up of the first cell on each emulator (see ``_CellRun._warm_up``): at least, at most,
 #: the window it is judged in, and how close a window's median must come to the previous one.
 _FIRST_WARMUP_S = 10.0
@@ -90,8 +99,6 @@ class RunOutcome:
     reason: str | None
     summary: dict[str, Any]
     thresholds_passed: bool = True
-    lint_errors: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -137,13 +144,14 @@ class _Emulators:
         missing = [k for k in self.kinds if k not in given]
         if missing:
             self.manager = EmulatorManager(state_dir=options.state_dir)
-            before = {e.kind for e in self.manager.status() if e.alive()}
-            consistency = float(profile.data["emulator"]["consistency"])
+            # up() applies the consistency to the datastore emulator only.
+            running = self.manager.up(missing, consistency=float(profile.data["emulator"]["consistency"]))
+            # From up() itself: a recorded emulator it replaced (dead or unhealthy) is ours too.
+            self.started = list(self.manager.last_started)
             if not options.quiet:
-                console.print(f"[dim]starting emulators: {', '.join(k for k in missing if k not in before) or 'none'}"
-                              f" (reusing {', '.join(sorted(before & set(missing))) or 'none'})[/dim]")
-            running = self.manager.up(missing, consistency=consistency if "datastore" in missing else None)
-            self.started = [k for k in missing if k not in before]
+                reused = [k for k in missing if k not in self.started]
+                console.print(f"[dim]emulators started: {', '.join(self.started) or 'none'}"
+                              f" (reused: {', '.join(reused) or 'none'})[/dim]")
             self.owned = dict(running)
             given.update({k: e.endpoint for k, e in running.items()})
         self.endpoints = given
@@ -160,11 +168,6 @@ class _Emulators:
             self.manager.down(self.started)
 
 
-def _cell_namespace(run_id: str, cell: Cell) -> str:
-    # Unique per run and cell; valid as Datastore kind, Firestore collection, Bigtable table id.
-    return f"kr_{run_id[-4:]}_{cell.index:02d}_{slug(cell.strategy)[:20].replace('-', '_')}"
-
-
 def _stop_runner(runner: Any, *, grace_s: float = _DRAIN_S + 3.0) -> None:
     """``runner.quit()``, bounded: a user stuck in a client call that swallows the kill
     (e.g. a Firestore transaction rolling back under a held lock) must not hold the run."""
@@ -175,20 +178,44 @@ def _stop_runner(runner: Any, *, grace_s: float = _DRAIN_S + 3.0) -> None:
         stopper.kill(block=False)
 
 
-def _keyspace_summary(run_dir: Path, cell: Cell, total_count: int, *, keys_start: int,
-                      profile: Profile) -> dict[str, Any] | None:
-    """Hotspot metrics + the modelled tablet summary from the cell's sampled keys."""
-    from keyramp.keyspace import summarize_run_cell
-
-    return summarize_run_cell(run_dir=run_dir, cell=cell, profile=profile.data, total_count=total_count,
-                              keys_start=keys_start)
+def warmup_interval(cell: Cell, users: int) -> float:
+    """Seconds between one user's warm-up operations: all users together run at about the
+    schedule's starting rate (a closed model, or a zero rate, runs back to back)."""
+    rate = cell.schedule.rate(0.0) if cell.schedule.open_model else 0.0
+    return users / rate if rate > 0 else 0.001
 
 
-def _thresholds(profile: Profile, cell_summary: Mapping[str, Any]) -> list[dict[str, Any]]:
-    from keyramp._thresholds import evaluate, parse_table
+def dropped_since(pacer: Pacer | None, recorder: Recorder) -> int:
+    """Slots ``pacer`` dropped that no ``recorder.tick`` has been told of yet."""
+    return max(0, pacer.dropped - recorder.dropped_total) if pacer else 0
 
-    specs = parse_table(profile.data["thresholds"])
-    return [r.to_dict() for r in evaluate(specs, cell_summary)]
+
+class SecondCheck:
+    """The stop conditions a measured phase checks once a second, on one process or merged
+    from the workers: a cloud cap, a store that stopped answering, an owned emulator that
+    exited. ``check`` returns a one-line reason to abort (without the cell id), else None."""
+
+    def __init__(self, *, cloud: Any, emulator_died: Callable[[], str | None]) -> None:
+        #: A ``keyramp._cloud.CloudSession`` for target = "cloud", else None.
+        self.cloud = cloud
+        self.emulator_died = emulator_died
+        self.bad_seconds = 0
+
+    def check(self, total: TimeseriesRow) -> str | None:
+        """``total``: the all-operations row of the second that just closed."""
+        if self.cloud is not None:
+            capped = self.cloud.check(ops_last_second=total.count)
+            if capped is not None:
+                return capped
+        unreachable = sum(n for cls, n in total.error_classes.items() if cls in _UNREACHABLE)
+        self.bad_seconds = self.bad_seconds + 1 if total.count and unreachable == total.count else 0
+        died = self.emulator_died()  # an owned emulator that exited: no need to wait out the window
+        if died is not None:
+            return died
+        if self.bad_seconds >= _UNREACHABLE_ABORT_S:
+            return (f"store unreachable: every operation failed for {self.bad_seconds} s "
+                    f"({', '.join(sorted(total.error_classes))})")
+        return None
 
 
 def tick_phase(ctx: CellContext, recorder: Recorder, *, start: float, duration_s: float,
@@ -201,7 +228,6 @@ def tick_phase(ctx: CellContext, recorder: Recorder, *, start: float, duration_s
     """
     end = start + duration_s
     next_tick = start + 1.0
-    last_dropped = 0
     while True:
         now = time.perf_counter()
         if now >= end or stop.wait(timeout=max(0.0, min(next_tick, end) - now)):
@@ -210,10 +236,8 @@ def tick_phase(ctx: CellContext, recorder: Recorder, *, start: float, duration_s
         if now < next_tick:
             continue
         pacer = ctx.pacer
-        dropped = pacer.dropped - last_dropped if pacer else 0
-        last_dropped = pacer.dropped if pacer else 0
         target = pacer.target_rate(next_tick - 1.0 - start) if pacer else None
-        yield now, recorder.tick(now, target_ops_per_s=target, dropped=dropped)
+        yield now, recorder.tick(now, target_ops_per_s=target, dropped=dropped_since(pacer, recorder))
         next_tick += 1.0
 
 
@@ -260,7 +284,7 @@ class _CellRun:
         self.status = status
         self.workload = CellWorkload(backend=cell.backend, strategy=cell.strategy, profile=profile.data)
         self.target = self.workload.target(
-            project=profile.data["project"], endpoint=endpoint, namespace=_cell_namespace(run.run_id, cell),
+            project=profile.data["project"], endpoint=endpoint, namespace=cell_namespace(cell, run.run_id[-4:]),
             timeout_s=options.timeout_s,
         )
         if cloud is not None:
@@ -332,18 +356,18 @@ class _CellRun:
         self.status.phase(cell, f"spawning {users} users")
         if self.warmup_seconds() > 0:
             # Before the spawn: a user that finds no warm-up interval waits for the phase.
-            rate = cell.schedule.rate(0.0) if cell.schedule.open_model else 0.0
-            ctx.warmup_interval = users / rate if rate > 0 else 0.001
+            ctx.warmup_interval = warmup_interval(cell, users)
         # Locust warns above 100 users/s; 50 users connect within a second anyway.
         runner.start(users, spawn_rate=min(max(users, 1) * 10, 100))
-        deadline = time.perf_counter() + 60
+        deadline = time.perf_counter() + _USERS_READY_S
         while ctx.users_ready < users:
             if ctx.user_errors:
                 _stop_runner(runner)
                 raise RunFailed(f"{cell.id}: could not create a client: {ctx.user_errors[0]}")
             if time.perf_counter() > deadline:
                 _stop_runner(runner)
-                raise RunFailed(f"{cell.id}: users did not start within 60 s ({ctx.users_ready}/{users})")
+                raise RunFailed(f"{cell.id}: users did not start within {_USERS_READY_S:.0f} s "
+                                f"({ctx.users_ready}/{users})")
             gevent.sleep(0.02)
         self._warm_up(ctx)
         env.stats.reset_all()
@@ -376,7 +400,7 @@ class _CellRun:
             self._final_tick(ctx, start)
             self._write_locust_csv(env, csv_base, csv_writer)
             duration = max(min(end, start + cell.duration_s) - start, 1e-9)
-            summary = self._summary(ctx, duration)
+            summary = self._summary(users=ctx.users_ready, duration=duration)
             self.partial = summary
         if reason is not None:
             raise RunFailed(reason) if not self.stop.event.is_set() else Interrupted(reason)
@@ -440,36 +464,25 @@ class _CellRun:
             raise Interrupted(self.stop.reason or "interrupted")
         self.recorder.begin(started)
         self.recorder.tick(time.perf_counter(), target_ops_per_s=None)
-        summary = self._summary_fields(users=0, duration=time.perf_counter() - started)
+        summary = self._summary(users=0, duration=time.perf_counter() - started)
         summary["probe"] = result
         return summary
 
     def _tick_until_end(self, ctx: CellContext, start: float) -> str | None:
-        bad_seconds = 0
+        checks = SecondCheck(cloud=self.cloud, emulator_died=self.emulator_died)
         for now, rows in tick_phase(ctx, self.recorder, start=start, duration_s=self.cell.duration_s,
                                     stop=self.stop.event):
-            total = rows[-1]
-            self.status.second(self.cell, total, now - start)
-            if self.cloud is not None:
-                capped = self.cloud.check(ops_last_second=total.count)
-                if capped is not None:
-                    return f"{self.cell.id}: {capped}"
-            unreachable = sum(n for cls, n in total.error_classes.items() if cls in _UNREACHABLE)
-            bad_seconds = bad_seconds + 1 if total.count and unreachable == total.count else 0
-            died = self.emulator_died()  # an owned emulator that exited: no need to wait out the window
-            if died is not None:
-                return f"{self.cell.id}: {died}"
-            if bad_seconds >= _UNREACHABLE_ABORT_S:
-                return (f"{self.cell.id}: store unreachable: every operation failed for {bad_seconds} s "
-                        f"({', '.join(sorted(total.error_classes))})")
+            self.status.second(self.cell, rows[-1], now - start)
+            reason = checks.check(rows[-1])
+            if reason is not None:
+                return f"{self.cell.id}: {reason}"
         return (self.stop.reason or "interrupted") if self.stop.event.is_set() else None
 
     def _final_tick(self, ctx: CellContext, start: float) -> None:
         pacer = ctx.pacer
         now = time.perf_counter()
         target = pacer.target_rate(max(0.0, now - 1.0 - start)) if pacer else None
-        dropped = pacer.dropped - self.recorder.dropped_total if pacer else 0
-        self.recorder.tick(now, target_ops_per_s=target, dropped=max(0, dropped))
+        self.recorder.tick(now, target_ops_per_s=target, dropped=dropped_since(pacer, self.recorder))
 
     def _write_locust_csv(self, env: Environment, base: str, writer: StatsCSVFileWriter) -> None:
         """Final Locust CSVs (the periodic writer was stopped mid-interval)."""
@@ -482,13 +495,9 @@ class _CellRun:
             with open(base + suffix, "w", newline="") as fh:
                 method(csv.writer(fh))
 
-    def _summary(self, ctx: CellContext, duration: float) -> dict[str, Any]:
-        return self._summary_fields(users=ctx.users_ready, duration=duration)
-
-    def _summary_fields(self, *, users: int, duration: float) -> dict[str, Any]:
+    def _summary(self, *, users: int, duration: float) -> dict[str, Any]:
         cell = self.cell
-        data = self.recorder.summary(duration_s=duration)
-        out: dict[str, Any] = {
+        return {
             "backend": cell.backend,
             "strategy": cell.strategy,
             "schedule": cell.schedule.name,
@@ -499,23 +508,27 @@ class _CellRun:
             "users": users,
             "warmup_s": self.warmup_used_s,
             "namespace": self.target.namespace,
-            **data,
+            **self.recorder.summary(duration_s=duration),
         }
-        return out
 
 
 def _analyse(run: RunDirectory, profile: Profile, cell: Cell, summary: dict[str, Any], keys_start: int | None,
              warnings: list[str]) -> None:
     """Add key-space metrics and threshold verdicts to a cell summary; never fails the run."""
+    from keyramp._thresholds import evaluate
+
     try:
         if keys_start is not None:  # None: a probe cell, no measured phase, no key samples
-            keyspace = _keyspace_summary(run.path, cell, int(summary["total"]["count"]), keys_start=keys_start,
-                                          profile=profile)
+            from keyramp.keyspace import summarize_run_cell
+
+            # Hotspot metrics + the modelled tablet summary from the cell's sampled keys.
+            keyspace = summarize_run_cell(run_dir=run.path, cell=cell, profile=profile.data,
+                                          total_count=int(summary["total"]["count"]), keys_start=keys_start)
             if keyspace is not None:
                 summary["keyspace"] = keyspace
     except Exception as exc:  # analysis is best effort: the measurements are already on disk
         warnings.append(f"{cell.id}: key-space analysis failed: {exc.__class__.__name__}: {exc}")
-    summary["thresholds"] = _thresholds(profile, summary)
+    summary["thresholds"] = [r.to_dict() for r in evaluate(profile.thresholds, summary)]
 
 
 def run_profile(profile: Profile, options: RunOptions, *, console: Console | None = None) -> RunOutcome:
@@ -559,7 +572,7 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
             try:
                 if cloud is not None:
                     cloud.start(lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True),
-                                namespaces={c.id: _cell_namespace(run.run_id, c) for c in profile.cells})
+                                namespaces={c.id: cell_namespace(c, run.run_id[-4:]) for c in profile.cells})
                     manifest["cloud"] = {"project": profile.data["project"], "credentials": cloud.credentials,
                                          "max_ops_per_s": cloud.plan.caps.max_ops_per_s,
                                          "max_duration_s": cloud.plan.caps.max_duration_s}

@@ -60,7 +60,6 @@ class CellWorkload:
         workers: int = 1,
     ) -> None:
         wl = profile["workload"]
-        self.profile = profile
         self.backend_name = backend
         self.seed = int(profile["seed"])
         self.strategy = make_strategy(strategy, seed=self.seed, params=profile["keys"]["params"], backend=backend)
@@ -69,6 +68,7 @@ class CellWorkload:
             indexed_value=wl["indexed_value"],
             indexed_fields=wl["indexed_fields"],
             seed=self.seed,
+            clock=self.strategy.clock,
         )
         self.ops = list(wl["ops"])
         self._cum = list(itertools.accumulate(wl["ops"].values()))
@@ -115,7 +115,6 @@ class CellWorkload:
             namespace=namespace,
             timeout_s=timeout_s,
             unindexed=frozenset(self.records.unindexed_fields()),
-            entity_group_size=self.group_size,
         )
 
     # -- preload -------------------------------------------------------------------------

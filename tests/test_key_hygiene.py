@@ -200,15 +200,15 @@ def test_bigtable_many_families(target_factory: Any) -> None:
     from keyramp.backends.bigtable import admin_client
 
     target = target_factory("bigtable")
-    admin, channel = admin_client(target.endpoint)
-    try:
-        table = admin.create_table(parent=f"projects/{target.project}/instances/{target.instance}",
-                                   table_id=target.namespace,
-                                   table={"column_families": {f"f{i}": {} for i in range(150)}}, retry=None, timeout=30)
-        assert len(table.column_families) == 150
-    finally:
-        admin.delete_table(name=f"projects/{target.project}/instances/{target.instance}/tables/{target.namespace}")
-        channel.close()
+    with admin_client(target.endpoint) as admin:
+        try:
+            table = admin.create_table(parent=f"projects/{target.project}/instances/{target.instance}",
+                                       table_id=target.namespace,
+                                       table={"column_families": {f"f{i}": {} for i in range(150)}},
+                                       retry=None, timeout=30)
+            assert len(table.column_families) == 150
+        finally:
+            admin.delete_table(name=f"projects/{target.project}/instances/{target.instance}/tables/{target.namespace}")
 
 
 def test_bigtable_unknown_family_error(backend_factory: Any) -> None:

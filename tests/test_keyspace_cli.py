@@ -31,12 +31,12 @@ def _write_run(root: Path) -> Path:
         for i in range(N):
             w.writerow([cells[0]["id"], f"{t[i]:.4f}", "insert", key_sort_text(i + 1)])
             w.writerow([cells[1]["id"], f"{t[i]:.4f}", "insert", f"{int(rng.integers(0, 2**62)):016x}"])
-    with (run / "timeseries.csv").open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["cell", "op", "second", "count", "errors", "p50_ms", "p99_ms", "service_p99_ms", "max_ms", "target_ops_per_s", "late", "dropped", "error_classes"])
-        for cell in cells:
-            for s in range(30):
-                w.writerow([cell["id"], "*", s, 200, 0, 1, 2, 2, 3, 2000, 0, 0, ""])
+    # Every operation sampled (200 ops/s for 30 s), scheduled at 2,000 ops/s (time-scaled).
+    timeline = [{"t": s, "target": 2000.0, "achieved": 200.0} for s in range(30)]
+    summary = {"schema": 1, "run_id": run.name, "status": "complete", "cells": {
+        cell["id"]: {"backend": cell["backend"], "strategy": cell["strategy"], "operations": {"insert": {"count": N}},
+                     "total": {"count": N}, "target_ops_per_s": timeline} for cell in cells}}
+    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
     return run
 
 
@@ -69,7 +69,7 @@ def test_sequential_vs_random_in_the_json(analysed: tuple[Path, dict]) -> None:
     assert ((hot >= band_lo) & (hot < band_hi)).all()
     assert (counts > 0).sum(axis=1).max() <= 9  # ~6.7 buckets a second, nothing elsewhere
     assert seq["metrics"]["moving_hotspot"] and not rnd["metrics"]["moving_hotspot"]
-    # Rates come from timeseries.csv targets (2,000 ops/s), not the 200 samples/s.
+    # Rates come from summary.json's targets (2,000 ops/s), not the 200 samples/s.
     assert seq["model"]["timeline"]["offered"][5] == pytest.approx(2000.0)
     assert seq["model"]["final_throttled_fraction"] > 0.7
     assert rnd["model"]["final_throttled_fraction"] < 0.05

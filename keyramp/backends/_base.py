@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from keyramp._errors import UnsupportedOperation
@@ -43,9 +43,6 @@ class Target:
     #: Fields that must not be indexed (Datastore ``exclude_from_indexes``); backends
     #: without per-write index control ignore it.
     unindexed: frozenset[str] = frozenset()
-    #: Datastore entity groups: children per parent (0 = root entities).
-    entity_group_size: int = 0
-    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import struct
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import grpc
@@ -32,6 +32,7 @@ from google.cloud.bigtable.data.read_modify_write_rules import IncrementRule
 from keyramp._errors import UnsupportedOperation, UsageError
 from keyramp._types import Key
 from keyramp.backends._base import Backend, QuerySpec, Record, Target
+from keyramp.backends.firestore import doc_id
 
 __all__ = ["BigtableBackend", "FAMILY", "row_key", "encode_value", "admin_client"]
 
@@ -45,9 +46,8 @@ _LATEST = rf.CellsColumnLimitFilter(1)
 
 
 def row_key(key: Key) -> bytes:
-    if isinstance(key, tuple):
-        return f"{key[0]}#{key[1]}".encode()
-    return str(key).encode()
+    """The Firestore document id as bytes: a key reads the same on every store."""
+    return doc_id(key).encode()
 
 
 def encode_value(value: Any) -> bytes | str | int:
@@ -99,17 +99,23 @@ def _table_name(target: Target) -> str:
     return f"projects/{target.project}/instances/{target.instance}/tables/{target.namespace}"
 
 
-def admin_client(endpoint: str | None) -> tuple[Any, grpc.Channel | None]:
-    """A table-admin client (and its channel to close) for an emulator endpoint or the real service."""
+@contextlib.contextmanager
+def admin_client(endpoint: str | None) -> Iterator[Any]:
+    """A table-admin client for an emulator endpoint or the real service; an emulator's
+    channel is closed on exit."""
     from google.cloud.bigtable_admin_v2 import BaseBigtableTableAdminClient
     from google.cloud.bigtable_admin_v2.services.bigtable_table_admin.transports import (
         BigtableTableAdminGrpcTransport,
     )
 
     if endpoint is None:
-        return BaseBigtableTableAdminClient(), None
+        yield BaseBigtableTableAdminClient()
+        return
     channel = grpc.insecure_channel(endpoint)
-    return BaseBigtableTableAdminClient(transport=BigtableTableAdminGrpcTransport(channel=channel)), channel
+    try:
+        yield BaseBigtableTableAdminClient(transport=BigtableTableAdminGrpcTransport(channel=channel))
+    finally:
+        channel.close()
 
 
 class BigtableBackend(Backend):
@@ -119,45 +125,31 @@ class BigtableBackend(Backend):
     @classmethod
     def prepare(cls, target: Target) -> None:
         """Create the cell's table (``target.namespace``) with family ``cf``; an existing one is kept."""
-        admin, channel = admin_client(target.endpoint)
-        try:
+        with admin_client(target.endpoint) as admin, contextlib.suppress(gexc.AlreadyExists):
             admin.create_table(
                 parent=f"projects/{target.project}/instances/{target.instance}",
                 table_id=target.namespace,
                 table={"column_families": {FAMILY: {}}},
                 retry=None, timeout=max(target.timeout_s, 30.0))
-        except gexc.AlreadyExists:
-            pass
-        finally:
-            if channel is not None:
-                channel.close()
 
     # -- clean-up ----------------------------------------------------------------------------
     @classmethod
     def cleanup(cls, target: Target) -> int:
         """Count the cell table's rows, then drop the table (one admin call deletes them all)."""
         rows = cls.remaining(target)
-        admin, channel = admin_client(target.endpoint)
-        try:
+        # NotFound: never created, or already gone: nothing of ours is left either way.
+        with admin_client(target.endpoint) as admin, contextlib.suppress(gexc.NotFound):
             admin.delete_table(name=_table_name(target), timeout=_CLEANUP_TIMEOUT_S)
-        except gexc.NotFound:
-            pass  # never created, or already gone: nothing of ours is left either way
-        finally:
-            if channel is not None:
-                channel.close()
         return rows
 
     @classmethod
     def remaining(cls, target: Target) -> int:
         """Rows in the cell's table; 0 once the table is gone."""
-        admin, channel = admin_client(target.endpoint)
-        try:
-            admin.get_table(request={"name": _table_name(target), "view": "NAME_ONLY"}, timeout=_CLEANUP_TIMEOUT_S)
-        except gexc.NotFound:
-            return 0
-        finally:
-            if channel is not None:
-                channel.close()
+        with admin_client(target.endpoint) as admin:
+            try:
+                admin.get_table(request={"name": _table_name(target), "view": "NAME_ONLY"}, timeout=_CLEANUP_TIMEOUT_S)
+            except gexc.NotFound:
+                return 0
         client = _data_client(target)
         try:
             table = client.get_table(target.instance, target.namespace,

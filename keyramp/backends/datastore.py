@@ -57,6 +57,11 @@ def make_datastore_client(target: Target) -> datastore.Client:
     return client
 
 
+def _kinds(target: Target) -> tuple[str, str]:
+    """The cell's kinds: its entities, and their entity-group parents (ancestor keys)."""
+    return target.namespace, f"{target.namespace}_parent"
+
+
 class DatastoreBackend(Backend):
     name: ClassVar[str] = "datastore"
     server_allocates_keys: ClassVar[bool] = True
@@ -64,8 +69,7 @@ class DatastoreBackend(Backend):
     def __init__(self, target: Target) -> None:
         super().__init__(target)
         self._client = make_datastore_client(target)
-        self._kind = target.namespace
-        self._parent_kind = f"{target.namespace}_parent"
+        self._kind, self._parent_kind = _kinds(target)
         self._exclude = tuple(sorted(target.unindexed))
         self._kw: dict[str, Any] = {"retry": NO_RETRY, "timeout": target.timeout_s}
         #: Cursor after the last ``query``: pass it back as ``QuerySpec.start_after`` (BP-QRY-2).
@@ -81,7 +85,7 @@ class DatastoreBackend(Backend):
         client = make_datastore_client(target)
         deleted = 0
         try:
-            for kind in (target.namespace, f"{target.namespace}_parent"):
+            for kind in _kinds(target):
                 cursor = None
                 while True:
                     # A cursor, not a re-query from the start: where queries are eventually
@@ -106,7 +110,7 @@ class DatastoreBackend(Backend):
         client = make_datastore_client(target)
         try:
             total = 0
-            for kind in (target.namespace, f"{target.namespace}_parent"):
+            for kind in _kinds(target):
                 query = client.query(kind=kind)
                 query.keys_only()
                 total += sum(1 for _ in query.fetch(timeout=_CLEANUP_TIMEOUT_S))
@@ -131,6 +135,15 @@ class DatastoreBackend(Backend):
     def _entity(self, key: datastore.Key, record: Record) -> datastore.Entity:
         entity = datastore.Entity(key, exclude_from_indexes=self._exclude)
         entity.update(record)
+        return entity
+
+    def _added(self, ds_key: datastore.Key, field: str, amount: int,
+               transaction: datastore.Transaction | None = None) -> datastore.Entity:
+        """The stored entity (a new one if missing) with ``amount`` added to ``field``."""
+        entity = self._client.get(ds_key, transaction=transaction, **self._kw)
+        if entity is None:
+            entity = self._entity(ds_key, {})
+        entity[field] = entity.get(field, 0) + amount
         return entity
 
     # -- operations --------------------------------------------------------------------------
@@ -193,11 +206,7 @@ class DatastoreBackend(Backend):
         txn = self._client.transaction()
         txn.begin(**self._kw)
         try:
-            entity = self._client.get(ds_key, transaction=txn, **self._kw)
-            if entity is None:
-                entity = datastore.Entity(ds_key, exclude_from_indexes=self._exclude)
-            entity[field] = entity.get(field, 0) + amount
-            txn.put(entity)
+            txn.put(self._added(ds_key, field, amount, transaction=txn))
             txn.commit(**self._kw)
         except BaseException:
             # Best-effort rollback (BP-API-2) frees the emulator's locks; the original error wins.
@@ -211,12 +220,7 @@ class DatastoreBackend(Backend):
     def increment(self, key: Key, field: str, amount: int) -> None:
         # Datastore has no server-side increment: a plain read + put (racy by design; the
         # transactional variant is ``transaction``).
-        ds_key = self._key(key)
-        entity = self._client.get(ds_key, **self._kw)
-        if entity is None:
-            entity = datastore.Entity(ds_key, exclude_from_indexes=self._exclude)
-        entity[field] = entity.get(field, 0) + amount
-        self._client.put(entity, **self._kw)
+        self._client.put(self._added(self._key(key), field, amount), **self._kw)
 
     def allocate_keys(self, n: int) -> list[Key]:
         keys = self._client.allocate_ids(self._client.key(self._kind), n, **self._kw)

@@ -169,7 +169,7 @@ class FirestoreBackend(Backend):
         @firestore.transactional
         def rmw(txn: Any) -> None:
             snap = doc.get(transaction=txn, **kw)
-            value = (snap.get(field) if snap.exists and field in (snap.to_dict() or {}) else 0) or 0
+            value = (snap.to_dict() or {}).get(field) or 0  # to_dict() is None if missing
             txn.set(doc, {field: value + amount}, merge=True)
 
         rmw(self._client.transaction(max_attempts=1))

@@ -73,15 +73,13 @@ def run_compare(specs: list[str], *, results: Path, baseline_spec: str | None = 
     elif len(resolved) > 1:
         baseline = resolved[0]
         if not baseline.ok:
-            reason = baseline.warnings[0] if baseline.warnings else baseline.status
-            raise UsageError(f"baseline {baseline.run_id} (the first RUN) is not usable: {reason}")
+            raise UsageError(f"baseline {baseline.run_id} (the first RUN) is not usable: {baseline.unusable_reason}")
     runs = []
     for run in resolved:
         if baseline is not None and run.run_id == baseline.run_id:
             continue
         if not run.ok:
-            reason = run.warnings[0] if run.warnings else run.status
-            warnings.append(f"skipping {run.run_id}: {reason}")
+            warnings.append(f"skipping {run.run_id}: {run.unusable_reason}")
             continue
         runs.append(run)
     if not runs and baseline is None:

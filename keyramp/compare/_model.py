@@ -107,6 +107,8 @@ class Comparison:
     thresholds: dict[str, dict[str, list[ThresholdResult]]] = field(default_factory=dict)
     #: cell identity -> run id -> flat keyspace metrics (hotspot figures; shown, never judged)
     keyspace: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    #: run id -> cell identity -> that run's cell id (``x#2`` for a configuration repeated in a run)
+    identities: dict[str, dict[str, str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -298,7 +300,12 @@ def _service_worse(reps: _Replicates, base: Run, base_cell: str, cand: Run, cand
 
 
 def _compare_cell_op(reps: _Replicates, base: Run, base_cell: str, cand: Run, cand_cell: str, op: str,
-                     ident: str, opts: CompareOptions) -> list[MetricRow]:
+                     ident: str, opts: CompareOptions) -> tuple[list[MetricRow], str]:
+    """The metric rows of one cell/op, and the "generator behind" note ("" if neither run fell behind).
+
+    The note is returned on its own: rows that took another path (too few operations,
+    inconclusive, judged on service time) do not carry it, yet the warning still applies.
+    """
     b_stats = base.cells[base_cell]["operations"].get(op) or {}
     c_stats = cand.cells[cand_cell]["operations"].get(op) or {}
     b_vals, c_vals = _summary_values(b_stats), _summary_values(c_stats)
@@ -376,7 +383,7 @@ def _compare_cell_op(reps: _Replicates, base: Run, base_cell: str, cand: Run, ca
         verdict = "same" if not significant else ("worse" if diff > 0 else "better")
         ratio = (c_x / c_n) / (b_x / b_n) if b_x else None
         rows.append(row("error_rate", ratio, _num(low), _num(high), verdict, f"p={p_value:.3g}"))
-    return rows
+    return rows, behind
 
 
 def build_comparison(runs: Sequence[Run], *, baseline: Run | None, thresholds: Sequence[Threshold] = (),
@@ -391,7 +398,8 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | None, thresholds: S
     ordered = ([baseline] if baseline else []) + [r for r in runs if baseline is None or r.run_id != baseline.run_id]
     cmp = Comparison(runs=ordered, baseline=baseline, options=opts)
     reps = _Replicates(opts)
-    identities = {run.run_id: _cells_by_identity(run) for run in ordered}
+    cmp.identities = {run.run_id: _cells_by_identity(run) for run in ordered}
+    identities = cmp.identities
 
     for run in ordered:
         for ident, cell_id in identities[run.run_id].items():
@@ -418,11 +426,11 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | None, thresholds: S
                 c_ops = cand.cells[cand_cell]["operations"]
                 for op in b_ops:
                     if op in c_ops:
-                        rows = _compare_cell_op(reps, baseline, base_cell, cand, cand_cell, op, ident, opts)
+                        rows, behind = _compare_cell_op(reps, baseline, base_cell, cand, cand_cell, op, ident,
+                                                        opts)
                         cmp.rows.extend(rows)
-                        behind = next((r.note for r in rows if "generator behind" in r.note), "")
                         if behind:
-                            cmp.warnings.append(f"{ident}/{op} {cand.run_id}: {behind[behind.index('generator'):]}; "
+                            cmp.warnings.append(f"{ident}/{op} {cand.run_id}: {behind}; "
                                                 "latency verdicts may reflect machine load")
                         unsure = [r.metric for r in rows if r.note.startswith("inconclusive")]
                         if unsure:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
-from keyramp._catalog import read_timeseries
+from keyramp._catalog import Run, read_timeseries
 from keyramp.compare._model import METRICS, Comparison, MetricRow
 
 __all__ = ["render_terminal", "render_markdown", "render_junit", "render_json", "render_html", "grid"]
@@ -337,6 +337,15 @@ def _timeline_svg(series: list[tuple[str, list[tuple[float, float]]]], title: st
     return "".join(parts)
 
 
+def _p99_series(run: Run) -> dict[tuple[str, str], list[tuple[float, float]]]:
+    """(cell id, op) -> per-second p99 points, from one read of the run's timeseries.csv."""
+    out: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for r in read_timeseries(run):
+        if r.get("p99_ms") is not None:
+            out.setdefault((r.get("cell"), r.get("op")), []).append((float(r["second"]), float(r["p99_ms"])))
+    return out
+
+
 def render_html(cmp: Comparison) -> str:
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            "<title>keyramp compare</title>", f"<style>{_CSS}</style></head><body>",
@@ -373,15 +382,12 @@ def render_html(cmp: Comparison) -> str:
                            f"<code>{_e(cmp.baseline.run_id)}</code></figcaption></figure>")
 
     out.append("<h2>p99 latency per second (ms)</h2>")
-    from keyramp._catalog import cell_identity
-
+    p99 = {run.run_id: _p99_series(run) for run in cmp.runs} if cmp.values else {}
     for cell, op in cmp.values:
         series = []
         for run in cmp.runs:
-            cell_id = next((c for c in run.cells if cell_identity(c) == cell), None)
-            rows = read_timeseries(run, cell_id, op) if cell_id else []
-            series.append((run.run_id, [(float(r["second"]), float(r["p99_ms"])) for r in rows
-                                        if r.get("p99_ms") is not None]))
+            cell_id = cmp.identities.get(run.run_id, {}).get(cell)
+            series.append((run.run_id, p99[run.run_id].get((cell_id, op), [])))
         svg = _timeline_svg(series, f"{cell} {op} p99")
         if svg:
             out.append(f"<figure>{svg}<figcaption>{_e(cell)} · {_e(op)}</figcaption></figure>")

@@ -11,7 +11,7 @@ seed, never the wall clock, so they stay deterministic.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -46,6 +46,9 @@ class KeyStrategy(ABC):
     backends: ClassVar[frozenset[str]] = frozenset(BACKEND_NAMES)
     #: ``key()`` returns ``None``: the store allocates the id on insert.
     server_allocated: ClassVar[bool] = False
+    #: Virtual clock (insert index -> ms) of time-based strategies, ``None`` for the others;
+    #: records take their ``created`` value from it so it agrees with the keys.
+    clock: Callable[[int], int] | None = None
 
     def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
         self.seed = seed

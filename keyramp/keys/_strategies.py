@@ -13,7 +13,7 @@ that strategy only — so a matrix of strategies can share one profile.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
 from keyramp._errors import UnsupportedOperation, UsageError
@@ -25,6 +25,7 @@ __all__ = [
     "make_strategy",
     "key_problem",
     "mix64",
+    "virtual_clock",
     "LONG_MAX",
     "Sequential",
     "PrefixedSequential",
@@ -61,6 +62,15 @@ def mix64(x: int) -> int:
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
     return z ^ (z >> 31)
+
+
+def virtual_clock(start_ms: int = _DEFAULT_START_MS, interval_ms: float = 1.0) -> Callable[[int], int]:
+    """The ``index``-th insert happens at ``start_ms + index * interval_ms`` (virtual ms)."""
+
+    def clock(index: int) -> int:
+        return start_ms + int(index * interval_ms)
+
+    return clock
 
 
 def key_problem(key: Key | None, backend: str) -> str | None:
@@ -135,15 +145,15 @@ class _Clocked(_Strategy):
     #: Whether two inserts in the same millisecond would collide (the key is the timestamp).
     needs_unique_ms: ClassVar[bool] = False
 
+    clock: Callable[[int], int]
+
     def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
         super().__init__(seed=seed, params=params)
         self.start_ms = self._int("start_ms", minimum=0, maximum=9_999_999_999_999)
         self.interval_ms = self._float("interval_ms", minimum=0.0)
         if self.needs_unique_ms and self.interval_ms < 1.0:
             raise UsageError(f"{self.name}: param interval_ms must be ≥ 1 so timestamps stay unique")
-
-    def ms(self, index: int) -> int:
-        return self.start_ms + int(index * self.interval_ms)
+        self.clock = virtual_clock(self.start_ms, self.interval_ms)
 
 
 # -- sequential family (BP-KEY-1 anti-patterns) -------------------------------------------
@@ -198,7 +208,7 @@ class TimestampOnly(_Clocked):
     needs_unique_ms = True
 
     def key(self, index: int) -> Key:
-        return f"{self.ms(index):013d}"
+        return f"{self.clock(index):013d}"
 
 
 class TimestampFirst(_Clocked):
@@ -208,7 +218,7 @@ class TimestampFirst(_Clocked):
     traits = KeyTraits(monotonic=True, spreads=False, readable=True)
 
     def key(self, index: int) -> Key:
-        return f"{self.ms(index):013d}#{index:010d}"
+        return f"{self.clock(index):013d}#{index:010d}"
 
 
 # -- scattered keys (BP-KEY-2/3) ------------------------------------------------------------
@@ -295,7 +305,7 @@ class ReverseTimestamp(_Clocked):
     traits = KeyTraits(monotonic=False, spreads=False, readable=True)
 
     def key(self, index: int) -> Key:
-        return f"{LONG_MAX - self.ms(index):019d}#{index:010d}"
+        return f"{LONG_MAX - self.clock(index):019d}#{index:010d}"
 
 
 class FieldPromotion(_Clocked):
@@ -318,7 +328,7 @@ class FieldPromotion(_Clocked):
         self._fmt = f"{self._str('field')}_{{:0{width}d}}#{{:013d}}".format
 
     def key(self, index: int) -> Key:
-        return self._fmt(index % self.machines, self.ms(index))
+        return self._fmt(index % self.machines, self.clock(index))
 
 
 _SUBDOMAINS: Final = ("www", "mail", "shop", "api", "blog", "docs", "m", "cdn")
@@ -397,7 +407,7 @@ class TimeBucketShard(_Clocked):
         self._fmt = f"{{:013d}}#shard{{:0{max(2, len(str(self.shards - 1)))}d}}#{{:010d}}".format
 
     def key(self, index: int) -> Key:
-        ms = self.ms(index)
+        ms = self.clock(index)
         return self._fmt(ms - ms % self.bucket_ms, index % self.shards, index)
 
 

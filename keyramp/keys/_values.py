@@ -14,16 +14,16 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any, Final
 
 from keyramp._errors import UsageError
 from keyramp._types import Key
+from keyramp.keys._strategies import virtual_clock
 
 __all__ = ["RecordFactory", "INDEXED_VALUES", "entity_group_key"]
 
 INDEXED_VALUES: Final = ("none", "monotonic", "prefixed", "unindexed")
-#: Same origin as the key strategies' virtual clock, so ``created`` and time keys agree.
-_START_MS: Final = 1_700_000_000_000
 #: Payloads are slices at varying offsets of one buffer, so records differ without urandom per op.
 _SLACK: Final = 4096
 
@@ -39,7 +39,7 @@ class RecordFactory:
         indexed_fields: int = 0,
         seed: int = 0,
         users: int = 1000,
-        interval_ms: float = 1.0,
+        clock: Callable[[int], int] | None = None,
     ) -> None:
         if isinstance(value_size, bool) or not isinstance(value_size, int) or value_size < 0:
             raise UsageError(f"workload.value_size: must be an integer ≥ 0, got {value_size!r}")
@@ -53,14 +53,12 @@ class RecordFactory:
         self.indexed_value = indexed_value
         self.indexed_fields = indexed_fields
         self.users = users
-        self.interval_ms = float(interval_ms)
+        #: Virtual-clock ms of the ``index``-th insert (never decreases with index): the key
+        #: strategy's clock when it has one, so ``created`` and time-based keys agree.
+        self.created: Callable[[int], int] = clock or virtual_clock()
         self._buffer = random.Random(seed).randbytes(value_size + _SLACK)
         self._field_names = tuple(f"f{i}" for i in range(indexed_fields))
         self._user_fmt = f"user{{:0{max(4, len(str(users - 1)))}d}}#{{:013d}}".format
-
-    def created(self, index: int) -> int:
-        """Virtual-clock milliseconds of the ``index``-th insert (increases with index)."""
-        return _START_MS + int(index * self.interval_ms)
 
     def record(self, index: int) -> dict[str, Any]:
         offset = (index * 2654435761) % _SLACK  # Knuth's multiplicative hash: varied offsets

@@ -16,7 +16,6 @@ from keyramp.keyspace._load import (
     Reference,
     key_positions,
     load_keys,
-    load_run,
     make_reference,
 )
 from keyramp.keyspace._metrics import analyze_cell, hotspot_metrics, summarize_cell
@@ -46,7 +45,6 @@ __all__ = [
     "hotspot_metrics",
     "key_positions",
     "load_keys",
-    "load_run",
     "make_reference",
     "params_for",
     "register",

@@ -8,11 +8,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from keyramp._catalog import Run, load_run, resolve_run
 from keyramp._errors import UsageError
-from keyramp.keyspace._analyse import reference_or_none
+from keyramp.keyspace._analyse import analyse_samples
 from keyramp.keyspace._heatmap import heatmap_data, render_png
-from keyramp.keyspace._load import load_run, target_rate_fn
-from keyramp.keyspace._metrics import analyze_cell
+from keyramp.keyspace._load import load_keys, target_rate_fn
 
 __all__ = ["register", "run_keyspace"]
 
@@ -36,16 +36,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_main)
 
 
-def _resolve_run(text: str) -> Path:
-    path = Path(text)
-    if path.is_dir():
-        return path
-    alt = Path("results") / text
-    if alt.is_dir():
-        return alt
-    raise UsageError(f"not a run directory: {text}")
-
-
 def _safe_name(cell: str) -> str:
     # Cell ids are [a-z0-9_-] by contract; refuse anything that could escape --out.
     if not cell or os.sep in cell or cell.startswith(".") or (os.altsep and os.altsep in cell):
@@ -53,18 +43,15 @@ def _safe_name(cell: str) -> str:
     return cell
 
 
-def _keyed_counts(run_dir: Path) -> dict[str, int]:
-    """Cell id -> operations counted in summary.json (the denominator of the sample rate)."""
-    path = run_dir / "summary.json"
-    try:
-        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", {})
-        return {str(k): int(v["total"]["count"]) for k, v in cells.items() if isinstance(v, dict) and "total" in v}
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        return {}
+def _total_count(cell_summary: dict[str, Any], default: int) -> int:
+    """Operations summary.json counted for a cell (the sample rate's denominator), else ``default``."""
+    total = cell_summary.get("total")
+    count = total.get("count") if isinstance(total, dict) else None
+    return int(count) if isinstance(count, int | float) and not isinstance(count, bool) else default
 
 
 def run_keyspace(
-    run_dir: Path,
+    run: Path | Run,
     *,
     cell: str | None = None,
     buckets: int = 1000,
@@ -72,38 +59,53 @@ def run_keyspace(
     out_dir: Path | None = None,
     png: bool = True,
 ) -> dict[str, dict[str, Any]]:
-    """Analyse every (or one) cell of a run; write JSON (+ PNG); return cell -> result."""
+    """Analyse every (or one) cell of a run; write JSON (+ PNG); return cell -> result.
+
+    ``run``: a run directory or a catalog ``Run``. Cell metadata comes from manifest.json,
+    operation counts and scheduled rates from summary.json; without them (a bare directory
+    holding keys.csv) the sampled keys stand alone.
+    """
     if buckets < 1:
         raise UsageError("--buckets must be >= 1")
     if time_bins is not None and time_bins < 1:
         raise UsageError("--time-bins must be >= 1")
-    data = load_run(run_dir, cell=cell)
-    out_dir = out_dir or run_dir / "keyspace"
+    if not isinstance(run, Run):
+        if not Path(run).is_dir():
+            raise UsageError(f"not a run directory: {run}")
+        run = load_run(Path(run))
+    if run.manifest is None and (run.path / "manifest.json").exists():
+        raise UsageError(f"{run.path / 'manifest.json'}: unreadable or invalid JSON")
+    manifest = run.manifest or {}
+    cells = manifest.get("cells")
+    cells_meta = {c["id"]: c for c in cells if isinstance(c, dict) and "id" in c} if isinstance(cells, list) else {}
+    if cell is not None and cells_meta and cell not in cells_meta:
+        raise UsageError(f"unknown cell {cell!r}; cells: {', '.join(sorted(cells_meta))}")
+    keys = load_keys(run.path / "keys.csv", cell=cell)
+    if cell is not None and cell not in keys:
+        raise UsageError(f"no sampled keys for cell {cell!r}")
+    out_dir = out_dir or run.path / "keyspace"
     results: dict[str, dict[str, Any]] = {}
-    counts = _keyed_counts(run_dir)
-    profile = data.manifest.get("profile") if isinstance(data.manifest.get("profile"), dict) else None
-    for name in sorted(data.keys):
-        ck = data.keys[name]
-        meta = data.cells_meta.get(name, {})
+    profile = manifest.get("profile") if isinstance(manifest.get("profile"), dict) else None
+    for name in sorted(keys):
+        ck = keys[name]
+        meta = cells_meta.get(name, {})
+        cell_summary = run.cells.get(name)
+        cell_summary = cell_summary if isinstance(cell_summary, dict) else {}
         backend = str(meta.get("backend", "datastore"))
         strategy = str(meta.get("strategy", "?"))
         time_scale = float(meta.get("time_scale", 1.0) or 1.0)
-        rate_fn = target_rate_fn(data.targets.get(name), time_scale=time_scale)
-        sample_rate = min(1.0, len(ck) / max(counts.get(name, len(ck)), 1))
+        rate_fn = target_rate_fn(cell_summary.get("target_ops_per_s"), time_scale=time_scale)
         # The range the cell ran against, rebuilt from the resolved profile in the manifest
         # (as the runner did for summary.json); without one, the sampled keys alone.
-        reference = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=ck,
-                                      sample_rate=sample_rate)
-        kp, t, metrics, timeline = analyze_cell(
-            ck.key, ck.t, ck.op, backend=backend, time_scale=time_scale, rate_fn=rate_fn, buckets=buckets,
-            sample_rate=sample_rate, reference=reference,
+        kp, t, metrics, timeline = analyse_samples(
+            ck, profile=profile, backend=backend, strategy=strategy, time_scale=time_scale, rate_fn=rate_fn,
+            total_count=_total_count(cell_summary, len(ck)), buckets=buckets,
         )
-        metrics = {**metrics, "range_from": "profile" if reference is not None else "samples"}
         duration = float(meta.get("duration_s") or (t[-1] if len(t) else 1.0))
         heat = heatmap_data(kp, t, buckets=buckets, time_bins=time_bins, duration_s=max(duration, float(t[-1])))
         doc = {
             "schema": 1,
-            "run_id": data.manifest.get("run_id"),
+            "run_id": manifest.get("run_id"),
             "cell": name,
             "backend": backend,
             "strategy": strategy,
@@ -151,9 +153,9 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
 
 
 def _main(args: argparse.Namespace) -> int:
-    run_dir = _resolve_run(args.run)
+    run = resolve_run(args.run, Path("results"))
     results = run_keyspace(
-        run_dir,
+        run,
         cell=args.cell,
         buckets=args.buckets,
         time_bins=args.time_bins,
@@ -161,6 +163,6 @@ def _main(args: argparse.Namespace) -> int:
         png=not args.no_png,
     )
     if not results:
-        raise UsageError(f"{run_dir}/keys.csv holds no sampled keys")
+        raise UsageError(f"{run.path}/keys.csv holds no sampled keys")
     print(format_table(results))
     return 0

@@ -41,7 +41,7 @@ def heatmap_data(
     return {
         "time_edges_s": [round(float(e), 4) for e in edges],
         "bucket_edges": [float(x) for x in q],
-        "bucket_labels": [kp.label_at(float(x)) for x in q],
+        "bucket_labels": kp.labels_at(q),
         "buckets": nb,
         "distinct_keys": kp.distinct,
         "counts": counts.tolist(),

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,10 +31,8 @@ __all__ = [
     "CellKeys",
     "KeyPositions",
     "Reference",
-    "RunData",
     "key_positions",
     "load_keys",
-    "load_run",
     "make_reference",
     "target_rate_fn",
 ]
@@ -134,13 +131,18 @@ class KeyPositions:
         """Reference keys as text, in key order."""
         return np.array([k.decode("utf-8", "replace") for k in self.reference.keys.tolist()], dtype=str)
 
-    def label_at(self, q: float) -> str:
-        """The reference key whose share of the range contains position ``q`` in ``[0, 1]``."""
+    def labels_at(self, qs: Sequence[float] | np.ndarray) -> list[str]:
+        """The reference keys whose share of the range contains each position in ``qs`` (``[0, 1]``)."""
+        qs = np.clip(np.asarray(qs, dtype=np.float64), 0.0, 1.0)
         if self.distinct == 0:
-            return ""
-        cum = np.cumsum(self.reference.weight)
-        i = int(np.searchsorted(cum, min(max(q, 0.0), 1.0) * cum[-1], side="right"))
-        return self.reference.keys[min(i, self.distinct - 1)].decode("utf-8", "replace")
+            return [""] * len(qs)
+        cum = np.cumsum(self.reference.weight)  # once for all positions: a heatmap asks ~1,000
+        i = np.minimum(np.searchsorted(cum, qs * cum[-1], side="right"), self.distinct - 1)
+        return [k.decode("utf-8", "replace") for k in self.reference.keys[i].tolist()]
+
+    def label_at(self, q: float) -> str:
+        """``labels_at`` for one position."""
+        return self.labels_at([q])[0]
 
     def at_bin_start(self, tb: np.ndarray, starts: np.ndarray) -> np.ndarray:
         """Positions against the range that existed when each access's time bin began.
@@ -347,58 +349,18 @@ def load_keys(path: Path, *, cell: str | None = None, start: int = 0) -> dict[st
     return out
 
 
-@dataclass(frozen=True, kw_only=True)
-class RunData:
-    run_dir: Path
-    manifest: dict[str, Any]
-    cells_meta: dict[str, dict[str, Any]]  # cell id -> manifest cell entry
-    keys: dict[str, CellKeys]
-    targets: dict[str, dict[int, float]]  # cell id -> wall second -> target ops/s
+def target_rate_fn(timeline: Any, *, time_scale: float) -> Callable[[float], float] | None:
+    """A schedule-time rate function from a summary.json cell's ``target_ops_per_s`` timeline, or None.
 
-
-def _read_targets(path: Path) -> dict[str, dict[int, float]]:
-    targets: dict[str, dict[int, float]] = {}
-    if not path.is_file():
-        return targets
-    with path.open(newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            if row.get("op") != "*" or not row.get("target_ops_per_s"):
-                continue
-            try:
-                targets.setdefault(row["cell"], {})[int(row["second"])] = float(row["target_ops_per_s"])
-            except (KeyError, ValueError):
-                continue
-    return targets
-
-
-def load_run(run_dir: Path, *, cell: str | None = None) -> RunData:
-    """Read what the key-space analysis needs from a run directory."""
-    if not run_dir.is_dir():
-        raise UsageError(f"not a run directory: {run_dir}")
-    manifest_path = run_dir / "manifest.json"
-    manifest: dict[str, Any] = {}
-    if manifest_path.is_file():
+    The timeline holds ``{"t": wall second, "target": ops/s, ...}`` entries; malformed ones
+    (a hand-edited summary) are skipped, and none at all (a closed-model cell) gives None.
+    """
+    targets: dict[int, float] = {}
+    for point in timeline if isinstance(timeline, list) else ():
         try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{manifest_path}: invalid JSON ({exc.msg})") from None
-    cells_meta = {c["id"]: c for c in manifest.get("cells", []) if isinstance(c, dict) and "id" in c}
-    if cell is not None and cells_meta and cell not in cells_meta:
-        raise UsageError(f"unknown cell {cell!r}; cells: {', '.join(sorted(cells_meta))}")
-    keys = load_keys(run_dir / "keys.csv", cell=cell)
-    if cell is not None and cell not in keys:
-        raise UsageError(f"no sampled keys for cell {cell!r}")
-    return RunData(
-        run_dir=run_dir,
-        manifest=manifest,
-        cells_meta=cells_meta,
-        keys=keys,
-        targets=_read_targets(run_dir / "timeseries.csv"),
-    )
-
-
-def target_rate_fn(targets: dict[int, float] | None, *, time_scale: float):
-    """A schedule-time rate function from timeseries.csv's per-wall-second targets, or None."""
+            targets[int(point["t"])] = float(point["target"])
+        except (KeyError, TypeError, ValueError):
+            continue
     if not targets:
         return None
     seconds = np.array(sorted(targets), dtype=np.float64)

@@ -25,7 +25,7 @@ from keyramp.keyspace._tablets import (
     simulate,
 )
 
-__all__ = ["analyze_cell", "bucket_matrix", "default_time_bins", "hotspot_metrics", "summarize_cell"]
+__all__ = ["analyze_cell", "bucket_matrix", "default_time_bins", "hotspot_metrics", "summarize_cell", "summary_entry"]
 
 # Per time bin the metric needs enough samples to tell a 1 % hotspot from noise, and
 # enough bins that one bin of a sequential stream covers < 1 % of the key range.
@@ -222,6 +222,11 @@ def summarize_cell(
         keys, times, ops, backend=backend, time_scale=time_scale, rate_fn=rate_fn, sample_rate=sample_rate,
         reference=reference,
     )
+    return summary_entry(kp, metrics, timeline)
+
+
+def summary_entry(kp: KeyPositions, metrics: dict[str, Any], timeline: TabletTimeline | None) -> dict[str, Any]:
+    """``analyze_cell``'s results as the ``keyspace`` dict for summary.json."""
     out: dict[str, Any] = dict(metrics)
     out["reference_keys"] = int(kp.distinct)
     out["range_keys"] = round(float(kp.reference.weight.sum()), 1)

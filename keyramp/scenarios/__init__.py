@@ -9,7 +9,7 @@ cell summary under ``probe``. ``report_for_runs`` turns scenario runs (profiles 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from keyramp._errors import UsageError
@@ -28,13 +28,15 @@ class ProbeSpec:
     defaults: Mapping[str, Any]
     #: Backends the probe cannot run on (and why), checked before it starts.
     unsupported: Mapping[str, str]
+    #: String parameters limited to a few values.
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 _NO_QUERIES = {"bigtable": "Bigtable has no queries over properties (row-range scans only)"}
 
 PROBES: dict[str, ProbeSpec] = {
     "consistency": ProbeSpec(_consistency.consistency_probe, _consistency.DEFAULTS, _NO_QUERIES),
-    "contention": ProbeSpec(_contention.contention_probe, _contention.DEFAULTS, {}),
+    "contention": ProbeSpec(_contention.contention_probe, _contention.DEFAULTS, {}, _contention.CHOICES),
     "offset_cursor": ProbeSpec(_queries.offset_cursor_probe, _queries.OFFSET_DEFAULTS, _NO_QUERIES),
     "projection": ProbeSpec(_queries.projection_probe, _queries.PROJECTION_DEFAULTS, _NO_QUERIES),
     "deleted_range": ProbeSpec(_queries.deleted_range_probe, _queries.DELETED_DEFAULTS, _NO_QUERIES),
@@ -43,8 +45,6 @@ PROBES: dict[str, ProbeSpec] = {
                         {"bigtable": "Bigtable has no secondary indexes"}),
     "hygiene": ProbeSpec(_hygiene.hygiene_probe, _hygiene.DEFAULTS, {}),
 }
-
-_CHOICES = {"assign": ("per-thread", "random"), "op": ("transaction", "increment")}
 
 
 def probe_params(name: str, raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -62,8 +62,8 @@ def probe_params(name: str, raw: Mapping[str, Any]) -> dict[str, Any]:
               if isinstance(default, (int, float)) else isinstance(value, type(default)))
         if not ok:
             raise UsageError(f"{name}.{key}: expected {type(default).__name__} (positive), got {value!r}")
-        if key in _CHOICES and value not in _CHOICES[key]:
-            raise UsageError(f"{name}.{key}: one of {', '.join(_CHOICES[key])}, got {value!r}")
+        if key in spec.choices and value not in spec.choices[key]:
+            raise UsageError(f"{name}.{key}: one of {', '.join(spec.choices[key])}, got {value!r}")
         out[key] = int(value) if isinstance(default, int) and not isinstance(default, bool) else value
     return out
 

@@ -16,7 +16,7 @@ from typing import Any
 from keyramp._types import Key
 from keyramp.scenarios._base import ProbeContext, error_text, percentile_ms
 
-__all__ = ["contention_probe", "DEFAULTS"]
+__all__ = ["contention_probe", "DEFAULTS", "CHOICES"]
 
 DEFAULTS: dict[str, Any] = {
     "threads": 8,
@@ -26,6 +26,7 @@ DEFAULTS: dict[str, Any] = {
     "op": "transaction",  # or "increment" (blind read+write where the store has no RMW)
     "max_s": 5.0,
 }
+CHOICES: dict[str, tuple[str, ...]] = {"assign": ("per-thread", "random"), "op": ("transaction", "increment")}
 
 
 def _keys(ctx: ProbeContext) -> list[Key]:

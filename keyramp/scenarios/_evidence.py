@@ -7,15 +7,15 @@ Evidence comes from each cell's ``probe`` (measured on the emulator) or ``keyspa
 from __future__ import annotations
 
 import json
-from collections import defaultdict
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from keyramp._catalog import Run, load_run
 from keyramp._errors import UsageError
 
-__all__ = ["Evidence", "ChartValue", "RunInfo", "evidence_for", "collect", "load_runs", "role_of",
+__all__ = ["Evidence", "ChartValue", "RunInfo", "evidence_for", "by_rule", "collect", "load_runs", "role_of",
            "OBSERVABLE_RATIO"]
 
 #: A measured ratio below this is within emulator noise: the effect is not observable.
@@ -57,6 +57,8 @@ class Evidence:
 
 @dataclass(frozen=True, kw_only=True)
 class RunInfo:
+    """A run's line in the report."""
+
     path: Path
     profile: str
     status: str
@@ -65,7 +67,15 @@ class RunInfo:
     cells: int = 0
     #: Sum of the cells' measured durations (probe cells: how long the probe ran).
     seconds: float = 0.0
-    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_run(cls, run: Run) -> RunInfo:
+        manifest, summary = run.manifest or {}, run.summary or {}
+        profile = manifest.get("profile") or {}
+        return cls(path=run.path, profile=run.profile_name or str(profile.get("name") or "?"), status=run.status,
+                   reason=summary.get("reason") or manifest.get("reason"), rules=tuple(profile.get("rules") or ()),
+                   cells=len(run.cells),
+                   seconds=round(sum(float(c.get("duration_s") or 0) for c in run.cells.values()), 1))
 
 
 def role_of(description: str) -> str:
@@ -239,25 +249,37 @@ def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run
     return rows
 
 
-def load_runs(run_dirs: list[Path]) -> list[tuple[Path, dict[str, Any], dict[str, Any]]]:
+def load_runs(run_dirs: Sequence[Path]) -> list[Run]:
+    """The runs as the catalog reads them; one without a readable manifest and summary is a ``UsageError``."""
     out = []
-    for run in run_dirs:
-        run = Path(run)
-        try:
-            manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
-            summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise UsageError(f"{run}: not a run directory ({Path(exc.filename).name} missing)") from None
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{run}: unreadable run file: {exc}") from None
-        out.append((run, manifest, summary))
+    for path in run_dirs:
+        run = load_run(Path(path))
+        for doc, label in ((run.manifest, "manifest.json"), (run.summary, "summary.json")):
+            if doc is None:
+                # load_run drops "summary.json missing" for a running run: that is still no summary here
+                problem = next((w for w in run.warnings if w.startswith(label)), f"{label} missing")
+                if problem == f"{label} missing":
+                    raise UsageError(f"{path}: not a run directory ({problem})")
+                raise UsageError(f"{path}: unreadable run file: {problem}")
+        out.append(run)
     return out
 
 
-def collect(run_dirs: list[Path]) -> dict[str, list[Evidence]]:
-    """Evidence of every run grouped by rule id (sorted)."""
-    by_rule: dict[str, list[Evidence]] = defaultdict(list)
-    for run, manifest, summary in load_runs(run_dirs):
-        for row in evidence_for(manifest, summary, run=run):
-            by_rule[row.rule].append(row)
-    return dict(sorted(by_rule.items()))
+def _rule_order(rule: str) -> tuple[str, int]:
+    """Sort key of rule ids: BP-KEY-2 before BP-KEY-10."""
+    head, _, num = rule.rpartition("-")
+    return (head, int(num) if num.isdigit() else 0)
+
+
+def by_rule(runs: Sequence[Run]) -> dict[str, list[Evidence]]:
+    """Evidence of loaded runs grouped by rule id, in rule order."""
+    grouped: dict[str, list[Evidence]] = {}
+    for run in runs:
+        for row in evidence_for(run.manifest or {}, run.summary or {}, run=run.path):
+            grouped.setdefault(row.rule, []).append(row)
+    return {rule: grouped[rule] for rule in sorted(grouped, key=_rule_order)}
+
+
+def collect(run_dirs: Sequence[Path]) -> dict[str, list[Evidence]]:
+    """Evidence of every run grouped by rule id (in rule order)."""
+    return by_rule(load_runs(run_dirs))

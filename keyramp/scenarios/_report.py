@@ -17,14 +17,30 @@ import json
 import math
 import secrets
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from keyramp._catalog import list_runs
 from keyramp._errors import UsageError
-from keyramp.scenarios._charts import Bar, Line, bar_chart_svg, line_chart_svg, png_data_uri
-from keyramp.scenarios._evidence import Evidence, RunInfo, collect, evidence_for, load_runs
+from keyramp.scenarios._charts import (
+    Bar,
+    Line,
+    bar_chart_svg,
+    line_chart_svg,
+    png_data_uri,
+)
+from keyramp.scenarios._evidence import (
+    Evidence,
+    RunInfo,
+    _pct,
+    by_rule,
+    collect,
+    evidence_for,
+    load_runs,
+)
 
 __all__ = ["Evidence", "RuleReport", "collect", "evidence_for", "verdict", "render_markdown", "render_html",
            "report_for_runs", "write_report", "default_report_dir", "register"]
@@ -206,17 +222,15 @@ def verdict(rows: Sequence[Evidence]) -> tuple[str, str]:
     return status, "; ".join(dict.fromkeys(p[1] for p in parts))
 
 
-def _pct(value: Any) -> str:
-    return "-" if value is None else f"{value:.0%}"
-
-
 # -- charts --------------------------------------------------------------------------------------
 
 def _charts(rule: str, rows: list[Evidence]) -> list[tuple[str, str]]:
     charts: dict[tuple[str, str], list[Bar]] = {}
     for r in rows:
+        per_chart = Counter((b.chart, b.unit) for b in r.bars)
         for b in r.bars:
-            series = "" if b.series in ("share", "throttled", "aborted", "committed", "rejected") else f" · {b.series}"
+            # a row's only bar in a chart is named by the row alone; several are told apart by series
+            series = "" if per_chart[(b.chart, b.unit)] == 1 else f" · {b.series}"
             charts.setdefault((b.chart, b.unit), []).append(Bar(label=f"{r.label}{series}", value=b.value,
                                                                  role=r.role))
     out = [(title, bar_chart_svg(f"{rule}: {title}", bars, unit=unit)) for (title, unit), bars in charts.items()]
@@ -232,23 +246,24 @@ def _charts(rule: str, rows: list[Evidence]) -> list[tuple[str, str]]:
     return out
 
 
-def _heatmaps(rows: list[Evidence], out: Path, cache: dict[tuple[str, str], Path | None]) -> list[tuple[str, Path]]:
-    """Key-space heatmap PNGs (``keyramp.keyspace``) of the rule's Locust cells, rendered once per cell."""
+def _heatmaps(rows: list[Evidence], out: Path, cache: dict[Path, dict[str, Path]]) -> list[tuple[str, Path]]:
+    """Key-space heatmap PNGs (``keyramp.keyspace``) of the rule's Locust cells. Each run is analysed
+    once for all its sampled cells (``cache``: run -> cell -> png), since every analysis parses the
+    run's whole keys.csv and timeseries.csv."""
     from keyramp.keyspace import run_keyspace
 
     found = []
     for r in rows:
         if r.kind != "modelled" or r.run is None:
             continue
-        key = (str(r.run), r.cell)
-        if key not in cache:
+        if r.run not in cache:
             target = out / "keyspace" / r.run.name
             try:
-                run_keyspace(r.run, cell=r.cell, out_dir=target, png=True)
-                cache[key] = target / f"{r.cell}.png"
-            except (UsageError, OSError, ValueError):  # no sampled keys: the chart is simply absent
-                cache[key] = None
-        png = cache[key]
+                analysed = run_keyspace(r.run, out_dir=target, png=True)  # cell -> result, cells with samples
+                cache[r.run] = {cell: target / f"{cell}.png" for cell in analysed}
+            except (UsageError, OSError, ValueError):  # no sampled keys: the charts are simply absent
+                cache[r.run] = {}
+        png = cache[r.run].get(r.cell)
         if png is not None and png.is_file():
             found.append((f"{r.label}: key-space heatmap (measured key stream)", png))
     return found
@@ -257,34 +272,16 @@ def _heatmaps(rows: list[Evidence], out: Path, cache: dict[tuple[str, str], Path
 # -- rendering -----------------------------------------------------------------------------------
 
 def _build(run_dirs: Sequence[Path], out: Path | None) -> tuple[list[RuleReport], list[RunInfo]]:
-    loaded = load_runs(list(run_dirs))
-    runs: list[RunInfo] = []
-    by_rule: dict[str, list[Evidence]] = {}
-    for path, manifest, summary in loaded:
-        profile = manifest.get("profile") or {}
-        cells = summary.get("cells") or {}
-        runs.append(RunInfo(path=path, profile=str(manifest.get("profile_name") or profile.get("name") or "?"),
-                            status=str(summary.get("status") or manifest.get("status") or "?"),
-                            reason=summary.get("reason") or manifest.get("reason"),
-                            rules=tuple(profile.get("rules") or ()), cells=len(cells),
-                            seconds=round(sum(float(c.get("duration_s") or 0) for c in cells.values()), 1)))
-        for row in evidence_for(manifest, summary, run=path):
-            by_rule.setdefault(row.rule, []).append(row)
-    cache: dict[tuple[str, str], Path | None] = {}
+    runs = load_runs(run_dirs)
+    cache: dict[Path, dict[str, Path]] = {}
     reports = []
-    for rule in sorted(by_rule, key=_rule_order):
-        rows = by_rule[rule]
+    for rule, rows in by_rule(runs).items():
         status, text = verdict(rows)
         rep = RuleReport(rule=rule, status=status, verdict=text, rows=rows, charts=_charts(rule, rows))
         if out is not None:
             rep.heatmaps = _heatmaps(rows, out, cache)
         reports.append(rep)
-    return reports, runs
-
-
-def _rule_order(rule: str) -> tuple[str, int]:
-    head, _, num = rule.rpartition("-")
-    return (head, int(num) if num.isdigit() else 0)
+    return reports, [RunInfo.from_run(run) for run in runs]
 
 
 def render_markdown(reports: Sequence[RuleReport], runs: Sequence[RunInfo] = (), *,
@@ -431,8 +428,8 @@ def _expand(paths: list[str]) -> list[Path]:
         p = Path(item)
         if (p / "manifest.json").is_file():
             runs.append(p)
-        elif p.is_dir():  # a results directory: every run in it
-            runs.extend(sorted(d for d in p.iterdir() if (d / "manifest.json").is_file()))
+        elif p.is_dir():  # a results directory: every run in it with a manifest, oldest first
+            runs.extend(r.path for r in reversed(list_runs(p)) if (r.path / "manifest.json").is_file())
         else:
             raise UsageError(f"{p}: no such run directory")
     if not runs:

@@ -27,8 +27,6 @@ def create_app(results_dir: str | Path) -> Flask:
     from keyramp.web import _views_compare, _views_run, _views_runs
 
     app = Flask(__name__, static_folder="static", template_folder="templates")
-    app.config["RESULTS_DIR"] = Path(results_dir)
-    app.config["JSON_SORT_KEYS"] = False
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["keyramp_store"] = RunStore(Path(results_dir))
     app.jinja_env.globals["keyramp_version"] = __version__

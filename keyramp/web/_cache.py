@@ -61,14 +61,16 @@ class FileCache:
                 return value  # type: ignore[return-value]
             try:
                 value = build()  # outside the cache lock: other keys are served meanwhile
+                with self._lock:
+                    self._data[key] = (current, value)
+                    self._data.move_to_end(key)
+                    while len(self._data) > self._max:
+                        self._data.popitem(last=False)
             finally:
+                # released only once the value is stored: a caller arriving in between would
+                # otherwise find neither the value nor the build lock and build again
                 with self._lock:
                     self._building.pop(key, None)
-            with self._lock:
-                self._data[key] = (current, value)
-                self._data.move_to_end(key)
-                while len(self._data) > self._max:
-                    self._data.popitem(last=False)
         return value  # type: ignore[return-value]
 
     def __len__(self) -> int:

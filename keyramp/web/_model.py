@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from keyramp._catalog import cell_identity
+from keyramp._catalog import Run, cell_identity
 
 __all__ = ["run_row", "run_detail", "LATENCY_KEYS", "as_dict", "as_list", "num"]
 
@@ -129,45 +129,39 @@ def _threshold(raw: object) -> dict[str, Any]:
     }
 
 
-def _run_attr(run: Any, name: str, default: Any = None) -> Any:
-    return getattr(run, name, default)
-
-
-def run_row(run: Any) -> dict[str, Any]:
+def run_row(run: Run) -> dict[str, Any]:
     """One line of the runs list."""
-    manifest = as_dict(_run_attr(run, "manifest"))
-    summary = as_dict(_run_attr(run, "summary"))
+    manifest = as_dict(run.manifest)
+    summary = as_dict(run.summary)
     totals = [as_dict(as_dict(c).get("total")) for c in as_dict(summary.get("cells")).values()]
     ops_per_s = sum(v for t in totals if (v := num(t.get("ops_per_s"))) is not None) if totals else None
     count = sum(v for t in totals if (v := num(t.get("count"))) is not None)
     errors = sum(v for t in totals if (v := num(t.get("errors"))) is not None)
     p99s = [v for t in totals if (v := num(as_dict(t.get("latency_ms")).get("p99"))) is not None]
-    warnings = [str(w) for w in as_list(_run_attr(run, "warnings", []))]
-    status = text(_run_attr(run, "status")) or "unknown"
-    corrupt = not manifest and not summary
     return {
-        "run_id": str(_run_attr(run, "run_id")),
-        "profile_name": text(_run_attr(run, "profile_name")) or text(manifest.get("profile_name")),
-        "status": "corrupt" if corrupt else status,
+        "run_id": run.run_id,
+        "profile_name": run.profile_name,
+        # load_run already calls a run without manifest and summary "corrupt"
+        "status": run.status,
         "reason": text(summary.get("reason") or manifest.get("reason")),
-        "started_at": text(_run_attr(run, "started_at")) or text(manifest.get("started_at")),
-        "backends": sorted({str(b) for b in (_run_attr(run, "backends") or [])}),
-        "strategies": sorted({str(s) for s in (_run_attr(run, "strategies") or [])}),
-        "cells": len(as_dict(summary.get("cells"))) or len(as_list(manifest.get("cells"))),
+        "started_at": run.started_at,
+        "backends": sorted(run.backends),
+        "strategies": sorted(run.strategies),
+        "cells": len(run.cell_ids),
         "ops_per_s": ops_per_s,
         "error_rate": (errors / count) if count else None,
         "p99_ms": max(p99s) if p99s else None,
-        "thresholds_passed": summary.get("thresholds_passed") if isinstance(summary.get("thresholds_passed"), bool) else None,
-        "warnings": warnings,
-        "ok": bool(_run_attr(run, "ok", False)),
-        "corrupt": corrupt,
+        "thresholds_passed": run.thresholds_passed,
+        "warnings": list(run.warnings),
+        "ok": run.ok,
+        "corrupt": not manifest and not summary,
     }
 
 
-def run_detail(run: Any) -> dict[str, Any]:
+def run_detail(run: Run) -> dict[str, Any]:
     """Everything the run page shows except the time series (served separately, cached)."""
-    manifest = as_dict(_run_attr(run, "manifest"))
-    summary = as_dict(_run_attr(run, "summary"))
+    manifest = as_dict(run.manifest)
+    summary = as_dict(run.summary)
     profile = as_dict(manifest.get("profile"))
     row = run_row(run)
     versions = {str(k): text(v) for k, v in as_dict(manifest.get("versions")).items()}

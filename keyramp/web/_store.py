@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from werkzeug.exceptions import NotFound
 
-from keyramp._catalog import RUN_ID_RE, load_run, safe_run_path
+from keyramp._catalog import CELL_ID_RE, RUN_ID_RE, load_run, safe_run_path
 from keyramp._errors import UsageError
 from keyramp.web._cache import FileCache, stamp
 from keyramp.web._model import run_detail, run_row
 from keyramp.web._timeseries import downsample, parse_timeseries
 
-__all__ = ["RunStore", "CELL_RE"]
-
-# Cell ids per docs/run-format.md; anything else never reaches the filesystem.
-CELL_RE = re.compile(r"^[a-z0-9_-]{1,128}$")
+__all__ = ["RunStore"]
 
 
 class RunStore:
@@ -64,13 +60,16 @@ class RunStore:
 
     def detail(self, run_id: str) -> dict[str, Any]:
         path = self.run_path(run_id)
-        detail = self.cache.get(("detail", str(path)), self._files(path), lambda: run_detail(self._load(path)))
-        for cell in detail["cells"]:
-            png = self.keyspace_file(path, cell["id"], "png")
-            js = self.keyspace_file(path, cell["id"], "json")
-            cell["keyspace_png"] = png is not None
-            cell["keyspace_json"] = js is not None
-        return detail
+
+        def build() -> dict[str, Any]:
+            detail = run_detail(self._load(path))
+            for cell in detail["cells"]:
+                cell["keyspace_png"] = self.keyspace_file(path, cell["id"], "png") is not None
+                cell["keyspace_json"] = self.keyspace_file(path, cell["id"], "json") is not None
+            return detail
+
+        # keyspace/ is stamped too: writing a heatmap (keyramp keyspace) changes its mtime
+        return self.cache.get(("detail", str(path)), (*self._files(path), path / "keyspace"), build)
 
     # -- time series and key space ------------------------------------------------------------
 
@@ -91,7 +90,7 @@ class RunStore:
         """One cell's chart series as compact JSON bytes, and an ETag for them. The run page
         fetches these after it has rendered, so its first view never waits for the CSV parse;
         encoded once per (timeseries.csv mtime, size), so warm requests only copy bytes."""
-        if not CELL_RE.match(cell):
+        if not CELL_ID_RE.match(cell):
             raise NotFound(f"no cell {cell!r}")
         path = self.run_path(run_id)
         ts = path / "timeseries.csv"
@@ -108,7 +107,7 @@ class RunStore:
         return stamp(self.run_path(run_id) / "timeseries.csv")[0][1] > len("cell,op,second\n")
 
     def keyspace_file(self, path: Path, cell: str, ext: str) -> Path | None:
-        if not CELL_RE.match(cell) or ext not in ("png", "json"):
+        if not CELL_ID_RE.match(cell) or ext not in ("png", "json"):
             return None
         candidate = path / "keyspace" / f"{cell}.{ext}"
         return candidate if candidate.is_file() else None

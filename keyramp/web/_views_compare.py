@@ -12,17 +12,21 @@ from typing import Any
 from flask import Flask, current_app, jsonify, render_template, request
 
 from keyramp._errors import UsageError
+from keyramp.compare import build_comparison
+from keyramp.compare._model import LATENCY_METRICS
+from keyramp.compare._model import METRICS as COMPARE_METRICS
 
 __all__ = ["add_routes", "compare_model", "METRICS"]
 
-# (key, label, getter path, higher is better)
-METRICS: tuple[tuple[str, str, tuple[str, ...], bool], ...] = (
-    ("ops_per_s", "ops/s", ("ops_per_s",), True),
-    ("p50_ms", "p50 ms", ("latency_ms", "p50"), False),
-    ("p95_ms", "p95 ms", ("latency_ms", "p95"), False),
-    ("p99_ms", "p99 ms", ("latency_ms", "p99"), False),
-    ("p999_ms", "p99.9 ms", ("latency_ms", "p999"), False),
-    ("error_rate", "error rate", ("error_rate",), False),
+_LABELS = {"ops_per_s": "ops/s", "error_rate": "error rate"}
+_HIGHER_IS_BETTER = frozenset({"ops_per_s"})
+
+#: (key, label, getter path in a cell's op stats, higher is better), in keyramp.compare's order
+#: and under its names, so the verdicts it returns line up with these rows.
+METRICS: tuple[tuple[str, str, tuple[str, ...], bool], ...] = tuple(
+    (name, f"p{LATENCY_METRICS[name][1]:g} ms", ("latency_ms", LATENCY_METRICS[name][0]), False)
+    if name in LATENCY_METRICS else (name, _LABELS.get(name, name), (name,), name in _HIGHER_IS_BETTER)
+    for name in COMPARE_METRICS
 )
 MAX_RUNS = 8
 
@@ -69,20 +73,11 @@ def _verdicts(run_ids: list[str], baseline: str) -> tuple[dict[tuple[str, str, s
     """Statistical verdicts from keyramp.compare (bootstrap CIs over the .hlog intervals):
     {(run, identity, op, metric): {verdict, ci_low, ci_high, note}}. Cached per run files,
     since the bootstrap costs far more than rendering."""
-    try:
-        from keyramp.compare import build_comparison  # type: ignore[attr-defined]
-    except ImportError:
-        try:
-            from keyramp.compare._model import build_comparison
-        except ImportError:
-            return {}, None
     store = current_app.extensions["keyramp_store"]
     paths = [store.run_path(r) for r in run_ids]
 
     def build() -> tuple[dict[tuple[str, str, str, str], dict[str, Any]], str | None]:
-        from keyramp._catalog import load_run
-
-        runs = [load_run(p) for p in paths]
+        runs = [store.run(r) for r in run_ids]
         unusable = [r.run_id for r in runs if not r.ok]
         if unusable:
             return {}, f"no verdicts: unusable run(s) {', '.join(unusable)}"

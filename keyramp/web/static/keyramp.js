@@ -178,7 +178,7 @@
   }
 
   function drawHeatmap(el, doc) {
-    var counts = doc.counts || doc.matrix;
+    var counts = doc.counts;
     if (!Array.isArray(counts) || !counts.length || !Array.isArray(counts[0])) {
       el.textContent = "key-space JSON has no counts matrix";
       return;
