@@ -438,9 +438,14 @@ def _check_strategies(cells: list[Cell], data: Mapping[str, Any], src: str) -> N
 
     for cell in cells:
         try:
-            make_strategy(cell.strategy, seed=data["seed"], params=data["keys"]["params"], backend=cell.backend)
+            strategy = make_strategy(cell.strategy, seed=data["seed"], params=data["keys"]["params"],
+                                     backend=cell.backend)
         except UsageError as exc:
             raise _fail(src, f"{cell.backend} × {cell.strategy}: {exc}") from None
+        # Batch writes send keys they chose; store-allocated keys come back one insert at a time.
+        if strategy.server_allocated and "batch_write" in data["workload"]["ops"]:
+            raise _fail(src, f"{cell.backend} × {cell.strategy}: workload.ops.batch_write needs client-chosen keys "
+                             "(use insert with server-allocated keys)")
 
 
 def load_profile(path: str | Path, *, overrides: Mapping[str, Any] | None = None) -> Profile:

@@ -174,11 +174,11 @@ class UserOps:
         wl, backend = self.wl, self.backend
         if op == "insert":
             index = wl.next_insert_index()
-            key = wl.key_of(index)
-            used = backend.insert(key, wl.records.record(index))
-            if wl.strategy.server_allocated:
+            if wl.strategy.server_allocated:  # None: the store allocates the key and returns it
+                used = backend.insert(None, wl.records.record(index))
                 wl.allocated.append(used)
-            return used
+                return used
+            return backend.insert(wl.key_of(index), wl.records.record(index))
         if op == "batch_write":
             items = []
             for _ in range(wl.batch_size):

@@ -60,6 +60,8 @@ def test_time_scale_sets_the_schedule_horizon() -> None:
         ({"name": ""}, "'name' is required"),
         ({"target": "prod"}, "target"),
         ({"backend": "bigtable", "keys": {"strategy": "server_allocated"}}, "server_allocated"),
+        ({"backend": "datastore", "keys": {"strategy": "server_allocated"},
+          "workload": {"ops": {"batch_write": 1.0}}}, "batch_write needs client-chosen keys"),
         ({"thresholds": {"insert.p99_ms": "fast"}}, "insert.p99_ms"),
     ],
 )
