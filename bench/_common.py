@@ -26,8 +26,8 @@ RESULTS = ROOT / "bench" / "results"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from keyramp._emulators import EMULATORS, EmulatorManager, RunningEmulator  # noqa: E402
-from keyramp._profile import write_profile  # noqa: E402,F401  (re-exported for the benches)
+from keyramp.targets._emulators import EMULATORS, EmulatorManager, RunningEmulator  # noqa: E402
+from keyramp.profile._profile import write_profile  # noqa: E402,F401  (re-exported for the benches)
 
 __all__ = ["ROOT", "RESULTS", "machine", "emulators", "write_profile", "save", "table", "ENV_FOR_KIND", "env_for",
            "median"]

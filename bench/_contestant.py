@@ -4,7 +4,7 @@
 prints one JSON line: operations, measured seconds, process CPU seconds (all threads,
 gRPC's C core included) over the measured window, ops/s and CPU µs per operation.
 
-All three perform the *same* operation code (``keyramp._workload.UserOps`` on the
+All three perform the *same* operation code (``keyramp.run._workload.UserOps`` on the
 profile's backend binding, same keys and records), so the differences are the harness:
 - ``bare``: N OS threads in a ``while`` loop, no gevent, no Locust, no recording.
 - ``locust``: a plain Locust ``User`` (gRPC gevent support on, one client per user,
@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _workload(profile_path: str, endpoint: str) -> tuple[Any, Any, Any, str]:
-    from keyramp._profile import load_profile
-    from keyramp._workload import CellWorkload
+    from keyramp.profile._profile import load_profile
+    from keyramp.run._workload import CellWorkload
     from keyramp.backends import BACKENDS
 
     profile = load_profile(profile_path)
@@ -56,7 +56,7 @@ def _result(ops: int, seconds: float, cpu: float, **extra: Any) -> dict[str, Any
 def run_bare(args: argparse.Namespace) -> dict[str, Any]:
     import threading
 
-    from keyramp._workload import UserOps
+    from keyramp.run._workload import UserOps
 
     wl, backend_class, target, _ = _workload(args.profile, args.endpoint)
     stop = threading.Event()
@@ -102,8 +102,8 @@ def run_locust(args: argparse.Namespace) -> dict[str, Any]:
     from locust import User, constant, task
     from locust.env import Environment
 
-    from keyramp._gevent import ensure_gevent_grpc
-    from keyramp._workload import UserOps
+    from keyramp.run._gevent import ensure_gevent_grpc
+    from keyramp.run._workload import UserOps
 
     ensure_gevent_grpc()
     wl, backend_class, target, _ = _workload(args.profile, args.endpoint)
@@ -154,8 +154,8 @@ def run_locust(args: argparse.Namespace) -> dict[str, Any]:
 def run_keyramp(args: argparse.Namespace) -> dict[str, Any]:
     import locust  # noqa: F401  (monkey-patches first, as the CLI does)
 
-    from keyramp import _recorder
-    from keyramp._cli import main
+    from keyramp.run import _recorder
+    from keyramp.cli._main import main
 
     window: dict[str, Any] = {"ticks": []}
     begin, tick = _recorder.Recorder.begin, _recorder.Recorder.tick

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from _common import machine, save
 
-from keyramp._catalog import Run, list_runs
+from keyramp.results._catalog import Run, list_runs
 from keyramp.compare import Comparison, build_comparison
 
 PROFILE = """

@@ -1,7 +1,7 @@
 """A/B check for ``keyramp compare``: a real, injected regression must be flagged every time.
 
 One Bigtable emulator; runs alternate between a direct connection (A) and one through
-``keyramp._netem.LatencyProxy`` adding ``--delay-ms`` per direction (B), in ABBA order so
+``keyramp.targets._netem.LatencyProxy`` adding ``--delay-ms`` per direction (B), in ABBA order so
 a drift in machine load does not line up with one side. Every pair (A_i, B_i) goes
 through the real ``keyramp compare B_i --baseline A_i`` CLI: it must exit 1 with p50 and
 p99 ``worse``. The reverse pairs (B_i vs A_i) must flag ``better``, and consecutive A runs
@@ -26,8 +26,8 @@ from pathlib import Path
 from _common import emulators, env_for, machine, median, save, table
 from bench_compare_aa import PROFILE
 
-from keyramp._catalog import list_runs
-from keyramp._netem import LatencyProxy
+from keyramp.results._catalog import list_runs
+from keyramp.targets._netem import LatencyProxy
 from keyramp.compare import build_comparison
 
 

@@ -29,9 +29,9 @@ from typing import Any, ClassVar
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, machine, save, table  # noqa: E402
 
-from keyramp._pacer import Pacer  # noqa: E402
-from keyramp._recorder import Recorder  # noqa: E402
-from keyramp._workload import CellWorkload, UserOps  # noqa: E402
+from keyramp.run._pacer import Pacer  # noqa: E402
+from keyramp.run._recorder import Recorder  # noqa: E402
+from keyramp.run._workload import CellWorkload, UserOps  # noqa: E402
 from keyramp.backends._base import Backend  # noqa: E402
 
 

@@ -23,7 +23,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from keyramp._emulators import EmulatorManager  # noqa: E402
+from keyramp.targets._emulators import EmulatorManager  # noqa: E402
 
 SOAK_SCHEDULE_S = 1800.0
 

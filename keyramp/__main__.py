@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from keyramp._cli import main
+from keyramp.cli._main import main
 
 raise SystemExit(main())

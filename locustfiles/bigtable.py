@@ -11,6 +11,6 @@ from __future__ import annotations
 
 import os
 
-from keyramp.locust import make_user
+from keyramp.run._locustfile import make_user
 
 BigtableUser = make_user(os.environ.get("KEYRAMP_BACKEND", "bigtable"))

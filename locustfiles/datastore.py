@@ -14,6 +14,6 @@ from __future__ import annotations
 
 import os
 
-from keyramp.locust import make_user
+from keyramp.run._locustfile import make_user
 
 DatastoreUser = make_user(os.environ.get("KEYRAMP_BACKEND", "datastore"))

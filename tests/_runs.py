@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from keyramp._emulators import EMULATORS, RunningEmulator
-from keyramp._profile import toml_value, write_profile
+from keyramp.targets._emulators import EMULATORS, RunningEmulator
+from keyramp.profile._profile import toml_value, write_profile
 
 __all__ = ["ENV_FOR_KIND", "emulator_env", "keyramp", "load", "only_run_dir", "toml_value", "write_profile"]
 

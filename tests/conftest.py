@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from keyramp._emulators import EmulatorManager, RunningEmulator
+from keyramp.targets._emulators import EmulatorManager, RunningEmulator
 from keyramp.backends import BACKENDS, EMULATOR_FOR, Backend, Target
 
 TEST_PROJECT = "keyramp-test"

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from keyramp._cli import build_parser
-from keyramp._emulators import EMULATORS
+from keyramp.cli._main import build_parser
+from keyramp.targets._emulators import EMULATORS
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = ROOT / "docker-compose.yml"

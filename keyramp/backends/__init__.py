@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from keyramp.backends._base import Backend, QuerySpec, Record, Target
-from keyramp.backends.bigtable import BigtableBackend
-from keyramp.backends.datastore import DatastoreBackend, FirestoreDatastoreBackend
-from keyramp.backends.firestore import FirestoreBackend
+from keyramp.backends.bigtable._client import BigtableBackend
+from keyramp.backends.datastore._client import DatastoreBackend, FirestoreDatastoreBackend
+from keyramp.backends.firestore._client import FirestoreBackend
 
 __all__ = ["Backend", "QuerySpec", "Record", "Target", "BACKENDS", "EMULATOR_FOR"]
 
@@ -16,7 +16,7 @@ BACKENDS: dict[str, type[Backend]] = {
     "bigtable": BigtableBackend,
 }
 
-#: Which official emulator serves each backend (keys of keyramp._emulators.EMULATORS).
+#: Which official emulator serves each backend (keys of keyramp.targets._emulators.EMULATORS).
 EMULATOR_FOR: dict[str, str] = {
     "datastore": "datastore",
     "firestore": "firestore",

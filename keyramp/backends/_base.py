@@ -1,6 +1,6 @@
 """The ``Backend`` seam: one class per store that *performs* operations and never times them.
 
-Like YCSB's ``DB``: the recorder (``keyramp._recorder``) wraps every call exactly once.
+Like YCSB's ``DB``: the recorder (``keyramp.run._recorder``) wraps every call exactly once.
 One instance per Locust user, created in ``on_start`` (after any fork, so each user owns
 its own gRPC channel). ``prepare`` runs once per cell, before the load, in the runner.
 """

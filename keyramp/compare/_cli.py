@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from keyramp import _baselines
-from keyramp._catalog import Run, resolve_run
+from keyramp.results import _baselines
+from keyramp.results._catalog import Run, resolve_run
 from keyramp._errors import UsageError
-from keyramp._thresholds import parse_expression
+from keyramp.profile._thresholds import parse_expression
 from keyramp.compare._model import CompareOptions, Comparison, build_comparison
 from keyramp.compare._render import render_html, render_json, render_junit, render_markdown, render_terminal
 
@@ -22,7 +22,7 @@ __all__ = ["register", "run_compare"]
 
 
 def register(subparsers: Any) -> None:
-    """Add ``compare`` (``keyramp._baselines.register`` adds ``baseline``)."""
+    """Add ``compare`` (``keyramp.results._baselines.register`` adds ``baseline``)."""
     parser = subparsers.add_parser(
         "compare", help="compare runs side by side; verdicts vs a baseline",
         description="Compare runs cell by cell (matched by backend/strategy, not position). With a baseline "

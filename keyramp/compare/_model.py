@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from keyramp._catalog import Run, cell_identity, read_intervals
-from keyramp._thresholds import Threshold, ThresholdResult, evaluate, parse_table
+from keyramp.results._catalog import Run, cell_identity, read_intervals
+from keyramp.profile._thresholds import Threshold, ThresholdResult, evaluate, parse_table
 from keyramp.compare._stats import bootstrap_replicates, interval_matrix, ratio_ci, two_proportion
 
 __all__ = ["CompareOptions", "MetricRow", "Comparison", "build_comparison", "busy_users", "LATENCY_METRICS",

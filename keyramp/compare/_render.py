@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
-from keyramp._catalog import Run, read_timeseries
+from keyramp.results._catalog import Run, read_timeseries
 from keyramp.compare._model import METRICS, Comparison, MetricRow
 
 __all__ = ["render_terminal", "render_markdown", "render_junit", "render_json", "render_html", "grid"]

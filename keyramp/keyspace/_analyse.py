@@ -61,7 +61,7 @@ def summarize_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], 
                        keys_start: int = 0) -> dict[str, Any] | None:
     """Hotspot metrics + the modelled tablet summary from ``cell``'s sampled keys in ``keys.csv``.
 
-    ``cell`` is a ``keyramp._profile.Cell``; ``profile`` the resolved profile table, from
+    ``cell`` is a ``keyramp.profile._profile.Cell``; ``profile`` the resolved profile table, from
     which the preloaded key range is rebuilt. ``None`` when the cell sampled no keys.
     """
     samples = load_keys(run_dir / "keys.csv", cell=cell.id, start=keys_start).get(cell.id)

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from keyramp._catalog import Run, load_run, resolve_run
+from keyramp.results._catalog import Run, load_run, resolve_run
 from keyramp._errors import UsageError
 from keyramp.keyspace._analyse import analyse_samples
 from keyramp.keyspace._heatmap import heatmap_data, render_png

@@ -45,7 +45,7 @@ def cell_reference(
     ``sample_rate``: the fraction of keyed accesses that were sampled (scales the inserts).
     None when keys cannot be rebuilt (the store allocated them).
     """
-    from keyramp._workload import (
+    from keyramp.run._workload import (
         CellWorkload,  # the runner's own key code, imported late
     )
 

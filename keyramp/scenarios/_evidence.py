@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from keyramp._catalog import Run, load_run
+from keyramp.results._catalog import Run, load_run
 from keyramp._errors import UsageError
 
 __all__ = ["Evidence", "ChartValue", "RunInfo", "evidence_for", "by_rule", "collect", "load_runs", "role_of",

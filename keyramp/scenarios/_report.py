@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from keyramp._catalog import list_runs
+from keyramp.results._catalog import list_runs
 from keyramp._errors import UsageError
 from keyramp.scenarios._charts import (
     Bar,

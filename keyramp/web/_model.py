@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from keyramp._catalog import Run, cell_identity
+from keyramp.results._catalog import Run, cell_identity
 
 __all__ = ["run_row", "run_detail", "LATENCY_KEYS", "as_dict", "as_list", "num"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from werkzeug.exceptions import NotFound
 
-from keyramp._catalog import CELL_ID_RE, RUN_ID_RE, load_run, safe_run_path
+from keyramp.results._catalog import CELL_ID_RE, RUN_ID_RE, load_run, safe_run_path
 from keyramp._errors import UsageError
 from keyramp.web._cache import FileCache, stamp
 from keyramp.web._model import run_detail, run_row

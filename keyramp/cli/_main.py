@@ -1,0 +1,219 @@
+"""The ``keyramp`` command: one console script, one verb per job.
+
+Exit codes: 0 ok, 1 a run/threshold/regression failed, 2 bad input (one line on
+stderr, no traceback), 130 interrupted (Ctrl-C / SIGTERM; what was recorded is kept).
+Verb modules are imported lazily so ``keyramp --help`` and ``lint`` stay fast and only
+``run`` loads Locust (which monkey-patches the standard library for gevent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from keyramp import __version__
+from keyramp._errors import KeyrampError
+
+__all__ = ["main", "build_parser"]
+
+#: Modules that contribute verbs through ``register(subparsers)``.
+_VERB_MODULES = (
+    "keyramp.targets._emulators",
+    "keyramp.profile._lint",
+    "keyramp.keyspace",
+    "keyramp.results._catalog",
+    "keyramp.compare",
+    "keyramp.results._baselines",
+    "keyramp.web",
+    "keyramp.scenarios._report",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits 2 with one line instead of a usage dump on bad arguments."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        self.exit(2, f"keyramp: error: {message}\n")
+
+
+def _add_run(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "run",
+        help="run profiles (files or directories of *.toml) against the emulators",
+        description="Run every cell of each profile and write results/<run-id>/ (see docs/run-format.md). "
+        "With --workers N (or --master and workers on other hosts) the load runs in Locust worker "
+        "processes (see docs/distributed.md).",
+    )
+    p.add_argument("profiles", nargs="*", metavar="PROFILE|DIR")
+    p.add_argument("--out", type=Path, default=Path("results"), help="results directory (default ./results)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="local worker processes (default 1 = this process drives the load itself)")
+    p.add_argument("--strict", action="store_true", help="lint warnings block the run")
+    p.add_argument("--quiet", action="store_true", help="no live status, only the final table")
+    p.add_argument("--duration", help="override every profile's duration per cell (e.g. 5s)")
+    p.add_argument("--timeout", type=float, default=10.0, help="per-operation deadline in seconds (default 10)")
+    dist = p.add_argument_group("distributed (Locust master/workers)")
+    dist.add_argument("--master", action="store_true", help="be a Locust master: workers on other hosts do the load")
+    dist.add_argument("--expect-workers", type=int, default=None, help="with --master: workers to wait for (default 1)")
+    dist.add_argument("--master-bind-host", default=None, help="with --master: interface to listen on (default 127.0.0.1)")
+    dist.add_argument("--master-port", type=int, default=None,
+                      help=f"master port (default {_MASTER_PORT}; a free one for --workers)")
+    dist.add_argument("--worker", action="store_true", help="be a worker: the master sends profile and cells (no PROFILE)")
+    dist.add_argument("--master-host", default=None, help="with --worker: the master's address")
+    dist.add_argument("--exit-with-parent", action="store_true", help=argparse.SUPPRESS)
+    cloud = p.add_argument_group("cloud target (docs/cloud.md)")
+    cloud.add_argument("--allow-cloud", metavar="PROJECT", default=None,
+                       help="run target = 'cloud' profiles against this real project (must equal the profile's)")
+    cloud.add_argument("--plan", action="store_true",
+                       help="print each profile's plan (peak ops/s, operations, duration, what is written and "
+                            "deleted), apply the checks and exit; no network call")
+    cloud.add_argument("--max-ops-per-s", type=float, default=None, help="override [cloud] max_ops_per_s")
+    cloud.add_argument("--max-duration", default=None, help="override [cloud] max_duration (e.g. 5m)")
+    p.set_defaults(func=_cmd_run)
+
+
+#: ``--master`` listens here and ``--worker`` connects here unless ``--master-port`` says otherwise.
+_MASTER_PORT = 5557
+
+
+def _check_run_args(args: argparse.Namespace) -> None:
+    """Refuse contradictory distributed flags with one line (exit 2)."""
+    from keyramp._errors import UsageError
+
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers: must be at least 1, got {args.workers}")
+    if args.master_port is not None and not 1 <= args.master_port <= 65535:
+        raise UsageError(f"--master-port: must be 1..65535, got {args.master_port}")
+    if args.worker:
+        for flag, given in (("--workers", args.workers is not None), ("--master", args.master),
+                            ("--expect-workers", args.expect_workers is not None),
+                            ("--master-bind-host", args.master_bind_host is not None)):
+            if given:
+                raise UsageError(f"--worker: {flag} belongs on the master, not on a worker")
+        if args.profiles:
+            raise UsageError("--worker takes no PROFILE: the master sends the profile and the cells")
+        if not args.master_host:
+            raise UsageError("--worker needs --master-host HOST (the master's address)")
+        return
+    if args.master_host is not None:
+        raise UsageError("--master-host is for --worker (a master listens: use --master-bind-host)")
+    if not args.profiles:
+        raise UsageError("run: give at least one PROFILE or DIR (or --worker --master-host HOST)")
+    if args.master and args.workers is not None:
+        raise UsageError("--master and --workers are exclusive: --workers N starts local workers itself")
+    if not args.master:
+        for flag, given in (("--expect-workers", args.expect_workers is not None),
+                            ("--master-bind-host", args.master_bind_host is not None)):
+            if given:
+                raise UsageError(f"{flag} needs --master")
+        if args.master_port is not None and (args.workers or 1) == 1:
+            raise UsageError("--master-port needs --master or --workers N (N > 1)")
+    if args.expect_workers is not None and args.expect_workers < 1:
+        raise UsageError(f"--expect-workers: must be at least 1, got {args.expect_workers}")
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    import locust  # noqa: F401  (gevent monkey-patching first, before gRPC creates anything)
+
+    from keyramp.profile._durations import parse_duration
+    from keyramp.profile._profile import collect_profiles
+    from keyramp.run._report import Console, summary_table
+    from keyramp.run._runner import RunOptions, run_profile
+
+    _check_run_args(args)
+    if args.worker:
+        from keyramp.run._distributed import run_worker
+
+        return run_worker(master_host=args.master_host, master_port=args.master_port or _MASTER_PORT,
+                          exit_with_parent=args.exit_with_parent)
+    overrides = {"duration": parse_duration(args.duration, field="--duration")} if args.duration else {}
+    profiles = collect_profiles(args.profiles, overrides=overrides)
+    from keyramp.targets._cloud import preflight, print_plans
+
+    cloud_kw: dict[str, Any] = {
+        "max_ops_per_s": args.max_ops_per_s,
+        "max_duration_s": parse_duration(args.max_duration, field="--max-duration") if args.max_duration else None,
+    }
+    if args.plan:
+        return print_plans(profiles, allow_cloud=args.allow_cloud, out=sys.stdout, **cloud_kw)
+    for profile in profiles:  # refuse a confused or unsafe command line before anything starts
+        preflight(profile, allow_cloud=args.allow_cloud, **cloud_kw)
+    console = Console(stderr=True)
+    out = Console() if sys.stdout.isatty() else Console(width=160)
+    master = None
+    if args.master or (args.workers or 1) > 1:
+        from keyramp.run._distributed import Master, MasterOptions
+
+        master = Master(MasterOptions(
+            bind_host=args.master_bind_host or "127.0.0.1",
+            port=args.master_port or (_MASTER_PORT if args.master else None),  # local workers: a free port
+            local_workers=0 if args.master else int(args.workers), expect_workers=args.expect_workers or 1,
+        ))
+        if args.master and not args.quiet:
+            console.print(f"[dim]keyramp master listening on {master.options.bind_host}:{master.port}[/dim]")
+    worst = 0
+    scenario_runs: list[Path] = []  # runs of profiles that cite rules: one scenario report at the end
+    try:
+        for profile in profiles:
+            outcome = run_profile(
+                profile, RunOptions(out=args.out, strict=args.strict, quiet=args.quiet, timeout_s=args.timeout,
+                                    master=master, allow_cloud=args.allow_cloud, cloud_caps=cloud_kw),
+                console=console,
+            )
+            out.print(summary_table(outcome.summary))
+            out.print(f"results: {outcome.path}", highlight=False)
+            if profile.data.get("rules"):
+                scenario_runs.append(outcome.path)
+            if outcome.exit_code == 130:
+                worst = 130
+                break
+            worst = max(worst, outcome.exit_code)
+    finally:
+        if master is not None:
+            master.close()
+    if scenario_runs:  # also after Ctrl-C: report what ran
+        from keyramp.scenarios import default_report_dir, report_for_runs
+
+        report = report_for_runs(scenario_runs, out=default_report_dir(Path(args.out)))
+        out.print(f"scenario report: {report / 'report.html'} (also report.md, report.json)", highlight=False)
+    return worst
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="keyramp",
+        description="Load tests for Datastore, Firestore and Bigtable: key strategies, ramps, honest latency.",
+    )
+    parser.add_argument("--version", action="version", version=f"keyramp {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    _add_run(sub)
+    for name in _VERB_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["run"]:
+        # Locust monkey-patches the standard library on import; that must precede every
+        # other import (ssl, threading, grpc) that the verb modules pull in.
+        import locust  # noqa: F401
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyrampError as exc:
+        print(f"keyramp: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("keyramp: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1

@@ -1,0 +1,357 @@
+"""``keyramp lint``: check a resolved profile against the rules in best-practices.md.
+
+Lint reads only the *plan* (profile dict): key strategy traits, planned rates from the
+schedule, op mix, sizes. It never talks to a store. Severity follows the planned rate:
+a hotspotting key at 10 inserts/s is a warning, at ≥ 500/s (Google's "new key range"
+number) an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from keyramp._errors import UsageError
+from keyramp.profile._profile import load_profile, slug
+from keyramp.profile._schedules import Schedule, make_schedule
+from keyramp.keys import STRATEGIES, hottest_share, key_problem, make_strategy
+
+__all__ = ["Finding", "lint_profile", "register", "SEVERITIES"]
+
+SEVERITIES: Final = ("error", "warning", "info")
+#: Google: start a new key range at ≤ 500 ops/s, +50 % every 5 minutes (BP-RAMP-1).
+RAMP_START: Final = 500.0
+RAMP_GROWTH: Final = 1.5
+RAMP_STEP_S: Final = 300.0
+HIGH_RATE: Final = 500.0  # entity writes/s at which a hotspot is an error, not a warning
+MIB: Final = 1 << 20
+
+_MONOTONIC: Final = frozenset({"sequential", "prefixed_sequential", "padded_sequential", "timestamp_only", "timestamp_first"})
+_SEQUENTIAL_IDS: Final = frozenset({"sequential", "prefixed_sequential", "padded_sequential"})
+_TIME_FIRST: Final = frozenset({"timestamp_only", "timestamp_first"})
+_HAS_TIME: Final = frozenset({"timestamp_only", "timestamp_first", "field_promotion"})
+_DOC_STORES: Final = frozenset({"datastore", "firestore", "firestore-datastore"})
+_FIRESTORE_LIKE: Final = frozenset({"firestore", "firestore-datastore"})
+_UPDATES: Final = ("update", "transaction", "increment")
+_RESERVED = re.compile(r"__.*__", re.DOTALL)
+#: Indexes whose keys lint validates: small, digit-count boundaries, and large.
+_SAMPLE_INDEXES: Final = (0, 1, 8, 9, 98, 99, 12_345, 999_999, 10**9 - 1, 10**10, 2**40)
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: str  # error | warning | info
+    message: str  # one line: why, and what to do instead
+    cell: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _Plan:
+    """What the profile plans to do, in numbers the rules need."""
+
+    def __init__(self, profile: Mapping[str, Any]) -> None:
+        try:
+            self.backends: list[str] = list(profile["backend"])
+            self.strategies: list[str] = list(profile["keys"]["strategy"])
+            self.params: Mapping[str, Any] = profile["keys"].get("params", {}) or {}
+            self.workload: Mapping[str, Any] = profile["workload"]
+            self.ops: Mapping[str, float] = self.workload["ops"]
+            schedule = profile["schedule"]
+            self.horizon = float(profile["duration_s"]) * float(schedule.get("time_scale", 1.0))
+        except (KeyError, TypeError) as exc:
+            raise UsageError(f"lint: not a resolved profile (missing {exc})") from None
+        self.seed = int(profile.get("seed", 0))
+        self.schedule: Schedule = make_schedule(schedule, horizon=self.horizon)
+        self.open = self.schedule.open_model
+        self.peak = self.schedule.peak(self.horizon) if self.open else None
+        batch = int(self.workload.get("batch_size", 1))
+        # Entities created per op, and commits (requests) that create them.
+        self.insert_per_op = self.ops.get("insert", 0.0) + self.ops.get("batch_write", 0.0) * batch
+        self.commit_per_op = self.ops.get("insert", 0.0) + self.ops.get("batch_write", 0.0)
+        self.update_per_op = sum(self.ops.get(op, 0.0) for op in _UPDATES)
+
+    def rate(self, per_op: float) -> float | None:
+        return None if self.peak is None else self.peak * per_op
+
+    def cells(self) -> Iterable[tuple[str, str, str]]:
+        # Mirrors parse_profile's expansion (same ids): lint takes the resolved data dict
+        # (the runner passes ``profile.data``), not a ``Profile`` with its cells.
+        index = 0
+        for backend in self.backends:
+            for strategy in self.strategies:
+                yield backend, strategy, f"c{index:02d}-{slug(backend)}-{slug(strategy)}"
+                index += 1
+
+
+def _by_rate(rate: float | None) -> str:
+    return "error" if rate is not None and rate >= HIGH_RATE else "warning"
+
+
+def _num(x: float) -> str:
+    return f"{x:,.0f}" if x >= 10_000 else f"{x:.4g}"
+
+
+def _rate_text(rate: float | None, unit: str = "inserts/s") -> str:
+    return "an unknown rate (closed model)" if rate is None else f"{_num(rate)} {unit}"
+
+
+# -- per-cell rules (backend × strategy) ------------------------------------------------------
+
+
+def _cell_rules(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Finding]:
+    out: list[Finding] = []
+    cls = STRATEGIES[strategy]
+    inserts = plan.rate(plan.insert_per_op)
+    writing = plan.insert_per_op > 0
+
+    def add(rule: str, severity: str, message: str) -> None:
+        out.append(Finding(rule, severity, message, cell))
+
+    if strategy in _MONOTONIC:
+        fix = "field_promotion or reversed_id" if backend == "bigtable" else "server_allocated or random ids, or a hashed_prefix"
+        if writing:
+            add("BP-KEY-1", _by_rate(inserts),
+                f"{strategy} keys increase monotonically: at {_rate_text(inserts)} every insert lands on the "
+                f"last tablet (hotspot); use {fix}")
+        else:
+            add("BP-KEY-1", "info",
+                f"{strategy} keys are monotonic; no inserts are measured, but the preload still writes one hot range")
+    if backend in _DOC_STORES and not cls.server_allocated and not cls.traits.spreads:
+        add("BP-KEY-2", "info",
+            "prefer server-allocated ids (allocate_ids / auto document ids): they scatter over the key space")
+    if backend == "bigtable":
+        if strategy in _TIME_FIRST:
+            add("BP-KEY-5", _by_rate(inserts) if writing else "warning",
+                f"row key starts with a timestamp ({strategy}): all current writes hit one node; promote the id "
+                f"you filter by first (field_promotion: machine_0042#<ts>)")
+        if strategy in _HAS_TIME and (plan.workload.get("read_distribution") == "latest" or "scan" in plan.ops):
+            add("BP-KEY-6", "info",
+                "newest rows are read first: a reverse timestamp (reverse_timestamp, Long.MAX_VALUE - ts) "
+                "makes them sort first so a short scan finds them")
+        if strategy in _SEQUENTIAL_IDS:
+            add("BP-KEY-7", "warning",
+                f"sequential numeric ids ({strategy}) on Bigtable concentrate traffic; reverse them (reversed_id)")
+        if strategy == "domain":
+            add("BP-KEY-7", "info",
+                "domain names as written scatter one site's hosts; reverse them (reverse_domain) unless most "
+                "data sits in a few domains")
+        if not cls.traits.readable:
+            add("BP-KEY-8", "warning",
+                f"{strategy} row keys make Key Visualizer unreadable and Google no longer recommends hashed keys; "
+                f"use short readable delimited keys (field_promotion, reversed_id)")
+    if strategy == "time_bucket_shard":
+        add("BP-SHARD-1", _by_rate(inserts) if writing else "warning",
+            "shards inside a time bucket: every current write still goes to the newest bucket; shard by a "
+            "stable id or hash prefix instead (sharded)")
+    out.extend(_key_hygiene(plan, backend, strategy, cell))
+    return out
+
+
+def _key_hygiene(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Finding]:
+    """BP-KEY-10: params that produce keys the store rejects (found by sampling keys)."""
+    keys = make_strategy(strategy, seed=plan.seed, params=plan.params, backend=backend)
+    if backend != "bigtable":
+        for name, value in keys.params.items():
+            if isinstance(value, str) and _RESERVED.fullmatch(value):
+                return [Finding("BP-KEY-10", "error",
+                                f"param {name} = {value!r} matches the reserved pattern __.*__; choose another value", cell)]
+    for index in _SAMPLE_INDEXES:
+        problem = key_problem(keys.key(index), backend)
+        if problem:
+            return [Finding("BP-KEY-10", "error",
+                            f"{strategy} makes invalid {backend} keys ({problem}); change keys.params", cell)]
+    return []
+
+
+# -- profile-wide rules -------------------------------------------------------------------------
+
+
+def _ramp(plan: _Plan) -> list[Finding]:
+    """BP-RAMP-1: rate(t) ≤ max(500, 1.5 × rate(t − 5 min)) for a schedule that inserts."""
+    if plan.insert_per_op <= 0:
+        return []
+    if not plan.open:
+        return [Finding("BP-RAMP-1", "info",
+                        "closed-model (users) schedule: the rate is not planned, so 500/50/5 cannot be checked")]
+    sched, horizon = plan.schedule, plan.horizon
+    points = set(sched.change_points(horizon))
+    points |= {max(0.0, p - 1e-6) for p in list(points)}
+    points |= {horizon * i / 400 for i in range(401)}
+    worst: tuple[float, float, float, float] | None = None  # (ratio, t, rate, allowed)
+    for t in sorted(points):
+        rate = sched.rate(t)
+        before = sched.rate(t - RAMP_STEP_S) if t >= RAMP_STEP_S else 0.0
+        allowed = max(RAMP_START, RAMP_GROWTH * before)
+        ratio = rate / allowed
+        if ratio > 1 + 1e-9 and (worst is None or ratio > worst[0]):
+            worst = (ratio, t, rate, allowed)
+    if worst is None:
+        return []
+    ratio, t, rate, allowed = worst
+    severity = "error" if ratio > RAMP_GROWTH else "warning"
+    if t < RAMP_STEP_S:
+        why = f"{_num(rate)} ops/s at t={t:g}s on a new key range (above 500 ops/s)"
+    else:
+        why = f"{_num(rate)} ops/s at t={t:g}s, more than +50 % over the {_num(allowed / RAMP_GROWTH)} ops/s of 5 min earlier"
+    return [Finding("BP-RAMP-1", severity,
+                    f"{why}: start at ≤ 500 ops/s and grow ≤ 50 % every 5 minutes (kind = \"ramp_500_50_5\")")]
+
+
+def _entity_rates(plan: _Plan) -> list[Finding]:
+    """BP-RATE-1: ≤ 1 write/s per entity group (legacy Datastore) or per entity (Datastore mode)."""
+    out: list[Finding] = []
+    if plan.peak is None:
+        return out
+    wl = plan.workload
+    group = int(wl.get("entity_group_size", 0))
+    records = max(1, int(wl.get("record_count", 0)))
+    dist = str(wl.get("read_distribution", "uniform"))
+    dparams = wl.get("distribution_params", {}) or {}
+    for backend in plan.backends:
+        if backend not in ("datastore", "firestore-datastore"):
+            continue
+        parts: list[tuple[float, str]] = []
+        if backend == "datastore" and group > 1:
+            # Consecutive inserts share the current group: every insert commit hits it.
+            parts.append((plan.peak * plan.commit_per_op, f"inserts fill one group of {group} at a time"))
+            groups = -(-records // group)
+            # A lower bound for the hottest group: its hottest entity, or an even share.
+            hot = max(hottest_share(dist, records, dparams), 1.0 / groups)
+            parts.append((plan.peak * plan.update_per_op * hot, f"updates over {groups} groups ({dist})"))
+            unit = "entity group"
+        else:
+            hot = hottest_share(dist, records, dparams)
+            parts.append((plan.peak * plan.update_per_op * hot, f"updates of the hottest of {records} entities ({dist})"))
+            unit = "entity group" if backend == "datastore" else "entity"
+        rate, how = max(parts)
+        if rate > 1.0:
+            severity = "error" if rate > 10.0 else "warning"
+            out.append(Finding("BP-RATE-1", severity,
+                               f"{backend}: ~{rate:.3g} writes/s per {unit} ({how}), limit ≈ 1/s sustained: expect "
+                               f"contention and timeouts; spread writes over more {unit}s or batch them"))
+    return out
+
+
+def _indexed_value(plan: _Plan) -> list[Finding]:
+    """BP-RATE-2 (Firestore) and BP-KEY-3 (Datastore): a monotonic indexed ``created``."""
+    if plan.workload.get("indexed_value") != "monotonic":
+        return []
+    writes = plan.rate(plan.insert_per_op + plan.ops.get("update", 0.0))
+    out: list[Finding] = []
+    for backend in plan.backends:
+        if backend in _FIRESTORE_LIKE:
+            severity = "error" if writes is None or writes > 500 else "info"
+            out.append(Finding("BP-RATE-2", severity,
+                               f"{backend}: indexed monotonic 'created' caps the collection at ~500 writes/s "
+                               f"(planned {_rate_text(writes, 'writes/s')}); exempt it from indexing "
+                               f"(indexed_value = \"unindexed\") or prefix it (\"prefixed\")"))
+        elif backend == "datastore":
+            out.append(Finding("BP-KEY-3", "warning" if writes is None or writes > 500 else "info",
+                               "datastore: indexed monotonic 'created' makes its index range a hotspot; prefix it with "
+                               "a high-cardinality id (indexed_value = \"prefixed\") or exclude it (\"unindexed\")"))
+    return out
+
+
+def _sizes(plan: _Plan) -> list[Finding]:
+    """BP-SIZE-1/3 (Bigtable cells) and BP-IDX-1 (index fan-out)."""
+    out: list[Finding] = []
+    size = int(plan.workload.get("value_size", 0))
+    fields = int(plan.workload.get("indexed_fields", 0))
+    if "bigtable" in plan.backends:
+        if size > 100 * MIB:
+            out.append(Finding("BP-SIZE-1", "error",
+                               f"bigtable: value_size {size / MIB:.3g} MiB exceeds 100 MiB per row; split the value over rows"))
+        elif size > 10 * MIB:
+            out.append(Finding("BP-SIZE-1", "warning",
+                               f"bigtable: value_size {size / MIB:.3g} MiB exceeds the recommended 10 MiB per cell; "
+                               f"split it over cells or rows"))
+        if fields >= 10:
+            out.append(Finding("BP-SIZE-3", "warning" if fields >= 100 else "info",
+                               f"bigtable: {fields} tiny cells per row cost more than one packed cell; pack small "
+                               f"values into one cell"))
+    if fields >= 20 and any(b in _DOC_STORES for b in plan.backends):
+        out.append(Finding("BP-IDX-1", "info",
+                           f"{fields} indexed properties per entity: index fan-out drives write latency; exclude "
+                           f"properties that are never queried"))
+    return out
+
+
+_ORDER = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+def lint_profile(profile: Mapping[str, Any]) -> list[Finding]:
+    """Findings for a resolved profile dict, errors first. ``UsageError`` if it is not valid."""
+    plan = _Plan(profile)
+    findings: list[Finding] = []
+    findings += _ramp(plan)
+    findings += _entity_rates(plan)
+    findings += _indexed_value(plan)
+    findings += _sizes(plan)
+    for backend, strategy, cell in plan.cells():
+        if strategy not in STRATEGIES:
+            raise UsageError(f"keys.strategy: unknown strategy '{strategy}' (one of: {', '.join(STRATEGIES)})")
+        findings += _cell_rules(plan, backend, strategy, cell)
+    return sorted(findings, key=lambda f: _ORDER.get(f.severity, 9))
+
+
+# -- CLI ---------------------------------------------------------------------------------------
+
+
+def _expand(paths: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for item in paths:
+        p = Path(item)
+        files.extend(sorted(p.rglob("*.toml")) if p.is_dir() else [p])
+    return files
+
+
+def _cmd_lint(args: argparse.Namespace) -> int:
+    invalid = False
+    failing = {"error", "warning"} if args.strict else {"error"}
+    failed = False
+    report: list[dict[str, Any]] = []
+    files = _expand(args.profiles)
+    if not files:
+        raise UsageError("lint: no *.toml profiles found")
+    for path in files:
+        try:
+            findings = lint_profile(load_profile(path).data)
+        except UsageError as exc:
+            invalid = True
+            print(str(exc), file=sys.stderr)
+            report.append({"path": str(path), "error": str(exc), "findings": []})
+            continue
+        failed |= any(f.severity in failing for f in findings)
+        report.append({"path": str(path), "error": None, "findings": [f.to_dict() for f in findings]})
+        if not args.json:
+            for f in findings:
+                where = f" [{f.cell}]" if f.cell else ""
+                print(f"{path}: {f.severity.upper()} {f.rule}{where} {f.message}")
+            if not findings:
+                print(f"{path}: ok")
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    return 2 if invalid else 1 if failed else 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``keyramp lint PROFILE... [--strict] [--json]``."""
+    parser = subparsers.add_parser(
+        "lint",
+        help="check profiles against the best-practice rules (BP-*)",
+        description="Check profiles against best-practices.md. Exit 0 clean, 1 an error "
+        "(with --strict also a warning), 2 an unreadable or invalid profile.",
+    )
+    parser.add_argument("profiles", nargs="+", metavar="PROFILE", help="profile file or directory of *.toml")
+    parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+    parser.add_argument("--json", action="store_true", help="print findings as JSON")
+    parser.set_defaults(func=_cmd_lint)

@@ -1,0 +1,1 @@
+"""What a run leaves: the run directory writer, the catalog over past runs, baselines."""

@@ -1,0 +1,226 @@
+"""Writing a run directory (format: docs/run-format.md).
+
+``RunDirectory`` creates ``results/<run-id>/`` exclusively (unique under concurrent
+runs), writes JSON atomically (temp file + rename, so a reader never sees half a
+file), and is the ``IntervalSink`` the recorders flush into every second.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import secrets
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import IO, Any
+
+from hdrh.histogram import HdrHistogram
+
+from keyramp import __version__
+from keyramp.targets._emulators import sdk_root
+from keyramp._errors import UsageError
+from keyramp.run._recorder import TimeseriesRow
+
+__all__ = ["RunDirectory", "write_json_atomic", "collect_versions", "utc_now", "SCHEMA"]
+
+SCHEMA = 1
+TIMESERIES_HEADER = (
+    "cell,op,second,count,errors,p50_ms,p99_ms,service_p99_ms,max_ms,target_ops_per_s,late,dropped,error_classes"
+).split(",")
+KEYS_HEADER = ["cell", "t", "op", "key"]
+_DIST = ("locust", "grpcio", "google-cloud-datastore", "google-cloud-firestore", "google-cloud-bigtable", "hdrhistogram")
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, sort_keys=False, default=str)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def _cloud_sdk_version() -> str | None:
+    try:  # the SDK the emulators are started from; a version string never fails a run
+        return (sdk_root() / "VERSION").read_text().strip()
+    except (OSError, ValueError):
+        return None
+
+
+def collect_versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {"keyramp": __version__, "python": platform.python_version()}
+    for dist in _DIST:
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = None
+    versions["cloud-sdk"] = _cloud_sdk_version()
+    return versions
+
+
+def git_sha() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _new_run_id(profile_slug: str) -> str:
+    now = datetime.now(UTC)
+    stamp = now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z"
+    return f"{stamp}-{profile_slug[:40]}-{secrets.token_hex(2)}"
+
+
+class RunDirectory:
+    """One run's directory and its open files. Use as a context manager."""
+
+    def __init__(self, out: Path, profile_slug: str) -> None:
+        out = Path(out)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--out {out}: cannot create results directory: {exc.strerror or exc}") from None
+        for _ in range(20):
+            run_id = _new_run_id(profile_slug)
+            try:
+                (out / run_id).mkdir()
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                raise UsageError(f"--out {out}: cannot create a run directory: {exc.strerror or exc}") from None
+            break
+        else:  # pragma: no cover - 20 collisions of 16 random bits in one millisecond
+            raise UsageError(f"--out {out}: could not create a unique run directory")
+        self.run_id = run_id
+        self.path = out / run_id
+        self._check_writable()
+        (self.path / "histograms").mkdir()
+        (self.path / "locust").mkdir()
+        self._hlogs: dict[tuple[str, str, str], IO[str]] = {}
+        self._ts_file = open(self.path / "timeseries.csv", "w", newline="", encoding="utf-8")
+        self._ts = csv.writer(self._ts_file)
+        self._ts.writerow(TIMESERIES_HEADER)
+        self._keys_file = open(self.path / "keys.csv", "w", newline="", encoding="utf-8")
+        self._keys = csv.writer(self._keys_file)
+        self._keys.writerow(KEYS_HEADER)
+        self._start_epoch = time.time()
+
+    def _check_writable(self) -> None:
+        """Fail before any load starts if the disk is read-only or (nearly) full."""
+        probe = self.path / ".probe"
+        try:
+            with open(probe, "wb") as fh:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+                os.fsync(fh.fileno())
+            probe.unlink()
+        except OSError as exc:
+            shutil.rmtree(self.path, ignore_errors=True)  # leave no empty run behind
+            raise UsageError(f"{self.path}: results directory is not writable: {exc.strerror or exc}") from None
+
+    # -- JSON -------------------------------------------------------------------------
+    def write_manifest(self, manifest: Mapping[str, Any]) -> None:
+        write_json_atomic(self.path / "manifest.json", manifest)
+
+    def write_summary(self, summary: Mapping[str, Any]) -> None:
+        write_json_atomic(self.path / "summary.json", summary)
+
+    def write_text(self, name: str, text: str) -> None:
+        (self.path / name).write_text(text, encoding="utf-8")
+
+    # -- IntervalSink ------------------------------------------------------------------
+    def begin_cell(self, cell: str) -> None:
+        self._start_epoch = time.time()
+
+    def keys_offset(self) -> int:
+        """Where the next sampled key row will start in keys.csv (for ``load_keys(start=)``)."""
+        self._keys_file.flush()
+        return self._keys_file.tell()
+
+    def _hlog(self, cell: str, op: str, kind: str) -> IO[str]:
+        handle = self._hlogs.get((cell, op, kind))
+        if handle is None:
+            name = "all" if op == "*" else op
+            suffix = ".service.hlog" if kind == "service" else ".hlog"
+            handle = open(self.path / "histograms" / f"{cell}.{name}{suffix}", "w", encoding="utf-8")
+            what = "service time (from actual start)" if kind == "service" else "latency from intended start"
+            handle.write(f"#keyramp cell={cell} op={op}: {what}, values in microseconds\n")
+            handle.write("#[Histogram log format version 1.2]\n")
+            stamp = datetime.fromtimestamp(self._start_epoch, UTC).isoformat(sep=" ")
+            handle.write(f"#[StartTime: {self._start_epoch:.3f} (seconds since epoch), {stamp}]\n")
+            handle.write('"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"\n')
+            self._hlogs[(cell, op, kind)] = handle
+        return handle
+
+    def interval(
+        self, *, cell: str, op: str, start_s: float, length_s: float, latency: HdrHistogram, service: HdrHistogram
+    ) -> None:
+        for kind, hist in (("latency", latency), ("service", service)):
+            payload = hist.encode().decode("ascii")
+            max_ms = hist.get_max_value() / 1000.0 if hist.get_total_count() else 0.0
+            self._hlog(cell, op, kind).write(f"{start_s:.3f},{length_s:.3f},{max_ms:.3f},{payload}\n")
+
+    def timeseries(self, rows: Sequence[TimeseriesRow]) -> None:
+        for r in rows:
+            classes = ";".join(f"{k}:{v}" for k, v in sorted(r.error_classes.items()))
+            target = "" if r.target_ops_per_s is None else f"{r.target_ops_per_s:.3f}"
+            self._ts.writerow(
+                [r.cell, r.op, r.second, r.count, r.errors, r.p50_ms, r.p99_ms, r.service_p99_ms, r.max_ms, target,
+                 r.late, r.dropped, classes]
+            )
+
+    def keys(self, cell: str, samples: Sequence[tuple[float, str, str]]) -> None:
+        self._keys.writerows((cell, t, op, key) for t, op, key in samples)
+
+    def flush(self) -> None:
+        for handle in self._hlogs.values():
+            handle.flush()
+        self._ts_file.flush()
+        self._keys_file.flush()
+
+    def close(self) -> None:
+        for handle in self._hlogs.values():
+            handle.close()
+        self._hlogs.clear()
+        self._ts_file.close()
+        self._keys_file.close()
+
+    def __enter__(self) -> RunDirectory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def base_manifest(*, run_id: str, profile: Any, cells: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "run_id": run_id,
+        "profile_name": profile.name,
+        "profile_path": str(profile.path) if profile.path else None,
+        "profile": profile.data,
+        "cells": list(cells),
+        "versions": collect_versions(),
+        "git_sha": git_sha(),
+        "host": socket.gethostname(),
+        "seed": profile.data["seed"],
+        "started_at": utc_now(),
+        "ended_at": None,
+        "status": "running",
+        "reason": None,
+        "lint": [],
+    }

@@ -1,0 +1,73 @@
+"""Plain-Locust entry point: what ``locustfiles/*.py`` use so ``locust -f`` works too.
+
+``locust -f locustfiles/bigtable.py`` then gets a Locust user class that drives one
+backend through keyramp's workload (key strategy, op mix, records) in Locust's usual
+closed model, with Locust's own web UI and statistics. The profile comes from
+``$KEYRAMP_PROFILE`` (a TOML file; its first cell for this backend is used) or a small
+default; the emulator from the standard env var (``DATASTORE_EMULATOR_HOST`` …) or from
+``keyramp emulators up``. ``keyramp run`` adds the open-model pacer and the recorder.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Any
+
+import locust  # noqa: F401  (monkey-patches first)
+from locust import events
+
+from keyramp.targets._emulators import EmulatorManager, endpoints_from_env
+from keyramp._errors import EmulatorError
+from keyramp.run._gevent import ensure_gevent_grpc
+from keyramp.profile._profile import load_profile, parse_profile
+from keyramp.run._user import CellContext, KeyrampUser, user_class_for
+from keyramp.run._workload import CellWorkload
+from keyramp.backends import BACKENDS, EMULATOR_FOR
+
+__all__ = ["make_user"]
+
+_DEFAULT_PROFILE: dict[str, Any] = {
+    "name": "locustfile",
+    "workload": {"ops": {"insert": 0.5, "read": 0.4, "update": 0.1}, "record_count": 1000},
+    "keys": {"strategy": "hashed_prefix"},
+}
+
+
+def _endpoint(backend: str) -> str:
+    kind = EMULATOR_FOR[backend]
+    found = endpoints_from_env(os.environ).get(kind)
+    if found:
+        return found
+    for emulator in EmulatorManager().status():
+        if emulator.kind == kind and emulator.alive():
+            return emulator.endpoint
+    raise EmulatorError(
+        f"no {kind} emulator: run `keyramp emulators up {kind}` (or set its *_EMULATOR_HOST variable) first"
+    )
+
+
+def make_user(backend: str) -> type[KeyrampUser]:
+    """A Locust user class for ``backend``; the store is prepared and preloaded on test start."""
+    ensure_gevent_grpc()
+    path = os.environ.get("KEYRAMP_PROFILE")
+    profile = load_profile(path) if path else parse_profile({**_DEFAULT_PROFILE, "backend": backend})
+    cell = next((c for c in profile.cells if c.backend == backend), None)
+    strategy = cell.strategy if cell else profile.data["keys"]["strategy"][0]
+    workload = CellWorkload(backend=backend, strategy=strategy, profile=profile.data)
+    target = workload.target(
+        project=profile.data["project"], endpoint=_endpoint(backend), namespace=f"locust_{uuid.uuid4().hex[:8]}"
+    )
+    context = CellContext(workload=workload, backend_class=BACKENDS[backend], target=target, open_model=False)
+
+    @events.test_start.add_listener
+    def _prepare(environment: Any, **_: Any) -> None:
+        context.backend_class.prepare(target)
+        loader = context.backend_class(target)
+        try:
+            for batch in workload.preload_batches():
+                workload.preload(loader, batch)
+        finally:
+            loader.close()
+
+    return user_class_for(context)

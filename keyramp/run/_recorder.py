@@ -1,0 +1,296 @@
+"""The recorder: measures every operation exactly once (YCSB's ``DBWrapper`` idea).
+
+Per operation it keeps a 1-second interval HdrHistogram of latency from the intended
+start (coordinated-omission corrected) and of service time (from the actual start),
+error counts by gRPC status class, late starts, and a budgeted sample of keys. Every
+second ``tick()`` hands the interval to a sink (hlog lines, timeseries rows, key
+samples — flushed to disk), folds it into the cell totals and starts a new interval,
+so a crash loses at most the last second.
+
+``record()`` is on the request path of the load test: it does a few integer
+operations, two histogram records and, on errors only, a classification.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from hdrh.histogram import HdrHistogram
+
+from keyramp.run._hdr import HIGHEST_US, latency_summary_ms, new_histogram, percentiles_us, record, reset
+from keyramp._types import Key, key_sort_text
+from keyramp.backends._errors import classify
+
+__all__ = ["Recorder", "IntervalSink", "TimeseriesRow", "LATE_AFTER_S", "ALL_OPS"]
+
+#: An operation that starts this much after its intended time counts as late.
+LATE_AFTER_S = 0.010
+#: The op name of rows/histograms that merge all operations of a cell.
+ALL_OPS = "*"
+
+
+@dataclass(slots=True)
+class TimeseriesRow:
+    cell: str
+    op: str
+    second: int
+    count: int
+    errors: int
+    p50_ms: float
+    p99_ms: float
+    service_p99_ms: float
+    max_ms: float
+    target_ops_per_s: float | None
+    late: int
+    dropped: int
+    error_classes: Mapping[str, int]
+
+
+class IntervalSink(Protocol):
+    """Where a recorder's intervals go (the run directory writer, or a test list)."""
+
+    def interval(
+        self, *, cell: str, op: str, start_s: float, length_s: float, latency: HdrHistogram, service: HdrHistogram
+    ) -> None: ...
+
+    def timeseries(self, rows: Sequence[TimeseriesRow]) -> None: ...
+
+    def keys(self, cell: str, samples: Sequence[tuple[float, str, str]]) -> None: ...
+
+    def flush(self) -> None: ...
+
+
+@dataclass(slots=True)
+class _OpStats:
+    latency: HdrHistogram = field(default_factory=new_histogram)
+    service: HdrHistogram = field(default_factory=new_histogram)
+    latency_total: HdrHistogram = field(default_factory=new_histogram)
+    service_total: HdrHistogram = field(default_factory=new_histogram)
+    count: int = 0
+    errors: int = 0
+    late: int = 0
+    classes: Counter[str] = field(default_factory=Counter)
+    total_count: int = 0
+    total_errors: int = 0
+    total_late: int = 0
+    total_classes: Counter[str] = field(default_factory=Counter)
+
+    def add(
+        self,
+        latency: HdrHistogram | None,
+        service: HdrHistogram | None,
+        count: int,
+        errors: int,
+        late: int,
+        classes: Mapping[str, int] | None,
+    ) -> None:
+        """Fold another interval (another op's, or another process's) into this interval."""
+        if latency is not None:
+            self.latency.add(latency)
+        if service is not None:
+            self.service.add(service)
+        self.count += count
+        self.errors += errors
+        self.late += late
+        if classes:
+            self.classes.update(classes)
+
+    def rotate(self) -> None:
+        self.latency_total.add(self.latency)
+        self.service_total.add(self.service)
+        self.total_count += self.count
+        self.total_errors += self.errors
+        self.total_late += self.late
+        self.total_classes.update(self.classes)
+        reset(self.latency)
+        reset(self.service)
+        self.count = self.errors = self.late = 0
+        self.classes.clear()
+
+
+def _ms(us: int) -> float:
+    return round(us / 1000.0, 4)
+
+
+def _op_summary(stats: _OpStats, duration_s: float, dropped: int) -> dict[str, Any]:
+    count = stats.total_count
+    return {
+        "count": count,
+        "errors": stats.total_errors,
+        "error_rate": round(stats.total_errors / count, 6) if count else 0.0,
+        "errors_by_class": dict(sorted(stats.total_classes.items())),
+        # Client retries are disabled, so every attempt is one recorded operation.
+        "attempts": count,
+        "ops_per_s": round(count / duration_s, 3) if duration_s > 0 else 0.0,
+        "latency_ms": latency_summary_ms(stats.latency_total),
+        "service_ms": latency_summary_ms(stats.service_total),
+        "late": stats.total_late,
+        "dropped": dropped,
+    }
+
+
+class Recorder:
+    """Measures one cell. Not thread-safe: gevent runs all users on one thread."""
+
+    def __init__(
+        self,
+        *,
+        cell: str,
+        ops: Iterable[str],
+        sink: IntervalSink,
+        key_samples_per_s: int = 500,
+        on_request: Callable[..., None] | None = None,
+        request_type: str = "keyramp",
+    ) -> None:
+        self.cell = cell
+        self._ops: dict[str, _OpStats] = {op: _OpStats() for op in ops}
+        self._all = _OpStats()  # merged view, filled at each tick
+        self._sink = sink
+        self._budget = key_samples_per_s
+        self._stride = 1
+        self._seen = 0
+        self._samples: list[tuple[float, str, str]] = []
+        self._on_request = on_request
+        self._request_type = request_type
+        self.start = 0.0
+        self._interval_start = 0.0
+        self._second = 0
+        self.dropped_total = 0
+        self.target_timeline: list[dict[str, float]] = []
+
+    # -- request path -------------------------------------------------------------------
+    def record(
+        self,
+        op: str,
+        key: Key | None,
+        intended: float,
+        started: float,
+        ended: float,
+        error: BaseException | None = None,
+    ) -> None:
+        """Record one finished operation (times from ``time.perf_counter()``)."""
+        stats = self._ops[op]
+        latency_us = min(max(int((ended - intended) * 1e6), 1), HIGHEST_US)
+        service_us = min(max(int((ended - started) * 1e6), 1), HIGHEST_US)
+        record(stats.latency, latency_us)
+        record(stats.service, service_us)
+        stats.count += 1
+        if started - intended > LATE_AFTER_S:
+            stats.late += 1
+        if error is not None:
+            stats.errors += 1
+            stats.classes[classify(error)] += 1
+        if key is not None and self._budget:
+            self._seen += 1
+            if self._seen % self._stride == 0:
+                self._samples.append((round(ended - self.start, 4), op, key_sort_text(key)))
+        if self._on_request is not None:
+            self._on_request(
+                request_type=self._request_type,
+                name=op,
+                response_time=service_us / 1000.0,
+                response_length=0,
+                exception=error,
+                context={},
+            )
+
+    # -- merging (the master of a distributed run) -----------------------------------------
+    def absorb(
+        self,
+        op: str,
+        *,
+        latency: HdrHistogram | None,
+        service: HdrHistogram | None,
+        count: int,
+        errors: int = 0,
+        late: int = 0,
+        classes: Mapping[str, int] | None = None,
+    ) -> None:
+        """Add another process's interval for ``op`` to the current interval.
+
+        The next ``tick()`` then writes the merged interval exactly as if every operation
+        had been recorded here: counts summed, percentiles from the merged histograms.
+        """
+        self._ops[op].add(latency, service, count, errors, late, classes)
+
+    def absorb_keys(self, samples: Iterable[tuple[float, str, str]]) -> None:
+        """Add key samples (``(t, op, key_sort_text)``) to the current interval."""
+        self._samples.extend(samples)
+
+    # -- once a second --------------------------------------------------------------------
+    def begin(self, start: float) -> None:
+        self.start = self._interval_start = start
+
+    def tick(self, now: float, *, target_ops_per_s: float | None, dropped: int = 0) -> list[TimeseriesRow]:
+        """Close the current interval at ``now``: write it out and fold it into the totals."""
+        length = max(now - self._interval_start, 1e-9)
+        start_s = self._interval_start - self.start
+        rows: list[TimeseriesRow] = []
+        all_ops = self._all
+        for op, stats in self._ops.items():
+            self._sink.interval(
+                cell=self.cell, op=op, start_s=start_s, length_s=length, latency=stats.latency, service=stats.service
+            )
+            rows.append(self._row(op, stats, target_ops_per_s=None, dropped=0))
+            all_ops.add(stats.latency, stats.service, stats.count, stats.errors, stats.late, stats.classes)
+            stats.rotate()
+        rows.append(self._row(ALL_OPS, all_ops, target_ops_per_s=target_ops_per_s, dropped=dropped))
+        self._sink.interval(
+            cell=self.cell, op=ALL_OPS, start_s=start_s, length_s=length, latency=all_ops.latency, service=all_ops.service
+        )
+        achieved = all_ops.count / length
+        if target_ops_per_s is not None:
+            self.target_timeline.append(
+                {"t": self._second, "target": round(target_ops_per_s, 3), "achieved": round(achieved, 3)}
+            )
+        self.dropped_total += dropped
+        # Adapt the key-sampling stride so about ``budget`` samples land per second.
+        if self._budget:
+            self._stride = max(1, -(-all_ops.count // self._budget))
+            if self._samples:
+                self._sink.keys(self.cell, self._samples)
+                self._samples = []
+        all_ops.rotate()
+        self._sink.timeseries(rows)
+        self._sink.flush()
+        self._interval_start = now
+        self._second += 1
+        return rows
+
+    def _row(self, op: str, stats: _OpStats, *, target_ops_per_s: float | None, dropped: int) -> TimeseriesRow:
+        p50, p99 = percentiles_us(stats.latency, (50.0, 99.0)) if stats.count else (0, 0)
+        (svc99,) = percentiles_us(stats.service, (99.0,)) if stats.count else (0,)
+        return TimeseriesRow(
+            cell=self.cell,
+            op=op,
+            second=self._second,
+            count=stats.count,
+            errors=stats.errors,
+            p50_ms=_ms(p50),
+            p99_ms=_ms(p99),
+            service_p99_ms=_ms(svc99),
+            max_ms=_ms(stats.latency.get_max_value()) if stats.count else 0.0,
+            target_ops_per_s=target_ops_per_s,
+            late=stats.late,
+            dropped=dropped,
+            error_classes=dict(stats.classes),
+        )
+
+    # -- end of cell ----------------------------------------------------------------------
+    def summary(self, *, duration_s: float) -> dict[str, Any]:
+        """``operations`` and ``total`` for summary.json (call after the last ``tick``)."""
+        operations = {op: _op_summary(s, duration_s, 0) for op, s in self._ops.items() if s.total_count}
+        return {
+            "operations": operations,
+            "total": _op_summary(self._all, duration_s, self.dropped_total),
+            "target_ops_per_s": self.target_timeline,
+            "late": self._all.total_late,
+            "dropped": self.dropped_total,
+        }
+
+    def merged_latency(self, op: str = ALL_OPS) -> HdrHistogram:
+        """The cell's whole-run latency histogram for ``op`` (for tests and compare)."""
+        return (self._all if op == ALL_OPS else self._ops[op]).latency_total

@@ -1,0 +1,164 @@
+"""The Locust user that drives one backend, and the per-cell context its users share.
+
+The same class serves ``keyramp run`` (open model: a shared ``Pacer`` hands out
+intended start times, a ``Recorder`` measures) and plain ``locust -f locustfiles/…``
+(closed model: Locust's own stats via ``events.request``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import gevent
+from gevent.event import Event
+from locust import User, constant, task
+
+from keyramp.run._pacer import Pacer
+from keyramp.run._recorder import Recorder
+from keyramp.run._workload import CellWorkload, UserOps
+from keyramp.backends._base import Backend, Target
+
+__all__ = ["CellContext", "KeyrampUser", "user_class_for"]
+
+#: How long a user waits once its phase is over (the runner kills it well before).
+_PARK_S = 3600.0
+
+
+@dataclass(kw_only=True)
+class CellContext:
+    """What all users of one cell in one process share."""
+
+    workload: CellWorkload
+    backend_class: type[Backend]
+    target: Target
+    recorder: Recorder | None = None
+    #: Set by the runner when the measured phase starts; ``None`` = closed model.
+    pacer: Pacer | None = None
+    open_model: bool = True
+    phase_started: Event = field(default_factory=Event)
+    phase_ended: Event = field(default_factory=Event)
+    users_ready: int = 0
+    in_flight: int = 0
+    #: Seconds each user waits between unmeasured warm-up operations; ``None`` = no warm-up.
+    warmup_interval: float | None = None
+    #: Service times (s) of warm-up operations, for the runner to see when the store has settled.
+    warmup_latencies: list[float] = field(default_factory=list)
+    user_errors: list[BaseException] = field(default_factory=list)
+    _user_seq: Any = field(default_factory=itertools.count)
+
+    def next_user_index(self) -> int:
+        return next(self._user_seq)
+
+
+class KeyrampUser(User):
+    """Performs one operation per task iteration; never measures (the recorder does)."""
+
+    abstract = True
+    wait_time = constant(0)
+    context: ClassVar[CellContext]
+
+    def on_start(self) -> None:
+        ctx = self.context
+        # One client per user, created here (after any fork): each owns its gRPC channel.
+        try:
+            self.backend = ctx.backend_class(ctx.target)
+        except Exception as exc:
+            ctx.user_errors.append(exc)
+            raise
+        self.ops = UserOps(ctx.workload, self.backend, user_index=ctx.next_user_index())
+        # One throw-away read opens the channel, so connection set-up is not measured.
+        try:
+            self.backend.read("keyramp-warmup")
+        except Exception:  # the measured phase will show a broken store; nothing to do here
+            pass
+        ctx.users_ready += 1
+
+    def on_stop(self) -> None:
+        backend = getattr(self, "backend", None)
+        if backend is not None:
+            backend.close()
+
+    @task
+    def operate(self) -> None:
+        ctx = self.context
+        if ctx.recorder is None:
+            self._operate_plain()
+            return
+        if not ctx.phase_started.is_set():
+            if ctx.warmup_interval is None:
+                ctx.phase_started.wait()
+            else:
+                self._warm_up(ctx.warmup_interval)
+                return
+        slot = 0.0
+        if ctx.open_model:
+            pacer = ctx.pacer
+            slot = pacer.next_slot() if pacer is not None else None
+            if slot is None:
+                self._park()
+                return
+            delay = slot - time.perf_counter()
+            if delay > 0:
+                gevent.sleep(delay)
+        elif ctx.phase_ended.is_set():
+            self._park()
+            return
+        op = ctx.workload.choose_op(self.ops.rng)
+        started = time.perf_counter()
+        intended = slot if ctx.open_model else started  # closed model: no queueing delay
+        key = None
+        error: BaseException | None = None
+        ctx.in_flight += 1
+        try:
+            key = self.ops.run(op)
+        except Exception as exc:  # every failure is data for the recorder
+            error = exc
+        finally:
+            ctx.in_flight -= 1
+        ctx.recorder.record(op, key, intended, started, time.perf_counter(), error)
+
+    def _warm_up(self, interval: float) -> None:
+        """One unmeasured operation (JIT, connection pools, caches), then a pause."""
+        started = time.perf_counter()
+        try:
+            self.ops.run(self.context.workload.choose_op(self.ops.rng))
+        except Exception:  # the measured phase will show what is wrong
+            pass
+        else:
+            self.context.warmup_latencies.append(time.perf_counter() - started)
+        gevent.sleep(interval)
+
+    def _park(self) -> None:
+        """The phase is over: block until the runner stops this user.
+
+        Returning at once would make Locust call the task again with ``wait_time`` 0, and a
+        few such spinning users starve the hub's timers, including the runner's own.
+        """
+        gevent.sleep(_PARK_S)
+
+    def _operate_plain(self) -> None:
+        """Closed model under plain ``locust -f``: Locust's stats do the measuring."""
+        op = self.context.workload.choose_op(self.ops.rng)
+        started = time.perf_counter()
+        error: BaseException | None = None
+        try:
+            self.ops.run(op)
+        except Exception as exc:
+            error = exc
+        self.environment.events.request.fire(
+            request_type=self.context.backend_class.name,
+            name=op,
+            response_time=(time.perf_counter() - started) * 1000.0,
+            response_length=0,
+            exception=error,
+            context={},
+        )
+
+
+def user_class_for(context: CellContext, *, name: str | None = None) -> type[KeyrampUser]:
+    """A concrete user class bound to ``context`` (Locust instantiates classes, not objects)."""
+    cls_name = name or f"{context.backend_class.__name__.removesuffix('Backend')}User"
+    return type(cls_name, (KeyrampUser,), {"context": context, "abstract": False})

@@ -1,0 +1,310 @@
+"""`keyramp lint`: each rule fires on its anti-pattern and stays quiet on the fix."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from keyramp._errors import UsageError
+from keyramp.profile._lint import Finding, lint_profile, register
+
+
+def profile(
+    *,
+    backend: str | list[str] = "datastore",
+    strategy: str | list[str] = "random",
+    schedule: dict[str, Any] | None = None,
+    duration_s: float = 60.0,
+    params: dict[str, Any] | None = None,
+    **workload: Any,
+) -> dict[str, Any]:
+    """A resolved profile dict (defaults filled, as ``load_profile(...).data`` returns)."""
+    wl = {
+        "ops": {"insert": 1.0}, "record_count": 1000, "value_size": 256, "read_distribution": "uniform",
+        "distribution_params": {}, "batch_size": 10, "scan_length": 20, "entity_group_size": 0,
+        "indexed_value": "none", "indexed_fields": 0, "key_samples_per_s": 500,
+    }
+    wl.update(workload)
+    return {
+        "name": "t", "description": "", "rules": [], "target": "emulator", "project": "keyramp-local",
+        "backend": [backend] if isinstance(backend, str) else backend,
+        "duration_s": duration_s, "seed": 1, "workload": wl,
+        "keys": {"strategy": [strategy] if isinstance(strategy, str) else strategy, "params": params or {}},
+        "schedule": {"time_scale": 1.0, "max_users": 20, "drop_after_s": 1.0,
+                     **(schedule or {"kind": "constant", "rate": 100.0})},
+        "thresholds": {}, "emulator": {"consistency": 1.0}, "cloud": {},
+    }
+
+
+def rules(findings: list[Finding], severity: str | None = None) -> set[str]:
+    return {f.rule for f in findings if severity is None or f.severity == severity}
+
+
+def one(findings: list[Finding], rule: str) -> Finding:
+    hits = [f for f in findings if f.rule == rule]
+    assert len(hits) == 1, findings
+    return hits[0]
+
+
+def test_anti_pattern_sequential_at_2000_gets_key1_and_ramp1_errors() -> None:
+    found = lint_profile(profile(strategy="sequential", schedule={"kind": "constant", "rate": 2000.0}))
+    assert {"BP-KEY-1", "BP-RAMP-1"} <= rules(found, "error")
+    key1 = one(found, "BP-KEY-1")
+    assert key1.cell == "c00-datastore-sequential" and "2000 inserts/s" in key1.message
+    assert found[0].severity == "error"  # errors first
+    assert all("\n" not in f.message for f in found)
+
+
+def test_same_keys_at_10_ops_are_a_warning_and_ramp_is_fine() -> None:
+    found = lint_profile(profile(strategy="sequential", schedule={"kind": "constant", "rate": 10.0}))
+    assert one(found, "BP-KEY-1").severity == "warning"
+    assert "BP-RAMP-1" not in rules(found)
+    assert one(found, "BP-KEY-2").severity == "info"
+
+
+def test_best_practice_profile_is_clean() -> None:
+    ramp = {"kind": "ramp_500_50_5", "start_ops": 500.0, "growth": 0.5, "step": "5m", "time_scale": 100.0}
+    found = lint_profile(profile(strategy=["server_allocated", "random"], schedule=ramp, duration_s=90.0))
+    assert found == []
+
+
+def test_ramp_growth_too_fast_and_too_high_start() -> None:
+    fast_ramp = {"kind": "ramp_500_50_5", "start_ops": 500.0, "growth": 0.8, "step": "5m"}
+    finding = one(lint_profile(profile(schedule=fast_ramp, duration_s=900.0)), "BP-RAMP-1")
+    assert finding.severity == "warning" and "+50 %" in finding.message  # 900 vs 750 allowed at 5 min
+    step = {"kind": "step", "start_ops": 500.0, "increment": 100.0, "step": "60s"}
+    finding = one(lint_profile(profile(schedule=step, duration_s=900.0)), "BP-RAMP-1")
+    assert finding.severity == "error" and "above 500 ops/s" in finding.message  # 900 ops/s at 4 min
+    linear = {"kind": "linear", "start_ops": 100.0, "end_ops": 5000.0}
+    assert one(lint_profile(profile(schedule=linear)), "BP-RAMP-1").severity == "error"
+    spike = {"kind": "spike", "rate": 200.0, "burst_ops": 3000.0}
+    assert one(lint_profile(profile(schedule=spike)), "BP-RAMP-1").severity == "error"
+    # Reads only on preloaded data: no new key range, no ramp finding.
+    assert "BP-RAMP-1" not in rules(lint_profile(profile(ops={"read": 1.0}, schedule={"kind": "constant", "rate": 2000.0})))
+
+
+def test_ramp_closed_model_is_info() -> None:
+    found = lint_profile(profile(schedule={"kind": "users", "users": 10}))
+    assert one(found, "BP-RAMP-1").severity == "info"
+
+
+def test_bigtable_key_rules() -> None:
+    found = lint_profile(
+        profile(backend="bigtable", strategy=["timestamp_first", "hashed_prefix", "random", "sequential", "domain",
+                                              "field_promotion", "reverse_timestamp", "reverse_domain"],
+                read_distribution="latest", ops={"insert": 0.5, "read": 0.5})
+    )
+    by_cell: dict[str, set[str]] = {}
+    for f in found:
+        by_cell.setdefault(f.cell or "", set()).add(f.rule)
+    assert {"BP-KEY-1", "BP-KEY-5", "BP-KEY-6"} <= by_cell["c00-bigtable-timestamp-first"]
+    assert "BP-KEY-8" in by_cell["c01-bigtable-hashed-prefix"] and "BP-KEY-8" in by_cell["c02-bigtable-random"]
+    assert "BP-KEY-7" in by_cell["c03-bigtable-sequential"] and "BP-KEY-7" in by_cell["c04-bigtable-domain"]
+    assert by_cell.get("c05-bigtable-field-promotion") == {"BP-KEY-6"}  # reads newest first: hint only
+    assert "c06-bigtable-reverse-timestamp" not in by_cell and "c07-bigtable-reverse-domain" not in by_cell
+    assert "BP-KEY-2" not in rules(found)  # Bigtable has no server-allocated keys to prefer
+
+
+def test_time_bucket_shard() -> None:
+    low = one(lint_profile(profile(strategy="time_bucket_shard")), "BP-SHARD-1")
+    high = one(lint_profile(profile(strategy="time_bucket_shard", schedule={"kind": "constant", "rate": 800.0})), "BP-SHARD-1")
+    assert (low.severity, high.severity) == ("warning", "error")
+    assert "BP-SHARD-1" not in rules(lint_profile(profile(strategy="sharded")))
+
+
+@pytest.mark.parametrize(
+    ("backend", "params", "fires"),
+    [
+        ("datastore", {"prefix": "a/b"}, True),
+        ("firestore", {"prefix": "x" * 1600}, True),
+        ("datastore", {"prefix": "__x__"}, True),
+        ("bigtable", {"prefix": "a/b"}, False),
+        ("firestore", {"prefix": "Customer"}, False),
+    ],
+)
+def test_key_hygiene(backend: str, params: dict[str, Any], fires: bool) -> None:
+    found = lint_profile(profile(backend=backend, strategy="prefixed_sequential", params=params))
+    assert ("BP-KEY-10" in rules(found, "error")) == fires
+
+
+def test_entity_group_write_rate() -> None:
+    found = lint_profile(profile(entity_group_size=10))  # 100 inserts/s into the current group
+    assert one(found, "BP-RATE-1").severity == "error"
+    slow = lint_profile(profile(entity_group_size=10, schedule={"kind": "constant", "rate": 2.0}))
+    assert one(slow, "BP-RATE-1").severity == "warning"
+    assert "BP-RATE-1" not in rules(lint_profile(profile()))  # root entities, uniform, distinct keys
+
+
+def test_hot_entity_updates_in_datastore_mode() -> None:
+    hot = profile(backend="firestore-datastore", ops={"update": 1.0}, read_distribution="zipfian",
+                  distribution_params={"scrambled": False})
+    assert one(lint_profile(hot), "BP-RATE-1").severity == "error"  # ≈ 100 × 0.134 writes/s on entity 0
+    spread = profile(backend="firestore-datastore", ops={"update": 1.0}, record_count=100_000)
+    assert "BP-RATE-1" not in rules(lint_profile(spread))
+
+
+def test_monotonic_indexed_value() -> None:
+    fast = profile(backend=["firestore", "datastore"], indexed_value="monotonic", schedule={"kind": "constant", "rate": 1000.0})
+    found = lint_profile(fast)
+    assert one(found, "BP-RATE-2").severity == "error" and one(found, "BP-KEY-3").severity == "warning"
+    slow = lint_profile(profile(backend="firestore", indexed_value="monotonic"))
+    assert one(slow, "BP-RATE-2").severity == "info"
+    for fix in ("unindexed", "prefixed"):
+        assert not {"BP-RATE-2", "BP-KEY-3"} & rules(lint_profile(copy.deepcopy(fast) | {"workload": {**fast["workload"], "indexed_value": fix}}))
+
+
+def test_sizes() -> None:
+    assert one(lint_profile(profile(backend="bigtable", value_size=20 << 20)), "BP-SIZE-1").severity == "warning"
+    assert one(lint_profile(profile(backend="bigtable", value_size=200 << 20)), "BP-SIZE-1").severity == "error"
+    assert "BP-SIZE-1" not in rules(lint_profile(profile(backend="datastore", value_size=20 << 20)))
+    assert one(lint_profile(profile(backend="bigtable", indexed_fields=200)), "BP-SIZE-3").severity == "warning"
+    assert one(lint_profile(profile(backend="firestore", indexed_fields=50)), "BP-IDX-1").severity == "info"
+
+
+def test_invalid_profiles_raise_usage_error() -> None:
+    with pytest.raises(UsageError):
+        lint_profile({"name": "x"})
+    with pytest.raises(UsageError, match="Bigtable has no server-allocated"):
+        lint_profile(profile(backend="bigtable", strategy="server_allocated"))
+
+
+# -- CLI ---------------------------------------------------------------------------------------
+
+ANTI = """
+name = "anti"
+backend = "datastore"
+duration = "10s"
+[workload]
+ops = { insert = 1.0 }
+[keys]
+strategy = "sequential"
+[schedule]
+kind = "constant"
+rate = 2000
+"""
+
+WARN_ONLY = """
+name = "warn"
+backend = "datastore"
+duration = "10s"
+[workload]
+ops = { insert = 1.0 }
+[keys]
+strategy = "sequential"
+[schedule]
+kind = "constant"
+rate = 10
+"""
+
+CLEAN = """
+name = "clean"
+backend = "firestore"
+duration = "10s"
+[workload]
+ops = { insert = 0.5, read = 0.5 }
+[keys]
+strategy = "server_allocated"
+[schedule]
+kind = "constant"
+rate = 100
+"""
+
+
+def run_lint(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="keyramp")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["lint", *argv])
+    return int(args.func(args))
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> dict[str, Path]:
+    out = {}
+    for name, text in {"anti": ANTI, "warn": WARN_ONLY, "clean": CLEAN, "broken": "name = [", "bad": 'name = "b"\nbackend = "mysql"'}.items():
+        out[name] = tmp_path / f"{name}.toml"
+        out[name].write_text(text)
+    return out
+
+
+def test_cli_exit_codes_and_lines(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_lint([str(files["clean"])]) == 0
+    assert capsys.readouterr().out.strip() == f"{files['clean']}: ok"
+    assert run_lint([str(files["anti"])]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert f"{files['anti']}: ERROR BP-KEY-1 [c00-datastore-sequential] sequential keys" in "\n".join(lines)
+    assert any(line.startswith(f"{files['anti']}: ERROR BP-RAMP-1 ") for line in lines)
+    assert run_lint([str(files["warn"])]) == 0
+    assert run_lint([str(files["warn"]), "--strict"]) == 1
+
+
+def test_cli_invalid_profiles_exit_2(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_lint([str(files["broken"]), str(files["clean"])]) == 2
+    captured = capsys.readouterr()
+    assert "invalid TOML" in captured.err and f"{files['clean']}: ok" in captured.out
+    assert run_lint([str(files["bad"])]) == 2
+    assert "mysql" in capsys.readouterr().err
+    assert run_lint([str(files["clean"].parent / "missing.toml")]) == 2
+
+
+def test_cli_json(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_lint([str(files["anti"]), str(files["clean"]), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [r["path"] for r in report] == [str(files["anti"]), str(files["clean"])]
+    anti_rules = {f["rule"]: f["severity"] for f in report[0]["findings"]}
+    assert anti_rules["BP-KEY-1"] == "error" and anti_rules["BP-RAMP-1"] == "error"
+    assert report[1]["findings"] == []
+
+
+def test_repository_profiles_lint_without_crashing() -> None:
+    from keyramp.profile._profile import load_profile
+
+    root = Path(__file__).resolve().parents[2] / "profiles"
+    paths = sorted(root.rglob("*.toml"))
+    for path in paths:
+        for f in lint_profile(load_profile(path).data):
+            assert f.severity in ("error", "warning", "info") and f.rule.startswith("BP-")
+
+
+# Each scenario pair: the anti-pattern must carry its rule's finding, the best practice must not.
+SCENARIO_PAIRS = {
+    "BP-KEY-1": ("bp-key-1-sequential", "bp-key-1-random"),
+    "BP-KEY-3": ("bp-key-3-prefixed", "bp-key-3-hashed"),
+    "BP-KEY-5": ("bp-key-5-timestamp-first", "bp-key-5-field-promotion"),
+    "BP-KEY-6": ("bp-key-6-timestamp", "bp-key-6-reverse-timestamp"),
+    "BP-KEY-7": ("bp-key-7-sequential", "bp-key-7-reversed"),
+    "BP-RAMP-1": ("bp-ramp-1-cold-start", "bp-ramp-1-500-50-5"),
+    "BP-RATE-2": ("bp-rate-2-monotonic-indexed", "bp-rate-2-exempt"),
+}
+# The prefixed-sequential anti-pattern of BP-KEY-3 is reported as the monotonic key it is.
+_FLAGGED_AS = {"BP-KEY-3": "BP-KEY-1"}
+
+
+@pytest.mark.parametrize("rule", sorted(SCENARIO_PAIRS))
+def test_scenario_pairs_get_the_expected_findings(rule: str) -> None:
+    from keyramp.profile._profile import load_profile
+
+    root = Path(__file__).resolve().parents[2] / "profiles" / "scenarios"
+    anti, best = SCENARIO_PAIRS[rule]
+    expected = _FLAGGED_AS.get(rule, rule)
+    anti_rules = {f.rule for f in lint_profile(load_profile(root / f"{anti}.toml").data)}
+    best_rules = {f.rule for f in lint_profile(load_profile(root / f"{best}.toml").data)}
+    assert expected in anti_rules
+    assert expected not in best_rules
+
+
+def test_quickstart_flags_its_sequential_and_hashed_cells() -> None:
+    from keyramp.profile._profile import load_profile
+
+    path = Path(__file__).resolve().parents[2] / "profiles" / "quickstart.toml"
+    findings = lint_profile(load_profile(path).data)
+    by_rule = {}
+    for f in findings:
+        by_rule.setdefault(f.rule, set()).add(f.cell)
+    assert by_rule["BP-KEY-1"] == {"c00-datastore-sequential", "c03-firestore-sequential",
+                                   "c06-firestore-datastore-sequential", "c09-bigtable-sequential"}
+    assert by_rule["BP-KEY-8"] == {"c10-bigtable-random", "c11-bigtable-hashed-prefix"}

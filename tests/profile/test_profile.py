@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from keyramp._errors import UsageError
+from keyramp.profile._profile import collect_profiles, load_profile, parse_profile
+
+REPO = Path(__file__).resolve().parents[2]
+
+BASE = {
+    "name": "t",
+    "backend": ["datastore", "bigtable"],
+    "duration": "5s",
+    "workload": {"ops": {"insert": 0.5, "read": 0.5}},
+    "keys": {"strategy": ["sequential", "random", "hashed_prefix"]},
+    "schedule": {"kind": "constant", "rate": 100},
+}
+
+
+def test_matrix_expands_backend_times_strategy() -> None:
+    profile = parse_profile(BASE)
+    assert len(profile.cells) == 6
+    assert [c.id for c in profile.cells][:3] == [
+        "c00-datastore-sequential", "c01-datastore-random", "c02-datastore-hashed-prefix"]
+    assert profile.cells[-1].backend == "bigtable"
+    assert profile.cells[0].duration_s == 5.0
+    assert profile.data["workload"]["record_count"] == 1000  # defaults filled in
+    assert profile.data["schedule"]["time_scale"] == 1.0
+
+
+def test_quickstart_profile_is_4_backends_by_3_strategies() -> None:
+    profile = load_profile(REPO / "profiles" / "quickstart.toml")
+    assert len(profile.cells) == 12
+    assert {c.backend for c in profile.cells} == {"datastore", "firestore", "firestore-datastore", "bigtable"}
+
+
+def test_time_scale_sets_the_schedule_horizon() -> None:
+    profile = parse_profile({**BASE, "schedule": {"kind": "ramp_500_50_5", "start_ops": 100, "time_scale": 60}})
+    cell = profile.cells[0]
+    assert cell.horizon_s == 300
+    assert cell.schedule.rate(cell.horizon_s - 1) == 100
+
+
+@pytest.mark.parametrize(
+    ("patch", "needle"),
+    [
+        ({"colour": "blue"}, "unknown field 'colour'"),
+        ({"backend": "spanner"}, "unknown backend 'spanner'"),
+        ({"keys": {"strategy": "bogus"}}, "unknown strategy 'bogus'"),
+        ({"workload": {"ops": {"insert": 0.5, "read": 0.4}}}, "sum to 1"),
+        ({"workload": {"ops": {"fly": 1.0}}}, "unknown operation 'fly'"),
+        ({"workload": {"ops": {"insert": 1.0}, "speed": 3}}, "unknown field 'speed'"),
+        ({"duration": "0s"}, "duration"),
+        ({"duration": "-3s"}, "duration"),
+        ({"schedule": {"kind": "constant", "rate": 0}}, "rate"),
+        ({"schedule": {"kind": "constant", "rate": -5}}, "rate"),
+        ({"schedule": {"kind": "warp"}}, "unknown kind"),
+        ({"name": ""}, "'name' is required"),
+        ({"target": "prod"}, "target"),
+        ({"backend": "bigtable", "keys": {"strategy": "server_allocated"}}, "server_allocated"),
+        ({"backend": "datastore", "keys": {"strategy": "server_allocated"},
+          "workload": {"ops": {"batch_write": 1.0}}}, "batch_write needs client-chosen keys"),
+        ({"thresholds": {"insert.p99_ms": "fast"}}, "insert.p99_ms"),
+    ],
+)
+def test_invalid_profiles_give_one_line_errors(patch: dict, needle: str) -> None:
+    with pytest.raises(UsageError) as info:
+        parse_profile({**BASE, **patch}, source="bad.toml")
+    message = str(info.value)
+    assert "\n" not in message
+    assert needle in message
+    assert message.startswith("bad.toml")
+
+
+def test_unreadable_and_invalid_files(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such profile file"):
+        load_profile(tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = [unclosed")
+    with pytest.raises(UsageError, match="invalid TOML"):
+        load_profile(bad)
+    binary = tmp_path / "bin.toml"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(UsageError, match="cannot read"):
+        load_profile(binary)
+
+
+def test_collect_profiles_reads_directories(tmp_path: Path) -> None:
+    (tmp_path / "a.toml").write_text('name = "a"\n')
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "b.toml").write_text('name = "b"\n')
+    assert [p.name for p in collect_profiles([str(tmp_path)])] == ["a", "b"]
+    with pytest.raises(UsageError, match="no \\*.toml"):
+        collect_profiles([str(REPO / "docs")])

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from keyramp._errors import UsageError
+from keyramp.profile._thresholds import all_passed, evaluate, parse_expression, parse_table
+from _synthetic import make_run
+
+CELL = {
+    "operations": {
+        "insert": {"count": 1000, "errors": 20, "error_rate": 0.02, "ops_per_s": 100.0,
+                   "latency_ms": {"p50": 1.0, "p99": 40.0, "p999": 80.0, "max": 90.0},
+                   "service_ms": {"p99": 30.0}},
+        "read": {"count": 0, "errors": 0, "error_rate": 0.0, "ops_per_s": 0.0,
+                 "latency_ms": {"p50": None, "p99": None}},
+    },
+    "total": {"count": 1000, "errors": 20, "error_rate": 0.02, "ops_per_s": 100.0,
+              "latency_ms": {"p50": 1.0, "p99": 60.0}},
+    "target_ops_per_s": [{"t": 0, "target": 100.0, "achieved": 90.0}, {"t": 1, "target": 100.0, "achieved": 100.0}],
+}
+
+
+def _by_name(results):
+    return {r.name: r for r in results}
+
+
+def test_profile_table_defaults_and_explicit_comparators() -> None:
+    thresholds = parse_table({"error_rate": 0.01, "insert.p99_ms": 50, "insert.service_p99_ms": "<=30",
+                              "ops_per_s_ratio": 0.95, "p99_ms": [50, "<70"]})
+    assert [(t.name, t.op, t.limit) for t in thresholds] == [
+        ("error_rate", "<", 0.01), ("insert.p99_ms", "<", 50.0), ("insert.service_p99_ms", "<=", 30.0),
+        ("ops_per_s_ratio", ">=", 0.95), ("p99_ms", "<", 50.0), ("p99_ms", "<", 70.0)]
+    results = evaluate(thresholds, CELL)
+    assert [(r.name, r.value, r.passed) for r in results] == [
+        ("error_rate", 0.02, False), ("insert.p99_ms", 40.0, True), ("insert.service_p99_ms", 30.0, True),
+        ("ops_per_s_ratio", 0.95, True), ("p99_ms", 60.0, False), ("p99_ms", 60.0, True)]
+    assert not all_passed(results)
+    assert results[0].to_dict() == {"name": "error_rate", "op": "<", "limit": 0.01, "value": 0.02, "passed": False}
+
+
+def test_cli_expressions() -> None:
+    t = parse_expression("insert.p99_ms<50")
+    assert (t.operation, t.metric, t.op, t.limit) == ("insert", "p99_ms", "<", 50.0)
+    assert parse_expression(" ops_per_s = 90 ").op == ">="
+    assert parse_expression("error_rate<=0.05").op == "<="
+    assert evaluate([parse_expression("insert.ops_per_s>150")], CELL)[0].passed is False
+
+
+def test_missing_value_fails_and_absent_operation_is_skipped() -> None:
+    results = _by_name(evaluate(parse_table({"read.p99_ms": 10, "update.p99_ms": 10}), CELL))
+    assert results["read.p99_ms"].value is None and not results["read.p99_ms"].passed
+    assert "update.p99_ms" not in results
+
+
+def test_ratio_not_applicable_without_a_schedule() -> None:
+    cell = dict(CELL, target_ops_per_s=[{"t": 0, "target": None, "achieved": 50.0}])
+    assert evaluate(parse_table({"ops_per_s_ratio": 0.9}), cell) == []
+
+
+@pytest.mark.parametrize("bad", [
+    "insert.p99<50", "p99_ms<<3", "p99_ms<abc", "bogus.p99_ms<3", "insert.ops_per_s_ratio>0.9", "", "p99_ms<nan",
+])
+def test_bad_expressions_are_usage_errors(bad: str) -> None:
+    with pytest.raises(UsageError) as info:
+        parse_expression(bad)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("table", [{"p99_ms": "fast"}, {"p99_ms": True}, {"latency": 3}, {"p99_ms": "<"}])
+def test_bad_tables_are_usage_errors(table: dict) -> None:
+    with pytest.raises(UsageError):
+        parse_table(table)
+
+
+def test_on_a_synthetic_summary(tmp_path: Path) -> None:
+    run = make_run(tmp_path, seed=1, latency_ms=2.0, seconds=4)
+    cell = json.loads((run / "summary.json").read_text())["cells"]["c00-datastore-sequential"]
+    results = evaluate(parse_table({"insert.p50_ms": 3, "read.p50_ms": 1.5, "ops_per_s_ratio": 0.9}), cell)
+    assert [r.passed for r in results] == [True, False, True]

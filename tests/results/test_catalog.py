@@ -1,0 +1,169 @@
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from keyramp.results._catalog import (
+    cell_identity,
+    hlog_path,
+    list_runs,
+    load_run,
+    read_intervals,
+    read_timeseries,
+    register,
+    resolve_run,
+    safe_run_path,
+)
+from keyramp._errors import UsageError
+from _synthetic import make_run
+
+
+@pytest.fixture()
+def results(tmp_path: Path) -> Path:
+    return tmp_path / "results"
+
+
+def test_synthetic_run_loads_clean(results: Path) -> None:
+    run = load_run(make_run(results, seed=3))
+    assert run.ok and run.status == "complete" and run.warnings == []
+    assert run.profile_name == "synthetic"
+    assert run.backends == ["datastore"]
+    assert run.strategies == ["sequential", "random"]
+    assert run.cell_ids == ["c00-datastore-sequential", "c01-datastore-random"]
+    assert run.started_at.startswith("2026-01-01T00:03")
+
+
+def test_summary_agrees_with_hlog(results: Path) -> None:
+    run = load_run(make_run(results, seed=4, seconds=5))
+    intervals = read_intervals(run, "c00-datastore-sequential", "insert")
+    assert len(intervals) == 5
+    assert [h.get_start_time_stamp() for h in intervals] == [0, 1000, 2000, 3000, 4000]
+    stats = run.cells["c00-datastore-sequential"]["operations"]["insert"]
+    assert sum(h.get_total_count() for h in intervals) == stats["count"]
+    merged = intervals[0]
+    for h in intervals[1:]:
+        merged.add(h)
+    assert merged.get_value_at_percentile(99) / 1000 == stats["latency_ms"]["p99"]
+
+
+def test_timeseries_rows_filtered_and_typed(results: Path) -> None:
+    run = load_run(make_run(results, seed=5, seconds=4))
+    rows = read_timeseries(run, "c01-datastore-random", "read")
+    assert [r["second"] for r in rows] == [0, 1, 2, 3]
+    assert all(isinstance(r["count"], int) and isinstance(r["p99_ms"], float) for r in rows)
+    star = read_timeseries(run, "c01-datastore-random", "*")
+    assert sum(r["count"] for r in star) == run.cells["c01-datastore-random"]["total"]["count"]
+
+
+def test_truncated_timeseries_and_hlog_are_tolerated(results: Path) -> None:
+    path = make_run(results, seed=6, seconds=3)
+    ts = path / "timeseries.csv"
+    ts.write_text(ts.read_text()[:-30])
+    hlog = path / "histograms" / "c00-datastore-sequential.insert.hlog"
+    hlog.write_text(hlog.read_text()[:-40])
+    run = load_run(path)
+    assert len(read_timeseries(run)) == 2 * 3 * 3 - 1
+    assert len(read_intervals(run, "c00-datastore-sequential", "insert")) == 2
+
+
+def test_truncated_summary_is_a_warning_not_an_exception(results: Path) -> None:
+    path = make_run(results, seed=7)
+    text = (path / "summary.json").read_text()
+    (path / "summary.json").write_text(text[: len(text) // 2])
+    run = load_run(path)
+    assert not run.ok
+    assert any("summary.json is not valid JSON" in w for w in run.warnings)
+    assert run.status == "complete"  # from the manifest
+    assert run.profile_name == "synthetic"
+
+
+def test_missing_summary_and_running(results: Path) -> None:
+    finished = make_run(results, seed=8)
+    (finished / "summary.json").unlink()
+    run = load_run(finished)
+    assert not run.ok and "summary.json missing" in run.warnings
+    running = load_run(make_run(results, seed=9, status="running"))
+    assert running.status == "running" and not running.ok and running.warnings == []
+
+
+def test_schema_mismatch_and_garbage_manifest(results: Path) -> None:
+    path = make_run(results, seed=10)
+    summary = json.loads((path / "summary.json").read_text())
+    summary["schema"] = 99
+    (path / "summary.json").write_text(json.dumps(summary))
+    (path / "manifest.json").write_text("[1, 2")
+    run = load_run(path)
+    assert not run.ok
+    assert any("schema 99" in w for w in run.warnings)
+    assert any("manifest.json is not valid JSON" in w for w in run.warnings)
+
+
+def test_empty_directory(results: Path) -> None:
+    path = results / "20260101T000000000Z-empty-abcd"
+    path.mkdir(parents=True)
+    run = load_run(path)
+    assert not run.ok and run.status == "corrupt"
+    assert "manifest.json missing" in run.warnings
+
+
+def test_list_runs_newest_first_and_skips_non_runs(results: Path) -> None:
+    ids = [make_run(results, seed=s).name for s in (2, 11, 5)]
+    (results / "not-a-run").mkdir()
+    (results / "baselines.json").write_text("{}")
+    listed = [r.run_id for r in list_runs(results)]
+    assert listed == sorted(ids, reverse=True)
+    assert list_runs(results / "nope") == []
+
+
+@pytest.mark.parametrize("bad", ["../etc", "..", "x/../../y", "/abs", "20260101T000000000Z-a-abcd/..",
+                                 "20260101T000000000Z-A-abcd", "", ".hidden"])
+def test_safe_run_path_rejects_bad_ids(results: Path, bad: str) -> None:
+    with pytest.raises(UsageError):
+        safe_run_path(results, bad)
+
+
+def test_safe_run_path_accepts_a_run_id(results: Path) -> None:
+    assert safe_run_path(results, "20261121T140700123Z-quickstart-1a2b") == results / "20261121T140700123Z-quickstart-1a2b"
+
+
+def test_resolve_run_by_id_and_path_and_unknown(results: Path) -> None:
+    path = make_run(results, seed=12)
+    assert resolve_run(path.name, results).path == path
+    assert resolve_run(str(path), Path("/nonexistent")).run_id == path.name
+    with pytest.raises(UsageError, match="unknown run"):
+        resolve_run("20260101T000000000Z-ghost-abcd", results)
+    with pytest.raises(UsageError, match="unknown run"):
+        resolve_run(str(results / "nothing-here"), results)
+
+
+def test_cell_identity_and_hlog_path_guard(results: Path) -> None:
+    assert cell_identity("c03-bigtable-field_promotion-x") == "bigtable-field_promotion-x"
+    run = load_run(make_run(results, seed=13, seconds=2))
+    assert hlog_path(run, "c00-datastore-sequential", "read", service=True).name == \
+        "c00-datastore-sequential.read.service.hlog"
+    with pytest.raises(UsageError):
+        hlog_path(run, "../../x", "read")
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    return parser.parse_args(argv)
+
+
+def test_list_cli_json_and_table(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = make_run(results, seed=14)
+    bad = make_run(results, seed=15)
+    (bad / "summary.json").write_text("{")
+    args = _parse(["list", "--results", str(results), "--json"])
+    assert args.func(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["run_id"] for d in data] == [bad.name, good.name]
+    assert data[0]["ok"] is False and data[0]["warnings"]
+    args = _parse(["list", "--results", str(results)])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert good.name in out and "warning" in out and "unusable" in out

@@ -1,0 +1,333 @@
+"""Locust master/workers (issue 9): ``keyramp run --workers N`` against a real emulator.
+
+The merged run directory must be what one process would have written: counts that add
+up across workers, percentiles of the merged raw histograms, the rate held, the same
+summary schema, unique insert keys; a dead worker fails the run and keeps the record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from hdrh.log import HistogramLogReader
+
+from keyramp._errors import UsageError
+from keyramp.run._hdr import latency_summary_ms, new_histogram, percentiles_us
+from _runs import emulator_env, keyramp, load, only_run_dir, write_profile
+
+pytestmark = pytest.mark.emulator
+
+RATE = 300
+
+
+@pytest.fixture
+def bt_env(bigtable_emulator: Any) -> dict[str, str]:
+    return emulator_env(bigtable_emulator)
+
+
+def _profile(tmp_path: Path, name: str, duration: str, **schedule: Any) -> Path:
+    return write_profile(
+        tmp_path / f"{name}.toml", {"name": name, "backend": "bigtable", "duration": duration, "seed": 11},
+        # Every operation's key is sampled (budget above the rate), so insert keys can be checked.
+        workload={"ops": {"insert": 0.7, "read": 0.3}, "record_count": 200, "key_samples_per_s": 2000},
+        keys={"strategy": "field_promotion"},
+        schedule={"kind": "constant", "rate": RATE, "warmup": "0s", **schedule},
+    )
+
+
+def _ts(run_dir: Path) -> list[dict[str, str]]:
+    with open(run_dir / "timeseries.csv", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _intervals(path: Path) -> list[Any]:
+    reader = HistogramLogReader(str(path), new_histogram())
+    out = []
+    while (hist := reader.get_next_interval_histogram()) is not None:
+        out.append(hist)
+    return out
+
+
+def _shape(value: Any) -> Any:
+    """The key structure of a JSON value (what 'same schema' means)."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(value[0])] if value else []
+    return type(value).__name__ if not isinstance(value, (int, float)) or isinstance(value, bool) else "number"
+
+
+def _worker_pids(parent: int) -> list[int]:
+    try:
+        children = psutil.Process(parent).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    return [c.pid for c in children if "--worker" in " ".join(c.cmdline())]
+
+
+def test_two_workers_merge_exactly_and_hold_the_rate(tmp_path: Path, bt_env: dict[str, str]) -> None:
+    profile = _profile(tmp_path, "dist", "6s")
+    result = keyramp("run", str(profile), "--workers", "2", "--out", str(tmp_path / "out"), "--quiet", env=bt_env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    run_dir = only_run_dir(tmp_path / "out")
+    manifest, summary = load(run_dir, "manifest.json"), load(run_dir, "summary.json")
+    assert manifest["status"] == "complete" and manifest["workers"] == 2
+    cell_id, cell = next(iter(summary["cells"].items()))
+    workers = manifest["cells"][0]["workers"]
+    assert [w["index"] for w in workers] == [0, 1] and len({w["pid"] for w in workers}) == 2
+
+    # Merged count == sum of the workers' counts, per operation (and each worker did its share).
+    for op, stats in cell["operations"].items():
+        assert stats["count"] == sum(w["ops"].get(op, 0) for w in workers) > 0
+    assert cell["total"]["count"] == sum(w["count"] for w in workers)
+    assert all(abs(w["count"] - cell["total"]["count"] / 2) < 0.15 * cell["total"]["count"] for w in workers)
+    rows = _ts(run_dir)
+    for op, stats in cell["operations"].items():
+        assert sum(int(r["count"]) for r in rows if r["op"] == op) == stats["count"]
+
+    # Merged percentiles == percentiles of the merged raw histograms (whole cell and per second).
+    for op in ("insert", "read", "all"):
+        want = cell["total"] if op == "all" else cell["operations"][op]
+        for suffix, field in ((".hlog", "latency_ms"), (".service.hlog", "service_ms")):
+            intervals = _intervals(run_dir / "histograms" / f"{cell_id}.{op}{suffix}")
+            merged = new_histogram()
+            for hist in intervals:
+                merged.add(hist)
+            assert merged.get_total_count() == want["count"]
+            assert latency_summary_ms(merged) == want[field]
+        per_second = [r for r in rows if r["op"] == ("*" if op == "all" else op)]
+        for hist, row in zip(_intervals(run_dir / "histograms" / f"{cell_id}.{op}.hlog"), per_second):
+            assert hist.get_total_count() == int(row["count"])
+            if hist.get_total_count():
+                p50, p99 = percentiles_us(hist, (50.0, 99.0))
+                assert (round(p50 / 1000, 4), round(p99 / 1000, 4)) == (float(row["p50_ms"]), float(row["p99_ms"]))
+
+    # Rate accuracy in the steady part (first and last second and the drain row left out).
+    steady = [r for r in rows if r["op"] == "*"][1:-2]
+    assert len(steady) >= 3
+    for r in steady:
+        assert float(r["target_ops_per_s"]) == RATE
+        assert abs(int(r["count"]) - RATE) <= 0.10 * RATE, steady
+
+    # Insert keys never collide across workers (every op sampled: budget > rate).
+    with open(run_dir / "keys.csv", newline="") as fh:
+        inserted = [r["key"] for r in csv.DictReader(fh) if r["op"] == "insert"]
+    assert len(inserted) == cell["operations"]["insert"]["count"]
+    assert len(set(inserted)) == len(inserted)
+
+    # Locust's own CSVs come from the master's aggregate of the workers' stats.
+    with open(run_dir / "locust" / f"{cell_id}_stats.csv", newline="") as fh:
+        aggregated = next(r for r in csv.DictReader(fh) if r["Name"] == "Aggregated")
+    assert int(aggregated["Request Count"]) == cell["total"]["count"]
+
+    # Same summary schema as a single-process run of the same profile.
+    single = keyramp("run", str(profile), "--out", str(tmp_path / "single"), "--quiet", "--duration", "2s",
+                     env=bt_env)
+    assert single.returncode == 0, single.stderr[-2000:]
+    one = load(only_run_dir(tmp_path / "single"), "summary.json")
+    assert _shape(one) == _shape(summary)
+    assert set(load(only_run_dir(tmp_path / "single"), "manifest.json")) | {"master"} == set(manifest)
+    assert _worker_pids(os.getpid()) == []  # no worker process of ours left behind
+
+
+@contextlib.contextmanager
+def _distributed_run(profile: Path, out: Path, env: dict[str, str], *, seconds: int) -> Iterator[Any]:
+    """A ``--workers 2`` run in a subprocess, yielded once ``seconds`` intervals are recorded."""
+    proc = subprocess.Popen([sys.executable, "-m", "keyramp", "run", str(profile), "--workers", "2", "--out",
+                             str(out), "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and proc.poll() is None:
+            runs = list(out.glob("*/timeseries.csv")) if out.exists() else []
+            if runs and runs[0].read_text().count(",*,") >= seconds:
+                break
+            time.sleep(0.2)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def _gone(pid: int) -> bool:
+    return not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_killed_worker_fails_the_run_and_keeps_the_record(tmp_path: Path, bt_env: dict[str, str]) -> None:
+    out = tmp_path / "out"
+    with _distributed_run(_profile(tmp_path, "kill", "60s"), out, bt_env, seconds=3) as proc:
+        pids = _worker_pids(proc.pid)
+        assert len(pids) == 2, pids
+        psutil.Process(pids[1]).kill()
+        killed = time.monotonic()
+        _, stderr = proc.communicate(timeout=60)
+    assert time.monotonic() - killed < 20
+    assert proc.returncode == 1, stderr[-2000:]
+    assert "Traceback" not in stderr
+    run_dir = only_run_dir(out)
+    manifest, summary = load(run_dir, "manifest.json"), load(run_dir, "summary.json")
+    assert manifest["status"] == "failed" and summary["status"] == "failed"
+    reason = manifest["reason"]
+    assert "\n" not in reason and "worker" in reason and f"pid {pids[1]}" in reason, reason
+    cell = next(iter(summary["cells"].values()))
+    assert cell.get("incomplete") is True and cell["total"]["count"] > RATE
+    assert all(_gone(pid) for pid in pids)  # the survivor was stopped by the master, by pid
+
+
+def test_sigterm_to_the_master_interrupts_and_stops_its_workers(tmp_path: Path, bt_env: dict[str, str]) -> None:
+    out = tmp_path / "out"
+    with _distributed_run(_profile(tmp_path, "sig", "60s"), out, bt_env, seconds=2) as proc:
+        pids = _worker_pids(proc.pid)
+        assert len(pids) == 2
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr[-2000:]
+    run_dir = only_run_dir(out)
+    manifest = load(run_dir, "manifest.json")
+    assert manifest["status"] == "interrupted" and "SIGTERM" in manifest["reason"]
+    cell = next(iter(load(run_dir, "summary.json")["cells"].values()))
+    assert cell.get("incomplete") is True and cell["total"]["count"] > 0
+    assert all(_gone(pid) for pid in pids)
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--worker"], "--worker needs --master-host"),
+        (["p.toml", "--workers", "0"], "--workers: must be at least 1"),
+        (["--worker", "--master-host", "h", "--workers", "2"], "--workers belongs on the master"),
+        (["--worker", "--master-host", "h", "--master"], "--master belongs on the master"),
+        (["--worker", "--master-host", "h", "p.toml"], "--worker takes no PROFILE"),
+        (["p.toml", "--master", "--workers", "2"], "--master and --workers are exclusive"),
+        (["p.toml", "--expect-workers", "2"], "--expect-workers needs --master"),
+        (["p.toml", "--master", "--expect-workers", "0"], "--expect-workers: must be at least 1"),
+        (["p.toml", "--master-host", "h"], "--master-host is for --worker"),
+        (["p.toml", "--master", "--master-port", "70000"], "--master-port: must be 1..65535"),
+        ([], "give at least one PROFILE"),
+    ],
+)
+def test_contradictory_distributed_flags_are_refused(argv: list[str], needle: str) -> None:
+    from keyramp.cli._main import _check_run_args, build_parser
+
+    args = build_parser().parse_args(["run", *argv])
+    with pytest.raises(UsageError) as info:
+        _check_run_args(args)
+    assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_refusals_exit_2_with_one_line() -> None:
+    result = keyramp("run", "--worker", "--workers", "2", "--master-host", "h", timeout=60)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("keyramp: ")
+    assert "Traceback" not in result.stderr
+
+
+def test_master_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
+    import socket
+
+    profile = _profile(tmp_path, "busy", "1s")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        result = keyramp("run", str(profile), "--master", "--master-port", str(port), "--quiet", timeout=60)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "address already in use" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_insert_indexes_interleave_across_workers() -> None:
+    """CellWorkload's interleaving: worker w takes w, w+N, … after the preload (no collisions)."""
+    from keyramp.profile._profile import parse_profile
+    from keyramp.run._workload import CellWorkload
+
+    profile = parse_profile({"name": "x", "backend": "bigtable", "workload": {"record_count": 10}})
+    taken: Counter[int] = Counter()
+    for w in range(3):
+        wl = CellWorkload(backend="bigtable", strategy="random", profile=profile.data, worker_index=w, workers=3)
+        taken.update(wl.next_insert_index() for _ in range(5))
+    assert sorted(taken) == list(range(10, 25)) and set(taken.values()) == {1}
+
+
+class _KeepSink:
+    """Keeps copies of each interval's per-op histograms and rows (what a worker forwards)."""
+
+    def __init__(self) -> None:
+        self.intervals: list[dict[str, Any]] = []
+        self.rows: list[Any] = []
+        self.samples: list[tuple[float, str, str]] = []
+        self._current: dict[str, Any] = {}
+
+    def interval(self, *, cell: str, op: str, start_s: float, length_s: float, latency: Any, service: Any) -> None:
+        from hdrh.histogram import HdrHistogram
+
+        self._current[op] = (HdrHistogram.decode(latency.encode()), HdrHistogram.decode(service.encode()))
+
+    def timeseries(self, rows: Any) -> None:
+        self.rows.extend(rows)
+        self.intervals.append({"hists": self._current, "rows": {r.op: r for r in rows}})
+        self._current = {}
+
+    def keys(self, cell: str, samples: Any) -> None:
+        self.samples.extend(samples)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_absorbed_intervals_equal_one_recorder_that_saw_everything() -> None:
+    import random
+
+    from keyramp.run._recorder import ALL_OPS, Recorder
+
+    class Boom(Exception):
+        pass
+
+    ops = ("insert", "read")
+    rng = random.Random(5)
+    one, parts = _KeepSink(), [_KeepSink(), _KeepSink()]
+    single = Recorder(cell="c", ops=ops, sink=one, key_samples_per_s=0)
+    workers = [Recorder(cell="c", ops=ops, sink=s, key_samples_per_s=0) for s in parts]
+    for r in (single, *workers):
+        r.begin(0.0)
+    for second in range(3):
+        for _ in range(400):
+            w = rng.randrange(2)
+            op = rng.choice(ops)
+            intended = second + rng.random() * 0.9
+            started = intended + rng.expovariate(200)
+            ended = started + rng.expovariate(300)
+            error = Boom() if rng.random() < 0.05 else None
+            for r in (single, workers[w]):
+                r.record(op, None, intended, started, ended, error)
+        for r in (single, *workers):
+            r.tick(second + 1.0, target_ops_per_s=400.0, dropped=0)
+    master_sink = _KeepSink()
+    master = Recorder(cell="c", ops=ops, sink=master_sink, key_samples_per_s=0)
+    master.begin(0.0)
+    for second in range(3):
+        for sink in parts:
+            interval = sink.intervals[second]
+            for op in ops:
+                row = interval["rows"][op]
+                latency, service = interval["hists"][op]
+                master.absorb(op, latency=latency, service=service, count=row.count, errors=row.errors,
+                              late=row.late, classes=row.error_classes)
+        master.tick(second + 1.0, target_ops_per_s=400.0, dropped=0)
+    assert [(r.op, r.second, r.count, r.errors, r.p50_ms, r.p99_ms, r.service_p99_ms, r.late, r.error_classes)
+            for r in master_sink.rows] == \
+           [(r.op, r.second, r.count, r.errors, r.p50_ms, r.p99_ms, r.service_p99_ms, r.late, r.error_classes)
+            for r in one.rows]
+    assert master.summary(duration_s=3.0) == single.summary(duration_s=3.0)
+    assert master.merged_latency(ALL_OPS).get_total_count() == 1200

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from google.api_core import exceptions as gexc
+
+from keyramp.run._hdr import percentiles_us
+from keyramp.run._recorder import ALL_OPS, Recorder
+
+
+class ListSink:
+    def __init__(self) -> None:
+        self.intervals: list[dict[str, Any]] = []
+        self.rows: list[Any] = []
+        self.samples: list[tuple[str, float, str, str]] = []
+        self.flushes = 0
+
+    def interval(self, *, cell, op, start_s, length_s, latency, service) -> None:
+        self.intervals.append(
+            {"cell": cell, "op": op, "start": start_s, "count": latency.get_total_count(),
+             "p99": percentiles_us(latency, [99])[0]}
+        )
+
+    def timeseries(self, rows) -> None:
+        self.rows.extend(rows)
+
+    def keys(self, cell, samples) -> None:
+        self.samples.extend((cell, *s) for s in samples)
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+
+def test_records_corrected_and_service_latency_separately() -> None:
+    sink = ListSink()
+    rec = Recorder(cell="c0", ops=["insert", "read"], sink=sink)
+    rec.begin(0.0)
+    # Intended at 0.0 but started 0.2 s late, took 1 ms: latency 201 ms, service 1 ms.
+    rec.record("insert", "k1", intended=0.0, started=0.2, ended=0.201)
+    rec.record("read", "k1", intended=0.3, started=0.3, ended=0.302)
+    rows = rec.tick(1.0, target_ops_per_s=100.0, dropped=3)
+    by_op = {r.op: r for r in rows}
+    assert by_op["insert"].p99_ms == pytest.approx(201, rel=0.01)
+    assert by_op["insert"].service_p99_ms == pytest.approx(1, rel=0.01)
+    assert by_op["insert"].late == 1 and by_op["read"].late == 0
+    assert by_op[ALL_OPS].count == 2 and by_op[ALL_OPS].dropped == 3
+    assert by_op[ALL_OPS].target_ops_per_s == 100.0
+    summary = rec.summary(duration_s=1.0)
+    assert summary["operations"]["insert"]["latency_ms"]["p50"] == pytest.approx(201, rel=0.01)
+    assert summary["operations"]["insert"]["service_ms"]["max"] == pytest.approx(1, rel=0.01)
+    assert summary["total"]["count"] == 2
+    assert summary["total"]["dropped"] == 3
+    assert summary["target_ops_per_s"] == [{"t": 0, "target": 100.0, "achieved": 2.0}]
+    assert sink.flushes == 1
+
+
+def test_errors_are_classified_by_grpc_status() -> None:
+    sink = ListSink()
+    rec = Recorder(cell="c0", ops=["update"], sink=sink)
+    rec.begin(0.0)
+    rec.record("update", 1, 0.0, 0.0, 0.001, gexc.Aborted("too much contention"))
+    rec.record("update", 1, 0.0, 0.0, 0.001, gexc.ServiceUnavailable("down"))
+    rec.record("update", 1, 0.0, 0.0, 0.001, None)
+    rec.tick(1.0, target_ops_per_s=None)
+    op = rec.summary(duration_s=1.0)["operations"]["update"]
+    assert op["count"] == 3 and op["errors"] == 2
+    assert op["error_rate"] == pytest.approx(2 / 3, rel=1e-4)
+    assert op["errors_by_class"] == {"ABORTED": 1, "UNAVAILABLE": 1}
+
+
+def test_totals_accumulate_over_intervals_and_intervals_reset() -> None:
+    sink = ListSink()
+    rec = Recorder(cell="c0", ops=["read"], sink=sink)
+    rec.begin(0.0)
+    for i in range(10):
+        rec.record("read", i, i * 0.01, i * 0.01, i * 0.01 + 0.002)
+    rec.tick(1.0, target_ops_per_s=10)
+    for i in range(5):
+        rec.record("read", i, 1 + i * 0.01, 1 + i * 0.01, 1 + i * 0.01 + 0.004)
+    rec.tick(2.0, target_ops_per_s=10)
+    counts = [iv["count"] for iv in sink.intervals if iv["op"] == "read"]
+    assert counts == [10, 5]
+    assert rec.summary(duration_s=2.0)["operations"]["read"]["count"] == 15
+    assert rec.merged_latency("read").get_total_count() == 15
+
+
+def test_key_samples_respect_the_per_second_budget() -> None:
+    sink = ListSink()
+    rec = Recorder(cell="c0", ops=["insert"], sink=sink, key_samples_per_s=100)
+    rec.begin(0.0)
+    for second in range(3):
+        for i in range(1000):
+            t = second + i / 1000
+            rec.record("insert", second * 1000 + i, t, t, t + 0.0001)
+        rec.tick(second + 1.0, target_ops_per_s=1000)
+    per_second = [sum(1 for s in sink.samples if int(s[1]) == sec) for sec in range(3)]
+    assert per_second[0] == 1000  # first second: no rate known yet, everything sampled
+    assert 90 <= per_second[1] <= 110 and 90 <= per_second[2] <= 110
+    assert sink.samples[0][3] == "00000000000000000000"  # sort text: ints zero-padded
+
+
+def test_records_fire_locust_request_events() -> None:
+    fired: list[dict[str, Any]] = []
+    rec = Recorder(cell="c0", ops=["read"], sink=ListSink(), on_request=lambda **kw: fired.append(kw),
+                   request_type="bigtable")
+    rec.begin(0.0)
+    rec.record("read", "k", 0.0, 0.0, 0.005, None)
+    assert fired[0]["request_type"] == "bigtable" and fired[0]["name"] == "read"
+    assert fired[0]["response_time"] == pytest.approx(5, rel=0.01)

@@ -1,0 +1,231 @@
+"""The UI in real headless Chromium (Debian's package, never `playwright install`).
+
+Opens the runs list, clicks a run, checks a chart really drew (canvas pixels), opens a
+comparison, and asserts no JS console errors and no dialog from a hostile profile name.
+Screenshots go to test-artifacts/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from _synthetic import make_run
+
+from keyramp.web import create_app
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+XSS = "<script>alert(1)</script>"
+
+if CHROMIUM is None:
+    pytest.skip("chromium is not installed (apt-get install -y chromium)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+
+# counts pixels that are neither transparent nor white: an empty uPlot canvas has none
+_INKED_PIXELS_JS = """(canvas) => {
+  const ctx = canvas.getContext('2d');
+  const d = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) {
+    if (d[i + 3] > 0 && !(d[i] > 245 && d[i + 1] > 245 && d[i + 2] > 245)) n++;
+  }
+  return n;
+}"""
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("browser-results")
+    first = make_run(root, profile_name="quickstart", seconds=30, seed=1, rate={"insert": 300, "read": 100},
+             latency_ms={"insert": 2.0, "read": 1.0}, error_rate={"insert": 0.02, "read": 0.0},
+             keyspace={"hottest_bucket_share": 0.41, "gini": 0.93, "modelled": False,
+                       "model": {"peak_tablets": 3, "throttled_fraction": 0.12, "modelled": True}},
+             thresholds={"insert.p99_ms": 50})
+    make_run(root, profile_name="quickstart", seconds=30, seed=2, rate={"insert": 300, "read": 100},
+             latency_ms={"insert": 4.0, "read": 1.0})
+    hostile = make_run(root, profile_name=XSS, seconds=10, seed=3, status="interrupted")
+    manifest = json.loads((hostile / "manifest.json").read_text())
+    manifest["lint"] = [{"rule": "BP-KEY-1", "severity": "warning", "message": XSS, "cell": None}]
+    (hostile / "manifest.json").write_text(json.dumps(manifest))
+    _keyspace(first, png=True)
+    _keyspace(hostile, png=False)  # JSON only: the page draws it on a canvas
+    _stretch_to_one_hour(make_run(root, profile_name="soak", seconds=2, seed=4))
+    return root
+
+
+def _stretch_to_one_hour(run: Path) -> None:
+    """A 1-hour timeseries.csv (rows as the recorder writes them) with one stalled second
+    and one 5x burst, so the chart must be downsampled and keep both in its band."""
+    cells = list(json.loads((run / "summary.json").read_text())["cells"])
+    lines = [("cell,op,second,count,errors,p50_ms,p99_ms,service_p99_ms,max_ms,target_ops_per_s,late,dropped,"
+              "error_classes")]
+    for s in range(3600):
+        for cell in cells:
+            for op in ("insert", "read", "*"):
+                n = 0 if s == 1800 else (250 if s == 2400 else 50)
+                lines.append(f"{cell},{op},{s},{n * (2 if op == '*' else 1)},0,{1 + (s % 60) / 60:.3f},"
+                             f"{3 + (s % 600) / 100:.3f},3,9,{100 if op == '*' else 50},0,0,")
+    (run / "timeseries.csv").write_text("\r\n".join(lines) + "\r\n")
+
+
+def _keyspace(run: Path, *, png: bool) -> None:
+    """Key-space files as `keyramp keyspace` writes them (a tiny stand-in if that module is absent)."""
+    try:
+        from keyramp.keyspace import run_keyspace
+    except ImportError:
+        (run / "keyspace").mkdir()
+        for cell in ("c00-datastore-sequential", "c01-datastore-random"):
+            counts = [[(t * 7 + b) % 13 for b in range(50)] for t in range(40)]
+            (run / "keyspace" / f"{cell}.json").write_text(json.dumps({"counts": counts}))
+        return
+    run_keyspace(run, buckets=100, png=png)
+
+
+@pytest.fixture(scope="module")
+def base_url(results: Path) -> Iterator[str]:
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, create_app(results), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture()
+def page(browser):  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.console_errors = []  # type: ignore[attr-defined]
+    pg.dialogs = []  # type: ignore[attr-defined]
+    pg.on("console", lambda m: pg.console_errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
+    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    yield pg
+    context.close()
+
+
+def _shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def test_list_click_run_chart_then_compare(page, base_url: str) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{base_url}/")
+    assert page.locator("table.runs tbody tr").count() == 4
+    _shot(page, "web-runs")
+
+    page.locator("a.run-link", has_text="quickstart").last.click()  # the older one has key-space data
+    page.wait_for_selector(".chart canvas")
+    assert "/runs/" in page.url
+    canvases = page.locator(".chart canvas")
+    assert canvases.count() >= 6  # 2 cells x (latency, throughput, errors)
+    inked = canvases.first.evaluate(_INKED_PIXELS_JS)
+    assert inked > 500, f"latency chart looks empty ({inked} inked pixels)"
+    # switching the operation redraws the cell's charts
+    page.locator(".op-select").first.select_option("read")
+    page.wait_for_timeout(100)
+    assert page.locator(".chart canvas").first.evaluate(_INKED_PIXELS_JS) > 500
+    assert page.locator(".keyspace .badge.modelled").count() >= 1
+    heatmap = page.locator("img.heatmap").first
+    assert heatmap.evaluate("(img) => img.complete && img.naturalWidth") > 100  # the PNG loaded
+    _shot(page, "web-run")
+
+    page.goto(f"{base_url}/")
+    boxes = page.locator("table.runs input[type=checkbox]:not([disabled])")
+    runs = page.locator("a.run-link", has_text="quickstart")
+    ids = [runs.nth(i).inner_text() for i in range(2)]
+    for run_id in ids:
+        page.locator(f"input[value='{run_id}']").check()
+    assert boxes.count() == 4
+    page.locator("#compare-form button").click()
+    page.wait_for_selector(".compare-charts canvas")
+    assert "/compare?" in page.url
+    assert page.locator(".badge.baseline").count() >= 1
+    assert page.locator(".compare-charts canvas").first.evaluate(_INKED_PIXELS_JS) > 500
+    # the first ticked run (newest, insert median 4 ms) is the baseline: the other halves it
+    assert page.locator(".ratio.better").count() >= 1
+    _shot(page, "web-compare")
+
+    assert page.console_errors == []  # type: ignore[attr-defined]
+    assert page.dialogs == []  # type: ignore[attr-defined]
+
+
+def test_hostile_profile_name_is_inert(page, base_url: str, results: Path) -> None:  # type: ignore[no-untyped-def]
+    run_id = next(p.name for p in results.iterdir() if "script" in p.name)
+    page.goto(f"{base_url}/")
+    page.goto(f"{base_url}/runs/{run_id}")
+    page.wait_for_selector(".chart canvas")
+    assert XSS in page.locator("h1").inner_text()  # shown as text
+    assert XSS in page.locator(".lint").inner_text()
+    page.wait_for_selector(".heatmap-canvas canvas")
+    assert page.locator(".heatmap-canvas canvas").first.evaluate(_INKED_PIXELS_JS) > 50
+    assert page.locator("script:not([src]):not([type='application/json'])").count() == 0
+    _shot(page, "web-run-hostile")
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    assert page.console_errors == []  # type: ignore[attr-defined]
+
+
+def test_traversal_is_404_in_browser(page, base_url: str) -> None:  # type: ignore[no-untyped-def]
+    resp = page.goto(f"{base_url}/runs/..%2F..%2Fetc%2Fpasswd")
+    assert resp is not None and resp.status == 404
+
+
+def test_one_hour_run_charts_downsampled_series(page, base_url: str, results: Path) -> None:  # type: ignore[no-untyped-def]
+    run_id = next(p.name for p in results.iterdir() if "soak" in p.name)
+    with page.expect_response(lambda r: "/series/" in r.url) as first_series:
+        page.goto(f"{base_url}/runs/{run_id}")
+    # the page itself carries no series: the charts fetched one cell's downsampled data
+    doc = first_series.value.json()
+    total = doc["ops"]["*"]
+    assert total["bucket_s"] == 6 and len(total["t"]) == 600 and len(total["ops_min_per_s"]) == 600
+    assert min(total["ops_min_per_s"]) == 0 and max(total["ops_max_per_s"]) == 500  # stall and burst kept
+    page.wait_for_selector(".charts[data-loaded='true'] .chart canvas")
+    page.wait_for_function("document.querySelectorAll(\".charts[data-loaded='true']\").length === 2")
+    for kind in ("latency", "throughput", "errors"):
+        canvas = page.locator(f".charts[data-loaded='true'] [data-kind='{kind}'] canvas").first
+        assert canvas.evaluate(_INKED_PIXELS_JS) > (500 if kind != "errors" else 0), kind
+    assert "Each point covers 6 s" in page.locator(".bucket-note").first.inner_text()
+    assert page.locator(".op-select").first.locator("option").all_inner_texts() == ["all operations", "insert", "read"]
+    assert page.locator(".chart-loading").count() == 0
+    _shot(page, "web-run-1h")
+    assert page.console_errors == []  # type: ignore[attr-defined]
+
+
+def test_compare_three_runs(page, base_url: str, results: Path) -> None:  # type: ignore[no-untyped-def]
+    ids = sorted(p.name for p in results.iterdir() if "quickstart" in p.name or "soak" in p.name)
+    assert len(ids) == 3
+    page.goto(f"{base_url}/compare?runs={','.join(ids)}")
+    page.wait_for_selector(".compare-charts canvas")
+    assert page.locator("table.runs-compared tbody tr").count() == 3
+    assert page.locator(".badge.baseline").count() >= 1
+    chart = page.locator(".compare-charts").first
+    # one legend entry per run (plus uPlot's x entry) on the p99 overlay, and ink on the canvas
+    assert chart.locator("[data-kind='cmp-p99'] .u-legend .u-series").count() == 4
+    assert chart.locator("[data-kind='cmp-p99'] canvas").evaluate(_INKED_PIXELS_JS) > 500
+    assert page.locator("table.compare-table").count() >= 1
+    _shot(page, "web-compare-3")
+    assert page.console_errors == []  # type: ignore[attr-defined]
