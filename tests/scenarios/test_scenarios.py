@@ -1,0 +1,192 @@
+"""Scenario profiles, [workload.query] validation and the per-rule report."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+
+from keyramp._errors import UsageError
+from keyramp.profile._profile import collect_profiles, parse_profile
+from keyramp.run._workload import query_spec
+from keyramp.scenarios import report_for_runs
+from keyramp.scenarios._report import collect, verdict, write_report
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "profiles" / "scenarios"
+
+
+def test_every_rule_is_covered_by_a_scenario_or_the_readme() -> None:
+    rules = set(re.findall(r"\| (BP-[A-Z]+-\d+) \|", (ROOT / "docs/best-practices.md").read_text()))
+    assert len(rules) >= 30
+    profiles = collect_profiles([str(SCENARIOS)])
+    covered = {r for p in profiles for r in p.data["rules"]}
+    readme = (SCENARIOS / "README.md").read_text()
+    missing = sorted(r for r in rules if r not in covered and r not in readme)
+    assert not missing, missing
+
+
+def test_scenario_profiles_are_valid_short_and_named_by_rule() -> None:
+    profiles = collect_profiles([str(SCENARIOS)])
+    assert len(profiles) >= 20
+    for p in profiles:
+        assert p.data["duration_s"] <= 60, p.name
+        assert p.data["rules"], p.name
+        assert p.path is not None and p.path.stem.startswith(p.data["rules"][0].lower())
+
+
+def _planned_s(profile) -> float:
+    """Cell durations + warm-ups (the first Locust cell on each emulator warms up ≥ 10 s)."""
+    from keyramp.backends import EMULATOR_FOR
+
+    # Read, not imported: importing the runner monkey-patches this process for gevent.
+    first_warmup = float(re.search(r"^_FIRST_WARMUP_S = ([\d.]+)", (ROOT / "keyramp/run/_runner.py").read_text(),
+                                   re.M).group(1))
+
+    data, total, warmed = profile.data, 0.0, set()
+    for cell in profile.cells:
+        total += cell.duration_s
+        if data["workload"]["probe"] == "none" and data["schedule"]["warmup_s"] > 0:
+            first = EMULATOR_FOR[cell.backend] not in warmed
+            total += max(data["schedule"]["warmup_s"], first_warmup if first else 0.0)
+            warmed.add(EMULATOR_FOR[cell.backend])
+    return total
+
+
+def test_every_scenario_fits_in_a_minute_and_the_readme_states_the_total() -> None:
+    profiles = collect_profiles([str(SCENARIOS)])
+    planned = {p.name: _planned_s(p) for p in profiles}
+    assert max(planned.values()) <= 60, planned
+    total_min = round(sum(planned.values()) / 60)
+    assert f"at most {total_min} min" in (SCENARIOS / "README.md").read_text(), total_min
+
+
+def test_query_table_maps_to_query_spec() -> None:
+    raw = {"name": "q", "workload": {"ops": {"query": 1.0}, "query": {
+        "field": "n", "op": ">=", "value": 3, "order_by": "n", "paginate": "offset", "page": 150,
+        "keys_only": True}}}
+    q = parse_profile(raw).data["workload"]["query"]
+    spec = query_spec(q, limit=20, page=q["page"])
+    assert (spec.field, spec.op, spec.value, spec.offset, spec.keys_only) == ("n", ">=", 3, 3000, True)
+
+
+@pytest.mark.parametrize("query, message", [
+    ({"op": "~"}, "op: one of"),
+    ({"field": "n"}, "needs a value"),
+    ({"paginate": "cursor"}, "page ≥ 1"),
+    ({"keys_only": True, "projection": ["a"]}, "exclude each other"),
+    ({"ancestor": True}, "entity_group_size"),
+    ({"nope": 1}, "unknown field 'nope'"),
+])
+def test_bad_query_table_is_a_usage_error(query: dict, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        parse_profile({"name": "q", "workload": {"query": query}})
+
+
+def test_unknown_probe_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="unknown probe 'x'"):
+        parse_profile({"name": "p", "workload": {"probe": "x"}})
+    with pytest.raises(UsageError, match="unknown parameter"):
+        parse_profile({"name": "p", "workload": {"probe": "batch", "probe_params": {"keys": 2}}})
+
+
+def _run(tmp: Path, name: str, rules: list[str], cell: dict, description: str = "") -> Path:
+    run = tmp / name
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text(json.dumps({"profile_name": name, "profile": {
+        "rules": rules, "description": description}}))
+    (run / "summary.json").write_text(json.dumps({"status": "complete", "cells": {
+        "c00-datastore-random": {"backend": "datastore", **cell}}}))
+    return run
+
+
+def _contention(keys: int, aborted: int, committed_per_s: float = 5.0) -> dict:
+    return {"probe": {"name": "contention", "backend": "datastore", "result": {
+        "threads": 8, "keys": keys, "assign": "per-thread", "same_group": False, "op": "transaction",
+        "committed": 10, "committed_per_s": committed_per_s, "aborted": aborted, "abort_rate": 0.5,
+        "latency_ms": {"p50": 1.0, "p99": 2.0}, "error_samples": {}}}}
+
+
+def _keyspace(hot1: float, throttled: float) -> dict:
+    return {"keyspace": {"hottest_1pct_share": hot1, "append_fraction": 1.0, "moving_hotspot": True,
+                         "model": {"peak_tablets": 3, "max_throttled_fraction": throttled}}}
+
+
+def _consistency(stale: float, attempts: int = 100, consistency: float = 0.5) -> dict:
+    return {"probe": {"name": "consistency", "backend": "datastore", "result": {
+        "attempts": attempts, "emulator_consistency": consistency, "expected_stale_rate": 1 - consistency,
+        "global_stale": round(stale * attempts), "global_stale_rate": stale, "ancestor_stale_rate": 0.0,
+        "lookup_stale_rate": 0.0, "queries_until_visible": {"mean": 1.9, "max": 7, "never_within_cap": 0}}}}
+
+
+def test_report_gives_measured_and_not_observable_verdicts(tmp_path: Path) -> None:
+    runs = [
+        _run(tmp_path, "bp-shard-1-hot-counter", ["BP-SHARD-1"], _contention(1, 40), "Anti-pattern: one"),
+        _run(tmp_path, "bp-shard-1-sharded-counter", ["BP-SHARD-1"], _contention(16, 0), "Best practice: 16"),
+        _run(tmp_path, "bp-qry-3", ["BP-QRY-3"], {"probe": {"name": "deleted_range", "result": {
+            "entities": 600, "deleted": 500, "head_query_ms": 5.0, "stored_start_ms": 4.8, "ratio": 1.04}}}),
+        _run(tmp_path, "bp-key-1", ["BP-KEY-1"], {"keyspace": {"hottest_1pct_share": 0.9, "append_fraction": 1.0,
+                                                               "moving_hotspot": True, "model": None}}),
+    ]
+    by_rule = collect(runs)
+    out = write_report(runs, tmp_path / "report")
+    md = (out / "report.md").read_text()
+    assert "## BP-SHARD-1" in md and "confirmed (measured)" in md and "aborted 40" in md
+    qry3 = md.split("## BP-QRY-3")[1].split("##")[0]
+    assert "not observable on the emulator" in qry3 and "no difference" not in qry3
+    assert "modelled" in md.split("## BP-KEY-1")[1].split("##")[0]
+    assert "<h2 id='BP-SHARD-1'>" in (out / "report.html").read_text()
+    assert set(by_rule) == {"BP-SHARD-1", "BP-QRY-3", "BP-KEY-1"}
+    data = json.loads((out / "report.json").read_text())
+    assert data["rules"]["BP-QRY-3"]["status"] == "not observable on the emulator"
+    assert data["rules"]["BP-SHARD-1"]["charts"][0] == "aborted transactions"
+    assert "<svg" in (out / "charts" / "bp-shard-1-0.svg").read_text()
+
+
+def _status(tmp_path: Path, *cells: tuple[str, dict, str]) -> tuple[str, str]:
+    tmp = tmp_path / uuid.uuid4().hex[:8]
+    rows = collect([_run(tmp, name, ["BP-X-1"], cell, desc) for name, cell, desc in cells])
+    return verdict(rows["BP-X-1"])
+
+
+def test_contention_verdict_counts_a_starved_hot_key_without_aborts(tmp_path: Path) -> None:
+    # Firestore's locks: the hot document aborts nothing but commits far less.
+    status, text = _status(tmp_path, ("hot", _contention(1, 0, committed_per_s=0.5), "Anti-pattern"),
+                           ("spread", _contention(4, 0, committed_per_s=40.0), "Best practice"))
+    assert status == "confirmed (measured)" and "0.5/s" in text
+    status, text = _status(tmp_path, ("hot", _contention(1, 0, 30.0), "Anti-pattern"),
+                           ("spread", _contention(4, 0, 40.0), "Best practice"))
+    assert status == "not observable on the emulator", text
+
+
+def test_keyspace_verdict_compares_the_pair_by_role(tmp_path: Path) -> None:
+    status, text = _status(tmp_path, ("seq", _keyspace(0.95, 0.4), "Anti-pattern: sequential"),
+                           ("rnd", _keyspace(0.02, 0.0), "Best practice: random"))
+    assert status == "confirmed (modelled)" and "95.0%" in text and "not observable on the emulator" in text
+    status, text = _status(tmp_path, ("a", _keyspace(0.9, 0.3), "Anti-pattern"), ("b", _keyspace(0.9, 0.3),
+                                                                                  "Best practice"))
+    assert status == "modelled" and "not confirmed by the model" in text
+
+
+def test_consistency_verdict_needs_enough_attempts_and_a_stale_rate_near_one_minus_c(tmp_path: Path) -> None:
+    assert _status(tmp_path, ("c", _consistency(0.47), ""))[0] == "confirmed (measured)"
+    assert _status(tmp_path, ("c", _consistency(0.5, attempts=5), ""))[0] == "measured"
+    status, text = _status(tmp_path, ("c", _consistency(0.0), ""))
+    assert status == "not observable on the emulator" and "consistency 0.5" in text
+    assert _status(tmp_path, ("c", _consistency(0.0, consistency=1.0), ""))[0] == "measured"
+
+
+def test_html_charts_escape_run_strings(tmp_path: Path) -> None:
+    evil = "<img src=x onerror=alert(1)>"
+    runs = [_run(tmp_path, "evil", [evil], _contention(1, 3), f"Anti-pattern: {evil}")]
+    page = (report_for_runs(runs, out=tmp_path / "r") / "report.html").read_text()
+    assert evil not in page and html.escape(evil) in page and "<svg" in page
+
+
+def test_report_rejects_a_non_run_directory(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="not a run directory"):
+        collect([tmp_path])
