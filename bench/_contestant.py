@@ -33,8 +33,8 @@ def _workload(profile_path: str, endpoint: str) -> tuple[Any, Any, Any, str]:
 
     profile = load_profile(profile_path)
     cell = profile.cells[0]
-    wl = CellWorkload(backend=cell.backend, strategy=cell.strategy, profile=profile.data)
-    target = wl.target(project=profile.data["project"], endpoint=endpoint, namespace=f"kb_{uuid.uuid4().hex[:10]}")
+    wl = CellWorkload(backend=cell.backend, strategy=cell.strategy, settings=profile)
+    target = wl.target(project=profile.project, endpoint=endpoint, namespace=f"kb_{uuid.uuid4().hex[:10]}")
     backend_class = BACKENDS[cell.backend]
     backend_class.prepare(target)
     if wl.record_count:

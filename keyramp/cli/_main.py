@@ -126,12 +126,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     _check_run_args(args)
     if args.worker:
-        from keyramp.run._distributed import run_worker
+        from keyramp.run._worker import run_worker
 
         return run_worker(master_host=args.master_host, master_port=args.master_port or _MASTER_PORT,
                           exit_with_parent=args.exit_with_parent)
     overrides = {"duration": parse_duration(args.duration, field="--duration")} if args.duration else {}
     profiles = collect_profiles(args.profiles, overrides=overrides)
+    from keyramp.targets import TargetOptions
     from keyramp.targets._cloud import preflight, print_plans
 
     cloud_kw: dict[str, Any] = {
@@ -146,7 +147,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     out = Console() if sys.stdout.isatty() else Console(width=160)
     master = None
     if args.master or (args.workers or 1) > 1:
-        from keyramp.run._distributed import Master, MasterOptions
+        from keyramp.run._master import Master, MasterOptions
 
         master = Master(MasterOptions(
             bind_host=args.master_bind_host or "127.0.0.1",
@@ -161,12 +162,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         for profile in profiles:
             outcome = run_profile(
                 profile, RunOptions(out=args.out, strict=args.strict, quiet=args.quiet, timeout_s=args.timeout,
-                                    master=master, allow_cloud=args.allow_cloud, cloud_caps=cloud_kw),
+                                    master=master,
+                                    target=TargetOptions(allow_cloud=args.allow_cloud, cloud_caps=cloud_kw)),
                 console=console,
             )
             out.print(summary_table(outcome.summary))
             out.print(f"results: {outcome.path}", highlight=False)
-            if profile.data.get("rules"):
+            if profile.rules:
                 scenario_runs.append(outcome.path)
             if outcome.exit_code == 130:
                 worst = 130

@@ -45,11 +45,11 @@ def cell_reference(
     ``sample_rate``: the fraction of keyed accesses that were sampled (scales the inserts).
     None when keys cannot be rebuilt (the store allocated them).
     """
-    from keyramp.run._workload import (
-        CellWorkload,  # the runner's own key code, imported late
-    )
+    from keyramp.profile import Settings
+    from keyramp.run._workload import CellWorkload  # the runner's own key code, imported late
 
-    wl = CellWorkload(backend=backend, strategy=strategy, profile=profile)
+    # An old or hand-edited profile raises here; the caller then ranks among the samples.
+    wl = CellWorkload(backend=backend, strategy=strategy, settings=Settings.from_data(profile))
     if wl.strategy.server_allocated:
         return None
     count = wl.record_count

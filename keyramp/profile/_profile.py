@@ -13,7 +13,7 @@ import math
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from keyramp._errors import UsageError
 from keyramp.profile._schedules import SCHEDULE_FIELDS, Schedule, make_schedule
 from keyramp._types import BACKEND_NAMES, OP_NAMES
 from keyramp.keys import INDEXED_VALUES as _INDEXED_VALUES
+from keyramp.profile._model import Cell, Profile, Settings
 
 if TYPE_CHECKING:
     from keyramp.profile._thresholds import Threshold
@@ -98,56 +99,6 @@ _CLOUD_DEFAULTS: dict[str, Any] = {
 _DATABASE_ID = re.compile(r"\(default\)|[a-z][a-z0-9-]{2,61}[a-z0-9]")
 _BIGTABLE_INSTANCE_ID = re.compile(r"[a-z][a-z0-9-]{4,31}[a-z0-9]")
 _SLUG = re.compile(r"[^a-z0-9]+")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Cell:
-    """One combination of the matrix: what a single measured phase runs."""
-
-    index: int
-    id: str
-    backend: str
-    strategy: str
-    schedule: Schedule
-    duration_s: float
-    time_scale: float
-    profile: Mapping[str, Any] = field(repr=False)
-
-    @property
-    def workload(self) -> Mapping[str, Any]:
-        return self.profile["workload"]
-
-    @property
-    def horizon_s(self) -> float:
-        """Schedule seconds covered by the cell's wall-clock duration."""
-        return self.duration_s * self.time_scale
-
-    def manifest_entry(self) -> dict[str, Any]:
-        wl = self.workload
-        return {
-            "id": self.id,
-            "backend": self.backend,
-            "strategy": self.strategy,
-            "schedule": {**self.profile["schedule"], "description": self.schedule.describe()},
-            "distribution": wl["read_distribution"],
-            "ops": dict(wl["ops"]),
-            "duration_s": self.duration_s,
-            "time_scale": self.time_scale,
-            "target": self.profile["target"],
-        }
-
-
-@dataclass(frozen=True, kw_only=True)
-class Profile:
-    path: Path | None
-    data: Mapping[str, Any]  # resolved: every default filled in
-    cells: tuple[Cell, ...]
-    #: ``data["thresholds"]`` parsed (validated once here, evaluated per cell).
-    thresholds: tuple[Threshold, ...] = ()
-
-    @property
-    def name(self) -> str:
-        return str(self.data["name"])
 
 
 def slug(text: str) -> str:
@@ -412,6 +363,7 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
     except UsageError as exc:
         raise _fail(src, str(exc)) from None
 
+    settings = Settings.from_data(data)
     cells: list[Cell] = []
     for backend in backends:
         for strategy in strategies:
@@ -425,11 +377,12 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
                     schedule=sched,
                     duration_s=duration_s,
                     time_scale=schedule["time_scale"],
-                    profile=data,
+                    settings=settings,
                 )
             )
     _check_strategies(cells, data, src)
-    return Profile(path=path, data=data, cells=tuple(cells), thresholds=threshold_specs)
+    return Profile(**{f.name: getattr(settings, f.name) for f in fields(Settings)}, path=path, data=data,
+                   cells=tuple(cells), thresholds=threshold_specs)
 
 
 def _check_strategies(cells: list[Cell], data: Mapping[str, Any], src: str) -> None:

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-__all__ = ["new_histogram", "record", "percentiles_us", "latency_summary_ms", "reset", "counts", "PERCENTILES"]
+__all__ = ["new_histogram", "record", "percentiles_us", "latency_summary_ms", "reset", "counts", "median_values_us",
+           "PERCENTILES"]
 
 #: Latencies are recorded in microseconds, 1 µs .. 1 h, 3 significant digits.
 LOWEST_US = 1
@@ -72,6 +73,11 @@ class _Layout:
 @functools.cache
 def _layout() -> _Layout:
     return _Layout(new_histogram())
+
+
+def median_values_us() -> np.ndarray:
+    """The value each counter stands for (the middle of its bucket), in µs, by counter index."""
+    return _layout().median
 
 
 def percentiles_us(hist: HdrHistogram, pcts: Iterable[float]) -> list[int]:

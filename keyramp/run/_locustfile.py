@@ -5,22 +5,28 @@ backend through keyramp's workload (key strategy, op mix, records) in Locust's u
 closed model, with Locust's own web UI and statistics. The profile comes from
 ``$KEYRAMP_PROFILE`` (a TOML file; its first cell for this backend is used) or a small
 default; the emulator from the standard env var (``DATASTORE_EMULATOR_HOST`` …) or from
-``keyramp emulators up``. ``keyramp run`` adds the open-model pacer and the recorder.
+``keyramp emulators up``. ``keyramp run`` adds the open-model pacer, phases and run directory.
 """
 
 from __future__ import annotations
 
+import locust  # noqa: F401  (monkey-patches the standard library before anything imports ssl)
+
+# isort: split
 import os
+import time
 import uuid
 from typing import Any
 
-import locust  # noqa: F401  (monkey-patches first)
+import gevent
 from locust import events
 
 from keyramp.targets._emulators import EmulatorManager, endpoints_from_env
 from keyramp._errors import EmulatorError
 from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.profile._profile import load_profile, parse_profile
+from keyramp.run._locust_stats import LocustStatsSink
+from keyramp.run._recorder import Recorder
 from keyramp.run._user import CellContext, KeyrampUser, user_class_for
 from keyramp.run._workload import CellWorkload
 from keyramp.backends import BACKENDS, EMULATOR_FOR
@@ -48,17 +54,21 @@ def _endpoint(backend: str) -> str:
 
 
 def make_user(backend: str) -> type[KeyrampUser]:
-    """A Locust user class for ``backend``; the store is prepared and preloaded on test start."""
+    """A Locust user class for ``backend``; the store is prepared and preloaded on test start.
+
+    Operations are recorded once, by a ``Recorder`` whose closed seconds feed Locust's own
+    statistics (web UI, ``--csv``): the same request path as ``keyramp run``, closed model.
+    """
     ensure_gevent_grpc()
     path = os.environ.get("KEYRAMP_PROFILE")
     profile = load_profile(path) if path else parse_profile({**_DEFAULT_PROFILE, "backend": backend})
     cell = next((c for c in profile.cells if c.backend == backend), None)
-    strategy = cell.strategy if cell else profile.data["keys"]["strategy"][0]
-    workload = CellWorkload(backend=backend, strategy=strategy, profile=profile.data)
-    target = workload.target(
-        project=profile.data["project"], endpoint=_endpoint(backend), namespace=f"locust_{uuid.uuid4().hex[:8]}"
-    )
+    strategy = cell.strategy if cell else profile.keys.strategies[0]
+    workload = CellWorkload(backend=backend, strategy=strategy, settings=profile)
+    target = workload.target(project=profile.project, endpoint=_endpoint(backend),
+                             namespace=f"locust_{uuid.uuid4().hex[:8]}")
     context = CellContext(workload=workload, backend_class=BACKENDS[backend], target=target, open_model=False)
+    ticker: list[gevent.Greenlet] = []
 
     @events.test_start.add_listener
     def _prepare(environment: Any, **_: Any) -> None:
@@ -69,5 +79,25 @@ def make_user(backend: str) -> type[KeyrampUser]:
                 workload.preload(loader, batch)
         finally:
             loader.close()
+        recorder = Recorder(cell=backend, ops=workload.ops, key_samples_per_s=0,
+                            sink=LocustStatsSink(environment.stats, request_type=backend))
+        context.recorder = recorder
+        recorder.begin(time.perf_counter())
+        context.phase_started.set()
+        ticker.append(gevent.spawn(_tick, recorder))
+
+    @events.test_stop.add_listener
+    def _stop(environment: Any, **_: Any) -> None:
+        for greenlet in ticker:
+            greenlet.kill()
+        if context.recorder is not None:
+            context.recorder.tick(time.perf_counter(), target_ops_per_s=None)  # what finished since the last second
 
     return user_class_for(context)
+
+
+def _tick(recorder: Recorder) -> None:
+    """Close one interval a second: Locust's statistics grow once a second, like its own."""
+    while True:
+        gevent.sleep(1.0)
+        recorder.tick(time.perf_counter(), target_ops_per_s=None)

@@ -14,7 +14,7 @@ operations, two histogram records and, on errors only, a classification.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -142,8 +142,6 @@ class Recorder:
         ops: Iterable[str],
         sink: IntervalSink,
         key_samples_per_s: int = 500,
-        on_request: Callable[..., None] | None = None,
-        request_type: str = "keyramp",
     ) -> None:
         self.cell = cell
         self._ops: dict[str, _OpStats] = {op: _OpStats() for op in ops}
@@ -153,8 +151,6 @@ class Recorder:
         self._stride = 1
         self._seen = 0
         self._samples: list[tuple[float, str, str]] = []
-        self._on_request = on_request
-        self._request_type = request_type
         self.start = 0.0
         self._interval_start = 0.0
         self._second = 0
@@ -187,15 +183,6 @@ class Recorder:
             self._seen += 1
             if self._seen % self._stride == 0:
                 self._samples.append((round(ended - self.start, 4), op, key_sort_text(key)))
-        if self._on_request is not None:
-            self._on_request(
-                request_type=self._request_type,
-                name=op,
-                response_time=service_us / 1000.0,
-                response_length=0,
-                exception=error,
-                context={},
-            )
 
     # -- merging (the master of a distributed run) -----------------------------------------
     def absorb(

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
+
+from keyramp.run._observer import RunObserver
+
+if TYPE_CHECKING:
+    from keyramp.profile import Cell
+    from keyramp.run._recorder import TimeseriesRow
 
 __all__ = ["Console", "LiveStatus", "render_table", "summary_table"]
 
@@ -78,7 +84,7 @@ def render_table(summary: Mapping[str, Any], *, width: int = 200) -> str:
     return buffer.getvalue()
 
 
-class LiveStatus:
+class LiveStatus(RunObserver):
     """A one-line live status: cell, phase or elapsed time, achieved vs target rate, p99, errors."""
 
     def __init__(self, console: Console, *, total_cells: int, enabled: bool = True) -> None:
@@ -107,10 +113,13 @@ class LiveStatus:
         else:
             self.console.print(text, highlight=False)
 
-    def phase(self, cell: Any, what: str) -> None:
+    def cell_phase(self, cell: Cell, what: str) -> None:
+        if what == "measuring":
+            return  # the first second says so
         self._show(f"[bold]{cell.index + 1}/{self.total}[/bold] {cell.id}: {what}")
 
-    def second(self, cell: Any, row: Any, elapsed: float) -> None:
+    def second(self, cell: Cell, rows: Sequence[TimeseriesRow], elapsed: float, *, users: int) -> None:
+        row = rows[-1]
         width = 20
         done = min(width, int(width * elapsed / cell.duration_s))
         bar = "█" * done + "·" * (width - done)
@@ -125,7 +134,7 @@ class LiveStatus:
         self._last_plain = elapsed
         self._show(text)
 
-    def cell_done(self, cell: Any, summary: Mapping[str, Any]) -> None:
+    def cell_finished(self, cell: Cell, summary: Mapping[str, Any]) -> None:
         if not self.enabled:
             return
         total = summary["total"]

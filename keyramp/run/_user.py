@@ -1,8 +1,9 @@
 """The Locust user that drives one backend, and the per-cell context its users share.
 
 The same class serves ``keyramp run`` (open model: a shared ``Pacer`` hands out
-intended start times, a ``Recorder`` measures) and plain ``locust -f locustfiles/…``
-(closed model: Locust's own stats via ``events.request``).
+intended start times) and plain ``locust -f locustfiles/…`` (closed model). Either way the
+``Recorder`` measures every operation once; Locust's own statistics are fed from it once
+a second (``_locust_stats``), never per request.
 """
 
 from __future__ import annotations
@@ -84,9 +85,6 @@ class KeyrampUser(User):
     @task
     def operate(self) -> None:
         ctx = self.context
-        if ctx.recorder is None:
-            self._operate_plain()
-            return
         if not ctx.phase_started.is_set():
             if ctx.warmup_interval is None:
                 ctx.phase_started.wait()
@@ -118,7 +116,7 @@ class KeyrampUser(User):
             error = exc
         finally:
             ctx.in_flight -= 1
-        ctx.recorder.record(op, key, intended, started, time.perf_counter(), error)
+        ctx.recorder.record(op, key, intended, started, time.perf_counter(), error)  # type: ignore[union-attr]
 
     def _warm_up(self, interval: float) -> None:
         """One unmeasured operation (JIT, connection pools, caches), then a pause."""
@@ -138,24 +136,6 @@ class KeyrampUser(User):
         few such spinning users starve the hub's timers, including the runner's own.
         """
         gevent.sleep(_PARK_S)
-
-    def _operate_plain(self) -> None:
-        """Closed model under plain ``locust -f``: Locust's stats do the measuring."""
-        op = self.context.workload.choose_op(self.ops.rng)
-        started = time.perf_counter()
-        error: BaseException | None = None
-        try:
-            self.ops.run(op)
-        except Exception as exc:
-            error = exc
-        self.environment.events.request.fire(
-            request_type=self.context.backend_class.name,
-            name=op,
-            response_time=(time.perf_counter() - started) * 1000.0,
-            response_length=0,
-            exception=error,
-            context={},
-        )
 
 
 def user_class_for(context: CellContext, *, name: str | None = None) -> type[KeyrampUser]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import bisect
 import itertools
 import random
-from collections.abc import Mapping
 from typing import Any
 
 from keyramp._types import Key
+from keyramp.profile import QuerySettings, Settings
 from keyramp.backends._base import Backend, QuerySpec, Target
 from keyramp.keys import make_distribution, make_strategy
 from keyramp.keys._values import RecordFactory, entity_group_key
@@ -23,22 +23,20 @@ __all__ = ["CellWorkload", "UserOps", "COUNTER_FIELD", "query_spec"]
 COUNTER_FIELD = "counter"
 
 
-def query_spec(query: Mapping[str, Any], *, limit: int, ancestor: Key | None = None,
+def query_spec(query: QuerySettings, *, limit: int, ancestor: Key | None = None,
                start_after: Any = None, page: int = 0) -> QuerySpec:
-    """``[workload.query]`` (resolved) -> ``QuerySpec``; ``page`` > 0 with offset pagination skips pages."""
-    offset = int(query.get("offset", 0))
-    if query.get("paginate") == "offset":
-        offset = page * limit
+    """``[workload.query]`` -> ``QuerySpec``; ``page`` > 0 with offset pagination skips pages."""
+    offset = page * limit if query.paginate == "offset" else query.offset
     return QuerySpec(
-        field=query.get("field") or None,
-        op=query.get("op", "=="),
-        value=query.get("value"),
-        order_by=query.get("order_by") or None,
+        field=query.field or None,
+        op=query.op,
+        value=query.value,
+        order_by=query.order_by or None,
         limit=limit,
         offset=offset,
         start_after=start_after,
-        keys_only=bool(query.get("keys_only", False)),
-        projection=tuple(query.get("projection", ())),
+        keys_only=query.keys_only,
+        projection=query.projection,
         ancestor=ancestor,
     )
 
@@ -55,30 +53,30 @@ class CellWorkload:
         *,
         backend: str,
         strategy: str,
-        profile: Mapping[str, Any],
+        settings: Settings,
         worker_index: int = 0,
         workers: int = 1,
     ) -> None:
-        wl = profile["workload"]
+        wl = settings.workload
         self.backend_name = backend
-        self.seed = int(profile["seed"])
-        self.strategy = make_strategy(strategy, seed=self.seed, params=profile["keys"]["params"], backend=backend)
+        self.seed = settings.seed
+        self.strategy = make_strategy(strategy, seed=self.seed, params=settings.keys.params, backend=backend)
         self.records = RecordFactory(
-            value_size=wl["value_size"],
-            indexed_value=wl["indexed_value"],
-            indexed_fields=wl["indexed_fields"],
+            value_size=wl.value_size,
+            indexed_value=wl.indexed_value,
+            indexed_fields=wl.indexed_fields,
             seed=self.seed,
             clock=self.strategy.clock,
         )
-        self.ops = list(wl["ops"])
-        self._cum = list(itertools.accumulate(wl["ops"].values()))
-        self.record_count = int(wl["record_count"])
-        self.batch_size = int(wl["batch_size"])
-        self.scan_length = int(wl["scan_length"])
-        self.group_size = int(wl["entity_group_size"])
-        self.distribution = str(wl["read_distribution"])
-        self.distribution_params = dict(wl["distribution_params"])
-        self.query = dict(wl.get("query") or {})
+        self.ops = list(wl.ops)
+        self._cum = list(itertools.accumulate(wl.ops.values()))
+        self.record_count = wl.record_count
+        self.batch_size = wl.batch_size
+        self.scan_length = wl.scan_length
+        self.group_size = wl.entity_group_size
+        self.distribution = wl.read_distribution
+        self.distribution_params = dict(wl.distribution_params)
+        self.query = wl.query
         self._workers = workers
         self._next = itertools.count(self.record_count + worker_index, workers)
         self.inserted = 0
@@ -146,19 +144,19 @@ class UserOps:
 
     def _query(self) -> None:
         wl, q = self.wl, self.wl.query
-        limit = int(q.get("limit") or wl.scan_length)
+        limit = q.limit or wl.scan_length
         ancestor = None
-        if q.get("ancestor"):
+        if q.ancestor:
             ancestor = self._existing_key()
-        if q.get("paginate") == "cursor":
+        if q.paginate == "cursor":
             if self._page_cursor is None:
                 # First query of this user walks to the page once (recorded as one slow op).
-                for _ in range(int(q["page"])):
+                for _ in range(q.page):
                     self.backend.query(query_spec(q, limit=limit, ancestor=ancestor, start_after=self._page_cursor))
                     self._page_cursor = getattr(self.backend, "last_cursor", None)
             self.backend.query(query_spec(q, limit=limit, ancestor=ancestor, start_after=self._page_cursor))
             return
-        self.backend.query(query_spec(q, limit=limit, ancestor=ancestor, page=int(q.get("page", 0))))
+        self.backend.query(query_spec(q, limit=limit, ancestor=ancestor, page=q.page))
 
     def _existing_key(self) -> Key:
         n = self.wl.existing()
@@ -191,10 +189,7 @@ class UserOps:
             backend.batch_read(keys)
             return keys[0]
         if op == "query":
-            if wl.query:
-                self._query()
-            else:
-                backend.query(QuerySpec(limit=wl.scan_length))
+            self._query()
             return None
         key = self._existing_key()
         if op == "read":

@@ -1,2 +1,41 @@
 """Where the load goes: the official emulators (start / reuse / attach, reset), the real
-services behind the explicit cloud opt-in, and the loopback latency proxy."""
+services behind the explicit cloud opt-in, and the loopback latency proxy — behind one
+seam, ``RunTarget`` (``_base``), that the runner and the distributed master call alike."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from keyramp.profile import Profile
+from keyramp.targets._base import RunTarget, Warmup
+from keyramp.targets._cloud import check_opt_in
+from keyramp.targets._cloud_target import CloudTarget
+from keyramp.targets._emulator_target import EmulatorTarget
+
+__all__ = ["TARGETS", "CloudTarget", "EmulatorTarget", "RunTarget", "TargetOptions", "Warmup", "open_target"]
+
+#: ``profile.target`` -> the class that serves it.
+TARGETS: Mapping[str, type[RunTarget]] = {cls.kind: cls for cls in (EmulatorTarget, CloudTarget)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TargetOptions:
+    """What the command line says about targets."""
+
+    #: ``--allow-cloud PROJECT``: the opt-in a ``target = "cloud"`` profile needs (docs/cloud.md).
+    allow_cloud: str | None = None
+    #: Command-line cap overrides: ``max_ops_per_s`` / ``max_duration_s`` (None = the profile's).
+    cloud_caps: Mapping[str, float | None] = field(default_factory=dict)
+    #: Emulator endpoints by emulator kind; ``None`` = attach from the environment, reuse or start.
+    endpoints: Mapping[str, str] | None = None
+    state_dir: Path | None = None
+
+
+def open_target(profile: Profile, options: TargetOptions) -> RunTarget:
+    """The target ``profile`` runs against; every refusal (opt-in, emulator variables, caps)
+    here, before a run directory exists."""
+    if check_opt_in(profile, allow_cloud=options.allow_cloud):
+        return CloudTarget(profile, allow_cloud=options.allow_cloud, **options.cloud_caps)
+    return EmulatorTarget(profile, endpoints=options.endpoints, state_dir=options.state_dir)

@@ -1,56 +1,33 @@
-"""The cloud target: explicit opt-in, a plan printed before anything runs, hard caps, clean-up.
+"""The cloud target before any network call: explicit opt-in and the plan, testable offline.
 
-``target = "cloud"`` sends a profile's load to a real Google Cloud project. Every step
-up to the first network call lives here and is testable offline:
+``target = "cloud"`` sends a profile's load to a real Google Cloud project.
 
 * :func:`check_opt_in` — the refusals (``--allow-cloud PROJECT`` missing or naming another
   project, an emulator variable set, an opt-in on an emulator profile);
 * :func:`plan_run` / :func:`render_plan` — peak ops/s, planned operations and duration per
   cell and in total, and what will be written and deleted; :func:`preflight` also refuses
-  a plan above the caps (``[cloud] max_ops_per_s``, ``max_duration``);
-* :class:`CloudGuard` — checked once a second by the runner's ticker: a one-line abort
-  reason once the achieved rate or the elapsed time passes a cap;
-* :func:`check_credentials` — Application Default Credentials, one line when there are none;
-* :func:`cleanup_and_verify` — after each cell, ``Backend.cleanup`` then ``Backend.remaining``.
+  a plan above the caps (``[cloud] max_ops_per_s``, ``max_duration``).
 
-:class:`CloudSession` bundles them for the runner (see docs/cloud.md).
+What happens at run time (caps, credentials, clean-up) is ``_cloud_target.CloudTarget``
+(see docs/cloud.md).
 """
 
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
 
 from keyramp.profile._durations import format_duration
-from keyramp._errors import RunFailed, UsageError
+from keyramp._errors import UsageError
 
 if TYPE_CHECKING:
-    from keyramp.profile._profile import Profile
-    from keyramp.backends import Backend, Target
+    from keyramp.profile import Profile
 
-__all__ = [
-    "Caps",
-    "CellPlan",
-    "CloudPlan",
-    "CloudGuard",
-    "CloudSession",
-    "check_opt_in",
-    "emulator_variables",
-    "plan_run",
-    "render_plan",
-    "preflight",
-    "print_plans",
-    "check_credentials",
-    "cloud_target",
-    "ensure_fresh",
-    "cleanup_and_verify",
-]
+__all__ = ["Caps", "CellPlan", "CloudPlan", "check_opt_in", "emulator_variables", "format_count", "plan_run", "preflight",
+           "print_plans", "render_plan"]
 
-#: What the Google clients need to reach the real services with ADC.
-_SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
 #: Where each backend's data lives, for the plan.
 _WRITES_UNDER: dict[str, str] = {
     "datastore": "Datastore kind",
@@ -71,12 +48,12 @@ class Caps:
     def of(cls, profile: Profile, *, max_ops_per_s: float | None = None,
            max_duration_s: float | None = None) -> Caps:
         """The profile's ``[cloud]`` caps, each replaced by a command-line value when given."""
-        cloud = profile.data["cloud"]
+        cloud = profile.cloud
         for name, value in (("--max-ops-per-s", max_ops_per_s), ("--max-duration", max_duration_s)):
             if value is not None and not 0 < value < float("inf"):
                 raise UsageError(f"{name}: must be a positive number, got {value!r}")
-        return cls(max_ops_per_s=float(max_ops_per_s or cloud["max_ops_per_s"]),
-                   max_duration_s=float(max_duration_s or cloud["max_duration_s"]))
+        return cls(max_ops_per_s=float(max_ops_per_s or cloud.max_ops_per_s),
+                   max_duration_s=float(max_duration_s or cloud.max_duration_s))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,15 +117,15 @@ class CloudPlan:
         found = []
         for cell in self.cells:
             if cell.peak_ops_per_s is not None and cell.peak_ops_per_s > self.caps.max_ops_per_s:
-                found.append(f"{cell.cell_id} peaks at {_num(cell.peak_ops_per_s)} ops/s > max_ops_per_s "
-                             f"{_num(self.caps.max_ops_per_s)}")
+                found.append(f"{cell.cell_id} peaks at {format_count(cell.peak_ops_per_s)} ops/s > max_ops_per_s "
+                             f"{format_count(self.caps.max_ops_per_s)}")
         if self.duration_s > self.caps.max_duration_s:
             found.append(f"the run lasts {format_duration(self.duration_s)} > max_duration "
                          f"{format_duration(self.caps.max_duration_s)}")
         return found
 
 
-def _num(value: float) -> str:
+def format_count(value: float) -> str:
     return f"{value:,.0f}" if value >= 10 else f"{value:,.3g}"
 
 
@@ -162,7 +139,7 @@ def emulator_variables(environ: Mapping[str, str]) -> list[str]:
 def check_opt_in(profile: Profile, *, allow_cloud: str | None, environ: Mapping[str, str] | None = None) -> bool:
     """Refuse a confused or unsafe command line (``UsageError``, one line); True for a cloud run."""
     env = os.environ if environ is None else environ
-    name, target, project = profile.name, profile.data["target"], profile.data["project"]
+    name, target, project = profile.name, profile.target, profile.project
     if target != "cloud":
         if allow_cloud is not None:
             raise UsageError(f"{name}: --allow-cloud given but the profile targets the emulators "
@@ -199,10 +176,9 @@ def plan_run(profile: Profile, caps: Caps | None = None, *,
     """
     from keyramp.profile._profile import cell_namespace
 
-    data = profile.data
-    cloud = data["cloud"]
+    cloud = profile.cloud
     caps = caps or Caps.of(profile)
-    warmup_s = float(data["schedule"]["warmup_s"])
+    warmup_s = profile.schedule.warmup_s
     cells = []
     for cell in profile.cells:
         sched = cell.schedule
@@ -218,14 +194,14 @@ def plan_run(profile: Profile, caps: Caps | None = None, *,
         cells.append(CellPlan(
             cell_id=cell.id, backend=cell.backend, schedule=sched.describe(), open_model=sched.open_model,
             peak_ops_per_s=peak, total_ops=total, duration_s=cell.duration_s, warmup_s=warmup_s,
-            warmup_ops=warm, preload_records=int(data["workload"]["record_count"]), time_scale=cell.time_scale,
+            warmup_ops=warm, preload_records=profile.workload.record_count, time_scale=cell.time_scale,
             namespace=namespace,
-            writes_under=_writes_under(cell.backend, namespace, project=data["project"],
-                                       instance=cloud["instance"], database=cloud["database"]),
+            writes_under=_writes_under(cell.backend, namespace, project=profile.project,
+                                       instance=cloud.instance, database=cloud.database),
         ))
-    return CloudPlan(profile=profile.name, project=data["project"], caps=caps, cells=tuple(cells),
-                     cleanup=bool(cloud["cleanup"]), database=cloud["database"], instance=cloud["instance"],
-                     target=data["target"])
+    return CloudPlan(profile=profile.name, project=profile.project, caps=caps, cells=tuple(cells),
+                     cleanup=cloud.cleanup, database=cloud.database, instance=cloud.instance,
+                     target=profile.target)
 
 
 def render_plan(plan: CloudPlan) -> str:
@@ -237,30 +213,30 @@ def render_plan(plan: CloudPlan) -> str:
         f"plan: {plan.profile} → the emulators (caps and clean-up apply to target = 'cloud' only)",
     ]
     if cloud:
-        lines.append(f"caps: {_num(caps.max_ops_per_s)} ops/s in any second, {format_duration(caps.max_duration_s)} "
+        lines.append(f"caps: {format_count(caps.max_ops_per_s)} ops/s in any second, {format_duration(caps.max_duration_s)} "
                      f"for the whole run (the run aborts when either is exceeded)")
     for c in plan.cells:
         if c.open_model:
-            rate = f"peak {_num(c.peak_ops_per_s or 0)} ops/s"
-            ops = f"{_num(c.total_ops or 0)} operations + {_num(c.warmup_ops or 0)} warm-up"
+            rate = f"peak {format_count(c.peak_ops_per_s or 0)} ops/s"
+            ops = f"{format_count(c.total_ops or 0)} operations + {format_count(c.warmup_ops or 0)} warm-up"
         elif cloud:
             bound = caps.max_ops_per_s * c.wall_s
-            rate = f"peak unbounded (closed model), capped at {_num(caps.max_ops_per_s)} ops/s"
-            ops = f"operations unbounded, capped at {_num(bound)}"
+            rate = f"peak unbounded (closed model), capped at {format_count(caps.max_ops_per_s)} ops/s"
+            ops = f"operations unbounded, capped at {format_count(bound)}"
         else:
             rate, ops = "peak unbounded (closed model)", "operations unbounded"
         lines.append(f"  {c.cell_id}: {c.schedule}; {rate}; {ops}; "
                      f"{format_duration(c.duration_s)} + {format_duration(c.warmup_s)} warm-up"
                      + (f" (time_scale {c.time_scale:g}: {format_duration(c.duration_s * c.time_scale)} of schedule)"
                         if c.time_scale != 1 else ""))
-        lines.append(f"      preload {_num(c.preload_records)} records (batch writes, not paced); "
+        lines.append(f"      preload {format_count(c.preload_records)} records (batch writes, not paced); "
                      f"writes under {c.writes_under}")
     peak, total = plan.peak_ops_per_s, plan.total_ops
-    total_text = (f"{_num(total)} operations" if total is not None else
-                  f"operations unbounded, capped at {_num(caps.max_ops_per_s * plan.duration_s)}" if cloud else
+    total_text = (f"{format_count(total)} operations" if total is not None else
+                  f"operations unbounded, capped at {format_count(caps.max_ops_per_s * plan.duration_s)}" if cloud else
                   "operations unbounded")
-    lines.append(f"total: peak {'unbounded' if peak is None else _num(peak) + ' ops/s'}; {total_text}"
-                 f" + {_num(plan.preload_records)} preloaded records; {format_duration(plan.duration_s)}")
+    lines.append(f"total: peak {'unbounded' if peak is None else format_count(peak) + ' ops/s'}; {total_text}"
+                 f" + {format_count(plan.preload_records)} preloaded records; {format_duration(plan.duration_s)}")
     if not cloud:
         pass
     elif plan.cleanup:
@@ -304,165 +280,7 @@ def print_plans(profiles: Iterable[Profile], *, allow_cloud: str | None, out: Te
         caps = Caps.of(profile, max_ops_per_s=max_ops_per_s, max_duration_s=max_duration_s)
         print(render_plan(plan_run(profile, caps)), file=out)
         out.flush()
-        if profile.data["target"] == "cloud" or allow_cloud is not None:
+        if profile.target == "cloud" or allow_cloud is not None:
             preflight(profile, allow_cloud=allow_cloud, environ=environ, max_ops_per_s=max_ops_per_s,
                       max_duration_s=max_duration_s)
     return 0
-
-
-# -- run time -----------------------------------------------------------------------------------
-class CloudGuard:
-    """Hard caps at run time. The runner's ticker calls :meth:`check` once a second with the
-    seconds since the run's first cell started and the operations completed in the last
-    second (all workers); a returned string is the one-line reason to fail the run.
-
-    A single second above ``max_ops_per_s × (1 + tolerance)`` aborts, and so do ``sustain_s``
-    consecutive seconds above the cap itself: a pacer catching up after a hiccup may overshoot
-    for a second, a closed-model run that is simply too fast may not.
-    """
-
-    def __init__(self, *, max_ops_per_s: float, max_duration_s: float, tolerance: float = 0.10,
-                 sustain_s: int = 3) -> None:
-        self.max_ops_per_s = max_ops_per_s
-        self.max_duration_s = max_duration_s
-        self.tolerance = tolerance
-        self.sustain_s = sustain_s
-        self._over = 0
-        self.reason: str | None = None
-
-    @classmethod
-    def for_caps(cls, caps: Caps) -> CloudGuard:
-        return cls(max_ops_per_s=caps.max_ops_per_s, max_duration_s=caps.max_duration_s)
-
-    def check(self, *, elapsed_s: float, ops_last_second: float) -> str | None:
-        if self.reason is not None:  # tripped stays tripped
-            return self.reason
-        cap = self.max_ops_per_s
-        if elapsed_s > self.max_duration_s:
-            self.reason = (f"cloud cap: the run exceeded max_duration {format_duration(self.max_duration_s)} "
-                           f"(elapsed {format_duration(elapsed_s)}); aborted")
-        elif ops_last_second > cap * (1 + self.tolerance):
-            self.reason = (f"cloud cap: {_num(ops_last_second)} ops/s in the last second > max_ops_per_s "
-                           f"{_num(cap)} (+{self.tolerance:.0%} tolerance); aborted")
-        else:
-            self._over = self._over + 1 if ops_last_second > cap else 0
-            if self._over >= self.sustain_s:
-                self.reason = (f"cloud cap: above max_ops_per_s {_num(cap)} for {self._over} s "
-                               f"(last {_num(ops_last_second)} ops/s); aborted")
-        return self.reason
-
-
-def check_credentials() -> str:
-    """Application Default Credentials, or a one-line ``UsageError``; returns who we run as.
-
-    ``google.auth.default`` reads files and environment variables; only when none are
-    configured does it probe the GCE metadata server (skipped with ``NO_GCE_CHECK=true``).
-    """
-    import google.auth
-    from google.auth.exceptions import DefaultCredentialsError
-
-    try:
-        credentials, _ = google.auth.default(scopes=list(_SCOPES))
-    except DefaultCredentialsError as exc:
-        detail = " ".join(str(exc).split())
-        if len(detail) > 160:
-            detail = detail[:157] + "..."
-        raise UsageError("cloud: no Application Default Credentials (run `gcloud auth application-default "
-                         f"login` or set GOOGLE_APPLICATION_CREDENTIALS): {detail}") from None
-    who = getattr(credentials, "service_account_email", None) or getattr(credentials, "account", None)
-    return f"{type(credentials).__name__}" + (f" {who}" if who else "")
-
-
-def cloud_target(target: Target, profile: Profile | Mapping[str, Any]) -> Target:
-    """The cell's target pointed at the real service: no endpoint, ``[cloud]`` instance/database.
-
-    ``profile`` is a Profile or its resolved table (what a distributed worker receives). On a
-    worker the master's opt-in checks ran elsewhere, so this host's environment is checked here.
-    """
-    data = profile.data if hasattr(profile, "data") else profile
-    found = emulator_variables(os.environ)
-    if found:
-        raise UsageError(f"target = 'cloud' but {', '.join(found)} is set on this host: "
-                         "its clients would silently go to an emulator")
-    cloud = data["cloud"]
-    return replace(target, endpoint=None, instance=cloud["instance"] or target.instance,
-                   database=cloud["database"])
-
-
-def ensure_fresh(backend_class: type[Backend], target: Target) -> None:
-    """Refuse to write into (and later delete) a namespace that already holds data."""
-    found = backend_class.remaining(target)
-    if found:
-        raise RunFailed(f"{target.namespace} already holds {found} entities/rows: refusing to write into "
-                        f"(and later delete) data this run did not create")
-
-
-def cleanup_and_verify(backend_class: type[Backend], target: Target, *, attempts: int = 3,
-                       pause_s: float = 2.0, sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
-    """Delete the cell's data, then verify nothing is left (retrying: deletes may lag queries).
-
-    Returns ``{"namespace", "deleted", "remaining": 0}`` for the manifest; ``RunFailed``
-    (one line) if data remains after ``attempts`` rounds.
-    """
-    deleted = 0
-    left = 0
-    for attempt in range(1, attempts + 1):
-        deleted += backend_class.cleanup(target)
-        left = backend_class.remaining(target)
-        if left == 0:
-            return {"namespace": target.namespace, "deleted": deleted, "remaining": 0}
-        if attempt < attempts and pause_s > 0:
-            sleep(pause_s)
-    raise RunFailed(f"clean-up of {target.namespace} not verified: {left} entities/rows remain after {attempts} "
-                    f"attempts (delete them by hand: see docs/cloud.md)")
-
-
-class CloudSession:
-    """What the runner holds for a cloud run: the plan, the guard, the per-cell hooks."""
-
-    def __init__(self, profile: Profile, *, allow_cloud: str | None, environ: Mapping[str, str] | None = None,
-                 max_ops_per_s: float | None = None, max_duration_s: float | None = None) -> None:
-        plan = preflight(profile, allow_cloud=allow_cloud, environ=environ, max_ops_per_s=max_ops_per_s,
-                         max_duration_s=max_duration_s)
-        if plan is None:
-            raise UsageError(f"{profile.name}: not a cloud profile (target = {profile.data['target']!r})")
-        self.profile = profile
-        self.plan = plan
-        self.guard = CloudGuard.for_caps(plan.caps)
-        self.credentials: str | None = None
-        self.started: float | None = None
-        #: Between clean-up rounds: a store may list deleted entities for a moment.
-        self.cleanup_pause_s = 2.0
-
-    def start(self, say: Callable[[str], None], *, namespaces: Mapping[str, str] | None = None) -> None:
-        """Print the plan (with the run's real namespaces) and load credentials; then the clock starts."""
-        say(render_plan(plan_run(self.profile, self.plan.caps, namespaces=namespaces)))
-        self.credentials = check_credentials()
-        say(f"cloud: credentials {self.credentials}")
-        self.started = time.perf_counter()
-
-    def target(self, target: Target) -> Target:
-        return cloud_target(target, self.profile)
-
-    def check(self, *, ops_last_second: float, now: float | None = None) -> str | None:
-        """The guard, with the elapsed time measured from :meth:`start`."""
-        if self.started is None:
-            return None
-        return self.guard.check(elapsed_s=(time.perf_counter() if now is None else now) - self.started,
-                                ops_last_second=ops_last_second)
-
-    def before_cell(self, backend_class: type[Backend], target: Target) -> None:
-        ensure_fresh(backend_class, target)
-
-    def after_cell(self, backend_class: type[Backend], target: Target, *,
-                   strict: bool = True) -> dict[str, Any] | None:
-        """Clean up after a cell (the manifest entry); ``strict=False`` (the cell already
-        failed: keep its error) records a clean-up failure instead of raising it."""
-        if not self.plan.cleanup:
-            return None
-        try:
-            return cleanup_and_verify(backend_class, target, pause_s=self.cleanup_pause_s)
-        except Exception as exc:
-            if strict:
-                raise
-            return {"namespace": target.namespace, "error": " ".join(f"{type(exc).__name__}: {exc}".split())}

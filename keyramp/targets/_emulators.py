@@ -40,6 +40,7 @@ __all__ = [
     "default_state_dir",
     "sdk_root",
     "free_port",
+    "log_tail",
     "endpoints_from_env",
     "reset",
     "register",
@@ -183,7 +184,7 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def _log_tail(path: Path | str) -> str:
+def log_tail(path: Path | str) -> str:
     try:
         with open(path, "rb") as fh:
             fh.seek(0, os.SEEK_END)
@@ -380,7 +381,7 @@ class EmulatorManager:
                         continue
                     if proc.poll() is not None:
                         raise EmulatorError(f"{kind} emulator exited with code {proc.returncode}: "
-                                            f"{_log_tail(emu.log_path)}")
+                                            f"{log_tail(emu.log_path)}")
                     if _healthy(EMULATORS[kind], emu.endpoint, timeout=0.5):
                         ready[kind] = emu
                 if len(ready) < len(pending):
@@ -388,7 +389,7 @@ class EmulatorManager:
                         late = next(k for k in pending if k not in ready)
                         raise EmulatorError(
                             f"{late} emulator not ready after {self.startup_timeout_s:g}s: "
-                            f"{_log_tail(pending[late][1].log_path)}")
+                            f"{log_tail(pending[late][1].log_path)}")
                     time.sleep(0.1)
             return ready
         except BaseException:

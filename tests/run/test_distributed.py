@@ -255,7 +255,7 @@ def test_insert_indexes_interleave_across_workers() -> None:
     profile = parse_profile({"name": "x", "backend": "bigtable", "workload": {"record_count": 10}})
     taken: Counter[int] = Counter()
     for w in range(3):
-        wl = CellWorkload(backend="bigtable", strategy="random", profile=profile.data, worker_index=w, workers=3)
+        wl = CellWorkload(backend="bigtable", strategy="random", settings=profile, worker_index=w, workers=3)
         taken.update(wl.next_insert_index() for _ in range(5))
     assert sorted(taken) == list(range(10, 25)) and set(taken.values()) == {1}
 

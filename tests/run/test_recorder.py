@@ -98,13 +98,3 @@ def test_key_samples_respect_the_per_second_budget() -> None:
     assert per_second[0] == 1000  # first second: no rate known yet, everything sampled
     assert 90 <= per_second[1] <= 110 and 90 <= per_second[2] <= 110
     assert sink.samples[0][3] == "00000000000000000000"  # sort text: ints zero-padded
-
-
-def test_records_fire_locust_request_events() -> None:
-    fired: list[dict[str, Any]] = []
-    rec = Recorder(cell="c0", ops=["read"], sink=ListSink(), on_request=lambda **kw: fired.append(kw),
-                   request_type="bigtable")
-    rec.begin(0.0)
-    rec.record("read", "k", 0.0, 0.0, 0.005, None)
-    assert fired[0]["request_type"] == "bigtable" and fired[0]["name"] == "read"
-    assert fired[0]["response_time"] == pytest.approx(5, rel=0.01)

@@ -18,18 +18,8 @@ from typing import Any
 
 import pytest
 
-from keyramp.targets._cloud import (
-    Caps,
-    CloudGuard,
-    CloudSession,
-    check_credentials,
-    check_opt_in,
-    cloud_target,
-    plan_run,
-    preflight,
-    print_plans,
-    render_plan,
-)
+from keyramp.targets._cloud import Caps, check_opt_in, plan_run, preflight, print_plans, render_plan
+from keyramp.targets._cloud_target import CloudGuard, CloudTarget, check_credentials
 from keyramp._errors import UsageError
 from keyramp.profile._profile import Profile, parse_profile
 from keyramp.backends import Target
@@ -303,7 +293,7 @@ def _adc_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-_CHECK = ("from keyramp.targets._cloud import check_credentials\n"
+_CHECK = ("from keyramp.targets._cloud_target import check_credentials\n"
           "from keyramp._errors import UsageError\n"
           "try:\n    print('ok', check_credentials())\n"
           "except UsageError as exc:\n    print('refused', exc)\n")
@@ -347,10 +337,10 @@ def test_session_plan_guard_and_targets(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(_authorized_user_file(tmp_path)))
     profile = _profile(backend=["firestore", "bigtable"], cloud={"instance": "load-test-1", "database": "loadtest",
                                                                  "max_duration": "3m"})
-    session = CloudSession(profile, allow_cloud=PROJECT)
+    session = CloudTarget(profile, allow_cloud=PROJECT)
     printed: list[str] = []
     assert session.check(ops_last_second=10**6) is None  # not started: no clock yet
-    session.start(printed.append, namespaces={"c00-firestore-random": "kr_ab12_00_random"})
+    session.open(say=printed.append, note=printed.append, namespaces={"c00-firestore-random": "kr_ab12_00_random"})
     assert "writes under Firestore collection kr_ab12_00_random (database loadtest)" in printed[0]
     assert printed[1].startswith("cloud: credentials Credentials")
     assert session.started is not None
@@ -359,7 +349,7 @@ def test_session_plan_guard_and_targets(tmp_path: Path, monkeypatch: pytest.Monk
         "cloud cap: the run exceeded max_duration 3m (elapsed 3m1s); aborted")
 
     emulator = Target(backend="firestore", project=PROJECT, endpoint="127.0.0.1:8082", namespace="kr_ab12_00_random")
-    cloud = cloud_target(emulator, profile)
+    cloud = session.address(profile.cells[0], emulator)
     assert (cloud.endpoint, cloud.instance, cloud.database, cloud.namespace) == (
         None, "load-test-1", "loadtest", "kr_ab12_00_random")
     # The clients pick the database up (constructing them makes no call).
@@ -368,12 +358,14 @@ def test_session_plan_guard_and_targets(tmp_path: Path, monkeypatch: pytest.Monk
 
     assert make_firestore_client(cloud)._database == "loadtest"
     assert make_datastore_client(cloud).database == "loadtest"
-    assert make_datastore_client(cloud_target(emulator, _profile())).database in ("", None)
+    plain = _profile()
+    assert make_datastore_client(CloudTarget(plain, allow_cloud=PROJECT).address(plain.cells[0], emulator)).database \
+        in ("", None)
 
 
 def test_session_refuses_an_emulator_profile() -> None:
     with pytest.raises(UsageError) as exc:
-        CloudSession(_profile(target="emulator"), allow_cloud=None, environ=NO_EMULATORS)
+        CloudTarget(_profile(target="emulator"), allow_cloud=None, environ=NO_EMULATORS)
     assert _one_line(exc) == "cloudy: not a cloud profile (target = 'emulator')"
 
 
@@ -401,21 +393,22 @@ class _Leftovers:
 def test_session_cell_hooks_refuse_foreign_data_and_report_failed_cleanup() -> None:
     from keyramp._errors import RunFailed
 
-    session = CloudSession(_profile(), allow_cloud=PROJECT, environ=NO_EMULATORS)
+    profile = _profile()
+    session = CloudTarget(profile, allow_cloud=PROJECT, environ=NO_EMULATORS)
     session.cleanup_pause_s = 0
     target = Target(backend="datastore", project=PROJECT, endpoint=None, namespace="kr_ab12_00_random")
     with pytest.raises(RunFailed) as exc:
-        session.before_cell(_Leftovers, target)  # type: ignore[arg-type]
+        session.before_cell(profile.cells[0], _Leftovers, target, print)  # type: ignore[arg-type]
     assert str(exc.value) == ("kr_ab12_00_random already holds 7 entities/rows: refusing to write into "
                               "(and later delete) data this run did not create")
     with pytest.raises(RunFailed):
-        session.after_cell(_Leftovers, target, strict=True)  # type: ignore[arg-type]
-    recorded = session.after_cell(_Leftovers, target, strict=False)  # type: ignore[arg-type]
+        session.after_cell(_Leftovers, target, failed=False)  # type: ignore[arg-type]
+    recorded = session.after_cell(_Leftovers, target, failed=True)  # type: ignore[arg-type]
     assert recorded == {"namespace": "kr_ab12_00_random", "error": (
         "RunFailed: clean-up of kr_ab12_00_random not verified: 7 entities/rows remain after 3 attempts "
         "(delete them by hand: see docs/cloud.md)")}
-    kept = CloudSession(_profile(cloud={"cleanup": False}), allow_cloud=PROJECT, environ=NO_EMULATORS)
-    assert kept.after_cell(_Leftovers, target) is None  # type: ignore[arg-type]
+    kept = CloudTarget(_profile(cloud={"cleanup": False}), allow_cloud=PROJECT, environ=NO_EMULATORS)
+    assert kept.after_cell(_Leftovers, target, failed=False) is None  # type: ignore[arg-type]
 
 
 def test_plan_of_an_emulator_profile_shows_numbers_only() -> None:
@@ -426,15 +419,15 @@ def test_plan_of_an_emulator_profile_shows_numbers_only() -> None:
 
 
 def test_a_worker_refuses_a_cloud_cell_when_an_emulator_variable_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A distributed worker gets the resolved profile table, not a Profile; the master's
-    # opt-in checks ran on another host, so the worker checks its own environment.
-    profile = _profile()
-    emulator = Target(backend="bigtable", project=PROJECT, endpoint="127.0.0.1:8086", namespace="kr_ab12_00_random")
+    # A distributed worker gets a frozen plan with the cell's address; the master's opt-in
+    # checks ran on another host, so the worker checks its own environment.
+    from keyramp.targets import TARGETS
+
     for name in [k for k in os.environ if k.endswith("_EMULATOR_HOST")]:
         monkeypatch.delenv(name)
-    assert cloud_target(emulator, dict(profile.data)).endpoint is None
+    TARGETS["cloud"].check_host(os.environ)
     monkeypatch.setenv("BIGTABLE_EMULATOR_HOST", "127.0.0.1:8086")
     with pytest.raises(UsageError) as exc:
-        cloud_target(emulator, dict(profile.data))
+        TARGETS["cloud"].check_host(os.environ)
     assert str(exc.value) == ("target = 'cloud' but BIGTABLE_EMULATOR_HOST is set on this host: "
                               "its clients would silently go to an emulator")

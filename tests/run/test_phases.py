@@ -7,7 +7,7 @@ import sys
 # fresh interpreter, as `keyramp run` does, not in pytest's process.
 _CHECK = """
 import gc
-from keyramp.run._runner import freeze_heap
+from keyramp.run._phases import freeze_heap
 gc.unfreeze()
 before = gc.get_freeze_count()
 kept = [object() for _ in range(1000)]

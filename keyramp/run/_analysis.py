@@ -1,0 +1,61 @@
+"""What happens to a cell's summary after its measured phase: analysis steps, then thresholds.
+
+Each step adds its part to the summary (key-space metrics, …) and is best effort: the
+measurements are already on disk, so a step that fails becomes a warning, never a failed
+run. Thresholds are evaluated last (they may gate on what the steps added).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from keyramp.profile import Cell, Profile
+
+__all__ = ["ANALYSIS_STEPS", "CellAnalysis", "analyse_cell"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellAnalysis:
+    """A finished cell, as the analysis steps see it."""
+
+    run_dir: Path
+    profile: Profile
+    cell: Cell
+    #: The cell's summary dict; steps add to it.
+    summary: dict[str, Any]
+    #: Where the cell's key samples start in the run directory (None: a probe cell, no samples).
+    keys_start: int | None
+
+
+def keyspace_step(a: CellAnalysis) -> None:
+    """Hotspot metrics and the modelled tablet summary from the cell's sampled keys."""
+    if a.keys_start is None:
+        return
+    from keyramp.keyspace import summarize_run_cell
+
+    keyspace = summarize_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data,
+                                  total_count=int(a.summary["total"]["count"]), keys_start=a.keys_start)
+    if keyspace is not None:
+        a.summary["keyspace"] = keyspace
+
+
+#: (name, step) in order; a new analysis adds itself here.
+ANALYSIS_STEPS: tuple[tuple[str, Callable[[CellAnalysis], None]], ...] = (
+    ("key-space analysis", keyspace_step),
+)
+
+
+def analyse_cell(a: CellAnalysis, warnings: list[str], *,
+                 steps: Sequence[tuple[str, Callable[[CellAnalysis], None]]] = ANALYSIS_STEPS) -> None:
+    """Run every step on a finished cell, then its thresholds; never raises for a step."""
+    from keyramp.profile._thresholds import evaluate
+
+    for name, step in steps:
+        try:
+            step(a)
+        except Exception as exc:  # best effort: the measurements are already on disk
+            warnings.append(f"{a.cell.id}: {name} failed: {exc.__class__.__name__}: {exc}")
+    a.summary["thresholds"] = [r.to_dict() for r in evaluate(a.profile.thresholds, a.summary)]

@@ -1,0 +1,210 @@
+"""One cell from set-up to summary: address, store preparation, preload, then either a
+scenario probe or the phases (``_phases``) with the users here or on workers.
+
+``CellRun.execute`` returns the cell's summary dict; when the cell fails after its
+measured phase began, ``partial`` holds the summary of what was recorded.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from typing import TYPE_CHECKING, Any
+
+import gevent
+from locust.env import Environment
+from locust.stats import PERCENTILES_TO_REPORT, StatsCSV, StatsCSVFileWriter
+
+from keyramp.backends import BACKENDS
+from keyramp.profile import Cell, Profile, cell_namespace
+from keyramp.run._locust_stats import LocustStatsSink
+from keyramp.run._observer import Observers, TeeSink
+from keyramp.run._pacer import Pacer
+from keyramp.run._phases import CellLoad, CellPhases, StopFlag
+from keyramp.run._plan import WorkerPlan, key_sample_share
+from keyramp.run._recorder import Recorder
+from keyramp.run._user import CellContext
+from keyramp.run._workload import CellWorkload
+
+if TYPE_CHECKING:
+    from keyramp.results._rundir import RunDirectory
+    from keyramp.run._master import Master
+    from keyramp.targets import RunTarget
+
+__all__ = ["CellRun"]
+
+
+class _LocustCsv:
+    """Locust's own CSV files for a cell (``locust/<cell>_stats.csv``, history, failures),
+    written from the stats the recorder feeds once a second."""
+
+    def __init__(self, env: Environment, base: str) -> None:
+        self.env, self.base = env, base
+        self.writer = StatsCSVFileWriter(env, PERCENTILES_TO_REPORT, base, full_history=True)
+        self._greenlet: gevent.Greenlet | None = None
+
+    def start(self) -> None:
+        self.env.stats.reset_all()
+        self._greenlet = gevent.spawn(self.writer.stats_writer)
+
+    def finish(self) -> None:
+        """The final files (the periodic writer is stopped mid-interval)."""
+        if self._greenlet is not None:
+            self._greenlet.kill()
+        final = StatsCSV(self.env, PERCENTILES_TO_REPORT)
+        self.writer.close_files()
+        if self._greenlet is None:
+            return
+        for suffix, method in (("_stats.csv", final.requests_csv), ("_failures.csv", final.failures_csv),
+                               ("_exceptions.csv", final.exceptions_csv)):
+            with open(self.base + suffix, "w", newline="") as fh:
+                method(csv.writer(fh))
+
+
+class CellRun:
+    """Sets up one cell and runs it; ``execute`` returns its summary."""
+
+    def __init__(self, *, cell: Cell, profile: Profile, run: RunDirectory, target: RunTarget, timeout_s: float,
+                 stop: StopFlag, observers: Observers, master: Master | None = None) -> None:
+        self.cell = cell
+        self.profile = profile
+        self.run = run
+        self.target = target
+        self.stop = stop
+        self.observers = observers
+        self.master = master
+        self.workload = CellWorkload(backend=cell.backend, strategy=cell.strategy, settings=profile)
+        base = self.workload.target(project=profile.project, endpoint=None,
+                                    namespace=cell_namespace(cell, run.run_id[-4:]), timeout_s=timeout_s)
+        #: Where the cell's operations go (``RunTarget.address``).
+        self.address = target.address(cell, base)
+        self.backend_class = BACKENDS[cell.backend]
+        #: Offset of this cell's first key sample in the run directory, set when the phase starts.
+        self.keys_start: int | None = None
+        #: The summary of what was recorded when the cell failed after its measured phase began.
+        self.partial: dict[str, Any] | None = None
+        #: Per-worker figures of a distributed cell, for the manifest.
+        self.worker_meta: list[dict[str, Any]] | None = None
+        self.warmup_used_s = 0.0
+
+    def _phase(self, text: str) -> None:
+        self.observers.cell_phase(self.cell, text)
+
+    def _recorder(self, extra_sinks: list[Any]) -> Recorder:
+        sink = TeeSink([self.run, *extra_sinks, *self.observers.cell_sinks(self.cell)])
+        return Recorder(cell=self.cell.id, ops=self.workload.ops, sink=sink,
+                        key_samples_per_s=self.profile.workload.key_samples_per_s)
+
+    def _preload(self) -> None:
+        batches = self.workload.preload_batches()
+        if not batches:
+            return
+        backend = self.backend_class(self.address)
+        try:
+            pool = [gevent.spawn(self.workload.preload, backend, b) for b in batches[:1]]
+            gevent.joinall(pool, raise_error=True)  # first batch alone: fail fast on a bad store
+            for start in range(1, len(batches), 8):
+                group = [gevent.spawn(self.workload.preload, backend, b) for b in batches[start:start + 8]]
+                gevent.joinall(group, raise_error=True)
+                if self.stop.event.is_set():
+                    raise self.stop.interrupted()
+        finally:
+            backend.close()
+
+    def execute(self) -> dict[str, Any]:
+        cell = self.cell
+        warmup = self.target.before_cell(cell, self.backend_class, self.address, self._phase)
+        self.backend_class.prepare(self.address)
+        if self.stop.event.is_set():
+            raise self.stop.interrupted()
+        self._phase("preloading")
+        self._preload()
+        if self.profile.workload.probe != "none":
+            return self._probe(self.profile.workload.probe)
+        load, recorder = self._load()
+        locust_csv = _LocustCsv(load.environment, str(self.run.path / "locust" / cell.id))
+        phases = CellPhases(cell=cell, load=load, target=self.target, warmup=warmup, stop=self.stop,
+                            observers=self.observers, on_start=lambda: self._on_start(locust_csv))
+        try:
+            phases.run()
+        finally:
+            self.warmup_used_s = phases.warmup_used_s
+            locust_csv.finish()
+            if hasattr(load, "worker_meta"):
+                self.worker_meta = load.worker_meta()
+            if phases.measured:
+                self.partial = self._summary(recorder, users=phases.users, duration=phases.duration_s)
+        assert self.partial is not None
+        return self.partial
+
+    def _on_start(self, locust_csv: _LocustCsv) -> None:
+        self.run.begin_cell(self.cell.id)
+        self.keys_start = self.run.keys_offset()
+        locust_csv.start()
+
+    def _load(self) -> tuple[CellLoad, Recorder]:
+        """Where the users run: here, or on the master's workers."""
+        cell, settings = self.cell, self.profile
+        if self.master is None:
+            ctx = CellContext(workload=self.workload, backend_class=self.backend_class, target=self.address,
+                              open_model=cell.schedule.open_model)
+            from keyramp.run._local import LocalLoad
+
+            load: Any = LocalLoad(ctx, rate=cell.schedule.rate, duration_s=cell.duration_s,
+                                  time_scale=cell.time_scale, drop_after_s=settings.schedule.drop_after_s)
+            ctx.recorder = self._recorder([LocustStatsSink(load.environment.stats, request_type=cell.backend)])
+            return load, ctx.recorder
+        from keyramp.run._master import WorkerLoad
+
+        master = self.master
+        recorder = self._recorder([LocustStatsSink(master.env.stats, request_type=cell.backend)])
+        pacer = (Pacer(rate=cell.schedule.rate, start=0.0, duration_s=cell.duration_s, time_scale=cell.time_scale)
+                 if cell.schedule.open_model else None)
+        return WorkerLoad(master, plan=self._worker_plan, recorder=recorder, pacer=pacer,
+                          duration_s=cell.duration_s, stop=self.stop, say=self._phase), recorder
+
+    def _worker_plan(self, index: int, workers: int, warmup_interval: float | None) -> WorkerPlan:
+        cell = self.cell
+        return WorkerPlan(
+            token=f"{self.run.run_id}/{cell.id}", cell_id=cell.id, backend=cell.backend, strategy=cell.strategy,
+            duration_s=cell.duration_s, time_scale=cell.time_scale, profile=self.profile.data, address=self.address,
+            target_kind=self.target.kind, worker_index=index, workers=workers,
+            key_samples_per_s=key_sample_share(self.profile.workload.key_samples_per_s, workers),
+            warmup_interval=warmup_interval, allocated=tuple(self.workload.allocated))
+
+    def _probe(self, name: str) -> dict[str, Any]:
+        """A scenario probe (consistency, contention, …) instead of the Locust phase."""
+        from keyramp.scenarios import run_probe
+
+        self._phase(f"probe {name}")
+        recorder = self._recorder([])
+        started = time.perf_counter()
+        settings = self.profile
+        result = run_probe(
+            name, backend_class=self.backend_class, target=self.address, params=settings.workload.probe_params,
+            budget_s=self.cell.duration_s, seed=settings.seed, consistency=settings.emulator.consistency,
+        )
+        if self.stop.event.is_set():
+            raise self.stop.interrupted()
+        recorder.begin(started)
+        recorder.tick(time.perf_counter(), target_ops_per_s=None)
+        summary = self._summary(recorder, users=0, duration=time.perf_counter() - started)
+        summary["probe"] = result
+        return summary
+
+    def _summary(self, recorder: Recorder, *, users: int, duration: float) -> dict[str, Any]:
+        cell = self.cell
+        return {
+            "backend": cell.backend,
+            "strategy": cell.strategy,
+            "schedule": cell.schedule.name,
+            "schedule_description": cell.schedule.describe(),
+            "distribution": self.workload.distribution,
+            "duration_s": round(duration, 3),
+            "time_scale": cell.time_scale,
+            "users": users,
+            "warmup_s": self.warmup_used_s,
+            "namespace": self.address.namespace,
+            **recorder.summary(duration_s=duration),
+        }
+

@@ -1,0 +1,411 @@
+"""The Locust master of a distributed run: ``keyramp run --workers N`` and ``--master``.
+
+The master does everything that is not load (target, reset, preload, analysis,
+thresholds, the run directory) and drives each cell's phases (``_phases.CellPhases``)
+through ``WorkerLoad``: the workers receive a frozen ``WorkerPlan``, pace ``1/N`` of the
+schedule from the same start instant and forward every closed interval; the master
+merges interval *k* of all workers into the cell's recorder (``Recorder.absorb``) and
+ticks it, so the run directory is written exactly as a single process writes it.
+"""
+
+from __future__ import annotations
+
+import locust  # noqa: F401  (monkey-patches the standard library before anything imports ssl)
+
+# isort: split
+import contextlib
+import errno
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gevent
+from gevent.event import Event
+from hdrh.histogram import HdrHistogram
+from locust.env import Environment
+from locust.event import Events
+from locust.runners import STATE_MISSING
+
+from keyramp._errors import RunFailed, UsageError
+from keyramp.run._gevent import ensure_gevent_grpc
+from keyramp.run._pacer import Pacer
+from keyramp.run._phases import DRAIN_S, PhaseAborted, StopFlag
+from keyramp.run._plan import MSG_ABORT, MSG_CELL, MSG_HELLO, MSG_INTERVAL, MSG_START, MSG_STATUS, MSG_WARMUP, WorkerPlan
+from keyramp.run._recorder import Recorder, TimeseriesRow
+from keyramp.run._worker import placeholder_user
+from keyramp.targets._emulators import free_port, log_tail
+
+__all__ = ["Master", "MasterOptions", "WorkerLoad"]
+
+#: How far ahead of "now" the master puts the phase start, so every worker has the message.
+_START_LEAD_S = 0.5
+#: Local worker processes must connect within this (imports on a loaded 2-core box are slow).
+_LOCAL_CONNECT_S = 90.0
+#: After the phase (+ drain) the master waits this long for every worker's last interval.
+_FINAL_GRACE_S = 10.0
+#: Bounded stop of the workers' users between cells.
+_STOP_S = 5.0
+
+
+@dataclass(kw_only=True)
+class MasterOptions:
+    bind_host: str = "127.0.0.1"
+    #: ``None``: a free port (local workers; the CLI passes its default for ``--master``).
+    port: int | None = None
+    #: Worker processes to launch on this host (``--workers N``).
+    local_workers: int = 0
+    #: Workers to wait for before the first cell (at least ``local_workers``).
+    expect_workers: int = 1
+
+
+@dataclass
+class _WorkerInfo:
+    client_id: str
+    host: str
+    pid: int
+
+
+@dataclass
+class _CellMerge:
+    """Merges interval *k* of every worker into the master's recorder, in order."""
+
+    token: str
+    workers: list[str]
+    recorder: Recorder
+    #: The whole schedule's pacer (share 1), for the merged target rate; None for a closed model.
+    pacer: Pacer | None
+    ready: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    warmup: list[float] = field(default_factory=list)
+    pending: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    finished: dict[str, int] = field(default_factory=dict)
+    next: int = 0
+    rows: list[list[TimeseriesRow]] = field(default_factory=list)
+    counts: dict[str, Counter[str]] = field(default_factory=dict)
+    dropped: Counter[str] = field(default_factory=Counter)
+
+    def add(self, client_id: str, data: dict[str, Any]) -> None:
+        if client_id not in self.workers or client_id in self.finished:
+            return
+        second = int(data["second"])
+        self.pending.setdefault(second, {})[client_id] = data
+        per_op = self.counts.setdefault(client_id, Counter())
+        for op, o in data["ops"].items():
+            per_op[op] += int(o["count"])
+        self.dropped[client_id] += int(data["dropped"])
+        if data["final"]:
+            self.finished[client_id] = second
+        while self.next in self.pending and self._complete(self.next):
+            self._merge(self.next)
+            self.next += 1
+
+    def _complete(self, second: int) -> bool:
+        parts = self.pending[second]
+        return all(w in parts or self.finished.get(w, second) < second for w in self.workers)
+
+    def _merge(self, second: int) -> None:
+        parts = self.pending.pop(second)
+        end_s = max(p["start_s"] + p["length_s"] for p in parts.values())
+        keys: list[tuple[float, str, str]] = []
+        for p in parts.values():
+            for op, o in p["ops"].items():
+                self.recorder.absorb(op, latency=HdrHistogram.decode(o["latency"]),
+                                     service=HdrHistogram.decode(o["service"]), count=int(o["count"]),
+                                     errors=int(o["errors"]), late=int(o["late"]), classes=o["classes"])
+            keys.extend((float(t), op, key) for t, op, key in p["keys"])
+        keys.sort(key=lambda k: k[0])
+        self.recorder.absorb_keys(keys)
+        dropped = sum(int(p["dropped"]) for p in parts.values())
+        target = self.pacer.target_rate(max(0.0, end_s - 1.0)) if self.pacer else None
+        self.rows.append(self.recorder.tick(end_s, target_ops_per_s=target, dropped=dropped))
+
+    @property
+    def done(self) -> bool:
+        return len(self.finished) == len(self.workers) and not self.pending
+
+    def flush(self) -> None:
+        """Merge whatever arrived (a failed or interrupted cell keeps what was recorded)."""
+        for second in sorted(self.pending):
+            self._merge(second)
+
+    def take_rows(self) -> list[list[TimeseriesRow]]:
+        rows, self.rows = self.rows, []
+        return rows
+
+
+class Master:
+    """A Locust ``MasterRunner`` for one ``keyramp run``, optionally with local workers."""
+
+    def __init__(self, options: MasterOptions) -> None:
+        ensure_gevent_grpc()  # the master preloads through gRPC clients too
+        self.options = options
+        self.port = options.port if options.port is not None else free_port(options.bind_host)
+        self.expect = max(options.expect_workers, options.local_workers, 1)
+        self._check_port(options.bind_host, self.port)
+        self.env = Environment(user_classes=[placeholder_user()], events=Events(), stop_timeout=0.0)
+        try:
+            self.runner = self.env.create_master_runner(master_bind_host=options.bind_host,
+                                                        master_bind_port=self.port)
+        except SystemExit:  # Locust exits the process when the port is taken
+            raise UsageError(f"--master-port {self.port}: address already in use on {options.bind_host}") from None
+        except Exception as exc:
+            raise UsageError(f"--master-bind-host {options.bind_host}:{self.port}: cannot listen: {exc}") from None
+        self.hello: dict[str, _WorkerInfo] = {}
+        self.merge: _CellMerge | None = None
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self._log_dir: Path | None = None
+        self.runner.register_message(MSG_HELLO, self._on_hello)
+        self.runner.register_message(MSG_STATUS, self._on_status)
+        self.runner.register_message(MSG_WARMUP, self._on_warmup)
+        self.runner.register_message(MSG_INTERVAL, self._on_interval)
+        if options.local_workers:
+            self._launch(options.local_workers)
+
+    @staticmethod
+    def _check_port(host: str, port: int) -> None:
+        """A taken port is bad input; Locust itself would log and ``sys.exit(1)``."""
+        try:
+            with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise UsageError(f"--master-port {port}: address already in use on {host}") from None
+            raise UsageError(f"--master-bind-host {host}:{port}: cannot listen: {exc.strerror or exc}") from None
+
+    # -- processes ----------------------------------------------------------------------
+    def _launch(self, n: int) -> None:
+        self._log_dir = Path(tempfile.mkdtemp(prefix="keyramp-workers-"))
+        cmd = [sys.executable, "-m", "keyramp", "run", "--worker", "--master-host", "127.0.0.1",
+               "--master-port", str(self.port), "--exit-with-parent"]
+        for i in range(n):
+            with open(self._log_dir / f"worker{i}.log", "wb") as log:
+                # Own session: a terminal's Ctrl-C reaches only the master, which stops them in order.
+                self.procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                                   start_new_session=True))
+
+    def _dead_local(self, workers: Sequence[str] = ()) -> str | None:
+        index = {self.hello[cid].pid: i for i, cid in enumerate(workers) if cid in self.hello}
+        for i, proc in enumerate(self.procs):
+            code = proc.poll()
+            if code is not None:
+                tail = log_tail(self._log_dir / f"worker{i}.log") if self._log_dir else "(no log)"
+                who = f"worker {index[proc.pid]}" if proc.pid in index else "worker process"
+                return f"{who} (pid {proc.pid}) exited with code {code}: {tail}"
+        return None
+
+    def close(self) -> None:
+        """Send quit to every worker, then make sure the local ones are gone (by pid)."""
+        with contextlib.suppress(Exception):
+            quitter = gevent.spawn(self.runner.quit)
+            quitter.join(timeout=3.0)
+            if not quitter.dead:
+                quitter.kill(block=False)
+        deadline = time.monotonic() + 5.0
+        for proc in self.procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            if proc.poll() is None:
+                proc.terminate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=3.0)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if self._log_dir is not None:
+            shutil.rmtree(self._log_dir, ignore_errors=True)
+
+    def __enter__(self) -> Master:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- messages -----------------------------------------------------------------------
+    def _merge_for(self, msg: Any) -> _CellMerge | None:
+        merge = self.merge
+        if merge is None or msg.data.get("token") != merge.token or msg.node_id not in merge.workers:
+            return None
+        return merge
+
+    def _on_hello(self, environment: Environment, msg: Any, **_: Any) -> None:
+        data = msg.data or {}
+        self.hello[msg.node_id] = _WorkerInfo(msg.node_id, str(data.get("host", "?")), int(data.get("pid", 0)))
+
+    def _on_status(self, environment: Environment, msg: Any, **_: Any) -> None:
+        merge = self._merge_for(msg)
+        if merge is None:
+            return
+        merge.ready[msg.node_id] = int(msg.data.get("ready", 0))
+        if msg.data.get("error"):
+            merge.errors.append(str(msg.data["error"]))
+
+    def _on_warmup(self, environment: Environment, msg: Any, **_: Any) -> None:
+        merge = self._merge_for(msg)
+        if merge is not None:
+            merge.warmup.extend(float(x) for x in msg.data.get("latencies") or ())
+
+    def _on_interval(self, environment: Environment, msg: Any, **_: Any) -> None:
+        merge = self.merge
+        if merge is not None and msg.data.get("token") == merge.token:
+            merge.add(msg.node_id, msg.data)
+
+    # -- workers ------------------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        return {"bind": f"{self.options.bind_host}:{self.port}", "expected": self.expect,
+                "local": len(self.procs)}
+
+    def _available(self) -> list[str]:
+        ready = {c.id for c in self.runner.clients.ready}
+        return [cid for cid in self.hello if cid in ready]
+
+    def wait_for_workers(self, stop: StopFlag, say: Callable[[str], None]) -> list[str]:
+        """Hello'd workers in Locust's ready state, once at least ``expect`` of them are there."""
+        deadline = time.monotonic() + _LOCAL_CONNECT_S if self.procs else None
+        said = False
+        while True:
+            available = self._available()
+            if len(available) >= self.expect:
+                return available
+            dead = self._dead_local()
+            if dead is not None:
+                raise RunFailed(dead)
+            if deadline is not None and time.monotonic() > deadline:
+                raise RunFailed(f"only {len(available)} of {self.expect} workers connected within "
+                                f"{_LOCAL_CONNECT_S:.0f} s")
+            if not said and not self.procs:
+                say(f"waiting for {self.expect - len(available)} worker(s) on {self.options.bind_host}:{self.port}")
+                said = True
+            if stop.event.wait(timeout=0.1):
+                raise stop.interrupted()
+
+    def lost(self, workers: list[str], merge: _CellMerge | None = None) -> str | None:
+        dead = self._dead_local(workers)
+        if dead is not None:
+            return dead
+        for i, cid in enumerate(workers):
+            if merge is not None and cid in merge.finished:
+                continue
+            node = self.runner.clients.get(cid)
+            info = self.hello.get(cid)
+            who = f"worker {i} ({info.host} pid {info.pid})" if info else f"worker {i} ({cid})"
+            if node is None:
+                return f"{who} disconnected"
+            if node.state == STATE_MISSING:
+                return f"{who} stopped sending heartbeats"
+        return None
+
+    def stop_users(self, timeout_s: float = _STOP_S) -> None:
+        # Locust waits until the workers report no users; a dead worker never does.
+        stopper = gevent.spawn(self.runner.stop)
+        stopper.join(timeout=timeout_s)
+        if not stopper.dead:
+            stopper.kill(block=False)
+
+
+class WorkerLoad:
+    """The ``CellLoad`` of a distributed cell: its users run on the master's workers."""
+
+    def __init__(self, master: Master, *, plan: Callable[[int, int, float | None], WorkerPlan], recorder: Recorder,
+                 pacer: Pacer | None, duration_s: float, stop: StopFlag, say: Callable[[str], None]) -> None:
+        self.master = master
+        self.environment = master.env
+        #: ``plan(worker_index, workers, warmup_interval)``: the frozen plan one worker receives.
+        self._plan = plan
+        self.recorder = recorder
+        #: Only its ``target_rate`` is used: the workers pace, the master merges.
+        self._pacer = pacer
+        self.duration_s = duration_s
+        self.stop = stop
+        self.say = say
+        self.workers: list[str] = []
+        self.merge: _CellMerge | None = None
+        self.token = ""
+        self._start = 0.0
+
+    def connect(self) -> int:
+        self.workers = self.master.wait_for_workers(self.stop, self.say)
+        return len(self.workers)
+
+    def spawn(self, users: int, *, warmup_interval: float | None) -> None:
+        n = len(self.workers)
+        plans = [self._plan(i, n, warmup_interval) for i in range(n)]
+        self.token = plans[0].token
+        self.merge = self.master.merge = _CellMerge(token=self.token, workers=self.workers, recorder=self.recorder,
+                                                    pacer=self._pacer)
+        for cid, plan in zip(self.workers, plans):
+            self.master.runner.send_message(MSG_CELL, plan.to_wire(), client_id=cid)
+        self.master.runner.start(users, spawn_rate=min(users * 10, 100 * n))
+
+    def ready(self) -> int:
+        assert self.merge is not None
+        return sum(self.merge.ready.values())
+
+    def problem(self) -> str | None:
+        assert self.merge is not None
+        if self.merge.errors:
+            return f"could not create a client: {self.merge.errors[0]}"
+        return self.master.lost(self.workers)
+
+    def take_warmup_latencies(self) -> list[float]:
+        assert self.merge is not None
+        taken, self.merge.warmup = self.merge.warmup, []
+        return taken
+
+    def start(self) -> float:
+        start_epoch = time.time() + _START_LEAD_S
+        self._start = time.perf_counter() + _START_LEAD_S
+        self.master.runner.send_message(MSG_START, {"token": self.token, "start_epoch": start_epoch})
+        self.recorder.begin(0.0)  # merged intervals carry seconds since the phase start
+        return self._start
+
+    def seconds(self, stop: Event) -> Iterator[tuple[float, list[TimeseriesRow]]]:
+        """Until every worker's last interval is merged (the phase, their drain, their last
+        partial interval)."""
+        merge = self.merge
+        assert merge is not None
+        deadline = self._start + self.duration_s + DRAIN_S + _FINAL_GRACE_S
+        while not merge.done:
+            if stop.wait(timeout=0.1):
+                return
+            for rows in merge.take_rows():
+                yield min(rows[-1].second + 1, self.duration_s), rows
+            lost = self.master.lost(merge.workers, merge)
+            if lost is not None:
+                raise PhaseAborted(lost)
+            if time.perf_counter() > deadline:
+                missing = [str(i) for i, w in enumerate(merge.workers) if w not in merge.finished]
+                raise PhaseAborted(f"worker(s) {', '.join(missing)} sent no last interval within "
+                                   f"{_FINAL_GRACE_S:.0f} s")
+        for rows in merge.take_rows():
+            yield min(rows[-1].second + 1, self.duration_s), rows
+
+    def finish(self, *, measured: bool, aborted: bool) -> None:
+        merge = self.merge
+        if merge is not None and (aborted or not merge.done):
+            with contextlib.suppress(Exception):
+                self.master.runner.send_message(MSG_ABORT, {"token": self.token})
+        self.master.stop_users(2.0 if aborted else _STOP_S)
+        self.master.merge = None
+        if merge is not None and measured:
+            merge.flush()
+
+    def worker_meta(self) -> list[dict[str, Any]]:
+        """Per-worker figures for the manifest."""
+        merge, hello = self.merge, self.master.hello
+        counts = merge.counts if merge is not None else {}
+        dropped = merge.dropped if merge is not None else Counter()
+        return [{"index": i, "host": hello[cid].host if cid in hello else None,
+                 "pid": hello[cid].pid if cid in hello else None,
+                 "count": sum(counts.get(cid, Counter()).values()),
+                 "ops": dict(sorted(counts.get(cid, Counter()).items())), "dropped": dropped.get(cid, 0)}
+                for i, cid in enumerate(self.workers)]
+

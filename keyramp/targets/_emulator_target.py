@@ -1,0 +1,90 @@
+"""The emulator target: attach (environment / explicit endpoints), reuse (state file) or start
+the official emulators; reset the store before each cell; notice an emulator that died."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from keyramp._errors import RunFailed
+from keyramp.backends import EMULATOR_FOR
+from keyramp.targets._base import RunTarget, Warmup
+from keyramp.targets._emulators import EmulatorManager, RunningEmulator, endpoints_from_env, log_tail, reset
+
+if TYPE_CHECKING:
+    from keyramp.backends import Backend, Target
+    from keyramp.profile import Cell, Profile
+
+__all__ = ["EmulatorTarget", "FIRST_WARMUP_S"]
+
+#: Warm-up of the first cell on an emulator this run started itself (a cold JVM) at least.
+FIRST_WARMUP_S = 10.0
+
+
+class EmulatorTarget(RunTarget):
+    kind: ClassVar[str] = "emulator"
+
+    def __init__(self, profile: Profile, *, endpoints: Mapping[str, str] | None = None,
+                 state_dir: Path | None = None) -> None:
+        super().__init__(profile)
+        #: Endpoints by emulator kind; ``None``: the ``*_EMULATOR_HOST`` variables, then reuse or start.
+        self._given = dict(endpoints) if endpoints is not None else endpoints_from_env(os.environ)
+        self._state_dir = state_dir
+        self.kinds = sorted({EMULATOR_FOR[c.backend] for c in profile.cells})
+        self.endpoints: dict[str, str] = {}
+        #: Kinds this run launched (cold JVMs), not attached or reused.
+        self.started: list[str] = []
+        #: Emulators this run launched or reuses from the state file: their pid can be polled.
+        self.owned: dict[str, RunningEmulator] = {}
+        self._manager: EmulatorManager | None = None
+        #: Kinds a cell has run on already (only the first cell on each emulator settles).
+        self._warmed: set[str] = set()
+
+    def open(self, *, say: Callable[[str], None], note: Callable[[str], None],
+             namespaces: Mapping[str, str]) -> dict[str, Any]:
+        given = dict(self._given)
+        missing = [k for k in self.kinds if k not in given]
+        if missing:
+            self._manager = EmulatorManager(state_dir=self._state_dir)
+            # up() applies the consistency to the datastore emulator only.
+            running = self._manager.up(missing, consistency=self.profile.emulator.consistency)
+            # From up() itself: a recorded emulator it replaced (dead or unhealthy) is ours too.
+            self.started = list(self._manager.last_started)
+            reused = [k for k in missing if k not in self.started]
+            note(f"emulators started: {', '.join(self.started) or 'none'} (reused: {', '.join(reused) or 'none'})")
+            self.owned = dict(running)
+            given.update({k: e.endpoint for k, e in running.items()})
+        self.endpoints = given
+        return {}
+
+    def address(self, cell: Cell, base: Target) -> Target:
+        return replace(base, endpoint=self.endpoints[EMULATOR_FOR[cell.backend]])
+
+    def died(self, kind: str) -> str | None:
+        """A one-line reason if the emulator of ``kind`` that we know the pid of has exited."""
+        emu = self.owned.get(kind)
+        if emu is None or emu.alive():
+            return None
+        return f"emulator {kind} exited (log tail: {log_tail(emu.log_path)})"
+
+    def before_cell(self, cell: Cell, backend_class: type[Backend], address: Target,
+                    phase: Callable[[str], None]) -> Warmup:
+        kind = EMULATOR_FOR[cell.backend]
+        died = self.died(kind)
+        if died is not None:
+            raise RunFailed(f"{cell.id}: {died}")
+        phase("resetting store")
+        reset(kind, address.endpoint or "", project=address.project)
+        first = kind not in self._warmed
+        self._warmed.add(kind)
+        return Warmup(settle=first, minimum_s=FIRST_WARMUP_S if first and kind in self.started else None)
+
+    def check(self, cell: Cell, *, ops_last_second: int) -> str | None:
+        return self.died(EMULATOR_FOR[cell.backend])
+
+    def close(self) -> None:
+        if self._manager is not None and self.started:
+            self._manager.down(self.started)
