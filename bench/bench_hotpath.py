@@ -6,7 +6,9 @@ interleaved), then expressed as a share of the CPU one operation costs the offic
 client (``bench/results/overhead.json`` if present, otherwise ``--client-us``):
 
 - ``recorder.record``: two HdrHistogram records, late check, key sampling (recording),
-- ``events.request.fire`` into Locust's ``RequestStats`` (what any Locust User pays),
+- recording once vs twice: before issue 22 every operation was also fired as a Locust
+  ``events.request`` into ``RequestStats``; now Locust's stats are fed from the recorder's
+  closed interval once a second (``LocustStatsSink``, amortised per op at 1,000 ops/s),
 - ``pacer.next_slot`` and the greenlet sleep bookkeeping it implies,
 - workload dispatch: op choice, key and record generation (``UserOps.run`` on a no-op backend),
 - ``recorder.tick`` once a second, amortised per operation at 1,000 ops/s.
@@ -29,6 +31,8 @@ from typing import Any, ClassVar
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, machine, save, table  # noqa: E402
 
+from keyramp.profile import parse_profile  # noqa: E402
+from keyramp.run._locust_stats import LocustStatsSink  # noqa: E402
 from keyramp.run._pacer import Pacer  # noqa: E402
 from keyramp.run._recorder import Recorder  # noqa: E402
 from keyramp.run._workload import CellWorkload, UserOps  # noqa: E402
@@ -93,24 +97,25 @@ def main() -> None:
 
     fire = _locust_request_event()
     rec_plain = Recorder(cell="c", ops=["insert", "read"], sink=_NullSink())
-    rec_locust = Recorder(cell="c", ops=["insert", "read"], sink=_NullSink(), on_request=fire)
     rec_plain.begin(0.0)
-    rec_locust.begin(0.0)
+
+    def record_twice(i: int) -> None:  # before issue 22: the recorder, then Locust's own request event
+        rec_plain.record("insert", i, 0.0, 0.0001, 0.0012)
+        fire(request_type="bigtable", name="insert", response_time=1.1, response_length=0, exception=None,
+             context={})
+
     clock = [0.0]
     pacer = Pacer(rate=lambda t: 1000.0, start=0.0, duration_s=1e9, clock=lambda: clock[0])
-    profile = {
-        "seed": 1, "keys": {"params": {}},
-        "workload": {"value_size": 256, "indexed_value": "none", "indexed_fields": 0, "ops": {"insert": 0.5, "read": 0.5},
-                     "record_count": 100_000, "batch_size": 10, "scan_length": 10, "entity_group_size": 0,
-                     "read_distribution": "uniform", "distribution_params": {}},
-    }
-    wl = CellWorkload(backend="bigtable", strategy="random", profile=profile)
+    profile = parse_profile({"name": "hotpath", "backend": "bigtable", "seed": 1,
+                             "workload": {"ops": {"insert": 0.5, "read": 0.5}, "record_count": 100_000,
+                                          "value_size": 256, "scan_length": 10}})
+    wl = CellWorkload(backend="bigtable", strategy="random", settings=profile)
     user = UserOps(wl, _NoopBackend(), user_index=0)
     err = RuntimeError("boom")
 
     pieces: dict[str, Callable[[int], object]] = {
         "recorder.record (recording only)": lambda i: rec_plain.record("insert", i, 0.0, 0.0001, 0.0012),
-        "recorder.record + Locust stats": lambda i: rec_locust.record("insert", i, 0.0, 0.0001, 0.0012),
+        "recorder.record + Locust events.request (before: recorded twice)": record_twice,
         "recorder.record, error": lambda i: rec_plain.record("read", i, 0.0, 0.0001, 0.0012, err),
         "Locust events.request.fire alone": lambda i: fire(request_type="x", name="insert", response_time=1.2,
                                                            response_length=0, exception=None, context={}),
@@ -124,15 +129,23 @@ def main() -> None:
             best[name] = min(best[name], per_call_us(fn, n))
 
     # tick(): once a second per cell; amortised over the ops of that second.
-    tick_rec = Recorder(cell="c", ops=["insert", "read"], sink=_NullSink(), on_request=fire)
-    tick_rec.begin(0.0)
-    tick_best = float("inf")
-    for r in range(30):
-        for i in range(1000):
-            tick_rec.record("insert" if i % 2 else "read", i, 0.0, 0.0001, 0.0005 + (i % 97) * 1e-5)
-        t0 = time.process_time()
-        tick_rec.tick(float(r + 1), target_ops_per_s=1000.0)
-        tick_best = min(tick_best, (time.process_time() - t0) * 1e6)
+    def best_tick(sink: Any) -> float:
+        rec = Recorder(cell="c", ops=["insert", "read"], sink=sink)
+        rec.begin(0.0)
+        best_us = float("inf")
+        for r in range(30):
+            for i in range(1000):
+                rec.record("insert" if i % 2 else "read", i, 0.0, 0.0001, 0.0005 + (i % 97) * 1e-5)
+            t0 = time.process_time()
+            rec.tick(float(r + 1), target_ops_per_s=1000.0)
+            best_us = min(best_us, (time.process_time() - t0) * 1e6)
+        return best_us
+
+    from locust.stats import RequestStats
+
+    tick_best = best_tick(_NullSink())
+    # After issue 22: Locust's stats fed from the closed interval, once a second.
+    feed_best = best_tick(LocustStatsSink(RequestStats(), request_type="bigtable")) - tick_best
 
     overhead = RESULTS / "overhead.json"
     client_us = args.client_us
@@ -146,6 +159,12 @@ def main() -> None:
     keyramp_pieces = ["recorder.record (recording only)", "pacer.next_slot", "workload dispatch (op, key, record)"]
     rows = [[name, round(us, 2), round(us / client_us * 100, 2)] for name, us in best.items()]
     rows.append(["recorder.tick per op @1,000 ops/s", round(tick_best / 1000, 2), round(tick_best / 1000 / client_us * 100, 2)])
+    rows.append(["Locust stats fed per second, per op @1,000 ops/s (after: recorded once)",
+                 round(feed_best / 1000, 2), round(feed_best / 1000 / client_us * 100, 2)])
+    before = best["recorder.record + Locust events.request (before: recorded twice)"]
+    after = best["recorder.record (recording only)"] + feed_best / 1000
+    rows.append(["recording incl. Locust stats: before (twice) -> after (once)", f"{before:.2f} -> {after:.2f}",
+                 f"{before / client_us * 100:.2f} -> {after / client_us * 100:.2f}"])
     own = sum(best[p] for p in keyramp_pieces) + tick_best / 1000
     rows.append(["keyramp's own share (record+pacer+dispatch+tick)", round(own, 2), round(own / client_us * 100, 2)])
     recording = best["recorder.record (recording only)"] + tick_best / 1000

@@ -1,10 +1,36 @@
-"""keyramp: load-testing harness for Google's NoSQL stores."""
+"""keyramp: load-testing harness for Google's NoSQL stores.
+
+The public API is what this module exports (``__all__``); everything under a package's
+private modules (``_name.py``) may change. Names whose module imports Locust — which
+monkey-patches the standard library for gevent — load on first use, so ``import keyramp``
+stays light (``keyramp --help``, ``keyramp lint``).
+"""
 
 from __future__ import annotations
 
+import importlib
 import os as _os
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["__version__"]
+__all__ = [
+    "Backend",
+    "Cell",
+    "KeyrampError",
+    "Profile",
+    "QuerySpec",
+    "RunFailed",
+    "RunObserver",
+    "RunOptions",
+    "RunOutcome",
+    "RunTarget",
+    "Target",
+    "TargetOptions",
+    "UsageError",
+    "__version__",
+    "load_profile",
+    "parse_profile",
+    "run_profile",
+]
 
 __version__ = "0.1.0"
 
@@ -15,3 +41,45 @@ __version__ = "0.1.0"
 # processes that use gRPC (workers are exec'd), so fork support only does harm here.
 # Read when gRPC initialises: it must be set before the first channel exists.
 _os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
+
+#: Public name -> the module that defines it (imported on first use).
+_LAZY = {
+    "Backend": "keyramp.backends",
+    "QuerySpec": "keyramp.backends",
+    "Target": "keyramp.backends",
+    "Cell": "keyramp.profile",
+    "Profile": "keyramp.profile",
+    "load_profile": "keyramp.profile",
+    "parse_profile": "keyramp.profile",
+    "KeyrampError": "keyramp._errors",
+    "RunFailed": "keyramp._errors",
+    "UsageError": "keyramp._errors",
+    "RunObserver": "keyramp.run._observer",
+    "RunOptions": "keyramp.run._runner",
+    "RunOutcome": "keyramp.run._runner",
+    "run_profile": "keyramp.run._runner",
+    "RunTarget": "keyramp.targets",
+    "TargetOptions": "keyramp.targets",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'keyramp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:
+    from keyramp._errors import KeyrampError, RunFailed, UsageError
+    from keyramp.backends import Backend, QuerySpec, Target
+    from keyramp.profile import Cell, Profile, load_profile, parse_profile
+    from keyramp.run._observer import RunObserver
+    from keyramp.run._runner import RunOptions, RunOutcome, run_profile
+    from keyramp.targets import RunTarget, TargetOptions

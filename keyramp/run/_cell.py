@@ -130,8 +130,7 @@ class CellRun:
         finally:
             self.warmup_used_s = phases.warmup_used_s
             locust_csv.finish()
-            if hasattr(load, "worker_meta"):
-                self.worker_meta = load.worker_meta()
+            self.worker_meta = load.worker_meta()
             if phases.measured:
                 self.partial = self._summary(recorder, users=phases.users, duration=phases.duration_s)
         assert self.partial is not None
@@ -150,8 +149,8 @@ class CellRun:
                               open_model=cell.schedule.open_model)
             from keyramp.run._local import LocalLoad
 
-            load: Any = LocalLoad(ctx, rate=cell.schedule.rate, duration_s=cell.duration_s,
-                                  time_scale=cell.time_scale, drop_after_s=settings.schedule.drop_after_s)
+            load = LocalLoad(ctx, rate=cell.schedule.rate, duration_s=cell.duration_s, time_scale=cell.time_scale,
+                             drop_after_s=settings.schedule.drop_after_s)
             ctx.recorder = self._recorder([LocustStatsSink(load.environment.stats, request_type=cell.backend)])
             return load, ctx.recorder
         from keyramp.run._master import WorkerLoad

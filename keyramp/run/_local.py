@@ -85,6 +85,9 @@ class LocalLoad:
                                     stop=stop):
             yield now - self._start, rows
 
+    def worker_meta(self) -> None:
+        return None
+
     def finish(self, *, measured: bool, aborted: bool) -> None:
         ctx = self.ctx
         ctx.phase_ended.set()

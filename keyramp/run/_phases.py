@@ -115,6 +115,9 @@ class CellLoad(Protocol):
     def finish(self, *, measured: bool, aborted: bool) -> None:
         """Stop the users (after a drain unless ``aborted``); record what is still in flight."""
 
+    def worker_meta(self) -> list[dict[str, Any]] | None:
+        """Per-worker figures for the manifest (None: the users ran in this process)."""
+
 
 def users_for(cell: Cell, *, processes: int = 1) -> int:
     """Users for ``cell`` across ``processes`` load processes."""

@@ -50,7 +50,7 @@ from keyramp.run._plan import (
 from keyramp.run._recorder import ALL_OPS, Recorder, TimeseriesRow
 from keyramp.run._user import CellContext, user_class_for
 from keyramp.run._workload import CellWorkload
-from keyramp.targets import TARGETS
+from keyramp.targets import target_class
 
 __all__ = ["placeholder_user", "one_line", "run_worker"]
 
@@ -118,7 +118,7 @@ class _WorkerCell:
 
     def __init__(self, env: Environment, runner: Any, plan: WorkerPlan) -> None:
         self.env, self.runner, self.plan = env, runner, plan
-        TARGETS[plan.target_kind].check_host(os.environ)  # the master's checks ran on its own host
+        target_class(plan.target_kind).check_host(os.environ)  # the master's checks ran on its own host
         settings = Settings.from_data(plan.profile)
         self.schedule = make_schedule(settings.schedule.table, horizon=plan.duration_s * plan.time_scale)
         self.drop_after_s = settings.schedule.drop_after_s

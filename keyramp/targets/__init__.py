@@ -1,23 +1,24 @@
 """Where the load goes: the official emulators (start / reuse / attach, reset), the real
 services behind the explicit cloud opt-in, and the loopback latency proxy — behind one
-seam, ``RunTarget`` (``_base``), that the runner and the distributed master call alike."""
+seam, ``RunTarget`` (``_base``), that the runner and the distributed master call alike.
+
+This module stays light (``keyramp emulators status`` imports the package): the target
+classes, which pull in the store clients, load when a run needs them.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from keyramp.profile import Profile
 from keyramp.targets._base import RunTarget, Warmup
-from keyramp.targets._cloud import check_opt_in
-from keyramp.targets._cloud_target import CloudTarget
-from keyramp.targets._emulator_target import EmulatorTarget
 
-__all__ = ["TARGETS", "CloudTarget", "EmulatorTarget", "RunTarget", "TargetOptions", "Warmup", "open_target"]
+if TYPE_CHECKING:
+    from keyramp.profile import Profile
 
-#: ``profile.target`` -> the class that serves it.
-TARGETS: Mapping[str, type[RunTarget]] = {cls.kind: cls for cls in (EmulatorTarget, CloudTarget)}
+__all__ = ["RunTarget", "TargetOptions", "Warmup", "open_target", "target_class"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,9 +34,22 @@ class TargetOptions:
     state_dir: Path | None = None
 
 
+def target_class(kind: str) -> type[RunTarget]:
+    """The class that serves ``profile.target == kind``."""
+    from keyramp.targets._cloud_target import CloudTarget
+    from keyramp.targets._emulator_target import EmulatorTarget
+
+    classes: dict[str, type[RunTarget]] = {cls.kind: cls for cls in (EmulatorTarget, CloudTarget)}
+    return classes[kind]
+
+
 def open_target(profile: Profile, options: TargetOptions) -> RunTarget:
     """The target ``profile`` runs against; every refusal (opt-in, emulator variables, caps)
     here, before a run directory exists."""
+    from keyramp.targets._cloud import check_opt_in
+    from keyramp.targets._cloud_target import CloudTarget
+    from keyramp.targets._emulator_target import EmulatorTarget
+
     if check_opt_in(profile, allow_cloud=options.allow_cloud):
         return CloudTarget(profile, allow_cloud=options.allow_cloud, **options.cloud_caps)
     return EmulatorTarget(profile, endpoints=options.endpoints, state_dir=options.state_dir)

@@ -421,13 +421,13 @@ def test_plan_of_an_emulator_profile_shows_numbers_only() -> None:
 def test_a_worker_refuses_a_cloud_cell_when_an_emulator_variable_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
     # A distributed worker gets a frozen plan with the cell's address; the master's opt-in
     # checks ran on another host, so the worker checks its own environment.
-    from keyramp.targets import TARGETS
+    from keyramp.targets import target_class
 
     for name in [k for k in os.environ if k.endswith("_EMULATOR_HOST")]:
         monkeypatch.delenv(name)
-    TARGETS["cloud"].check_host(os.environ)
+    target_class("cloud").check_host(os.environ)
     monkeypatch.setenv("BIGTABLE_EMULATOR_HOST", "127.0.0.1:8086")
     with pytest.raises(UsageError) as exc:
-        TARGETS["cloud"].check_host(os.environ)
+        target_class("cloud").check_host(os.environ)
     assert str(exc.value) == ("target = 'cloud' but BIGTABLE_EMULATOR_HOST is set on this host: "
                               "its clients would silently go to an emulator")

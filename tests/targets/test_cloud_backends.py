@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from keyramp.targets._cloud import cleanup_and_verify
+from keyramp.targets._cloud_target import cleanup_and_verify
 from keyramp._errors import RunFailed
 from keyramp.backends import BACKENDS, Backend, Target
 
