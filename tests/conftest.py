@@ -90,3 +90,17 @@ def backend_factory(target_factory: Callable[..., Target]) -> Iterator[Callable[
     yield make
     for instance in made:
         instance.close()
+
+
+#: Fixtures that start (or reach) an official emulator: a test using one must be marked
+#: ``emulator`` so that ``pytest -m "not emulator"`` runs on a machine without gcloud.
+_EMULATOR_FIXTURES = frozenset({"emulator_manager", "datastore_emulator", "firestore_emulator",
+                                "firestore_datastore_emulator", "bigtable_emulator", "private_emulator"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse a test that needs an emulator but is not marked ``emulator`` (markers are strict)."""
+    unmarked = [item.nodeid for item in items
+                if _EMULATOR_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("emulator") is None]
+    if unmarked:
+        raise pytest.UsageError(f"tests use an emulator fixture without @pytest.mark.emulator: {', '.join(unmarked)}")

@@ -15,7 +15,7 @@ from typing import Any
 from keyramp.backends._base import Backend, Target
 from keyramp.backends._errors import classify
 
-__all__ = ["ProbeContext", "median_ms", "error_text", "DATASTORE_FAMILY"]
+__all__ = ["ProbeContext", "best_ms", "error_text", "DATASTORE_FAMILY"]
 
 #: Backends speaking the Datastore API (entity groups, ancestor queries, cursors as bytes).
 DATASTORE_FAMILY = frozenset({"datastore", "firestore-datastore"})
@@ -56,7 +56,7 @@ class ProbeContext:
         self._made.clear()
 
 
-def median_ms(fn: Callable[[], object], repeat: int) -> float:
+def best_ms(fn: Callable[[], object], repeat: int) -> float:
     """Best (minimum) wall time of ``fn`` in ms over ``repeat`` calls, after one warm-up call.
 
     The minimum, not the median: on a shared 2-core machine other processes only ever add

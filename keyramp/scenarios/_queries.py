@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from keyramp.backends._base import QuerySpec
-from keyramp.scenarios._base import ProbeContext, median_ms
+from keyramp.scenarios._base import ProbeContext, best_ms
 
 __all__ = ["offset_cursor_probe", "projection_probe", "deleted_range_probe",
            "OFFSET_DEFAULTS", "PROJECTION_DEFAULTS", "DELETED_DEFAULTS"]
@@ -102,7 +102,7 @@ def projection_probe(ctx: ProbeContext) -> dict[str, Any]:
     out: dict[str, Any] = {"entities": n, "payload_bytes": len(payload)}
     for name, spec in (("full_ms", QuerySpec(limit=n)), ("keys_only_ms", QuerySpec(limit=n, keys_only=True)),
                        ("projection_ms", QuerySpec(limit=n, projection=("n",)))):
-        out[name] = median_ms(lambda spec=spec: backend.query(spec), repeat)
+        out[name] = best_ms(lambda spec=spec: backend.query(spec), repeat)
     out["full_vs_keys_only"] = round(out["full_ms"] / out["keys_only_ms"], 2) if out["keys_only_ms"] else None
     out["full_vs_projection"] = round(out["full_ms"] / out["projection_ms"], 2) if out["projection_ms"] else None
     return out
@@ -122,8 +122,8 @@ def deleted_range_probe(ctx: ProbeContext) -> dict[str, Any]:
     head = QuerySpec(order_by="created", limit=limit)
     stored = QuerySpec(field="created", op=">=", value=removed, order_by="created", limit=limit)
     repeat = int(p["repeat"])
-    head_ms = median_ms(lambda: backend.query(head), repeat)
-    stored_ms = median_ms(lambda: backend.query(stored), repeat)
+    head_ms = best_ms(lambda: backend.query(head), repeat)
+    stored_ms = best_ms(lambda: backend.query(stored), repeat)
     return {
         "entities": n,
         "deleted": removed,

@@ -59,6 +59,7 @@ def _compare(series: dict, *args: str) -> tuple[int, dict]:
     return proc.returncode, json.loads(out.read_text())
 
 
+@pytest.mark.emulator
 def test_injected_latency_is_flagged(series: dict) -> None:
     runs = series["runs"]
     code, data = _compare(series, runs["B1"], runs["B2"], "--baseline", runs["A1"])
@@ -71,6 +72,7 @@ def test_injected_latency_is_flagged(series: dict) -> None:
         assert 0.5 * 2 * DELAY_MS < row["value"] - row["baseline"] < 4 * 2 * DELAY_MS, row
 
 
+@pytest.mark.emulator
 def test_repeat_without_proxy_passes(series: dict) -> None:
     runs = series["runs"]
     code, data = _compare(series, runs["A1"], runs["A2"])

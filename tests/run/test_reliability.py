@@ -110,6 +110,26 @@ def _wait_for_seconds(out: Path, seconds: int, proc: subprocess.Popen[str], time
     raise AssertionError(f"no {seconds} s recorded within {timeout} s")
 
 
+def _wait_for_preload(profile: Path, out: Path, emu: Any, proc: subprocess.Popen[str], timeout: float = 60) -> None:
+    """Until the run's first (Bigtable) cell has preloaded rows into its table."""
+    from keyramp.backends import BACKENDS, Target
+    from keyramp.profile import cell_namespace, load_profile
+
+    loaded = load_profile(profile)
+    cell = loaded.cells[0]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1][-2000:]
+        runs = [p for p in out.iterdir() if (p / "manifest.json").exists()] if out.exists() else []
+        if runs:
+            target = Target(backend=cell.backend, project=loaded.project, endpoint=emu.endpoint,
+                            namespace=cell_namespace(cell, runs[0].name[-4:]))
+            if BACKENDS[cell.backend].remaining(target):
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"no preloaded rows within {timeout} s")
+
+
 def _locust_total(run_dir: Path, cell_id: str) -> int:
     with open(run_dir / "locust" / f"{cell_id}_stats.csv", newline="") as fh:
         rows = [r for r in csv.DictReader(fh) if r["Name"] == "Aggregated"]
@@ -199,10 +219,7 @@ def test_signal_during_preload_ends_promptly(tmp_path: Path, private_emulator: A
     profile = _bt_profile(tmp_path, record_count=2_000_000)  # minutes of preload
     out = tmp_path / "out"
     with _running(profile, out, emulator_env(emu)) as proc:
-        deadline = time.monotonic() + 60
-        while not list(out.glob("*/manifest.json")) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(3)  # inside the preload
+        _wait_for_preload(profile, out, emu, proc)
         assert proc.poll() is None
         sent = time.monotonic()
         proc.send_signal(signum)

@@ -42,11 +42,13 @@ def test_consistency_stale_rate_is_about_one_minus_consistency(half_consistent_d
     assert r["queries_until_visible"]["mean"] > 1.2 and r["queries_until_visible"]["never_within_cap"] == 0
 
 
+@pytest.mark.emulator
 def test_consistency_probe_sees_no_staleness_at_consistency_one(datastore_emulator: RunningEmulator) -> None:
     r = _probe("datastore", datastore_emulator.endpoint, "consistency", attempts=20)
     assert r["global_stale"] == 0 and r["queries_until_visible"]["max"] == 1
 
 
+@pytest.mark.emulator
 def test_contention_one_entity_aborts_distinct_entities_do_not(datastore_emulator: RunningEmulator) -> None:
     hot = _probe("datastore", datastore_emulator.endpoint, "contention", keys=1, threads=8, max_s=2.0)
     spread = _probe("datastore", datastore_emulator.endpoint, "contention", keys=8, threads=8, max_s=2.0)
@@ -56,12 +58,14 @@ def test_contention_one_entity_aborts_distinct_entities_do_not(datastore_emulato
     assert hot["seconds"] < 2.0 + 5.0 + 1.0  # capped: ends on time even under contention
 
 
+@pytest.mark.emulator
 def test_contention_in_one_entity_group_aborts(datastore_emulator: RunningEmulator) -> None:
     group = _probe("datastore", datastore_emulator.endpoint, "contention", keys=8, threads=8, same_group=True,
                    max_s=1.5)
     assert group["aborted"] > 0, group
 
 
+@pytest.mark.emulator
 def test_offset_page_150_is_ten_times_slower_than_cursor(datastore_emulator: RunningEmulator) -> None:
     # The legacy emulator skips ≤ 300 entities per RunQuery batch and each batch costs about
     # one cursor query, so the ratio is ≈ offset / 300: page 150 × 60 (offset 9000, 30 round
@@ -72,6 +76,7 @@ def test_offset_page_150_is_ten_times_slower_than_cursor(datastore_emulator: Run
     assert r["ratio"] >= 10, r
 
 
+@pytest.mark.emulator
 def test_hygiene_reports_the_stores_own_errors(datastore_emulator: RunningEmulator) -> None:
     r = _probe("datastore", datastore_emulator.endpoint, "hygiene")
     cases = {c["case"]: c for c in r["cases"]}
@@ -81,6 +86,7 @@ def test_hygiene_reports_the_stores_own_errors(datastore_emulator: RunningEmulat
     assert "same entity" in cases["same entity twice in one commit"]["message"]
 
 
+@pytest.mark.emulator
 def test_batch_probe_measures_both_paths(datastore_emulator: RunningEmulator) -> None:
     r = _probe("datastore", datastore_emulator.endpoint, "batch", entities=100, batch_size=25)
     assert r["batch_read_per_s"] > r["single_read_per_s"], r

@@ -99,6 +99,7 @@ def _section(md: str, rule: str) -> str:
     return md.split(f"## {rule}\n")[1].split("\n## ")[0]
 
 
+@pytest.mark.emulator
 def test_every_rule_of_the_subset_has_a_verdict(report: Path) -> None:
     data = json.loads((report / "report.json").read_text())
     assert set(data["rules"]) == {"BP-SHARD-1", "BP-KEY-3", "BP-IDX-1", "BP-IDX-2", "BP-CONS-1"}
@@ -109,6 +110,7 @@ def test_every_rule_of_the_subset_has_a_verdict(report: Path) -> None:
         assert f"**Verdict ({entry['status']}):**" in _section(md, rule)
 
 
+@pytest.mark.emulator
 def test_measured_and_modelled_verdicts_are_labelled(report: Path) -> None:
     rules = json.loads((report / "report.json").read_text())["rules"]
     shard = rules["BP-SHARD-1"]
@@ -125,6 +127,7 @@ def test_measured_and_modelled_verdicts_are_labelled(report: Path) -> None:
     assert {e["kind"] for e in keys["evidence"]} == {"modelled"}
 
 
+@pytest.mark.emulator
 def test_an_effect_the_emulator_cannot_show_says_so(report: Path) -> None:
     rules = json.loads((report / "report.json").read_text())["rules"]
     fanout = rules["BP-IDX-1"]
@@ -133,6 +136,7 @@ def test_an_effect_the_emulator_cannot_show_says_so(report: Path) -> None:
     assert "no difference" not in _section((report / "report.md").read_text(), "BP-IDX-1")
 
 
+@pytest.mark.emulator
 def test_html_is_self_contained_with_charts_and_escapes_run_strings(report: Path) -> None:
     page = (report / "report.html").read_text()
     assert page.count("<svg") >= 6
