@@ -42,10 +42,7 @@ def test_scenario_profiles_are_valid_short_and_named_by_rule() -> None:
 def _planned_s(profile) -> float:
     """Cell durations + warm-ups (the first Locust cell on each emulator warms up ≥ 10 s)."""
     from keyramp.backends import EMULATOR_FOR
-
-    # Read, not imported: importing the runner monkey-patches this process for gevent.
-    first_warmup = float(re.search(r"^_FIRST_WARMUP_S = ([\d.]+)", (ROOT / "keyramp/run/_runner.py").read_text(),
-                                   re.M).group(1))
+    from keyramp.targets._emulator_target import FIRST_WARMUP_S as first_warmup
 
     data, total, warmed = profile.data, 0.0, set()
     for cell in profile.cells:
@@ -69,8 +66,8 @@ def test_query_table_maps_to_query_spec() -> None:
     raw = {"name": "q", "workload": {"ops": {"query": 1.0}, "query": {
         "field": "n", "op": ">=", "value": 3, "order_by": "n", "paginate": "offset", "page": 150,
         "keys_only": True}}}
-    q = parse_profile(raw).data["workload"]["query"]
-    spec = query_spec(q, limit=20, page=q["page"])
+    q = parse_profile(raw).workload.query
+    spec = query_spec(q, limit=20, page=q.page)
     assert (spec.field, spec.op, spec.value, spec.offset, spec.keys_only) == ("n", ">=", 3, 3000, True)
 
 
