@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 __all__ = ["Key", "BACKEND_NAMES", "OP_NAMES", "key_sort_text"]
 
@@ -11,7 +11,18 @@ __all__ = ["Key", "BACKEND_NAMES", "OP_NAMES", "key_sort_text"]
 #: Backends map it to their own form (Datastore id/name, Firestore document id, Bigtable row key).
 Key: TypeAlias = "int | str | tuple[int | str, int | str]"
 
-BACKEND_NAMES: Final = ("datastore", "firestore", "firestore-datastore", "bigtable")
+if TYPE_CHECKING:
+    #: The registered stores' names (``keyramp.backends.store_names()``), read when asked.
+    BACKEND_NAMES: tuple[str, ...]
+
+
+def __getattr__(name: str) -> object:
+    if name == "BACKEND_NAMES":  # derived from the store registry, never a second list
+        from keyramp.backends import store_names
+
+        return store_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 OP_NAMES: Final = (
     "insert",

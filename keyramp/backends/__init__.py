@@ -1,25 +1,44 @@
-"""Backend registry: profile name -> class. One module per store."""
+"""The ``Backend`` seam and the store registry: one package per store, one ``StoreSpec`` each.
+
+``spec_for(name)`` answers everything that differs by store (emulator, drivers, operations,
+batch limits, key rules, lint rules, tablet-model defaults, cloud plan text); ``BACKENDS``
+and ``EMULATOR_FOR`` are live views of the registry. ``registered(spec)`` adds a store for
+the length of a ``with`` block (tests, embedding programs). See docs/stores.md.
+"""
 
 from __future__ import annotations
 
 from keyramp.backends._base import Backend, QuerySpec, Record, Target
-from keyramp.backends.bigtable._client import BigtableBackend
-from keyramp.backends.datastore._client import DatastoreBackend, FirestoreDatastoreBackend
-from keyramp.backends.firestore._client import FirestoreBackend
+from keyramp.backends._registry import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    EMULATOR_FOR,
+    STORES,
+    emulator_specs,
+    registered,
+    spec_for,
+    store_names,
+)
+from keyramp.backends._spec import FEATURES, BatchLimits, CloudSpec, EmulatorSpec, KeyRules, Operation, StoreSpec
 
-__all__ = ["Backend", "QuerySpec", "Record", "Target", "BACKENDS", "EMULATOR_FOR"]
-
-BACKENDS: dict[str, type[Backend]] = {
-    "datastore": DatastoreBackend,
-    "firestore": FirestoreBackend,
-    "firestore-datastore": FirestoreDatastoreBackend,
-    "bigtable": BigtableBackend,
-}
-
-#: Which official emulator serves each backend (keys of keyramp.targets._emulators.EMULATORS).
-EMULATOR_FOR: dict[str, str] = {
-    "datastore": "datastore",
-    "firestore": "firestore",
-    "firestore-datastore": "firestore-datastore",
-    "bigtable": "bigtable",
-}
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_BACKEND",
+    "EMULATOR_FOR",
+    "FEATURES",
+    "STORES",
+    "Backend",
+    "BatchLimits",
+    "CloudSpec",
+    "EmulatorSpec",
+    "KeyRules",
+    "Operation",
+    "QuerySpec",
+    "Record",
+    "StoreSpec",
+    "Target",
+    "emulator_specs",
+    "registered",
+    "spec_for",
+    "store_names",
+]

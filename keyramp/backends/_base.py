@@ -75,11 +75,16 @@ class Backend(ABC):
     """
 
     name: ClassVar[str]
-    #: Whether the store can allocate keys itself (Datastore allocate_ids, Firestore auto ids).
-    server_allocates_keys: ClassVar[bool] = False
 
     def __init__(self, target: Target) -> None:
         self.target = target
+
+    @property
+    def server_allocates_keys(self) -> bool:
+        """Whether the store can allocate keys itself (its spec: Datastore allocate_ids, Firestore auto ids)."""
+        from keyramp.backends._registry import spec_for
+
+        return spec_for(self.name).has("server_allocated_keys")
 
     # -- lifecycle ---------------------------------------------------------------------
     @classmethod

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from keyramp._errors import UsageError
-from keyramp._types import BACKEND_NAMES, Key
+from keyramp._types import Key
 
 __all__ = ["KeyStrategy", "KeyTraits", "Distribution", "checked_params"]
 
@@ -39,11 +39,21 @@ class KeyTraits:
     readable: bool  # a human can read the key (BP-KEY-8)
 
 
+class _SupportedBackends:
+    """``Strategy.backends``: the registered stores that can serve the strategy (their specs say)."""
+
+    def __get__(self, obj: object, owner: type[KeyStrategy]) -> frozenset[str]:
+        from keyramp.backends import STORES
+        from keyramp.keys._strategies import refusal
+
+        return frozenset(s.name for s in STORES.specs() if refusal(owner, s) is None)
+
+
 class KeyStrategy(ABC):
     name: ClassVar[str]
     traits: ClassVar[KeyTraits]
     #: Backends this strategy produces valid keys for.
-    backends: ClassVar[frozenset[str]] = frozenset(BACKEND_NAMES)
+    backends: ClassVar[_SupportedBackends] = _SupportedBackends()
     #: ``key()`` returns ``None``: the store allocates the id on insert.
     server_allocated: ClassVar[bool] = False
     #: Virtual clock (insert index -> ms) of time-based strategies, ``None`` for the others;

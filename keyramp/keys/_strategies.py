@@ -12,18 +12,21 @@ that strategy only — so a matrix of strategies can share one profile.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from keyramp._errors import UnsupportedOperation, UsageError
-from keyramp._types import BACKEND_NAMES, Key
+from keyramp._types import Key
 from keyramp.keys._base import KeyStrategy, KeyTraits, checked_params
+
+if TYPE_CHECKING:
+    from keyramp.backends import StoreSpec
 
 __all__ = [
     "STRATEGIES",
     "make_strategy",
     "key_problem",
+    "refusal",
     "mix64",
     "virtual_clock",
     "LONG_MAX",
@@ -49,11 +52,6 @@ LONG_MAX: Final = 9_223_372_036_854_775_807
 _M64: Final = (1 << 64) - 1
 #: 2023-11-14T22:13:20Z: a fixed virtual-clock origin so keys do not depend on today.
 _DEFAULT_START_MS: Final = 1_700_000_000_000
-_DATASTORE_LIKE: Final = frozenset({"datastore", "firestore-datastore"})
-_FIRESTORE_LIKE: Final = frozenset({"firestore", "firestore-datastore"})
-_RESERVED = re.compile(r"__.*__", re.DOTALL)
-_DATASTORE_MAX_ID: Final = (1 << 63) - 1
-_MAX_KEY_BYTES = {"datastore": 1500, "firestore": 1500, "firestore-datastore": 1500, "bigtable": 4096}
 
 
 def mix64(x: int) -> int:
@@ -74,38 +72,11 @@ def virtual_clock(start_ms: int = _DEFAULT_START_MS, interval_ms: float = 1.0) -
 
 
 def key_problem(key: Key | None, backend: str) -> str | None:
-    """Why ``key`` is not a valid key on ``backend`` (BP-KEY-10), or ``None`` if it is."""
-    if key is None:
-        return None
-    if isinstance(key, tuple):
-        for part in key:
-            problem = key_problem(part, backend)
-            if problem:
-                return problem
-        return None
-    if isinstance(key, int):
-        if backend in _DATASTORE_LIKE and not 1 <= key <= _DATASTORE_MAX_ID:
-            return f"numeric id {key} must be between 1 and 2^63-1"
-        if key < 0:
-            return f"negative id {key}"
-        return None
-    try:
-        size = len(key.encode("utf-8"))
-    except UnicodeEncodeError:
-        return "key is not valid UTF-8"
-    if size == 0:
-        return "empty key"
-    if size > _MAX_KEY_BYTES[backend]:
-        return f"key is {size} bytes, {backend} allows {_MAX_KEY_BYTES[backend]}"
-    if backend == "bigtable":
-        return None
-    if "/" in key:
-        return f"'/' in key name {key[:40]!r}"
-    if key in (".", "..") and backend in _FIRESTORE_LIKE:
-        return f"{key!r} is not a valid document id"
-    if _RESERVED.fullmatch(key):
-        return f"{key[:40]!r} matches the reserved pattern __.*__"
-    return None
+    """Why ``key`` is not a valid key on ``backend`` (BP-KEY-10), or ``None`` if it is: the
+    store's ``KeyRules`` (keyramp/backends/<store>/_spec.py) decide."""
+    from keyramp.backends import spec_for
+
+    return spec_for(backend).keys.problem(key, backend)
 
 
 class _Strategy(KeyStrategy):
@@ -250,7 +221,6 @@ class ServerAllocated(_Strategy):
 
     name = "server_allocated"
     traits = KeyTraits(monotonic=False, spreads=True, readable=False)
-    backends = frozenset({"datastore", "firestore", "firestore-datastore"})
     server_allocated = True
 
     def key(self, index: int) -> Key:  # type: ignore[override]
@@ -432,10 +402,11 @@ STRATEGIES: dict[str, type[KeyStrategy]] = {
     )
 }
 
-#: Why a strategy cannot serve a backend, for the one-line error.
-_UNSUPPORTED_WHY: Final = {
-    ("server_allocated", "bigtable"): "Bigtable has no server-allocated row keys",
-}
+def refusal(cls: type[KeyStrategy], spec: StoreSpec) -> str | None:
+    """Why the store of ``spec`` cannot serve strategy ``cls`` (one line), or None if it can."""
+    if cls.server_allocated and not spec.has("server_allocated_keys"):
+        return spec.why_not("server_allocated_keys")
+    return spec.keys.unsupported_strategies.get(cls.name)
 
 
 def _params_for(name: str, cls: type[KeyStrategy], params: Mapping[str, Any]) -> dict[str, Any]:
@@ -466,9 +437,9 @@ def make_strategy(
     if cls is None:
         raise UsageError(f"unknown key strategy '{name}' (one of: {', '.join(STRATEGIES)})")
     if backend is not None:
-        if backend not in BACKEND_NAMES:
-            raise UsageError(f"unknown backend '{backend}' (one of: {', '.join(BACKEND_NAMES)})")
-        if backend not in cls.backends:
-            why = _UNSUPPORTED_WHY.get((name, backend), f"not supported on {backend}")
+        from keyramp.backends import spec_for
+
+        why = refusal(cls, spec_for(backend))  # spec_for: UsageError for an unknown backend
+        if why is not None:
             raise UnsupportedOperation(f"{name}: {why}")
     return cls(seed=seed, params=_params_for(name, cls, params or {}))

@@ -21,10 +21,11 @@ from keyramp.keyspace._load import (
 from keyramp.keyspace._metrics import analyze_cell, hotspot_metrics, summarize_cell
 from keyramp.keyspace._reference import cell_reference
 from keyramp.keyspace._tablets import (
-    BACKEND_PARAMS,
+    SERVERLESS_TABLETS,
     SYNTHETIC_PATTERNS,
     TabletParams,
     TabletTimeline,
+    has_model,
     params_for,
     simulate,
     simulate_collection,
@@ -32,7 +33,7 @@ from keyramp.keyspace._tablets import (
 )
 
 __all__ = [
-    "BACKEND_PARAMS",
+    "SERVERLESS_TABLETS",
     "SYNTHETIC_PATTERNS",
     "CellKeys",
     "KeyPositions",
@@ -41,6 +42,7 @@ __all__ = [
     "TabletTimeline",
     "analyze_cell",
     "cell_reference",
+    "has_model",
     "heatmap_data",
     "hotspot_metrics",
     "key_positions",

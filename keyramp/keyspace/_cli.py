@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from keyramp.backends import DEFAULT_BACKEND
 from keyramp.results._catalog import Run, load_run, resolve_run
 from keyramp._errors import UsageError
 from keyramp.keyspace._analyse import analyse_samples
@@ -91,7 +92,7 @@ def run_keyspace(
         meta = cells_meta.get(name, {})
         cell_summary = run.cells.get(name)
         cell_summary = cell_summary if isinstance(cell_summary, dict) else {}
-        backend = str(meta.get("backend", "datastore"))
+        backend = str(meta.get("backend", DEFAULT_BACKEND))
         strategy = str(meta.get("strategy", "?"))
         time_scale = float(meta.get("time_scale", 1.0) or 1.0)
         rate_fn = target_rate_fn(cell_summary.get("target_ops_per_s"), time_scale=time_scale)

@@ -19,8 +19,8 @@ import numpy as np
 from keyramp.keyspace._encode import key_bytes
 from keyramp.keyspace._load import KeyPositions, Reference, insert_mask, key_positions
 from keyramp.keyspace._tablets import (
-    BACKEND_PARAMS,
     TabletTimeline,
+    has_model,
     params_for,
     simulate,
 )
@@ -188,7 +188,7 @@ def analyze_cell(
     kp = key_positions(key_arr, reference=reference, inserts=inserts, times=t)
     metrics = hotspot_metrics(kp.pos, t, inserts=inserts, buckets=buckets, distinct=kp.distinct, positions=kp)
     timeline = None
-    if backend in BACKEND_PARAMS and len(t):
+    if len(t) and has_model(backend):
         timeline = simulate(
             kp.pos,
             t,

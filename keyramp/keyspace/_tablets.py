@@ -35,10 +35,11 @@ import numpy as np
 from keyramp._errors import UsageError
 
 __all__ = [
-    "BACKEND_PARAMS",
+    "SERVERLESS_TABLETS",
     "SYNTHETIC_PATTERNS",
     "TabletParams",
     "TabletTimeline",
+    "has_model",
     "params_for",
     "simulate",
     "simulate_collection",
@@ -61,28 +62,29 @@ class TabletParams:
     max_tablets: int = 1 << 16
 
 
-# Defaults and their sources: docs/keyspace-model.md. threshold < capacity / 1.5 so a
-# +50 % step never overloads a tablet that was below threshold (with a margin for
-# uneven split points): "500/50/5" with a split delay under 5 minutes never throttles.
-_SERVERLESS = TabletParams(capacity=500.0, split_threshold=300.0, split_delay_s=120.0)
-BACKEND_PARAMS: dict[str, TabletParams] = {
-    "datastore": _SERVERLESS,
-    "firestore": _SERVERLESS,
-    "firestore-datastore": _SERVERLESS,
-    "bigtable": TabletParams(
-        capacity=10_000.0,
-        split_threshold=6_000.0,
-        split_delay_s=300.0,
-        total_capacity=10_000.0,  # one node
-    ),
-}
+# Defaults and their sources: docs/keyspace-model.md. Each store's spec names its defaults
+# (``StoreSpec.tablets``, keyramp/backends/<store>/_spec.py); the serverless ones are shared.
+# threshold < capacity / 1.5 so a +50 % step never overloads a tablet that was below
+# threshold (with a margin for uneven split points): "500/50/5" with a split delay under
+# 5 minutes never throttles.
+SERVERLESS_TABLETS = TabletParams(capacity=500.0, split_threshold=300.0, split_delay_s=120.0)
+
+
+def has_model(backend: str) -> bool:
+    """Whether ``backend`` is a registered store with tablet-model defaults."""
+    from keyramp.backends import STORES
+
+    return backend in STORES and STORES.get(backend).tablets is not None
 
 
 def params_for(backend: str, **overrides: Any) -> TabletParams:
-    try:
-        base = BACKEND_PARAMS[backend]
-    except KeyError:
-        raise UsageError(f"no tablet model for backend {backend!r}; known: {', '.join(BACKEND_PARAMS)}") from None
+    """The store's tablet-model defaults (its spec), with ``overrides`` replaced."""
+    from keyramp.backends import STORES
+
+    base = STORES.get(backend).tablets if backend in STORES else None
+    if base is None:
+        known = ", ".join(s.name for s in STORES.specs() if s.tablets is not None)
+        raise UsageError(f"no tablet model for backend {backend!r}; known: {known}")
     return replace(base, **overrides) if overrides else base
 
 

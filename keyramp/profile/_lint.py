@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from keyramp._errors import UsageError
+from keyramp.backends import spec_for
 from keyramp.profile._profile import load_profile, slug
 from keyramp.profile._schedules import Schedule, make_schedule
 from keyramp.keys import STRATEGIES, hottest_share, key_problem, make_strategy
@@ -36,10 +36,7 @@ _MONOTONIC: Final = frozenset({"sequential", "prefixed_sequential", "padded_sequ
 _SEQUENTIAL_IDS: Final = frozenset({"sequential", "prefixed_sequential", "padded_sequential"})
 _TIME_FIRST: Final = frozenset({"timestamp_only", "timestamp_first"})
 _HAS_TIME: Final = frozenset({"timestamp_only", "timestamp_first", "field_promotion"})
-_DOC_STORES: Final = frozenset({"datastore", "firestore", "firestore-datastore"})
-_FIRESTORE_LIKE: Final = frozenset({"firestore", "firestore-datastore"})
 _UPDATES: Final = ("update", "transaction", "increment")
-_RESERVED = re.compile(r"__.*__", re.DOTALL)
 #: Indexes whose keys lint validates: small, digit-count boundaries, and large.
 _SAMPLE_INDEXES: Final = (0, 1, 8, 9, 98, 99, 12_345, 999_999, 10**9 - 1, 10**10, 2**40)
 
@@ -108,7 +105,10 @@ def _rate_text(rate: float | None, unit: str = "inserts/s") -> str:
 
 
 def _cell_rules(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Finding]:
+    """Rules that depend on the store come from its spec: which BP rules apply (``rules``),
+    its features (``lacks``), its hotspot advice."""
     out: list[Finding] = []
+    store = spec_for(backend)
     cls = STRATEGIES[strategy]
     inserts = plan.rate(plan.insert_per_op)
     writing = plan.insert_per_op > 0
@@ -117,7 +117,7 @@ def _cell_rules(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Fin
         out.append(Finding(rule, severity, message, cell))
 
     if strategy in _MONOTONIC:
-        fix = "field_promotion or reversed_id" if backend == "bigtable" else "server_allocated or random ids, or a hashed_prefix"
+        fix = store.hotspot_fix
         if writing:
             add("BP-KEY-1", _by_rate(inserts),
                 f"{strategy} keys increase monotonically: at {_rate_text(inserts)} every insert lands on the "
@@ -125,29 +125,29 @@ def _cell_rules(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Fin
         else:
             add("BP-KEY-1", "info",
                 f"{strategy} keys are monotonic; no inserts are measured, but the preload still writes one hot range")
-    if backend in _DOC_STORES and not cls.server_allocated and not cls.traits.spreads:
+    if store.has("server_allocated_keys") and not cls.server_allocated and not cls.traits.spreads:
         add("BP-KEY-2", "info",
             "prefer server-allocated ids (allocate_ids / auto document ids): they scatter over the key space")
-    if backend == "bigtable":
-        if strategy in _TIME_FIRST:
-            add("BP-KEY-5", _by_rate(inserts) if writing else "warning",
-                f"row key starts with a timestamp ({strategy}): all current writes hit one node; promote the id "
-                f"you filter by first (field_promotion: machine_0042#<ts>)")
-        if strategy in _HAS_TIME and (plan.workload.get("read_distribution") == "latest" or "scan" in plan.ops):
-            add("BP-KEY-6", "info",
-                "newest rows are read first: a reverse timestamp (reverse_timestamp, Long.MAX_VALUE - ts) "
-                "makes them sort first so a short scan finds them")
-        if strategy in _SEQUENTIAL_IDS:
-            add("BP-KEY-7", "warning",
-                f"sequential numeric ids ({strategy}) on Bigtable concentrate traffic; reverse them (reversed_id)")
-        if strategy == "domain":
-            add("BP-KEY-7", "info",
-                "domain names as written scatter one site's hosts; reverse them (reverse_domain) unless most "
-                "data sits in a few domains")
-        if not cls.traits.readable:
-            add("BP-KEY-8", "warning",
-                f"{strategy} row keys make Key Visualizer unreadable and Google no longer recommends hashed keys; "
-                f"use short readable delimited keys (field_promotion, reversed_id)")
+    if "BP-KEY-5" in store.rules and strategy in _TIME_FIRST:
+        add("BP-KEY-5", _by_rate(inserts) if writing else "warning",
+            f"row key starts with a timestamp ({strategy}): all current writes hit one node; promote the id "
+            f"you filter by first (field_promotion: machine_0042#<ts>)")
+    if "BP-KEY-6" in store.rules and strategy in _HAS_TIME and (
+            plan.workload.get("read_distribution") == "latest" or "scan" in plan.ops):
+        add("BP-KEY-6", "info",
+            "newest rows are read first: a reverse timestamp (reverse_timestamp, Long.MAX_VALUE - ts) "
+            "makes them sort first so a short scan finds them")
+    if "BP-KEY-7" in store.rules and strategy in _SEQUENTIAL_IDS:
+        add("BP-KEY-7", "warning",
+            f"sequential numeric ids ({strategy}) on {store.title} concentrate traffic; reverse them (reversed_id)")
+    if "BP-KEY-7" in store.rules and strategy == "domain":
+        add("BP-KEY-7", "info",
+            "domain names as written scatter one site's hosts; reverse them (reverse_domain) unless most "
+            "data sits in a few domains")
+    if "BP-KEY-8" in store.rules and not cls.traits.readable:
+        add("BP-KEY-8", "warning",
+            f"{strategy} row keys make Key Visualizer unreadable and Google no longer recommends hashed keys; "
+            f"use short readable delimited keys (field_promotion, reversed_id)")
     if strategy == "time_bucket_shard":
         add("BP-SHARD-1", _by_rate(inserts) if writing else "warning",
             "shards inside a time bucket: every current write still goes to the newest bucket; shard by a "
@@ -159,11 +159,12 @@ def _cell_rules(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Fin
 def _key_hygiene(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Finding]:
     """BP-KEY-10: params that produce keys the store rejects (found by sampling keys)."""
     keys = make_strategy(strategy, seed=plan.seed, params=plan.params, backend=backend)
-    if backend != "bigtable":
+    reserved = spec_for(backend).keys.reserved
+    if reserved is not None:
         for name, value in keys.params.items():
-            if isinstance(value, str) and _RESERVED.fullmatch(value):
-                return [Finding("BP-KEY-10", "error",
-                                f"param {name} = {value!r} matches the reserved pattern __.*__; choose another value", cell)]
+            if isinstance(value, str) and reserved.fullmatch(value):
+                return [Finding("BP-KEY-10", "error", f"param {name} = {value!r} matches the reserved pattern "
+                                f"{reserved.pattern}; choose another value", cell)]
     for index in _SAMPLE_INDEXES:
         problem = key_problem(keys.key(index), backend)
         if problem:
@@ -217,10 +218,12 @@ def _entity_rates(plan: _Plan) -> list[Finding]:
     dist = str(wl.get("read_distribution", "uniform"))
     dparams = wl.get("distribution_params", {}) or {}
     for backend in plan.backends:
-        if backend not in ("datastore", "firestore-datastore"):
+        store = spec_for(backend)
+        if "BP-RATE-1" not in store.rules:
             continue
+        groups_limit = store.has("entity_groups")  # legacy Datastore: the group is the unit
         parts: list[tuple[float, str]] = []
-        if backend == "datastore" and group > 1:
+        if groups_limit and group > 1:
             # Consecutive inserts share the current group: every insert commit hits it.
             parts.append((plan.peak * plan.commit_per_op, f"inserts fill one group of {group} at a time"))
             groups = -(-records // group)
@@ -231,7 +234,7 @@ def _entity_rates(plan: _Plan) -> list[Finding]:
         else:
             hot = hottest_share(dist, records, dparams)
             parts.append((plan.peak * plan.update_per_op * hot, f"updates of the hottest of {records} entities ({dist})"))
-            unit = "entity group" if backend == "datastore" else "entity"
+            unit = "entity group" if groups_limit else "entity"
         rate, how = max(parts)
         if rate > 1.0:
             severity = "error" if rate > 10.0 else "warning"
@@ -248,15 +251,16 @@ def _indexed_value(plan: _Plan) -> list[Finding]:
     writes = plan.rate(plan.insert_per_op + plan.ops.get("update", 0.0))
     out: list[Finding] = []
     for backend in plan.backends:
-        if backend in _FIRESTORE_LIKE:
+        rules = spec_for(backend).rules
+        if "BP-RATE-2" in rules:
             severity = "error" if writes is None or writes > 500 else "info"
             out.append(Finding("BP-RATE-2", severity,
                                f"{backend}: indexed monotonic 'created' caps the collection at ~500 writes/s "
                                f"(planned {_rate_text(writes, 'writes/s')}); exempt it from indexing "
                                f"(indexed_value = \"unindexed\") or prefix it (\"prefixed\")"))
-        elif backend == "datastore":
+        elif "BP-KEY-3" in rules:
             out.append(Finding("BP-KEY-3", "warning" if writes is None or writes > 500 else "info",
-                               "datastore: indexed monotonic 'created' makes its index range a hotspot; prefix it with "
+                               f"{backend}: indexed monotonic 'created' makes its index range a hotspot; prefix it with "
                                "a high-cardinality id (indexed_value = \"prefixed\") or exclude it (\"unindexed\")"))
     return out
 
@@ -266,19 +270,20 @@ def _sizes(plan: _Plan) -> list[Finding]:
     out: list[Finding] = []
     size = int(plan.workload.get("value_size", 0))
     fields = int(plan.workload.get("indexed_fields", 0))
-    if "bigtable" in plan.backends:
-        if size > 100 * MIB:
+    for backend in plan.backends:
+        rules = spec_for(backend).rules
+        if "BP-SIZE-1" in rules and size > 100 * MIB:
             out.append(Finding("BP-SIZE-1", "error",
-                               f"bigtable: value_size {size / MIB:.3g} MiB exceeds 100 MiB per row; split the value over rows"))
-        elif size > 10 * MIB:
+                               f"{backend}: value_size {size / MIB:.3g} MiB exceeds 100 MiB per row; split the value over rows"))
+        elif "BP-SIZE-1" in rules and size > 10 * MIB:
             out.append(Finding("BP-SIZE-1", "warning",
-                               f"bigtable: value_size {size / MIB:.3g} MiB exceeds the recommended 10 MiB per cell; "
+                               f"{backend}: value_size {size / MIB:.3g} MiB exceeds the recommended 10 MiB per cell; "
                                f"split it over cells or rows"))
-        if fields >= 10:
+        if "BP-SIZE-3" in rules and fields >= 10:
             out.append(Finding("BP-SIZE-3", "warning" if fields >= 100 else "info",
-                               f"bigtable: {fields} tiny cells per row cost more than one packed cell; pack small "
+                               f"{backend}: {fields} tiny cells per row cost more than one packed cell; pack small "
                                f"values into one cell"))
-    if fields >= 20 and any(b in _DOC_STORES for b in plan.backends):
+    if fields >= 20 and any(spec_for(b).has("secondary_indexes") for b in plan.backends):
         out.append(Finding("BP-IDX-1", "info",
                            f"{fields} indexed properties per entity: index fan-out drives write latency; exclude "
                            f"properties that are never queried"))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from keyramp.profile._durations import parse_duration
 from keyramp._errors import UsageError
 from keyramp.profile._schedules import SCHEDULE_FIELDS, Schedule, make_schedule
-from keyramp._types import BACKEND_NAMES, OP_NAMES
+from keyramp._types import OP_NAMES
 from keyramp.keys import INDEXED_VALUES as _INDEXED_VALUES
 from keyramp.profile._model import Cell, Profile, Settings
 
@@ -284,8 +284,14 @@ def _resolve_cloud(raw: Mapping[str, Any], src: str, *, target: str, backends: l
         # implicit project would be a guess, so the profile must name it.
         if "project" not in raw:
             raise _fail(src, "target = 'cloud' needs an explicit project = \"<project id>\"")
-        if "bigtable" in backends and not instance:
-            raise _fail(where, "instance is required for bigtable with target = 'cloud'")
+        from keyramp.backends import spec_for
+
+        for backend in backends:
+            cloud_spec = spec_for(backend).cloud
+            if cloud_spec is None:
+                raise _fail(src, f"target = 'cloud': {backend} has no cloud service")
+            if cloud_spec.needs_instance and not instance:
+                raise _fail(where, f"instance is required for {backend} with target = 'cloud'")
     return resolved
 
 
@@ -302,10 +308,12 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
     rules = raw.get("rules", [])
     if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
         raise _fail(src, "'rules' must be a list of rule ids like \"BP-KEY-1\"")
-    backends = _as_list(raw.get("backend", "datastore"), f"{src}: backend")
+    from keyramp.backends import DEFAULT_BACKEND, STORES
+
+    backends = _as_list(raw.get("backend", DEFAULT_BACKEND), f"{src}: backend")
     for backend in backends:
-        if backend not in BACKEND_NAMES:
-            raise _fail(src, f"backend: unknown backend '{backend}' (one of: {', '.join(BACKEND_NAMES)})")
+        if backend not in STORES:
+            raise _fail(src, f"backend: unknown backend '{backend}' (one of: {', '.join(STORES.names())})")
     target = raw.get("target", "emulator")
     if target not in ("emulator", "cloud"):
         raise _fail(src, f"target: must be 'emulator' or 'cloud', got {target!r}")
@@ -386,9 +394,16 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
 
 
 def _check_strategies(cells: list[Cell], data: Mapping[str, Any], src: str) -> None:
-    """Build each cell's strategy once so bad params or unsupported backends fail now."""
+    """Build each cell's strategy once so bad params or unsupported backends fail now; the
+    store's spec refuses ops it lacks and batches above its limit."""
+    from keyramp.backends import spec_for
     from keyramp.keys import make_strategy
 
+    workload = data["workload"]
+    for backend in dict.fromkeys(c.backend for c in cells):
+        problem = spec_for(backend).workload_problem(workload["ops"], workload["batch_size"])
+        if problem:
+            raise _fail(src, f"{backend}: {problem}")
     for cell in cells:
         try:
             strategy = make_strategy(cell.strategy, seed=data["seed"], params=data["keys"]["params"],

@@ -27,7 +27,7 @@ from hdrh.histogram import HdrHistogram
 from keyramp import __version__
 from keyramp.targets._emulators import sdk_root
 from keyramp._errors import UsageError
-from keyramp.run._recorder import TimeseriesRow
+from keyramp.run._recorder import ALL_OPS, TimeseriesRow
 
 __all__ = ["RunDirectory", "write_json_atomic", "collect_versions", "utc_now", "SCHEMA"]
 
@@ -36,7 +36,7 @@ TIMESERIES_HEADER = (
     "cell,op,second,count,errors,p50_ms,p99_ms,service_p99_ms,max_ms,target_ops_per_s,late,dropped,error_classes"
 ).split(",")
 KEYS_HEADER = ["cell", "t", "op", "key"]
-_DIST = ("locust", "grpcio", "google-cloud-datastore", "google-cloud-firestore", "google-cloud-bigtable", "hdrhistogram")
+_DIST = ("locust", "grpcio", "hdrhistogram")
 
 
 def utc_now() -> str:
@@ -59,8 +59,12 @@ def _cloud_sdk_version() -> str | None:
 
 
 def collect_versions() -> dict[str, str | None]:
+    from keyramp.backends import STORES
+
     versions: dict[str, str | None] = {"keyramp": __version__, "python": platform.python_version()}
-    for dist in _DIST:
+    # Each store's client libraries (its spec), once each.
+    libraries = dict.fromkeys(lib for spec in STORES.specs() for lib in spec.client_libraries)
+    for dist in (*_DIST, *libraries):
         try:
             versions[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -154,7 +158,7 @@ class RunDirectory:
     def _hlog(self, cell: str, op: str, kind: str) -> IO[str]:
         handle = self._hlogs.get((cell, op, kind))
         if handle is None:
-            name = "all" if op == "*" else op
+            name = "all" if op == ALL_OPS else op
             suffix = ".service.hlog" if kind == "service" else ".hlog"
             handle = open(self.path / "histograms" / f"{cell}.{name}{suffix}", "w", encoding="utf-8")
             what = "service time (from actual start)" if kind == "service" else "latency from intended start"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp.backends import spec_for
 from keyramp.backends._base import Backend, Target
 from keyramp.scenarios import _consistency, _contention, _hygiene, _queries, _writes
 from keyramp.scenarios._base import ProbeContext
@@ -26,24 +27,24 @@ __all__ = ["PROBES", "ProbeSpec", "ProbeContext", "default_report_dir", "is_scen
 class ProbeSpec:
     run: Callable[[ProbeContext], dict[str, Any]]
     defaults: Mapping[str, Any]
-    #: Backends the probe cannot run on (and why), checked before it starts.
-    unsupported: Mapping[str, str]
+    #: Store features the probe needs (``keyramp.backends.FEATURES``): a store that lacks one
+    #: reports why (its spec says) instead of running the probe.
+    needs: tuple[str, ...] = ()
     #: String parameters limited to a few values.
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
-_NO_QUERIES = {"bigtable": "Bigtable has no queries over properties (row-range scans only)"}
+_QUERIES = ("property_queries",)
 
 PROBES: dict[str, ProbeSpec] = {
-    "consistency": ProbeSpec(_consistency.consistency_probe, _consistency.DEFAULTS, _NO_QUERIES),
-    "contention": ProbeSpec(_contention.contention_probe, _contention.DEFAULTS, {}, _contention.CHOICES),
-    "offset_cursor": ProbeSpec(_queries.offset_cursor_probe, _queries.OFFSET_DEFAULTS, _NO_QUERIES),
-    "projection": ProbeSpec(_queries.projection_probe, _queries.PROJECTION_DEFAULTS, _NO_QUERIES),
-    "deleted_range": ProbeSpec(_queries.deleted_range_probe, _queries.DELETED_DEFAULTS, _NO_QUERIES),
-    "batch": ProbeSpec(_writes.batch_probe, _writes.BATCH_DEFAULTS, {}),
-    "fanout": ProbeSpec(_writes.fanout_probe, _writes.FANOUT_DEFAULTS,
-                        {"bigtable": "Bigtable has no secondary indexes"}),
-    "hygiene": ProbeSpec(_hygiene.hygiene_probe, _hygiene.DEFAULTS, {}),
+    "consistency": ProbeSpec(_consistency.consistency_probe, _consistency.DEFAULTS, _QUERIES),
+    "contention": ProbeSpec(_contention.contention_probe, _contention.DEFAULTS, (), _contention.CHOICES),
+    "offset_cursor": ProbeSpec(_queries.offset_cursor_probe, _queries.OFFSET_DEFAULTS, _QUERIES),
+    "projection": ProbeSpec(_queries.projection_probe, _queries.PROJECTION_DEFAULTS, _QUERIES),
+    "deleted_range": ProbeSpec(_queries.deleted_range_probe, _queries.DELETED_DEFAULTS, _QUERIES),
+    "batch": ProbeSpec(_writes.batch_probe, _writes.BATCH_DEFAULTS),
+    "fanout": ProbeSpec(_writes.fanout_probe, _writes.FANOUT_DEFAULTS, ("secondary_indexes",)),
+    "hygiene": ProbeSpec(_hygiene.hygiene_probe, _hygiene.DEFAULTS),
 }
 
 
@@ -73,8 +74,10 @@ def run_probe(name: str, *, backend_class: type[Backend], target: Target, params
     """Run probe ``name`` on a prepared store; returns ``{"name", "backend", "result" | "unsupported"}``."""
     spec = PROBES[name]
     out: dict[str, Any] = {"name": name, "backend": target.backend}
-    if target.backend in spec.unsupported:
-        out["unsupported"] = spec.unsupported[target.backend]
+    store = spec_for(target.backend)
+    missing = [feature for feature in spec.needs if not store.has(feature)]
+    if missing:
+        out["unsupported"] = store.why_not(missing[0])
         return out
     ctx = ProbeContext(backend_class=backend_class, target=target, params=probe_params(name, params or {}),
                        budget_s=budget_s, seed=seed, consistency=consistency)

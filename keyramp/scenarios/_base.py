@@ -12,13 +12,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from keyramp.backends import StoreSpec, spec_for
 from keyramp.backends._base import Backend, Target
 from keyramp.backends._errors import classify
 
-__all__ = ["ProbeContext", "best_ms", "error_text", "DATASTORE_FAMILY"]
-
-#: Backends speaking the Datastore API (entity groups, ancestor queries, cursors as bytes).
-DATASTORE_FAMILY = frozenset({"datastore", "firestore-datastore"})
+__all__ = ["ProbeContext", "best_ms", "error_text"]
 
 
 @dataclass(kw_only=True)
@@ -36,6 +34,11 @@ class ProbeContext:
     @property
     def backend_name(self) -> str:
         return self.target.backend
+
+    @property
+    def store(self) -> StoreSpec:
+        """What the cell's store can do (its spec)."""
+        return spec_for(self.target.backend)
 
     def backend(self, **target_fields: Any) -> Backend:
         """A new client (own channel); ``target_fields`` override the cell's Target."""

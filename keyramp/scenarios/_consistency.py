@@ -12,7 +12,7 @@ import statistics
 from typing import Any
 
 from keyramp.backends._base import QuerySpec
-from keyramp.scenarios._base import DATASTORE_FAMILY, ProbeContext
+from keyramp.scenarios._base import ProbeContext
 
 __all__ = ["consistency_probe", "DEFAULTS"]
 
@@ -23,7 +23,7 @@ def consistency_probe(ctx: ProbeContext) -> dict[str, Any]:
     # Counts, not latency: a generous deadline, so a cold (just started) emulator's
     # first slow calls are not a failed run.
     backend = ctx.backend(timeout_s=max(ctx.target.timeout_s, 30.0))
-    ancestors = ctx.backend_name in DATASTORE_FAMILY
+    ancestors = ctx.store.has("ancestor_queries")
     attempts = int(ctx.params["attempts"])
     cap = int(ctx.params["max_requery"])
     done = stale = anc_stale = lookup_stale = 0

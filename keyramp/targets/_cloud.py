@@ -28,13 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["Caps", "CellPlan", "CloudPlan", "check_opt_in", "emulator_variables", "format_count", "plan_run", "preflight",
            "print_plans", "render_plan"]
 
-#: Where each backend's data lives, for the plan.
-_WRITES_UNDER: dict[str, str] = {
-    "datastore": "Datastore kind",
-    "firestore-datastore": "Datastore-mode kind",
-    "firestore": "Firestore collection",
-    "bigtable": "Bigtable table",
-}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,11 +153,13 @@ def check_opt_in(profile: Profile, *, allow_cloud: str | None, environ: Mapping[
 
 # -- plan ---------------------------------------------------------------------------------------
 def _writes_under(backend: str, namespace: str, *, project: str, instance: str, database: str) -> str:
-    what = _WRITES_UNDER[backend]
-    if backend == "bigtable":
-        return f"{what} projects/{project}/instances/{instance}/tables/{namespace}"
-    where = "" if database == "(default)" else f" (database {database})"
-    return f"{what} {namespace}{where}"
+    """Where the cell's data lives, in the store's own words (its spec's ``cloud`` part)."""
+    from keyramp.backends import spec_for
+
+    spec = spec_for(backend)
+    if spec.cloud is None:  # an emulator-only store: the plan still shows the namespace
+        return f"{spec.title} namespace {namespace}"
+    return spec.cloud.location(namespace, project=project, instance=instance, database=database)
 
 
 def plan_run(profile: Profile, caps: Caps | None = None, *,

@@ -19,9 +19,7 @@ import signal
 import socket
 import subprocess
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,10 +28,11 @@ from typing import Any, Final
 import psutil
 
 from keyramp._errors import EmulatorError, UsageError
+from keyramp.backends._registry import emulator_specs
+from keyramp.backends._spec import EmulatorSpec
 
 __all__ = [
     "EMULATORS",
-    "ENV_VARS",
     "EmulatorSpec",
     "RunningEmulator",
     "EmulatorManager",
@@ -50,71 +49,29 @@ _DEFAULT_SDK_ROOT: Final = Path("/usr/lib/google-cloud-sdk")
 _STATE_FILE: Final = "emulators.json"
 _LOG_TAIL_CHARS: Final = 300
 _STOP_GRACE_S: Final = 10.0
-_COMPOSE_HINT: Final = (
-    "install the Google Cloud SDK emulator components, or run `docker compose up emulators` "
-    "(docker-compose.yml) and set DATASTORE_EMULATOR_HOST / FIRESTORE_EMULATOR_HOST / "
-    "KEYRAMP_FIRESTORE_DATASTORE_EMULATOR_HOST / BIGTABLE_EMULATOR_HOST"
-)
 
 
-def _java(sdk: Path, jar: str, main: str) -> list[str]:
-    java = shutil.which("java") or "java"
-    return [java, "-Duser.language=en", "-cp", str(sdk / jar), main]
+def _compose_hint() -> str:
+    env = " / ".join(spec.env_var for spec in emulator_specs().values())
+    return ("install the Google Cloud SDK emulator components, or run `docker compose up emulators` "
+            f"(docker-compose.yml) and set {env}")
 
 
-def _datastore_cmd(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> list[str]:
-    base = _java(sdk, "platform/cloud-datastore-emulator/CloudDatastore.jar",
-                 "com.google.cloud.datastore.emulator.CloudDatastore")
-    consistency = opts.get("consistency")
-    return [*base, "start", f"--host={host}", f"--port={port}", "--store_on_disk=false",
-            f"--consistency={1.0 if consistency is None else consistency}"]
+class _Emulators(Mapping[str, EmulatorSpec]):
+    """Emulator kind -> ``EmulatorSpec``: a live view of the store registry (each store's
+    ``_spec.py`` declares its emulator)."""
+
+    def __getitem__(self, kind: str) -> EmulatorSpec:
+        return emulator_specs()[kind]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(emulator_specs())
+
+    def __len__(self) -> int:
+        return len(emulator_specs())
 
 
-def _firestore_cmd(mode: str | None) -> Callable[[Path, str, int, Mapping[str, Any]], list[str]]:
-    def command(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> list[str]:
-        base = _java(sdk, "platform/cloud-firestore-emulator/cloud-firestore-emulator.jar",
-                     "com.google.cloud.datastore.emulator.firestore.CloudFirestore")
-        cmd = [*base, "--host", host, "--port", str(port)]
-        return [*cmd, f"--database-mode={mode}"] if mode else cmd
-
-    return command
-
-
-def _bigtable_cmd(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> list[str]:
-    return [str(sdk / "platform/bigtable-emulator/cbtemulator"), "-host", host, "-port", str(port)]
-
-
-@dataclass(frozen=True, kw_only=True)
-class EmulatorSpec:
-    """How to launch and probe one official emulator."""
-
-    kind: str
-    artifact: str  # path under the SDK root that must exist (jar or binary)
-    command: Callable[[Path, str, int, Mapping[str, Any]], list[str]]
-    health: str  # "http": GET / answers "Ok"; "grpc": a channel becomes ready
-    env_var: str  # where clients (and `keyramp run`) look for an existing emulator
-    compose_port: int  # fixed port of the docker-compose service
-
-
-EMULATORS: dict[str, EmulatorSpec] = {
-    "datastore": EmulatorSpec(
-        kind="datastore", artifact="platform/cloud-datastore-emulator/CloudDatastore.jar",
-        command=_datastore_cmd, health="http", env_var="DATASTORE_EMULATOR_HOST", compose_port=8081),
-    "firestore": EmulatorSpec(
-        kind="firestore", artifact="platform/cloud-firestore-emulator/cloud-firestore-emulator.jar",
-        command=_firestore_cmd(None), health="http", env_var="FIRESTORE_EMULATOR_HOST", compose_port=8082),
-    "firestore-datastore": EmulatorSpec(
-        kind="firestore-datastore",
-        artifact="platform/cloud-firestore-emulator/cloud-firestore-emulator.jar",
-        command=_firestore_cmd("datastore-mode"), health="http",
-        env_var="KEYRAMP_FIRESTORE_DATASTORE_EMULATOR_HOST", compose_port=8083),
-    "bigtable": EmulatorSpec(
-        kind="bigtable", artifact="platform/bigtable-emulator/cbtemulator",
-        command=_bigtable_cmd, health="grpc", env_var="BIGTABLE_EMULATOR_HOST", compose_port=8086),
-}
-
-#: Environment variable -> emulator kind.
-ENV_VARS: dict[str, str] = {spec.env_var: kind for kind, spec in EMULATORS.items()}
+EMULATORS: Mapping[str, EmulatorSpec] = _Emulators()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,7 +131,7 @@ def _gcloud_sdk_root(gcloud: str) -> Path | None:
 def endpoints_from_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """Emulator endpoints named by environment variables, as ``{kind: "host:port"}``."""
     env = os.environ if environ is None else environ
-    return {kind: env[var] for var, kind in ENV_VARS.items() if env.get(var)}
+    return {kind: env[spec.env_var] for kind, spec in emulator_specs().items() if env.get(spec.env_var)}
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -198,22 +155,7 @@ def log_tail(path: Path | str) -> str:
 
 
 def _healthy(spec: EmulatorSpec, endpoint: str, timeout: float = 1.0) -> bool:
-    if spec.health == "http":
-        try:
-            with urllib.request.urlopen(f"http://{endpoint}/", timeout=timeout) as resp:
-                return resp.read(16).strip() == b"Ok"
-        except (OSError, urllib.error.URLError):
-            return False
-    import grpc  # lazy: `keyramp emulators status` should not pay for grpc
-
-    channel = grpc.insecure_channel(endpoint)
-    try:
-        grpc.channel_ready_future(channel).result(timeout=timeout)
-        return True
-    except grpc.FutureTimeoutError:
-        return False
-    finally:
-        channel.close()
+    return spec.health(endpoint, timeout)
 
 
 def _stop_group(pid: int, create_time: float, grace_s: float) -> None:
@@ -241,10 +183,11 @@ def _stop_group(pid: int, create_time: float, grace_s: float) -> None:
 
 
 def _check_kinds(kinds: Iterable[str]) -> list[str]:
+    known = emulator_specs()
     out = []
     for kind in kinds:
-        if kind not in EMULATORS:
-            raise UsageError(f"unknown emulator {kind!r}; choose from {', '.join(EMULATORS)}")
+        if kind not in known:
+            raise UsageError(f"unknown emulator {kind!r}; choose from {', '.join(known)}")
         if kind not in out:
             out.append(kind)
     return out
@@ -298,10 +241,11 @@ class EmulatorManager:
     def status(self) -> list[RunningEmulator]:
         return list(self._load().values())
 
-    def up(self, kinds: Iterable[str] = tuple(EMULATORS), *,
+    def up(self, kinds: Iterable[str] | None = None, *,
            consistency: float | None = None) -> dict[str, RunningEmulator]:
-        """Ensure the emulators run; reuse live ones from the state file, start the rest concurrently."""
-        wanted = _check_kinds(kinds)
+        """Ensure the emulators run (default: every one); reuse live ones from the state file,
+        start the rest concurrently. ``consistency`` goes to emulators that take it."""
+        wanted = _check_kinds(EMULATORS if kinds is None else kinds)
         self.last_started = []
         if consistency is not None and not 0.0 <= consistency <= 1.0:
             raise UsageError(f"--consistency must be within [0, 1], got {consistency}")
@@ -312,11 +256,11 @@ class EmulatorManager:
             for kind in wanted:
                 emu = running.get(kind)
                 if emu is not None and emu.alive() and _healthy(EMULATORS[kind], emu.endpoint):
-                    if (kind == "datastore" and consistency is not None
+                    if ("consistency" in EMULATORS[kind].options and consistency is not None
                             and (emu.consistency or 1.0) != consistency):
                         raise EmulatorError(
-                            f"datastore emulator already runs with consistency {emu.consistency}; "
-                            "run `keyramp emulators down datastore` first")
+                            f"{kind} emulator already runs with consistency {emu.consistency}; "
+                            f"run `keyramp emulators down {kind}` first")
                     result[kind] = emu
                 else:
                     if emu is not None:  # dead or hung: clean up before replacing it
@@ -347,9 +291,10 @@ class EmulatorManager:
         sdk = self._sdk_root if self._sdk_root is not None else sdk_root()
         for kind in kinds:
             if not (sdk / EMULATORS[kind].artifact).exists():
-                raise EmulatorError(f"{kind} emulator not found under {sdk}: {_COMPOSE_HINT}")
-        if any(EMULATORS[k].command is not _bigtable_cmd for k in kinds) and not shutil.which("java"):
-            raise EmulatorError(f"java not found (the Datastore/Firestore emulators need Java 11+): {_COMPOSE_HINT}")
+                raise EmulatorError(f"{kind} emulator not found under {sdk}: {_compose_hint()}")
+        java = [k for k in kinds if EMULATORS[k].needs_java]
+        if java and not shutil.which("java"):
+            raise EmulatorError(f"java not found (the {'/'.join(java)} emulators need Java 11+): {_compose_hint()}")
         log_dir = self.state_dir / "logs"
         log_dir.mkdir(parents=True, exist_ok=True)
         pending: dict[str, tuple[subprocess.Popen[bytes], RunningEmulator]] = {}
@@ -359,7 +304,8 @@ class EmulatorManager:
                 spec = EMULATORS[kind]
                 port = free_port(self.host)
                 log_path = log_dir / f"{kind}-{port}.log"
-                opts = {"consistency": consistency} if kind == "datastore" else {}
+                takes_consistency = "consistency" in spec.options
+                opts = {"consistency": consistency} if takes_consistency else {}
                 work_dir = self.state_dir / "work" / f"{kind}-{port}"
                 work_dir.mkdir(parents=True, exist_ok=True)
                 with open(log_path, "wb") as log:
@@ -372,7 +318,7 @@ class EmulatorManager:
                     kind=kind, host=self.host, port=port, pid=proc.pid, log_path=str(log_path),
                     started_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
                     create_time=psutil.Process(proc.pid).create_time(),
-                    consistency=(1.0 if consistency is None else consistency) if kind == "datastore" else None))
+                    consistency=(1.0 if consistency is None else consistency) if takes_consistency else None))
             ready: dict[str, RunningEmulator] = {}
             deadline = time.monotonic() + self.startup_timeout_s
             while len(ready) < len(pending):
@@ -403,52 +349,11 @@ class EmulatorManager:
 # -- reset ---------------------------------------------------------------------------------
 def reset(kind: str, endpoint: str, *, project: str, table: str | None = None,
           instance: str = "keyramp", timeout_s: float = 30.0) -> None:
-    """Clear an emulator's data between cells.
-
-    Datastore: ``POST /reset`` (all projects). Firestore native: ``DELETE
-    /emulator/v1/projects/{project}/databases/(default)/documents``. Firestore in
-    datastore-mode answers that DELETE with 500 ("Delete endpoint not yet supported", SDK
-    528) but supports ``POST /reset`` like the legacy emulator (all projects); checked in
-    tests. Bigtable: delete ``table`` (or every table of ``instance``); the runner recreates
-    it with ``Backend.prepare``.
-    """
+    """Clear an emulator's data between cells, the way its store's spec says (Datastore:
+    ``POST /reset``; Firestore: delete the documents; Bigtable: delete ``table`` or every
+    table of ``instance``, which the runner recreates with ``Backend.prepare``)."""
     _check_kinds([kind])
-    if kind == "bigtable":
-        _reset_bigtable(endpoint, project=project, instance=instance, table=table, timeout_s=timeout_s)
-        return
-    if kind in ("datastore", "firestore-datastore"):
-        req = urllib.request.Request(f"http://{endpoint}/reset", method="POST", data=b"")
-    else:
-        req = urllib.request.Request(
-            f"http://{endpoint}/emulator/v1/projects/{project}/databases/(default)/documents", method="DELETE")
-    try:
-        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
-            resp.read()
-    except (OSError, urllib.error.URLError) as exc:
-        raise EmulatorError(f"reset of {kind} emulator at {endpoint} failed: {exc}") from None
-
-
-def _reset_bigtable(endpoint: str, *, project: str, instance: str, table: str | None, timeout_s: float) -> None:
-    import grpc
-    from google.api_core import exceptions as gexc
-    from google.cloud.bigtable_admin_v2 import BaseBigtableTableAdminClient
-    from google.cloud.bigtable_admin_v2.services.bigtable_table_admin.transports import (
-        BigtableTableAdminGrpcTransport,
-    )
-
-    channel = grpc.insecure_channel(endpoint)
-    try:
-        admin = BaseBigtableTableAdminClient(transport=BigtableTableAdminGrpcTransport(channel=channel))
-        parent = f"projects/{project}/instances/{instance}"
-        names = ([f"{parent}/tables/{table}"] if table else
-                 [t.name for t in admin.list_tables(parent=parent, retry=None, timeout=timeout_s)])
-        for name in names:
-            with contextlib.suppress(gexc.NotFound):
-                admin.delete_table(name=name, retry=None, timeout=timeout_s)
-    except gexc.GoogleAPICallError as exc:
-        raise EmulatorError(f"reset of bigtable emulator at {endpoint} failed: {exc}") from None
-    finally:
-        channel.close()
+    EMULATORS[kind].reset(endpoint, project=project, instance=instance, table=table, timeout_s=timeout_s)
 
 
 # -- CLI -------------------------------------------------------------------------------------

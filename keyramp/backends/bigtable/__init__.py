@@ -1,7 +1,8 @@
-"""Bigtable: the official data client driver (``_client``)."""
+"""Bigtable: its spec (``_spec``), the table-admin client (``_admin``) and the official data
+client driver (``_client``, loaded only when a run uses it)."""
 
 from __future__ import annotations
 
-from keyramp.backends.bigtable._client import FAMILY, BigtableBackend, admin_client, encode_value, row_key
+from keyramp.backends.bigtable._spec import BIGTABLE, SPECS
 
-__all__ = ["FAMILY", "BigtableBackend", "admin_client", "encode_value", "row_key"]
+__all__ = ["BIGTABLE", "SPECS"]

@@ -12,10 +12,9 @@ from __future__ import annotations
 import contextlib
 import struct
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-import grpc
 from google.api_core import exceptions as gexc
 from google.auth.credentials import AnonymousCredentials
 from google.cloud.bigtable.data import (
@@ -32,6 +31,7 @@ from google.cloud.bigtable.data.read_modify_write_rules import IncrementRule
 from keyramp._errors import UnsupportedOperation, UsageError
 from keyramp._types import Key
 from keyramp.backends._base import Backend, QuerySpec, Record, Target
+from keyramp.backends.bigtable._admin import admin_client
 from keyramp.backends.firestore._client import doc_id
 
 __all__ = ["BigtableBackend", "FAMILY", "row_key", "encode_value", "admin_client"]
@@ -99,28 +99,8 @@ def _table_name(target: Target) -> str:
     return f"projects/{target.project}/instances/{target.instance}/tables/{target.namespace}"
 
 
-@contextlib.contextmanager
-def admin_client(endpoint: str | None) -> Iterator[Any]:
-    """A table-admin client for an emulator endpoint or the real service; an emulator's
-    channel is closed on exit."""
-    from google.cloud.bigtable_admin_v2 import BaseBigtableTableAdminClient
-    from google.cloud.bigtable_admin_v2.services.bigtable_table_admin.transports import (
-        BigtableTableAdminGrpcTransport,
-    )
-
-    if endpoint is None:
-        yield BaseBigtableTableAdminClient()
-        return
-    channel = grpc.insecure_channel(endpoint)
-    try:
-        yield BaseBigtableTableAdminClient(transport=BigtableTableAdminGrpcTransport(channel=channel))
-    finally:
-        channel.close()
-
-
 class BigtableBackend(Backend):
     name: ClassVar[str] = "bigtable"
-    server_allocates_keys: ClassVar[bool] = False
 
     @classmethod
     def prepare(cls, target: Target) -> None:
@@ -255,11 +235,18 @@ def _exact(name: str) -> bytes:
     return re.escape(name).encode()
 
 
+#: Query operator -> the value-range filter that keeps matching cells (RE2 ranges, bytes order).
+_VALUE_FILTERS: dict[str, Callable[[bytes], rf.RowFilter]] = {
+    "==": lambda v: rf.ValueRangeFilter(start_value=v, end_value=v, inclusive_start=True, inclusive_end=True),
+    ">": lambda v: rf.ValueRangeFilter(start_value=v, inclusive_start=False),
+    ">=": lambda v: rf.ValueRangeFilter(start_value=v, inclusive_start=True),
+    "<": lambda v: rf.ValueRangeFilter(end_value=v, inclusive_end=False),
+    "<=": lambda v: rf.ValueRangeFilter(end_value=v, inclusive_end=True),
+}
+
+
 def _value_filter(op: str, value: bytes) -> rf.RowFilter:
-    if op == "==":
-        return rf.ValueRangeFilter(start_value=value, end_value=value, inclusive_start=True, inclusive_end=True)
-    if op in (">", ">="):
-        return rf.ValueRangeFilter(start_value=value, inclusive_start=op == ">=")
-    if op in ("<", "<="):
-        return rf.ValueRangeFilter(end_value=value, inclusive_end=op == "<=")
-    raise UsageError(f"unknown query operator {op!r}")
+    make = _VALUE_FILTERS.get(op)
+    if make is None:
+        raise UsageError(f"unknown query operator {op!r}")
+    return make(value)

@@ -1,12 +1,8 @@
-"""Cloud Datastore and Firestore in Datastore mode: the official client driver (``_client``)."""
+"""Cloud Datastore and Firestore in Datastore mode: their specs (``_spec``) and the official
+client driver (``_client``, loaded only when a run uses it)."""
 
 from __future__ import annotations
 
-from keyramp.backends.datastore._client import (
-    NO_RETRY,
-    DatastoreBackend,
-    FirestoreDatastoreBackend,
-    make_datastore_client,
-)
+from keyramp.backends.datastore._spec import DATASTORE, FIRESTORE_DATASTORE, SPECS
 
-__all__ = ["NO_RETRY", "DatastoreBackend", "FirestoreDatastoreBackend", "make_datastore_client"]
+__all__ = ["DATASTORE", "FIRESTORE_DATASTORE", "SPECS"]

@@ -64,7 +64,6 @@ def _kinds(target: Target) -> tuple[str, str]:
 
 class DatastoreBackend(Backend):
     name: ClassVar[str] = "datastore"
-    server_allocates_keys: ClassVar[bool] = True
 
     def __init__(self, target: Target) -> None:
         super().__init__(target)

@@ -1,7 +1,8 @@
-"""Firestore (native mode): the official client driver (``_client``)."""
+"""Firestore (native mode): its spec (``_spec``) and the official client driver (``_client``,
+loaded only when a run uses it)."""
 
 from __future__ import annotations
 
-from keyramp.backends.firestore._client import FirestoreBackend, doc_id, make_firestore_client
+from keyramp.backends.firestore._spec import FIRESTORE, SPECS
 
-__all__ = ["FirestoreBackend", "doc_id", "make_firestore_client"]
+__all__ = ["FIRESTORE", "SPECS"]

@@ -43,8 +43,6 @@ def make_firestore_client(target: Target) -> firestore.Client:
 
 class FirestoreBackend(Backend):
     name: ClassVar[str] = "firestore"
-    # Auto ids are generated client-side (20 random chars), scattered over the key space.
-    server_allocates_keys: ClassVar[bool] = True
 
     def __init__(self, target: Target) -> None:
         super().__init__(target)

@@ -1,0 +1,231 @@
+"""What differs between stores, declared once per store: ``StoreSpec`` and its parts.
+
+Each store package (``keyramp/backends/<store>/``) declares its spec in ``_spec.py`` and
+exports it as ``SPECS``; the registry (``keyramp.backends._registry``) finds the packages,
+and the rest of keyramp asks a spec (``spec_for(name)``) instead of naming a store. A spec is
+plain data plus a few small functions (emulator command, health check, reset): importing it
+must stay cheap, so drivers are named by import path and loaded on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from keyramp._errors import UsageError
+from keyramp._types import OP_NAMES, Key
+
+if TYPE_CHECKING:
+    from keyramp.backends._base import Backend
+    from keyramp.keyspace._tablets import TabletParams
+    from keyramp.run._workload import UserOps
+
+__all__ = [
+    "FEATURES",
+    "BatchLimits",
+    "CloudSpec",
+    "EmulatorSpec",
+    "KeyRules",
+    "Operation",
+    "ResetFn",
+    "StoreSpec",
+]
+
+#: What a store may be unable to do; a spec lists what it lacks (``StoreSpec.lacks``) and why.
+FEATURES: Final[Mapping[str, str]] = {
+    "server_allocated_keys": "the store allocates ids on insert (server_allocated key strategy)",
+    "property_queries": "queries that filter or order on record fields",
+    "secondary_indexes": "every field indexed automatically (index fan-out costs write latency)",
+    "ancestor_queries": "strongly consistent queries inside one parent key",
+    "entity_groups": "a parent key's group is the unit of the write-rate limit (legacy Datastore)",
+}
+
+#: One operation of a workload: what a user does for op ``name`` (key, record, backend call);
+#: returns the (first) key it touched, for key sampling. ``run/_ops.py`` holds the shared ones.
+Operation = Callable[["UserOps"], "Key | None"]
+
+
+class ResetFn(Protocol):
+    """Clear an emulator's data between cells (``table``: one Bigtable table, else all)."""
+
+    def __call__(self, endpoint: str, *, project: str, instance: str, table: str | None,
+                 timeout_s: float) -> None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmulatorSpec:
+    """How to launch, probe and reset one official emulator (``keyramp.targets._emulators`` runs it)."""
+
+    kind: str
+    artifact: str  # path under the SDK root that must exist (jar or binary)
+    command: Callable[[Path, str, int, Mapping[str, Any]], list[str]]
+    #: ``(endpoint, timeout_s) -> ready?``: polled while the emulator starts, checked on reuse.
+    health: Callable[[str, float], bool]
+    reset: ResetFn
+    env_var: str  # where clients (and `keyramp run`) look for an existing emulator
+    compose_port: int  # fixed port of the docker-compose service
+    needs_java: bool = False
+    #: ``EmulatorManager.up`` options this emulator takes (``consistency``: legacy Datastore).
+    options: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyRules:
+    """Which keys the store accepts (BP-KEY-10): checked by lint on sampled keys, and by tests."""
+
+    max_key_bytes: int
+    #: Numeric ids the store accepts, inclusive, and how a message says it; None: any id ≥ 0.
+    int_ids: tuple[int, int] | None = None
+    int_ids_text: str = ""
+    #: Substrings a string key may not contain (a Datastore name or document id: '/').
+    forbidden_chars: tuple[str, ...] = ()
+    #: Whole names the store refuses (Firestore document ids '.' and '..').
+    forbidden_names: frozenset[str] = frozenset()
+    #: Names the store reserves (``__.*__``); also refused as a key strategy's string params.
+    reserved: re.Pattern[str] | None = None
+    #: Key strategy name -> why the store cannot serve it (beyond what ``lacks`` implies).
+    unsupported_strategies: Mapping[str, str] = field(default_factory=dict)
+
+    def problem(self, key: Key | None, store: str) -> str | None:
+        """Why ``key`` is not a valid key on ``store``, or ``None`` if it is."""
+        if key is None:
+            return None
+        if isinstance(key, tuple):
+            for part in key:
+                found = self.problem(part, store)
+                if found:
+                    return found
+            return None
+        if isinstance(key, int):
+            if self.int_ids is not None and not self.int_ids[0] <= key <= self.int_ids[1]:
+                return f"numeric id {key} must be {self.int_ids_text}"
+            if key < 0:
+                return f"negative id {key}"
+            return None
+        try:
+            size = len(key.encode("utf-8"))
+        except UnicodeEncodeError:
+            return "key is not valid UTF-8"
+        if size == 0:
+            return "empty key"
+        if size > self.max_key_bytes:
+            return f"key is {size} bytes, {store} allows {self.max_key_bytes}"
+        for char in self.forbidden_chars:
+            if char in key:
+                return f"{char!r} in key name {key[:40]!r}"
+        if key in self.forbidden_names:
+            return f"{key!r} is not a valid document id"
+        if self.reserved is not None and self.reserved.fullmatch(key):
+            return f"{key[:40]!r} matches the reserved pattern {self.reserved.pattern}"
+        return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchLimits:
+    """Most entities/rows one ``batch_write`` / ``batch_read`` request may carry (None: no limit)."""
+
+    write: int | None
+    read: int | None
+    source: str  # where the limit is documented
+
+
+@dataclass(frozen=True, kw_only=True)
+class CloudSpec:
+    """How the cloud plan names what a cell writes, and what a cloud profile must supply."""
+
+    writes_under: str  # "Datastore kind", "Bigtable table" …
+    #: "database": ``<namespace> (database <id>)``; "instance": the full table path.
+    scope: str = "database"
+    #: A ``[cloud] instance`` is required (Bigtable).
+    needs_instance: bool = False
+
+    def location(self, namespace: str, *, project: str, instance: str, database: str) -> str:
+        if self.scope == "instance":
+            return f"{self.writes_under} projects/{project}/instances/{instance}/tables/{namespace}"
+        where = "" if database == "(default)" else f" (database {database})"
+        return f"{self.writes_under} {namespace}{where}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoreSpec:
+    """Everything keyramp needs to know about one store (a profile's ``backend = "<name>"``)."""
+
+    name: str
+    title: str  # for messages: "Cloud Datastore"
+    #: Driver name -> ``Backend`` class or ``"module:Class"`` (loaded on first use). "client"
+    #: is the official client library; other drivers (e.g. raw gRPC) add entries.
+    drivers: Mapping[str, type[Backend] | str]
+    #: The official emulator; ``None`` for a store with no emulator process (cloud-only, or
+    #: in-process: ``local_endpoint`` and ``reset`` say how to reach and clear it).
+    emulator: EmulatorSpec | None
+    #: Where an emulator-less store is reached locally (``Target.endpoint``), and how it is cleared.
+    local_endpoint: str | None = None
+    local_reset: ResetFn | None = None
+    #: Feature (a ``FEATURES`` key) -> why this store does not have it (one line, for messages).
+    lacks: Mapping[str, str] = field(default_factory=dict)
+    #: Operations the store supports (``workload.ops`` names).
+    operations: frozenset[str] = frozenset(OP_NAMES)
+    #: Store-specific operations, or replacements of shared ones, by name (``run/_ops.py``).
+    own_operations: Mapping[str, Operation] = field(default_factory=dict)
+    batch: BatchLimits
+    keys: KeyRules
+    #: Store-specific best-practice rules lint applies (docs/best-practices.md ids).
+    rules: frozenset[str] = frozenset()
+    #: BP-KEY-1: key strategies to suggest instead of a monotonic one.
+    hotspot_fix: str
+    #: Tablet-model defaults (docs/keyspace-model.md); ``None``: no model for this store.
+    tablets: TabletParams | None
+    cloud: CloudSpec | None
+    #: Python distributions the drivers use: their versions go into the run manifest.
+    client_libraries: tuple[str, ...] = ()
+    default_driver: str = "client"
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.lacks) - set(FEATURES))
+        if unknown:
+            raise ValueError(f"{self.name}: unknown feature {unknown[0]!r} in lacks (one of: {', '.join(FEATURES)})")
+        if self.default_driver not in self.drivers:
+            raise ValueError(f"{self.name}: default driver {self.default_driver!r} is not in drivers")
+        if not self.operations <= set(OP_NAMES) | set(self.own_operations):
+            extra = sorted(self.operations - set(OP_NAMES) - set(self.own_operations))
+            raise ValueError(f"{self.name}: operation {extra[0]!r} is neither shared nor in own_operations")
+        if self.emulator is None and (self.local_endpoint is None) != (self.local_reset is None):
+            raise ValueError(f"{self.name}: local_endpoint and local_reset go together")
+
+    def has(self, feature: str) -> bool:
+        if feature not in FEATURES:
+            raise KeyError(feature)
+        return feature not in self.lacks
+
+    def why_not(self, feature: str) -> str:
+        """The one-line reason this store lacks ``feature``."""
+        return self.lacks.get(feature) or f"{self.name} has no {FEATURES[feature]}"
+
+    def driver(self, name: str | None = None) -> type[Backend]:
+        """The ``Backend`` class of driver ``name`` (default ``default_driver``), imported now."""
+        chosen = self.default_driver if name is None else name
+        try:
+            ref = self.drivers[chosen]
+        except KeyError:
+            raise UsageError(f"{self.name}: unknown driver {chosen!r} (one of: {', '.join(self.drivers)})") from None
+        if not isinstance(ref, str):
+            return ref
+        module, _, attr = ref.partition(":")
+        cls: type[Backend] = getattr(importlib.import_module(module), attr)
+        return cls
+
+    def workload_problem(self, ops: Mapping[str, float], batch_size: int) -> str | None:
+        """Why a workload cannot run on this store (an op it lacks, a batch above its limit), or None."""
+        for op in ops:
+            if op not in self.operations:
+                supported = ", ".join(o for o in OP_NAMES if o in self.operations)
+                return f"workload.ops.{op}: {self.name} does not support {op} (it supports: {supported})"
+        for op, limit in (("batch_write", self.batch.write), ("batch_read", self.batch.read)):
+            if op in ops and limit is not None and batch_size > limit:
+                return (f"workload.batch_size: {batch_size} is above {self.name}'s {limit} per {op} "
+                        f"({self.batch.source})")
+        return None

@@ -1,0 +1,88 @@
+"""Cloud Datastore (legacy emulator) and Firestore in Datastore mode: one spec each.
+
+Both speak the Datastore API through the same driver; they differ in their emulator
+(Firestore in Datastore mode is the Firestore emulator started with
+``--database-mode=datastore-mode``), in entity groups (legacy Datastore only) and in
+which Firestore-mode rules apply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from keyramp.backends._emulator import http_ok, http_reset, java_command
+from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, ResetFn, StoreSpec
+from keyramp.backends.firestore._spec import FIRESTORE_JAR, firestore_emulator_command
+from keyramp.keyspace._tablets import SERVERLESS_TABLETS
+
+__all__ = ["DATASTORE", "FIRESTORE_DATASTORE", "SPECS"]
+
+_DRIVER: Final = "keyramp.backends.datastore._client:"
+_JAR: Final = "platform/cloud-datastore-emulator/CloudDatastore.jar"
+#: Both databases refuse '/' in a name and reserve __.*__; numeric ids are 1 .. 2^63-1.
+_KEYS: Final = KeyRules(max_key_bytes=1500, int_ids=(1, (1 << 63) - 1), int_ids_text="between 1 and 2^63-1",
+                        forbidden_chars=("/",), reserved=re.compile(r"__.*__", re.DOTALL))
+_BATCH: Final = BatchLimits(write=500, read=1000,
+                            source="Datastore limits: 500 entities per commit, 1,000 keys per lookup")
+_LIBRARIES: Final = ("google-cloud-datastore",)
+
+
+def _datastore_cmd(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> list[str]:
+    base = java_command(sdk, _JAR, "com.google.cloud.datastore.emulator.CloudDatastore")
+    consistency = opts.get("consistency")
+    return [*base, "start", f"--host={host}", f"--port={port}", "--store_on_disk=false",
+            f"--consistency={1.0 if consistency is None else consistency}"]
+
+
+def _post_reset(kind: str) -> ResetFn:
+    """``POST /reset`` clears every project. The Firestore emulator in datastore-mode answers
+    the native DELETE endpoint with 500 ("Delete endpoint not yet supported", SDK 528) but
+    supports ``POST /reset`` like the legacy emulator (checked in tests)."""
+
+    def reset(endpoint: str, *, project: str, instance: str, table: str | None, timeout_s: float) -> None:
+        http_reset(kind, endpoint, "/reset", method="POST", timeout_s=timeout_s)
+
+    return reset
+
+
+DATASTORE = StoreSpec(
+    name="datastore",
+    title="Cloud Datastore",
+    drivers={"client": _DRIVER + "DatastoreBackend"},
+    emulator=EmulatorSpec(
+        kind="datastore", artifact=_JAR, command=_datastore_cmd, health=http_ok, reset=_post_reset("datastore"),
+        env_var="DATASTORE_EMULATOR_HOST", compose_port=8081, needs_java=True, options=frozenset({"consistency"})),
+    batch=_BATCH,
+    keys=_KEYS,
+    rules=frozenset({"BP-KEY-3", "BP-RATE-1"}),
+    hotspot_fix="server_allocated or random ids, or a hashed_prefix",
+    tablets=SERVERLESS_TABLETS,
+    cloud=CloudSpec(writes_under="Datastore kind"),
+    client_libraries=_LIBRARIES,
+)
+
+FIRESTORE_DATASTORE = StoreSpec(
+    name="firestore-datastore",
+    title="Firestore in Datastore mode",
+    drivers={"client": _DRIVER + "FirestoreDatastoreBackend"},
+    emulator=EmulatorSpec(
+        kind="firestore-datastore",
+        artifact=FIRESTORE_JAR, command=firestore_emulator_command("datastore-mode"), health=http_ok,
+        reset=_post_reset("firestore-datastore"), env_var="KEYRAMP_FIRESTORE_DATASTORE_EMULATOR_HOST",
+        compose_port=8083, needs_java=True),
+    lacks={"entity_groups": "Firestore in Datastore mode limits writes per entity, not per entity group"},
+    batch=_BATCH,
+    # Document ids '.' and '..' are refused in Datastore mode too.
+    keys=dataclasses.replace(_KEYS, forbidden_names=frozenset({".", ".."})),
+    rules=frozenset({"BP-RATE-1", "BP-RATE-2"}),
+    hotspot_fix="server_allocated or random ids, or a hashed_prefix",
+    tablets=SERVERLESS_TABLETS,
+    cloud=CloudSpec(writes_under="Datastore-mode kind"),
+    client_libraries=_LIBRARIES,
+)
+
+SPECS: Final = (DATASTORE, FIRESTORE_DATASTORE)
