@@ -11,6 +11,7 @@ client (``bench/results/overhead.json`` if present, otherwise ``--client-us``):
   closed interval once a second (``LocustStatsSink``, amortised per op at 1,000 ops/s),
 - ``pacer.next_slot`` and the greenlet sleep bookkeeping it implies,
 - workload dispatch: op choice, key and record generation (``UserOps.run`` on a no-op backend),
+  and ``UserOps.run`` alone for ``read`` and ``increment`` (no record built: the dispatch itself),
 - ``recorder.tick`` once a second, amortised per operation at 1,000 ops/s.
 
 Run: ``.venv/bin/python bench/bench_hotpath.py`` -> ``bench/results/hotpath.json``.
@@ -60,10 +61,10 @@ class _NoopBackend(Backend):
     def read(self, key: Any) -> bool:
         return True
 
-    def _unused(self, *a: Any, **kw: Any) -> None:
-        raise NotImplementedError
+    def _noop(self, *a: Any, **kw: Any) -> None:
+        return None
 
-    update = delete = scan = query = batch_write = batch_read = transaction = increment = _unused  # type: ignore[assignment]
+    update = delete = scan = query = batch_write = batch_read = transaction = increment = _noop  # type: ignore[assignment]
 
 
 def _locust_request_event() -> Callable[..., None]:
@@ -110,7 +111,12 @@ def main() -> None:
                              "workload": {"ops": {"insert": 0.5, "read": 0.5}, "record_count": 100_000,
                                           "value_size": 256, "scan_length": 10}})
     wl = CellWorkload(backend="bigtable", strategy="random", settings=profile)
+    # A cell whose mix holds the last op of the old if-chain, for the dispatch-only piece.
+    counters = CellWorkload(backend="bigtable", strategy="random", settings=parse_profile(
+        {"name": "hotpath", "backend": "bigtable", "seed": 1,
+         "workload": {"ops": {"increment": 1.0}, "record_count": 100_000}}))
     user = UserOps(wl, _NoopBackend(), user_index=0)
+    counter_user = UserOps(counters, _NoopBackend(), user_index=0)
     err = RuntimeError("boom")
 
     pieces: dict[str, Callable[[int], object]] = {
@@ -121,6 +127,9 @@ def main() -> None:
                                                            response_length=0, exception=None, context={}),
         "pacer.next_slot": lambda i: pacer.next_slot(),
         "workload dispatch (op, key, record)": lambda i: user.run(wl.choose_op(user.rng)),
+        # Dispatch alone: ops that build no record (read: first branch after the key; increment: the last).
+        "UserOps.run('read')": lambda i: user.run("read"),
+        "UserOps.run('increment')": lambda i: counter_user.run("increment"),
     }
     best = {name: float("inf") for name in pieces}
     for _ in range(args.rounds):  # interleaved rounds, best-of: the box is shared

@@ -1,8 +1,9 @@
 """What one operation of a cell does: pick the op, the key, the record; call the backend.
 
 ``CellWorkload`` is shared by all users of a process for one cell (insert counter,
-key strategy, op mix); ``UserOps`` is per user (its own RNG and read distribution, its
-own backend client). Neither measures anything: the recorder does.
+key strategy, op mix and its table of operations, ``run/_ops.py``); ``UserOps`` is per
+user (its own RNG and read distribution, its own backend client). Neither measures
+anything: the recorder does.
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ import random
 from typing import Any
 
 from keyramp._types import Key
-from keyramp.profile import QuerySettings, Settings
+from keyramp.backends import spec_for
 from keyramp.backends._base import Backend, QuerySpec, Target
+from keyramp.backends._spec import Operation
 from keyramp.keys import make_distribution, make_strategy
 from keyramp.keys._values import RecordFactory, entity_group_key
+from keyramp.profile import QuerySettings, Settings
+from keyramp.run._ops import COUNTER_FIELD, op_table
 
 __all__ = ["CellWorkload", "UserOps", "COUNTER_FIELD", "query_spec"]
-
-COUNTER_FIELD = "counter"
 
 
 def query_spec(query: QuerySettings, *, limit: int, ancestor: Key | None = None,
@@ -69,6 +71,8 @@ class CellWorkload:
             clock=self.strategy.clock,
         )
         self.ops = list(wl.ops)
+        #: Op name -> the function that performs it (the store's own where it differs).
+        self.op_table: dict[str, Operation] = op_table(spec_for(backend), self.ops)
         self._cum = list(itertools.accumulate(wl.ops.values()))
         self.record_count = wl.record_count
         self.batch_size = wl.batch_size
@@ -138,16 +142,22 @@ class UserOps:
         seed = workload.seed * 1_000_003 + user_index
         self.rng = random.Random(seed)
         self.dist = make_distribution(workload.distribution, seed=seed, params=workload.distribution_params)
+        self._ops = workload.op_table
         #: Cursor of the page before ``query.page`` (cursor pagination): a client that keeps
         #: its cursor pays for one page per request, not for every skipped one.
         self._page_cursor: Any = None
 
-    def _query(self) -> None:
+    def run(self, op: str) -> Key | None:
+        """Perform ``op`` once; return the (first) key it touched, for key sampling."""
+        return self._ops[op](self)
+
+    def configured_query(self) -> None:
+        """``[workload.query]``: one query as configured (a cursor walk to ``page`` first, once)."""
         wl, q = self.wl, self.wl.query
         limit = q.limit or wl.scan_length
         ancestor = None
         if q.ancestor:
-            ancestor = self._existing_key()
+            ancestor = self.existing_key()
         if q.paginate == "cursor":
             if self._page_cursor is None:
                 # First query of this user walks to the page once (recorded as one slow op).
@@ -158,52 +168,12 @@ class UserOps:
             return
         self.backend.query(query_spec(q, limit=limit, ancestor=ancestor, page=q.page))
 
-    def _existing_key(self) -> Key:
+    def existing_key(self) -> Key:
+        """The key of an existing record, picked by the user's read distribution."""
         n = self.wl.existing()
         if n <= 0:
             raise LookupError("no records yet: add inserts or set record_count > 0")
         key = self.wl.key_of(self.dist.next_index(n))
         if key is None:  # server-allocated key not known yet (another process inserted it)
             raise LookupError("record not known to this process yet")
-        return key
-
-    def run(self, op: str) -> Key | None:
-        """Perform ``op`` once; return the (first) key it touched, for key sampling."""
-        wl, backend = self.wl, self.backend
-        if op == "insert":
-            index = wl.next_insert_index()
-            if wl.strategy.server_allocated:  # None: the store allocates the key and returns it
-                used = backend.insert(None, wl.records.record(index))
-                wl.allocated.append(used)
-                return used
-            return backend.insert(wl.key_of(index), wl.records.record(index))
-        if op == "batch_write":
-            items = []
-            for _ in range(wl.batch_size):
-                index = wl.next_insert_index()
-                items.append((wl.key_of(index), wl.records.record(index)))
-            backend.batch_write(items)  # type: ignore[arg-type]
-            return items[0][0]
-        if op == "batch_read":
-            keys = [self._existing_key() for _ in range(wl.batch_size)]
-            backend.batch_read(keys)
-            return keys[0]
-        if op == "query":
-            self._query()
-            return None
-        key = self._existing_key()
-        if op == "read":
-            backend.read(key)
-        elif op == "update":
-            backend.update(key, wl.records.record(self.rng.randrange(1 << 30)))
-        elif op == "delete":
-            backend.delete(key)
-        elif op == "scan":
-            backend.scan(key, wl.scan_length)
-        elif op == "transaction":
-            backend.transaction(key, COUNTER_FIELD, 1)
-        elif op == "increment":
-            backend.increment(key, COUNTER_FIELD, 1)
-        else:  # pragma: no cover - profile validation rejects unknown ops
-            raise ValueError(f"unknown operation {op!r}")
         return key

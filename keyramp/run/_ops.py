@@ -1,0 +1,115 @@
+"""Operations as a table: what one workload op does, as a function ``op(user) -> key | None``.
+
+``SHARED_OPS`` holds the operations every store shares: the key, the record and the call
+are the same everywhere, the store's driver does the store-specific part. A store's spec
+may replace one or add its own (``StoreSpec.own_operations``); user-defined operations
+(issue 17) join the same table. ``op_table`` builds a cell's table once, so
+``UserOps.run`` is one dict lookup and one call (bench/bench_hotpath.py).
+
+Each function returns the (first) key it touched, for key sampling, or None (queries).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final
+
+from keyramp._errors import UsageError
+from keyramp._types import Key
+from keyramp.backends._spec import Operation, StoreSpec
+
+if TYPE_CHECKING:
+    from keyramp.run._workload import UserOps
+
+__all__ = ["COUNTER_FIELD", "SHARED_OPS", "op_table"]
+
+#: The field ``transaction`` and ``increment`` add to.
+COUNTER_FIELD: Final = "counter"
+
+
+def insert(u: UserOps) -> Key | None:
+    wl = u.wl
+    index = wl.next_insert_index()
+    if wl.strategy.server_allocated:  # None: the store allocates the key and returns it
+        used = u.backend.insert(None, wl.records.record(index))
+        wl.allocated.append(used)
+        return used
+    return u.backend.insert(wl.key_of(index), wl.records.record(index))
+
+
+def read(u: UserOps) -> Key | None:
+    key = u.existing_key()
+    u.backend.read(key)
+    return key
+
+
+def update(u: UserOps) -> Key | None:
+    key = u.existing_key()
+    u.backend.update(key, u.wl.records.record(u.rng.randrange(1 << 30)))
+    return key
+
+
+def delete(u: UserOps) -> Key | None:
+    key = u.existing_key()
+    u.backend.delete(key)
+    return key
+
+
+def scan(u: UserOps) -> Key | None:
+    key = u.existing_key()
+    u.backend.scan(key, u.wl.scan_length)
+    return key
+
+
+def query(u: UserOps) -> Key | None:
+    u.configured_query()
+    return None
+
+
+def batch_write(u: UserOps) -> Key | None:
+    wl = u.wl
+    items = []
+    for _ in range(wl.batch_size):
+        index = wl.next_insert_index()
+        items.append((wl.key_of(index), wl.records.record(index)))
+    u.backend.batch_write(items)  # type: ignore[arg-type]  # client-chosen keys: never None here
+    return items[0][0]
+
+
+def batch_read(u: UserOps) -> Key | None:
+    keys = [u.existing_key() for _ in range(u.wl.batch_size)]
+    u.backend.batch_read(keys)
+    return keys[0]
+
+
+def transaction(u: UserOps) -> Key | None:
+    key = u.existing_key()
+    u.backend.transaction(key, COUNTER_FIELD, 1)
+    return key
+
+
+def increment(u: UserOps) -> Key | None:
+    key = u.existing_key()
+    u.backend.increment(key, COUNTER_FIELD, 1)
+    return key
+
+
+#: Operation name -> function, for every store (``keyramp._types.OP_NAMES``).
+SHARED_OPS: Final[Mapping[str, Operation]] = MappingProxyType({
+    fn.__name__: fn
+    for fn in (insert, read, update, delete, scan, query, batch_write, batch_read, transaction, increment)
+})
+
+
+def op_table(spec: StoreSpec, names: Iterable[str]) -> dict[str, Operation]:
+    """The functions of a cell's op mix on ``spec``'s store: its own where it has one, else
+    the shared one. ``UsageError`` for an op the store does not support (profile validation
+    refuses those first)."""
+    table: dict[str, Operation] = {}
+    for name in names:
+        fn = spec.own_operations.get(name) or SHARED_OPS.get(name)
+        if fn is None or name not in spec.operations:
+            raise UsageError(f"{spec.name} does not support operation {name!r}")
+        table[name] = fn
+    return table
