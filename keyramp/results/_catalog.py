@@ -44,6 +44,8 @@ SCHEMA = 1
 RUN_ID_RE = re.compile(r"^[0-9]{8}T[0-9]{9}Z-[a-z0-9][a-z0-9_-]{0,80}-[0-9a-f]{4}$")
 CELL_ID_RE = re.compile(r"^[a-z0-9_-]{1,120}$")
 _OP_RE = re.compile(r"^(?:[a-z0-9_]{1,40}|\*)$")
+#: One operation's name (histogram files exist per operation; ``*`` is the cell total).
+_ONE_OP_RE = re.compile(r"^[a-z0-9_]{1,40}$")
 _CELL_INDEX_RE = re.compile(r"^c[0-9]+-")
 
 _TS_INT = ("second", "count", "errors", "late", "dropped")
@@ -267,7 +269,7 @@ def cell_identity(cell_id: str) -> str:
 
 
 def hlog_path(run: Run, cell: str, op: str, *, service: bool = False) -> Path:
-    if not CELL_ID_RE.match(cell) or not _OP_RE.match(op) or op == "*":
+    if not CELL_ID_RE.match(cell) or not _ONE_OP_RE.match(op):
         raise UsageError(f"invalid cell/op: {cell!r}/{op!r}")
     suffix = ".service.hlog" if service else ".hlog"
     return run.path / "histograms" / f"{cell}.{op}{suffix}"

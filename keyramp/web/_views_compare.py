@@ -20,6 +20,8 @@ __all__ = ["add_routes", "compare_model", "METRICS"]
 
 _LABELS = {"ops_per_s": "ops/s", "error_rate": "error rate"}
 _HIGHER_IS_BETTER = frozenset({"ops_per_s"})
+#: The pseudo-operation that rows use for a cell's total.
+_TOTAL = "total"
 
 #: (key, label, getter path in a cell's op stats, higher is better), in keyramp.compare's order
 #: and under its names, so the verdicts it returns line up with these rows.
@@ -116,7 +118,7 @@ def compare_model(run_ids: list[str], baseline: str | None) -> dict[str, Any]:
         ops: list[str] = []
         for run_id in run_ids:
             cell = cells.get((run_id, identity))
-            for op in ([o["op"] for o in cell["operations"]] + (["total"] if cell["total"] else [])) if cell else []:
+            for op in ([o["op"] for o in cell["operations"]] + ([_TOTAL] if cell["total"] else [])) if cell else []:
                 if op not in ops:
                     ops.append(op)
         rows = []
@@ -127,7 +129,7 @@ def compare_model(run_ids: list[str], baseline: str | None) -> dict[str, Any]:
                     cell = cells.get((run_id, identity))
                     stats = None
                     if cell:
-                        stats = cell["total"] if op == "total" else next(
+                        stats = cell[_TOTAL] if op == _TOTAL else next(
                             (o for o in cell["operations"] if o["op"] == op), None)
                     values.append(_get(stats, path))
                 base_value = values[run_ids.index(baseline)]
