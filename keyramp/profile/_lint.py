@@ -260,8 +260,9 @@ def _indexed_value(plan: _Plan) -> list[Finding]:
                                f"(indexed_value = \"unindexed\") or prefix it (\"prefixed\")"))
         elif "BP-KEY-3" in rules:
             out.append(Finding("BP-KEY-3", "warning" if writes is None or writes > 500 else "info",
-                               f"{backend}: indexed monotonic 'created' makes its index range a hotspot; prefix it with "
-                               "a high-cardinality id (indexed_value = \"prefixed\") or exclude it (\"unindexed\")"))
+                               f"{backend}: indexed monotonic 'created' makes its index range a hotspot; prefix "
+                               "it with a high-cardinality id (indexed_value = \"prefixed\") or exclude it "
+                               "(\"unindexed\")"))
     return out
 
 
@@ -273,8 +274,8 @@ def _sizes(plan: _Plan) -> list[Finding]:
     for backend in plan.backends:
         rules = spec_for(backend).rules
         if "BP-SIZE-1" in rules and size > 100 * MIB:
-            out.append(Finding("BP-SIZE-1", "error",
-                               f"{backend}: value_size {size / MIB:.3g} MiB exceeds 100 MiB per row; split the value over rows"))
+            out.append(Finding("BP-SIZE-1", "error", f"{backend}: value_size {size / MIB:.3g} MiB exceeds 100 MiB "
+                               "per row; split the value over rows"))
         elif "BP-SIZE-1" in rules and size > 10 * MIB:
             out.append(Finding("BP-SIZE-1", "warning",
                                f"{backend}: value_size {size / MIB:.3g} MiB exceeds the recommended 10 MiB per cell; "

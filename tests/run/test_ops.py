@@ -104,6 +104,7 @@ def test_server_allocated_insert_keeps_the_key_the_store_returned() -> None:
             assert key is None
             return "srv-1"
 
-    wl = CellWorkload(backend="datastore", strategy="server_allocated", profile=_profile({"insert": 1.0}, record_count=0))
+    wl = CellWorkload(backend="datastore", strategy="server_allocated",
+                      profile=_profile({"insert": 1.0}, record_count=0))
     user = UserOps(wl, Allocating(), user_index=0)  # type: ignore[arg-type]
     assert user.run("insert") == "srv-1" and wl.allocated == ["srv-1"]
