@@ -2,7 +2,7 @@
 
 It stands for "a fourth store": nothing in ``keyramp/`` knows it. ``memory_spec(store)``
 returns a spec whose driver reads and writes ``store`` (one ``MemoryStore`` per test), with
-no emulator process: ``local_endpoint`` names it and ``local_reset`` clears it. Register it
+no emulator process: its ``in_process`` part names its endpoint and clears it. Register it
 with ``keyramp.backends.registered(spec)`` for the length of a test.
 """
 
@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES, Key, key_sort_text
-from keyramp.backends import Backend, BatchLimits, KeyRules, QuerySpec, Record, StoreSpec, Target
+from keyramp.backends import Backend, BatchLimits, InProcessSpec, KeyRules, QuerySpec, Record, StoreSpec, Target
 from keyramp.keyspace import TabletParams
 
 __all__ = ["MemoryStore", "memory_spec"]
@@ -129,8 +129,7 @@ def memory_spec(store: MemoryStore, *, name: str = "memory") -> StoreSpec:
         title="In-memory test store",
         drivers={"client": driver},
         emulator=None,
-        local_endpoint=f"memory://{name}",
-        local_reset=reset,
+        in_process=InProcessSpec(endpoint=f"memory://{name}", reset=reset),
         lacks={
             "server_allocated_keys": "the memory store has no id allocator",
             "secondary_indexes": "the memory store indexes nothing",

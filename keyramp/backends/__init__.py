@@ -19,7 +19,16 @@ from keyramp.backends._registry import (
     spec_for,
     store_names,
 )
-from keyramp.backends._spec import FEATURES, BatchLimits, CloudSpec, EmulatorSpec, KeyRules, Operation, StoreSpec
+from keyramp.backends._spec import (
+    FEATURES,
+    BatchLimits,
+    CloudSpec,
+    EmulatorSpec,
+    InProcessSpec,
+    KeyRules,
+    Operation,
+    StoreSpec,
+)
 
 __all__ = [
     "BACKENDS",
@@ -31,6 +40,7 @@ __all__ = [
     "BatchLimits",
     "CloudSpec",
     "EmulatorSpec",
+    "InProcessSpec",
     "KeyRules",
     "Operation",
     "QuerySpec",

@@ -29,6 +29,7 @@ __all__ = [
     "BatchLimits",
     "CloudSpec",
     "EmulatorSpec",
+    "InProcessSpec",
     "KeyRules",
     "Operation",
     "ResetFn",
@@ -71,6 +72,15 @@ class EmulatorSpec:
     needs_java: bool = False
     #: ``EmulatorManager.up`` options this emulator takes (``consistency``: legacy Datastore).
     options: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, kw_only=True)
+class InProcessSpec:
+    """A store with no emulator process (it lives in the load process): the endpoint its
+    driver is given locally, and how it is cleared before each cell."""
+
+    endpoint: str
+    reset: ResetFn
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,11 +170,9 @@ class StoreSpec:
     #: is the official client library; other drivers (e.g. raw gRPC) add entries.
     drivers: Mapping[str, type[Backend] | str]
     #: The official emulator; ``None`` for a store with no emulator process (cloud-only, or
-    #: in-process: ``local_endpoint`` and ``reset`` say how to reach and clear it).
+    #: ``in_process``).
     emulator: EmulatorSpec | None
-    #: Where an emulator-less store is reached locally (``Target.endpoint``), and how it is cleared.
-    local_endpoint: str | None = None
-    local_reset: ResetFn | None = None
+    in_process: InProcessSpec | None = None
     #: Feature (a ``FEATURES`` key) -> why this store does not have it (one line, for messages).
     lacks: Mapping[str, str] = field(default_factory=dict)
     #: Operations the store supports (``workload.ops`` names).
@@ -193,8 +201,8 @@ class StoreSpec:
         if not self.operations <= set(OP_NAMES) | set(self.own_operations):
             extra = sorted(self.operations - set(OP_NAMES) - set(self.own_operations))
             raise ValueError(f"{self.name}: operation {extra[0]!r} is neither shared nor in own_operations")
-        if self.emulator is None and (self.local_endpoint is None) != (self.local_reset is None):
-            raise ValueError(f"{self.name}: local_endpoint and local_reset go together")
+        if self.emulator is not None and self.in_process is not None:
+            raise ValueError(f"{self.name}: a store has an emulator process or lives in-process, not both")
 
     def has(self, feature: str) -> bool:
         if feature not in FEATURES:

@@ -89,6 +89,6 @@ def test_a_spec_with_a_typo_fails_when_declared() -> None:
         dataclasses.replace(spec, default_driver="grpc")
     with pytest.raises(ValueError, match="operation 'upsert'"):
         dataclasses.replace(spec, operations=frozenset({"upsert"}))
-    with pytest.raises(ValueError, match="local_endpoint and local_reset"):
-        dataclasses.replace(spec, local_reset=None)
+    with pytest.raises(ValueError, match="not both"):
+        dataclasses.replace(spec, emulator=spec_for("bigtable").emulator)
     assert set(FEATURES) >= set(spec.lacks)
