@@ -1,5 +1,8 @@
 """The emulator target: attach (environment / explicit endpoints), reuse (state file) or start
-the official emulators; reset the store before each cell; notice an emulator that died."""
+the official emulators; reset the store before each cell; notice an emulator that died.
+
+A store with no emulator process (its spec's ``in_process`` part, e.g. a store declared by a
+test) is local too: its spec names its endpoint and how to clear it; nothing is started."""
 
 from __future__ import annotations
 
@@ -9,8 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from keyramp._errors import RunFailed
-from keyramp.backends import EMULATOR_FOR
+from keyramp._errors import RunFailed, UsageError
+from keyramp.backends import EMULATOR_FOR, spec_for
 from keyramp.targets._base import RunTarget, Warmup
 from keyramp.targets._emulators import EmulatorManager, RunningEmulator, endpoints_from_env, log_tail, reset
 
@@ -33,7 +36,11 @@ class EmulatorTarget(RunTarget):
         #: Endpoints by emulator kind; ``None``: the ``*_EMULATOR_HOST`` variables, then reuse or start.
         self._given = dict(endpoints) if endpoints is not None else endpoints_from_env(os.environ)
         self._state_dir = state_dir
-        self.kinds = sorted({EMULATOR_FOR[c.backend] for c in profile.cells})
+        for backend in dict.fromkeys(c.backend for c in profile.cells):
+            spec = spec_for(backend)
+            if spec.emulator is None and spec.in_process is None:
+                raise UsageError(f"{profile.name}: {backend} has no local emulator; use target = 'cloud'")
+        self.kinds = sorted({EMULATOR_FOR[c.backend] for c in profile.cells if c.backend in EMULATOR_FOR})
         self.endpoints: dict[str, str] = {}
         #: Kinds this run launched (cold JVMs), not attached or reused.
         self.started: list[str] = []
@@ -61,6 +68,9 @@ class EmulatorTarget(RunTarget):
         return {}
 
     def address(self, cell: Cell, base: Target) -> Target:
+        local = spec_for(cell.backend).in_process
+        if local is not None:
+            return replace(base, endpoint=local.endpoint)
         return replace(base, endpoint=self.endpoints[EMULATOR_FOR[cell.backend]])
 
     def died(self, kind: str) -> str | None:
@@ -72,6 +82,12 @@ class EmulatorTarget(RunTarget):
 
     def before_cell(self, cell: Cell, backend_class: type[Backend], address: Target,
                     phase: Callable[[str], None]) -> Warmup:
+        local = spec_for(cell.backend).in_process
+        if local is not None:  # nothing to start or watch, and no JVM to warm: the profile's warm-up
+            phase("resetting store")
+            local.reset(address.endpoint or "", project=address.project, instance=address.instance, table=None,
+                        timeout_s=30.0)
+            return Warmup()
         kind = EMULATOR_FOR[cell.backend]
         died = self.died(kind)
         if died is not None:
@@ -83,7 +99,8 @@ class EmulatorTarget(RunTarget):
         return Warmup(settle=first, minimum_s=FIRST_WARMUP_S if first and kind in self.started else None)
 
     def check(self, cell: Cell, *, ops_last_second: int) -> str | None:
-        return self.died(EMULATOR_FOR[cell.backend])
+        kind = EMULATOR_FOR.get(cell.backend)
+        return None if kind is None else self.died(kind)
 
     def close(self) -> None:
         if self._manager is not None and self.started:

@@ -11,21 +11,22 @@ from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES
 from keyramp.backends import registered, spec_for
 from keyramp.keys import make_distribution
+from keyramp.profile import Profile
+from keyramp.profile._profile import parse_profile
 from keyramp.run._ops import SHARED_OPS, op_table
 from keyramp.run._workload import CellWorkload, UserOps
 
 from _memory import MemoryStore, memory_spec
 
-_OPS = {op: 1.0 for op in OP_NAMES if op != "transaction"}
+_OPS = {op: 1 / 9 for op in OP_NAMES if op != "transaction"}
 
 
-def _profile(ops: dict[str, float], **workload: Any) -> dict[str, Any]:
-    return {
-        "seed": 7, "keys": {"params": {}},
-        "workload": {"value_size": 16, "indexed_value": "none", "indexed_fields": 1, "ops": ops,
-                     "record_count": 20, "batch_size": 3, "scan_length": 5, "entity_group_size": 0,
-                     "read_distribution": "uniform", "distribution_params": {}, **workload},
-    }
+def _profile(ops: dict[str, float], *, backend: str = "memory", **workload: Any) -> Profile:
+    return parse_profile({
+        "name": "ops", "backend": backend, "seed": 7, "keys": {"strategy": "sequential"},
+        "workload": {"value_size": 16, "indexed_fields": 1, "ops": ops, "record_count": 20, "batch_size": 3,
+                     "scan_length": 5, "read_distribution": "uniform", **workload},
+    })
 
 
 @pytest.fixture
@@ -36,7 +37,7 @@ def store() -> Iterator[MemoryStore]:
 
 
 def _user(ops: dict[str, float], **workload: Any) -> tuple[CellWorkload, UserOps]:
-    wl = CellWorkload(backend="memory", strategy="sequential", profile=_profile(ops, **workload))
+    wl = CellWorkload(backend="memory", strategy="sequential", settings=_profile(ops, **workload))
     backend = spec_for("memory").driver()(wl.target(project="p-test", endpoint="memory://", namespace="ns"))
     for batch in wl.preload_batches():
         wl.preload(backend, batch)
@@ -91,7 +92,8 @@ def test_a_store_operation_replaces_the_shared_one() -> None:
     memory = MemoryStore()
     spec = dataclasses.replace(memory_spec(memory, name="memory2"), own_operations={"read": read_twice})
     with registered(spec):
-        wl = CellWorkload(backend="memory2", strategy="sequential", profile=_profile({"read": 1.0, "insert": 1.0}))
+        wl = CellWorkload(backend="memory2", strategy="sequential",
+                          settings=_profile({"read": 0.5, "insert": 0.5}, backend="memory2"))
         assert wl.op_table["read"] is read_twice and wl.op_table["insert"] is SHARED_OPS["insert"]
         backend = spec.driver()(wl.target(project="p-test", endpoint="memory://", namespace="ns"))
         key = UserOps(wl, backend, user_index=3).run("read")
@@ -105,6 +107,6 @@ def test_server_allocated_insert_keeps_the_key_the_store_returned() -> None:
             return "srv-1"
 
     wl = CellWorkload(backend="datastore", strategy="server_allocated",
-                      profile=_profile({"insert": 1.0}, record_count=0))
+                      settings=_profile({"insert": 1.0}, backend="datastore", record_count=0))
     user = UserOps(wl, Allocating(), user_index=0)  # type: ignore[arg-type]
     assert user.run("insert") == "srv-1" and wl.allocated == ["srv-1"]
