@@ -23,13 +23,16 @@ __all__ = [
     "RunOptions",
     "RunOutcome",
     "RunTarget",
+    "StoreSpec",
     "Target",
     "TargetOptions",
     "UsageError",
     "__version__",
     "load_profile",
     "parse_profile",
+    "registered",
     "run_profile",
+    "spec_for",
 ]
 
 __version__ = "0.1.0"
@@ -47,6 +50,9 @@ _LAZY = {
     "Backend": "keyramp.backends",
     "QuerySpec": "keyramp.backends",
     "Target": "keyramp.backends",
+    "StoreSpec": "keyramp.backends",
+    "registered": "keyramp.backends",
+    "spec_for": "keyramp.backends",
     "Cell": "keyramp.profile",
     "Profile": "keyramp.profile",
     "load_profile": "keyramp.profile",
@@ -78,7 +84,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from keyramp._errors import KeyrampError, RunFailed, UsageError
-    from keyramp.backends import Backend, QuerySpec, Target
+    from keyramp.backends import Backend, QuerySpec, StoreSpec, Target, registered, spec_for
     from keyramp.profile import Cell, Profile, load_profile, parse_profile
     from keyramp.run._observer import RunObserver
     from keyramp.run._runner import RunOptions, RunOutcome, run_profile

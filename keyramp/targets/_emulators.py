@@ -154,10 +154,6 @@ def log_tail(path: Path | str) -> str:
     return tail[-_LOG_TAIL_CHARS:] or "(empty log)"
 
 
-def _healthy(spec: EmulatorSpec, endpoint: str, timeout: float = 1.0) -> bool:
-    return spec.health(endpoint, timeout)
-
-
 def _stop_group(pid: int, create_time: float, grace_s: float) -> None:
     """SIGTERM the process group led by ``pid`` (and every descendant), SIGKILL what is left."""
     try:
@@ -255,7 +251,7 @@ class EmulatorManager:
             to_start: list[str] = []
             for kind in wanted:
                 emu = running.get(kind)
-                if emu is not None and emu.alive() and _healthy(EMULATORS[kind], emu.endpoint):
+                if emu is not None and emu.alive() and EMULATORS[kind].health(emu.endpoint, 1.0):
                     if ("consistency" in EMULATORS[kind].options and consistency is not None
                             and (emu.consistency or 1.0) != consistency):
                         raise EmulatorError(
@@ -328,7 +324,7 @@ class EmulatorManager:
                     if proc.poll() is not None:
                         raise EmulatorError(f"{kind} emulator exited with code {proc.returncode}: "
                                             f"{log_tail(emu.log_path)}")
-                    if _healthy(EMULATORS[kind], emu.endpoint, timeout=0.5):
+                    if EMULATORS[kind].health(emu.endpoint, 0.5):
                         ready[kind] = emu
                 if len(ready) < len(pending):
                     if time.monotonic() > deadline:
