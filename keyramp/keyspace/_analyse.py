@@ -11,22 +11,41 @@ import numpy as np
 from keyramp._errors import UsageError
 from keyramp.keyspace._load import CellKeys, KeyPositions, Reference, load_keys
 from keyramp.keyspace._metrics import analyze_cell, summary_entry
-from keyramp.keyspace._reference import cell_reference
+from keyramp.keyspace._reference import cell_reference, existing_before
 from keyramp.keyspace._tablets import TabletTimeline
 
-__all__ = ["analyse_samples", "reference_or_none", "summarize_run_cell"]
+__all__ = ["analyse_samples", "cell_duration", "hot_window", "reference_or_none", "summarize_run_cell"]
 
 
 def reference_or_none(*, profile: Mapping[str, Any] | None, backend: str, strategy: str, samples: CellKeys,
-                      sample_rate: float) -> Reference | None:
+                      sample_rate: float, existing: int | None = None) -> Reference | None:
     """The cell's key range from its profile, or None (rank among the samples) if it cannot be rebuilt."""
     if not profile:
         return None
     try:
         return cell_reference(profile=profile, backend=backend, strategy=strategy, samples=samples,
-                              sample_rate=sample_rate)
+                              sample_rate=sample_rate, existing=existing)
     except (UsageError, KeyError, TypeError, ValueError):  # an old or hand-edited profile: samples only
         return None
+
+
+def hot_window(metrics: Mapping[str, Any], *, backend: str, ops_per_s: float) -> dict[str, Any]:
+    """The hottest 1 % window in real ops/s (measured) next to what one tablet serves (a modelled band)."""
+    share = metrics.get("hottest_1pct_share")
+    out: dict[str, Any] = {"hottest_1pct_ops_per_s": None if share is None else round(float(share) * ops_per_s, 1)}
+    from keyramp.forecast._stores import tablet_capacity_band
+
+    try:
+        band = tablet_capacity_band(backend)
+    except UsageError:
+        return out
+    value = out["hottest_1pct_ops_per_s"]
+    out["tablet_capacity_ops_per_s"] = {"low": band.low, "mid": band.mid, "high": band.high, "source": band.source,
+                                        "modelled": True}
+    if value is not None:
+        out["hot_window_vs_capacity"] = ("above the band" if value > band.high else
+                                         "within the band" if value >= band.low else "below the band")
+    return out
 
 
 def analyse_samples(
@@ -39,36 +58,49 @@ def analyse_samples(
     time_scale: float,
     rate_fn: Callable[[float], float] | None,
     buckets: int = 1000,
+    existing: int | None = None,
+    duration_s: float | None = None,
 ) -> tuple[KeyPositions, np.ndarray, dict[str, Any], TabletTimeline | None]:
     """``analyze_cell`` on a cell's sampled keys, against the key range rebuilt from ``profile``.
 
     ``total_count``: the cell's operations (the denominator of the sample rate). Without a
     profile, or one the range cannot be rebuilt from, the sampled keys alone make the range;
-    ``metrics["range_from"]`` says which.
+    ``metrics["range_from"]`` says which. ``existing``: records when the measured phase
+    started (``existing_before``); ``duration_s``: the measured phase (for ops/s).
     """
     sample_rate = min(1.0, len(samples) / max(total_count, 1))
     reference = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=samples,
-                                  sample_rate=sample_rate)
+                                  sample_rate=sample_rate, existing=existing)
     kp, t, metrics, timeline = analyze_cell(
         samples.key, samples.t, samples.op, backend=backend, time_scale=time_scale, rate_fn=rate_fn,
         buckets=buckets, sample_rate=sample_rate, reference=reference,
     )
-    metrics = {**metrics, "range_from": "profile" if reference is not None else "samples"}
+    span = duration_s if duration_s and duration_s > 0 else (float(t[-1]) if len(t) and t[-1] > 0 else 1.0)
+    metrics = {**metrics, "range_from": "profile" if reference is not None else "samples",
+               **hot_window(metrics, backend=backend, ops_per_s=total_count / span)}
     return kp, t, metrics, timeline
 
 
-def summarize_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], total_count: int,
+def summarize_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], cell_summary: Mapping[str, Any],
                        keys_start: int = 0) -> dict[str, Any] | None:
     """Hotspot metrics + the modelled tablet summary from ``cell``'s sampled keys in ``keys.csv``.
 
     ``cell`` is a ``keyramp.profile._profile.Cell``; ``profile`` the resolved profile table, from
-    which the preloaded key range is rebuilt. ``None`` when the cell sampled no keys.
+    which the preloaded key range is rebuilt; ``cell_summary`` the cell's summary so far
+    (operation count, duration, warm-up inserts). ``None`` when the cell sampled no keys.
     """
     samples = load_keys(run_dir / "keys.csv", cell=cell.id, start=keys_start).get(cell.id)
     if samples is None or len(samples) == 0:
         return None
     kp, _, metrics, timeline = analyse_samples(
-        samples, profile=profile, backend=cell.backend, strategy=cell.strategy, total_count=total_count,
-        time_scale=cell.time_scale, rate_fn=cell.schedule.rate if cell.schedule.open_model else None,
+        samples, profile=profile, backend=cell.backend, strategy=cell.strategy,
+        total_count=int(cell_summary["total"]["count"]), time_scale=cell.time_scale,
+        rate_fn=cell.schedule.rate if cell.schedule.open_model else None,
+        existing=existing_before(cell_summary, profile), duration_s=cell_duration(cell_summary),
     )
     return summary_entry(kp, metrics, timeline)
+
+
+def cell_duration(cell_summary: Mapping[str, Any]) -> float | None:
+    value = cell_summary.get("duration_s")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else None

@@ -11,7 +11,8 @@ from typing import Any
 from keyramp.backends import DEFAULT_BACKEND
 from keyramp.results._catalog import Run, load_run, resolve_run
 from keyramp._errors import UsageError
-from keyramp.keyspace._analyse import analyse_samples
+from keyramp.keyspace._analyse import analyse_samples, cell_duration
+from keyramp.keyspace._reference import existing_before
 from keyramp.keyspace._heatmap import heatmap_data, render_png
 from keyramp.keyspace._load import load_keys, target_rate_fn
 
@@ -49,6 +50,16 @@ def _total_count(cell_summary: dict[str, Any], default: int) -> int:
     total = cell_summary.get("total")
     count = total.get("count") if isinstance(total, dict) else None
     return int(count) if isinstance(count, int | float) and not isinstance(count, bool) else default
+
+
+def _existing(cell_summary: dict[str, Any], profile: dict[str, Any] | None) -> int | None:
+    """Records when the cell's measured phase started (preload + warm-up inserts), if the profile says."""
+    if not profile:
+        return None
+    try:
+        return existing_before(cell_summary, profile)
+    except (KeyError, TypeError, ValueError):  # an old or hand-edited profile: the preload alone
+        return None
 
 
 def run_keyspace(
@@ -101,6 +112,7 @@ def run_keyspace(
         kp, t, metrics, timeline = analyse_samples(
             ck, profile=profile, backend=backend, strategy=strategy, time_scale=time_scale, rate_fn=rate_fn,
             total_count=_total_count(cell_summary, len(ck)), buckets=buckets,
+            existing=_existing(cell_summary, profile), duration_s=cell_duration(cell_summary),
         )
         duration = float(meta.get("duration_s") or (t[-1] if len(t) else 1.0))
         heat = heatmap_data(kp, t, buckets=buckets, time_bins=time_bins, duration_s=max(duration, float(t[-1])))
@@ -130,7 +142,8 @@ def run_keyspace(
 
 
 def format_table(results: dict[str, dict[str, Any]]) -> str:
-    head = ("cell", "samples", "hot bucket", "hot 1%", "gini", "append", "moving", "tablets*", "throttled*")
+    head = ("cell", "samples", "hot bucket", "hot 1%", "hot ops/s", "gini", "append", "points", "moving",
+            "tablets*", "throttled*")
     rows = [head]
     for name, doc in results.items():
         m, model = doc["metrics"], doc["model"] or {}
@@ -140,8 +153,10 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
                 f"{m['samples']:,}",
                 f"{m['hottest_bucket_share']:.3f}",
                 f"{m['hottest_1pct_share']:.3f}",
+                "-" if m.get("hottest_1pct_ops_per_s") is None else f"{m['hottest_1pct_ops_per_s']:,.0f}",
                 f"{m['gini']:.2f}",
                 f"{m['append_fraction']:.2f}",
+                "spread" if m.get("append_points") is None else str(m["append_points"]),
                 "yes" if m["moving_hotspot"] else "no",
                 str(model.get("peak_tablets", "-")),
                 f"{model['max_throttled_fraction']:.1%}" if model else "-",

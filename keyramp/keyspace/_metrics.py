@@ -25,7 +25,7 @@ from keyramp.keyspace._tablets import (
     simulate,
 )
 
-__all__ = ["analyze_cell", "bucket_matrix", "default_time_bins", "hotspot_metrics", "summarize_cell", "summary_entry"]
+__all__ = ["analyze_cell", "append_points", "bucket_matrix", "default_time_bins", "hotspot_metrics", "summarize_cell", "summary_entry"]
 
 # Per time bin the metric needs enough samples to tell a 1 % hotspot from noise, and
 # enough bins that one bin of a sequential stream covers < 1 % of the key range.
@@ -121,7 +121,9 @@ def hotspot_metrics(
     tb = np.minimum(((t - t0) * (nt / span)).astype(np.int64), nt - 1)  # t >= t0: no lower clip
     here = pos if positions is None else positions.at_bin_start(tb, t0 + span * np.arange(nt) / nt)
     b = np.minimum((here * nb).astype(np.int64), nb - 1)
-    half = np.arange(n) & 1
+    # A seeded random split, not even/odd: strictly alternating ops (a read of one hot key
+    # after every insert) would put every hot access into one half and hide it.
+    half = np.random.default_rng(0).integers(0, 2, n, dtype=np.int64)
     counts = np.bincount((tb * 2 + half) * nb + b, minlength=nt * 2 * nb).reshape(nt, 2, nb)
     width = max(1, math.ceil(nb / 100))  # 1 % of the key range, in buckets
     # Concentration over the whole cell, in buckets holding ~20 samples each if uniform
@@ -143,6 +145,8 @@ def hotspot_metrics(
         corr = _order_corr(seq_pos)
     else:
         append = prepend = corr = 0.0
+    seq_t = t[seq_mask] if seq_mask is not None else t
+    points = append_points(seq, seq_pos, seq_t)
     return {
         "samples": int(n),
         "distinct_keys": int(distinct) if distinct is not None else None,
@@ -157,7 +161,34 @@ def hotspot_metrics(
         "prepend_fraction": prepend,
         "position_time_corr": corr,
         "moving_hotspot": bool(max(append, prepend) >= 0.5 or abs(corr) >= 0.9),
+        "append_points": points,
     }
+
+
+#: A run of inserts in key order must hold this many on average to count as an append point.
+_MIN_RUN = 8
+#: Time may step back this much (share of the span) inside a run: interleaved workers.
+_RUN_SLACK = 0.05
+
+
+def append_points(order_key: np.ndarray, pos: np.ndarray, t: np.ndarray) -> int | None:
+    """How many places new keys are appended at (1 for sequential ids, n for n shards).
+
+    Sorted by key, the inserts of one append point come in time order: the number of
+    ascending-time runs (or descending: prepends) counts the points. A time step back of
+    less than ``_RUN_SLACK`` of the span stays inside a run (interleaved worker processes).
+    None when runs are short (mean < ``_MIN_RUN``): keys land spread, not at a few points.
+    """
+    n = len(t)
+    if n < 2 * _MIN_RUN:
+        return None
+    order = np.lexsort((t, pos, order_key))
+    dt = np.diff(t[order])
+    slack = _RUN_SLACK * float(t.max() - t.min())
+    # Appends make time run forward along the keys (prepends backward) more than it jumps back.
+    forward = float(dt[dt > 0].sum()) >= float(-dt[dt < 0].sum())
+    runs = 1 + int(np.count_nonzero(dt < -slack) if forward else np.count_nonzero(dt > slack))
+    return runs if n / runs >= _MIN_RUN else None
 
 
 def analyze_cell(

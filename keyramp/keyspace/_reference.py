@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from keyramp._errors import UsageError
 from keyramp._types import key_sort_text
 from keyramp.keyspace._load import (
     MAX_REFERENCE,
@@ -25,10 +26,36 @@ from keyramp.keyspace._load import (
     make_reference,
 )
 
-__all__ = ["PRELOAD_POINTS", "cell_reference"]
+__all__ = ["PRELOAD_POINTS", "cell_reference", "existing_before"]
 
 #: Preloaded keys sampled per cell (evenly spaced insert indexes): 4 per bucket of 1,000.
 PRELOAD_POINTS = 4096
+
+
+def existing_before(cell_summary: Mapping[str, Any], profile: Mapping[str, Any]) -> int:
+    """Records that exist when a cell's measured phase starts: the preload plus the warm-up's inserts.
+
+    The runner counts the warm-up's inserts (``warmup_inserts`` in the cell summary); for runs
+    without that count (older runs, distributed cells) they are estimated from the warm-up's
+    length, its rate (the schedule's starting rate) and the inserts per operation.
+    """
+    wl = profile["workload"]
+    count = int(wl["record_count"])
+    done = cell_summary.get("warmup_inserts")
+    if isinstance(done, int) and not isinstance(done, bool):
+        return count + max(done, 0)
+    warmup_s = cell_summary.get("warmup_s")
+    if not isinstance(warmup_s, int | float) or isinstance(warmup_s, bool) or warmup_s <= 0:
+        return count
+    from keyramp.profile._schedules import make_schedule
+
+    try:
+        rate = make_schedule(profile["schedule"], horizon=float(profile["duration_s"])).rate(0.0)
+    except (UsageError, KeyError, TypeError, ValueError):
+        return count
+    per_op = sum(float(share) * (int(wl["batch_size"]) if op == "batch_write" else 1)
+                 for op, share in wl["ops"].items() if op in ("insert", "batch_write"))
+    return count + int(round(float(warmup_s) * rate * per_op))
 
 
 def cell_reference(
@@ -38,12 +65,16 @@ def cell_reference(
     strategy: str,
     samples: CellKeys,
     sample_rate: float,
+    existing: int | None = None,
     preload_points: int = PRELOAD_POINTS,
 ) -> Reference | None:
     """The range of ``strategy`` keys existing during a cell of the resolved ``profile``.
 
     ``sample_rate``: the fraction of keyed accesses that were sampled (scales the inserts).
-    None when keys cannot be rebuilt (the store allocated them).
+    ``existing``: records when the measured phase starts (``existing_before``: preload plus
+    warm-up inserts; default the preload alone). Warm-up inserts are contiguous in insert
+    index, so leaving them out would pile every read of them into one slot of the range: a
+    fake static hotspot. None when keys cannot be rebuilt (the store allocated them).
     """
     from keyramp.profile import Settings
     from keyramp.run._workload import CellWorkload  # the runner's own key code, imported late
@@ -52,7 +83,7 @@ def cell_reference(
     wl = CellWorkload(backend=backend, strategy=strategy, settings=Settings.from_data(profile))
     if wl.strategy.server_allocated:
         return None
-    count = wl.record_count
+    count = wl.record_count if existing is None else max(int(existing), 0)
     idx = np.unique(np.linspace(0, count - 1, min(count, preload_points)).round().astype(np.int64)) if count else []
     pre = [key_sort_text(wl.key_of(int(i))) for i in idx]  # type: ignore[arg-type]
     ins = insert_mask(samples.op)

@@ -36,8 +36,8 @@ def keyspace_step(a: CellAnalysis) -> None:
         return
     from keyramp.keyspace import summarize_run_cell
 
-    keyspace = summarize_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data,
-                                  total_count=int(a.summary["total"]["count"]), keys_start=a.keys_start)
+    keyspace = summarize_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data, cell_summary=a.summary,
+                                  keys_start=a.keys_start)
     if keyspace is not None:
         a.summary["keyspace"] = keyspace
 

@@ -86,6 +86,8 @@ class CellRun:
         #: Per-worker figures of a distributed cell, for the manifest.
         self.worker_meta: list[dict[str, Any]] | None = None
         self.warmup_used_s = 0.0
+        #: Records the warm-up inserted, counted where the users ran (None: on the master's workers).
+        self.warmup_inserts: int | None = None
 
     def _phase(self, text: str) -> None:
         self.observers.cell_phase(self.cell, text)
@@ -137,6 +139,8 @@ class CellRun:
         return self.partial
 
     def _on_start(self, locust_csv: _LocustCsv) -> None:
+        if self.master is None:  # the warm-up's inserts extend the key range the cell runs against
+            self.warmup_inserts = self.workload.inserted
         self.run.begin_cell(self.cell.id)
         self.keys_start = self.run.keys_offset()
         locust_csv.start()
@@ -203,6 +207,7 @@ class CellRun:
             "time_scale": cell.time_scale,
             "users": users,
             "warmup_s": self.warmup_used_s,
+            **({"warmup_inserts": self.warmup_inserts} if self.warmup_inserts is not None else {}),
             "namespace": self.address.namespace,
             **recorder.summary(duration_s=duration),
         }

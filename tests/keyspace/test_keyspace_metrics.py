@@ -79,3 +79,25 @@ def test_summarize_cell_labels_model_figures() -> None:
     assert out["model"]["max_throttled_fraction"] > 0.5
     assert summarize_cell(keys, _times(), ops, backend="nosuch")["model"] is None
     assert summarize_cell([], [], [], backend="datastore")["samples"] == 0
+
+
+def test_strictly_alternating_ops_do_not_hide_a_hot_key() -> None:
+    # Every other op reads one hot key, the others append: an even/odd split put all hot reads
+    # in one half and all appends in the other, so each half's window scored 0 on the other half.
+    keys = [key_sort_text(i + 1) if i % 2 == 0 else key_sort_text(7) for i in range(N)]
+    kp = key_positions(keys)
+    m = hotspot_metrics(kp.pos, _times(), distinct=kp.distinct, positions=kp)
+    assert m["hottest_1pct_share"] > 0.45
+
+
+@pytest.mark.parametrize(("shards", "expected"), [(1, 1), (4, 4), (10, 10)])
+def test_append_points_count_shards(shards: int, expected: int) -> None:
+    keys = [f"shard{i % shards:02d}#{i:010d}" for i in range(N)]
+    kp = key_positions(keys)
+    assert hotspot_metrics(kp.pos, _times(), distinct=kp.distinct, positions=kp)["append_points"] == expected
+
+
+def test_append_points_of_prepends_and_spread_keys(metrics: dict[str, dict]) -> None:
+    assert metrics["sequential"]["append_points"] == 1
+    assert metrics["reverse_timestamp"]["append_points"] == 1  # one prepend point
+    assert metrics["random"]["append_points"] is None  # spread: no few points to count

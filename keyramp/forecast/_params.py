@@ -1,0 +1,146 @@
+"""Model parameters as ranges, each with where its numbers come from.
+
+Google publishes a few figures (the 500/50/5 ramp, 500 writes/s on a sequential index,
+Bigtable's rows/s per node); it does not publish a tablet's capacity, how long a split
+takes or into how many pieces. Every parameter is therefore a range ``low … high`` with a
+``mid``, the source of each bound, and whether a bigger value helps the store
+(``better``). The forecast runs the model at several points of this box and reports the
+band of outcomes, never one number.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from keyramp._errors import UsageError
+
+__all__ = ["POINTS", "ParamRange", "ParamSet", "StoreParams", "load_params_file"]
+
+Point = Literal["low", "mid", "high"]
+POINTS: tuple[Point, ...] = ("low", "mid", "high")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParamRange:
+    """One parameter: ``low <= mid <= high`` in ``unit``; ``source`` is a URL or says why there is none."""
+
+    low: float
+    mid: float
+    high: float
+    unit: str
+    source: str
+    #: One line: what the bounds rest on.
+    note: str
+    #: The figure itself is published (not only bounded by, or guessed from, other figures).
+    published: bool = False
+    #: Which end makes the store look better: "high" (capacity) or "low" (a delay).
+    better: Literal["high", "low"] = "high"
+
+    def __post_init__(self) -> None:
+        if not self.low <= self.mid <= self.high:
+            raise UsageError(f"parameter range must satisfy low <= mid <= high, got {self.low}, {self.mid}, {self.high}")
+
+    def at(self, point: Point) -> float:
+        return {"low": self.low, "mid": self.mid, "high": self.high}[point]
+
+    def favourable(self) -> float:
+        return self.high if self.better == "high" else self.low
+
+    def unfavourable(self) -> float:
+        return self.low if self.better == "high" else self.high
+
+    def to_json(self) -> dict[str, Any]:
+        return {"low": self.low, "mid": self.mid, "high": self.high, "unit": self.unit, "source": self.source,
+                "note": self.note, "published": self.published}
+
+
+#: One value per parameter: a point of the box.
+ParamSet = Mapping[str, float]
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoreParams:
+    """The parameter box of one store (and, for Bigtable, one storage type)."""
+
+    store: str
+    ranges: Mapping[str, ParamRange]
+    #: Where the ranges came from: "defaults (published figures and stated guesses)" or a calibration file.
+    origin: str = "defaults"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ranges)
+
+    def mid(self) -> dict[str, float]:
+        return {name: r.mid for name, r in self.ranges.items()}
+
+    def corner(self, *, favourable: bool) -> dict[str, float]:
+        return {name: (r.favourable() if favourable else r.unfavourable()) for name, r in self.ranges.items()}
+
+    def varied(self) -> list[str]:
+        """Parameters whose range has width (the others cannot move the outcome)."""
+        return [name for name, r in self.ranges.items() if r.low < r.high]
+
+    def with_ranges(self, ranges: Mapping[str, ParamRange], *, origin: str) -> StoreParams:
+        unknown = sorted(set(ranges) - set(self.ranges))
+        if unknown:
+            raise UsageError(f"{origin}: unknown parameter {unknown[0]!r} for {self.store} "
+                             f"(known: {', '.join(self.ranges)})")
+        return replace(self, ranges={**self.ranges, **ranges}, origin=origin)
+
+    def to_json(self) -> dict[str, dict[str, Any]]:
+        return {name: r.to_json() for name, r in self.ranges.items()}
+
+
+def _range_from(doc: Any, base: ParamRange, where: str) -> ParamRange:
+    if not isinstance(doc, Mapping):
+        raise UsageError(f"{where}: must be a table {{low, mid, high, source}}")
+    values = []
+    for key in ("low", "mid", "high"):
+        v = doc.get(key)
+        if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
+            raise UsageError(f"{where}.{key}: must be a number >= 0, got {v!r}")
+        values.append(float(v))
+    source = doc.get("source")
+    if not isinstance(source, str) or not source:
+        raise UsageError(f"{where}.source: every parameter needs its source")
+    try:
+        return replace(base, low=values[0], mid=values[1], high=values[2], source=source,
+                       note=str(doc.get("note") or "fitted by keyramp calibrate"), published=False)
+    except UsageError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+
+
+def load_params_file(path: Path, defaults: Mapping[str, StoreParams]) -> dict[str, StoreParams]:
+    """Store parameter boxes with the ranges of a calibration file (``keyramp calibrate`` writes it).
+
+    The file is JSON ``{"schema": 1, "stores": {store: {param: {low, mid, high, source}}}}``;
+    parameters it does not name keep their defaults.
+    """
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such parameter file") from None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: cannot read parameter file: {exc}") from None
+    stores = doc.get("stores") if isinstance(doc, Mapping) else None
+    if not isinstance(stores, Mapping) or doc.get("schema") != 1:
+        raise UsageError(f"{path}: expected {{\"schema\": 1, \"stores\": {{…}}}}")
+    out = dict(defaults)
+    for store, params in stores.items():
+        if store not in defaults:
+            raise UsageError(f"{path}: stores.{store}: unknown store (known: {', '.join(defaults)})")
+        if not isinstance(params, Mapping):
+            raise UsageError(f"{path}: stores.{store}: must be a table of parameters")
+        base = defaults[store]
+        ranges = {}
+        for name, spec in params.items():
+            if name not in base.ranges:
+                raise UsageError(f"{path}: stores.{store}.{name}: unknown parameter (known: {', '.join(base.ranges)})")
+            ranges[name] = _range_from(spec, base.ranges[name], f"{path}: stores.{store}.{name}")
+        out[store] = base.with_ranges(ranges, origin=str(path))
+    return out
