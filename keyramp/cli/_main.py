@@ -25,6 +25,7 @@ _VERB_MODULES = (
     "keyramp.targets._emulators",
     "keyramp.profile._lint",
     "keyramp.keyspace",
+    "keyramp.forecast._cli",
     "keyramp.results._catalog",
     "keyramp.compare",
     "keyramp.results._baselines",

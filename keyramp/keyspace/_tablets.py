@@ -48,6 +48,7 @@ __all__ = [
 
 RateFn = Callable[[float], float]
 _QUANTA = 1 << 16  # position resolution of tablet bounds
+_WAIT_GRID = np.geomspace(1e-4, 1.0, 97)  # waits the p99 is searched on, × the slowest tablet's bound
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +61,7 @@ class TabletParams:
     min_window_samples: int = 20_000
     total_capacity: float | None = None  # cluster cap (Bigtable nodes x per-node ops/s)
     max_tablets: int = 1 << 16
+    split_fanout: int = 2  # pieces a split tablet becomes (at quantiles of its recent samples)
 
 
 # Defaults and their sources: docs/keyspace-model.md. Each store's spec names its defaults
@@ -101,6 +103,8 @@ class TabletTimeline:
     hot_is_last: np.ndarray  # busiest tablet is the last of the range (appending)
     throttled: np.ndarray  # predicted throttled fraction of offered ops
     added_latency_ms: np.ndarray  # load-weighted queueing estimate
+    #: 99th percentile of the step's M/M/1 queueing wait over served ops (mixture over tablets)
+    added_p99_ms: np.ndarray = field(default_factory=lambda: np.zeros(0))
     achieved: np.ndarray = field(init=False)
     modelled: bool = True
 
@@ -155,6 +159,36 @@ def _moved(counts: np.ndarray, expected: np.ndarray) -> bool:
     return chi2 > dof + 5.0 * math.sqrt(2.0 * dof) + 10.0
 
 
+def _p99_wait_ms(load: np.ndarray, cap: float, rho_floor: float) -> float:
+    """99th percentile of the M/M/1 waiting time over a step's served ops, mixed over tablets.
+
+    A tablet at utilisation rho (service rate ``cap``) has P(W > x) = rho·exp(-cap(1-rho)x);
+    the step's tail is the load-weighted sum, solved for 1 % by bisection.
+    """
+    total = float(load.sum())
+    if total <= 0:
+        return 0.0
+    # Tablets grouped by utilisation in steps of 0.01 (rounded up): ≤ 100 terms per step.
+    rho_t = np.maximum(np.minimum(load / cap, 0.99), rho_floor)
+    grid = np.bincount(np.minimum(np.ceil(rho_t * 100.0).astype(np.int64), 99), weights=load / total,
+                       minlength=100)
+    live = np.flatnonzero(grid)
+    weight, rho = grid[live], np.maximum(live / 100.0, rho_floor)
+    if float((weight * rho).sum()) <= 0.01:
+        return 0.0
+    rate = cap * (1.0 - rho)
+    # The tail on a log grid of waits (one vectorised pass), then log-linear interpolation.
+    hi = float(math.log(100.0) / rate.min())
+    xs = _WAIT_GRID * hi
+    tail = (weight * rho) @ np.exp(-np.outer(rate, xs))
+    k = int(np.argmax(tail <= 0.01))
+    if k == 0:
+        return float(xs[0]) * 1000.0
+    t0, t1 = math.log(tail[k - 1]), math.log(max(float(tail[k]), 1e-300))
+    frac = (t0 - math.log(0.01)) / (t0 - t1) if t0 != t1 else 1.0
+    return float(math.exp(math.log(xs[k - 1]) + frac * (math.log(xs[k]) - math.log(xs[k - 1])))) * 1000.0
+
+
 def simulate(
     positions: np.ndarray,
     times: np.ndarray,
@@ -164,21 +198,26 @@ def simulate(
     params: TabletParams,
     sample_rate: float = 1.0,
     duration_s: float | None = None,
+    weights: np.ndarray | None = None,
 ) -> TabletTimeline:
     """Simulate tablets for one key range.
 
     ``positions`` in ``[0, 1)`` and ``times`` (wall seconds, ascending) are the sampled
     accesses; schedule time = wall time x ``time_scale``. The load at schedule time t is
     ``rate_fn(t)`` when given, else the sampled rate / ``sample_rate`` (fraction of
-    accesses that were sampled). ``duration_s`` is in schedule seconds.
+    accesses that were sampled). ``duration_s`` is in schedule seconds. ``weights``: what
+    each sample costs a tablet relative to the others (e.g. a Bigtable read vs a write);
+    the load is spread over the tablets by weight, ``rate_fn`` is then in the same units.
     """
     if time_scale <= 0 or sample_rate <= 0:
         raise UsageError("time_scale and sample_rate must be positive")
     pos = np.asarray(positions, dtype=np.float64)
     sched = np.asarray(times, dtype=np.float64) * time_scale
+    wts = None if weights is None else np.asarray(weights, dtype=np.float64)
     if len(sched) > 1 and np.any(np.diff(sched) < 0):
         order = np.argsort(sched, kind="stable")
         pos, sched = pos[order], sched[order]
+        wts = None if wts is None else wts[order]
     horizon = duration_s if duration_s is not None else (float(sched[-1]) if len(sched) else 0.0)
     # Aim for >= 20 samples a step on average, so a moving hotspot is significant.
     step = params.step_s
@@ -192,9 +231,11 @@ def simulate(
     bounds = np.array([0, _QUANTA], dtype=np.int64)
     tablet_of = np.zeros(_QUANTA, dtype=np.int32)
     over_since = np.array([math.nan])
-    cols: dict[str, list[float]] = {k: [] for k in ("t", "offered", "tablets", "max_load", "max_share", "last", "thr", "lat")}
+    cols: dict[str, list[float]] = {k: [] for k in ("t", "offered", "tablets", "max_load", "max_share", "last", "thr",
+                                                     "lat", "p99")}
     share = np.ones(1)
     cap = params.capacity
+    fanout = max(2, int(params.split_fanout))
 
     for k in range(n_steps):
         t_end = (k + 1) * step
@@ -211,13 +252,24 @@ def simulate(
         w_tab = tablet_of[window]
         use_short = False
         if len(window):
-            share = np.bincount(w_tab, minlength=n_tab)[:n_tab] / len(window)
+            if wts is None:
+                share = np.bincount(w_tab, minlength=n_tab)[:n_tab] / len(window)
+            else:
+                cw = np.bincount(w_tab, weights=wts[l0:e:stride], minlength=n_tab)[:n_tab]
+                share = cw / max(float(cw.sum()), 1e-300)
             if len(short):
                 s_tab = w_tab[s0 - l0 :] if stride == 1 else tablet_of[short]
+                # The move test counts samples (Poisson noise); the shares it picks are weighted.
                 c_short = np.bincount(s_tab, minlength=n_tab)[:n_tab]
-                use_short = _moved(c_short, share * len(short))
+                c_long = c_short if wts is None else np.bincount(w_tab, minlength=n_tab)[:n_tab]
+                expected = (share if wts is None else c_long / max(len(window), 1)) * len(short)
+                use_short = _moved(c_short, expected)
                 if use_short:
-                    share = c_short / len(short)
+                    if wts is None:
+                        share = c_short / len(short)
+                    else:
+                        cs = np.bincount(s_tab, weights=wts[s0:e], minlength=n_tab)[:n_tab]
+                        share = cs / max(float(cs.sum()), 1e-300)
         elif len(share) != n_tab:
             share = np.full(n_tab, 1.0 / n_tab)
 
@@ -227,12 +279,15 @@ def simulate(
             offered = len(short) / sample_rate / (step / time_scale)
         load = offered * share
         served = np.minimum(load, cap).sum()
+        cluster_rho = 0.0
         if params.total_capacity is not None:
             served = min(served, params.total_capacity)
+            cluster_rho = min(offered / params.total_capacity, 0.99)  # the nodes queue too
         throttled = 1.0 - served / offered if offered > 0 else 0.0
-        rho = np.minimum(load / cap, 0.99)
+        rho = np.maximum(np.minimum(load / cap, 0.99), cluster_rho)
         wait_ms = rho / (1.0 - rho) / cap * 1000.0
         latency = float((load * wait_ms).sum() / offered) if offered > 0 else 0.0
+        cols["p99"].append(_p99_wait_ms(np.minimum(load, cap), cap, cluster_rho))
         hot = int(np.argmax(load))
         cols["t"].append(t_end)
         cols["offered"].append(offered)
@@ -250,19 +305,20 @@ def simulate(
         ready = np.flatnonzero(over & (t_end - over_since >= params.split_delay_s - 1e-9))
         if len(ready) == 0 or n_tab >= params.max_tablets:
             continue
-        # Median of the recent samples that produced the share (the step's own if it moved).
+        # Quantiles (the median for 2 pieces) of the recent samples that produced the share
+        # (the step's own if it moved).
         src = np.sort(short if use_short else window)
         ed = np.searchsorted(src, bounds, side="left")
-        new_points = []
-        for i in ready[: params.max_tablets - n_tab]:
+        new_points: list[int] = []
+        for i in ready[: max(0, (params.max_tablets - n_tab) // (fanout - 1))]:
             a, b = ed[i], ed[i + 1]
             if b - a < 2:
                 continue
-            m = int(src[(a + b) // 2])
-            if bounds[i] < m < bounds[i + 1]:
-                new_points.append(m)
+            cuts = {int(src[a + (b - a) * j // fanout]) for j in range(1, fanout)}
+            new_points.extend(m for m in cuts if bounds[i] < m < bounds[i + 1])
         if not new_points:
             continue
+        new_points = sorted(set(new_points))
         new_bounds = np.sort(np.concatenate([bounds, np.asarray(new_points, dtype=np.int64)]))
         parent = np.searchsorted(bounds, new_bounds[:-1], side="right") - 1
         was_split = np.zeros(n_tab, dtype=bool)
@@ -282,6 +338,7 @@ def simulate(
         hot_is_last=np.asarray(cols["last"], dtype=bool),
         throttled=np.asarray(cols["thr"]),
         added_latency_ms=np.asarray(cols["lat"]),
+        added_p99_ms=np.asarray(cols["p99"]),
     )
 
 

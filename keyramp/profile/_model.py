@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from keyramp.forecast._launch import Launch
     from keyramp.profile._schedules import Schedule
     from keyramp.profile._thresholds import Threshold
 
@@ -200,3 +201,5 @@ class Profile(Settings):
     cells: tuple[Cell, ...]
     #: ``[thresholds]`` parsed (validated once, evaluated per cell).
     thresholds: tuple[Threshold, ...] = ()
+    #: ``[launch]``: the traffic every cell is forecast at (``keyramp.forecast``), or None.
+    launch: Launch | None = None

@@ -45,6 +45,7 @@ _TOP_FIELDS = {
     "thresholds",
     "emulator",
     "cloud",
+    "launch",
 }
 _WORKLOAD_DEFAULTS: dict[str, Any] = {
     "ops": {"insert": 0.5, "read": 0.5},
@@ -349,6 +350,16 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
     except UsageError as exc:
         raise _fail(src, str(exc)) from None
 
+    launch = None
+    if "launch" in raw:
+        from keyramp.forecast._launch import Launch, parse_launch
+
+        launch = Launch.from_resolved(parse_launch(raw["launch"], src=src, backends=backends))
+    if launch is None:
+        for spec in threshold_specs:
+            if spec.name.startswith("forecast."):
+                raise _fail(src, f"thresholds.{spec.name}: a forecast threshold needs a [launch] table")
+
     data: dict[str, Any] = {
         "name": name,
         "description": description,
@@ -365,6 +376,8 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
         "emulator": emulator,
         "cloud": _resolve_cloud(raw, src, target=target, backends=backends),
     }
+    if launch is not None:
+        data["launch"] = dict(launch.spec)
     horizon = duration_s * schedule["time_scale"]
     try:
         sched = make_schedule(schedule, horizon=horizon)
@@ -390,7 +403,7 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
             )
     _check_strategies(cells, data, src)
     return Profile(**{f.name: getattr(settings, f.name) for f in fields(Settings)}, path=path, data=data,
-                   cells=tuple(cells), thresholds=threshold_specs)
+                   cells=tuple(cells), thresholds=threshold_specs, launch=launch)
 
 
 def _check_strategies(cells: list[Cell], data: Mapping[str, Any], src: str) -> None:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from keyramp.profile._durations import parse_duration
 from keyramp._errors import UsageError
 
-__all__ = ["Schedule", "SCHEDULES", "make_schedule", "SCHEDULE_FIELDS"]
+__all__ = ["Schedule", "SCHEDULES", "make_schedule", "SCHEDULE_FIELDS", "KIND_FIELDS"]
 
 #: Every field a ``[schedule]`` table may hold (validated by the profile loader).
 SCHEDULE_FIELDS = frozenset(
@@ -270,6 +270,19 @@ SCHEDULES = {
     "ramp_500_50_5": _ramp,
     "spike": _spike,
     "users": _users,
+}
+
+
+#: kind -> the rate fields it reads (the rest of ``SCHEDULE_FIELDS`` is run control: time_scale,
+#: max_users, drop_after, warmup). ``[launch]`` allows exactly these per kind.
+KIND_FIELDS: dict[str, frozenset[str]] = {
+    "constant": frozenset({"rate"}),
+    "soak": frozenset({"rate"}),
+    "step": frozenset({"steps", "step", "start_ops", "increment"}),
+    "linear": frozenset({"start_ops", "end_ops"}),
+    "ramp_500_50_5": frozenset({"start_ops", "growth", "step", "ceiling"}),
+    "spike": frozenset({"rate", "burst_ops", "burst_at", "burst_for"}),
+    "users": frozenset({"users", "spawn_rate"}),
 }
 
 

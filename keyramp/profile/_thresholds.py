@@ -6,11 +6,13 @@ Sources: a profile's ``[thresholds]`` table and ``--threshold`` expressions::
     "insert.p99_ms" = 50
     "insert.error_rate" = "<=0.05"  # explicit comparator
     ops_per_s_ratio = 0.95         # achieved >= 0.95 x scheduled ops/s
+    "forecast.throttled_fraction" = 0.05   # the launch forecast's band (modelled; needs [launch])
     --threshold 'insert.p99_ms<50'  --threshold 'p99_ms=40'
 
 A name is ``[<operation>.]<metric>``; without an operation the metric is over all the
 cell's operations (the summary's ``total``). For throughput metrics a bare number is a
-floor (``>=``), for everything else a ceiling (``<``).
+floor (``>=``), for everything else a ceiling (``<``). ``forecast.<metric>[.low|.mid|.high]``
+gates on the launch forecast's band, by default its ``high`` end: the whole band must pass.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any, Final
 from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES
 
-__all__ = ["METRICS", "Threshold", "ThresholdResult", "parse_table", "parse_expression", "evaluate", "all_passed"]
+__all__ = ["FORECAST_METRICS", "METRICS", "Threshold", "ThresholdResult", "parse_table", "parse_expression", "evaluate", "all_passed"]
 
 _PERCENTILES: Final = ("p50", "p90", "p95", "p99", "p999", "max", "mean")
 
@@ -40,6 +42,10 @@ METRICS: Final[dict[str, tuple[tuple[str, ...], bool]]] = {
     "ops_per_s": (("ops_per_s",), True),
     "ops_per_s_ratio": ((), True),  # computed from the cell's target_ops_per_s timeline
 }
+
+#: forecast metric -> (where in ``cells[id].forecast``); each is a band {low, mid, high}.
+FORECAST_METRICS: Final = ("throttled_fraction", "peak_throttled_fraction", "adapt_s", "added_p99_ms")
+_BOUNDS: Final = ("low", "mid", "high")
 
 _COMPARATORS: Final = {
     "<": lambda v, lim: v < lim,
@@ -58,6 +64,8 @@ class Threshold:
     metric: str
     op: str  # comparator: < <= > >=
     limit: float
+    #: For ``forecast.*`` metrics: which end of the band (low / mid / high); else None.
+    bound: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,7 +94,19 @@ def _number(text: Any, name: str) -> float:
     return value
 
 
+def _make_forecast(name: str, comparator: str | None, limit: float) -> Threshold:
+    parts = name.split(".")[1:]
+    bound = parts.pop() if len(parts) == 2 and parts[-1] in _BOUNDS else "high"
+    if len(parts) != 1 or parts[0] not in FORECAST_METRICS:
+        raise UsageError(f"threshold {name!r}: forecast metrics are forecast.<metric>[.low|.mid|.high] with "
+                         f"<metric> one of {', '.join(FORECAST_METRICS)}")
+    return Threshold(name=name, operation=None, metric=f"forecast.{parts[0]}", op=comparator or "<", limit=limit,
+                     bound=bound)
+
+
 def _make(name: str, comparator: str | None, limit: float) -> Threshold:
+    if name.startswith("forecast."):
+        return _make_forecast(name, comparator, limit)
     operation, _, metric = name.rpartition(".")
     if metric not in METRICS:
         known = ", ".join(sorted(METRICS))
@@ -142,6 +162,14 @@ def _ratio(cell_summary: Mapping[str, Any]) -> float | None:
 
 def _value(threshold: Threshold, cell_summary: Mapping[str, Any]) -> tuple[bool, float | None]:
     """(applicable, value); an operation the cell does not run makes it not applicable."""
+    if threshold.bound is not None:
+        if "probe" in cell_summary:  # a probe cell has no key stream to forecast
+            return False, None
+        band = (cell_summary.get("forecast") or {}).get(threshold.metric.split(".", 1)[1])
+        value = band.get(threshold.bound, math.nan) if isinstance(band, Mapping) else math.nan
+        if value is None and threshold.metric == "forecast.adapt_s":
+            return True, math.inf  # never adapts within the launch
+        return True, None if not isinstance(value, int | float) or math.isnan(value) else float(value)
     if threshold.metric == "ops_per_s_ratio":
         value = _ratio(cell_summary)
         # Closed-model ("users") cells have no scheduled rate: nothing to hold them to.
@@ -173,6 +201,8 @@ def evaluate(thresholds: Iterable[Threshold], cell_summary: Mapping[str, Any]) -
         if not applicable:
             continue
         passed = value is not None and _COMPARATORS[threshold.op](value, threshold.limit)
+        if value is not None and math.isinf(value):
+            value = None  # JSON has no infinity: "never adapts" is recorded as no value
         results.append(ThresholdResult(name=threshold.name, op=threshold.op, limit=threshold.limit,
                                        value=value, passed=bool(passed)))
     return results

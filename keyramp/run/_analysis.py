@@ -42,9 +42,18 @@ def keyspace_step(a: CellAnalysis) -> None:
         a.summary["keyspace"] = keyspace
 
 
+def forecast_step(a: CellAnalysis) -> None:
+    """The launch forecast (modelled) when the profile has a ``[launch]``; after the key space (it checks
+    its projection against the measured hotspot share)."""
+    from keyramp.forecast import forecast_step as step
+
+    step(a)
+
+
 #: (name, step) in order; a new analysis adds itself here.
 ANALYSIS_STEPS: tuple[tuple[str, Callable[[CellAnalysis], None]], ...] = (
     ("key-space analysis", keyspace_step),
+    ("launch forecast", forecast_step),
 )
 
 

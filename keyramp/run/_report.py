@@ -11,6 +11,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from keyramp.forecast._text import forecast_short
 from keyramp.run._observer import RunObserver
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
     for name, justify in (
         ("cell", "left"), ("ops/s", "right"), ("target", "right"), ("count", "right"), ("err %", "right"),
         ("p50 ms", "right"), ("p95 ms", "right"), ("p99 ms", "right"), ("p99.9 ms", "right"), ("late", "right"),
-        ("dropped", "right"), ("hot 1%*", "right"), ("thresholds", "left"),
+        ("dropped", "right"), ("hot 1%*", "right"), ("forecast**", "left"), ("thresholds", "left"),
     ):
         table.add_column(name, justify=justify, no_wrap=name in ("cell",))
     for cell_id, cell in summary.get("cells", {}).items():
@@ -68,11 +69,14 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
             str(total.get("late", 0)),
             str(total.get("dropped", 0)),
             "-" if hot is None else f"{hot:.2f}",
+            forecast_short(cell.get("forecast")),
             verdict,
         )
     table.caption = (
         "latency from intended start (coordinated-omission corrected) · "
-        "* key-space share of the hottest 1 % of the key range (1.0 = one hotspot, 0.01 = even)"
+        "* key-space share of the hottest 1 % of the key range (1.0 = one hotspot, 0.01 = even) · "
+        "** modelled launch forecast (\\[launch]): verdict and share of launch operations throttled, "
+        "low–high over the parameter ranges"
     )
     return table
 

@@ -1,0 +1,110 @@
+"""Bands, not points: the model at the corners, the middle and one-at-a-time ends of the parameter box.
+
+The band of each figure is its range over every evaluated point: the favourable and the
+unfavourable corner (every parameter at the end that helps / hurts the store), the mid
+point, and each varied parameter at its low and its high end with the others at mid
+(which also gives the sensitivity). The verdict is ``ok``, ``at_risk`` or ``hotspot`` only
+when every point agrees; otherwise ``uncertain``, naming the parameter that decides it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from keyramp.forecast._model import Outcome
+from keyramp.forecast._params import StoreParams
+
+__all__ = ["OK_MAX", "HOTSPOT_MIN", "PEAK_OK_MAX", "Band", "evaluate_band", "verdict_of"]
+
+#: Launch-wide throttled share at most this (and a peak step at most PEAK_OK_MAX): ok.
+OK_MAX: Final = 0.05
+PEAK_OK_MAX: Final = 0.25
+#: Launch-wide throttled share at least this: hotspot. In between: at_risk.
+HOTSPOT_MIN: Final = 0.30
+
+_FIGURES = ("throttled_fraction", "peak_throttled_fraction", "adapt_s", "added_p99_ms")
+
+
+def verdict_of(outcome: Outcome) -> str:
+    thr = outcome.throttled_fraction
+    if thr >= HOTSPOT_MIN:
+        return "hotspot"
+    if thr <= OK_MAX and outcome.peak_throttled_fraction <= PEAK_OK_MAX:
+        return "ok"
+    return "at_risk"
+
+
+def _figures(outcome: Outcome) -> dict[str, float | None]:
+    return {"throttled_fraction": outcome.throttled_fraction, "peak_throttled_fraction": outcome.peak_throttled_fraction,
+            "adapt_s": outcome.adapt_s, "added_p99_ms": outcome.added_p99}
+
+
+def _span(values: list[float | None], mid: float | None, *, digits: int) -> dict[str, float | None]:
+    """low/high over the points; None (never adapts) ranks above every number."""
+    known = [v for v in values if v is not None]
+    high = None if any(v is None for v in values) else max(known)
+
+    def r(v: float | None) -> float | None:
+        return None if v is None else round(v, digits)
+
+    return {"low": r(min(known)) if known else None, "mid": r(mid), "high": r(high)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Band:
+    figures: dict[str, dict[str, float | None]]
+    verdict: str
+    deciding: str | None
+    verdicts: dict[str, str]  # point label -> verdict
+    sensitivity: list[dict[str, Any]]
+    #: the favourable corner, the mid point and the unfavourable corner, for timelines
+    outcomes: dict[str, Outcome]
+
+
+def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome]) -> Band:
+    """Run the model over the box's points; ``run(point)`` simulates one point."""
+    mid_point = box.mid()
+    points: dict[str, Mapping[str, float]] = {
+        "favourable": box.corner(favourable=True),
+        "mid": mid_point,
+        "unfavourable": box.corner(favourable=False),
+    }
+    for name in box.varied():
+        r = box.ranges[name]
+        points[f"{name}=low"] = {**mid_point, name: r.low}
+        points[f"{name}=high"] = {**mid_point, name: r.high}
+    outcomes = {label: run(point) for label, point in points.items()}
+    verdicts = {label: verdict_of(o) for label, o in outcomes.items()}
+    figs = {label: _figures(o) for label, o in outcomes.items()}
+    figures = {}
+    for fig in _FIGURES:
+        digits = 4 if fig.endswith("fraction") else 1
+        figures[fig] = _span([f[fig] for f in figs.values()], figs["mid"][fig], digits=digits)
+    sensitivity = []
+    for name in box.varied():
+        lo, hi = outcomes[f"{name}=low"], outcomes[f"{name}=high"]
+        r = box.ranges[name]
+        sensitivity.append({
+            "param": name,
+            "low": {"value": r.low, "throttled_fraction": round(lo.throttled_fraction, 4), "verdict": verdicts[f"{name}=low"]},
+            "high": {"value": r.high, "throttled_fraction": round(hi.throttled_fraction, 4),
+                     "verdict": verdicts[f"{name}=high"]},
+            "swing": round(abs(hi.throttled_fraction - lo.throttled_fraction), 4),
+        })
+    sensitivity.sort(key=lambda s: -s["swing"])
+    distinct = set(verdicts.values())
+    if len(distinct) == 1:
+        return Band(figures=figures, verdict=distinct.pop(), deciding=None, verdicts=verdicts,
+                    sensitivity=sensitivity, outcomes=_kept(outcomes))
+    # The parameter whose own range flips the verdict (the largest swing among those); if none
+    # does alone, the combination does: the largest swing is named.
+    flips = [s for s in sensitivity if s["low"]["verdict"] != s["high"]["verdict"]]
+    deciding = (flips or sensitivity or [{"param": None}])[0]["param"]
+    return Band(figures=figures, verdict="uncertain", deciding=deciding, verdicts=verdicts, sensitivity=sensitivity,
+                outcomes=_kept(outcomes))
+
+
+def _kept(outcomes: dict[str, Outcome]) -> dict[str, Outcome]:
+    return {k: outcomes[k] for k in ("favourable", "mid", "unfavourable")}

@@ -1,0 +1,161 @@
+"""``keyramp forecast RUN``: re-project a finished run to a launch, without re-running it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from keyramp._errors import UsageError
+
+__all__ = ["register", "reforecast"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "forecast",
+        help="project a finished run's key streams to launch traffic (modelled bands)",
+        description=(
+            "Re-project every cell of RUN to the launch in its profile's [launch] (or --launch FILE, "
+            "--rate, --nodes, --duration): the band of throttled operations over the model's parameter "
+            "ranges and a verdict (docs/keyspace-model.md). Prints a table, or JSON with --json; the "
+            "run directory is not changed."
+        ),
+    )
+    p.add_argument("run", metavar="RUN", help="run directory (or run id under ./results)")
+    p.add_argument("--launch", metavar="FILE", help="a TOML file with a [launch] table (a profile works)")
+    p.add_argument("--rate", type=float, default=None,
+                   help="peak launch rate in ops/s (a ramp's ceiling; other kinds scale every rate). Without "
+                        "any [launch]: a constant rate")
+    p.add_argument("--nodes", type=int, default=None, help="Bigtable nodes (Bigtable cells)")
+    p.add_argument("--storage", choices=("ssd", "hdd"), default=None, help="Bigtable storage type")
+    p.add_argument("--duration", default=None, help="launch length, e.g. 1h (default: the launch's, else 1h)")
+    p.add_argument("--params", metavar="FILE", default=None, help="parameter ranges from `keyramp calibrate`")
+    p.add_argument("--cell", default=None, help="only this cell id")
+    p.add_argument("--json", action="store_true", help="print JSON (cell -> forecast)")
+    p.add_argument("--results", type=Path, default=Path("results"), help="where run ids are looked up")
+    p.set_defaults(func=_main)
+
+
+def _launch_table(path: Path) -> dict[str, Any]:
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read TOML: {exc}") from None
+    table = raw.get("launch")
+    if not isinstance(table, dict):
+        raise UsageError(f"{path}: no [launch] table")
+    return table
+
+
+def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None = None, nodes: int | None = None,
+               storage: str | None = None, duration_s: float | None = None, params: Path | None = None,
+               cell: str | None = None) -> dict[str, dict[str, Any]]:
+    """Cell id -> forecast for a loaded run (``keyramp.results._catalog.Run``)."""
+    from keyramp.forecast._forecast import forecast_cell
+    from keyramp.forecast._launch import Launch, parse_launch
+    from keyramp.forecast._params import load_params_file
+    from keyramp.forecast._stores import STORES
+    from keyramp.keyspace._analyse import reference_or_none
+    from keyramp.keyspace._load import key_positions, load_keys
+    from keyramp.profile._schedules import make_schedule
+
+    manifest = run.manifest or {}
+    profile = manifest.get("profile") if isinstance(manifest.get("profile"), dict) else None
+    cells_meta = {c["id"]: c for c in manifest.get("cells") or [] if isinstance(c, dict) and "id" in c}
+    if cell is not None and cell not in cells_meta:
+        raise UsageError(f"unknown cell {cell!r}; cells: {', '.join(sorted(cells_meta))}")
+    backends = sorted({str(c.get("backend")) for c in cells_meta.values()})
+    if (nodes is not None or storage is not None) and "bigtable" not in backends:
+        raise UsageError(f"--nodes/--storage apply to bigtable cells only; this run's backends: {', '.join(backends)}")
+    if launch_file is not None:
+        launch = Launch.from_resolved(parse_launch(_launch_table(launch_file), src=str(launch_file),
+                                                   backends=backends))
+    elif profile and isinstance(profile.get("launch"), dict):
+        launch = Launch.from_resolved(profile["launch"])
+    elif rate is not None:
+        launch = Launch.constant(rate)
+    else:
+        raise UsageError(f"{run.path}: the run's profile has no [launch]; give --launch FILE or --rate N")
+    launch = launch.with_overrides(peak=rate if (launch_file or (profile or {}).get("launch")) else None,
+                                   nodes=nodes, storage=storage, duration_s=duration_s)
+    boxes = load_params_file(params, STORES) if params else launch.boxes()
+    out: dict[str, dict[str, Any]] = {}
+    for cell_id, meta in sorted(cells_meta.items()):
+        if cell is not None and cell_id != cell:
+            continue
+        cell_summary = run.cells.get(cell_id) or {}
+        if "probe" in cell_summary:
+            continue
+        backend, strategy = str(meta.get("backend")), str(meta.get("strategy"))
+        samples = load_keys(run.path / "keys.csv", cell=cell_id).get(cell_id) if (run.path / "keys.csv").exists() \
+            else None
+        recorded = None
+        if samples is not None and len(samples):
+            ref = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=samples,
+                                    sample_rate=1.0)
+            recorded = key_positions(samples.key, reference=ref).pos
+        schedule, horizon = None, 0.0
+        if profile:
+            horizon = float(meta.get("duration_s") or profile.get("duration_s", 0)) * float(meta.get("time_scale") or 1)
+            try:
+                schedule = make_schedule(profile["schedule"], horizon=horizon)
+            except (UsageError, KeyError, TypeError):
+                schedule = None
+        out[cell_id] = forecast_cell(backend=backend, strategy=strategy, profile=profile, launch=launch,
+                                     cell_summary=cell_summary, samples=samples, recorded_pos=recorded, boxes=boxes,
+                                     cell_schedule=schedule, horizon_s=horizon)
+    return out
+
+
+def format_table(results: dict[str, dict[str, Any]]) -> str:
+    from keyramp.forecast._text import band_text, forecast_short
+
+    head = ("cell", "forecast*", "mid", "peak step", "adapts in", "added p99", "keys", "decided by")
+    rows = [head]
+    for cell_id, fc in results.items():
+        thr = fc.get("throttled_fraction") or {}
+        rows.append((
+            cell_id, forecast_short(fc), "-" if thr.get("mid") is None else f"{100 * thr['mid']:.1f}%",
+            band_text(fc.get("peak_throttled_fraction")), band_text(fc.get("adapt_s"), unit=" s"),
+            band_text(fc.get("added_p99_ms"), unit=" ms"), (fc.get("projection") or {}).get("keys", "-"),
+            fc.get("deciding_param") or "-",
+        ))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    launch = next((fc.get("launch") for fc in results.values() if fc.get("launch")), None)
+    if launch:
+        lines.insert(0, f"launch: {launch['description']} (peak {launch['peak_ops_per_s']:,.0f} ops/s, "
+                        f"{launch['total_ops']:,} operations)")
+    lines.append("* modelled: share of launch operations throttled, low–high over the parameter ranges "
+                 "(docs/keyspace-model.md); verdict ok/at_risk/hotspot only when the whole band agrees")
+    return "\n".join(lines)
+
+
+def _main(args: argparse.Namespace) -> int:
+    from keyramp.profile._durations import parse_duration
+    from keyramp.results._catalog import resolve_run
+
+    run = resolve_run(args.run, args.results)
+    if run.manifest is None:
+        raise UsageError(f"{run.path}: no readable manifest.json")
+    if args.nodes is not None and args.nodes < 1:
+        raise UsageError(f"--nodes: must be at least 1, got {args.nodes}")
+    results = reforecast(
+        run, launch_file=Path(args.launch) if args.launch else None, rate=args.rate, nodes=args.nodes,
+        storage=args.storage, duration_s=parse_duration(args.duration, field="--duration") if args.duration else None,
+        params=Path(args.params) if args.params else None, cell=args.cell,
+    )
+    if not results:
+        raise UsageError(f"{run.path}: no cell with a key stream to forecast")
+    if args.json:
+        json.dump(results, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(format_table(results))
+    return 0

@@ -1,0 +1,107 @@
+"""The tablet model at one point of the parameter box: a projection in, throttling over the launch out.
+
+Serverless stores (Datastore, Firestore): the document range splits by load; an indexed
+monotonic field adds an index range whose tablets take ``index_append_ops_per_s``. A
+write needs both ranges, so per step the throttled operations are the larger of the
+document range's and the index range's (which only writes reach).
+
+Bigtable: a tablet is served by one node, so it takes at most one node's rows/s; the
+cluster takes ``nodes`` of them. Reads and writes load a node differently (17,000 vs
+14,000 rows/s on SSD): each row access costs ``1 / its rows-per-second`` of a node-second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from keyramp.forecast._project import Projection
+from keyramp.forecast._stores import SERVERLESS
+from keyramp.keyspace._tablets import TabletParams, simulate
+
+__all__ = ["Outcome", "THROTTLED_STEP", "run_point"]
+
+#: A step counts as throttled above this share (adapt_s): well above sampling noise.
+THROTTLED_STEP = 0.01
+_MIN_WINDOW = 4_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    """What the model says at one parameter point (every figure modelled)."""
+
+    t: np.ndarray  # end of each step, launch seconds
+    offered: np.ndarray  # operations/s
+    throttled: np.ndarray  # share of the step's operations the store cannot serve
+    added_p99_ms: np.ndarray
+    tablets: np.ndarray
+
+    @property
+    def throttled_fraction(self) -> float:
+        total = float(self.offered.sum())
+        return float((self.throttled * self.offered).sum() / total) if total > 0 else 0.0
+
+    @property
+    def peak_throttled_fraction(self) -> float:
+        return float(self.throttled.max()) if len(self.throttled) else 0.0
+
+    @property
+    def adapt_s(self) -> float | None:
+        """From the first throttled step to the end of the last; 0 if none; None if still throttled at the end."""
+        hot = np.flatnonzero(self.throttled > THROTTLED_STEP)
+        if not len(hot):
+            return 0.0
+        if hot[-1] == len(self.t) - 1:
+            return None
+        step = float(self.t[1] - self.t[0]) if len(self.t) > 1 else float(self.t[0])
+        return float(self.t[hot[-1]] - self.t[hot[0]] + step)
+
+    @property
+    def added_p99(self) -> float:
+        """The worst step's 99th-percentile queueing wait of served operations."""
+        return float(self.added_p99_ms.max()) if len(self.added_p99_ms) else 0.0
+
+
+def _step_s(duration_s: float) -> float:
+    return max(10.0, duration_s / 720.0)  # ≤ 720 steps: a day-long launch stays cheap
+
+
+def run_point(projection: Projection, *, backend: str, point: Mapping[str, float], rate: Callable[[float], float],
+              duration_s: float, nodes: int = 1) -> Outcome:
+    """Simulate the launch once with the parameter values ``point``."""
+    mix = projection.mix
+    step = _step_s(duration_s)
+    fanout = int(round(point["split_fanout"]))
+    delay = float(point["split_delay_s"])
+    if backend in SERVERLESS:
+        capacity, total, read_cost = float(point["tablet_ops_per_s"]), None, 1.0
+    else:
+        capacity = float(point["node_write_rows_per_s"])  # a tablet lives on one node
+        total = capacity * nodes
+        read_cost = capacity / float(point["node_read_rows_per_s"])  # in node-seconds of writes
+    cost_per_op = mix.writes_per_op + read_cost * mix.reads_per_op
+    params = TabletParams(capacity=capacity, split_threshold=float(point["split_threshold_frac"]) * capacity,
+                          split_delay_s=delay, step_s=step, min_window_samples=_MIN_WINDOW, total_capacity=total,
+                          split_fanout=fanout)
+    weights = None if read_cost == 1.0 else np.where(projection.is_read, read_cost, 1.0)
+    docs = simulate(projection.pos, projection.t, rate_fn=lambda t: rate(t) * cost_per_op, params=params,
+                    duration_s=duration_s, weights=weights)
+    ops = docs.offered / max(cost_per_op, 1e-12)
+    throttled = docs.throttled.copy()
+    p99 = docs.added_p99_ms.copy()
+    if backend in SERVERLESS and projection.index and mix.inserts_per_op > 0:
+        cap = float(point["index_append_ops_per_s"])
+        idx_params = TabletParams(capacity=cap, split_threshold=float(point["split_threshold_frac"]) * cap,
+                                  split_delay_s=delay, step_s=step, min_window_samples=_MIN_WINDOW,
+                                  split_fanout=fanout)
+        share = mix.inserts_per_op / max(mix.rows_per_op, 1e-12)  # of the row accesses, in the index too
+        for t_idx, pos_idx in projection.index.values():
+            tl = simulate(pos_idx, t_idx, rate_fn=lambda t: rate(t) * mix.inserts_per_op, params=idx_params,
+                          duration_s=duration_s)
+            n = min(len(tl.throttled), len(throttled))
+            # A write needs both ranges: the step loses the larger of the two throttled shares.
+            throttled[:n] = np.maximum(throttled[:n], tl.throttled[:n] * share)
+            p99[:n] = np.maximum(p99[:n], tl.added_p99_ms[:n])
+    return Outcome(t=docs.t, offered=ops, throttled=throttled, added_p99_ms=p99, tablets=docs.tablets)
