@@ -19,6 +19,7 @@ are errors naming file and field.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -74,8 +75,12 @@ def parse_launch(table: Any, *, src: str, backends: Sequence[str]) -> dict[str, 
     try:
         Launch.from_resolved(resolved)
     except UsageError as exc:
+        # The schedule builder names its fields schedule.x (or "schedule: 'x' is required"): say launch.x.
         message = str(exc)
-        if message.startswith("schedule."):  # the schedule builder names its fields schedule.x
+        required = re.match(r"schedule: '(\w+)' is required (.*)", message)
+        if required:
+            message = f"{required.group(1)}: required {required.group(2)}"
+        elif message.startswith("schedule."):
             message = message[len("schedule."):]
         raise UsageError(f"{src}: launch.{message}") from None
     return resolved

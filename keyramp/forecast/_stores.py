@@ -44,13 +44,14 @@ def _serverless(store: str, ramp: str) -> StoreParams:
             low=500.0, mid=500.0, high=500.0, unit="writes/s", source=shard, published=True, better="high",
             note=index_note),
         "split_threshold_frac": ParamRange(
-            low=0.4, mid=0.55, high=0.65, unit="× tablet capacity", source=ramp, better="low",
+            low=0.4, mid=0.5, high=0.6, unit="× tablet capacity", source=ramp, better="low",
             note=("unpublished: load-based splits are documented, their trigger is not; below 1/1.5 of capacity "
-                  "so that a range under the trigger stays under capacity after a +50 % step (500/50/5)")),
+                  "(with a margin for uneven splits) so that a range under the trigger stays under capacity "
+                  "after a +50 % step (500/50/5)")),
         "split_delay_s": ParamRange(
-            low=30.0, mid=120.0, high=270.0, unit="s", source=ramp, better="low",
-            note=("unpublished: +50 % every 5 minutes (500/50/5) implies a hot range splits within 5 minutes; "
-                  "30 s is a guess (splits are 'not instantaneous')")),
+            low=30.0, mid=120.0, high=240.0, unit="s", source=ramp, better="low",
+            note=("unpublished: +50 % every 5 minutes (500/50/5) implies a hot range splits well within 5 "
+                  "minutes; 30 s is a guess (splits are 'not instantaneous')")),
         "split_fanout": ParamRange(
             low=2.0, mid=2.0, high=4.0, unit="pieces", source="unpublished", better="high",
             note="unpublished: the Bigtable paper splits in two; 2-4 pieces per split is a wide guess"),
@@ -71,7 +72,7 @@ def _bigtable(storage: str) -> StoreParams:
             low=0.7 * reads, mid=0.9 * reads, high=reads, unit="rows/s per node", source=perf, published=True,
             better="high", note=cpu_note),
         "split_threshold_frac": ParamRange(
-            low=0.4, mid=0.55, high=0.65, unit="× node capacity", source="unpublished", better="low",
+            low=0.4, mid=0.5, high=0.6, unit="× node capacity", source="unpublished", better="low",
             note=("unpublished: Bigtable splits busy tablets and moves them between nodes; the trigger is not "
                   "published (the OSDI'06 paper splits by size, 100-200 MB)")),
         "split_delay_s": ParamRange(

@@ -48,6 +48,7 @@ __all__ = [
 
 RateFn = Callable[[float], float]
 _QUANTA = 1 << 16  # position resolution of tablet bounds
+_SAMPLES_PER_TABLET = 30  # long-window samples per tablet (Poisson noise ~18 %)
 _WAIT_GRID = np.geomspace(1e-4, 1.0, 97)  # waits the p99 is searched on, × the slowest tablet's bound
 
 
@@ -64,29 +65,31 @@ class TabletParams:
     split_fanout: int = 2  # pieces a split tablet becomes (at quantiles of its recent samples)
 
 
-# Defaults and their sources: docs/keyspace-model.md. Each store's spec names its defaults
-# (``StoreSpec.tablets``, keyramp/backends/<store>/_spec.py); the serverless ones are shared.
-# threshold < capacity / 1.5 so a +50 % step never overloads a tablet that was below
-# threshold (with a margin for uneven split points): "500/50/5" with a split delay under
-# 5 minutes never throttles.
+#: The specs' placeholder (their parameter boxes replace it: keyramp.forecast).
 SERVERLESS_TABLETS = TabletParams(capacity=500.0, split_threshold=300.0, split_delay_s=120.0)
 
 
 def has_model(backend: str) -> bool:
-    """Whether ``backend`` is a registered store with tablet-model defaults."""
+    """Whether ``backend`` is a registered store with tablet-model parameters."""
     from keyramp.backends import STORES
 
     return backend in STORES and STORES.get(backend).tablets is not None
 
 
 def params_for(backend: str, **overrides: Any) -> TabletParams:
-    """The store's tablet-model defaults (its spec), with ``overrides`` replaced."""
-    from keyramp.backends import STORES
+    """The mid point of the store's parameter ranges (the forecast's, with sources) as ``TabletParams``."""
+    if not has_model(backend):
+        from keyramp.backends import STORES
 
-    base = STORES.get(backend).tablets if backend in STORES else None
-    if base is None:
         known = ", ".join(s.name for s in STORES.specs() if s.tablets is not None)
         raise UsageError(f"no tablet model for backend {backend!r}; known: {known}")
+    from keyramp.forecast._stores import SERVERLESS, store_params  # imported late: forecast builds on this module
+
+    mid = store_params(backend).mid()
+    capacity = mid["tablet_ops_per_s"] if backend in SERVERLESS else mid["node_write_rows_per_s"]
+    base = TabletParams(capacity=capacity, split_threshold=mid["split_threshold_frac"] * capacity,
+                        split_delay_s=mid["split_delay_s"], split_fanout=int(mid["split_fanout"]),
+                        total_capacity=None if backend in SERVERLESS else capacity)
     return replace(base, **overrides) if overrides else base
 
 
@@ -242,12 +245,14 @@ def simulate(
         t_start = t_end - step
         e = int(np.searchsorted(sched, t_end, side="right"))
         s0 = int(np.searchsorted(sched, t_start, side="right")) if k > 0 else 0
-        l0 = min(int(np.searchsorted(sched, t_end - max(params.window_s, step), side="right")), max(0, e - params.min_window_samples), s0)
         n_tab = len(bounds) - 1
+        # Enough samples in the long window that each tablet's share is not mostly noise.
+        need = max(params.min_window_samples, _SAMPLES_PER_TABLET * n_tab)
+        l0 = min(int(np.searchsorted(sched, t_end - max(params.window_s, step), side="right")), max(0, e - need), s0)
         short = qpos[s0:e]
         # The long window's shape needs ~min_window_samples, not all of (say) 60 s x 3,000
         # samples/s: thin it evenly, so dense key logs cost O(samples) over the whole run.
-        stride = max(1, (e - l0) // (2 * params.min_window_samples))
+        stride = max(1, (e - l0) // (2 * need))
         window = qpos[l0:e:stride]
         w_tab = tablet_of[window]
         use_short = False

@@ -91,11 +91,18 @@ def _cells(manifest: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
             "keyspace": _flatten_keyspace(keyspace),
             "keyspace_modelled": bool(keyspace.get("modelled")),
             "thresholds": [_threshold(t) for t in as_list(s.get("thresholds"))],
+            "forecast": forecast_view(s.get("forecast")),
         }
         # what matches cells across runs: the id without its cNN- index (backend, strategy, extras)
         cell["identity"] = cell_identity(cid)
         out.append(cell)
     return out
+
+
+def forecast_view(raw: object) -> dict[str, Any] | None:
+    from keyramp.web._forecast import forecast_view as view  # it builds on this module's helpers
+
+    return view(raw)
 
 
 def _flatten_keyspace(ks: dict[str, Any], prefix: str = "") -> list[dict[str, Any]]:

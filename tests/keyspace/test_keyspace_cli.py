@@ -71,7 +71,7 @@ def test_sequential_vs_random_in_the_json(analysed: tuple[Path, dict]) -> None:
     assert seq["metrics"]["moving_hotspot"] and not rnd["metrics"]["moving_hotspot"]
     # Rates come from summary.json's targets (2,000 ops/s), not the 200 samples/s.
     assert seq["model"]["timeline"]["offered"][5] == pytest.approx(2000.0)
-    assert seq["model"]["final_throttled_fraction"] > 0.7
+    assert seq["model"]["final_throttled_fraction"] > 0.3  # one append point at 2,000 ops/s
     assert rnd["model"]["final_throttled_fraction"] < 0.05
 
 

@@ -80,3 +80,37 @@ def test_on_a_synthetic_summary(tmp_path: Path) -> None:
     cell = json.loads((run / "summary.json").read_text())["cells"]["c00-datastore-sequential"]
     results = evaluate(parse_table({"insert.p50_ms": 3, "read.p50_ms": 1.5, "ops_per_s_ratio": 0.9}), cell)
     assert [r.passed for r in results] == [True, False, True]
+
+
+FORECAST_CELL = {"total": {"count": 10}, "forecast": {
+    "throttled_fraction": {"low": 0.01, "mid": 0.03, "high": 0.2},
+    "adapt_s": {"low": 60.0, "mid": 300.0, "high": None}}}
+
+
+def test_forecast_thresholds_gate_on_the_whole_band_by_default() -> None:
+    (whole,) = parse_table({"forecast.throttled_fraction": 0.05})
+    assert whole.metric == "forecast.throttled_fraction" and whole.bound == "high" and whole.op == "<"
+    (res,) = evaluate([whole], FORECAST_CELL)
+    assert not res.passed and res.value == 0.2  # the unfavourable end is above 5 %
+    (mid,) = evaluate(parse_table({"forecast.throttled_fraction.mid": 0.05}), FORECAST_CELL)
+    assert mid.passed and mid.value == 0.03
+
+
+def test_a_forecast_that_never_adapts_fails_an_adapt_threshold() -> None:
+    (res,) = evaluate(parse_table({"forecast.adapt_s": 600}), FORECAST_CELL)
+    assert not res.passed and res.value is None
+    (low,) = evaluate(parse_table({"forecast.adapt_s.low": 600}), FORECAST_CELL)
+    assert low.passed
+
+
+def test_forecast_threshold_missing_forecast_fails_but_probe_cells_are_skipped() -> None:
+    spec = parse_table({"forecast.throttled_fraction": 0.05})
+    (res,) = evaluate(spec, {"total": {"count": 10}})  # the forecast failed: the gate must not pass silently
+    assert not res.passed and res.value is None
+    assert evaluate(spec, {"total": {"count": 0}, "probe": {"name": "contention"}}) == []
+
+
+@pytest.mark.parametrize("name", ["forecast.nope", "forecast.throttled_fraction.max", "forecast"])
+def test_bad_forecast_threshold_names(name: str) -> None:
+    with pytest.raises(UsageError, match="forecast"):
+        parse_table({name: 0.1})

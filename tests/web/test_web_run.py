@@ -189,3 +189,31 @@ def test_running_run_is_reread_when_files_change(tmp_path: Path) -> None:
     (path / "manifest.json").write_text(json.dumps(manifest))
     os.utime(path / "manifest.json", ns=(1, 2_000_000_000_000_000_000))
     assert client.get(f"/runs/{path.name}.json").get_json()["run"]["status"] == "interrupted"
+
+
+def test_run_page_shows_the_launch_forecast_with_its_sources(tmp_path: Path) -> None:
+    from keyramp.forecast import forecast_cell
+    from keyramp.profile._profile import parse_profile
+
+    path = make_run(tmp_path, seconds=5, seed=6)
+    profile = parse_profile({"name": "f", "backend": "datastore", "workload": {"ops": {"insert": 1.0}},
+                             "keys": {"strategy": "sequential"},
+                             "launch": {"kind": "constant", "rate": 3000, "duration": "20m"}})
+    assert profile.launch is not None
+    fc = forecast_cell(backend="datastore", strategy="sequential", profile=profile.data, launch=profile.launch,
+                       cell_summary={"operations": {"insert": {"count": 1000}}})
+    fc["projection"]["why"] = XSS  # text from the file is escaped
+    summary = json.loads((path / "summary.json").read_text())
+    summary["cells"]["c00-datastore-sequential"]["forecast"] = fc
+    (path / "summary.json").write_text(json.dumps(summary))
+    client = create_app(tmp_path).test_client()
+    html = client.get(f"/runs/{path.name}").data.decode()
+    assert "Launch forecast" in html and 'class="badge verdict-hotspot"' in html and "hotspot " in html
+    assert "constant 3000 ops/s for 20m" in html
+    assert 'href="https://firebase.google.com/docs/firestore/solutions/shard-timestamp"' in html
+    assert '<polyline class="mid" points="' in html and "split_delay_s" in html
+    assert XSS not in html and "&lt;script&gt;" in html
+    data = client.get(f"/runs/{path.name}.json").get_json()
+    cells = {c["id"]: c for c in data["run"]["cells"]}
+    assert cells["c00-datastore-sequential"]["forecast"]["verdict"] == "hotspot"
+    assert cells["c01-datastore-random"]["forecast"] is None

@@ -1,0 +1,85 @@
+"""``keyramp forecast RUN``: a finished run re-projected without re-running it (forecast/_cli.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from _synthetic import make_run
+
+from keyramp.cli._main import main
+from keyramp.profile._profile import parse_profile
+
+CELLS = (("firestore", "sequential"), ("firestore", "random"), ("bigtable", "random"))
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A synthetic run whose manifest holds a resolved profile with a [launch] (as keyramp run writes it)."""
+    run = make_run(tmp_path_factory.mktemp("fc"), cells=CELLS, ops=("insert",), seconds=5)
+    manifest = json.loads((run / "manifest.json").read_text())
+    profile = parse_profile({"name": "synthetic", "backend": ["firestore", "bigtable"], "duration": "5s",
+                             "workload": {"ops": {"insert": 1.0}, "record_count": 1000},
+                             "keys": {"strategy": ["sequential", "random"]},
+                             "schedule": {"kind": "constant", "rate": 200},
+                             "launch": {"kind": "constant", "rate": 4000, "duration": "20m"}})
+    manifest["profile"] = json.loads(json.dumps(profile.data))
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    return run
+
+
+def test_table_for_the_runs_own_launch(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["forecast", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("launch: constant 4000 ops/s for 20m")
+    rows = {line.split()[0]: line for line in out.splitlines() if line.startswith("c0")}
+    assert "hotspot" in rows["c00-firestore-sequential"] and "regenerated" in rows["c00-firestore-sequential"]
+    # 0 -> 4,000 ops/s at once on a new collection: random keys throttle until the range has split,
+    # and how long that takes is the unpublished split delay.
+    assert "uncertain (split_delay_s)" in rows["c01-firestore-random"]
+    assert "* modelled" in out
+
+
+def test_json_with_more_nodes_and_a_higher_rate(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["forecast", str(run_dir), "--json", "--cell", "c02-bigtable-random", "--rate", "30000",
+                 "--nodes", "3"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert list(doc) == ["c02-bigtable-random"]
+    fc = doc["c02-bigtable-random"]
+    assert fc["launch"]["peak_ops_per_s"] == 30000 and fc["launch"]["nodes"] == 3
+    assert fc["modelled"] is True and fc["throttled_fraction"]["low"] < fc["throttled_fraction"]["high"]
+
+
+def test_a_launch_file_replaces_the_profiles(run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "launch.toml"
+    path.write_text('[launch]\nkind = "ramp_500_50_5"\nceiling = 2000\nduration = "30m"\n')
+    assert main(["forecast", str(run_dir), "--launch", str(path), "--json", "--cell", "c01-firestore-random"]) == 0
+    assert json.loads(capsys.readouterr().out)["c01-firestore-random"]["launch"]["kind"] == "ramp_500_50_5"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--cell", "c99"], "unknown cell 'c99'"),
+        (["--nodes", "0"], "--nodes: must be at least 1"),
+        (["--launch", "/nonexistent.toml"], "no such file"),
+        (["--params", "/nonexistent.json"], "no such parameter file"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(run_dir: Path, args: list[str], message: str,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["forecast", str(run_dir), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_a_run_without_a_launch_needs_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A hand-made run (unresolved profile, no [launch]): --rate makes a constant launch and the
+    # recorded positions are replayed, since the keys cannot be rebuilt from that profile.
+    run = make_run(tmp_path, cells=(("datastore", "random"),), ops=("insert",), seconds=5)
+    assert main(["forecast", str(run)]) == 2
+    assert "no [launch]" in capsys.readouterr().err
+    assert main(["forecast", str(run), "--rate", "800", "--duration", "10m", "--json"]) == 0
+    fc = json.loads(capsys.readouterr().out)["c00-datastore-random"]
+    assert fc["projection"]["keys"] == "recorded" and fc["launch"]["description"] == "constant 800 ops/s for 10m"

@@ -1,0 +1,121 @@
+"""One cell's launch forecast (forecast/_forecast.py): the issue's done-when cases and the JSON contract."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+from keyramp.forecast import forecast_cell
+from keyramp.forecast._band import HOTSPOT_MIN, OK_MAX
+from keyramp.profile._profile import parse_profile
+
+
+def _forecast(backend: str, strategy: str, launch: dict[str, Any], *, ops: dict[str, float] | None = None,
+              workload: dict[str, Any] | None = None, counts: dict[str, int] | None = None, **kw: Any) -> dict:
+    ops = ops or {"insert": 1.0}
+    profile = parse_profile({"name": "f", "backend": backend, "duration": "10s", "seed": 4,
+                             "workload": {"ops": ops, "record_count": 500, **(workload or {})},
+                             "keys": {"strategy": strategy}, "schedule": {"kind": "constant", "rate": 300},
+                             "launch": launch})
+    assert profile.launch is not None
+    counts = counts or {op: int(3000 * share) for op, share in ops.items()}
+    return forecast_cell(backend=backend, strategy=strategy, profile=profile.data, launch=profile.launch,
+                         cell_summary={"operations": {op: {"count": n} for op, n in counts.items()}}, **kw)
+
+
+RAMP_TO_5K = {"kind": "ramp_500_50_5", "ceiling": 5000, "duration": "1h"}
+
+
+@pytest.fixture(scope="module")
+def firestore() -> dict[str, dict]:
+    return {s: _forecast("firestore", s, RAMP_TO_5K) for s in ("sequential", "random")}
+
+
+def test_sequential_ids_at_500_50_5_to_5000_are_a_hotspot_across_the_whole_band(firestore: dict[str, dict]) -> None:
+    fc = firestore["sequential"]
+    assert fc["modelled"] is True and fc["verdict"] == "hotspot" and fc["deciding_param"] is None
+    assert set(fc["verdicts"].values()) == {"hotspot"}
+    assert fc["throttled_fraction"]["low"] > HOTSPOT_MIN + 0.1  # "well above 30 %", even at the favourable end
+    assert fc["adapt_s"]["low"] is None  # an append point never adapts: splitting does not help it
+    assert fc["projection"]["keys"] == "regenerated"
+
+
+def test_random_ids_at_500_50_5_to_5000_are_ok_across_the_whole_band(firestore: dict[str, dict]) -> None:
+    fc = firestore["random"]
+    assert fc["verdict"] == "ok" and set(fc["verdicts"].values()) == {"ok"}
+    assert fc["throttled_fraction"]["high"] <= OK_MAX
+
+
+def test_the_forecast_json_is_a_band_with_sources(firestore: dict[str, dict]) -> None:
+    fc = firestore["random"]
+    for fig in ("throttled_fraction", "peak_throttled_fraction", "adapt_s", "added_p99_ms"):
+        assert set(fc[fig]) == {"low", "mid", "high"}, fig
+    for name, p in fc["params"].items():
+        assert p["low"] <= p["mid"] <= p["high"], name
+        assert p["source"].startswith("https://") or p["source"] == "unpublished", name
+    assert fc["params"]["index_append_ops_per_s"]["published"] is True
+    assert fc["launch"] == {"kind": "ramp_500_50_5", "description": "ramp 500 ops/s +50% every 300s up to 5000 for 1h",
+                            "duration_s": 3600.0, "peak_ops_per_s": 5000.0, "total_ops": fc["launch"]["total_ops"]}
+    assert 10e6 < fc["launch"]["total_ops"] < 13e6
+    assert {s["param"] for s in fc["sensitivity"]} == {"tablet_ops_per_s", "split_threshold_frac", "split_delay_s",
+                                                       "split_fanout"}
+    assert fc["sensitivity"] == sorted(fc["sensitivity"], key=lambda s: -s["swing"])
+    tl = fc["timeline"]
+    assert len(tl["t"]) == len(tl["offered_ops_per_s"]) == len(tl["throttled"]["mid"]) <= 120
+    json.dumps(fc)  # summary.json material: plain JSON
+
+
+@pytest.fixture(scope="module")
+def bigtable() -> dict[int, dict]:
+    return {n: _forecast("bigtable", "random", {"kind": "constant", "rate": 30_000, "duration": "1h", "nodes": n})
+            for n in (1, 3)}
+
+
+def test_bigtable_random_keys_at_30k_writes_throttle_on_one_node_and_far_less_on_three(bigtable: dict[int, dict]) -> None:
+    one, three = bigtable[1], bigtable[3]
+    assert one["verdict"] == "hotspot" and one["throttled_fraction"]["low"] >= 0.5  # 14,000 of 30,000 at best
+    assert three["throttled_fraction"]["mid"] < 0.25 * one["throttled_fraction"]["mid"]
+    assert three["throttled_fraction"]["low"] < 0.05
+    assert one["launch"]["nodes"] == 1 and three["launch"]["nodes"] == 3 and three["launch"]["storage"] == "ssd"
+    # Three nodes: the answer turns on how fast a new table splits, which Google does not publish.
+    assert three["verdict"] == "uncertain" and three["deciding_param"] == "split_delay_s"
+
+
+def test_a_monotonic_indexed_field_caps_random_documents_at_the_index_range() -> None:
+    fc = _forecast("firestore", "random", {"kind": "constant", "rate": 2000, "duration": "30m"},
+                   workload={"indexed_value": "monotonic"})
+    assert fc["projection"]["ranges"] == ["documents", "index:created (monotonic)"]
+    # 2,000 writes/s against an append point of 500: three quarters throttled once the documents have split.
+    assert fc["verdict"] == "hotspot" and fc["throttled_fraction"]["mid"] == pytest.approx(0.75, abs=0.05)
+    exempt = _forecast("firestore", "random", {"kind": "constant", "rate": 2000, "duration": "30m"},
+                       workload={"indexed_value": "unindexed"})
+    assert exempt["projection"]["ranges"] == ["documents"]
+    assert exempt["throttled_fraction"]["mid"] < 0.1
+
+
+def test_reads_follow_the_read_distribution_and_queries_are_listed_as_not_projected() -> None:
+    fc = _forecast("firestore", "random", {"kind": "constant", "rate": 1000, "duration": "20m"},
+                   ops={"insert": 0.5, "read": 0.4, "query": 0.1})
+    proj = fc["projection"]
+    assert proj["not_projected"] == ["query"]
+    assert proj["op_mix"] == pytest.approx({"insert": 0.5 / 0.9, "read": 0.4 / 0.9}, abs=1e-3)
+    assert proj["read_rows_share"] == pytest.approx(0.4 / 0.9, abs=1e-3)
+
+
+def test_server_allocated_keys_are_replayed_from_the_recording() -> None:
+    rng = np.random.default_rng(2)
+    pos = rng.random(3000)
+    ops = np.array([b"insert"] * 3000)
+
+    class Samples:
+        op = ops
+
+    fc = _forecast("firestore", "server_allocated", {"kind": "constant", "rate": 800, "duration": "20m"},
+                   samples=Samples(), recorded_pos=pos)
+    assert fc["projection"]["keys"] == "recorded" and "allocates" in fc["projection"]["why"]
+    assert fc["verdict"] in ("ok", "at_risk", "uncertain")  # spread ids: no hotspot
+    missing = _forecast("firestore", "server_allocated", {"kind": "constant", "rate": 800, "duration": "20m"})
+    assert missing["verdict"] is None and missing["reason"] == "no sampled keys to project"
