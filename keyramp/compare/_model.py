@@ -109,6 +109,10 @@ class Comparison:
     keyspace: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     #: run id -> cell identity -> that run's cell id (``x#2`` for a configuration repeated in a run)
     identities: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: cell identity -> run id -> launch forecast (modelled): verdict, short text, throttled band
+    forecast: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    #: (cell identity, run id, baseline verdict, verdict): a candidate's forecast got worse
+    forecast_regressions: list[tuple[str, str, str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -122,7 +126,7 @@ class Comparison:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.regressions or self.threshold_failures else 0
+        return 1 if self.regressions or self.threshold_failures or self.forecast_regressions else 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -136,6 +140,9 @@ class Comparison:
             "thresholds": {run_id: {cell: [r.to_dict() for r in results] for cell, results in cells.items()}
                            for run_id, cells in self.thresholds.items()},
             "keyspace": self.keyspace,
+            "forecast": self.forecast,
+            "forecast_regressions": [{"cell": c, "run_id": r, "baseline": b, "verdict": v}
+                                     for c, r, b, v in self.forecast_regressions],
             "warnings": self.warnings,
             "regressions": len(self.regressions),
             "threshold_failures": len(self.threshold_failures),
@@ -185,6 +192,18 @@ def _flat_keyspace(keyspace: Any) -> dict[str, Any]:
                 if isinstance(inner, int | float) and not isinstance(inner, bool) and math.isfinite(inner):
                     out[f"{key}.{sub}"] = inner
     return out
+
+
+#: How bad a forecast verdict is: a candidate ranking above its baseline is a forecast regression.
+_VERDICT_RANK = {"ok": 0, "at_risk": 1, "uncertain": 1, "hotspot": 2}
+
+
+def _forecast_entry(forecast: dict[str, Any]) -> dict[str, Any]:
+    from keyramp.forecast._text import forecast_short
+
+    return {"verdict": forecast.get("verdict"), "short": forecast_short(forecast),
+            "throttled_fraction": forecast.get("throttled_fraction"),
+            "launch": (forecast.get("launch") or {}).get("description"), "modelled": True}
 
 
 class _Replicates:
@@ -410,6 +429,8 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | None, thresholds: S
             flat = _flat_keyspace(cell.get("keyspace"))
             if flat:
                 cmp.keyspace.setdefault(ident, {})[run.run_id] = flat
+            if isinstance(cell.get("forecast"), dict):
+                cmp.forecast.setdefault(ident, {})[run.run_id] = _forecast_entry(cell["forecast"])
 
     if baseline is not None:
         base_cells = identities[baseline.run_id]
@@ -436,6 +457,14 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | None, thresholds: S
                         if unsure:
                             cmp.warnings.append(f"{ident}/{op} {cand.run_id}: {', '.join(unsure)} inconclusive "
                                                 "(load generator starved by the machine): rerun on a quieter machine")
+
+    if baseline is not None:
+        for ident, per_run in cmp.forecast.items():
+            base = per_run.get(baseline.run_id, {}).get("verdict")
+            for run in ordered[1:]:
+                cand = per_run.get(run.run_id, {}).get("verdict")
+                if base in _VERDICT_RANK and cand in _VERDICT_RANK and _VERDICT_RANK[cand] > _VERDICT_RANK[base]:
+                    cmp.forecast_regressions.append((ident, run.run_id, base, cand))
 
     for run in ordered:
         if baseline is not None and run.run_id == baseline.run_id:

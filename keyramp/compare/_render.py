@@ -77,6 +77,8 @@ def _headline(cmp: Comparison) -> str:
     if cmp.baseline is not None:
         parts.append(f"{len(cmp.regressions)} regression(s) vs baseline {cmp.baseline.run_id}")
     parts.append(f"{len(cmp.threshold_failures)} threshold failure(s)")
+    if cmp.forecast_regressions:
+        parts.append(f"{len(cmp.forecast_regressions)} launch forecast(s) worse (modelled)")
     return ("FAIL" if cmp.exit_code else "PASS") + ": " + ", ".join(parts)
 
 
@@ -120,6 +122,14 @@ def render_terminal(cmp: Comparison, console: Any) -> None:
             for name in names:
                 ks.add_row(escape(cell), escape(name), *[str(per_run.get(r.run_id, {}).get(name, "–")) for r in cmp.runs])
         console.print(ks)
+    if cmp.forecast:
+        fc = Table(title="launch forecast (modelled: share of launch operations throttled, low–high)")
+        fc.add_column("cell")
+        for run in cmp.runs:
+            fc.add_column(_short(run.run_id))
+        for cell, per_run in cmp.forecast.items():
+            fc.add_row(escape(cell), *[escape(per_run.get(r.run_id, {}).get("short", "–")) for r in cmp.runs])
+        console.print(fc)
     if cmp.thresholds:
         th = Table(title="thresholds")
         for column in ("run", "cell", "threshold", "value", "result"):
@@ -166,6 +176,14 @@ def render_markdown(cmp: Comparison) -> str:
                 for r in results:
                     lines.append(f"| `{run_id}` | {_md(cell)} | `{_md(r.name)} {r.op} {r.limit:g}` | {_fmt(r.value)} | "
                                  f"{'✅ pass' if r.passed else '❌ fail'} |")
+    if cmp.forecast:
+        lines += ["", "### Launch forecast (modelled: share of launch operations throttled, low–high)", "",
+                  "| cell | " + " | ".join(f"`{r.run_id}`" for r in cmp.runs) + " |", "|---|" + "---|" * len(cmp.runs)]
+        worse = {(c, r) for c, r, _, _ in cmp.forecast_regressions}
+        for cell, per_run in cmp.forecast.items():
+            vals = [_md(per_run.get(r.run_id, {}).get("short", "–")) + (" ❌" if (cell, r.run_id) in worse else "")
+                    for r in cmp.runs]
+            lines.append(f"| {_md(cell)} | " + " | ".join(vals) + " |")
     if cmp.keyspace:
         lines += ["", "### Key space (hotspot metrics)", "", "| cell | metric | " +
                   " | ".join(f"`{r.run_id}`" for r in cmp.runs) + " |", "|---|---|" + "---:|" * len(cmp.runs)]
@@ -214,6 +232,21 @@ def render_junit(cmp: Comparison) -> str:
                 ET.SubElement(case, "skipped", message=r.note or "no value")
             else:
                 ET.SubElement(case, "system-out").text = f"{r.verdict}: {detail}"
+    if cmp.baseline is not None and cmp.forecast:
+        worse = {(c, r): (b, v) for c, r, b, v in cmp.forecast_regressions}
+        for run in cmp.runs[1:]:
+            el = suite(f"launch forecast {run.run_id} vs {cmp.baseline.run_id} (modelled)")
+            for cell, per_run in cmp.forecast.items():
+                if run.run_id not in per_run or cmp.baseline.run_id not in per_run:
+                    continue
+                case = ET.SubElement(el, "testcase", name="forecast.verdict", classname=f"keyramp.forecast.{cell}",
+                                     time="0")
+                detail = (f"baseline {per_run[cmp.baseline.run_id]['short']}, now {per_run[run.run_id]['short']} "
+                          "(modelled)")
+                if (cell, run.run_id) in worse:
+                    ET.SubElement(case, "failure", message=f"forecast worse: {detail}", type="forecast").text = detail
+                else:
+                    ET.SubElement(case, "system-out").text = detail
     for run_id, cells in cmp.thresholds.items():
         el = suite(f"thresholds {run_id}")
         for cell, results in cells.items():
@@ -401,6 +434,13 @@ def render_html(cmp: Comparison) -> str:
                     out.append(f"<tr><td><code>{_e(run_id)}</code></td><td>{_e(cell)}</td>"
                                f"<td>{_e(f'{r.name} {r.op} {r.limit:g}')}</td><td>{_e(_fmt(r.value))}</td>"
                                f'<td class="{"pass" if r.passed else "fail"}">{"pass" if r.passed else "FAIL"}</td></tr>')
+        out.append("</table>")
+    if cmp.forecast:
+        out.append("<h2>Launch forecast (modelled)</h2><table><tr><th>cell</th>"
+                   + "".join(f"<th><code>{_e(_short(r.run_id))}</code></th>" for r in cmp.runs) + "</tr>")
+        for cell, per_run in cmp.forecast.items():
+            out.append(f"<tr><td>{_e(cell)}</td>" + "".join(
+                f"<td>{_e(per_run.get(r.run_id, {}).get('short', '–'))}</td>" for r in cmp.runs) + "</tr>")
         out.append("</table>")
     if cmp.keyspace:
         out.append("<h2>Key space (hotspot metrics)</h2><table><tr><th>cell</th><th>metric</th>"

@@ -23,8 +23,8 @@ _TIMELINE_POINTS = 120
 
 
 def samples_for(duration_s: float) -> int:
-    """Sampled row accesses per projected range: ~10 per launch second, 12,000–40,000."""
-    return int(min(40_000, max(12_000, 10 * duration_s)))
+    """Sampled row accesses per projected range: ~6 per launch second (60 per 10-s step), 12,000–30,000."""
+    return int(min(30_000, max(12_000, 6 * duration_s)))
 
 
 def _counts(cell_summary: Mapping[str, Any]) -> dict[str, float]:

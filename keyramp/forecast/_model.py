@@ -65,7 +65,7 @@ class Outcome:
 
 
 def _step_s(duration_s: float) -> float:
-    return max(10.0, duration_s / 720.0)  # ≤ 720 steps: a day-long launch stays cheap
+    return max(10.0, duration_s / 480.0)  # ≤ 480 steps: a day-long launch stays cheap
 
 
 def run_point(projection: Projection, *, backend: str, point: Mapping[str, float], rate: Callable[[float], float],

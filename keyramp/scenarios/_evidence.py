@@ -186,7 +186,8 @@ def _probe_evidence(probe: Mapping[str, Any]) -> tuple[str, str, dict[str, Any],
     return "measured", json.dumps(r)[:300], {}, []
 
 
-def _keyspace_evidence(ks: Mapping[str, Any]) -> tuple[str, str, dict[str, Any], list[ChartValue]]:
+def _keyspace_evidence(ks: Mapping[str, Any], forecast: Mapping[str, Any] | None = None,
+                       ) -> tuple[str, str, dict[str, Any], list[ChartValue]]:
     model = ks.get("model") or {}
     hot1 = ks.get("hottest_1pct_share")
     text = (f"measured key stream: hottest 1 % of the key range takes {hot1 or 0:.1%} of accesses, append "
@@ -202,6 +203,14 @@ def _keyspace_evidence(ks: Mapping[str, Any]) -> tuple[str, str, dict[str, Any],
                   throttled=None if throttled is None else 100.0 * throttled)
     values = {"hot1": hot1, "throttled": throttled, "moving": bool(ks.get("moving_hotspot")),
               "append": ks.get("append_fraction")}
+    if isinstance(forecast, Mapping) and forecast.get("verdict"):
+        from keyramp.forecast._text import forecast_line, forecast_short
+
+        mid = (forecast.get("throttled_fraction") or {}).get("mid")
+        text += f"; {forecast_line(forecast)}"
+        values.update(forecast=forecast_short(forecast), forecast_verdict=forecast.get("verdict"), forecast_mid=mid)
+        bars += _bars("launch operations throttled (%, modelled forecast, mid of the band)", " %",
+                      forecast=None if mid is None else 100.0 * mid)
     return "modelled", text, values, bars
 
 
@@ -231,7 +240,7 @@ def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run
             probe_name = cell["probe"].get("name")
             kind, text, values, bars = _probe_evidence(cell["probe"])
         elif cell.get("keyspace"):
-            kind, text, values, bars = _keyspace_evidence(cell["keyspace"])
+            kind, text, values, bars = _keyspace_evidence(cell["keyspace"], cell.get("forecast"))
             timeline = _timeline(cell)
         else:
             total = cell.get("total") or {}

@@ -240,3 +240,32 @@ def test_better_is_symmetric_on_the_log_scale() -> None:
     assert _verdict(0.62, 0.60, 0.64, 0.5, False)[0] == "better"
     assert _verdict(1.55, 1.52, 1.6, 0.5, False)[0] == "worse"
     assert _verdict(0.7, 0.68, 0.72, 0.5, False)[0] == "same"
+
+
+def _with_forecast(run_dir: Path, verdict: str, low: float, high: float) -> Path:
+    summary = json.loads((run_dir / "summary.json").read_text())
+    for cell in summary["cells"].values():
+        cell["forecast"] = {"modelled": True, "verdict": verdict, "deciding_param": None,
+                            "throttled_fraction": {"low": low, "mid": (low + high) / 2, "high": high},
+                            "launch": {"description": "constant 5000 ops/s for 1h"}}
+    (run_dir / "summary.json").write_text(json.dumps(summary))
+    return run_dir
+
+
+def test_a_worse_launch_forecast_fails_the_comparison(results: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # Same latency (seed repeats the baseline's), but the change turned random ids into sequential ones.
+    good = _with_forecast(make_run(results, seed=400, cells=ONE_CELL), "ok", 0.0, 0.01)
+    bad = _with_forecast(make_run(results, seed=400, cells=ONE_CELL), "hotspot", 0.5, 0.85)
+    cmp = build_comparison([load_run(bad)], baseline=load_run(good))
+    assert cmp.forecast_regressions == [("datastore-sequential", bad.name, "ok", "hotspot")]
+    assert cmp.exit_code == 1 and not cmp.regressions
+    back = build_comparison([load_run(good)], baseline=load_run(bad))
+    assert back.forecast_regressions == [] and back.forecast["datastore-sequential"][good.name]["short"] == "ok 0%–1%"
+    out = tmp_path / "fc"
+    assert _cli(["compare", good.name, bad.name, "--results", str(results), "--markdown", str(out / "r.md"),
+                 "--junit", str(out / "r.xml"), "--json", str(out / "r.json")]) == 1
+    assert "launch forecast" in capsys.readouterr().out
+    assert "hotspot 50%–85% ❌" in (out / "r.md").read_text()
+    assert 'type="forecast"' in (out / "r.xml").read_text()
+    assert json.loads((out / "r.json").read_text())["forecast_regressions"][0]["verdict"] == "hotspot"

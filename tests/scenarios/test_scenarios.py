@@ -169,6 +169,20 @@ def test_keyspace_verdict_compares_the_pair_by_role(tmp_path: Path) -> None:
     assert status == "modelled" and "not confirmed by the model" in text
 
 
+def test_the_launch_forecast_confirms_a_pair_the_key_stream_alone_cannot_tell_apart(tmp_path: Path) -> None:
+    # BP-RATE-2's pair: the same random document keys; only the monotonic index differs, which the
+    # forecast projects (modelled) and the hotspot metrics of the document keys cannot see.
+    def cell(verdict: str, low: float, mid: float, high: float) -> dict:
+        return {**_keyspace(0.02, 0.0), "forecast": {
+            "modelled": True, "verdict": verdict, "throttled_fraction": {"low": low, "mid": mid, "high": high},
+            "launch": {"description": "ramp 500 ops/s +50% every 300s up to 5000 for 1h"}}}
+
+    status, text = _status(tmp_path, ("idx", cell("hotspot", 0.6, 0.7, 0.75), "Anti-pattern: indexed monotonic"),
+                           ("exempt", cell("ok", 0.0, 0.0, 0.001), "Best practice: exempt"))
+    assert status == "confirmed (modelled)", text
+    assert "launch forecast (modelled): hotspot 60%–75%" in text and "vs ok 0%" in text
+
+
 def test_consistency_verdict_needs_enough_attempts_and_a_stale_rate_near_one_minus_c(tmp_path: Path) -> None:
     assert _status(tmp_path, ("c", _consistency(0.47), ""))[0] == "confirmed (measured)"
     assert _status(tmp_path, ("c", _consistency(0.5, attempts=5), ""))[0] == "measured"
