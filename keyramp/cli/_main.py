@@ -26,6 +26,7 @@ _VERB_MODULES = (
     "keyramp.profile._lint",
     "keyramp.keyspace",
     "keyramp.forecast._cli",
+    "keyramp.forecast._calibrate",
     "keyramp.results._catalog",
     "keyramp.compare",
     "keyramp.results._baselines",

@@ -1,0 +1,150 @@
+"""``keyramp calibrate``: measure the model's unpublished parameters on your own project.
+
+``keyramp calibrate suite STORE --project P`` writes two cloud profiles into a directory
+and prints their plan; nothing runs and nothing is contacted:
+
+* ``calibrate-<store>-append``: sequential ids on a new key range at 250, 500, 1,000 and
+  2,000 writes/s (3 minutes each): one append point, so what it serves is one range's
+  capacity;
+* ``calibrate-<store>-jump``: random ids, 0 -> 2,000 writes/s at once on a new range for
+  10 minutes: the range throttles until it has split, which shows the split trigger,
+  delay and fan-out.
+
+They run through ``keyramp run DIR --allow-cloud P`` like any cloud profile (explicit
+opt-in, plan, caps, clean-up: docs/cloud.md). ``keyramp calibrate fit RUN... --out FILE``
+then fits the parameters to those runs (``_fit``) and writes the file ``[launch] params``
+and ``keyramp forecast --params`` load. It costs what the plan says: see docs/cloud.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from keyramp._errors import UsageError
+
+__all__ = ["register", "suite_profiles", "write_suite"]
+
+DEFAULT_RATES = (250.0, 500.0, 1000.0, 2000.0)
+
+
+def suite_profiles(store: str, *, project: str, instance: str = "", database: str = "(default)",
+                   rates: Sequence[float] = DEFAULT_RATES, step: str = "3m", jump: float = 2000.0,
+                   jump_duration: str = "10m") -> dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]]]]:
+    """name -> (top-level fields, tables) of the two calibration profiles for ``store``."""
+    from keyramp.profile._durations import parse_duration
+
+    if not rates or any(r <= 0 for r in rates):
+        raise UsageError("--rates: positive ops/s, e.g. 250,500,1000,2000")
+    step_s = parse_duration(step, field="--step")
+    jump_s = parse_duration(jump_duration, field="--jump-duration")
+    peak = max(max(rates), jump)
+    cloud = {"database": database, "max_ops_per_s": round(peak * 1.1), "cleanup": True,
+             "max_duration": f"{int((len(rates) * step_s + jump_s) * 1.5 + 300)}s"}
+    if store == "bigtable":
+        if not instance:
+            raise UsageError("--instance: required for bigtable (the instance the suite writes tables into)")
+        cloud["instance"] = instance
+    # Enough users for the peak at ~100 ms per write; no warm-up: the range must be new.
+    schedule_common = {"warmup": "0s", "max_users": max(50, int(peak * 0.1) + 10)}
+    workload = {"ops": {"insert": 1.0}, "record_count": 0, "key_samples_per_s": 200}
+    top = {"target": "cloud", "project": project, "backend": store, "seed": 1}
+    return {
+        f"calibrate-{store}-append": (
+            {"name": f"calibrate-{store}-append", **top, "duration": f"{int(len(rates) * step_s)}s",
+             "description": ("keyramp calibrate: sequential ids on a new key range at "
+                             + "/".join(f"{r:g}" for r in rates) + " writes/s: one range's capacity")},
+            {"workload": workload, "keys": {"strategy": "sequential"},
+             "schedule": {"kind": "step", "steps": [float(r) for r in rates], "step": step, **schedule_common},
+             "cloud": cloud}),
+        f"calibrate-{store}-jump": (
+            {"name": f"calibrate-{store}-jump", **top, "duration": jump_duration,
+             "description": f"keyramp calibrate: random ids, 0 -> {jump:g} writes/s at once on a new key range: "
+                            "how fast it splits"},
+            {"workload": workload, "keys": {"strategy": "random"},
+             "schedule": {"kind": "constant", "rate": float(jump), **schedule_common}, "cloud": cloud}),
+    }
+
+
+def write_suite(out: Path, store: str, **kwargs: Any) -> list[Path]:
+    """Write the suite's profiles into ``out`` and validate them as ``keyramp run`` will."""
+    from keyramp.profile._profile import load_profile, write_profile
+
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, (top, tables) in suite_profiles(store, **kwargs).items():
+        path = write_profile(out / f"{name}.toml", top, **tables)
+        load_profile(path)
+        paths.append(path)
+    return paths
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "calibrate", help="measure the forecast's unpublished parameters on your own cloud project (costs money)",
+        description="suite: write the calibration profiles and print their plan (nothing runs); run them with "
+                    "`keyramp run DIR --allow-cloud PROJECT`; fit: fit the parameters to those runs "
+                    "(docs/keyspace-model.md, 'Calibrating on your project').")
+    sub = p.add_subparsers(dest="calibrate_verb", metavar="suite|fit")
+    s = sub.add_parser("suite", help="write the calibration profiles for one store and print the plan")
+    s.add_argument("store", choices=("datastore", "firestore", "firestore-datastore", "bigtable"))
+    s.add_argument("--project", required=True, help="the Google Cloud project the suite will run in")
+    s.add_argument("--instance", default="", help="Bigtable instance (bigtable only)")
+    s.add_argument("--database", default="(default)", help="Firestore / Datastore-mode database id")
+    s.add_argument("--rates", default=",".join(f"{r:g}" for r in DEFAULT_RATES),
+                   help="append-point rates in writes/s (default 250,500,1000,2000)")
+    s.add_argument("--step", default="3m", help="how long each rate runs (default 3m)")
+    s.add_argument("--jump", type=float, default=2000.0, help="the 0 -> N jump's writes/s (default 2000)")
+    s.add_argument("--jump-duration", default="10m", help="how long the jump runs (default 10m)")
+    s.add_argument("--out", type=Path, default=Path("calibration"), help="directory for the profiles")
+    s.set_defaults(func=_suite)
+    f = sub.add_parser("fit", help="fit the parameters to finished calibration runs; write a parameter file")
+    f.add_argument("runs", nargs="+", metavar="RUN", help="run directories (or ids under --results)")
+    f.add_argument("--out", type=Path, required=True, help="the parameter file to write (JSON)")
+    f.add_argument("--storage", choices=("ssd", "hdd"), default=None, help="Bigtable storage type")
+    f.add_argument("--nodes", type=int, default=1, help="Bigtable nodes the runs had (default 1)")
+    f.add_argument("--results", type=Path, default=Path("results"))
+    f.set_defaults(func=_fit)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _rates(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--rates: comma-separated numbers, got {text!r}") from None
+
+
+def _suite(args: argparse.Namespace) -> int:
+    from keyramp.profile._profile import load_profile
+    from keyramp.targets._cloud import plan_run, render_plan
+
+    paths = write_suite(args.out, args.store, project=args.project, instance=args.instance, database=args.database,
+                        rates=_rates(args.rates), step=args.step, jump=args.jump, jump_duration=args.jump_duration)
+    for path in paths:
+        print(render_plan(plan_run(load_profile(path))))
+    print(f"\nwrote {', '.join(str(p) for p in paths)}. Nothing has run. Next, in a shell with Application Default "
+          f"Credentials for {args.project}:\n"
+          f"  keyramp run {args.out} --allow-cloud {args.project} --plan   # the checks, no network\n"
+          f"  keyramp run {args.out} --allow-cloud {args.project}          # costs money: see docs/cloud.md\n"
+          f"  keyramp calibrate fit RUN_APPEND RUN_JUMP --out {args.out}/{args.store}.json\n"
+          f"then point a profile's [launch] params (or keyramp forecast --params) at that file.")
+    return 0
+
+
+def _fit(args: argparse.Namespace) -> int:
+    from keyramp.forecast._fit import fit, traces_from_runs, write_params_file
+    from keyramp.results._catalog import resolve_run
+
+    if args.nodes < 1:
+        raise UsageError(f"--nodes: must be at least 1, got {args.nodes}")
+    runs = [resolve_run(r, args.results) for r in args.runs]
+    result = fit(traces_from_runs(runs), storage=args.storage, nodes=args.nodes)
+    write_params_file(args.out, [result])
+    for name, r in result.ranges.items():
+        print(f"{name}: {r.low:g} – {r.high:g} (best {r.mid:g} {r.unit})")
+    print(f"wrote {args.out} (store {result.store}); use it with [launch] params = \"{args.out}\" or "
+          f"keyramp forecast RUN --params {args.out}")
+    return 0
