@@ -26,14 +26,17 @@ def band_text(band: Any, *, unit: str = "%") -> str:
     return one(lo) if one(lo) == one(hi) else f"{one(lo)}–{one(hi)}"
 
 
-def forecast_short(forecast: Any) -> str:
-    """``hotspot 50–85%``, ``ok 0%``, ``uncertain (split_delay_s) 1–35%``: verdict and throttled band."""
+def forecast_short(forecast: Any, *, deciding: bool = True) -> str:
+    """``hotspot 50–85%``, ``ok 0%``, ``uncertain (split_delay_s) 1–35%``: verdict and throttled band.
+
+    ``deciding=False`` leaves out the parameter that decides an uncertain verdict (narrow tables).
+    """
     if not isinstance(forecast, Mapping):
         return "-"
     verdict = forecast.get("verdict")
     if verdict is None:
         return "n/a"
-    if verdict == "uncertain" and forecast.get("deciding_param"):
+    if verdict == "uncertain" and deciding and forecast.get("deciding_param"):
         verdict = f"uncertain ({forecast['deciding_param']})"
     return f"{verdict} {band_text(forecast.get('throttled_fraction'))}"
 

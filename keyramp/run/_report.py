@@ -69,14 +69,15 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
             str(total.get("late", 0)),
             str(total.get("dropped", 0)),
             "-" if hot is None else f"{hot:.2f}",
-            forecast_short(cell.get("forecast")),
+            forecast_short(cell.get("forecast"), deciding=False),
             verdict,
         )
     table.caption = (
         "latency from intended start (coordinated-omission corrected) · "
         "* key-space share of the hottest 1 % of the key range (1.0 = one hotspot, 0.01 = even) · "
         "** modelled launch forecast (\\[launch]): verdict and share of launch operations throttled, "
-        "low–high over the parameter ranges"
+        "low–high over the parameter ranges (uncertain: the band spans two verdicts; keyramp forecast RUN "
+        "names the parameter that decides)"
     )
     return table
 
