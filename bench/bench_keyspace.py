@@ -7,6 +7,9 @@ a 1-hour cell), times each stage: ``keys.csv`` load (numpy split), positions (le
 + ``searchsorted`` against the reference), hotspot metrics (time-binned, with positions
 against the range at each bin's start), the tablet model, the heatmap matrix and PNG.
 The goal (issue #5) is analysis — positions + metrics + model — of 10 M in under 10 s.
+Then the launch forecast (issue #16) of the same cell, which runs after every cell: keys
+regenerated from the strategy (the usual path: its cost does not grow with the samples),
+and the recorded 10 M positions replayed (the path for store-allocated keys: thinned).
 Writes bench/results/keyspace.json with the machine's load and versions.
 """
 
@@ -31,7 +34,9 @@ from keyramp.keyspace import (
     render_png,
     simulate,
 )
+from keyramp.forecast._forecast import forecast_cell, recorded_samples
 from keyramp.keyspace._load import insert_mask
+from keyramp.profile._profile import parse_profile
 
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 _DIGITS = np.frombuffer(b"0123456789", dtype=np.uint8)
@@ -68,6 +73,23 @@ def _write_csv(path: Path, keys: np.ndarray, times: np.ndarray) -> None:
         rows.tofile(fh)
 
 
+def _forecast(name: str, ck: Any, metrics: dict[str, Any], *, regenerate: bool) -> dict[str, Any]:
+    """The launch forecast of the cell (500/50/5 to 10,000 ops/s for an hour), as the runner makes it."""
+    strategy = {"random": "random", "sequential": "padded_sequential"}[name]
+    profile = parse_profile({"name": "bench", "backend": "firestore", "workload": {"ops": {"insert": 1.0}},
+                             "keys": {"strategy": strategy if regenerate else "server_allocated"},
+                             "launch": {"kind": "ramp_500_50_5", "ceiling": 10_000, "duration": "1h"}})
+    assert profile.launch is not None
+    summary = {"operations": {"insert": {"count": len(ck)}}, "duration_s": 3600.0,
+               "keyspace": {"hottest_1pct_share": metrics["hottest_1pct_share"], "samples": len(ck)}}
+    samples, recorded = (None, None) if regenerate else recorded_samples(
+        ck, profile=None, backend="firestore", strategy="server_allocated", launch=profile.launch)
+    cell = profile.cells[0]
+    return forecast_cell(backend="firestore", strategy=cell.strategy, profile=profile.data, launch=profile.launch,
+                         cell_summary=summary, samples=samples, recorded_pos=recorded, cell_schedule=cell.schedule,
+                         horizon_s=3600.0)
+
+
 def _timed(stages: dict[str, float], name: str, fn: Any) -> Any:
     start = time.perf_counter()
     out = fn()
@@ -89,6 +111,8 @@ def bench(name: str, keys: np.ndarray, times: np.ndarray, tmp: Path) -> dict[str
                                                                    positions=kp))
     timeline = _timed(stages, "tablet_model", lambda: simulate(kp.pos, ck.t, rate_fn=lambda s: 2000.0,
                                                                 params=params_for("firestore"), duration_s=3600.0))
+    fc = _timed(stages, "forecast_regenerated", lambda: _forecast(name, ck, metrics, regenerate=True))
+    _timed(stages, "forecast_recorded", lambda: _forecast(name, ck, metrics, regenerate=False))
     heat = _timed(stages, "heatmap_matrix", lambda: heatmap_data(kp, ck.t, buckets=1000, duration_s=3600.0))
     _timed(stages, "png", lambda: render_png(heat, tmp / "cell.png", title=f"bench - {name}"))
     analysis = round(stages["positions"] + stages["metrics"] + stages["tablet_model"], 3)
@@ -101,6 +125,7 @@ def bench(name: str, keys: np.ndarray, times: np.ndarray, tmp: Path) -> dict[str
         "hottest_1pct_share": round(metrics["hottest_1pct_share"], 4),
         "moving_hotspot": metrics["moving_hotspot"],
         "peak_tablets": timeline.summary()["peak_tablets"],
+        "forecast": f"{fc['verdict']} {fc['throttled_fraction']}",
         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
     }
 
@@ -120,7 +145,7 @@ def main() -> None:
             rows.append(bench(name, make(), times, Path(tmp)))
             print(rows[-1], flush=True)
     cols = ["keys", "samples", "load_csv", "positions", "metrics", "tablet_model", "analysis_s",
-            "heatmap_matrix", "png", "hottest_1pct_share"]
+            "forecast_regenerated", "forecast_recorded", "heatmap_matrix", "png", "hottest_1pct_share"]
     print(f"load average before {facts['loadavg']} on {facts['cpus']} cores")
     print(table(cols, [[r[c] for c in cols] for r in rows]))
     if not args.no_save:

@@ -57,12 +57,11 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
                storage: str | None = None, duration_s: float | None = None, params: Path | None = None,
                cell: str | None = None) -> dict[str, dict[str, Any]]:
     """Cell id -> forecast for a loaded run (``keyramp.results._catalog.Run``)."""
-    from keyramp.forecast._forecast import forecast_cell
+    from keyramp.forecast._forecast import forecast_cell, recorded_samples, why_not_regenerated
     from keyramp.forecast._launch import Launch, parse_launch
     from keyramp.forecast._params import load_params_file
     from keyramp.forecast._stores import STORES
-    from keyramp.keyspace._analyse import reference_or_none
-    from keyramp.keyspace._load import key_positions, load_keys
+    from keyramp.keyspace._load import load_keys
     from keyramp.profile._schedules import make_schedule
 
     manifest = run.manifest or {}
@@ -93,13 +92,10 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
         if "probe" in cell_summary:
             continue
         backend, strategy = str(meta.get("backend")), str(meta.get("strategy"))
-        samples = load_keys(run.path / "keys.csv", cell=cell_id).get(cell_id) if (run.path / "keys.csv").exists() \
-            else None
-        recorded = None
-        if samples is not None and len(samples):
-            ref = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=samples,
-                                    sample_rate=1.0)
-            recorded = key_positions(samples.key, reference=ref).pos
+        samples, recorded = None, None
+        if why_not_regenerated(profile, backend, strategy) is not None and (run.path / "keys.csv").exists():
+            samples, recorded = recorded_samples(load_keys(run.path / "keys.csv", cell=cell_id).get(cell_id),
+                                                 profile=profile, backend=backend, strategy=strategy, launch=launch)
         schedule, horizon = None, 0.0
         if profile:
             horizon = float(meta.get("duration_s") or profile.get("duration_s", 0)) * float(meta.get("time_scale") or 1)

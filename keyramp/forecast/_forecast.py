@@ -17,7 +17,8 @@ from keyramp.forecast._params import StoreParams
 from keyramp.forecast._project import OpMix, Projection, op_mix, recorded_projection, regenerated_projection
 from keyramp.forecast._stores import store_params
 
-__all__ = ["forecast_cell", "forecast_run_cell", "forecast_step", "projection_for", "samples_for"]
+__all__ = ["forecast_cell", "forecast_run_cell", "forecast_step", "projection_for", "recorded_samples", "samples_for",
+           "why_not_regenerated"]
 
 _TIMELINE_POINTS = 120
 
@@ -37,7 +38,7 @@ def _counts(cell_summary: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
-def _rebuildable(profile: Mapping[str, Any] | None, backend: str, strategy: str) -> str | None:
+def why_not_regenerated(profile: Mapping[str, Any] | None, backend: str, strategy: str) -> str | None:
     """Why the cell's keys cannot be regenerated, or None if they can."""
     if not profile:
         return "no profile in the run: the recorded positions are replayed"
@@ -56,7 +57,7 @@ def projection_for(*, backend: str, strategy: str, profile: Mapping[str, Any] | 
                    samples: Any = None, recorded_pos: np.ndarray | None = None, seed: int = 0) -> Projection | None:
     """The launch stream of a cell: regenerated from its strategy, else its recorded positions replayed."""
     n = samples_for(launch.duration_s)
-    why = _rebuildable(profile, backend, strategy)
+    why = why_not_regenerated(profile, backend, strategy)
     if why is None:
         return regenerated_projection(profile=profile, backend=backend, strategy=strategy, mix=mix,  # type: ignore[arg-type]
                                       rate=launch.rate, duration_s=launch.duration_s,
@@ -163,6 +164,26 @@ def forecast_cell(*, backend: str, strategy: str, profile: Mapping[str, Any] | N
     }
 
 
+def recorded_samples(samples: Any, *, profile: Mapping[str, Any] | None, backend: str, strategy: str,
+                     launch: Launch) -> tuple[Any, np.ndarray | None]:
+    """The sampled keys thinned evenly in time to what a replay uses, and their positions.
+
+    A replay takes ``samples_for(launch)`` accesses: a few times that many recorded ones are
+    plenty, so 10 M samples cost no more than 100,000.
+    """
+    if samples is None or not len(samples):
+        return samples, None
+    from keyramp.keyspace._analyse import reference_or_none
+    from keyramp.keyspace._load import CellKeys, key_positions
+
+    keep = 4 * samples_for(launch.duration_s)
+    if len(samples) > keep:
+        idx = np.linspace(0, len(samples) - 1, keep).round().astype(np.int64)
+        samples = CellKeys(cell=samples.cell, t=samples.t[idx], op=samples.op[idx], key=samples.key[idx])
+    ref = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=samples, sample_rate=1.0)
+    return samples, key_positions(samples.key, reference=ref).pos
+
+
 def forecast_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], cell_summary: Mapping[str, Any],
                       launch: Launch, keys_start: int = 0,
                       boxes: Mapping[str, StoreParams] | None = None) -> dict[str, Any]:
@@ -171,15 +192,12 @@ def forecast_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], c
     The sampled keys are read only when the keys cannot be regenerated (replayed instead).
     """
     samples = recorded = None
-    if _rebuildable(profile, cell.backend, cell.strategy) is not None:
-        from keyramp.keyspace._analyse import reference_or_none
-        from keyramp.keyspace._load import key_positions, load_keys
+    if why_not_regenerated(profile, cell.backend, cell.strategy) is not None:
+        from keyramp.keyspace._load import load_keys
 
-        samples = load_keys(run_dir / "keys.csv", cell=cell.id, start=keys_start).get(cell.id)
-        if samples is not None and len(samples):
-            ref = reference_or_none(profile=profile, backend=cell.backend, strategy=cell.strategy, samples=samples,
-                                    sample_rate=1.0)
-            recorded = key_positions(samples.key, reference=ref).pos
+        samples, recorded = recorded_samples(
+            load_keys(run_dir / "keys.csv", cell=cell.id, start=keys_start).get(cell.id), profile=profile,
+            backend=cell.backend, strategy=cell.strategy, launch=launch)
     return forecast_cell(backend=cell.backend, strategy=cell.strategy, profile=profile, launch=launch,
                          cell_summary=cell_summary, samples=samples, recorded_pos=recorded, boxes=boxes,
                          cell_schedule=cell.schedule, horizon_s=cell.horizon_s)
