@@ -86,7 +86,7 @@ class CellRun:
         #: Per-worker figures of a distributed cell, for the manifest.
         self.worker_meta: list[dict[str, Any]] | None = None
         self.warmup_used_s = 0.0
-        #: Records the warm-up inserted, counted where the users ran (None: on the master's workers).
+        #: Records the warm-up inserted (``CellLoad.warmup_inserts``; None when not reported).
         self.warmup_inserts: int | None = None
 
     def _phase(self, text: str) -> None:
@@ -133,14 +133,13 @@ class CellRun:
             self.warmup_used_s = phases.warmup_used_s
             locust_csv.finish()
             self.worker_meta = load.worker_meta()
+            self.warmup_inserts = load.warmup_inserts()  # they extend the key range the cell ran against
             if phases.measured:
                 self.partial = self._summary(recorder, users=phases.users, duration=phases.duration_s)
         assert self.partial is not None
         return self.partial
 
     def _on_start(self, locust_csv: _LocustCsv) -> None:
-        if self.master is None:  # the warm-up's inserts extend the key range the cell runs against
-            self.warmup_inserts = self.workload.inserted
         self.run.begin_cell(self.cell.id)
         self.keys_start = self.run.keys_offset()
         locust_csv.start()

@@ -46,6 +46,7 @@ class LocalLoad:
                                        host=f"emulator://{ctx.target.endpoint}")
         self.runner = self.environment.create_local_runner()
         self._start = 0.0
+        self._warmup_inserts: int | None = None
 
     def connect(self) -> int:
         return 1
@@ -69,6 +70,7 @@ class LocalLoad:
     def start(self) -> float:
         ctx = self.ctx
         ctx.warmup_interval = None  # warming users now wait for the phase
+        self._warmup_inserts = ctx.workload.inserted
         freeze_heap()
         start = self._start = time.perf_counter()
         assert ctx.recorder is not None
@@ -87,6 +89,9 @@ class LocalLoad:
 
     def worker_meta(self) -> None:
         return None
+
+    def warmup_inserts(self) -> int | None:
+        return self._warmup_inserts
 
     def finish(self, *, measured: bool, aborted: bool) -> None:
         ctx = self.ctx

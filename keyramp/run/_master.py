@@ -85,6 +85,8 @@ class _CellMerge:
     ready: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     warmup: list[float] = field(default_factory=list)
+    #: Records each worker's warm-up inserted, reported as its measured phase starts.
+    warmup_inserts: dict[str, int] = field(default_factory=dict)
     pending: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)
     finished: dict[str, int] = field(default_factory=dict)
     next: int = 0
@@ -245,6 +247,8 @@ class Master:
         if merge is None:
             return
         merge.ready[msg.node_id] = int(msg.data.get("ready", 0))
+        if "warmup_inserts" in msg.data:
+            merge.warmup_inserts[msg.node_id] = int(msg.data["warmup_inserts"])
         if msg.data.get("error"):
             merge.errors.append(str(msg.data["error"]))
 
@@ -397,6 +401,12 @@ class WorkerLoad:
         self.master.merge = None
         if merge is not None and measured:
             merge.flush()
+
+    def warmup_inserts(self) -> int | None:
+        merge = self.merge
+        if merge is None or set(merge.warmup_inserts) != set(self.workers):
+            return None  # a worker did not report: estimated from the warm-up's length instead
+        return sum(merge.warmup_inserts.values())
 
     def worker_meta(self) -> list[dict[str, Any]]:
         """Per-worker figures for the manifest."""

@@ -118,6 +118,10 @@ class CellLoad(Protocol):
     def worker_meta(self) -> list[dict[str, Any]] | None:
         """Per-worker figures for the manifest (None: the users ran in this process)."""
 
+    def warmup_inserts(self) -> int | None:
+        """Records the warm-up inserted before the measured phase began (None: not reported).
+        They are part of the key range the cell runs against (key-space analysis)."""
+
 
 def users_for(cell: Cell, *, processes: int = 1) -> int:
     """Users for ``cell`` across ``processes`` load processes."""

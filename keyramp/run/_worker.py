@@ -177,6 +177,9 @@ class _WorkerCell:
                 gevent.sleep(start - time.perf_counter())
             self.recorder.begin(start)
             ctx.warmup_interval = None
+            # What this worker's warm-up inserted: the master adds them to the cell's key range.
+            self.runner.send_message(MSG_STATUS, {"token": plan.token, "ready": ctx.users_ready,
+                                                  "warmup_inserts": ctx.workload.inserted})
             if ctx.open_model:
                 ctx.pacer = Pacer(rate=self.schedule.rate, start=start, duration_s=plan.duration_s,
                                   time_scale=plan.time_scale, share=1.0 / plan.workers,
