@@ -61,12 +61,25 @@ def _intervals(path: Path) -> list[Any]:
 
 
 def _shape(value: Any) -> Any:
-    """The key structure of a JSON value (what 'same schema' means)."""
+    """The key structure of a JSON value (what 'same schema' means); a nullable field (e.g.
+    ``append_points``: null when keys land spread) may be null on one side, a value on the other."""
     if isinstance(value, dict):
         return {k: _shape(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_shape(value[0])] if value else []
+    if value is None:
+        return _Null()
     return type(value).__name__ if not isinstance(value, (int, float)) or isinstance(value, bool) else "number"
+
+
+class _Null:
+    """A null leaf in ``_shape``: equal to any leaf type."""
+
+    def __eq__(self, other: object) -> bool:
+        return not isinstance(other, dict | list)
+
+    def __repr__(self) -> str:
+        return "null"
 
 
 def _worker_pids(parent: int) -> list[int]:
