@@ -16,6 +16,7 @@ __all__ = [
     "Backend",
     "Cell",
     "KeyrampError",
+    "Launch",
     "Profile",
     "QuerySpec",
     "RunFailed",
@@ -28,6 +29,7 @@ __all__ = [
     "TargetOptions",
     "UsageError",
     "__version__",
+    "forecast_cell",
     "load_profile",
     "parse_profile",
     "registered",
@@ -58,6 +60,8 @@ _LAZY = {
     "load_profile": "keyramp.profile",
     "parse_profile": "keyramp.profile",
     "KeyrampError": "keyramp._errors",
+    "Launch": "keyramp.forecast",
+    "forecast_cell": "keyramp.forecast",
     "RunFailed": "keyramp._errors",
     "UsageError": "keyramp._errors",
     "RunObserver": "keyramp.run._observer",
@@ -85,6 +89,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from keyramp._errors import KeyrampError, RunFailed, UsageError
     from keyramp.backends import Backend, QuerySpec, StoreSpec, Target, registered, spec_for
+    from keyramp.forecast import Launch, forecast_cell
     from keyramp.profile import Cell, Profile, load_profile, parse_profile
     from keyramp.run._observer import RunObserver
     from keyramp.run._runner import RunOptions, RunOutcome, run_profile
