@@ -67,6 +67,7 @@ class _Plan:
         except (KeyError, TypeError) as exc:
             raise UsageError(f"lint: not a resolved profile (missing {exc})") from None
         self.seed = int(profile.get("seed", 0))
+        self.launch: Mapping[str, Any] | None = profile.get("launch")
         self.schedule: Schedule = make_schedule(schedule, horizon=self.horizon)
         self.open = self.schedule.open_model
         self.peak = self.schedule.peak(self.horizon) if self.open else None
@@ -176,18 +177,12 @@ def _key_hygiene(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Fi
 # -- profile-wide rules -------------------------------------------------------------------------
 
 
-def _ramp(plan: _Plan) -> list[Finding]:
-    """BP-RAMP-1: rate(t) ≤ max(500, 1.5 × rate(t − 5 min)) for a schedule that inserts."""
-    if plan.insert_per_op <= 0:
-        return []
-    if not plan.open:
-        return [Finding("BP-RAMP-1", "info",
-                        "closed-model (users) schedule: the rate is not planned, so 500/50/5 cannot be checked")]
-    sched, horizon = plan.schedule, plan.horizon
+def _steepest(sched: Schedule, horizon: float) -> tuple[float, float, float, float] | None:
+    """Where ``sched`` most exceeds rate(t) ≤ max(500, 1.5 × rate(t − 5 min)): (ratio, t, rate, allowed)."""
     points = set(sched.change_points(horizon))
     points |= {max(0.0, p - 1e-6) for p in list(points)}
     points |= {horizon * i / 400 for i in range(401)}
-    worst: tuple[float, float, float, float] | None = None  # (ratio, t, rate, allowed)
+    worst: tuple[float, float, float, float] | None = None
     for t in sorted(points):
         rate = sched.rate(t)
         before = sched.rate(t - RAMP_STEP_S) if t >= RAMP_STEP_S else 0.0
@@ -195,16 +190,47 @@ def _ramp(plan: _Plan) -> list[Finding]:
         ratio = rate / allowed
         if ratio > 1 + 1e-9 and (worst is None or ratio > worst[0]):
             worst = (ratio, t, rate, allowed)
+    return worst
+
+
+def _why(t: float, rate: float, allowed: float) -> str:
+    if t < RAMP_STEP_S:
+        return f"{_num(rate)} ops/s at t={t:g}s on a new key range (above 500 ops/s)"
+    return f"{_num(rate)} ops/s at t={t:g}s, more than +50 % over the {_num(allowed / RAMP_GROWTH)} ops/s of 5 min earlier"
+
+
+def _ramp(plan: _Plan) -> list[Finding]:
+    """BP-RAMP-1: rate(t) ≤ max(500, 1.5 × rate(t − 5 min)) for a schedule that inserts."""
+    if plan.insert_per_op <= 0:
+        return []
+    if not plan.open:
+        return [Finding("BP-RAMP-1", "info",
+                        "closed-model (users) schedule: the rate is not planned, so 500/50/5 cannot be checked")]
+    worst = _steepest(plan.schedule, plan.horizon)
     if worst is None:
         return []
     ratio, t, rate, allowed = worst
     severity = "error" if ratio > RAMP_GROWTH else "warning"
-    if t < RAMP_STEP_S:
-        why = f"{_num(rate)} ops/s at t={t:g}s on a new key range (above 500 ops/s)"
-    else:
-        why = f"{_num(rate)} ops/s at t={t:g}s, more than +50 % over the {_num(allowed / RAMP_GROWTH)} ops/s of 5 min earlier"
     return [Finding("BP-RAMP-1", severity,
-                    f"{why}: start at ≤ 500 ops/s and grow ≤ 50 % every 5 minutes (kind = \"ramp_500_50_5\")")]
+                    f"{_why(t, rate, allowed)}: start at ≤ 500 ops/s and grow ≤ 50 % every 5 minutes "
+                    "(kind = \"ramp_500_50_5\")")]
+
+
+def _launch_ramp(plan: _Plan) -> list[Finding]:
+    """BP-RAMP-1 on the ``[launch]``: information only (the forecast puts a number on it)."""
+    spec = plan.launch
+    if not spec or plan.insert_per_op <= 0:
+        return []
+    from keyramp.forecast._launch import Launch
+
+    launch = Launch.from_resolved(spec)
+    worst = _steepest(launch.schedule, launch.duration_s)
+    if worst is None:
+        return []
+    _, t, rate, allowed = worst
+    return [Finding("BP-RAMP-1", "info",
+                    f"[launch]: {_why(t, rate, allowed)}, faster than 500/50/5: the launch "
+                    "forecast shows what that costs (modelled)")]
 
 
 def _entity_rates(plan: _Plan) -> list[Finding]:
@@ -299,6 +325,7 @@ def lint_profile(profile: Mapping[str, Any]) -> list[Finding]:
     plan = _Plan(profile)
     findings: list[Finding] = []
     findings += _ramp(plan)
+    findings += _launch_ramp(plan)
     findings += _entity_rates(plan)
     findings += _indexed_value(plan)
     findings += _sizes(plan)

@@ -308,3 +308,17 @@ def test_quickstart_flags_its_sequential_and_hashed_cells() -> None:
     assert by_rule["BP-KEY-1"] == {"c00-datastore-sequential", "c03-firestore-sequential",
                                    "c06-firestore-datastore-sequential", "c09-bigtable-sequential"}
     assert by_rule["BP-KEY-8"] == {"c10-bigtable-random", "c11-bigtable-hashed-prefix"}
+
+
+def test_a_launch_faster_than_500_50_5_is_information_the_forecast_quantifies() -> None:
+    from keyramp.profile._lint import lint_profile
+    from keyramp.profile._profile import parse_profile
+
+    base = {"name": "l", "backend": "firestore", "workload": {"ops": {"insert": 1.0}},
+            "schedule": {"kind": "constant", "rate": 100}}
+    jump = lint_profile(parse_profile({**base, "launch": {"kind": "constant", "rate": 5000}}).data)
+    (finding,) = [f for f in jump if f.message.startswith("[launch]")]
+    assert finding.rule == "BP-RAMP-1" and finding.severity == "info"  # informs; never blocks the test run
+    assert "5000 ops/s at t=0s on a new key range" in finding.message
+    ramp = lint_profile(parse_profile({**base, "launch": {"kind": "ramp_500_50_5", "ceiling": 5000}}).data)
+    assert not [f for f in ramp if f.message.startswith("[launch]")]
