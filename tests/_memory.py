@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES, Key, key_sort_text
 from keyramp.backends import Backend, BatchLimits, InProcessSpec, KeyRules, QuerySpec, Record, StoreSpec, Target
-from keyramp.keyspace import TabletParams
+from keyramp.forecast import ParamRange, StoreParams, TabletModel
 
 __all__ = ["MemoryStore", "memory_spec"]
 
@@ -116,6 +116,11 @@ class _MemoryBackend(Backend):
         return len(cls.store.data.get(target.namespace, {}))
 
 
+def _made_up(low: float, mid: float, high: float, unit: str, *, better: str = "high") -> ParamRange:
+    return ParamRange(low=low, mid=mid, high=high, unit=unit, source="unpublished", note="a test store's own numbers",
+                      better=better)  # type: ignore[arg-type]
+
+
 def memory_spec(store: MemoryStore, *, name: str = "memory") -> StoreSpec:
     """The spec of an in-memory store backed by ``store``: no emulator, no transactions, short
     keys (32 bytes), batches of at most 50, and a deliberately small tablet model."""
@@ -142,7 +147,11 @@ def memory_spec(store: MemoryStore, *, name: str = "memory") -> StoreSpec:
         rules=frozenset({"BP-KEY-7"}),
         hotspot_fix="hashed_prefix keys",
         # Small on purpose: 40 ops/s per tablet, so a short run can overload one.
-        tablets=TabletParams(capacity=40.0, split_threshold=25.0, split_delay_s=60.0, step_s=1.0, window_s=5.0,
-                             min_window_samples=50),
+        tablets=TabletModel.single(StoreParams(store=name, kind="ranges", ranges={
+            "tablet_ops_per_s": _made_up(30.0, 40.0, 50.0, "ops/s"),
+            "split_threshold_frac": _made_up(0.5, 0.6, 0.7, "× tablet capacity"),
+            "split_delay_s": _made_up(30.0, 60.0, 90.0, "s", better="low"),
+            "split_fanout": _made_up(2.0, 2.0, 2.0, "pieces"),
+        })),
         cloud=None,
     )

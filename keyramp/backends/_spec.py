@@ -21,7 +21,7 @@ from keyramp._types import OP_NAMES, Key
 
 if TYPE_CHECKING:
     from keyramp.backends._base import Backend
-    from keyramp.keyspace._tablets import TabletParams
+    from keyramp.forecast._params import TabletModel
     from keyramp.run._workload import UserOps
 
 __all__ = [
@@ -185,8 +185,9 @@ class StoreSpec:
     rules: frozenset[str] = frozenset()
     #: BP-KEY-1: key strategies to suggest instead of a monotonic one.
     hotspot_fix: str
-    #: Tablet-model defaults (docs/keyspace-model.md); ``None``: no model for this store.
-    tablets: TabletParams | None
+    #: The tablet model's parameter ranges and their sources, one box per storage type (the
+    #: launch forecast's; docs/keyspace-model.md); ``None``: no model for this store.
+    tablets: TabletModel | None
     cloud: CloudSpec | None
     #: Python distributions the drivers use: their versions go into the run manifest.
     client_libraries: tuple[str, ...] = ()

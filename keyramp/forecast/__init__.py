@@ -2,24 +2,26 @@
 
 The emulators are single-node stores: they never split or throttle, so what a launch
 would do to a range-partitioned store is *modelled* from the recorded key stream. Every
-parameter is a range with its source (``_stores``), and every figure a band over those
-ranges (``modelled: true``). See docs/keyspace-model.md.
+parameter is a range with its source (declared in each store's spec,
+``keyramp/backends/<store>/_spec.py``), and every figure a band over those ranges
+(``modelled: true``). See docs/keyspace-model.md.
+
+Names load on first use: the store specs import the parameter types from here, and the
+model builds on the key-space analysis, which reads the specs.
 """
 
 from __future__ import annotations
 
-from keyramp.forecast._forecast import forecast_cell, forecast_run_cell, forecast_step
-from keyramp.forecast._launch import Launch, parse_launch
-from keyramp.forecast._params import POINTS, ParamRange, StoreParams, load_params_file
-from keyramp.forecast._stores import SOURCES, STORES, store_params, tablet_capacity_band
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "Launch",
     "POINTS",
-    "SOURCES",
-    "STORES",
     "ParamRange",
     "StoreParams",
+    "TabletModel",
+    "default_boxes",
     "forecast_cell",
     "forecast_run_cell",
     "forecast_step",
@@ -28,3 +30,39 @@ __all__ = [
     "store_params",
     "tablet_capacity_band",
 ]
+
+_LAZY = {
+    "Launch": "keyramp.forecast._launch",
+    "parse_launch": "keyramp.forecast._launch",
+    "POINTS": "keyramp.forecast._params",
+    "ParamRange": "keyramp.forecast._params",
+    "StoreParams": "keyramp.forecast._params",
+    "TabletModel": "keyramp.forecast._params",
+    "load_params_file": "keyramp.forecast._params",
+    "default_boxes": "keyramp.forecast._stores",
+    "store_params": "keyramp.forecast._stores",
+    "tablet_capacity_band": "keyramp.forecast._stores",
+    "forecast_cell": "keyramp.forecast._forecast",
+    "forecast_run_cell": "keyramp.forecast._forecast",
+    "forecast_step": "keyramp.forecast._forecast",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'keyramp.forecast' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:
+    from keyramp.forecast._forecast import forecast_cell, forecast_run_cell, forecast_step
+    from keyramp.forecast._launch import Launch, parse_launch
+    from keyramp.forecast._params import POINTS, ParamRange, StoreParams, TabletModel, load_params_file
+    from keyramp.forecast._stores import default_boxes, store_params, tablet_capacity_band

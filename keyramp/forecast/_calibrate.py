@@ -43,9 +43,14 @@ def suite_profiles(store: str, *, project: str, instance: str = "", database: st
     peak = max(max(rates), jump)
     cloud = {"database": database, "max_ops_per_s": round(peak * 1.1), "cleanup": True,
              "max_duration": f"{int((len(rates) * step_s + jump_s) * 1.5 + 300)}s"}
-    if store == "bigtable":
+    from keyramp.backends import STORES
+
+    spec = STORES.get(store) if store in STORES else None
+    if spec is None or spec.cloud is None or spec.tablets is None:
+        raise UsageError(f"{store}: no cloud service with a tablet model to calibrate")
+    if spec.cloud.needs_instance:
         if not instance:
-            raise UsageError("--instance: required for bigtable (the instance the suite writes tables into)")
+            raise UsageError(f"--instance: required for {store} (the instance the suite writes tables into)")
         cloud["instance"] = instance
     # Enough users for the peak at ~100 ms per write; no warm-up: the range must be new.
     schedule_common = {"warmup": "0s", "max_users": max(50, int(peak * 0.1) + 10)}
@@ -89,7 +94,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "(docs/keyspace-model.md, 'Calibrating on your project').")
     sub = p.add_subparsers(dest="calibrate_verb", metavar="suite|fit")
     s = sub.add_parser("suite", help="write the calibration profiles for one store and print the plan")
-    s.add_argument("store", choices=("datastore", "firestore", "firestore-datastore", "bigtable"))
+    s.add_argument("store", help="the store to calibrate (one with a cloud service and a tablet model: "
+                                 "datastore, firestore, firestore-datastore, bigtable)")
     s.add_argument("--project", required=True, help="the Google Cloud project the suite will run in")
     s.add_argument("--instance", default="", help="Bigtable instance (bigtable only)")
     s.add_argument("--database", default="(default)", help="Firestore / Datastore-mode database id")
@@ -103,7 +109,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     f = sub.add_parser("fit", help="fit the parameters to finished calibration runs; write a parameter file")
     f.add_argument("runs", nargs="+", metavar="RUN", help="run directories (or ids under --results)")
     f.add_argument("--out", type=Path, required=True, help="the parameter file to write (JSON)")
-    f.add_argument("--storage", choices=("ssd", "hdd"), default=None, help="Bigtable storage type")
+    f.add_argument("--storage", default=None, help="storage type of the runs' store (Bigtable: ssd or hdd)")
     f.add_argument("--nodes", type=int, default=1, help="Bigtable nodes the runs had (default 1)")
     f.add_argument("--results", type=Path, default=Path("results"))
     f.set_defaults(func=_fit)

@@ -58,9 +58,9 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
                cell: str | None = None) -> dict[str, dict[str, Any]]:
     """Cell id -> forecast for a loaded run (``keyramp.results._catalog.Run``)."""
     from keyramp.forecast._forecast import forecast_cell, recorded_samples, why_not_regenerated
-    from keyramp.forecast._launch import Launch, parse_launch
+    from keyramp.forecast._launch import Launch, cluster_stores, parse_launch
     from keyramp.forecast._params import load_params_file
-    from keyramp.forecast._stores import STORES
+    from keyramp.forecast._stores import default_boxes
     from keyramp.keyspace._load import load_keys
     from keyramp.profile._schedules import make_schedule
 
@@ -70,8 +70,9 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
     if cell is not None and cell not in cells_meta:
         raise UsageError(f"unknown cell {cell!r}; cells: {', '.join(sorted(cells_meta))}")
     backends = sorted({str(c.get("backend")) for c in cells_meta.values()})
-    if (nodes is not None or storage is not None) and "bigtable" not in backends:
-        raise UsageError(f"--nodes/--storage apply to bigtable cells only; this run's backends: {', '.join(backends)}")
+    if (nodes is not None or storage is not None) and not cluster_stores(backends):
+        raise UsageError(f"--nodes/--storage apply to stores with nodes (bigtable) only; this run's backends: "
+                         f"{', '.join(backends)}")
     if launch_file is not None:
         launch = Launch.from_resolved(parse_launch(_launch_table(launch_file), src=str(launch_file),
                                                    backends=backends))
@@ -83,7 +84,7 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
         raise UsageError(f"{run.path}: the run's profile has no [launch]; give --launch FILE or --rate N")
     launch = launch.with_overrides(peak=rate if (launch_file or (profile or {}).get("launch")) else None,
                                    nodes=nodes, storage=storage, duration_s=duration_s)
-    boxes = load_params_file(params, STORES) if params else launch.boxes()
+    boxes = load_params_file(params, default_boxes()) if params else launch.boxes()
     out: dict[str, dict[str, Any]] = {}
     for cell_id, meta in sorted(cells_meta.items()):
         if cell is not None and cell_id != cell:

@@ -26,7 +26,7 @@ from keyramp._errors import UsageError
 from keyramp.forecast._model import run_point
 from keyramp.forecast._params import ParamRange
 from keyramp.forecast._project import op_mix, regenerated_projection
-from keyramp.forecast._stores import SERVERLESS, store_key, store_params
+from keyramp.forecast._stores import store_key, store_params
 
 __all__ = ["FitResult", "Trace", "fit", "model_throttled", "traces_from_runs", "write_params_file"]
 
@@ -88,9 +88,10 @@ def traces_from_runs(runs: Iterable[Any]) -> list[Trace]:
 class _Model:
     """One trace's projection, built once and simulated at many parameter points."""
 
-    def __init__(self, trace: Trace, *, seed: int, nodes: int) -> None:
+    def __init__(self, trace: Trace, *, seed: int, nodes: int, storage: str | None = None) -> None:
         self.trace = trace
         self.nodes = nodes
+        self.kind = store_params(trace.backend, storage).kind
         self.duration = float(len(trace.target))
         target = trace.target
         self.rate = lambda t: float(target[min(int(t), len(target) - 1)])
@@ -101,7 +102,7 @@ class _Model:
             samples=int(max(2_000, _SAMPLES_PER_S * self.duration)), seed=seed)
 
     def throttled(self, point: Mapping[str, float]) -> np.ndarray:
-        out = run_point(self.projection, backend=self.trace.backend, point=point, rate=self.rate,
+        out = run_point(self.projection, kind=self.kind, point=point, rate=self.rate,
                         duration_s=self.duration, nodes=self.nodes)
         return out.throttled
 
@@ -160,15 +161,15 @@ def fit(traces: Sequence[Trace], *, storage: str | None = None, nodes: int = 1, 
         raise UsageError(f"fit one store at a time; these traces are from {', '.join(sorted(backends))}")
     backend = backends.pop()
     box = store_params(backend, storage)
-    cap_name = "tablet_ops_per_s" if backend in SERVERLESS else "node_write_rows_per_s"
+    cap_name = box.capacity_param
     g = {
-        cap_name: list(np.geomspace(100.0, 40_000.0 if backend == "bigtable" else 8_000.0, 31)),
+        cap_name: list(np.geomspace(100.0, 40_000.0 if box.kind == "nodes" else 8_000.0, 31)),
         "split_delay_s": [10.0, 20.0, 30.0, 45.0, 60.0, 90.0, 120.0, 180.0, 240.0, 300.0, 450.0, 600.0, 900.0],
         "split_threshold_frac": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8],
         "split_fanout": [2.0, 3.0, 4.0],
         **(grid or {}),
     }
-    models = [_Model(t, seed=seed, nodes=nodes) for t in traces]
+    models = [_Model(t, seed=seed, nodes=nodes, storage=storage) for t in traces]
     observed = [t.observed() for t in traces]
     steps = sum(len(o) for o in observed)
     base = box.mid()

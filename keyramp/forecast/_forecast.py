@@ -15,7 +15,7 @@ from keyramp.forecast._launch import Launch
 from keyramp.forecast._model import Outcome, run_point
 from keyramp.forecast._params import StoreParams
 from keyramp.forecast._project import OpMix, Projection, op_mix, recorded_projection, regenerated_projection
-from keyramp.forecast._stores import store_params
+from keyramp.forecast._stores import model_of, store_params
 
 __all__ = ["forecast_cell", "forecast_run_cell", "forecast_step", "projection_for", "recorded_samples", "samples_for",
            "why_not_regenerated"]
@@ -54,14 +54,19 @@ def why_not_regenerated(profile: Mapping[str, Any] | None, backend: str, strateg
 
 
 def projection_for(*, backend: str, strategy: str, profile: Mapping[str, Any] | None, mix: OpMix, launch: Launch,
-                   samples: Any = None, recorded_pos: np.ndarray | None = None, seed: int = 0) -> Projection | None:
-    """The launch stream of a cell: regenerated from its strategy, else its recorded positions replayed."""
+                   samples: Any = None, recorded_pos: np.ndarray | None = None, seed: int = 0,
+                   index_ranges: bool = True) -> Projection | None:
+    """The launch stream of a cell: regenerated from its strategy, else its recorded positions replayed.
+
+    ``index_ranges``: project an indexed field's own key range (stores that index every field).
+    """
     n = samples_for(launch.duration_s)
     why = why_not_regenerated(profile, backend, strategy)
     if why is None:
         return regenerated_projection(profile=profile, backend=backend, strategy=strategy, mix=mix,  # type: ignore[arg-type]
                                       rate=launch.rate, duration_s=launch.duration_s,
-                                      existing=int(profile["workload"]["record_count"]), samples=n, seed=seed)  # type: ignore[index]
+                                      existing=int(profile["workload"]["record_count"]), samples=n, seed=seed,  # type: ignore[index]
+                                      index_ranges=index_ranges)
     if samples is None or recorded_pos is None or len(recorded_pos) == 0:
         return None
     return recorded_projection(pos=recorded_pos, ops=samples.op, mix=mix, duration_s=launch.duration_s, samples=n,
@@ -116,12 +121,16 @@ def forecast_cell(*, backend: str, strategy: str, profile: Mapping[str, Any] | N
     """
     workload = (profile or {}).get("workload") or {"ops": {}, "batch_size": 1, "scan_length": 1}
     mix = op_mix(_counts(cell_summary), workload)
-    box = store_params(backend, launch.storage, boxes=dict(boxes) if boxes else None)
+    from keyramp.backends import STORES
+
+    model = model_of(backend)
+    box = store_params(backend, launch.storage if model.storage_types else None, boxes=dict(boxes) if boxes else None)
     nodes = int(launch.nodes or 1)
     base: dict[str, Any] = {"modelled": True, "launch": launch.for_backend(backend),
                             "params": box.to_json(), "params_from": box.origin}
+    indexes = STORES.get(backend).has("secondary_indexes") and "index_append_ops_per_s" in box.ranges
     proj = projection_for(backend=backend, strategy=strategy, profile=profile, mix=mix, launch=launch,
-                          samples=samples, recorded_pos=recorded_pos)
+                          samples=samples, recorded_pos=recorded_pos, index_ranges=indexes)
     if proj is None:
         return {**base, "verdict": None, "reason": "no sampled keys to project"}
     if mix.rows_per_op <= 0:
@@ -129,14 +138,14 @@ def forecast_cell(*, backend: str, strategy: str, profile: Mapping[str, Any] | N
                 ", ".join(mix.not_projected) + ")"}
 
     def run(point: Mapping[str, float]) -> Outcome:
-        return run_point(proj, backend=backend, point=point, rate=launch.rate, duration_s=launch.duration_s,
+        return run_point(proj, kind=box.kind, point=point, rate=launch.rate, duration_s=launch.duration_s,
                          nodes=nodes)
 
     band = evaluate_band(box, run)
     projection: dict[str, Any] = {
         "keys": proj.source,
         "why": proj.why,
-        "ranges": ["documents" if backend != "bigtable" else "rows", *proj.index],
+        "ranges": ["rows" if box.kind == "nodes" else "documents", *proj.index],
         "op_mix": {op: round(v, 4) for op, v in proj.mix.shares.items()},
         "rows_per_op": round(proj.mix.rows_per_op, 4),
         "read_rows_share": round(proj.mix.reads_per_op / proj.mix.rows_per_op, 4),

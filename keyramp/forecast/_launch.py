@@ -25,14 +25,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from keyramp._errors import UsageError
-from keyramp.forecast._stores import STORAGE_TYPES
+from keyramp.forecast._stores import default_boxes, model_of
 from keyramp.profile._durations import format_duration, parse_duration
 from keyramp.profile._schedules import KIND_FIELDS, Schedule, make_schedule
 
-__all__ = ["BIGTABLE_FIELDS", "DEFAULT_DURATION_S", "Launch", "parse_launch"]
+__all__ = ["CLUSTER_FIELDS", "DEFAULT_DURATION_S", "Launch", "cluster_stores", "parse_launch"]
 
 DEFAULT_DURATION_S = 3600.0
-BIGTABLE_FIELDS = frozenset({"nodes", "storage"})
+#: Fields of stores whose model is a cluster of nodes (Bigtable): how many, and on what storage.
+CLUSTER_FIELDS = frozenset({"nodes", "storage"})
 _COMMON = frozenset({"kind", "duration", "params"})
 _RATE_FIELDS = ("rate", "start_ops", "end_ops", "burst_ops", "increment", "ceiling")
 
@@ -52,25 +53,29 @@ def parse_launch(table: Any, *, src: str, backends: Sequence[str]) -> dict[str, 
     if kind == "users":
         raise _fail(src, "kind", "'users' is a closed model with no rate; a launch needs ops/s "
                                  "(constant, step, linear, ramp_500_50_5, spike, soak)")
-    allowed = _COMMON | KIND_FIELDS[kind] | BIGTABLE_FIELDS
+    allowed = _COMMON | KIND_FIELDS[kind] | CLUSTER_FIELDS
     for name in table:
         if name not in allowed:
             raise _fail(src, name, f"not a field of a {kind!r} launch (allowed: {', '.join(sorted(allowed))})")
-    if "bigtable" not in backends:
-        for name in sorted(BIGTABLE_FIELDS & set(table)):
-            raise _fail(src, name, f"applies to bigtable cells only; this profile's backends: {', '.join(backends)}")
+    clusters = cluster_stores(backends)
+    if not clusters:
+        for name in sorted(CLUSTER_FIELDS & set(table)):
+            raise _fail(src, name, f"applies to stores with nodes (bigtable) only; this profile's backends: "
+                                   f"{', '.join(backends)}")
     resolved: dict[str, Any] = {k: v for k, v in table.items() if k in KIND_FIELDS[kind]}
     resolved["kind"] = kind
     resolved["duration_s"] = parse_duration(table.get("duration", DEFAULT_DURATION_S), field=f"{src}: launch.duration")
     if "params" in table:
         resolved["params"] = _params_path(table["params"], src=src)
-    if "bigtable" in backends:
+    if clusters:
         nodes = table.get("nodes", 1)
         if isinstance(nodes, bool) or not isinstance(nodes, int) or not 1 <= nodes <= 10_000:
             raise _fail(src, "nodes", f"an integer from 1 to 10,000, got {nodes!r}")
-        storage = table.get("storage", "ssd")
-        if storage not in STORAGE_TYPES:
-            raise _fail(src, "storage", f"one of {', '.join(STORAGE_TYPES)}, got {storage!r}")
+        models = [model_of(b) for b in clusters]
+        storage = table.get("storage", models[0].default)
+        if not all(storage in m.boxes for m in models):
+            known = sorted({k for m in models for k in m.storage_types})
+            raise _fail(src, "storage", f"one of {', '.join(known)}, got {storage!r}")
         resolved["nodes"], resolved["storage"] = nodes, storage
     try:
         Launch.from_resolved(resolved)
@@ -86,12 +91,19 @@ def parse_launch(table: Any, *, src: str, backends: Sequence[str]) -> dict[str, 
     return resolved
 
 
+def cluster_stores(backends: Sequence[str]) -> list[str]:
+    """The backends whose tablet model is a cluster of nodes (``nodes``/``storage`` apply to them)."""
+    from keyramp.backends import STORES
+
+    return [b for b in backends if b in STORES and STORES.get(b).tablets is not None
+            and model_of(b).box().kind == "nodes"]
+
+
 def _params_path(value: Any, *, src: str) -> str:
     """A calibration file, relative to the profile's directory; read now so a bad one fails before any load."""
     from pathlib import Path
 
     from keyramp.forecast._params import load_params_file
-    from keyramp.forecast._stores import STORES
 
     if not isinstance(value, str) or not value:
         raise _fail(src, "params", f"a path to a parameter file (keyramp calibrate writes one), got {value!r}")
@@ -99,7 +111,7 @@ def _params_path(value: Any, *, src: str) -> str:
     if not path.is_absolute() and not src.startswith("<"):
         path = Path(src).parent / path
     try:
-        load_params_file(path, STORES)
+        load_params_file(path, default_boxes())
     except UsageError as exc:
         raise _fail(src, "params", str(exc)) from None
     return str(path)
@@ -107,7 +119,7 @@ def _params_path(value: Any, *, src: str) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class Launch:
-    """A resolved ``[launch]``: the rate over real time, and Bigtable's cluster."""
+    """A resolved ``[launch]``: the rate over real time, and the cluster of stores with nodes (Bigtable)."""
 
     spec: Mapping[str, Any]
     schedule: Schedule
@@ -135,9 +147,8 @@ class Launch:
         from pathlib import Path
 
         from keyramp.forecast._params import load_params_file
-        from keyramp.forecast._stores import STORES
 
-        return load_params_file(Path(self.spec["params"]), STORES)
+        return load_params_file(Path(self.spec["params"]), default_boxes())
 
     def rate(self, t: float) -> float:
         return self.schedule.rate(t)
@@ -187,7 +198,7 @@ class Launch:
             "peak_ops_per_s": round(self.peak, 3),
             "total_ops": round(self.total_ops()),
         }
-        if backend == "bigtable":
+        if cluster_stores([backend]):
             out["nodes"] = int(self.nodes or 1)
-            out["storage"] = self.storage or "ssd"
+            out["storage"] = self.storage or model_of(backend).default
         return out

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from keyramp.forecast._project import Projection
-from keyramp.forecast._stores import SERVERLESS
 from keyramp.keyspace._tablets import TabletParams, simulate
 
 __all__ = ["Outcome", "THROTTLED_STEP", "run_point"]
@@ -68,14 +67,14 @@ def _step_s(duration_s: float) -> float:
     return max(10.0, duration_s / 480.0)  # ≤ 480 steps: a day-long launch stays cheap
 
 
-def run_point(projection: Projection, *, backend: str, point: Mapping[str, float], rate: Callable[[float], float],
+def run_point(projection: Projection, *, kind: str, point: Mapping[str, float], rate: Callable[[float], float],
               duration_s: float, nodes: int = 1) -> Outcome:
-    """Simulate the launch once with the parameter values ``point``."""
+    """Simulate the launch once with the parameter values ``point`` of a ``kind`` box (``MODEL_KINDS``)."""
     mix = projection.mix
     step = _step_s(duration_s)
     fanout = int(round(point["split_fanout"]))
     delay = float(point["split_delay_s"])
-    if backend in SERVERLESS:
+    if kind == "ranges":
         capacity, total, read_cost = float(point["tablet_ops_per_s"]), None, 1.0
     else:
         capacity = float(point["node_write_rows_per_s"])  # a tablet lives on one node
@@ -91,7 +90,7 @@ def run_point(projection: Projection, *, backend: str, point: Mapping[str, float
     ops = docs.offered / max(cost_per_op, 1e-12)
     throttled = docs.throttled.copy()
     p99 = docs.added_p99_ms.copy()
-    if backend in SERVERLESS and projection.index and mix.inserts_per_op > 0:
+    if kind == "ranges" and projection.index and "index_append_ops_per_s" in point and mix.inserts_per_op > 0:
         cap = float(point["index_append_ops_per_s"])
         idx_params = TabletParams(capacity=cap, split_threshold=float(point["split_threshold_frac"]) * cap,
                                   split_delay_s=delay, step_s=step, min_window_samples=_MIN_WINDOW,

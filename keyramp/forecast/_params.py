@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from keyramp._errors import UsageError
 
-__all__ = ["POINTS", "ParamRange", "ParamSet", "StoreParams", "load_params_file"]
+__all__ = ["MODEL_KINDS", "POINTS", "ParamRange", "ParamSet", "StoreParams", "TabletModel", "load_params_file"]
 
 Point = Literal["low", "mid", "high"]
 POINTS: tuple[Point, ...] = ("low", "mid", "high")
@@ -62,15 +62,38 @@ class ParamRange:
 ParamSet = Mapping[str, float]
 
 
+#: What the ranges of each model kind must name. ``ranges``: key ranges that split by load and
+#: serve ``tablet_ops_per_s`` each (Datastore, Firestore; ``index_append_ops_per_s`` for an
+#: index range when the store indexes fields). ``nodes``: a tablet lives on one node of a
+#: cluster of ``nodes`` (Bigtable), reads and writes cost a node differently.
+MODEL_KINDS: Mapping[str, frozenset[str]] = {
+    "ranges": frozenset({"tablet_ops_per_s", "split_threshold_frac", "split_delay_s", "split_fanout"}),
+    "nodes": frozenset({"node_write_rows_per_s", "node_read_rows_per_s", "split_threshold_frac", "split_delay_s",
+                        "split_fanout"}),
+}
+
+
 @dataclass(frozen=True, kw_only=True)
 class StoreParams:
     """The parameter box of one store (and, for Bigtable, one storage type)."""
 
     store: str
     ranges: Mapping[str, ParamRange]
+    #: The model this box drives (``MODEL_KINDS``); None: a box the tablet model cannot run (tests).
+    kind: Literal["ranges", "nodes"] | None = None
     #: Where the ranges came from: "defaults (published figures and stated guesses)" or a calibration file.
     origin: str = "defaults"
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        missing = sorted(MODEL_KINDS[self.kind] - set(self.ranges)) if self.kind is not None else []
+        if missing:
+            raise ValueError(f"{self.store}: a {self.kind!r} model needs the parameter {missing[0]!r}")
+
+    @property
+    def capacity_param(self) -> str:
+        """What one tablet serves: its own capacity, or its node's."""
+        return "tablet_ops_per_s" if self.kind == "ranges" else "node_write_rows_per_s"
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.ranges)
@@ -94,6 +117,40 @@ class StoreParams:
 
     def to_json(self) -> dict[str, dict[str, Any]]:
         return {name: r.to_json() for name, r in self.ranges.items()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TabletModel:
+    """A store's tablet-model parameters (``StoreSpec.tablets``): one box per storage type.
+
+    Stores with one kind of storage have one box under ``""``; Bigtable has ``ssd`` and ``hdd``.
+    The boxes and the sources of every bound are declared in the store's own spec module.
+    """
+
+    boxes: Mapping[str, StoreParams]
+    default: str = ""
+
+    @classmethod
+    def single(cls, box: StoreParams) -> TabletModel:
+        return cls(boxes={"": box})
+
+    def __post_init__(self) -> None:
+        if self.default not in self.boxes:
+            raise ValueError(f"default storage {self.default!r} has no parameter box")
+
+    @property
+    def storage_types(self) -> tuple[str, ...]:
+        return tuple(k for k in self.boxes if k)
+
+    def box(self, storage: str | None = None) -> StoreParams:
+        key = self.default if storage is None else storage
+        if key not in self.boxes:
+            raise UsageError(f"storage: one of {', '.join(self.storage_types) or 'none'}, got {storage!r}")
+        return self.boxes[key]
+
+    def keyed(self, store: str) -> dict[str, StoreParams]:
+        """Boxes under the names calibration files use: ``store``, or ``store-<storage>``."""
+        return {(f"{store}-{k}" if k else store): box for k, box in self.boxes.items()}
 
 
 def _range_from(doc: Any, base: ParamRange, where: str) -> ParamRange:

@@ -21,7 +21,6 @@ from keyramp.keyspace._load import (
 from keyramp.keyspace._metrics import analyze_cell, hotspot_metrics, summarize_cell
 from keyramp.keyspace._reference import cell_reference
 from keyramp.keyspace._tablets import (
-    SERVERLESS_TABLETS,
     SYNTHETIC_PATTERNS,
     TabletParams,
     TabletTimeline,
@@ -33,7 +32,6 @@ from keyramp.keyspace._tablets import (
 )
 
 __all__ = [
-    "SERVERLESS_TABLETS",
     "SYNTHETIC_PATTERNS",
     "CellKeys",
     "KeyPositions",

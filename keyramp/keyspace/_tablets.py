@@ -35,7 +35,6 @@ import numpy as np
 from keyramp._errors import UsageError
 
 __all__ = [
-    "SERVERLESS_TABLETS",
     "SYNTHETIC_PATTERNS",
     "TabletParams",
     "TabletTimeline",
@@ -65,10 +64,6 @@ class TabletParams:
     split_fanout: int = 2  # pieces a split tablet becomes (at quantiles of its recent samples)
 
 
-#: The specs' placeholder (their parameter boxes replace it: keyramp.forecast).
-SERVERLESS_TABLETS = TabletParams(capacity=500.0, split_threshold=300.0, split_delay_s=120.0)
-
-
 def has_model(backend: str) -> bool:
     """Whether ``backend`` is a registered store with tablet-model parameters."""
     from keyramp.backends import STORES
@@ -83,13 +78,14 @@ def params_for(backend: str, **overrides: Any) -> TabletParams:
 
         known = ", ".join(s.name for s in STORES.specs() if s.tablets is not None)
         raise UsageError(f"no tablet model for backend {backend!r}; known: {known}")
-    from keyramp.forecast._stores import SERVERLESS, store_params  # imported late: forecast builds on this module
+    from keyramp.forecast._stores import store_params  # imported late: forecast builds on this module
 
-    mid = store_params(backend).mid()
-    capacity = mid["tablet_ops_per_s"] if backend in SERVERLESS else mid["node_write_rows_per_s"]
+    box = store_params(backend)
+    mid = box.mid()
+    capacity = mid[box.capacity_param]
     base = TabletParams(capacity=capacity, split_threshold=mid["split_threshold_frac"] * capacity,
                         split_delay_s=mid["split_delay_s"], split_fanout=int(mid["split_fanout"]),
-                        total_capacity=None if backend in SERVERLESS else capacity)
+                        total_capacity=capacity if box.kind == "nodes" else None)  # one node
     return replace(base, **overrides) if overrides else base
 
 

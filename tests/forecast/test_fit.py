@@ -14,12 +14,12 @@ import pytest
 from _synthetic import make_run
 
 from keyramp._errors import UsageError
-from keyramp.forecast import STORES, load_params_file
+from keyramp.forecast import default_boxes, load_params_file
 from keyramp.forecast._fit import Trace, fit, model_throttled, traces_from_runs, write_params_file
 from keyramp.profile._profile import parse_profile
 from keyramp.results._catalog import load_run
 
-HIDDEN = {**STORES["firestore"].mid(), "tablet_ops_per_s": 800.0, "split_delay_s": 90.0,
+HIDDEN = {**default_boxes()["firestore"].mid(), "tablet_ops_per_s": 800.0, "split_delay_s": 90.0,
           "split_threshold_frac": 0.5, "split_fanout": 3.0}
 #: Coarse grids keep the test quick; the hidden values are not on the capacity grid.
 GRID = {"tablet_ops_per_s": [300.0, 450.0, 650.0, 750.0, 850.0, 1000.0, 1400.0, 2000.0],
@@ -61,9 +61,9 @@ def test_the_fit_recovers_hidden_capacity_and_split_delay(traces: list[Trace]) -
 def test_the_fitted_file_is_what_the_forecast_loads(traces: list[Trace], tmp_path: Path) -> None:
     result = fit(traces, grid={k: v[:3] if k != "tablet_ops_per_s" else v for k, v in GRID.items()}, seed=0)
     path = write_params_file(tmp_path / "cal" / "firestore.json", [result])
-    boxes = load_params_file(path, STORES)
+    boxes = load_params_file(path, default_boxes())
     assert boxes["firestore"].ranges["tablet_ops_per_s"].mid == pytest.approx(result.ranges["tablet_ops_per_s"].mid)
-    assert boxes["firestore"].origin == str(path) and boxes["bigtable-ssd"] is STORES["bigtable-ssd"]
+    assert boxes["firestore"].origin == str(path) and boxes["bigtable-ssd"] is default_boxes()["bigtable-ssd"]
     assert json.loads(path.read_text())["fits"]["firestore"]["traces"] == ["run-sequential", "run-random"]
 
 

@@ -8,12 +8,14 @@ from pathlib import Path
 import pytest
 
 from keyramp._errors import UsageError
-from keyramp.forecast import STORES, load_params_file, store_params
+from keyramp.forecast import default_boxes, load_params_file, store_params
 from keyramp.forecast._params import ParamRange
 
 
 def test_every_default_range_names_a_source_and_says_if_it_is_published() -> None:
-    for key, box in STORES.items():
+    boxes = default_boxes()
+    assert {"datastore", "firestore", "firestore-datastore", "bigtable-ssd", "bigtable-hdd"} <= set(boxes)
+    for key, box in boxes.items():
         for name, r in box.ranges.items():
             assert r.low <= r.mid <= r.high, (key, name)
             assert r.source.startswith("https://cloud.google.com/") or r.source.startswith(
@@ -35,11 +37,11 @@ def test_a_calibration_file_replaces_named_ranges(tmp_path: Path) -> None:
     path = tmp_path / "cal.json"
     path.write_text(json.dumps({"schema": 1, "stores": {"firestore": {
         "tablet_ops_per_s": {"low": 700, "mid": 800, "high": 950, "source": "keyramp calibrate r1 r2"}}}}))
-    boxes = load_params_file(path, STORES)
+    boxes = load_params_file(path, default_boxes())
     fs = boxes["firestore"]
     assert (fs.ranges["tablet_ops_per_s"].low, fs.ranges["tablet_ops_per_s"].high) == (700, 950)
-    assert fs.ranges["split_delay_s"] == STORES["firestore"].ranges["split_delay_s"]
-    assert fs.origin == str(path) and boxes["datastore"] is STORES["datastore"]
+    assert fs.ranges["split_delay_s"] == default_boxes()["firestore"].ranges["split_delay_s"]
+    assert fs.origin == str(path) and boxes["datastore"] is default_boxes()["datastore"]
 
 
 @pytest.mark.parametrize(
@@ -57,9 +59,25 @@ def test_bad_calibration_files_name_the_field(tmp_path: Path, doc: dict, message
     path = tmp_path / "cal.json"
     path.write_text(json.dumps(doc))
     with pytest.raises(UsageError, match=message):
-        load_params_file(path, STORES)
+        load_params_file(path, default_boxes())
 
 
 def test_a_range_must_be_ordered() -> None:
     with pytest.raises(UsageError):
         ParamRange(low=2, mid=1, high=3, unit="s", source="unpublished", note="")
+
+
+def test_each_store_declares_its_own_box_in_its_spec() -> None:
+    from keyramp.backends import STORES
+    from keyramp.backends.bigtable._spec import BIGTABLE_TABLETS
+    from keyramp.backends.firestore._spec import FIRESTORE_TABLETS
+
+    assert STORES.get("firestore").tablets is FIRESTORE_TABLETS and STORES.get("bigtable").tablets is BIGTABLE_TABLETS
+    # Datastore mode runs on Firestore's storage: the same numbers, Datastore's ramp page as the source.
+    fs, ds = store_params("firestore"), store_params("firestore-datastore")
+    assert {k: (r.low, r.mid, r.high) for k, r in fs.ranges.items()} == {
+        k: (r.low, r.mid, r.high) for k, r in ds.ranges.items()}
+    assert ds.ranges["split_delay_s"].source == "https://cloud.google.com/datastore/docs/best-practices#ramping_up_traffic"
+    assert store_params("bigtable").kind == "nodes" and fs.kind == "ranges"
+    with pytest.raises(UsageError, match="no forecast model"):
+        store_params("mysql")

@@ -12,13 +12,13 @@ import math
 import numpy as np
 import pytest
 
-from keyramp.forecast import STORES, forecast_cell
+from keyramp.forecast import default_boxes, forecast_cell
 from keyramp.forecast._model import run_point
 from keyramp.forecast._project import OpMix, Projection
 from keyramp.keyspace import TabletParams, simulate, synthetic_stream
 from keyramp.profile._profile import parse_profile
 
-FIRESTORE = STORES["firestore"]
+FIRESTORE = default_boxes()["firestore"]
 
 
 def _steady(tl, frac: float = 0.25) -> float:
@@ -54,12 +54,12 @@ def test_doubling_bigtable_nodes_about_doubles_what_random_keys_achieve(point: s
     # Given: rows/s per node; the cluster's cap is nodes × that (Google: "scales linearly").
     # The check is that tablets and splits let random keys reach it: one hot tablet per node
     # at most, so a range must split into >= nodes tablets first.
-    box = STORES["bigtable-ssd"]
+    box = default_boxes()["bigtable-ssd"]
     values = {name: r.at(point) for name, r in box.ranges.items()}
     proj = _uniform_projection(3600)
     achieved = {}
     for nodes in (2, 4, 8):
-        out = run_point(proj, backend="bigtable", point=values, rate=lambda s: 200_000.0, duration_s=3600, nodes=nodes)
+        out = run_point(proj, kind="nodes", point=values, rate=lambda s: 200_000.0, duration_s=3600, nodes=nodes)
         tail = out.t > 2700
         achieved[nodes] = float((out.offered[tail] * (1 - out.throttled[tail])).mean())
     assert achieved[4] / achieved[2] == pytest.approx(2.0, rel=0.1)
@@ -70,9 +70,9 @@ def test_ten_ssd_nodes_reach_googles_140k_rows_per_s_at_the_published_end() -> N
     # Published: "a 10-node SSD cluster can support up to 140,000 rows per second" (write-only
     # or read-only). Given: 14,000 per node at the high end. Checked: the tablet model lets a
     # random-key stream use all ten nodes once the table has split.
-    box = STORES["bigtable-ssd"]
+    box = default_boxes()["bigtable-ssd"]
     values = {name: r.favourable() for name, r in box.ranges.items()}
-    out = run_point(_uniform_projection(3600), backend="bigtable", point=values, rate=lambda s: 200_000.0,
+    out = run_point(_uniform_projection(3600), kind="nodes", point=values, rate=lambda s: 200_000.0,
                     duration_s=3600, nodes=10)
     tail = out.t > 2700
     assert float((out.offered[tail] * (1 - out.throttled[tail])).mean()) == pytest.approx(140_000, rel=0.03)

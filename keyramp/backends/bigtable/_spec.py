@@ -9,9 +9,9 @@ from typing import Any, Final
 from keyramp.backends._emulator import grpc_ready
 from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, StoreSpec
 from keyramp.backends.bigtable._admin import reset
-from keyramp.keyspace._tablets import TabletParams
+from keyramp.forecast._params import ParamRange, StoreParams, TabletModel
 
-__all__ = ["BIGTABLE", "SPECS"]
+__all__ = ["BIGTABLE", "BIGTABLE_TABLETS", "SPECS"]
 
 _BINARY: Final = "platform/bigtable-emulator/cbtemulator"
 
@@ -19,6 +19,42 @@ _BINARY: Final = "platform/bigtable-emulator/cbtemulator"
 def _bigtable_cmd(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> list[str]:
     return [str(sdk / _BINARY), "-host", host, "-port", str(port)]
 
+
+_PERFORMANCE: Final = "https://cloud.google.com/bigtable/docs/performance"
+_CPU_TARGETS: Final = "https://cloud.google.com/bigtable/docs/monitoring-instance"
+_SCALING: Final = "https://cloud.google.com/bigtable/docs/scaling"
+
+
+def _box(storage: str, writes: float, reads: float) -> StoreParams:
+    """Google's rows/s per node for ``storage`` (1 KB rows), with its CPU targets as the lower bounds."""
+    note = (f"up to {writes:,.0f} writes / {reads:,.0f} reads per second per {storage.upper()} node (1 KB rows), "
+            f"scaling linearly with nodes ({_PERFORMANCE}); low and mid at Google's 70 % and 90 % CPU targets "
+            f"({_CPU_TARGETS})")
+    return StoreParams(store=f"bigtable-{storage}", kind="nodes", extra={"storage": storage}, ranges={
+        "node_write_rows_per_s": ParamRange(
+            low=0.7 * writes, mid=0.9 * writes, high=writes, unit="rows/s per node", source=_PERFORMANCE,
+            published=True, better="high", note=note),
+        "node_read_rows_per_s": ParamRange(
+            low=0.7 * reads, mid=0.9 * reads, high=reads, unit="rows/s per node", source=_PERFORMANCE,
+            published=True, better="high", note=note),
+        "split_threshold_frac": ParamRange(
+            low=0.4, mid=0.5, high=0.6, unit="× node capacity", source="unpublished", better="low",
+            note=("unpublished: Bigtable splits busy tablets and moves them between nodes; the trigger is not "
+                  "published (the OSDI'06 paper splits by size, 100-200 MB)")),
+        "split_delay_s": ParamRange(
+            low=60.0, mid=300.0, high=1200.0, unit="s", source=_SCALING, better="low",
+            note=("unpublished for splits; 'up to 20 minutes under load' is Google's figure for rebalancing after "
+                  "nodes are added, used as the upper bound; 60 s is a guess")),
+        "split_fanout": ParamRange(
+            low=2.0, mid=2.0, high=4.0, unit="pieces", source="unpublished", better="high",
+            note="unpublished: the Bigtable paper splits in two; 2-4 pieces per split is a wide guess"),
+    })
+
+
+#: The tablet model's parameters per storage type (the launch forecast's boxes; a tablet is
+#: served by one node, so it takes at most one node's rows/s; the cluster takes ``nodes`` of them).
+BIGTABLE_TABLETS: Final = TabletModel(boxes={"ssd": _box("ssd", 14_000.0, 17_000.0),
+                                             "hdd": _box("hdd", 10_000.0, 500.0)}, default="ssd")
 
 BIGTABLE = StoreSpec(
     name="bigtable",
@@ -39,13 +75,7 @@ BIGTABLE = StoreSpec(
     keys=KeyRules(max_key_bytes=4096),
     rules=frozenset({"BP-KEY-5", "BP-KEY-6", "BP-KEY-7", "BP-KEY-8", "BP-SIZE-1", "BP-SIZE-3"}),
     hotspot_fix="field_promotion or reversed_id",
-    # Sources: docs/keyspace-model.md.
-    tablets=TabletParams(
-        capacity=10_000.0,
-        split_threshold=6_000.0,
-        split_delay_s=300.0,
-        total_capacity=10_000.0,  # one node
-    ),
+    tablets=BIGTABLE_TABLETS,
     cloud=CloudSpec(writes_under="Bigtable table", scope="instance", needs_instance=True),
     client_libraries=("google-cloud-bigtable",),
 )

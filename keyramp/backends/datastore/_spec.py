@@ -16,8 +16,8 @@ from typing import Any, Final
 
 from keyramp.backends._emulator import http_ok, http_reset, java_command
 from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, ResetFn, StoreSpec
-from keyramp.backends.firestore._spec import FIRESTORE_JAR, firestore_emulator_command
-from keyramp.keyspace._tablets import SERVERLESS_TABLETS
+from keyramp.backends.firestore._spec import FIRESTORE_JAR, FIRESTORE_TABLETS, firestore_emulator_command
+from keyramp.forecast._params import StoreParams, TabletModel
 
 __all__ = ["DATASTORE", "FIRESTORE_DATASTORE", "SPECS"]
 
@@ -36,6 +36,24 @@ def _datastore_cmd(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> 
     consistency = opts.get("consistency")
     return [*base, "start", f"--host={host}", f"--port={port}", "--store_on_disk=false",
             f"--consistency={1.0 if consistency is None else consistency}"]
+
+
+_RAMP: Final = "https://cloud.google.com/datastore/docs/best-practices#ramping_up_traffic"
+_INDEX_HOTSPOT: Final = "https://cloud.google.com/datastore/docs/keyvis-patterns-index"
+
+
+def _tablets(store: str) -> TabletModel:
+    """Firestore's box with Datastore's sources: Datastore mode (and the legacy Datastore, since
+    its upgrade) runs on Firestore's storage layer, and Google gives the same 500/50/5 ramp."""
+    fs = FIRESTORE_TABLETS.box()
+    ranges = dict(fs.ranges)
+    for name in ("split_threshold_frac", "split_delay_s"):
+        ranges[name] = dataclasses.replace(ranges[name], source=_RAMP)
+    index = ranges["index_append_ops_per_s"]
+    ranges["index_append_ops_per_s"] = dataclasses.replace(
+        index, note=index.note + f" (a Firestore page; Datastore mode's docs show the same index hotspot without a "
+                                 f"number: {_INDEX_HOTSPOT})")
+    return TabletModel.single(StoreParams(store=store, kind=fs.kind, ranges=ranges))
 
 
 def _post_reset(kind: str) -> ResetFn:
@@ -60,7 +78,7 @@ DATASTORE = StoreSpec(
     keys=_KEYS,
     rules=frozenset({"BP-KEY-3", "BP-RATE-1"}),
     hotspot_fix="server_allocated or random ids, or a hashed_prefix",
-    tablets=SERVERLESS_TABLETS,
+    tablets=_tablets("datastore"),
     cloud=CloudSpec(writes_under="Datastore kind"),
     client_libraries=_LIBRARIES,
 )
@@ -80,7 +98,7 @@ FIRESTORE_DATASTORE = StoreSpec(
     keys=dataclasses.replace(_KEYS, forbidden_names=frozenset({".", ".."})),
     rules=frozenset({"BP-RATE-1", "BP-RATE-2"}),
     hotspot_fix="server_allocated or random ids, or a hashed_prefix",
-    tablets=SERVERLESS_TABLETS,
+    tablets=_tablets("firestore-datastore"),
     cloud=CloudSpec(writes_under="Datastore-mode kind"),
     client_libraries=_LIBRARIES,
 )

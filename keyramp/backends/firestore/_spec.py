@@ -10,9 +10,9 @@ from typing import Any, Final
 
 from keyramp.backends._emulator import http_ok, http_reset, java_command
 from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, StoreSpec
-from keyramp.keyspace._tablets import SERVERLESS_TABLETS
+from keyramp.forecast._params import ParamRange, StoreParams, TabletModel
 
-__all__ = ["FIRESTORE", "FIRESTORE_JAR", "SPECS", "firestore_emulator_command"]
+__all__ = ["FIRESTORE", "FIRESTORE_JAR", "FIRESTORE_TABLETS", "SHARD_TIMESTAMP", "SPECS", "firestore_emulator_command"]
 
 FIRESTORE_JAR: Final = "platform/cloud-firestore-emulator/cloud-firestore-emulator.jar"
 
@@ -34,6 +34,34 @@ def _reset(endpoint: str, *, project: str, instance: str, table: str | None, tim
                method="DELETE", timeout_s=timeout_s)
 
 
+#: The one per-range figure Google publishes: a sequential indexed field takes 500 writes/s.
+SHARD_TIMESTAMP: Final = "https://firebase.google.com/docs/firestore/solutions/shard-timestamp"
+_RAMP: Final = "https://cloud.google.com/firestore/docs/best-practices#ramping_up_traffic"
+
+#: The tablet model's parameters (the launch forecast's box; docs/keyspace-model.md): each a
+#: range, each bound with its source. What Google does not publish is a stated, wide guess.
+FIRESTORE_TABLETS: Final = TabletModel.single(StoreParams(store="firestore", kind="ranges", ranges={
+    "tablet_ops_per_s": ParamRange(
+        low=500.0, mid=1000.0, high=2000.0, unit="ops/s", source=SHARD_TIMESTAMP, better="high",
+        note=("unpublished: the only per-range figure Google gives is the 500 writes/s of one sequential "
+              "index range, so 500 is the floor; 1,000-2,000 is a stated guess")),
+    "index_append_ops_per_s": ParamRange(
+        low=500.0, mid=500.0, high=500.0, unit="writes/s", source=SHARD_TIMESTAMP, published=True, better="high",
+        note="published limit: a collection with a sequential indexed field takes 500 writes/s, 500·n with n shards"),
+    "split_threshold_frac": ParamRange(
+        low=0.4, mid=0.5, high=0.6, unit="× tablet capacity", source=_RAMP, better="low",
+        note=("unpublished: load-based splits are documented, their trigger is not; below 1/1.5 of capacity "
+              "(with a margin for uneven splits) so that a range under the trigger stays under capacity "
+              "after a +50 % step (500/50/5)")),
+    "split_delay_s": ParamRange(
+        low=30.0, mid=120.0, high=240.0, unit="s", source=_RAMP, better="low",
+        note=("unpublished: +50 % every 5 minutes (500/50/5) implies a hot range splits well within 5 "
+              "minutes; 30 s is a guess (splits are 'not instantaneous')")),
+    "split_fanout": ParamRange(
+        low=2.0, mid=2.0, high=4.0, unit="pieces", source="unpublished", better="high",
+        note="unpublished: the Bigtable paper splits in two; 2-4 pieces per split is a wide guess"),
+}))
+
 FIRESTORE = StoreSpec(
     name="firestore",
     title="Firestore",
@@ -52,7 +80,7 @@ FIRESTORE = StoreSpec(
                   reserved=re.compile(r"__.*__", re.DOTALL)),
     rules=frozenset({"BP-RATE-2"}),
     hotspot_fix="server_allocated or random ids, or a hashed_prefix",
-    tablets=SERVERLESS_TABLETS,
+    tablets=FIRESTORE_TABLETS,
     cloud=CloudSpec(writes_under="Firestore collection"),
     client_libraries=("google-cloud-firestore",),
 )
