@@ -5,6 +5,7 @@ from __future__ import annotations
 from keyramp.keys._base import Distribution, KeyStrategy, KeyTraits
 from keyramp.keys._distributions import DISTRIBUTIONS, hottest_share, make_distribution
 from keyramp.keys._strategies import STRATEGIES, key_problem, make_strategy
+from keyramp.keys._template import TemplateError, TemplatePlan, TemplateStrategy, compile_template
 from keyramp.keys._values import INDEXED_VALUES, RecordFactory, entity_group_key
 
 __all__ = [
@@ -14,6 +15,10 @@ __all__ = [
     "STRATEGIES",
     "DISTRIBUTIONS",
     "make_strategy",
+    "TemplateStrategy",
+    "TemplatePlan",
+    "TemplateError",
+    "compile_template",
     "make_distribution",
     "key_problem",
     "hottest_share",

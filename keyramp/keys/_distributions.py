@@ -148,7 +148,12 @@ class _ZipfRanks:
     def rank(self, items: int) -> int:
         if items != self.count:
             self.resize(items)
-        u = self.rng.random()
+        return self.rank_at(self.rng.random())
+
+    def rank_at(self, u: float) -> int:
+        """The rank for a uniform ``u`` in ``[0, 1)`` over the current item count (a pure
+        function: key templates draw ranks from a hash of the insert index)."""
+        items = self.count
         uz = u * self.zetan
         if uz < 1.0 or items == 1:
             return 0

@@ -20,7 +20,7 @@ from keyramp._errors import UsageError
 from keyramp.backends import spec_for
 from keyramp.profile._profile import load_profile, slug
 from keyramp.profile._schedules import Schedule, make_schedule
-from keyramp.keys import STRATEGIES, hottest_share, key_problem, make_strategy
+from keyramp.keys import KeyStrategy, TemplateStrategy, hottest_share, key_problem, make_strategy
 
 __all__ = ["Finding", "lint_profile", "register", "SEVERITIES"]
 
@@ -36,6 +36,8 @@ _MONOTONIC: Final = frozenset({"sequential", "prefixed_sequential", "padded_sequ
 _SEQUENTIAL_IDS: Final = frozenset({"sequential", "prefixed_sequential", "padded_sequential"})
 _TIME_FIRST: Final = frozenset({"timestamp_only", "timestamp_first"})
 _HAS_TIME: Final = frozenset({"timestamp_only", "timestamp_first", "field_promotion"})
+#: Up to this many append points a template's ranges are worth a per-range rate (BP-KEY-3).
+_FEW_APPEND_POINTS: Final = 100
 _UPDATES: Final = ("update", "transaction", "increment")
 #: Indexes whose keys lint validates: small, digit-count boundaries, and large.
 _SAMPLE_INDEXES: Final = (0, 1, 8, 9, 98, 99, 12_345, 999_999, 10**9 - 1, 10**10, 2**40)
@@ -110,14 +112,25 @@ def _cell_rules(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Fin
     its features (``lacks``), its hotspot advice."""
     out: list[Finding] = []
     store = spec_for(backend)
-    cls = STRATEGIES[strategy]
+    cls = make_strategy(strategy, seed=plan.seed, params=plan.params, backend=backend)
+    # A key template states what its format implies; named strategies are known by name.
+    tpl = cls.plan if isinstance(cls, TemplateStrategy) else None
+    monotonic = strategy in _MONOTONIC or (tpl is not None and cls.traits.monotonic)
+    time_first = strategy in _TIME_FIRST or (tpl is not None and tpl.leads_with == "time")
+    has_time = strategy in _HAS_TIME or (tpl is not None and tpl.has_time and not tpl.prepends)
     inserts = plan.rate(plan.insert_per_op)
     writing = plan.insert_per_op > 0
 
     def add(rule: str, severity: str, message: str) -> None:
         out.append(Finding(rule, severity, message, cell))
 
-    if strategy in _MONOTONIC:
+    if tpl is not None and writing and 1 < tpl.append_points <= _FEW_APPEND_POINTS:
+        per_point = None if inserts is None else inserts / tpl.append_points
+        add("BP-KEY-3", "error" if per_point is not None and per_point >= HIGH_RATE else "info",
+            f"{strategy} has {tpl.append_points} {'prepend' if tpl.prepends else 'append'} points: each new key "
+            f"lands at the {'start' if tpl.prepends else 'end'} of one of {tpl.append_points} ranges, "
+            f"{_rate_text(per_point)} each")
+    if monotonic:
         fix = store.hotspot_fix
         if writing:
             add("BP-KEY-1", _by_rate(inserts),
@@ -129,11 +142,11 @@ def _cell_rules(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Fin
     if store.has("server_allocated_keys") and not cls.server_allocated and not cls.traits.spreads:
         add("BP-KEY-2", "info",
             "prefer server-allocated ids (allocate_ids / auto document ids): they scatter over the key space")
-    if "BP-KEY-5" in store.rules and strategy in _TIME_FIRST:
+    if "BP-KEY-5" in store.rules and time_first:
         add("BP-KEY-5", _by_rate(inserts) if writing else "warning",
             f"row key starts with a timestamp ({strategy}): all current writes hit one node; promote the id "
             f"you filter by first (field_promotion: machine_0042#<ts>)")
-    if "BP-KEY-6" in store.rules and strategy in _HAS_TIME and (
+    if "BP-KEY-6" in store.rules and has_time and (
             plan.workload.get("read_distribution") == "latest" or "scan" in plan.ops):
         add("BP-KEY-6", "info",
             "newest rows are read first: a reverse timestamp (reverse_timestamp, Long.MAX_VALUE - ts) "
@@ -153,13 +166,12 @@ def _cell_rules(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Fin
         add("BP-SHARD-1", _by_rate(inserts) if writing else "warning",
             "shards inside a time bucket: every current write still goes to the newest bucket; shard by a "
             "stable id or hash prefix instead (sharded)")
-    out.extend(_key_hygiene(plan, backend, strategy, cell))
+    out.extend(_key_hygiene(cls, backend, strategy, cell))
     return out
 
 
-def _key_hygiene(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Finding]:
+def _key_hygiene(keys: KeyStrategy, backend: str, strategy: str, cell: str) -> list[Finding]:
     """BP-KEY-10: params that produce keys the store rejects (found by sampling keys)."""
-    keys = make_strategy(strategy, seed=plan.seed, params=plan.params, backend=backend)
     reserved = spec_for(backend).keys.reserved
     if reserved is not None:
         for name, value in keys.params.items():
@@ -330,8 +342,6 @@ def lint_profile(profile: Mapping[str, Any]) -> list[Finding]:
     findings += _indexed_value(plan)
     findings += _sizes(plan)
     for backend, strategy, cell in plan.cells():
-        if strategy not in STRATEGIES:
-            raise UsageError(f"keys.strategy: unknown strategy '{strategy}' (one of: {', '.join(STRATEGIES)})")
         findings += _cell_rules(plan, backend, strategy, cell)
     return sorted(findings, key=lambda f: _ORDER.get(f.severity, 9))
 

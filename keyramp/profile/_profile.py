@@ -327,13 +327,15 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
     keys = {"params": {}, **_table(raw, "keys", src)}
     _check_fields(keys, {"strategy", "params"}, f"{src}: keys")
     strategies = _as_list(keys.get("strategy", "random"), f"{src}: keys.strategy")
-    from keyramp.keys import STRATEGIES
-
-    for strategy in strategies:
-        if strategy not in STRATEGIES:
-            raise _fail(src, f"keys.strategy: unknown strategy '{strategy}' (one of: {', '.join(STRATEGIES)})")
     if not isinstance(keys["params"], dict):
         raise _fail(src, "keys.params must be a table")
+    from keyramp.keys import make_strategy
+
+    for strategy in strategies:  # named strategies and templates (parsed once here, before any load)
+        try:
+            make_strategy(strategy, seed=seed, params=keys["params"])
+        except UsageError as exc:
+            raise _fail(src, f"keys.strategy: {exc}") from None
 
     workload = _resolve_workload(raw, src)
     schedule = _resolve_schedule(raw, src)

@@ -48,7 +48,7 @@ def test_time_scale_sets_the_schedule_horizon() -> None:
     [
         ({"colour": "blue"}, "unknown field 'colour'"),
         ({"backend": "spanner"}, "unknown backend 'spanner'"),
-        ({"keys": {"strategy": "bogus"}}, "unknown strategy 'bogus'"),
+        ({"keys": {"strategy": "bogus"}}, "unknown key strategy 'bogus'"),
         ({"workload": {"ops": {"insert": 0.5, "read": 0.4}}}, "sum to 1"),
         ({"workload": {"ops": {"fly": 1.0}}}, "unknown operation 'fly'"),
         ({"workload": {"ops": {"insert": 1.0}, "speed": 3}}, "unknown field 'speed'"),
