@@ -10,7 +10,17 @@ import argparse
 import time
 from collections.abc import Callable
 
-from keyramp.keys import DISTRIBUTIONS, STRATEGIES, RecordFactory, make_distribution, make_strategy
+from keyramp.keys import DISTRIBUTIONS, STRATEGIES, RecordFactory, make_distribution, make_strategy, parse_shape
+
+#: docs/best-practices.md's key formats as templates (compiled once, like the named strategies).
+TEMPLATES = ("timestamp", "shard(8)#timestamp", "device#reverse_ts", "hash4(user)#user", "tenant#yyyymmddhh#seq")
+#: A chat message (examples/chat): 5 properties, an array and a map.
+CHAT_SHAPE = {
+    "room": {"type": "string", "values": 1000}, "sent_at": "timestamp",
+    "text": {"type": "string", "size": 200, "indexed": False},
+    "tags": {"type": "array", "of": "string", "items": 3, "values": 50},
+    "sender": {"type": "map", "fields": {"id": "int", "name": {"type": "string", "size": 20, "indexed": False}}},
+}
 
 
 def per_call_us(fn: Callable[[int], object], n: int, *, start: int = 0) -> float:
@@ -34,6 +44,9 @@ def main() -> None:
     for name in STRATEGIES:
         strategy = make_strategy(name, seed=42)
         rows.append(("key", name, per_call_us(strategy.key, n, start=1_000_000)))
+    for template in TEMPLATES:
+        strategy = make_strategy(template, seed=42)
+        rows.append(("key", f"template {template}", per_call_us(strategy.key, n, start=1_000_000)))
 
     for name in DISTRIBUTIONS:
         fixed = make_distribution(name, seed=42)
@@ -49,6 +62,8 @@ def main() -> None:
     for size, mode, fields in ((256, "none", 0), (256, "prefixed", 10), (65_536, "monotonic", 0), (1 << 20, "none", 0)):
         factory = RecordFactory(value_size=size, indexed_value=mode, indexed_fields=fields, seed=42)
         rows.append(("record", f"{size} B, {mode}, {fields} fields", per_call_us(factory.record, max(1000, n // 10))))
+    chat = RecordFactory(value_size=0, seed=42, shape=parse_shape(CHAT_SHAPE))
+    rows.append(("record", "document shape: chat message", per_call_us(chat.record, max(1000, n // 10))))
 
     width = max(len(r[1]) for r in rows)
     print(f"{'what':<11} {'name':<{width}} {'µs/call':>8}  {'% of 500 µs op':>14}")

@@ -144,6 +144,19 @@ class BatchLimits:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RecordLimits:
+    """What one entity / document / row may hold: a profile's document shape is checked
+    against it before any load (None: no such limit)."""
+
+    max_bytes: int | None = None
+    #: An indexed string or blob (Datastore rejects longer ones).
+    indexed_value_max_bytes: int | None = None
+    #: Index entries one write may add (Firestore).
+    index_entries_max: int | None = None
+    source: str = ""  # where the limits are documented
+
+
+@dataclass(frozen=True, kw_only=True)
 class CloudSpec:
     """How the cloud plan names what a cell writes, and what a cloud profile must supply."""
 
@@ -181,6 +194,7 @@ class StoreSpec:
     own_operations: Mapping[str, Operation] = field(default_factory=dict)
     batch: BatchLimits
     keys: KeyRules
+    records: RecordLimits = field(default_factory=RecordLimits)
     #: Store-specific best-practice rules lint applies (docs/best-practices.md ids).
     rules: frozenset[str] = frozenset()
     #: BP-KEY-1: key strategies to suggest instead of a monotonic one.

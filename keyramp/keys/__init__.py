@@ -5,6 +5,7 @@ from __future__ import annotations
 from keyramp.keys._base import Distribution, KeyStrategy, KeyTraits
 from keyramp.keys._distributions import DISTRIBUTIONS, hottest_share, make_distribution
 from keyramp.keys._strategies import STRATEGIES, key_problem, make_strategy
+from keyramp.keys._shape import DocumentShape, Property, parse_shape, shape_problem
 from keyramp.keys._template import TemplateError, TemplatePlan, TemplateStrategy, compile_template
 from keyramp.keys._values import INDEXED_VALUES, RecordFactory, entity_group_key
 
@@ -23,6 +24,10 @@ __all__ = [
     "key_problem",
     "hottest_share",
     "RecordFactory",
+    "DocumentShape",
+    "Property",
+    "parse_shape",
+    "shape_problem",
     "INDEXED_VALUES",
     "entity_group_key",
 ]

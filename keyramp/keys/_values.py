@@ -9,6 +9,9 @@
   backends exclude it via ``Target.unindexed``).
 
 ``indexed_fields = N`` adds small properties ``f0 … fN-1`` (index fan-out, BP-IDX-1).
+
+A ``DocumentShape`` (``[workload.document]``) replaces all of that with the application's
+own properties (``keys/_shape.py``), compiled once.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any, Final
 
 from keyramp._errors import UsageError
 from keyramp._types import Key
+from keyramp.keys._shape import DocumentShape
 from keyramp.keys._strategies import virtual_clock
 
 __all__ = ["RecordFactory", "INDEXED_VALUES", "entity_group_key"]
@@ -40,6 +44,7 @@ class RecordFactory:
         seed: int = 0,
         users: int = 1000,
         clock: Callable[[int], int] | None = None,
+        shape: DocumentShape | None = None,
     ) -> None:
         if isinstance(value_size, bool) or not isinstance(value_size, int) or value_size < 0:
             raise UsageError(f"workload.value_size: must be an integer ≥ 0, got {value_size!r}")
@@ -59,6 +64,12 @@ class RecordFactory:
         self._buffer = random.Random(seed).randbytes(value_size + _SLACK)
         self._field_names = tuple(f"f{i}" for i in range(indexed_fields))
         self._user_fmt = f"user{{:0{max(4, len(str(users - 1)))}d}}#{{:013d}}".format
+        self.shape = shape or None
+        if self.shape is not None:
+            if indexed_value != "none" or indexed_fields:
+                raise UsageError("workload.document: replaces indexed_value and indexed_fields (give the "
+                                 "document the properties instead)")
+            self.record = self.shape.compile(seed=seed, created=self.created)  # type: ignore[method-assign]
 
     def record(self, index: int) -> dict[str, Any]:
         offset = (index * 2654435761) % _SLACK  # Knuth's multiplicative hash: varied offsets
@@ -73,7 +84,10 @@ class RecordFactory:
 
     def unindexed_fields(self) -> frozenset[str]:
         """Fields to exclude from indexes: the payload always (never queried, and Datastore
-        rejects indexed blobs over 1500 bytes), ``created`` when ``indexed_value = unindexed``."""
+        rejects indexed blobs over 1500 bytes), ``created`` when ``indexed_value = unindexed``;
+        with a document shape, the properties it excludes (``map.field`` for a map's subfield)."""
+        if self.shape is not None:
+            return self.shape.unindexed()
         if self.indexed_value == "unindexed":
             return frozenset({"payload", "created"})
         return frozenset({"payload"})

@@ -20,7 +20,7 @@ from keyramp._errors import UsageError
 from keyramp.backends import spec_for
 from keyramp.profile._profile import load_profile, slug
 from keyramp.profile._schedules import Schedule, make_schedule
-from keyramp.keys import KeyStrategy, TemplateStrategy, hottest_share, key_problem, make_strategy
+from keyramp.keys import KeyStrategy, TemplateStrategy, hottest_share, key_problem, make_strategy, parse_shape
 
 __all__ = ["Finding", "lint_profile", "register", "SEVERITIES"]
 
@@ -70,6 +70,7 @@ class _Plan:
             raise UsageError(f"lint: not a resolved profile (missing {exc})") from None
         self.seed = int(profile.get("seed", 0))
         self.launch: Mapping[str, Any] | None = profile.get("launch")
+        self.shape = parse_shape(self.workload.get("document") or {})
         self.schedule: Schedule = make_schedule(schedule, horizon=self.horizon)
         self.open = self.schedule.open_model
         self.peak = self.schedule.peak(self.horizon) if self.open else None
@@ -283,24 +284,29 @@ def _entity_rates(plan: _Plan) -> list[Finding]:
 
 
 def _indexed_value(plan: _Plan) -> list[Finding]:
-    """BP-RATE-2 (Firestore) and BP-KEY-3 (Datastore): a monotonic indexed ``created``."""
-    if plan.workload.get("indexed_value") != "monotonic":
-        return []
+    """BP-RATE-2 (Firestore) and BP-KEY-3 (Datastore): a monotonic indexed ``created``, or a
+    document shape's indexed timestamps."""
+    if plan.workload.get("indexed_value") == "monotonic":
+        names = ["created"]
+        exempt, prefix = 'indexed_value = "unindexed"', 'indexed_value = "prefixed"'
+    else:
+        names = plan.shape.monotonic_indexed()
+        exempt, prefix = "indexed = false", "a composite index led by a high-cardinality property"
     writes = plan.rate(plan.insert_per_op + plan.ops.get("update", 0.0))
     out: list[Finding] = []
-    for backend in plan.backends:
-        rules = spec_for(backend).rules
-        if "BP-RATE-2" in rules:
-            severity = "error" if writes is None or writes > 500 else "info"
-            out.append(Finding("BP-RATE-2", severity,
-                               f"{backend}: indexed monotonic 'created' caps the collection at ~500 writes/s "
-                               f"(planned {_rate_text(writes, 'writes/s')}); exempt it from indexing "
-                               f"(indexed_value = \"unindexed\") or prefix it (\"prefixed\")"))
-        elif "BP-KEY-3" in rules:
-            out.append(Finding("BP-KEY-3", "warning" if writes is None or writes > 500 else "info",
-                               f"{backend}: indexed monotonic 'created' makes its index range a hotspot; prefix "
-                               "it with a high-cardinality id (indexed_value = \"prefixed\") or exclude it "
-                               "(\"unindexed\")"))
+    for name in names:
+        for backend in plan.backends:
+            rules = spec_for(backend).rules
+            if "BP-RATE-2" in rules:
+                severity = "error" if writes is None or writes > 500 else "info"
+                out.append(Finding("BP-RATE-2", severity,
+                                   f"{backend}: indexed monotonic '{name}' caps the collection at ~500 writes/s "
+                                   f"(planned {_rate_text(writes, 'writes/s')}); exempt it from indexing "
+                                   f"({exempt}) or prefix it ({prefix})"))
+            elif "BP-KEY-3" in rules:
+                out.append(Finding("BP-KEY-3", "warning" if writes is None or writes > 500 else "info",
+                                   f"{backend}: indexed monotonic '{name}' makes its index range a hotspot; prefix "
+                                   f"it with a high-cardinality id ({prefix}) or exclude it ({exempt})"))
     return out
 
 
@@ -326,6 +332,17 @@ def _sizes(plan: _Plan) -> list[Finding]:
         out.append(Finding("BP-IDX-1", "info",
                            f"{fields} indexed properties per entity: index fan-out drives write latency; exclude "
                            f"properties that are never queried"))
+    entries = plan.shape.index_entries()
+    if entries >= 40 and any(spec_for(b).has("secondary_indexes") for b in plan.backends):
+        out.append(Finding("BP-IDX-1", "info",
+                           f"workload.document: ~{entries} single-field index entries per write: index fan-out drives "
+                           f"write latency; set indexed = false on properties that are never queried"))
+    row = plan.shape.size_bytes() if plan.shape else 0
+    for backend in plan.backends:
+        if "BP-SIZE-1" in spec_for(backend).rules and row > 10 * MIB:
+            out.append(Finding("BP-SIZE-1", "error" if row > 100 * MIB else "warning",
+                               f"{backend}: a workload.document row is ~{row / MIB:.3g} MiB (recommended ≤ 10 MiB a "
+                               f"cell, ≤ 100 MiB a row); split it over rows"))
     return out
 
 

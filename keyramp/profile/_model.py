@@ -67,10 +67,13 @@ class WorkloadSettings:
     query: QuerySettings
     probe: str
     probe_params: Mapping[str, Any]
+    #: ``[workload.document]`` as written (``keys.parse_shape`` reads it): the record's shape.
+    document: Mapping[str, Any]
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> WorkloadSettings:
-        return _build(cls, data, query=QuerySettings.from_data(data["query"]))
+        # Fields added later default when absent (manifests of older runs are re-read).
+        return _build(cls, data, query=QuerySettings.from_data(data["query"]), document=dict(data.get("document") or {}))
 
 
 @dataclass(frozen=True, kw_only=True)

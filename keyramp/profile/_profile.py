@@ -62,7 +62,10 @@ _WORKLOAD_DEFAULTS: dict[str, Any] = {
     "query": {},
     "probe": "none",
     "probe_params": {},
+    "document": {},  # [workload.document]: the application's record shape (keys/_shape.py)
 }
+#: Fields a document shape replaces: giving both is an error, not a silent choice.
+_SHAPE_REPLACES = ("value_size", "indexed_value", "indexed_fields")
 #: ``[workload.query]``: what the ``query`` op sends (mapped to ``QuerySpec``). ``paginate``
 #: reads page ``page`` by ``offset`` (skipped entities still read, BP-QRY-2) or by walking
 #: cursors; ``ancestor`` queries inside one entity group (needs ``entity_group_size``).
@@ -145,8 +148,19 @@ def _table(raw: Mapping[str, Any], name: str, src: str) -> dict[str, Any]:
 
 
 def _resolve_workload(raw: Mapping[str, Any], src: str) -> dict[str, Any]:
-    workload = {**copy.deepcopy(_WORKLOAD_DEFAULTS), **_table(raw, "workload", src)}
+    given = _table(raw, "workload", src)
+    workload = {**copy.deepcopy(_WORKLOAD_DEFAULTS), **given}
     _check_fields(workload, set(_WORKLOAD_DEFAULTS), f"{src}: workload")
+    from keyramp.keys import parse_shape
+
+    try:
+        shape = parse_shape(workload["document"])
+    except UsageError as exc:
+        raise _fail(src, str(exc)) from None
+    for name in _SHAPE_REPLACES:
+        if shape and name in given:
+            raise _fail(src, f"workload.{name}: does not apply with workload.document (describe the record there, "
+                             f"e.g. payload = {{ type = \"bytes\", size = 256 }})")
     ops = workload["ops"]
     if not isinstance(ops, dict) or not ops:
         raise _fail(src, "workload.ops must be a table of operation = share, e.g. { insert = 0.8, read = 0.2 }")
@@ -178,6 +192,7 @@ def _resolve_workload(raw: Mapping[str, Any], src: str) -> dict[str, Any]:
             f"workload.read_distribution: unknown '{workload['read_distribution']}' (one of: {', '.join(DISTRIBUTIONS)})",
         )
     workload["query"] = _resolve_query(workload, src)
+    _check_query_field(workload["query"], shape, src)
     workload["probe"], workload["probe_params"] = _resolve_probe(workload, src)
     needs_existing = set(workload["ops"]) - {"insert", "batch_write"}
     if needs_existing and workload["record_count"] == 0 and "insert" not in workload["ops"]:
@@ -221,6 +236,24 @@ def _resolve_query(workload: Mapping[str, Any], src: str) -> dict[str, Any]:
     if query["ancestor"] and not workload["entity_group_size"]:
         raise _fail(where, "ancestor = true needs workload.entity_group_size > 0")
     return query
+
+
+def _check_query_field(query: Mapping[str, Any], shape: Any, src: str) -> None:
+    """With a document shape, a query filters and orders by properties the shape has, indexed."""
+    if not shape:
+        return
+    props = {p.name: p for p in shape.properties}
+    for name in ("field", "order_by"):
+        field_name = str(query[name]).lstrip("-")
+        if not field_name or field_name.split(".")[0] in ("__key__", "__name__"):
+            continue
+        prop = props.get(field_name.split(".")[0])
+        if prop is None:
+            raise _fail(src, f"workload.query.{name}: '{field_name}' is not a workload.document property "
+                             f"(one of: {', '.join(props)})")
+        if not prop.is_indexed:
+            raise _fail(src, f"workload.query.{name}: '{field_name}' has indexed = false: the query would "
+                             "find nothing")
 
 
 def _resolve_probe(workload: Mapping[str, Any], src: str) -> tuple[str, dict[str, Any]]:
@@ -404,6 +437,7 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
                 )
             )
     _check_strategies(cells, data, src)
+    _check_shape(backends, data["workload"]["document"], src)
     return Profile(**{f.name: getattr(settings, f.name) for f in fields(Settings)}, path=path, data=data,
                    cells=tuple(cells), thresholds=threshold_specs, launch=launch)
 
@@ -429,6 +463,24 @@ def _check_strategies(cells: list[Cell], data: Mapping[str, Any], src: str) -> N
         if strategy.server_allocated and "batch_write" in data["workload"]["ops"]:
             raise _fail(src, f"{cell.backend} × {cell.strategy}: workload.ops.batch_write needs client-chosen keys "
                              "(use insert with server-allocated keys)")
+
+
+def _check_shape(backends: list[str], document: Mapping[str, Any], src: str) -> None:
+    """Each store's limits on the document shape (its spec's ``RecordLimits``); ``indexed`` on a
+    profile whose stores have no secondary indexes (Bigtable) does not apply."""
+    from keyramp.backends import spec_for
+    from keyramp.keys import parse_shape, shape_problem
+
+    shape = parse_shape(document)
+    explicit = shape.explicit_indexed()
+    specs = [spec_for(b) for b in backends]
+    if explicit and not any(spec.has("secondary_indexes") for spec in specs):
+        raise _fail(src, f"workload.document.{explicit[0]}.indexed: does not apply to {', '.join(backends)} "
+                         f"({specs[0].why_not('secondary_indexes')})")
+    for backend, spec in zip(backends, specs):
+        problem = shape_problem(shape, spec.records, backend)
+        if problem:
+            raise _fail(src, f"workload.document: {backend}: {problem}")
 
 
 def load_profile(path: str | Path, *, overrides: Mapping[str, Any] | None = None) -> Profile:

@@ -17,7 +17,7 @@ from keyramp._types import Key
 from keyramp.backends import spec_for
 from keyramp.backends._base import Backend, QuerySpec, Target
 from keyramp.backends._spec import Operation
-from keyramp.keys import make_distribution, make_strategy
+from keyramp.keys import make_distribution, make_strategy, parse_shape
 from keyramp.keys._values import RecordFactory, entity_group_key
 from keyramp.profile import QuerySettings, Settings
 from keyramp.run._ops import COUNTER_FIELD, op_table
@@ -69,6 +69,7 @@ class CellWorkload:
             indexed_fields=wl.indexed_fields,
             seed=self.seed,
             clock=self.strategy.clock,
+            shape=parse_shape(wl.document),
         )
         self.ops = list(wl.ops)
         #: Op name -> the function that performs it (the store's own where it differs).

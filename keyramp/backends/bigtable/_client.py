@@ -12,7 +12,8 @@ from __future__ import annotations
 import contextlib
 import struct
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from typing import Any, ClassVar
 
 from google.api_core import exceptions as gexc
@@ -51,7 +52,8 @@ def row_key(key: Key) -> bytes:
 
 
 def encode_value(value: Any) -> bytes | str | int:
-    """Cell value: bytes/str as is, ints 8-byte big-endian (what ReadModifyWrite increments), floats IEEE."""
+    """Cell value: bytes/str as is, ints 8-byte big-endian (what ReadModifyWrite increments), floats IEEE,
+    timestamps as epoch ms (an int), an array packed into one cell (BP-SIZE-3), elements split by 0x1F."""
     if isinstance(value, (bytes, str)):
         return value
     if isinstance(value, bool):
@@ -60,7 +62,26 @@ def encode_value(value: Any) -> bytes | str | int:
         return value
     if isinstance(value, float):
         return struct.pack(">d", value)
+    if isinstance(value, datetime):
+        return int(value.timestamp() * 1000)
+    if isinstance(value, list):
+        return b"\x1f".join(_as_bytes(encode_value(v)) for v in value)
     raise UsageError(f"bigtable cannot store a {type(value).__name__} value")
+
+
+def _as_bytes(value: bytes | str | int) -> bytes:
+    if isinstance(value, int):
+        return struct.pack(">q", value)
+    return value.encode() if isinstance(value, str) else value
+
+
+def _columns(record: Record, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """A record's columns: a map becomes one column per field (``map.field``)."""
+    for name, value in record.items():
+        if isinstance(value, dict):
+            yield from _columns(value, f"{prefix}{name}.")
+        else:
+            yield prefix + name, value
 
 
 class _DataClient(BigtableDataClient):
@@ -166,7 +187,7 @@ class BigtableBackend(Backend):
 
     @staticmethod
     def _cells(record: Record) -> list[SetCell]:
-        return [SetCell(FAMILY, name, encode_value(value)) for name, value in record.items()]
+        return [SetCell(FAMILY, name, encode_value(value)) for name, value in _columns(record)]
 
     # -- operations --------------------------------------------------------------------------
     def insert(self, key: Key | None, record: Record) -> Key:

@@ -62,6 +62,27 @@ def _kinds(target: Target) -> tuple[str, str]:
     return target.namespace, f"{target.namespace}_parent"
 
 
+def _nested_excludes(unindexed: frozenset[str]) -> dict[str, Any]:
+    """``{"a.b", "a.c.d"}`` -> ``{"a": {"b": {}, "c": {"d": {}}}}``: which subfields to exclude."""
+    tree: dict[str, Any] = {}
+    for path in unindexed:
+        if "." in path:
+            node = tree
+            for part in path.split("."):
+                node = node.setdefault(part, {})
+    return tree
+
+
+def _embedded(value: dict[str, Any], nested: dict[str, Any]) -> datastore.Entity:
+    """A map as an embedded entity excluding the subfields in ``nested`` (leaves) from indexes."""
+    entity = datastore.Entity(exclude_from_indexes=tuple(n for n, sub in nested.items() if not sub))
+    entity.update(value)
+    for name, sub in nested.items():
+        if sub and isinstance(value.get(name), dict):
+            entity[name] = _embedded(value[name], sub)
+    return entity
+
+
 class DatastoreBackend(Backend):
     name: ClassVar[str] = "datastore"
 
@@ -69,7 +90,9 @@ class DatastoreBackend(Backend):
         super().__init__(target)
         self._client = make_datastore_client(target)
         self._kind, self._parent_kind = _kinds(target)
-        self._exclude = tuple(sorted(target.unindexed))
+        self._exclude = tuple(sorted(n for n in target.unindexed if "." not in n))
+        #: ``map.field`` exclusions: those maps are written as embedded entities with their own list.
+        self._nested = _nested_excludes(target.unindexed)
         self._kw: dict[str, Any] = {"retry": NO_RETRY, "timeout": target.timeout_s}
         #: Cursor after the last ``query``: pass it back as ``QuerySpec.start_after`` (BP-QRY-2).
         self.last_cursor: bytes | None = None
@@ -131,9 +154,13 @@ class DatastoreBackend(Backend):
             return (key.parent.id_or_name, ident)
         return ident
 
-    def _entity(self, key: datastore.Key, record: Record) -> datastore.Entity:
+    def _entity(self, key: datastore.Key | None, record: Record) -> datastore.Entity:
         entity = datastore.Entity(key, exclude_from_indexes=self._exclude)
         entity.update(record)
+        for name, nested in self._nested.items():
+            value = entity.get(name)
+            if isinstance(value, dict):
+                entity[name] = _embedded(value, nested)
         return entity
 
     def _added(self, ds_key: datastore.Key, field: str, amount: int,

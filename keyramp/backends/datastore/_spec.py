@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from keyramp.backends._emulator import http_ok, http_reset, java_command
-from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, ResetFn, StoreSpec
+from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, RecordLimits, ResetFn, StoreSpec
 from keyramp.backends.firestore._spec import FIRESTORE_JAR, FIRESTORE_TABLETS, firestore_emulator_command
 from keyramp.forecast._params import StoreParams, TabletModel
 
@@ -67,6 +67,9 @@ def _post_reset(kind: str) -> ResetFn:
     return reset
 
 
+_RECORDS = RecordLimits(max_bytes=1_048_572, indexed_value_max_bytes=1500,
+                        source="Datastore limits: an entity ≤ 1,048,572 bytes, an indexed string or blob ≤ 1,500 bytes")
+
 DATASTORE = StoreSpec(
     name="datastore",
     title="Cloud Datastore",
@@ -76,6 +79,7 @@ DATASTORE = StoreSpec(
         env_var="DATASTORE_EMULATOR_HOST", compose_port=8081, needs_java=True, options=frozenset({"consistency"})),
     batch=_BATCH,
     keys=_KEYS,
+    records=_RECORDS,
     rules=frozenset({"BP-KEY-3", "BP-RATE-1"}),
     hotspot_fix="server_allocated or random ids, or a hashed_prefix",
     tablets=_tablets("datastore"),
@@ -96,6 +100,7 @@ FIRESTORE_DATASTORE = StoreSpec(
     batch=_BATCH,
     # Document ids '.' and '..' are refused in Datastore mode too.
     keys=dataclasses.replace(_KEYS, forbidden_names=frozenset({".", ".."})),
+    records=_RECORDS,
     rules=frozenset({"BP-RATE-1", "BP-RATE-2"}),
     hotspot_fix="server_allocated or random ids, or a hashed_prefix",
     tablets=_tablets("firestore-datastore"),

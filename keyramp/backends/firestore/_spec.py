@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from keyramp.backends._emulator import http_ok, http_reset, java_command
-from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, StoreSpec
+from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, RecordLimits, StoreSpec
 from keyramp.forecast._params import ParamRange, StoreParams, TabletModel
 
 __all__ = ["FIRESTORE", "FIRESTORE_JAR", "FIRESTORE_TABLETS", "SHARD_TIMESTAMP", "SPECS", "firestore_emulator_command"]
@@ -78,6 +78,8 @@ FIRESTORE = StoreSpec(
     batch=BatchLimits(write=500, read=None, source="Firestore limits: 500 writes per commit"),
     keys=KeyRules(max_key_bytes=1500, forbidden_chars=("/",), forbidden_names=frozenset({".", ".."}),
                   reserved=re.compile(r"__.*__", re.DOTALL)),
+    records=RecordLimits(max_bytes=1_048_576, index_entries_max=40_000,
+                         source="Firestore limits: a document ≤ 1 MiB, ≤ 40,000 index entries"),
     rules=frozenset({"BP-RATE-2"}),
     hotspot_fix="server_allocated or random ids, or a hashed_prefix",
     tablets=FIRESTORE_TABLETS,
