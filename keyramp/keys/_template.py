@@ -299,7 +299,10 @@ class _Compiler:
             return _Part(render=lambda i: fmt(i + 1), text=node.name, unique=True, order=1)
         fmt = f"{prefix}{{:0{max(4, len(str(n - 1)))}d}}".format
         if pick == "round_robin":
-            return _Part(render=lambda i: fmt(i % n), text=node.name, cardinality=n, period=n)
+            # Each entity once per cycle of n inserts, in a golden-ratio stride order: devices
+            # report in turn, but not sorted by id (that would sweep the key range in time).
+            stride = _coprime_stride(n)
+            return _Part(render=lambda i: fmt(i * stride % n), text=node.name, cardinality=n, period=n)
         salt = self.salt()
         if pick == "uniform":
             return _Part(render=lambda i: fmt(mix64((i ^ salt) & _M64) % n), text=node.name, cardinality=n)
@@ -336,6 +339,14 @@ class _Compiler:
         return _Part(render=lambda i: render_inner(i)[::-1], text=f"reverse({inner.text})", unique=inner.unique,
                      time=inner.time, cardinality=inner.cardinality, period=inner.period, readable=inner.readable,
                      hashed=inner.hashed)
+
+
+def _coprime_stride(n: int) -> int:
+    """The integer nearest n/φ that is coprime with n: ``i * stride % n`` visits all of ``[0, n)``."""
+    stride = max(1, round(n * 0.6180339887498949))
+    while math.gcd(stride, n) != 1:
+        stride += 1
+    return stride
 
 
 _CALENDAR: Final[Mapping[str, tuple[str, int]]] = {
