@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "Backend",
+    "BigtableUser",
     "Cell",
+    "DatastoreUser",
+    "FirestoreUser",
     "KeyrampError",
     "Launch",
     "Profile",
@@ -31,6 +34,7 @@ __all__ = [
     "__version__",
     "forecast_cell",
     "load_profile",
+    "op",
     "parse_profile",
     "registered",
     "run_profile",
@@ -70,6 +74,11 @@ _LAZY = {
     "run_profile": "keyramp.run._runner",
     "RunTarget": "keyramp.targets",
     "TargetOptions": "keyramp.targets",
+    # Python workloads (docs/workloads.md): the decorator is light, the user classes are Locust users.
+    "op": "keyramp.pyworkload._ops",
+    "DatastoreUser": "keyramp.pyworkload._user",
+    "FirestoreUser": "keyramp.pyworkload._user",
+    "BigtableUser": "keyramp.pyworkload._user",
 }
 
 
@@ -91,6 +100,8 @@ if TYPE_CHECKING:
     from keyramp.backends import Backend, QuerySpec, StoreSpec, Target, registered, spec_for
     from keyramp.forecast import Launch, forecast_cell
     from keyramp.profile import Cell, Profile, load_profile, parse_profile
+    from keyramp.pyworkload._ops import op
+    from keyramp.pyworkload._user import BigtableUser, DatastoreUser, FirestoreUser
     from keyramp.run._observer import RunObserver
     from keyramp.run._runner import RunOptions, RunOutcome, run_profile
     from keyramp.targets import RunTarget, TargetOptions

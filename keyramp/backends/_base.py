@@ -86,6 +86,15 @@ class Backend(ABC):
 
         return spec_for(self.name).has("server_allocated_keys")
 
+    #: Keyword arguments for a call on the official client that keyramp measures: no
+    #: client retries, the cell's deadline (Python workloads pass them on: ``self.no_retry``).
+    call_options: Mapping[str, Any] = {}
+
+    @property
+    def client(self) -> Any:
+        """The official client this backend drives (Python workloads use it directly)."""
+        return self._client  # type: ignore[attr-defined]
+
     # -- lifecycle ---------------------------------------------------------------------
     @classmethod
     def prepare(cls, target: Target) -> None:

@@ -200,9 +200,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _names_python_workload(paths: Sequence[str]) -> bool:
+    """Whether any profile among ``paths`` (files or directories) has ``[workload] user``:
+    linting it imports the workload, and with it Locust."""
+    import tomllib
+
+    for item in paths:
+        p = Path(item)
+        for file in sorted(p.rglob("*.toml")) if p.is_dir() else [p]:
+            try:
+                workload = tomllib.loads(file.read_text(encoding="utf-8")).get("workload")
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue  # lint reports it
+            if isinstance(workload, dict) and workload.get("user"):
+                return True
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["run"]:
+    if argv[:1] == ["run"] or (argv[:1] == ["lint"] and _names_python_workload([a for a in argv[1:]
+                                                                                 if not a.startswith("-")])):
         # Locust monkey-patches the standard library on import; that must precede every
         # other import (ssl, threading, grpc) that the verb modules pull in.
         import locust  # noqa: F401

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from keyramp.results._catalog import Run, cell_identity, read_intervals
+from keyramp._types import OP_NAMES
 from keyramp.profile._thresholds import Threshold, ThresholdResult, evaluate, parse_table
 from keyramp.compare._stats import bootstrap_replicates, interval_matrix, ratio_ci, two_proportion
 
@@ -470,10 +471,11 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | None, thresholds: S
         if baseline is not None and run.run_id == baseline.run_id:
             continue
         own: list[Threshold] = []
-        table = ((run.manifest or {}).get("profile") or {}).get("thresholds")
+        stored = (run.manifest or {}).get("profile") or {}
+        table = stored.get("thresholds")
         if table:
-            try:
-                own = parse_table(table)
+            try:  # a Python workload's thresholds name its methods
+                own = parse_table(table, operations={*OP_NAMES, *((stored.get("workload") or {}).get("ops") or {})})
             except Exception as exc:  # noqa: BLE001 - a stored profile is data, not input: warn
                 cmp.warnings.append(f"{run.run_id}: ignoring the profile's [thresholds]: {exc}")
         checks = [*own, *thresholds]

@@ -105,14 +105,14 @@ class _Parser:
                     raise self.fail("empty literal ''")
                 out.append(_Node(self.pos, text=self.src[self.pos + 1:end]))
                 self.pos = end + 1
-            elif c.isalpha() or c == "_":
+            elif _NAME.match(c):
                 out.append(self.part())
             elif c in SEPARATORS:
                 out.append(_Node(self.pos, text=c))
                 self.pos += 1
             elif c.isspace():
                 raise self.fail("spaces are not allowed in keys (quote a literal: ' ')")
-            elif c.isdigit():
+            elif c in "0123456789":
                 raise self.fail("a number outside parentheses: quote literals ('2024')")
             elif c in "()":
                 raise self.fail(f"unexpected {c!r}")
@@ -139,9 +139,9 @@ class _Parser:
             if self.pos >= len(self.src):
                 raise self.fail("expected ')'")
             c = self.src[self.pos]
-            if c.isalpha() or c == "_":
+            if _NAME.match(c):
                 args.append(self.part())
-            elif c.isdigit():
+            elif c in "0123456789":
                 a = _ARG.match(self.src, self.pos)
                 assert a is not None
                 args.append(_Node(self.pos, text=a.group()))

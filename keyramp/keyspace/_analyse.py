@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from keyramp.keyspace._metrics import analyze_cell, summary_entry
 from keyramp.keyspace._reference import cell_reference, existing_before
 from keyramp.keyspace._tablets import TabletTimeline
 
-__all__ = ["analyse_samples", "cell_duration", "hot_window", "reference_or_none", "summarize_run_cell"]
+__all__ = ["analyse_samples", "as_inserts", "cell_duration", "hot_window", "reference_or_none", "summarize_run_cell"]
 
 
 def reference_or_none(*, profile: Mapping[str, Any] | None, backend: str, strategy: str, samples: CellKeys,
@@ -48,6 +49,20 @@ def hot_window(metrics: Mapping[str, Any], *, backend: str, ops_per_s: float) ->
     return out
 
 
+def as_inserts(samples: CellKeys, names: Sequence[str]) -> CellKeys:
+    """A Python workload's ops that create keys (``workload.insert_ops``) read as ``insert``:
+    the analysis grows the key range with them and measures appends on them."""
+    if not names or not len(samples):
+        return samples
+    ops = samples.op
+    wanted = [n.encode() for n in names] if ops.dtype.kind == "S" else list(names)
+    hit = np.isin(ops, wanted)
+    if not hit.any():
+        return samples
+    insert = b"insert" if ops.dtype.kind == "S" else "insert"
+    return dataclasses.replace(samples, op=np.where(hit, insert, ops))  # widens the dtype if needed
+
+
 def analyse_samples(
     samples: CellKeys,
     *,
@@ -69,6 +84,7 @@ def analyse_samples(
     started (``existing_before``); ``duration_s``: the measured phase (for ops/s).
     """
     sample_rate = min(1.0, len(samples) / max(total_count, 1))
+    samples = as_inserts(samples, ((profile or {}).get("workload") or {}).get("insert_ops") or ())
     reference = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=samples,
                                   sample_rate=sample_rate, existing=existing)
     kp, t, metrics, timeline = analyze_cell(

@@ -76,8 +76,10 @@ class _Plan:
         self.peak = self.schedule.peak(self.horizon) if self.open else None
         batch = int(self.workload.get("batch_size", 1))
         # Entities created per op, and commits (requests) that create them.
-        self.insert_per_op = self.ops.get("insert", 0.0) + self.ops.get("batch_write", 0.0) * batch
-        self.commit_per_op = self.ops.get("insert", 0.0) + self.ops.get("batch_write", 0.0)
+        # A Python workload's ops that create keys count as single inserts.
+        user_inserts = sum(self.ops.get(name, 0.0) for name in self.workload.get("insert_ops") or ())
+        self.insert_per_op = self.ops.get("insert", 0.0) + self.ops.get("batch_write", 0.0) * batch + user_inserts
+        self.commit_per_op = self.ops.get("insert", 0.0) + self.ops.get("batch_write", 0.0) + user_inserts
         self.update_per_op = sum(self.ops.get(op, 0.0) for op in _UPDATES)
 
     def rate(self, per_op: float) -> float | None:

@@ -69,11 +69,16 @@ class WorkloadSettings:
     probe_params: Mapping[str, Any]
     #: ``[workload.document]`` as written (``keys.parse_shape`` reads it): the record's shape.
     document: Mapping[str, Any]
+    #: ``"/abs/file.py:Class"``: a Python workload (``keyramp/pyworkload``), ``""`` for the built-in ops.
+    user: str
+    #: Besides insert / batch_write: the Python workload's ops that create keys (key-space analysis).
+    insert_ops: tuple[str, ...]
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> WorkloadSettings:
         # Fields added later default when absent (manifests of older runs are re-read).
-        return _build(cls, data, query=QuerySettings.from_data(data["query"]), document=dict(data.get("document") or {}))
+        return _build(cls, data, query=QuerySettings.from_data(data["query"]), document=dict(data.get("document") or {}),
+                      user=str(data.get("user") or ""), insert_ops=tuple(data.get("insert_ops") or ()))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -63,7 +63,10 @@ _WORKLOAD_DEFAULTS: dict[str, Any] = {
     "probe": "none",
     "probe_params": {},
     "document": {},  # [workload.document]: the application's record shape (keys/_shape.py)
+    "user": "",  # "file.py:Class": a Python workload (keyramp/pyworkload/), path relative to the profile
 }
+#: Fields only the built-in operations read: with a Python workload they do not apply.
+_BUILTIN_ONLY = ("ops", "query", "batch_size", "scan_length", "probe", "probe_params")
 #: Fields a document shape replaces: giving both is an error, not a silent choice.
 _SHAPE_REPLACES = ("value_size", "indexed_value", "indexed_fields")
 #: ``[workload.query]``: what the ``query`` op sends (mapped to ``QuerySpec``). ``paginate``
@@ -147,7 +150,25 @@ def _table(raw: Mapping[str, Any], name: str, src: str) -> dict[str, Any]:
     return value
 
 
-def _resolve_workload(raw: Mapping[str, Any], src: str) -> dict[str, Any]:
+def _resolve_user(workload: dict[str, Any], given: Mapping[str, Any], src: str, base_dir: Path) -> None:
+    """``workload.user``: import the class now (one line and exit 2 if anything is wrong); its
+    ``@keyramp.op`` weights become ``ops``, and ``user`` the absolute ``path:Class``."""
+    from keyramp.pyworkload import load_user
+
+    for name in _BUILTIN_ONLY:
+        if name in given:
+            raise _fail(src, f"workload.{name}: does not apply with workload.user (the Python workload's "
+                             "@keyramp.op methods and their weights are the operations)")
+    try:
+        loaded = load_user(workload["user"], base_dir=base_dir)
+    except UsageError as exc:
+        raise _fail(src, f"workload.user: {exc}") from None
+    workload["user"] = loaded.spec
+    workload["ops"] = loaded.shares()
+    workload["insert_ops"] = loaded.insert_ops()
+
+
+def _resolve_workload(raw: Mapping[str, Any], src: str, base_dir: Path) -> dict[str, Any]:
     given = _table(raw, "workload", src)
     workload = {**copy.deepcopy(_WORKLOAD_DEFAULTS), **given}
     _check_fields(workload, set(_WORKLOAD_DEFAULTS), f"{src}: workload")
@@ -161,11 +182,16 @@ def _resolve_workload(raw: Mapping[str, Any], src: str) -> dict[str, Any]:
         if shape and name in given:
             raise _fail(src, f"workload.{name}: does not apply with workload.document (describe the record there, "
                              f"e.g. payload = {{ type = \"bytes\", size = 256 }})")
+    workload["insert_ops"] = []  # besides insert/batch_write: a Python workload's ops that create keys
+    if workload["user"]:
+        _resolve_user(workload, given, src, base_dir)
     ops = workload["ops"]
-    if not isinstance(ops, dict) or not ops:
+    if workload["user"]:
+        pass  # validated by the loader: method names and their weights
+    elif not isinstance(ops, dict) or not ops:
         raise _fail(src, "workload.ops must be a table of operation = share, e.g. { insert = 0.8, read = 0.2 }")
     for op, share in ops.items():
-        if op not in OP_NAMES:
+        if op not in OP_NAMES and not workload["user"]:
             raise _fail(src, f"workload.ops: unknown operation '{op}' (one of: {', '.join(OP_NAMES)})")
         if isinstance(share, bool) or not isinstance(share, (int, float)) or share < 0 or math.isnan(share):
             raise _fail(src, f"workload.ops.{op}: share must be a number ≥ 0, got {share!r}")
@@ -195,7 +221,7 @@ def _resolve_workload(raw: Mapping[str, Any], src: str) -> dict[str, Any]:
     _check_query_field(workload["query"], shape, src)
     workload["probe"], workload["probe_params"] = _resolve_probe(workload, src)
     needs_existing = set(workload["ops"]) - {"insert", "batch_write"}
-    if needs_existing and workload["record_count"] == 0 and "insert" not in workload["ops"]:
+    if needs_existing and not workload["user"] and workload["record_count"] == 0 and "insert" not in workload["ops"]:
         raise _fail(src, "workload: reads/updates need records: set record_count > 0 or add inserts")
     return workload
 
@@ -370,7 +396,7 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
         except UsageError as exc:
             raise _fail(src, f"keys.strategy: {exc}") from None
 
-    workload = _resolve_workload(raw, src)
+    workload = _resolve_workload(raw, src, path.parent if path is not None else Path.cwd())
     schedule = _resolve_schedule(raw, src)
     emulator = {**_EMULATOR_DEFAULTS, **_table(raw, "emulator", src)}
     _check_fields(emulator, set(_EMULATOR_DEFAULTS), f"{src}: emulator")
@@ -381,7 +407,7 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
     from keyramp.profile._thresholds import parse_table as parse_thresholds
 
     try:
-        threshold_specs = tuple(parse_thresholds(thresholds))
+        threshold_specs = tuple(parse_thresholds(thresholds, operations={*OP_NAMES, *workload["ops"]}))
     except UsageError as exc:
         raise _fail(src, str(exc)) from None
 
@@ -437,6 +463,7 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
                 )
             )
     _check_strategies(cells, data, src)
+    _check_user(cells, data, src)
     _check_shape(backends, data["workload"]["document"], src)
     return Profile(**{f.name: getattr(settings, f.name) for f in fields(Settings)}, path=path, data=data,
                    cells=tuple(cells), thresholds=threshold_specs, launch=launch)
@@ -450,6 +477,8 @@ def _check_strategies(cells: list[Cell], data: Mapping[str, Any], src: str) -> N
 
     workload = data["workload"]
     for backend in dict.fromkeys(c.backend for c in cells):
+        if workload["user"]:
+            break  # a Python workload's ops are its own (its class says which stores it serves)
         problem = spec_for(backend).workload_problem(workload["ops"], workload["batch_size"])
         if problem:
             raise _fail(src, f"{backend}: {problem}")
@@ -463,6 +492,24 @@ def _check_strategies(cells: list[Cell], data: Mapping[str, Any], src: str) -> N
         if strategy.server_allocated and "batch_write" in data["workload"]["ops"]:
             raise _fail(src, f"{cell.backend} × {cell.strategy}: workload.ops.batch_write needs client-chosen keys "
                              "(use insert with server-allocated keys)")
+
+
+def _check_user(cells: list[Cell], data: Mapping[str, Any], src: str) -> None:
+    """A Python workload's class serves the cells' backends, and chooses its keys."""
+    spec = data["workload"]["user"]
+    if not spec:
+        return
+    from keyramp.keys import make_strategy
+    from keyramp.pyworkload import load_user
+
+    loaded = load_user(spec, base_dir=Path("/"))  # absolute by now; imported once already
+    for cell in cells:
+        if cell.backend not in loaded.backends:
+            raise _fail(src, f"backend: {cell.backend} does not apply to {loaded.class_name}, a "
+                             f"{loaded.store} user (serves: {', '.join(sorted(loaded.backends))})")
+        if make_strategy(cell.strategy, seed=data["seed"], params=data["keys"]["params"]).server_allocated:
+            raise _fail(src, f"keys.strategy: {cell.strategy} does not apply to a Python workload "
+                             "(self.keys.new() chooses the key; let the store allocate ids in your op instead)")
 
 
 def _check_shape(backends: list[str], document: Mapping[str, Any], src: str) -> None:

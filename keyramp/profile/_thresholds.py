@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
@@ -104,7 +104,7 @@ def _make_forecast(name: str, comparator: str | None, limit: float) -> Threshold
                      bound=bound)
 
 
-def _make(name: str, comparator: str | None, limit: float) -> Threshold:
+def _make(name: str, comparator: str | None, limit: float, operations: Collection[str] = OP_NAMES) -> Threshold:
     if name.startswith("forecast."):
         return _make_forecast(name, comparator, limit)
     operation, _, metric = name.rpartition(".")
@@ -112,7 +112,7 @@ def _make(name: str, comparator: str | None, limit: float) -> Threshold:
         known = ", ".join(sorted(METRICS))
         raise UsageError(f"threshold {name!r}: unknown metric {metric!r} (known: {known})")
     if operation:
-        if operation not in OP_NAMES:
+        if operation not in operations:
             raise UsageError(f"threshold {name!r}: unknown operation {operation!r}")
         if metric == "ops_per_s_ratio":
             raise UsageError(f"threshold {name!r}: ops_per_s_ratio is per cell, not per operation")
@@ -121,8 +121,9 @@ def _make(name: str, comparator: str | None, limit: float) -> Threshold:
                      op=comparator or (">=" if higher_is_better else "<"), limit=limit)
 
 
-def parse_table(table: Mapping[str, Any]) -> list[Threshold]:
-    """A profile's ``[thresholds]`` table: name -> number, ``"<=50"``-style string, or a list of those."""
+def parse_table(table: Mapping[str, Any], *, operations: Collection[str] = OP_NAMES) -> list[Threshold]:
+    """A profile's ``[thresholds]`` table: name -> number, ``"<=50"``-style string, or a list of those.
+    ``operations``: the op names a threshold may name (a Python workload's are its methods)."""
     if not isinstance(table, Mapping):
         raise UsageError("[thresholds] must be a table of name = limit")
     out: list[Threshold] = []
@@ -132,9 +133,9 @@ def parse_table(table: Mapping[str, Any]) -> list[Threshold]:
                 match = _VALUE_RE.match(item)
                 if not match:
                     raise UsageError(f"threshold {name!r}: cannot parse {item!r}")
-                out.append(_make(str(name), match.group(1), _number(match.group(2), name)))
+                out.append(_make(str(name), match.group(1), _number(match.group(2), name), operations))
             else:
-                out.append(_make(str(name), None, _number(item, name)))
+                out.append(_make(str(name), None, _number(item, name), operations))
     return out
 
 

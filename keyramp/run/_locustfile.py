@@ -24,14 +24,14 @@ from locust import events
 from keyramp.targets._emulators import EmulatorManager, endpoints_from_env
 from keyramp._errors import EmulatorError
 from keyramp.run._gevent import ensure_gevent_grpc
-from keyramp.profile._profile import load_profile, parse_profile
+from keyramp.profile._profile import Profile, load_profile, parse_profile
 from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._recorder import Recorder
 from keyramp.run._user import CellContext, KeyrampUser, user_class_for
 from keyramp.run._workload import CellWorkload
 from keyramp.backends import BACKENDS, EMULATOR_FOR
 
-__all__ = ["make_user"]
+__all__ = ["make_user", "plain_context", "prepare", "emulator_endpoint"]
 
 _DEFAULT_PROFILE: dict[str, Any] = {
     "name": "locustfile",
@@ -40,7 +40,8 @@ _DEFAULT_PROFILE: dict[str, Any] = {
 }
 
 
-def _endpoint(backend: str) -> str:
+def emulator_endpoint(backend: str) -> str:
+    """The emulator serving ``backend``: its standard variable, else one ``keyramp emulators up`` started."""
     kind = EMULATOR_FOR[backend]
     found = endpoints_from_env(os.environ).get(kind)
     if found:
@@ -53,32 +54,44 @@ def _endpoint(backend: str) -> str:
     )
 
 
+def plain_context(backend: str, profile: Profile) -> CellContext:
+    """A closed-model cell context for plain Locust: ``profile``'s first cell on ``backend``,
+    a fresh namespace on the running emulator. Nothing is created yet (see ``prepare``)."""
+    ensure_gevent_grpc()
+    cell = next((c for c in profile.cells if c.backend == backend), None)
+    strategy = cell.strategy if cell else profile.keys.strategies[0]
+    workload = CellWorkload(backend=backend, strategy=strategy, settings=profile)
+    target = workload.target(project=profile.project, endpoint=emulator_endpoint(backend),
+                             namespace=f"locust_{uuid.uuid4().hex[:8]}")
+    return CellContext(workload=workload, backend_class=BACKENDS[backend], target=target, open_model=False)
+
+
+def prepare(context: CellContext) -> None:
+    """Create the cell's table (Bigtable) and preload ``record_count`` records."""
+    context.backend_class.prepare(context.target)
+    loader = context.backend_class(context.target)
+    try:
+        for batch in context.workload.preload_batches():
+            context.workload.preload(loader, batch)
+    finally:
+        loader.close()
+
+
 def make_user(backend: str) -> type[KeyrampUser]:
     """A Locust user class for ``backend``; the store is prepared and preloaded on test start.
 
     Operations are recorded once, by a ``Recorder`` whose closed seconds feed Locust's own
     statistics (web UI, ``--csv``): the same request path as ``keyramp run``, closed model.
     """
-    ensure_gevent_grpc()
     path = os.environ.get("KEYRAMP_PROFILE")
     profile = load_profile(path) if path else parse_profile({**_DEFAULT_PROFILE, "backend": backend})
-    cell = next((c for c in profile.cells if c.backend == backend), None)
-    strategy = cell.strategy if cell else profile.keys.strategies[0]
-    workload = CellWorkload(backend=backend, strategy=strategy, settings=profile)
-    target = workload.target(project=profile.project, endpoint=_endpoint(backend),
-                             namespace=f"locust_{uuid.uuid4().hex[:8]}")
-    context = CellContext(workload=workload, backend_class=BACKENDS[backend], target=target, open_model=False)
+    context = plain_context(backend, profile)
+    workload = context.workload
     ticker: list[gevent.Greenlet] = []
 
     @events.test_start.add_listener
     def _prepare(environment: Any, **_: Any) -> None:
-        context.backend_class.prepare(target)
-        loader = context.backend_class(target)
-        try:
-            for batch in workload.preload_batches():
-                workload.preload(loader, batch)
-        finally:
-            loader.close()
+        prepare(context)
         recorder = Recorder(cell=backend, ops=workload.ops, key_samples_per_s=0,
                             sink=LocustStatsSink(environment.stats, request_type=backend))
         context.recorder = recorder

@@ -69,7 +69,7 @@ class KeyrampUser(User):
         except Exception as exc:
             ctx.user_errors.append(exc)
             raise
-        self.ops = UserOps(ctx.workload, self.backend, user_index=ctx.next_user_index())
+        self.ops = UserOps(ctx.workload, self.backend, user_index=ctx.next_user_index(), caller=self)
         # One throw-away read opens the channel, so connection set-up is not measured.
         try:
             self.backend.read("keyramp-warmup")
@@ -139,6 +139,16 @@ class KeyrampUser(User):
 
 
 def user_class_for(context: CellContext, *, name: str | None = None) -> type[KeyrampUser]:
-    """A concrete user class bound to ``context`` (Locust instantiates classes, not objects)."""
-    cls_name = name or f"{context.backend_class.__name__.removesuffix('Backend')}User"
-    return type(cls_name, (KeyrampUser,), {"context": context, "abstract": False})
+    """A concrete user class bound to ``context`` (Locust instantiates classes, not objects).
+
+    For a Python workload the class derives from the workload's own class first, so its
+    ``on_start`` chains (``super()``) into ``KeyrampUser.on_start`` and its ops see the
+    client; the only task is ``operate`` (pacer + recorder), never the plain-Locust wrappers.
+    """
+    own = context.workload.user_class
+    cls_name = name or (own.__name__ if own is not None else f"{context.backend_class.__name__.removesuffix('Backend')}User")
+    if own is None:
+        return type(cls_name, (KeyrampUser,), {"context": context, "abstract": False})
+    cls = type(cls_name, (own, KeyrampUser), {"context": context, "abstract": False, "wait_time": constant(0)})
+    cls.tasks = [KeyrampUser.operate]
+    return cls  # type: ignore[return-value]

@@ -73,7 +73,9 @@ class CellWorkload:
         )
         self.ops = list(wl.ops)
         #: Op name -> the function that performs it (the store's own where it differs).
-        self.op_table: dict[str, Operation] = op_table(spec_for(backend), self.ops)
+        #: Op name -> the function that performs it (the store's own where it differs; a Python
+        #: workload's methods, built on first use: key-space analysis needs only the keys).
+        self._op_table: dict[str, Operation] | None = None if wl.user else op_table(spec_for(backend), self.ops)
         self._cum = list(itertools.accumulate(wl.ops.values()))
         self.record_count = wl.record_count
         self.batch_size = wl.batch_size
@@ -82,11 +84,38 @@ class CellWorkload:
         self.distribution = wl.read_distribution
         self.distribution_params = dict(wl.distribution_params)
         self.query = wl.query
+        #: ``"/abs/file.py:Class"`` of a Python workload (its class is imported on first use:
+        #: key-space analysis builds a CellWorkload for keys only).
+        self.user_spec = wl.user
+        self._user_class: type | None = None
         self._workers = workers
         self._next = itertools.count(self.record_count + worker_index, workers)
         self.inserted = 0
         #: Keys the store allocated (server_allocated strategy), in insert order.
         self.allocated: list[Key] = []
+
+    # -- Python workloads ----------------------------------------------------------------
+    @property
+    def op_table(self) -> dict[str, Operation]:
+        if self._op_table is None:
+            self._load_user()
+        return self._op_table  # type: ignore[return-value]
+
+    @property
+    def user_class(self) -> type | None:
+        """The Python workload's user class, or ``None`` for the built-in operations."""
+        if self.user_spec and self._user_class is None:
+            self._load_user()
+        return self._user_class
+
+    def _load_user(self) -> None:
+        from pathlib import Path
+
+        from keyramp.pyworkload import load_user, operation
+
+        loaded = load_user(self.user_spec, base_dir=Path("/"))  # absolute in the resolved profile
+        self._user_class = loaded.cls
+        self._op_table = {name: operation(spec) for name, spec in loaded.ops.items()}
 
     # -- keys ----------------------------------------------------------------------------
     def key_of(self, index: int) -> Key | None:
@@ -137,9 +166,11 @@ class CellWorkload:
 class UserOps:
     """One user's view: its backend client, RNG and read distribution."""
 
-    def __init__(self, workload: CellWorkload, backend: Backend, *, user_index: int) -> None:
+    def __init__(self, workload: CellWorkload, backend: Backend, *, user_index: int, caller: Any = None) -> None:
         self.wl = workload
         self.backend = backend
+        #: The Locust user a Python workload's ops are methods of (``None`` for the built-in ops).
+        self.caller = caller
         seed = workload.seed * 1_000_003 + user_index
         self.rng = random.Random(seed)
         self.dist = make_distribution(workload.distribution, seed=seed, params=workload.distribution_params)

@@ -180,6 +180,11 @@ class BigtableBackend(Backend):
         #: Row key of the last row of the last ``query`` (a cursor for ``start_after``).
         self.last_cursor: bytes | None = None
 
+    @property
+    def table(self) -> Any:
+        """The cell's table on the data client, with no retries and the cell's deadlines."""
+        return self._table
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self._table.close()

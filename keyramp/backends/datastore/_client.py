@@ -94,6 +94,7 @@ class DatastoreBackend(Backend):
         #: ``map.field`` exclusions: those maps are written as embedded entities with their own list.
         self._nested = _nested_excludes(target.unindexed)
         self._kw: dict[str, Any] = {"retry": NO_RETRY, "timeout": target.timeout_s}
+        self.call_options = self._kw
         #: Cursor after the last ``query``: pass it back as ``QuerySpec.start_after`` (BP-QRY-2).
         self.last_cursor: bytes | None = None
 

@@ -50,6 +50,7 @@ class FirestoreBackend(Backend):
         self._coll = self._client.collection(target.namespace)
         # retry=None reaches the GAPIC call as "no retry" (the Firestore client passes it on).
         self._kw: dict[str, Any] = {"retry": None, "timeout": target.timeout_s}
+        self.call_options = self._kw
         #: Last document of the last ``query``: pass it back as ``QuerySpec.start_after`` (BP-QRY-2).
         self.last_cursor: Any = None
 

@@ -1,0 +1,157 @@
+"""``keyramp.DatastoreUser`` / ``FirestoreUser`` / ``BigtableUser``: the Locust way to write a workload.
+
+A subclass's ``@keyramp.op`` methods each perform one operation with the official client.
+Inside an op: ``self.client`` (the official client for the cell's target; Bigtable also
+``self.table``), ``self.namespace`` (the cell's kind / collection / table), ``self.keys.new()``
+and ``self.keys.existing()`` (keys of the cell's strategy), ``self.document()`` (a record of
+the profile's ``[workload.document]`` shape) and ``self.no_retry`` (keyword arguments that
+switch the client's own retries off and set the cell's deadline, so every attempt is seen).
+
+Two ways to run the same class:
+
+* ``keyramp run`` (profile ``[workload] user = "file.py:Class"``): the runner builds a user
+  class from this one and ``KeyrampUser`` (pacer, recorder, phases) and calls the undecorated
+  methods; ``on_start`` here chains to ``KeyrampUser.on_start`` through ``super()``.
+* plain ``locust -f file.py``: Locust runs the ``@op`` wrappers as weighted tasks and its own
+  stats measure them; on test start the store is prepared and preloaded from
+  ``$KEYRAMP_PROFILE`` (or defaults), on the emulator named by the standard variable.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tomllib
+from typing import Any, ClassVar
+
+from locust import User, constant, events
+
+from keyramp._errors import UsageError
+from keyramp.pyworkload._keys import KeyHandle
+
+__all__ = ["WorkloadUser", "DatastoreUser", "FirestoreUser", "BigtableUser"]
+
+
+class WorkloadUser(User):
+    """Base of the three store users; subclass one of those, not this."""
+
+    abstract = True
+    wait_time = constant(0)
+    #: Locust's request type in plain runs, and which profile backends the class serves.
+    store: ClassVar[str] = ""
+    backends: ClassVar[frozenset[str]] = frozenset()
+    #: The plain-Locust cell (set on test start); ``keyramp run`` gives its users a ``context``.
+    _plain: ClassVar[Any] = None
+
+    client: Any
+    namespace: str
+    keys: KeyHandle
+    no_retry: dict[str, Any]
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if not cls.__dict__.get("abstract") and "context" not in cls.__dict__:
+            # Plain `locust -f`: prepare and preload the store when the test starts.
+            events.test_start.add_listener(functools.partial(_prepare_plain, cls))
+
+    def on_start(self) -> None:
+        super().on_start()  # keyramp run: KeyrampUser.on_start (client, UserOps); plain: Locust's no-op
+        if getattr(self, "ops", None) is None:
+            from keyramp.run._workload import UserOps
+
+            ctx = type(self)._plain
+            if ctx is None:
+                raise UsageError(f"{type(self).__name__}: the store was not prepared (test_start did not run)")
+            self.backend = ctx.backend_class(ctx.target)
+            self.ops = UserOps(ctx.workload, self.backend, user_index=ctx.next_user_index())
+        backend = self.backend
+        self.client = backend.client
+        self.namespace = backend.target.namespace
+        self.no_retry = dict(backend.call_options)
+        self.keys = KeyHandle(self.ops)
+
+    def on_stop(self) -> None:
+        super().on_stop()
+        if "context" not in type(self).__dict__ and getattr(self, "backend", None) is not None:
+            self.backend.close()  # plain Locust (KeyrampUser.on_stop closes it under keyramp run)
+
+    def document(self, index: int | None = None) -> dict[str, Any]:
+        """A record of the cell's shape (``[workload.document]``, else ``value_size`` bytes) for
+        ``index`` (default: the last ``keys.new()``, so its timestamps agree with the key)."""
+        i = self.keys.index if index is None else index
+        return self.ops.wl.records.record(0 if i is None else i)  # type: ignore[no-any-return]
+
+
+class DatastoreUser(WorkloadUser):
+    """``self.client``: ``google.cloud.datastore.Client``; ``self.namespace``: the cell's kind.
+    Serves ``backend = "datastore"`` and ``"firestore-datastore"``."""
+
+    abstract = True
+    store = "datastore"
+    backends = frozenset({"datastore", "firestore-datastore"})
+
+
+class FirestoreUser(WorkloadUser):
+    """``self.client``: ``google.cloud.firestore.Client``; ``self.namespace``: the cell's collection."""
+
+    abstract = True
+    store = "firestore"
+    backends = frozenset({"firestore"})
+
+
+class BigtableUser(WorkloadUser):
+    """``self.client``: ``google.cloud.bigtable.data.BigtableDataClient``; ``self.table``: the cell's
+    table on it (family ``cf``); ``self.namespace``: the table id."""
+
+    abstract = True
+    store = "bigtable"
+    backends = frozenset({"bigtable"})
+    table: Any
+
+    def on_start(self) -> None:
+        super().on_start()
+        self.table = self.backend.table
+
+
+# -- plain Locust --------------------------------------------------------------------------------
+
+_PLAIN_DEFAULTS: dict[str, Any] = {"workload": {"record_count": 1000}, "keys": {"strategy": "random"}}
+
+
+def _plain_profile(cls: type[WorkloadUser]) -> tuple[str, Any]:
+    """(backend, profile) for a plain run: ``$KEYRAMP_PROFILE`` without its ``user`` and
+    ``thresholds`` (Locust measures; the class is the one Locust loaded), else defaults."""
+    from keyramp.profile._profile import parse_profile
+
+    path = os.environ.get("KEYRAMP_PROFILE")
+    raw: dict[str, Any] = {"name": cls.__name__, **_PLAIN_DEFAULTS}
+    source = "<plain locust>"
+    if path:
+        try:
+            with open(path, "rb") as fh:
+                raw = tomllib.load(fh)
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise UsageError(f"{path}: cannot read profile: {exc}") from None
+        source = path
+        raw.pop("thresholds", None)
+        workload = dict(raw.get("workload") or {})
+        workload.pop("user", None)
+        raw["workload"] = workload
+    wanted = raw.get("backend") or sorted(cls.backends)[0]
+    choices = wanted if isinstance(wanted, list) else [wanted]
+    backend = next((b for b in choices if b in cls.backends), None)
+    if backend is None:
+        raise UsageError(f"{source}: backend {wanted!r} does not serve {cls.__name__} (a {cls.store} user)")
+    raw["backend"] = backend
+    return backend, parse_profile(raw, source=source)
+
+
+def _prepare_plain(cls: type[WorkloadUser], environment: Any, **_: Any) -> None:
+    if not any(issubclass(u, cls) for u in getattr(environment, "user_classes", ()) or ()):
+        return  # another user class of the locustfile is running, not this one
+    from keyramp.run._locustfile import plain_context, prepare
+
+    backend, profile = _plain_profile(cls)
+    ctx = plain_context(backend, profile)
+    prepare(ctx)
+    cls._plain = ctx

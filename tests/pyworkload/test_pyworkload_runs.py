@@ -1,0 +1,133 @@
+"""Issue 17, done-when 1: a Python workload (two ops, weights 3:1) on Firestore over two key
+strategies, run by keyramp (paced, recorded, key-sampled) and by plain ``locust -f``; an op
+that raises is an error of its class and the run goes on."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _runs import emulator_env, keyramp, load, write_profile
+
+pytestmark = pytest.mark.emulator
+
+MODULE = '''"""Orders: place an order (a new document), look one up (an existing one)."""
+import keyramp
+
+
+class Orders(keyramp.FirestoreUser):
+    @keyramp.op(weight=3)
+    def place(self):
+        key = self.keys.new()
+        self.client.collection(self.namespace).document(str(key)).set(self.document(), **self.no_retry)
+        return key
+
+    @keyramp.op(weight=1)
+    def look(self):
+        key = self.keys.existing()
+        snap = self.client.collection(self.namespace).document(str(key)).get(**self.no_retry)
+        return snap.reference  # a DocumentReference: keyramp samples its id
+
+
+class Flaky(keyramp.FirestoreUser):
+    @keyramp.op
+    def fine(self):
+        return self.keys.existing()
+
+    @keyramp.op
+    def boom(self):
+        raise ValueError("the application's own bug")
+'''
+
+
+@pytest.fixture(scope="module")
+def workload_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("pyworkload")
+    (tmp / "orders.py").write_text(MODULE)
+    return tmp
+
+
+@pytest.fixture(scope="module")
+def run_dirs(firestore_emulator, workload_dir: Path) -> dict[str, Path]:
+    shape = {"item": {"type": "string", "values": 50}, "placed_at": "timestamp", "qty": {"type": "int", "values": 9}}
+    orders = write_profile(
+        workload_dir / "orders.toml", {"name": "orders", "backend": "firestore", "duration": "3s", "seed": 3},
+        workload={"user": "orders.py:Orders", "record_count": 500, "key_samples_per_s": 2000,
+                  "read_distribution": "uniform", "document": shape},
+        keys={"strategy": ["sequential", "random"]},
+        schedule={"kind": "constant", "rate": 200, "warmup": "1s"},
+    )
+    flaky = write_profile(
+        workload_dir / "flaky.toml", {"name": "flaky", "backend": "firestore", "duration": "2s", "seed": 3},
+        workload={"user": "orders.py:Flaky", "record_count": 50},
+        keys={"strategy": "random"}, schedule={"kind": "constant", "rate": 100, "warmup": "0s"},
+    )
+    out = workload_dir / "out"
+    result = keyramp("run", str(orders), str(flaky), "--out", str(out), "--quiet", env=emulator_env(firestore_emulator))
+    assert result.returncode == 0, result.stderr[-3000:]
+    runs = {load(p, "manifest.json")["profile"]["name"]: p for p in out.iterdir() if p.is_dir()}
+    assert set(runs) == {"orders", "flaky"}
+    return runs
+
+
+def test_both_cells_complete_with_both_ops_about_3_to_1(run_dirs: dict[str, Path]) -> None:
+    manifest, summary = load(run_dirs["orders"], "manifest.json"), load(run_dirs["orders"], "summary.json")
+    assert manifest["status"] == "complete"
+    assert [c["strategy"] for c in summary["cells"].values()] == ["sequential", "random"]
+    for cell_id, cell in summary["cells"].items():
+        ops = cell["operations"]
+        assert set(ops) == {"place", "look"}, cell_id
+        assert ops["place"]["errors"] == 0 and ops["look"]["errors"] == 0, (cell_id, ops)
+        ratio = ops["place"]["count"] / ops["look"]["count"]
+        assert 2.4 < ratio < 3.75, (cell_id, ratio)
+        assert ops["place"]["count"] + ops["look"]["count"] > 450, cell_id
+
+
+def test_sequential_hotspot_far_above_random(run_dirs: dict[str, Path]) -> None:
+    cells = {c["strategy"]: c["keyspace"] for c in load(run_dirs["orders"], "summary.json")["cells"].values()}
+    seq, rnd = cells["sequential"], cells["random"]
+    assert seq["range_from"] == rnd["range_from"] == "profile"
+    # place (75 %) appends past the preloaded range; look (25 %) reads spread over it.
+    assert seq["hottest_1pct_share"] > 0.5 and seq["moving_hotspot"] is True, seq
+    assert rnd["hottest_1pct_share"] < 0.05 and rnd["moving_hotspot"] is False, rnd
+    assert seq["hottest_1pct_share"] > 10 * rnd["hottest_1pct_share"]
+
+
+def test_keys_sampled_under_the_method_names(run_dirs: dict[str, Path]) -> None:
+    with (run_dirs["orders"] / "keys.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    ops = {r["op"] for r in rows}
+    assert ops == {"place", "look"}
+    looks = [r["key"] for r in rows if r["op"] == "look" and r["cell"].endswith("sequential")]
+    assert looks and all(k.isdigit() for k in looks)  # DocumentReference -> its id (the key)
+
+
+def test_an_op_that_raises_is_an_error_of_its_class(run_dirs: dict[str, Path]) -> None:
+    manifest, summary = load(run_dirs["flaky"], "manifest.json"), load(run_dirs["flaky"], "summary.json")
+    assert manifest["status"] == "complete"
+    (cell,) = summary["cells"].values()
+    boom, fine = cell["operations"]["boom"], cell["operations"]["fine"]
+    assert boom["count"] > 50 and boom["errors"] == boom["count"]
+    assert list(boom["errors_by_class"]) == ["CLIENT_ValueError"]  # raised in the client process
+    assert fine["errors"] == 0 and fine["count"] > 50  # the run went on
+
+
+def test_same_module_under_plain_locust(firestore_emulator, workload_dir: Path, run_dirs: dict[str, Path]) -> None:
+    """Locust's own closed model and stats; the profile (``$KEYRAMP_PROFILE``) gives the key
+    strategy, preload and document shape (its ``user`` and thresholds are keyramp's)."""
+    prefix = workload_dir / "plain"
+    env = {**emulator_env(firestore_emulator), "KEYRAMP_PROFILE": str(workload_dir / "orders.toml")}
+    result = subprocess.run(
+        [sys.executable, "-m", "locust", "-f", str(workload_dir / "orders.py"), "--headless", "-u", "4", "-r", "4",
+         "-t", "5s", "--only-summary", "--csv", str(prefix), "Orders"],  # -t counts the preload too
+        capture_output=True, text=True, timeout=120, env=env, check=False, cwd=workload_dir)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(f"{prefix}_stats.csv") as fh:
+        rows = {r["Name"]: r for r in csv.DictReader(fh)}
+    assert rows["place"]["Type"] == rows["look"]["Type"] == "firestore"
+    place, look = int(rows["place"]["Request Count"]), int(rows["look"]["Request Count"])
+    assert place > 30 and look > 10 and 2 < place / look < 4.5
+    assert rows["Aggregated"]["Failure Count"] == "0"
