@@ -27,6 +27,18 @@ class KeyHandle:
     def existing(self) -> Key:
         return self._ops.existing_key()  # type: ignore[no-any-return]
 
+    def existing_index(self) -> int:
+        """The insert index of an existing record (``read_distribution``): ``self.document(i)``
+        rebuilds what was written for it, ``self.keys.key(i)`` its key."""
+        n = self._wl.existing()
+        if n <= 0:
+            raise LookupError("no records yet: add inserts or set record_count > 0")
+        return self._ops.dist.next_index(n)  # type: ignore[no-any-return]
+
+    def key(self, index: int) -> Key:
+        """The key of the ``index``-th insert."""
+        return self._wl.key_of(index)  # type: ignore[no-any-return]
+
 
 def as_key(value: Any) -> Key | None:
     """What an op returned, as a keyramp key for key sampling: str/int/tuple as is, a row key's
