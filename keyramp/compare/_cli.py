@@ -14,8 +14,9 @@ from typing import Any
 from keyramp.results import _baselines
 from keyramp.results._catalog import Run, resolve_run
 from keyramp._errors import UsageError
+from keyramp._types import OP_NAMES
 from keyramp.profile._thresholds import parse_expression
-from keyramp.compare._model import CompareOptions, Comparison, build_comparison
+from keyramp.compare._model import CompareOptions, Comparison, build_comparison, run_operations
 from keyramp.compare._render import render_html, render_json, render_junit, render_markdown, render_terminal
 
 __all__ = ["register", "run_compare"]
@@ -64,7 +65,6 @@ def _options(args: argparse.Namespace) -> CompareOptions:
 def run_compare(specs: list[str], *, results: Path, baseline_spec: str | None = None,
                 thresholds: list[str] = (), options: CompareOptions | None = None) -> Comparison:
     """Resolve runs and baseline, then compare. UsageError for unknown runs or an unusable baseline."""
-    checks = [parse_expression(t) for t in thresholds]
     warnings: list[str] = []
     resolved: list[Run] = [resolve_run(spec, results) for spec in specs]
     baseline: Run | None = None
@@ -74,6 +74,9 @@ def run_compare(specs: list[str], *, results: Path, baseline_spec: str | None = 
         baseline = resolved[0]
         if not baseline.ok:
             raise UsageError(f"baseline {baseline.run_id} (the first RUN) is not usable: {baseline.unusable_reason}")
+    # A Python workload's operations are its method names: a threshold may name those too.
+    named = {op for run in [*resolved, *([baseline] if baseline else [])] for op in run_operations(run)}
+    checks = [parse_expression(t, operations={*OP_NAMES, *named}) for t in thresholds]
     runs = []
     for run in resolved:
         if baseline is not None and run.run_id == baseline.run_id:

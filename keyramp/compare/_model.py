@@ -33,7 +33,7 @@ from keyramp._types import OP_NAMES
 from keyramp.profile._thresholds import Threshold, ThresholdResult, evaluate, parse_table
 from keyramp.compare._stats import bootstrap_replicates, interval_matrix, ratio_ci, two_proportion
 
-__all__ = ["CompareOptions", "MetricRow", "Comparison", "build_comparison", "busy_users", "LATENCY_METRICS",
+__all__ = ["CompareOptions", "MetricRow", "Comparison", "build_comparison", "busy_users", "run_operations", "LATENCY_METRICS",
            "METRICS", "TAIL_METRICS"]
 
 #: metric name -> percentile (the summary's latency_ms keys)
@@ -406,6 +406,11 @@ def _compare_cell_op(reps: _Replicates, base: Run, base_cell: str, cand: Run, ca
     return rows, behind
 
 
+def run_operations(run: Run) -> list[str]:
+    """The operations a run's profile ran (a Python workload's are its method names)."""
+    return list((((run.manifest or {}).get("profile") or {}).get("workload") or {}).get("ops") or {})
+
+
 def build_comparison(runs: Sequence[Run], *, baseline: Run | None, thresholds: Sequence[Threshold] = (),
                      options: CompareOptions | None = None) -> Comparison:
     """Compare every run in ``runs`` with ``baseline`` (all must be ``ok``).
@@ -471,11 +476,10 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | None, thresholds: S
         if baseline is not None and run.run_id == baseline.run_id:
             continue
         own: list[Threshold] = []
-        stored = (run.manifest or {}).get("profile") or {}
-        table = stored.get("thresholds")
+        table = ((run.manifest or {}).get("profile") or {}).get("thresholds")
         if table:
             try:  # a Python workload's thresholds name its methods
-                own = parse_table(table, operations={*OP_NAMES, *((stored.get("workload") or {}).get("ops") or {})})
+                own = parse_table(table, operations={*OP_NAMES, *run_operations(run)})
             except Exception as exc:  # noqa: BLE001 - a stored profile is data, not input: warn
                 cmp.warnings.append(f"{run.run_id}: ignoring the profile's [thresholds]: {exc}")
         checks = [*own, *thresholds]

@@ -139,13 +139,13 @@ def parse_table(table: Mapping[str, Any], *, operations: Collection[str] = OP_NA
     return out
 
 
-def parse_expression(text: str) -> Threshold:
+def parse_expression(text: str, *, operations: Collection[str] = OP_NAMES) -> Threshold:
     """A command-line threshold: ``insert.p99_ms<50``; ``name=limit`` means the bare-number default."""
     match = _EXPR_RE.match(text or "")
     if not match:
         raise UsageError(f"cannot parse threshold {text!r} (expected e.g. 'insert.p99_ms<50')")
     name, comparator, limit = match.groups()
-    return _make(name, None if comparator in ("=", "==") else comparator, _number(limit, name))
+    return _make(name, None if comparator in ("=", "==") else comparator, _number(limit, name), operations)
 
 
 def _ratio(cell_summary: Mapping[str, Any]) -> float | None:

@@ -131,3 +131,16 @@ def test_same_module_under_plain_locust(firestore_emulator, workload_dir: Path, 
     place, look = int(rows["place"]["Request Count"]), int(rows["look"]["Request Count"])
     assert place > 30 and look > 10 and 2 < place / look < 4.5
     assert rows["Aggregated"]["Failure Count"] == "0"
+
+
+def test_compare_and_ui_use_the_method_names(run_dirs: dict[str, Path]) -> None:
+    from keyramp.compare import run_compare
+    from keyramp.web import create_app
+
+    run = run_dirs["orders"]
+    cmp = run_compare([str(run)], results=run.parent, thresholds=["look.p99_ms<60000", "place.error_rate<=0"])
+    (by_cell,) = cmp.thresholds.values()
+    assert {r.name for results in by_cell.values() for r in results} == {"look.p99_ms", "place.error_rate"}
+    assert all(r.passed for results in by_cell.values() for r in results)
+    page = create_app(run.parent).test_client().get(f"/runs/{run.name}")
+    assert page.status_code == 200 and b"place" in page.data and b"look" in page.data
