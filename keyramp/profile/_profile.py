@@ -22,6 +22,7 @@ from keyramp._errors import UsageError
 from keyramp.profile._schedules import SCHEDULE_FIELDS, Schedule, make_schedule
 from keyramp._types import OP_NAMES
 from keyramp.keys import INDEXED_VALUES as _INDEXED_VALUES
+from keyramp.profile._app import check_query_field, check_shape, check_user, resolve_document, resolve_user
 from keyramp.profile._model import Cell, Profile, Settings
 
 if TYPE_CHECKING:
@@ -65,10 +66,7 @@ _WORKLOAD_DEFAULTS: dict[str, Any] = {
     "document": {},  # [workload.document]: the application's record shape (keys/_shape.py)
     "user": "",  # "file.py:Class": a Python workload (keyramp/pyworkload/), path relative to the profile
 }
-#: Fields only the built-in operations read: with a Python workload they do not apply.
-_BUILTIN_ONLY = ("ops", "query", "batch_size", "scan_length", "probe", "probe_params")
-#: Fields a document shape replaces: giving both is an error, not a silent choice.
-_SHAPE_REPLACES = ("value_size", "indexed_value", "indexed_fields")
+
 #: ``[workload.query]``: what the ``query`` op sends (mapped to ``QuerySpec``). ``paginate``
 #: reads page ``page`` by ``offset`` (skipped entities still read, BP-QRY-2) or by walking
 #: cursors; ``ancestor`` queries inside one entity group (needs ``entity_group_size``).
@@ -150,41 +148,14 @@ def _table(raw: Mapping[str, Any], name: str, src: str) -> dict[str, Any]:
     return value
 
 
-def _resolve_user(workload: dict[str, Any], given: Mapping[str, Any], src: str, base_dir: Path) -> None:
-    """``workload.user``: import the class now (one line and exit 2 if anything is wrong); its
-    ``@keyramp.op`` weights become ``ops``, and ``user`` the absolute ``path:Class``."""
-    from keyramp.pyworkload import load_user
-
-    for name in _BUILTIN_ONLY:
-        if name in given:
-            raise _fail(src, f"workload.{name}: does not apply with workload.user (the Python workload's "
-                             "@keyramp.op methods and their weights are the operations)")
-    try:
-        loaded = load_user(workload["user"], base_dir=base_dir)
-    except UsageError as exc:
-        raise _fail(src, f"workload.user: {exc}") from None
-    workload["user"] = loaded.spec
-    workload["ops"] = loaded.shares()
-    workload["insert_ops"] = loaded.insert_ops()
-
-
 def _resolve_workload(raw: Mapping[str, Any], src: str, base_dir: Path) -> dict[str, Any]:
     given = _table(raw, "workload", src)
     workload = {**copy.deepcopy(_WORKLOAD_DEFAULTS), **given}
     _check_fields(workload, set(_WORKLOAD_DEFAULTS), f"{src}: workload")
-    from keyramp.keys import parse_shape
-
-    try:
-        shape = parse_shape(workload["document"])
-    except UsageError as exc:
-        raise _fail(src, str(exc)) from None
-    for name in _SHAPE_REPLACES:
-        if shape and name in given:
-            raise _fail(src, f"workload.{name}: does not apply with workload.document (describe the record there, "
-                             f"e.g. payload = {{ type = \"bytes\", size = 256 }})")
+    shape = resolve_document(workload, given, src)
     workload["insert_ops"] = []  # besides insert/batch_write: a Python workload's ops that create keys
     if workload["user"]:
-        _resolve_user(workload, given, src, base_dir)
+        resolve_user(workload, given, src, base_dir)
     ops = workload["ops"]
     if workload["user"]:
         pass  # validated by the loader: method names and their weights
@@ -218,7 +189,7 @@ def _resolve_workload(raw: Mapping[str, Any], src: str, base_dir: Path) -> dict[
             f"workload.read_distribution: unknown '{workload['read_distribution']}' (one of: {', '.join(DISTRIBUTIONS)})",
         )
     workload["query"] = _resolve_query(workload, src)
-    _check_query_field(workload["query"], shape, src)
+    check_query_field(workload["query"], shape, src)
     workload["probe"], workload["probe_params"] = _resolve_probe(workload, src)
     needs_existing = set(workload["ops"]) - {"insert", "batch_write"}
     if needs_existing and not workload["user"] and workload["record_count"] == 0 and "insert" not in workload["ops"]:
@@ -262,24 +233,6 @@ def _resolve_query(workload: Mapping[str, Any], src: str) -> dict[str, Any]:
     if query["ancestor"] and not workload["entity_group_size"]:
         raise _fail(where, "ancestor = true needs workload.entity_group_size > 0")
     return query
-
-
-def _check_query_field(query: Mapping[str, Any], shape: Any, src: str) -> None:
-    """With a document shape, a query filters and orders by properties the shape has, indexed."""
-    if not shape:
-        return
-    props = {p.name: p for p in shape.properties}
-    for name in ("field", "order_by"):
-        field_name = str(query[name]).lstrip("-")
-        if not field_name or field_name.split(".")[0] in ("__key__", "__name__"):
-            continue
-        prop = props.get(field_name.split(".")[0])
-        if prop is None:
-            raise _fail(src, f"workload.query.{name}: '{field_name}' is not a workload.document property "
-                             f"(one of: {', '.join(props)})")
-        if not prop.is_indexed:
-            raise _fail(src, f"workload.query.{name}: '{field_name}' has indexed = false: the query would "
-                             "find nothing")
 
 
 def _resolve_probe(workload: Mapping[str, Any], src: str) -> tuple[str, dict[str, Any]]:
@@ -463,8 +416,8 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
                 )
             )
     _check_strategies(cells, data, src)
-    _check_user(cells, data, src)
-    _check_shape(backends, data["workload"]["document"], src)
+    check_user(cells, data, src)
+    check_shape(backends, data["workload"]["document"], src)
     return Profile(**{f.name: getattr(settings, f.name) for f in fields(Settings)}, path=path, data=data,
                    cells=tuple(cells), thresholds=threshold_specs, launch=launch)
 
@@ -492,42 +445,6 @@ def _check_strategies(cells: list[Cell], data: Mapping[str, Any], src: str) -> N
         if strategy.server_allocated and "batch_write" in data["workload"]["ops"]:
             raise _fail(src, f"{cell.backend} × {cell.strategy}: workload.ops.batch_write needs client-chosen keys "
                              "(use insert with server-allocated keys)")
-
-
-def _check_user(cells: list[Cell], data: Mapping[str, Any], src: str) -> None:
-    """A Python workload's class serves the cells' backends, and chooses its keys."""
-    spec = data["workload"]["user"]
-    if not spec:
-        return
-    from keyramp.keys import make_strategy
-    from keyramp.pyworkload import load_user
-
-    loaded = load_user(spec, base_dir=Path("/"))  # absolute by now; imported once already
-    for cell in cells:
-        if cell.backend not in loaded.backends:
-            raise _fail(src, f"backend: {cell.backend} does not apply to {loaded.class_name}, a "
-                             f"{loaded.store} user (serves: {', '.join(sorted(loaded.backends))})")
-        if make_strategy(cell.strategy, seed=data["seed"], params=data["keys"]["params"]).server_allocated:
-            raise _fail(src, f"keys.strategy: {cell.strategy} does not apply to a Python workload "
-                             "(self.keys.new() chooses the key; let the store allocate ids in your op instead)")
-
-
-def _check_shape(backends: list[str], document: Mapping[str, Any], src: str) -> None:
-    """Each store's limits on the document shape (its spec's ``RecordLimits``); ``indexed`` on a
-    profile whose stores have no secondary indexes (Bigtable) does not apply."""
-    from keyramp.backends import spec_for
-    from keyramp.keys import parse_shape, shape_problem
-
-    shape = parse_shape(document)
-    explicit = shape.explicit_indexed()
-    specs = [spec_for(b) for b in backends]
-    if explicit and not any(spec.has("secondary_indexes") for spec in specs):
-        raise _fail(src, f"workload.document.{explicit[0]}.indexed: does not apply to {', '.join(backends)} "
-                         f"({specs[0].why_not('secondary_indexes')})")
-    for backend, spec in zip(backends, specs):
-        problem = shape_problem(shape, spec.records, backend)
-        if problem:
-            raise _fail(src, f"workload.document: {backend}: {problem}")
 
 
 def load_profile(path: str | Path, *, overrides: Mapping[str, Any] | None = None) -> Profile:

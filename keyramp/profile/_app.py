@@ -1,0 +1,117 @@
+"""The application's own parts of a profile: a Python workload (``[workload] user``) and a
+document shape (``[workload.document]``), validated with the rest of the profile.
+
+Everything here runs when the profile is read, before any emulator starts: a workload
+that does not import, a shape a store would reject, a query on a property the shape does
+not index — one line naming the file and field, exit 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from keyramp._errors import UsageError
+
+if TYPE_CHECKING:
+    from keyramp.keys import DocumentShape
+    from keyramp.profile._model import Cell
+
+__all__ = ["resolve_user", "resolve_document", "check_query_field", "check_user", "check_shape"]
+
+#: Fields only the built-in operations read: with a Python workload they do not apply.
+_BUILTIN_ONLY = ("ops", "query", "batch_size", "scan_length", "probe", "probe_params")
+#: Fields a document shape replaces: giving both is an error, not a silent choice.
+_SHAPE_REPLACES = ("value_size", "indexed_value", "indexed_fields")
+
+
+def _fail(where: str, message: str) -> UsageError:
+    return UsageError(f"{where}: {message}")
+
+
+def resolve_document(workload: Mapping[str, Any], given: Mapping[str, Any], src: str) -> DocumentShape:
+    """``[workload.document]`` parsed; ``value_size`` and friends given beside it are errors."""
+    from keyramp.keys import parse_shape
+
+    try:
+        shape = parse_shape(workload["document"])
+    except UsageError as exc:
+        raise _fail(src, str(exc)) from None
+    for name in _SHAPE_REPLACES:
+        if shape and name in given:
+            raise _fail(src, f"workload.{name}: does not apply with workload.document (describe the record there, "
+                             f"e.g. payload = {{ type = \"bytes\", size = 256 }})")
+    return shape
+
+
+def resolve_user(workload: dict[str, Any], given: Mapping[str, Any], src: str, base_dir: Path) -> None:
+    """``workload.user``: import the class now (one line and exit 2 if anything is wrong); its
+    ``@keyramp.op`` weights become ``ops``, and ``user`` the absolute ``path:Class``."""
+    from keyramp.pyworkload import load_user
+
+    for name in _BUILTIN_ONLY:
+        if name in given:
+            raise _fail(src, f"workload.{name}: does not apply with workload.user (the Python workload's "
+                             "@keyramp.op methods and their weights are the operations)")
+    try:
+        loaded = load_user(workload["user"], base_dir=base_dir)
+    except UsageError as exc:
+        raise _fail(src, f"workload.user: {exc}") from None
+    workload["user"] = loaded.spec
+    workload["ops"] = loaded.shares()
+    workload["insert_ops"] = loaded.insert_ops()
+
+
+def check_query_field(query: Mapping[str, Any], shape: DocumentShape, src: str) -> None:
+    """With a document shape, a query filters and orders by properties the shape has, indexed."""
+    if not shape:
+        return
+    props = {p.name: p for p in shape.properties}
+    for name in ("field", "order_by"):
+        field_name = str(query[name]).lstrip("-")
+        if not field_name or field_name.split(".")[0] in ("__key__", "__name__"):
+            continue
+        prop = props.get(field_name.split(".")[0])
+        if prop is None:
+            raise _fail(src, f"workload.query.{name}: '{field_name}' is not a workload.document property "
+                             f"(one of: {', '.join(props)})")
+        if not prop.is_indexed:
+            raise _fail(src, f"workload.query.{name}: '{field_name}' has indexed = false: the query would "
+                             "find nothing")
+
+
+def check_user(cells: list[Cell], data: Mapping[str, Any], src: str) -> None:
+    """A Python workload's class serves the cells' backends, and chooses its keys."""
+    spec = data["workload"]["user"]
+    if not spec:
+        return
+    from keyramp.keys import make_strategy
+    from keyramp.pyworkload import load_user
+
+    loaded = load_user(spec, base_dir=Path("/"))  # absolute by now; imported once already
+    for cell in cells:
+        if cell.backend not in loaded.backends:
+            raise _fail(src, f"backend: {cell.backend} does not apply to {loaded.class_name}, a "
+                             f"{loaded.store} user (serves: {', '.join(sorted(loaded.backends))})")
+        if make_strategy(cell.strategy, seed=data["seed"], params=data["keys"]["params"]).server_allocated:
+            raise _fail(src, f"keys.strategy: {cell.strategy} does not apply to a Python workload "
+                             "(self.keys.new() chooses the key; let the store allocate ids in your op instead)")
+
+
+def check_shape(backends: list[str], document: Mapping[str, Any], src: str) -> None:
+    """Each store's limits on the document shape (its spec's ``RecordLimits``); ``indexed`` on a
+    profile whose stores have no secondary indexes (Bigtable) does not apply."""
+    from keyramp.backends import spec_for
+    from keyramp.keys import parse_shape, shape_problem
+
+    shape = parse_shape(document)
+    explicit = shape.explicit_indexed()
+    specs = [spec_for(b) for b in backends]
+    if explicit and not any(spec.has("secondary_indexes") for spec in specs):
+        raise _fail(src, f"workload.document.{explicit[0]}.indexed: does not apply to {', '.join(backends)} "
+                         f"({specs[0].why_not('secondary_indexes')})")
+    for backend, spec in zip(backends, specs):
+        problem = shape_problem(shape, spec.records, backend)
+        if problem:
+            raise _fail(src, f"workload.document: {backend}: {problem}")
