@@ -2,9 +2,10 @@
 
 ``SHARED_OPS`` holds the operations every store shares: the key, the record and the call
 are the same everywhere, the store's driver does the store-specific part. A store's spec
-may replace one or add its own (``StoreSpec.own_operations``); user-defined operations
-(issue 17) join the same table. ``op_table`` builds a cell's table once, so
-``UserOps.run`` is one dict lookup and one call (bench/bench_hotpath.py).
+may replace one or add its own (``StoreSpec.own_operations``); a Python workload's
+``@keyramp.op`` methods make a cell's whole table (``pyworkload.operation``). ``op_table``
+builds a cell's table once, so ``UserOps.run`` is one dict lookup and one call
+(bench/bench_hotpath.py).
 
 Each function returns the (first) key it touched, for key sampling, or None (queries).
 """
