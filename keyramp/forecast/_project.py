@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -72,17 +73,28 @@ class OpMix:
         return self.rows_per_op - self.reads_per_op
 
 
+def _rows_of(workload: Mapping[str, Any]) -> Mapping[str, tuple[tuple[str, str, str | int], ...]]:
+    """Row accesses per op name. A Python workload's ops are its methods (docs/workloads.md):
+    one that creates the key it returns (``insert_ops``) is one insert, any other one access
+    to an existing row, counted as a read (what the method does with it is its own code)."""
+    if not workload.get("user"):
+        return _ROWS
+    inserts = set(workload.get("insert_ops") or ())
+    return {op: _ROWS["insert"] if op in inserts else _ROWS["read"] for op in workload["ops"]}
+
+
 def op_mix(counts: Mapping[str, float], workload: Mapping[str, Any]) -> OpMix:
     """The mix of ``counts`` (op -> operations; the profile's shares when nothing was counted)."""
     if not any(v > 0 for v in counts.values()):
         counts = dict(workload["ops"])
-    projected = {op: float(n) for op, n in counts.items() if op in _ROWS and n > 0}
+    rows_of = _rows_of(workload)
+    projected = {op: float(n) for op, n in counts.items() if op in rows_of and n > 0}
     total = sum(projected.values()) or 1.0
     per_op: dict[tuple[str, str], float] = {c: 0.0 for c in _CLASSES}
     for op, n in projected.items():
-        for kind, where, rows in _ROWS[op]:
+        for kind, where, rows in rows_of[op]:
             per_op[(kind, where)] += n / total * (int(workload[rows]) if isinstance(rows, str) else rows)
-    skipped = tuple(sorted(op for op, n in counts.items() if op not in _ROWS and n > 0))
+    skipped = tuple(sorted(op for op, n in counts.items() if op not in rows_of and n > 0))
     return OpMix(shares={op: n / total for op, n in projected.items()}, per_op=per_op, not_projected=skipped)
 
 
@@ -122,8 +134,21 @@ def _classes(n: int, mix: OpMix, seed: int) -> np.ndarray:
 
 def _entry_text(value: Any, doc: str) -> str:
     """An index entry's sort text: the field's value, then the document key (entries are unique)."""
+    if isinstance(value, datetime):
+        value = int(value.timestamp() * 1000)
     head = f"{value:020d}" if isinstance(value, int) else str(value)
     return f"{head}\x00{doc}"
+
+
+def _index_fields(workload: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(record field, index name) of the indexed fields whose own range the forecast projects:
+    ``created`` (``indexed_value``), or a document shape's indexed timestamps."""
+    indexed = workload.get("indexed_value", "none")
+    if indexed in INDEXED:
+        return [("created", f"index:created ({indexed})")]
+    from keyramp.keys import parse_shape
+
+    return [(name, f"index:{name} (monotonic)") for name in parse_shape(workload.get("document") or {}).monotonic_indexed()]
 
 
 def _preload_indexes(existing: int) -> np.ndarray:
@@ -183,14 +208,12 @@ def regenerated_projection(
     reference = make_reference(ref_keys, weight=weight, since=since)
     kp = key_positions(keys, reference=reference, inserts=new, times=t)
     index: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    indexed = profile["workload"].get("indexed_value", "none")
-    if index_ranges and indexed in INDEXED and n_new:
-        field_name = f"index:created ({indexed})"
-        entries = [_entry_text(wl.records.record(int(i))["created"], keys[j])
+    for field_name, label in _index_fields(profile["workload"]) if index_ranges and n_new else ():
+        entries = [_entry_text(wl.records.record(int(i))[field_name], keys[j])
                    for j, i in enumerate(idx.tolist()) if new[j]]
-        pre_entries = [_entry_text(wl.records.record(int(i))["created"], k) for i, k in zip(pre.tolist(), pre_keys)]
+        pre_entries = [_entry_text(wl.records.record(int(i))[field_name], k) for i, k in zip(pre.tolist(), pre_keys)]
         ref = make_reference(pre_entries + entries, weight=weight, since=since)
-        index[field_name] = (t[new], key_positions(entries, reference=ref).pos)
+        index[label] = (t[new], key_positions(entries, reference=ref).pos)
     return Projection(t=t, pos=kp.pos, is_read=cls == 2, mix=mix, source="regenerated",
                       why="keys regenerated from the strategy and read distribution at the launch rate",
                       index=index, positions=kp, is_new=new)
