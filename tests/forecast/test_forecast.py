@@ -119,3 +119,33 @@ def test_server_allocated_keys_are_replayed_from_the_recording() -> None:
     assert fc["verdict"] in ("ok", "at_risk", "uncertain")  # spread ids: no hotspot
     missing = _forecast("firestore", "server_allocated", {"kind": "constant", "rate": 800, "duration": "20m"})
     assert missing["verdict"] is None and missing["reason"] == "no sampled keys to project"
+
+
+def test_a_document_shapes_indexed_timestamp_is_an_index_range_like_created() -> None:
+    launch = {"kind": "constant", "rate": 2000, "duration": "30m"}
+    fc = _forecast("firestore", "random", launch, workload={"document": {"room": "string", "sent_at": "timestamp"}})
+    assert fc["projection"]["ranges"] == ["documents", "index:sent_at (monotonic)"]
+    assert fc["verdict"] == "hotspot" and fc["throttled_fraction"]["mid"] == pytest.approx(0.75, abs=0.05)
+    exempt = _forecast("firestore", "random", launch,
+                       workload={"document": {"room": "string", "sent_at": {"type": "timestamp", "indexed": False}}})
+    assert exempt["projection"]["ranges"] == ["documents"] and exempt["throttled_fraction"]["mid"] < 0.1
+
+
+def test_a_python_workloads_ops_project_as_inserts_and_existing_rows() -> None:
+    """Methods that call keys.new() are inserts, the others one existing row each: a 3:1
+    Python workload forecasts exactly like insert 0.75 / read 0.25 (same keys, same seed)."""
+    launch = {"kind": "ramp_500_50_5", "ceiling": 5000, "duration": "1h"}
+    for strategy in ("sequential", "random"):
+        builtin = _forecast("firestore", strategy, launch, ops={"insert": 0.75, "read": 0.25})
+        profile = parse_profile({"name": "f", "backend": "firestore", "duration": "10s", "seed": 4,
+                                 "workload": {"ops": {"insert": 0.75, "read": 0.25}, "record_count": 500},
+                                 "keys": {"strategy": strategy}, "schedule": {"kind": "constant", "rate": 300},
+                                 "launch": launch})
+        data = json.loads(json.dumps(profile.data))  # as a manifest stores it
+        data["workload"].update(user="/app/orders.py:Orders", ops={"place": 0.75, "look": 0.25}, insert_ops=["place"])
+        own = forecast_cell(backend="firestore", strategy=strategy, profile=data, launch=profile.launch,
+                            cell_summary={"operations": {"place": {"count": 2250}, "look": {"count": 750}}})
+        assert own["projection"]["op_mix"] == {"place": 0.75, "look": 0.25}
+        assert own["projection"]["not_projected"] == []
+        assert own["verdict"] == builtin["verdict"]
+        assert own["throttled_fraction"] == builtin["throttled_fraction"], strategy
