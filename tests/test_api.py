@@ -7,7 +7,8 @@ import sys
 
 import keyramp
 
-_RUN = ("run_profile", "RunOptions", "RunOutcome")
+# Names whose module imports Locust: the run API and the Python-workload user classes (Locust users).
+_RUN = ("run_profile", "RunOptions", "RunOutcome", "DatastoreUser", "FirestoreUser", "BigtableUser")
 
 
 def _python(code: str) -> list[str]:
