@@ -12,7 +12,8 @@ from typing import Any
 from keyramp.targets._emulators import EMULATORS, RunningEmulator
 from keyramp.profile._profile import toml_value, write_profile
 
-__all__ = ["ENV_FOR_KIND", "emulator_env", "keyramp", "load", "only_run_dir", "toml_value", "write_profile"]
+__all__ = ["ENV_FOR_KIND", "emulator_env", "keyramp", "key_rows", "load", "only_run_dir", "recorded_seconds",
+           "timeseries_rows", "toml_value", "write_profile"]
 
 # The standard variable per emulator kind, from the emulator registry.
 ENV_FOR_KIND = {kind: spec.env_var for kind, spec in EMULATORS.items()}
@@ -41,3 +42,22 @@ def only_run_dir(out: Path) -> Path:
 
 def load(run_dir: Path, name: str) -> dict[str, Any]:
     return json.loads((run_dir / name).read_text())
+
+
+def timeseries_rows(run_dir: Path) -> list[dict[str, Any]]:
+    """Every time series row of a run (finished cells and the parts of one in progress)."""
+    from keyramp.results._read import read_timeseries
+
+    return read_timeseries(run_dir).to_pylist()
+
+
+def key_rows(run_dir: Path) -> list[dict[str, Any]]:
+    from keyramp.results._read import read_keys
+
+    return read_keys(run_dir).to_pylist()
+
+
+def recorded_seconds(out: Path) -> int:
+    """Closed seconds (``op = "*"`` rows) recorded so far by the run being written under ``out``."""
+    runs = [p for p in out.iterdir() if p.is_dir() and (p / "timeseries").is_dir()] if out.exists() else []
+    return sum(1 for r in timeseries_rows(runs[0]) if r["op"] == "*") if runs else 0

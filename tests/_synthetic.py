@@ -1,7 +1,7 @@
 """Synthetic, format-valid run directories (docs/run-format.md) for tests.
 
-``make_run`` writes manifest, summary, real HdrHistogram interval logs, timeseries.csv,
-keys.csv and the locust/ files, deterministic per ``seed``. Latencies are lognormal
+``make_run`` writes manifest, summary, real HdrHistogram interval logs, the time series
+and key samples (Parquet, or the CSV files of runs before it) and the locust/ files, deterministic per ``seed``. Latencies are lognormal
 around ``latency_ms`` (the median); summary figures are computed from the same
 histograms that go into the ``.hlog`` files, so both agree as in a real run.
 """
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogWriter
 
@@ -94,11 +95,13 @@ def make_run(
     keyspace: Mapping[str, Any] | None = None,
     thresholds: Mapping[str, Any] | None = None,
     started_at: datetime | None = None,
+    fmt: str = "parquet",
 ) -> Path:
     """Write one synthetic run under ``results_dir`` and return its directory.
 
     ``latency_ms`` (median), ``rate`` (ops/s) and ``error_rate`` are per operation when
-    given as a mapping op -> value. ``status="running"`` writes no summary.json.
+    given as a mapping op -> value. ``status="running"`` writes no summary.json (and leaves the
+    last cell's Parquet parts uncompacted). ``fmt="csv"``: the format of runs before Parquet.
     """
     rng = np.random.default_rng(seed)
     results_dir = Path(results_dir)
@@ -219,15 +222,10 @@ def make_run(
         with (run_dir / "locust" / f"{cid}_stats.csv").open("w", newline="", encoding="utf-8") as f:
             csv.writer(f).writerow(["Type", "Name", "Request Count", "Failure Count"])
 
-    with (run_dir / "timeseries.csv").open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["cell", "op", "second", "count", "errors", "p50_ms", "p99_ms", "service_p99_ms", "max_ms",
-                         "target_ops_per_s", "late", "dropped", "error_classes"])
-        writer.writerows(ts_rows)
-    with (run_dir / "keys.csv").open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["cell", "t", "op", "key"])
-        writer.writerows(key_rows)
+    if fmt == "csv":
+        _write_csv(run_dir, ts_rows, key_rows)
+    else:
+        _write_parquet(run_dir, cell_ids, ts_rows, key_rows, finished=status != "running")
     (run_dir / "report.txt").write_text(f"synthetic run {run_id}\n", encoding="utf-8")
     if status != "running":
         _write_json(run_dir / "summary.json", {
@@ -235,6 +233,53 @@ def make_run(
             "reason": manifest["reason"], "cells": summary_cells, "thresholds_passed": True,
         })
     return run_dir
+
+
+_TS_HEADER = ["cell", "op", "second", "count", "errors", "p50_ms", "p99_ms", "service_p99_ms", "max_ms",
+              "target_ops_per_s", "late", "dropped", "error_classes"]
+
+
+def _write_csv(run_dir: Path, ts_rows: list[list[Any]], key_rows: list[list[Any]]) -> None:
+    """The format before Parquet: one timeseries.csv and one keys.csv for every cell."""
+    with (run_dir / "timeseries.csv").open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(_TS_HEADER)
+        writer.writerows(ts_rows)
+    with (run_dir / "keys.csv").open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["cell", "t", "op", "key"])
+        writer.writerows(key_rows)
+
+
+def _write_parquet(run_dir: Path, cell_ids: list[str], ts_rows: list[list[Any]], key_rows: list[list[Any]], *,
+                   finished: bool) -> None:
+    """The same rows through the run directory's Parquet writer: a part per second, compacted per
+    finished cell (a running run's last cell stays in parts, as on disk during a real run)."""
+    from keyramp.results._legacy import parse_classes
+    from keyramp.results._parquet import KEYS_SCHEMA, TIMESERIES_SCHEMA, CellWriter
+
+    for kind in ("timeseries", "keys"):
+        (run_dir / kind).mkdir()
+    for i, cid in enumerate(cell_ids):
+        ts = CellWriter(run_dir / "timeseries", cid, "timeseries")
+        keys = CellWriter(run_dir / "keys", cid, "keys")
+        rows = [dict(zip(_TS_HEADER, r)) for r in ts_rows if r[0] == cid]
+        for second in sorted({r["second"] for r in rows}):
+            now = [r for r in rows if r["second"] == second]
+            cols = {name: [None if r[name] == "" else r[name] for r in now] for name in _TS_HEADER}
+            cols["error_classes"] = [parse_classes(r["error_classes"]) for r in now]
+            ts.append(pa.Table.from_pydict(cols, schema=TIMESERIES_SCHEMA))
+            sampled = [k for k in key_rows if k[0] == cid and int(k[1]) == second]
+            if sampled:
+                keys.append(pa.Table.from_pydict({"cell": [k[0] for k in sampled],
+                                                  "t_us": [round(k[1] * 1e6) for k in sampled],
+                                                  "op": [k[2] for k in sampled], "key": [k[3] for k in sampled]},
+                                                 schema=KEYS_SCHEMA))
+            ts.flush()
+            keys.flush()
+        if finished or i < len(cell_ids) - 1:
+            ts.finish()
+            keys.finish()
 
 
 def _pct(hist: HdrHistogram, percentile: float) -> float | str:

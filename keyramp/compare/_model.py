@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from keyramp.results._catalog import Run, cell_identity, read_intervals
 from keyramp._types import OP_NAMES
+from keyramp.results._catalog import Run, cell_identity
+from keyramp.results._read import read_intervals
 from keyramp.profile._thresholds import Threshold, ThresholdResult, evaluate, parse_table
 from keyramp.compare._stats import bootstrap_replicates, interval_matrix, ratio_ci, two_proportion
 

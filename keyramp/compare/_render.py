@@ -15,7 +15,10 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
-from keyramp.results._catalog import Run, read_timeseries
+import pyarrow.compute as pc
+
+from keyramp.results._catalog import Run
+from keyramp.results._read import read_timeseries
 from keyramp.compare._model import METRICS, Comparison, MetricRow
 
 __all__ = ["render_terminal", "render_markdown", "render_junit", "render_json", "render_html", "grid"]
@@ -371,11 +374,12 @@ def _timeline_svg(series: list[tuple[str, list[tuple[float, float]]]], title: st
 
 
 def _p99_series(run: Run) -> dict[tuple[str, str], list[tuple[float, float]]]:
-    """(cell id, op) -> per-second p99 points, from one read of the run's timeseries.csv."""
+    """(cell id, op) -> per-second p99 points, from one read of the run's time series."""
+    table = read_timeseries(run, columns=("cell", "op", "second", "p99_ms"))
+    table = table.filter(pc.is_valid(table["p99_ms"]))
     out: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    for r in read_timeseries(run):
-        if r.get("p99_ms") is not None:
-            out.setdefault((r.get("cell"), r.get("op")), []).append((float(r["second"]), float(r["p99_ms"])))
+    for cell, op, second, p99 in zip(*(table[c].to_pylist() for c in table.column_names)):
+        out.setdefault((cell, op), []).append((float(second), float(p99)))
     return out
 
 

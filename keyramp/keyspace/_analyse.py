@@ -97,15 +97,15 @@ def analyse_samples(
     return kp, t, metrics, timeline
 
 
-def summarize_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], cell_summary: Mapping[str, Any],
-                       keys_start: int = 0) -> dict[str, Any] | None:
-    """Hotspot metrics + the modelled tablet summary from ``cell``'s sampled keys in ``keys.csv``.
+def summarize_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], cell_summary: Mapping[str, Any]
+                       ) -> dict[str, Any] | None:
+    """Hotspot metrics + the modelled tablet summary from ``cell``'s sampled keys in the run directory.
 
     ``cell`` is a ``keyramp.profile._profile.Cell``; ``profile`` the resolved profile table, from
     which the preloaded key range is rebuilt; ``cell_summary`` the cell's summary so far
     (operation count, duration, warm-up inserts). ``None`` when the cell sampled no keys.
     """
-    samples = load_keys(run_dir / "keys.csv", cell=cell.id, start=keys_start).get(cell.id)
+    samples = load_keys(run_dir, cell=cell.id).get(cell.id)
     if samples is None or len(samples) == 0:
         return None
     kp, _, metrics, timeline = analyse_samples(

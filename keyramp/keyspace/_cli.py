@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "keyspace",
         help="key-space heatmap, hotspot metrics and modelled tablet splits for a run",
         description=(
-            "Where the load of each cell landed in the key space (measured from keys.csv) and what "
+            "Where the load of each cell landed in the key space (measured from the sampled keys) and what "
             "a range-partitioned store would do with it (modelled). Writes RUN/keyspace/<cell>.png "
             "and <cell>.json and prints the metrics."
         ),
@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _safe_name(cell: str) -> str:
     # Cell ids are [a-z0-9_-] by contract; refuse anything that could escape --out.
     if not cell or os.sep in cell or cell.startswith(".") or (os.altsep and os.altsep in cell):
-        raise UsageError(f"unsafe cell id in keys.csv: {cell!r}")
+        raise UsageError(f"unsafe cell id in the key samples: {cell!r}")
     return cell
 
 
@@ -75,7 +75,7 @@ def run_keyspace(
 
     ``run``: a run directory or a catalog ``Run``. Cell metadata comes from manifest.json,
     operation counts and scheduled rates from summary.json; without them (a bare directory
-    holding keys.csv) the sampled keys stand alone.
+    holding key samples) the sampled keys stand alone.
     """
     if buckets < 1:
         raise UsageError("--buckets must be >= 1")
@@ -92,7 +92,9 @@ def run_keyspace(
     cells_meta = {c["id"]: c for c in cells if isinstance(c, dict) and "id" in c} if isinstance(cells, list) else {}
     if cell is not None and cells_meta and cell not in cells_meta:
         raise UsageError(f"unknown cell {cell!r}; cells: {', '.join(sorted(cells_meta))}")
-    keys = load_keys(run.path / "keys.csv", cell=cell)
+    keys = load_keys(run, cell=cell)
+    if not keys:
+        raise UsageError(f"{run.path} holds no sampled keys")
     if cell is not None and cell not in keys:
         raise UsageError(f"no sampled keys for cell {cell!r}")
     out_dir = out_dir or run.path / "keyspace"
@@ -178,7 +180,5 @@ def _main(args: argparse.Namespace) -> int:
         out_dir=Path(args.out) if args.out else None,
         png=not args.no_png,
     )
-    if not results:
-        raise UsageError(f"{run.path}/keys.csv holds no sampled keys")
     print(format_table(results))
     return 0

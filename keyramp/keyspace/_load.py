@@ -14,8 +14,6 @@ words (``_encode``) and placed with ``np.searchsorted`` against the sorted refer
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,13 +21,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from keyramp._errors import UsageError
 from keyramp.keyspace._encode import key_bytes, lead_words, varying_columns, widen
 
 __all__ = [
     "CellKeys",
     "KeyPositions",
+    "arrow_bytes",
+    "cell_keys",
     "Reference",
     "key_positions",
     "load_keys",
@@ -214,7 +215,6 @@ def key_positions(
     return KeyPositions(pos=pos, distinct=len(refk), reference=reference, slot=slot.astype(np.int64), lead=lead)
 
 
-_HEADER = b"cell,t,op,key"
 _ROWS = 1 << 20  # rows per gather chunk
 
 
@@ -235,118 +235,66 @@ def _gather(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndar
     return out.view(f"S{width}").reshape(len(starts))
 
 
-def _decimals(field: np.ndarray) -> np.ndarray | None:
-    """Unsigned decimals (``12.3456``, ``7``) in an ``S`` array as float64; None for anything else."""
-    n, width = len(field), field.itemsize
-    mat = field.view(np.uint8).reshape(n, width)
-    whole = np.zeros(n, dtype=np.int64)
-    scale = np.ones(n, dtype=np.int64)
-    dot = np.zeros(n, dtype=bool)
-    for j in range(width):
-        c = mat[:, j]
-        digit = (c >= 48) & (c <= 57)
-        is_dot = c == 46
-        if ((~digit & ~is_dot & (c != 0)) | (is_dot & dot)).any() or width > 17:
-            return None  # exponents, signs, two dots, or too many digits for int64
-        whole = np.where(digit, whole * 10 + (c.astype(np.int64) - 48), whole)
-        scale = np.where(digit & dot, scale * 10, scale)
-        dot |= is_dot
-    if (mat[:, 0] == 0).any():
-        return None  # an empty field
-    return whole / scale
+def arrow_bytes(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """An Arrow string/binary column as a contiguous ``S`` array, without a Python object per value.
 
-
-def _parse_fast(raw: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """cell, t, op, key arrays of unquoted CSV rows; None if the slow path must decide."""
-    if b'"' in raw:  # quoted keys (commas, quotes, newlines inside): the csv module's job
-        return None
-    if not raw:
-        return np.zeros(0, "S1"), np.zeros(0), np.zeros(0, "S1"), np.zeros(0, "S1")
-    data = np.frombuffer(raw, dtype=np.uint8)
-    ends = np.flatnonzero(data == 10)
-    if data[-1] != 10:
-        ends = np.append(ends, len(data))
-    starts = np.concatenate([[0], ends[:-1] + 1]).astype(np.int64)
-    stop = ends - ((ends > starts) & (data[np.maximum(ends - 1, 0)] == 13))  # drop \r of \r\n
-    commas = np.flatnonzero(data == 44)
-    if len(commas) != 3 * len(starts):
-        return None
-    c = commas.reshape(-1, 3)
-    if (c[:, 0] < starts).any() or (c[:, 2] >= stop).any():  # three commas inside every line
-        return None
-    padded = np.concatenate([data, np.zeros(int((stop - starts).max()) + 1, dtype=np.uint8)])
-    t = _decimals(_gather(padded, c[:, 0] + 1, c[:, 1]))
-    if t is None:
-        try:
-            t = _gather(padded, c[:, 0] + 1, c[:, 1]).astype(np.float64)
-        except ValueError:
-            return None
-    return (_gather(padded, starts, c[:, 0]), t, _gather(padded, c[:, 1] + 1, c[:, 2]),
-            _gather(padded, c[:, 2] + 1, stop))
-
-
-def _parse_csv(text: str, path: Path, first_line: int) -> tuple[list[str], list[float], list[str], list[str]]:
-    cells: list[str] = []
-    ts: list[float] = []
-    ops: list[str] = []
-    keys: list[str] = []
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        for row in reader:
-            cell, t, op, key = row
-            ts.append(float(t))
-            cells.append(cell)
-            ops.append(op)
-            keys.append(key)
-    except (ValueError, IndexError) as exc:
-        raise UsageError(f"{path}:{first_line + reader.line_num - 1}: malformed row ({exc})") from None
-    return cells, ts, ops, keys
-
-
-def load_keys(path: Path, *, cell: str | None = None, start: int = 0) -> dict[str, CellKeys]:
-    """Read ``keys.csv`` (header ``cell,t,op,key``) into per-cell arrays sorted by time.
-
-    ``start``: a file offset (``RunDirectory.keys_offset()``) to read rows from, so the
-    runner reads only the cell it just finished instead of every earlier cell again.
-    Unquoted rows (the common case) are split with numpy; quoted ones by ``csv``.
+    Keys of one width (UUIDs, zero-padded ids: the common case) are a view of the column's
+    data buffer; mixed widths are gathered from it NUL-padded.
     """
-    if not path.is_file():
-        raise UsageError(f"no sampled keys: {path} does not exist")
-    with path.open("rb") as fh:
-        head = fh.readline()
-        if head.rstrip(b"\r\n") != _HEADER:
-            got = next(csv.reader([head.decode("utf-8", "replace")]), None)
-            raise UsageError(f"{path}: expected header cell,t,op,key, got {got}")
-        first_line = 2
-        if start:
-            fh.seek(start)
-            first_line = 0  # line numbers are unknown after a seek; rows are still counted from 1
-        raw = fh.read()
-    parsed = _parse_fast(raw)
-    if parsed is None:
-        cells_l, ts_l, ops_l, keys_l = _parse_csv(raw.decode("utf-8"), path, max(first_line, 1))
-        parsed = (
-            np.array([c.encode() for c in cells_l], dtype=bytes) if cells_l else np.zeros(0, "S1"),
-            np.asarray(ts_l, dtype=np.float64),
-            np.array([o.encode() for o in ops_l], dtype=bytes) if ops_l else np.zeros(0, "S1"),
-            key_bytes(keys_l),
-        )
-    cell_col, t_all, op_col, key_col = parsed
-    # Rows come in runs of one cell (the recorder flushes a cell at a time): names from the runs.
-    if len(cell_col):
-        heads = np.concatenate([[0], np.flatnonzero(cell_col[1:] != cell_col[:-1]) + 1])
-        names = sorted({b.decode("utf-8") for b in cell_col[heads].tolist()})
-    else:
-        names = []
-    if cell is not None:
-        names = [n for n in names if n == cell]
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, dtype="S1")
+    wide = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+    _, off_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32)[arr.offset : arr.offset + n + 1]
+    offsets = offsets.astype(np.int64)
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    lens = np.diff(offsets)
+    width = int(lens.max())
+    if width == 0:
+        return np.zeros(n, dtype="S1")
+    if int(lens.min()) == width:
+        return np.ascontiguousarray(data[offsets[0] : offsets[-1]]).view(f"S{width}").reshape(n)
+    padded = np.concatenate([data[: offsets[-1]], np.zeros(width + 1, dtype=np.uint8)])
+    return _gather(padded, offsets[:-1], offsets[1:])
+
+
+def _names(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
+    """Dictionary codes (int32) and names of a low-cardinality string column."""
+    enc = pc.dictionary_encode(column).combine_chunks()
+    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    return codes, enc.dictionary.to_pylist()
+
+
+def cell_keys(table: pa.Table) -> dict[str, CellKeys]:
+    """A ``read_keys`` table (cell, t_us, op, key) as per-cell arrays sorted by time."""
+    if table.num_rows == 0:
+        return {}
+    cell_codes, cells = _names(table.column("cell"))
+    op_codes, ops = _names(table.column("op"))
+    op_names = np.array([o.encode("utf-8") for o in ops], dtype=bytes)
+    t_all = table.column("t_us").to_numpy() / 1e6
+    key_all = arrow_bytes(table.column("key"))
     out: dict[str, CellKeys] = {}
-    for name in names:
-        mask = cell_col == name.encode("utf-8") if len(names) > 1 or cell is not None else slice(None)
-        t_arr = t_all[mask]
-        order = np.argsort(t_arr, kind="stable") if np.any(np.diff(t_arr) < 0) else slice(None)
-        out[name] = CellKeys(cell=name, t=t_arr[order], op=op_col[mask][order], key=key_col[mask][order])
+    for code, name in sorted(enumerate(cells), key=lambda c: c[1]):
+        sel: slice | np.ndarray = slice(None) if len(cells) == 1 else np.flatnonzero(cell_codes == code)
+        t = t_all[sel]
+        order: slice | np.ndarray = np.argsort(t, kind="stable") if np.any(np.diff(t) < 0) else slice(None)
+        op = op_names[op_codes[sel]]
+        out[name] = CellKeys(cell=name, t=t[order], op=op[order], key=key_all[sel][order])
     return out
+
+
+def load_keys(run: Path | Any, *, cell: str | None = None) -> dict[str, CellKeys]:
+    """A run's sampled keys (Parquet, or ``keys.csv`` of a run written before it) per cell, sorted by time.
+
+    ``run``: a run directory or a catalog ``Run``. A missing or malformed legacy file is a
+    ``UsageError`` naming it.
+    """
+    from keyramp.results._read import read_keys
+
+    return cell_keys(read_keys(run, cell=cell))
 
 
 def target_rate_fn(timeline: Any, *, time_scale: float) -> Callable[[float], float] | None:

@@ -211,7 +211,7 @@ def analyze_cell(
     t = np.asarray(times, dtype=np.float64)
     key_arr = key_bytes(keys)
     op_arr = None if ops is None else np.asarray(ops)
-    if len(t) > 1 and np.any(np.diff(t) < 0):  # keys.csv is time-ordered already; sort only if not
+    if len(t) > 1 and np.any(np.diff(t) < 0):  # key samples are time-ordered already; sort only if not
         order = np.argsort(t, kind="stable")
         t, key_arr = t[order], key_arr[order]
         op_arr = None if op_arr is None else op_arr[order]

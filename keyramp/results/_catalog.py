@@ -9,9 +9,7 @@ show what is there. Only bad *input* (an unsafe run id, an unknown run) raises
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import math
 import re
 import sys
 from collections.abc import Iterator
@@ -32,8 +30,6 @@ __all__ = [
     "resolve_run",
     "cell_identity",
     "hlog_path",
-    "read_timeseries",
-    "read_intervals",
     "register",
 ]
 
@@ -47,9 +43,6 @@ _OP_RE = re.compile(r"^(?:[a-z0-9_]{1,40}|\*)$")
 #: One operation's name (histogram files exist per operation; ``*`` is the cell total).
 _ONE_OP_RE = re.compile(r"^[a-z0-9_]{1,40}$")
 _CELL_INDEX_RE = re.compile(r"^c[0-9]+-")
-
-_TS_INT = ("second", "count", "errors", "late", "dropped")
-_TS_FLOAT = ("p50_ms", "p99_ms", "service_p99_ms", "max_ms", "target_ops_per_s")
 
 
 @dataclass(frozen=True)
@@ -273,82 +266,6 @@ def hlog_path(run: Run, cell: str, op: str, *, service: bool = False) -> Path:
         raise UsageError(f"invalid cell/op: {cell!r}/{op!r}")
     suffix = ".service.hlog" if service else ".hlog"
     return run.path / "histograms" / f"{cell}.{op}{suffix}"
-
-
-def _num(value: str, kind: type) -> int | float | None:
-    if value == "" or value is None:
-        return None
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    if not math.isfinite(number):
-        return None
-    return int(number) if kind is int else number
-
-
-def read_timeseries(run: Run, cell: str | None = None, op: str | None = None) -> list[dict[str, Any]]:
-    """Rows of ``timeseries.csv`` (numbers parsed, empty -> None), optionally for one cell/op.
-
-    A missing file gives ``[]``; a truncated last line (crash mid-write) is skipped.
-    """
-    path = run.path / "timeseries.csv"
-    try:
-        handle = path.open(newline="", encoding="utf-8")
-    except OSError:
-        return []
-    rows = []
-    with handle:
-        reader = csv.DictReader(handle)
-        for raw in reader:
-            if None in raw or any(v is None for v in raw.values()):
-                continue  # short or overlong line: truncated write
-            if (cell is not None and raw.get("cell") != cell) or (op is not None and raw.get("op") != op):
-                continue
-            row: dict[str, Any] = dict(raw)
-            for key in _TS_INT:
-                if key in row:
-                    row[key] = _num(row[key], int)
-            for key in _TS_FLOAT:
-                if key in row:
-                    row[key] = _num(row[key], float)
-            if row.get("second") is None:
-                continue
-            rows.append(row)
-    return rows
-
-
-def read_intervals(run: Run, cell: str, op: str, *, service: bool = False) -> list[Any]:
-    """Decode a cell/op ``.hlog`` into its per-interval ``HdrHistogram`` objects (values in µs).
-
-    Each histogram's start/end timestamps (ms) are relative to the log's start. A missing
-    file gives ``[]``; undecodable lines (a truncated last interval) are skipped.
-    """
-    from hdrh.histogram import HdrHistogram
-    from hdrh.log import HistogramLogReader
-
-    path = hlog_path(run, cell, op, service=service)
-    if not path.is_file():
-        return []
-    reader = HistogramLogReader(str(path), HdrHistogram(1, 60_000_000, 3))
-    intervals = []
-    try:
-        while True:
-            try:
-                histogram = reader.get_next_interval_histogram()
-            except Exception:  # noqa: BLE001 - zlib/base64/cookie errors from a torn line
-                continue
-            if histogram is None:
-                break
-            intervals.append(histogram)
-    finally:
-        reader.close()
-    if intervals:
-        base = min(h.get_start_time_stamp() for h in intervals)
-        for h in intervals:
-            h.set_start_time_stamp(h.get_start_time_stamp() - base)
-            h.set_end_time_stamp(h.get_end_time_stamp() - base)
-    return intervals
 
 
 # ---------------------------------------------------------------------------- CLI: keyramp list

@@ -2,12 +2,13 @@
 
 ``RunDirectory`` creates ``results/<run-id>/`` exclusively (unique under concurrent
 runs), writes JSON atomically (temp file + rename, so a reader never sees half a
-file), and is the ``IntervalSink`` the recorders flush into every second.
+file), and is the ``IntervalSink`` the recorders flush into every second: HdrHistogram
+interval logs, and the time series and key samples as Parquet (``_parquet``: a closed part
+per flush while a cell runs, one compacted file per cell when it ends).
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import platform
@@ -22,20 +23,20 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from hdrh.histogram import HdrHistogram
 
 from keyramp import __version__
 from keyramp.targets._emulators import sdk_root
 from keyramp._errors import UsageError
+from keyramp.results._parquet import KEYS_SCHEMA, KINDS, TIMESERIES_SCHEMA, CellWriter
 from keyramp.run._recorder import ALL_OPS, TimeseriesRow
 
 __all__ = ["RunDirectory", "write_json_atomic", "collect_versions", "utc_now", "SCHEMA"]
 
 SCHEMA = 1
-TIMESERIES_HEADER = (
-    "cell,op,second,count,errors,p50_ms,p99_ms,service_p99_ms,max_ms,target_ops_per_s,late,dropped,error_classes"
-).split(",")
-KEYS_HEADER = ["cell", "t", "op", "key"]
 _DIST = ("locust", "grpcio", "hdrhistogram")
 
 
@@ -112,15 +113,10 @@ class RunDirectory:
         self.run_id = run_id
         self.path = out / run_id
         self._check_writable()
-        (self.path / "histograms").mkdir()
-        (self.path / "locust").mkdir()
+        for sub in ("histograms", "locust", *KINDS):
+            (self.path / sub).mkdir()
         self._hlogs: dict[tuple[str, str, str], IO[str]] = {}
-        self._ts_file = open(self.path / "timeseries.csv", "w", newline="", encoding="utf-8")
-        self._ts = csv.writer(self._ts_file)
-        self._ts.writerow(TIMESERIES_HEADER)
-        self._keys_file = open(self.path / "keys.csv", "w", newline="", encoding="utf-8")
-        self._keys = csv.writer(self._keys_file)
-        self._keys.writerow(KEYS_HEADER)
+        self._writers: dict[tuple[str, str], CellWriter] = {}
         self._start_epoch = time.time()
 
     def _check_writable(self) -> None:
@@ -148,12 +144,27 @@ class RunDirectory:
 
     # -- IntervalSink ------------------------------------------------------------------
     def begin_cell(self, cell: str) -> None:
+        """The measured phase of ``cell`` starts: an earlier cell still open is ended first."""
+        self.end_cell()
         self._start_epoch = time.time()
 
-    def keys_offset(self) -> int:
-        """Where the next sampled key row will start in keys.csv (for ``load_keys(start=)``)."""
-        self._keys_file.flush()
-        return self._keys_file.tell()
+    def end_cell(self) -> None:
+        """Compact the open cells' Parquet parts into ``<kind>/<cell>.parquet`` (idempotent).
+
+        Never raises: if compaction fails (a full disk), the parts stay and are read as they are.
+        """
+        writers, self._writers = self._writers, {}
+        for writer in writers.values():
+            try:
+                writer.finish()
+            except (OSError, pa.ArrowException):
+                pass
+
+    def _writer(self, kind: str, cell: str) -> CellWriter:
+        writer = self._writers.get((kind, cell))
+        if writer is None:
+            writer = self._writers[(kind, cell)] = CellWriter(self.path / kind, cell, kind)
+        return writer
 
     def _hlog(self, cell: str, op: str, kind: str) -> IO[str]:
         handle = self._hlogs.get((cell, op, kind))
@@ -179,29 +190,50 @@ class RunDirectory:
             self._hlog(cell, op, kind).write(f"{start_s:.3f},{length_s:.3f},{max_ms:.3f},{payload}\n")
 
     def timeseries(self, rows: Sequence[TimeseriesRow]) -> None:
-        for r in rows:
-            classes = ";".join(f"{k}:{v}" for k, v in sorted(r.error_classes.items()))
-            target = "" if r.target_ops_per_s is None else f"{r.target_ops_per_s:.3f}"
-            self._ts.writerow(
-                [r.cell, r.op, r.second, r.count, r.errors, r.p50_ms, r.p99_ms, r.service_p99_ms, r.max_ms, target,
-                 r.late, r.dropped, classes]
-            )
+        if not rows:
+            return
+        table = pa.Table.from_pydict({
+            "cell": [r.cell for r in rows],
+            "op": [r.op for r in rows],
+            "second": [r.second for r in rows],
+            "count": [r.count for r in rows],
+            "errors": [r.errors for r in rows],
+            "p50_ms": [r.p50_ms for r in rows],
+            "p99_ms": [r.p99_ms for r in rows],
+            "service_p99_ms": [r.service_p99_ms for r in rows],
+            "max_ms": [r.max_ms for r in rows],
+            "target_ops_per_s": [None if r.target_ops_per_s is None else round(r.target_ops_per_s, 3) for r in rows],
+            "late": [r.late for r in rows],
+            "dropped": [r.dropped for r in rows],
+            "error_classes": [sorted(r.error_classes.items()) for r in rows],
+        }, schema=TIMESERIES_SCHEMA)
+        cells = {r.cell for r in rows}
+        if len(cells) == 1:  # one recorder's tick: always one cell
+            self._writer("timeseries", rows[0].cell).append(table)
+            return
+        for cell in sorted(cells):
+            self._writer("timeseries", cell).append(table.filter(pc.equal(table["cell"], cell)))
 
     def keys(self, cell: str, samples: Sequence[tuple[float, str, str]]) -> None:
-        self._keys.writerows((cell, t, op, key) for t, op, key in samples)
+        if not samples:
+            return
+        ts, ops, keys = zip(*samples)
+        t_us = np.rint(np.asarray(ts, dtype=np.float64) * 1e6).astype(np.int64)
+        self._writer("keys", cell).append(pa.Table.from_arrays(
+            [pa.array([cell] * len(ts), pa.string()), pa.array(t_us), pa.array(ops, pa.string()),
+             pa.array(keys, pa.string())], schema=KEYS_SCHEMA))
 
     def flush(self) -> None:
         for handle in self._hlogs.values():
             handle.flush()
-        self._ts_file.flush()
-        self._keys_file.flush()
+        for writer in self._writers.values():
+            writer.flush()
 
     def close(self) -> None:
         for handle in self._hlogs.values():
             handle.close()
         self._hlogs.clear()
-        self._ts_file.close()
-        self._keys_file.close()
+        self.end_cell()
 
     def __enter__(self) -> RunDirectory:
         return self

@@ -26,18 +26,17 @@ class CellAnalysis:
     cell: Cell
     #: The cell's summary dict; steps add to it.
     summary: dict[str, Any]
-    #: Where the cell's key samples start in the run directory (None: a probe cell, no samples).
-    keys_start: int | None
+    #: The cell had a measured phase (a probe cell has none, and no key samples).
+    measured: bool
 
 
 def keyspace_step(a: CellAnalysis) -> None:
     """Hotspot metrics and the modelled tablet summary from the cell's sampled keys."""
-    if a.keys_start is None:
+    if not a.measured:
         return
     from keyramp.keyspace import summarize_run_cell
 
-    keyspace = summarize_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data, cell_summary=a.summary,
-                                  keys_start=a.keys_start)
+    keyspace = summarize_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data, cell_summary=a.summary)
     if keyspace is not None:
         a.summary["keyspace"] = keyspace
 

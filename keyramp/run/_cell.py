@@ -79,8 +79,8 @@ class CellRun:
         #: Where the cell's operations go (``RunTarget.address``).
         self.address = target.address(cell, base)
         self.backend_class = BACKENDS[cell.backend]
-        #: Offset of this cell's first key sample in the run directory, set when the phase starts.
-        self.keys_start: int | None = None
+        #: Set when the measured phase starts (a probe cell has none, and no key samples).
+        self.measured = False
         #: The summary of what was recorded when the cell failed after its measured phase began.
         self.partial: dict[str, Any] | None = None
         #: Per-worker figures of a distributed cell, for the manifest.
@@ -141,7 +141,7 @@ class CellRun:
 
     def _on_start(self, locust_csv: _LocustCsv) -> None:
         self.run.begin_cell(self.cell.id)
-        self.keys_start = self.run.keys_offset()
+        self.measured = True
         locust_csv.start()
 
     def _load(self) -> tuple[CellLoad, Recorder]:

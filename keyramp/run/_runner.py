@@ -178,8 +178,9 @@ def _run_cell(cell: Any, meta: dict[str, Any], *, profile: Profile, run: RunDire
             cell_run.partial["incomplete"] = True
             summary["cells"][cell.id] = cell_run.partial
         raise
+    run.end_cell()  # the cell's Parquet parts compacted into one file per kind
     analyse_cell(CellAnalysis(run_dir=run.path, profile=profile, cell=cell, summary=cell_summary,
-                              keys_start=cell_run.keys_start), summary["warnings"])
+                              measured=cell_run.measured), summary["warnings"])
     summary["cells"][cell.id] = cell_summary
     run.write_summary(summary)
     observers.cell_finished(cell, cell_summary)

@@ -256,7 +256,7 @@ def _charts(rule: str, rows: list[Evidence]) -> list[tuple[str, str]]:
 def _heatmaps(rows: list[Evidence], out: Path, cache: dict[Path, dict[str, Path]]) -> list[tuple[str, Path]]:
     """Key-space heatmap PNGs (``keyramp.keyspace``) of the rule's Locust cells. Each run is analysed
     once for all its sampled cells (``cache``: run -> cell -> png), since every analysis parses the
-    run's whole keys.csv and timeseries.csv."""
+    run's whole key samples and time series."""
     from keyramp.keyspace import run_keyspace
 
     found = []

@@ -47,14 +47,17 @@ class FileCache:
             return False, None
 
     def get(self, key: Hashable, files: tuple[Path, ...], build: Callable[[], T]) -> T:
-        current = stamp(*files)
+        return self.get_stamped(key, stamp(*files), build)
+
+    def get_stamped(self, key: Hashable, current: Hashable, build: Callable[[], T]) -> T:
+        """``get`` with the caller's own stamp (e.g. the names and sizes of a cell's Parquet parts)."""
         found, value = self._hit(key, current)
         if found:
             return value  # type: ignore[return-value]
         with self._lock:
             building = self._building.setdefault(key, threading.Lock())
         # one build per key at a time: the run page fetches every cell's series at once, and
-        # each would otherwise parse the same timeseries.csv in parallel on a 2-core box
+        # each would otherwise read the same time series in parallel on a 2-core box
         with building:
             found, value = self._hit(key, current)
             if found:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,9 @@ from keyramp.results._catalog import CELL_ID_RE, RUN_ID_RE, load_run, safe_run_p
 from keyramp._errors import UsageError
 from keyramp.web._cache import FileCache, stamp
 from keyramp.web._model import run_detail, run_row
-from keyramp.web._timeseries import downsample, parse_timeseries
+from keyramp.results._legacy import TIMESERIES_CSV
+from keyramp.results._read import data_cells, data_stamp, is_csv_run, read_timeseries
+from keyramp.web._timeseries import CHART_COLUMNS, downsample, series_columns
 
 __all__ = ["RunStore"]
 
@@ -73,38 +76,56 @@ class RunStore:
 
     # -- time series and key space ------------------------------------------------------------
 
-    def series(self, run_id: str) -> dict[str, dict[str, Any]]:
-        """{cell: {op: downsampled chart series}}; op "*" is the whole cell."""
-        path = self.run_path(run_id)
-        ts = path / "timeseries.csv"
-
+    def _csv_series(self, path: Path) -> dict[str, dict[str, Any]]:
+        """A run written as CSV: one file for every cell, read once and split."""
         def build() -> dict[str, dict[str, Any]]:
             out: dict[str, dict[str, Any]] = {}
-            for (cell, op), columns in parse_timeseries(ts).items():
+            for (cell, op), columns in series_columns(read_timeseries(path, columns=CHART_COLUMNS)).items():
                 out.setdefault(cell, {})[op] = downsample(columns)
             return out
 
-        return self.cache.get(("series", str(ts)), (ts,), build)
+        return self.cache.get_stamped(("series-csv", str(path)), data_stamp(path), build)
+
+    def _cell_series(self, path: Path, cell: str) -> dict[str, Any]:
+        """{op: downsampled chart series} of one cell, cached until a part lands or the cell is compacted."""
+        if is_csv_run(path, "timeseries"):
+            return self._csv_series(path).get(cell, {})
+
+        def build() -> dict[str, Any]:
+            table = read_timeseries(path, cell=cell, columns=CHART_COLUMNS)
+            return {op: downsample(columns) for (_, op), columns in series_columns(table).items()}
+
+        return self.cache.get_stamped(("series", str(path), cell), data_stamp(path, cell=cell), build)
+
+    def series(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """{cell: {op: downsampled chart series}}; op "*" is the whole cell."""
+        path = self.run_path(run_id)
+        if is_csv_run(path, "timeseries"):
+            return self._csv_series(path)
+        return {cell: self._cell_series(path, cell) for cell in data_cells(path)}
 
     def cell_series_json(self, run_id: str, cell: str) -> tuple[bytes, str]:
         """One cell's chart series as compact JSON bytes, and an ETag for them. The run page
-        fetches these after it has rendered, so its first view never waits for the CSV parse;
-        encoded once per (timeseries.csv mtime, size), so warm requests only copy bytes."""
+        fetches these after it has rendered, so its first view never waits for the read;
+        encoded once per state of the cell's files, so warm requests only copy bytes."""
         if not CELL_ID_RE.match(cell):
             raise NotFound(f"no cell {cell!r}")
         path = self.run_path(run_id)
-        ts = path / "timeseries.csv"
+        current = data_stamp(path) if is_csv_run(path, "timeseries") else data_stamp(path, cell=cell)
 
         def build() -> tuple[bytes, str]:
-            mtime_ns, size = stamp(ts)[0]  # before the read: a later rewrite gets a new tag
-            doc = {"run_id": run_id, "cell": cell, "ops": self.series(run_id).get(cell, {})}
-            return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode(), f"{mtime_ns:x}-{size:x}-{cell}"
+            doc = {"run_id": run_id, "cell": cell, "ops": self._cell_series(path, cell)}
+            tag = hashlib.blake2b(repr(current).encode(), digest_size=8).hexdigest()
+            return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode(), f"{tag}-{cell}"
 
-        return self.cache.get(("series-json", str(ts), cell), (ts,), build)
+        return self.cache.get_stamped(("series-json", str(path), cell), current, build)
 
     def has_series(self, run_id: str) -> bool:
-        """Whether timeseries.csv holds more than its header (a stat, no parse)."""
-        return stamp(self.run_path(run_id) / "timeseries.csv")[0][1] > len("cell,op,second\n")
+        """Whether any cell has time series rows (a directory listing, no read)."""
+        path = self.run_path(run_id)
+        if is_csv_run(path, "timeseries"):
+            return stamp(path / TIMESERIES_CSV)[0][1] > len("cell,op,second\n")
+        return bool(data_cells(path))
 
     def keyspace_file(self, path: Path, cell: str, ext: str) -> Path | None:
         if not CELL_ID_RE.match(cell) or ext not in ("png", "json"):

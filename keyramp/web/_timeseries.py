@@ -1,4 +1,4 @@
-"""timeseries.csv -> per (cell, op) columns, downsampled for charts.
+"""A run's time series -> per (cell, op) columns, downsampled for charts.
 
 A 1-hour run with 10 operations has ~40k rows per cell; charts need a few hundred points,
 so each point covers ``bucket_s`` seconds: throughput and errors are averaged per second
@@ -9,189 +9,84 @@ stall is never averaged away).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
-import re
 import warnings
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-__all__ = ["parse_timeseries", "downsample", "MAX_POINTS"]
+__all__ = ["CHART_COLUMNS", "series_columns", "downsample", "MAX_POINTS"]
 
 MAX_POINTS = 600
 
-# only what the charts draw: parsing fewer columns is most of the first view's time
+# only what the charts draw: reading fewer columns is most of the first view's time
 _FIELDS = ("count", "errors", "p50_ms", "p99_ms", "target_ops_per_s")
-_INT_FIELDS = frozenset({"second", "count", "errors"})
-# an empty field (no samples that second, no target for a `users` schedule): numpy needs "nan"
-_EMPTY_FIELD = re.compile(r",(?=[,\r\n])")
+CHART_COLUMNS = ("cell", "op", "second", *_FIELDS, "error_classes")
+_ENTRY = pa.struct([("key", pa.string()), ("value", pa.int64())])
 
 
-def _float(text: str) -> float:
-    if not text:
-        return math.nan
-    try:
-        return float(text)
-    except ValueError:
-        return math.nan
+def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
+    enc = pc.dictionary_encode(column).combine_chunks()
+    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary.to_pylist()
 
 
-def _column(values: Sequence[str]) -> np.ndarray:
-    # numpy's C string->float conversion; empty cells need "nan" first
-    try:
-        return np.array(values, dtype=float)
-    except ValueError:
-        pass
-    try:
-        return np.array([v or "nan" for v in values], dtype=float)
-    except ValueError:  # a hand-edited value somewhere: parse one by one
-        return np.array([_float(v) for v in values], dtype=float)
+def _floats(column: pa.ChunkedArray) -> np.ndarray:
+    # nulls (no target for a `users` schedule, a value a hand edit broke) become NaN: gaps in the charts
+    return pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
 
 
-def parse_timeseries(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """Columns per (cell, op): ``second`` and the charted fields as numpy arrays, plus
-    ``error_classes`` as {class: array}. A missing or malformed file gives {} (never raises).
-
-    The file as keyramp writes it (unquoted, every row complete) goes through ``np.loadtxt``
-    on just the charted columns (~5x faster than ``csv`` + per-column conversion for a 1-hour
-    run); anything else (quotes, ragged or hand-edited rows) takes the tolerant ``csv`` path.
-    """
-    try:
-        text = Path(path).read_bytes().decode("utf-8", errors="replace")
-    except OSError:
+def series_columns(table: pa.Table) -> dict[tuple[str, str], dict[str, Any]]:
+    """Columns per (cell, op) of a ``read_timeseries`` table: ``second`` and the charted fields
+    as float arrays in time order, plus ``error_classes`` as {class: per-row counts}."""
+    if table.num_rows == 0:
         return {}
-    try:
-        return _parse_fast(text)
-    except (ValueError, IndexError):
-        return _parse_tolerant(text)
-
-
-def _parse_fast(text: str) -> dict[tuple[str, str], dict[str, Any]]:
-    if '"' in text:
-        raise ValueError("quoted fields: csv module needed")
-    head, sep, body = text.partition("\n")
-    header = head.rstrip("\r").split(",")
-    idx = {name: i for i, name in enumerate(header)}
-    if not sep or not {"cell", "op", "second"} <= idx.keys() or idx["cell"] != 0 or idx["op"] != 1:
-        raise ValueError("not keyramp's column order")
-    if not body.endswith("\n"):
-        last = body[body.rfind("\n") + 1:]
-        # a torn last line of a run that crashed mid-write (kept if only its newline is missing)
-        body = body + "\n" if last.count(",") == len(header) - 1 else body[:len(body) - len(last)]
-    lines = body.split("\n")  # csv's "\r\n" leaves a "\r" on the last field, which numpy ignores
-    lines.pop()  # "" after the final newline
-    if not lines:
-        return {}
-    if body.count(",") != len(lines) * (len(header) - 1):
-        raise ValueError("ragged rows")
-    wanted = ["second", *(f for f in _FIELDS if f in idx)]
-    numeric = _load_columns(body, [idx[f] for f in wanted], wanted)
-    if len(numeric["second"]) != len(lines):
-        raise ValueError("blank lines")
-    # group id per line from its "cell,op" prefix: one pass, no row splitting
-    lookup: dict[str, int] = {}
-    code, find = lookup.setdefault, str.find
-    group = np.fromiter((code(line[:find(line, ",", find(line, ",") + 1)], len(lookup)) for line in lines),
-                        dtype=np.int64, count=len(lines))
-    classes: dict[int, str] = {}
-    ci = idx.get("error_classes")
-    if ci is not None and ":" in body:  # only rows with errors hold a ":"
-        classes = {i: line.split(",")[ci].rstrip("\r") for i, line in enumerate(lines) if ":" in line}
-    pairs = {g: tuple(key.split(",", 1)) for key, g in lookup.items()}
-    return _group(group, pairs, numeric, classes)  # type: ignore[arg-type]
-
-
-def _load_columns(body: str, usecols: list[int], names: list[str]) -> dict[str, np.ndarray]:
-    """The numeric columns via numpy's C reader. Integer columns parse as integers first
-    (numpy's integer parser is several times faster than its float one)."""
-    if ",," in body:  # an empty field somewhere (e.g. no target in a `users` schedule)
-        body = _EMPTY_FIELD.sub(",nan", body)
-    try:
-        dtype = np.dtype([(name, np.int64 if name in _INT_FIELDS else np.float64) for name in names])
-        table = np.loadtxt(io.StringIO(body), delimiter=",", dtype=dtype, usecols=usecols, comments=None, ndmin=1)
-        return {name: table[name].astype(np.float64) for name in names}
-    except ValueError:  # "nan" or "1.5" in an integer column: plain floats
-        table = np.loadtxt(io.StringIO(body), delimiter=",", dtype=np.float64, usecols=usecols, comments=None,
-                           ndmin=2)
-        return {name: table[:, i] for i, name in enumerate(names)}
-
-
-def _parse_tolerant(text: str) -> dict[tuple[str, str], dict[str, Any]]:
-    try:
-        reader = csv.reader(io.StringIO(text))
-        header = next(reader, None)
-        if not header:
-            return {}
-        width = len(header)
-        rows = list(reader)
-    except csv.Error:
-        return {}
-    if rows and len(rows[-1]) != width:
-        rows.pop()  # a torn last line
-    if any(n != width for n in set(map(len, rows))):
-        rows = [row for row in rows if len(row) == width]
-    idx = {name: i for i, name in enumerate(header)}
-    if not rows or not {"cell", "op", "second"} <= idx.keys():
-        return {}
-    columns = list(zip(*rows))
-    numeric = {"second": _column(columns[idx["second"]])}
+    cell_codes, cells = _codes(table.column("cell"))
+    op_codes, ops = _codes(table.column("op"))
+    group = cell_codes * len(ops) + op_codes
+    numeric = {"second": _floats(table.column("second"))}
     for name in _FIELDS:
-        if name in idx:
-            numeric[name] = _column(columns[idx[name]])
-    lookup: dict[tuple[str, str], int] = {}
-    group = np.array([lookup.setdefault(k, len(lookup)) for k in zip(columns[idx["cell"]], columns[idx["op"]])],
-                     dtype=np.int64)
-    classes: dict[int, str] = {}
-    if "error_classes" in idx:
-        classes = {i: text for i, text in enumerate(columns[idx["error_classes"]]) if text}
-    return _group(group, {g: key for key, g in lookup.items()}, numeric, classes)
-
-
-def _group(group: np.ndarray, pairs: dict[int, tuple[str, str]], numeric: dict[str, np.ndarray],
-           classes: dict[int, str]) -> dict[tuple[str, str], dict[str, Any]]:
-    """Split the columns per (cell, op) group id, rows with a valid ``second`` only."""
-    n = len(group)
-    for name in _FIELDS:
-        if name not in numeric:
-            numeric[name] = np.full(n, math.nan)
+        numeric[name] = _floats(table.column(name)) if name in table.column_names else np.full(table.num_rows, math.nan)
     second = numeric["second"]
     keep = np.flatnonzero(np.isfinite(second) & (second >= 0))
-    order = keep[np.argsort(group[keep], kind="stable")]
-    bounds = np.searchsorted(group[order], np.arange(len(pairs) + 1))
-    out: dict[int, dict[str, Any]] = {}
-    for g in pairs:
-        rows_g = order[bounds[g]:bounds[g + 1]]
-        if rows_g.size:
-            out[g] = {name: arr[rows_g] for name, arr in numeric.items()} | {"error_classes": {}}
-    if classes:
-        # index of each kept row within its group, so only rows with errors are visited
-        position = np.full(n, -1, dtype=np.int64)
-        position[order] = np.arange(len(order)) - bounds[group[order]]
-        _add_classes(out, classes, group, position)
-    return {pairs[g]: series for g, series in out.items()}
+    order = keep[np.lexsort((second[keep], group[keep]))]
+    heads = np.flatnonzero(np.r_[True, group[order][1:] != group[order][:-1]])
+    bounds = np.r_[heads, len(order)]
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    position = np.full(table.num_rows, -1, dtype=np.int64)  # row -> index within its group
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        rows = order[a:b]
+        g = int(group[rows[0]])
+        position[rows] = np.arange(b - a)
+        out[(cells[g // len(ops)], ops[g % len(ops)])] = {
+            name: arr[rows] for name, arr in numeric.items()} | {"error_classes": {}}
+    if "error_classes" in table.column_names:
+        _add_classes(out, table.column("error_classes"), cells, ops, group, position)
+    return out
 
 
-def _add_classes(out: dict[int, dict[str, Any]], texts: dict[int, str], group: np.ndarray,
-                 position: np.ndarray) -> None:
-    """``CLASS:n;CLASS:n`` cells (sparse: row -> text) -> per-group {class: per-row counts}."""
-    for row, text in texts.items():
+def _add_classes(out: dict[tuple[str, str], dict[str, Any]], column: pa.ChunkedArray, cells: list[str],
+                 ops: list[str], group: np.ndarray, position: np.ndarray) -> None:
+    """Sparse ``error_classes`` maps (only seconds with errors have entries) -> per-group count arrays."""
+    # as list<struct>: pyarrow's list kernels abort on map arrays
+    entries = column.cast(pa.list_(_ENTRY)).combine_chunks()
+    flat = pc.list_flatten(entries)
+    if len(flat) == 0:
+        return
+    rows = pc.list_parent_indices(entries).to_numpy()
+    names = flat.field("key").to_pylist()
+    counts = _floats(pa.chunked_array([flat.field("value")]))
+    for row, name, count in zip(rows.tolist(), names, counts.tolist()):
         i = int(position[row])
-        if i < 0:
+        if i < 0 or name is None or math.isnan(count):
             continue  # a row dropped for a bad ``second``
-        series = out[int(group[row])]
-        for part in text.split(";"):
-            name, _, count = part.rpartition(":")
-            value = _float(count)
-            if not name or math.isnan(value):
-                continue
-            arr = series["error_classes"].get(name)
-            if arr is None:
-                arr = series["error_classes"][name] = np.zeros(len(series["second"]))
-            arr[i] += value
+        g = int(group[row])
+        series = out[(cells[g // len(ops)], ops[g % len(ops)])]
+        arr = series["error_classes"].get(name)
+        if arr is None:
+            arr = series["error_classes"][name] = np.zeros(len(series["second"]))
+        arr[i] += count
 
 
 def _clean(values: np.ndarray, digits: int = 3) -> list[float | None]:

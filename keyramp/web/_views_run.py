@@ -2,7 +2,7 @@
 
 The HTML page carries the manifest, summary tables and key-space figures only; each cell's
 charts fetch ``/runs/<id>/series/<cell>.json`` once the page is up, so a 1-hour run's page
-never waits for its timeseries.csv to be parsed. ``/runs/<id>.json`` is the complete twin.
+never waits for its time series to be read. ``/runs/<id>.json`` is the complete twin.
 """
 
 from __future__ import annotations

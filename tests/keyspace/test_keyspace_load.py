@@ -3,12 +3,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from keyramp._errors import UsageError
 from keyramp._types import key_sort_text
 from keyramp.keyspace import key_positions, load_keys
-from keyramp.keyspace._load import MAX_REFERENCE
+from keyramp.keyspace._load import MAX_REFERENCE, arrow_bytes
+from keyramp.results._rundir import RunDirectory
 
 
 def test_positions_follow_byte_order_of_sort_texts() -> None:
@@ -42,14 +44,30 @@ def test_raw_keys_are_mapped_through_sort_text() -> None:
     assert kp.pos[1] < kp.pos[0] < kp.pos[2]  # ints sort numerically, before names
 
 
-def test_load_keys_groups_cells_and_sorts_by_time(tmp_path: Path) -> None:
-    path = tmp_path / "keys.csv"
-    path.write_text('cell,t,op,key\nc1,0.5,insert,b\nc0,0.1,read,"x,y"\nc1,0.2,insert,a\n', encoding="utf-8")
-    cells = load_keys(path)
+def _rundir_keys(root: Path, cells: dict[str, list[tuple[float, str, str]]]) -> Path:
+    """Key samples written by the run directory writer (Parquet), one cell after another."""
+    with RunDirectory(root, "keys") as run:
+        for cell, samples in cells.items():
+            run.begin_cell(cell)
+            run.keys(cell, samples)
+            run.flush()
+    return run.path
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_load_keys_groups_cells_and_sorts_by_time(tmp_path: Path, fmt: str) -> None:
+    if fmt == "csv":  # a run written before the Parquet format
+        run = tmp_path
+        (run / "keys.csv").write_text('cell,t,op,key\nc1,0.5,insert,b\nc0,0.1,read,"x,y"\nc1,0.2,insert,a\n',
+                                      encoding="utf-8")
+    else:
+        run = _rundir_keys(tmp_path, {"c1": [(0.5, "insert", "b"), (0.2, "insert", "a")], "c0": [(0.1, "read", "x,y")]})
+    cells = load_keys(run)
     assert sorted(cells) == ["c0", "c1"]
     assert list(cells["c1"].key) == [b"a", b"b"] and list(cells["c1"].t) == [0.2, 0.5]
+    assert list(cells["c1"].op) == [b"insert", b"insert"] and list(cells["c0"].op) == [b"read"]
     assert list(cells["c0"].key) == [b"x,y"]
-    assert list(load_keys(path, cell="c0")) == ["c0"]
+    assert list(load_keys(run, cell="c0")) == ["c0"]
 
 
 @pytest.mark.parametrize(
@@ -60,9 +78,17 @@ def test_load_keys_rejects_bad_files(tmp_path: Path, text: str, message: str) ->
     path = tmp_path / "keys.csv"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(UsageError, match=message):
-        load_keys(path)
+        load_keys(tmp_path)
     with pytest.raises(UsageError, match="does not exist"):
-        load_keys(tmp_path / "missing.csv")
+        load_keys(tmp_path / "missing")
+
+
+def test_arrow_bytes_pads_mixed_widths_and_views_one_width() -> None:
+    mixed = pa.array(["b", "", "abc", "zé", "a\x00z"])
+    assert arrow_bytes(mixed).tolist() == [b"b", b"", b"abc", "zé".encode(), b"a\x00z"]
+    sliced = pa.chunked_array([pa.array(["xx", "k0001", "k0002"]).slice(1), pa.array(["k0003"])])
+    out = arrow_bytes(sliced)
+    assert out.dtype == np.dtype("S5") and out.tolist() == [b"k0001", b"k0002", b"k0003"]
 
 
 def test_ties_in_the_first_word_are_resolved_exactly() -> None:
@@ -95,16 +121,22 @@ def test_positions_rank_keys_in_utf8_byte_order(keys: list[str]) -> None:
     assert np.array_equal(np.round(kp.pos * kp.distinct).astype(int), [rank[k] for k in keys])
 
 
-def test_load_keys_from_an_offset_reads_only_the_later_cell(tmp_path) -> None:
-    # The runner reads each finished cell from where its rows started (RunDirectory.keys_offset).
-    path = tmp_path / "keys.csv"
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        fh.write("cell,t,op,key\n")
-        fh.write("c00,0.1,insert,a\nc00,0.2,insert,b\n")
-        fh.flush()
-        offset = fh.tell()
-        fh.write("c01,0.1,read,zé\nc01,0.3,insert,y\n")
-    later = load_keys(path, start=offset)
-    assert set(later) == {"c01"}
-    assert [k.decode() for k in later["c01"].key] == ["zé", "y"]
-    assert set(load_keys(path)) == {"c00", "c01"}
+def test_load_keys_reads_a_cell_in_progress_and_the_same_rows_once_compacted(tmp_path: Path) -> None:
+    # The runner analyses a cell right after it ends; a live reader reads one still running.
+    run = RunDirectory(tmp_path, "keys")
+    run.begin_cell("c00")
+    run.keys("c00", [(0.1, "insert", "a"), (0.2, "insert", "b")])
+    run.flush()
+    run.begin_cell("c01")  # ends c00: compacted
+    run.keys("c01", [(0.1, "read", "zé")])
+    run.flush()
+    run.keys("c01", [(1.3, "insert", "y")])
+    run.flush()
+    assert (run.path / "keys" / "c00.parquet").is_file() and (run.path / "keys" / "c01.parts").is_dir()
+    live = load_keys(run.path)
+    assert set(live) == {"c00", "c01"}
+    assert [k.decode() for k in live["c01"].key] == ["zé", "y"] and list(live["c01"].t) == [0.1, 1.3]
+    run.close()
+    done = load_keys(run.path)
+    assert not (run.path / "keys" / "c01.parts").exists()
+    assert [k.decode() for k in done["c01"].key] == ["zé", "y"] and list(done["c00"].key) == [b"a", b"b"]

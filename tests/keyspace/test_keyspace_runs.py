@@ -91,7 +91,7 @@ def test_model_above_capacity_throttles_only_the_monotonic_keys(run_dir: Path) -
     cells = _cells(run_dir)
     manifest = load(run_dir, "manifest.json")
     for name, ks in cells.items():
-        ck = load_keys(run_dir / "keys.csv", cell=ks["id"])[ks["id"]]
+        ck = load_keys(run_dir, cell=ks["id"])[ks["id"]]
         ref = reference_or_none(profile=manifest["profile"], backend="bigtable", strategy=name, samples=ck,
                                 sample_rate=1.0)
         kp = key_positions(ck.key, reference=ref)

@@ -11,8 +11,6 @@ from keyramp.results._catalog import (
     hlog_path,
     list_runs,
     load_run,
-    read_intervals,
-    read_timeseries,
     register,
     resolve_run,
     safe_run_path,
@@ -34,39 +32,6 @@ def test_synthetic_run_loads_clean(results: Path) -> None:
     assert run.strategies == ["sequential", "random"]
     assert run.cell_ids == ["c00-datastore-sequential", "c01-datastore-random"]
     assert run.started_at.startswith("2026-01-01T00:03")
-
-
-def test_summary_agrees_with_hlog(results: Path) -> None:
-    run = load_run(make_run(results, seed=4, seconds=5))
-    intervals = read_intervals(run, "c00-datastore-sequential", "insert")
-    assert len(intervals) == 5
-    assert [h.get_start_time_stamp() for h in intervals] == [0, 1000, 2000, 3000, 4000]
-    stats = run.cells["c00-datastore-sequential"]["operations"]["insert"]
-    assert sum(h.get_total_count() for h in intervals) == stats["count"]
-    merged = intervals[0]
-    for h in intervals[1:]:
-        merged.add(h)
-    assert merged.get_value_at_percentile(99) / 1000 == stats["latency_ms"]["p99"]
-
-
-def test_timeseries_rows_filtered_and_typed(results: Path) -> None:
-    run = load_run(make_run(results, seed=5, seconds=4))
-    rows = read_timeseries(run, "c01-datastore-random", "read")
-    assert [r["second"] for r in rows] == [0, 1, 2, 3]
-    assert all(isinstance(r["count"], int) and isinstance(r["p99_ms"], float) for r in rows)
-    star = read_timeseries(run, "c01-datastore-random", "*")
-    assert sum(r["count"] for r in star) == run.cells["c01-datastore-random"]["total"]["count"]
-
-
-def test_truncated_timeseries_and_hlog_are_tolerated(results: Path) -> None:
-    path = make_run(results, seed=6, seconds=3)
-    ts = path / "timeseries.csv"
-    ts.write_text(ts.read_text()[:-30])
-    hlog = path / "histograms" / "c00-datastore-sequential.insert.hlog"
-    hlog.write_text(hlog.read_text()[:-40])
-    run = load_run(path)
-    assert len(read_timeseries(run)) == 2 * 3 * 3 - 1
-    assert len(read_intervals(run, "c00-datastore-sequential", "insert")) == 2
 
 
 def test_truncated_summary_is_a_warning_not_an_exception(results: Path) -> None:

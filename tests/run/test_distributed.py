@@ -25,7 +25,7 @@ from hdrh.log import HistogramLogReader
 
 from keyramp._errors import UsageError
 from keyramp.run._hdr import latency_summary_ms, new_histogram, percentiles_us
-from _runs import emulator_env, keyramp, load, only_run_dir, write_profile
+from _runs import emulator_env, key_rows, keyramp, load, only_run_dir, recorded_seconds, timeseries_rows, write_profile
 
 pytestmark = pytest.mark.emulator
 
@@ -47,9 +47,8 @@ def _profile(tmp_path: Path, name: str, duration: str, **schedule: Any) -> Path:
     )
 
 
-def _ts(run_dir: Path) -> list[dict[str, str]]:
-    with open(run_dir / "timeseries.csv", newline="") as fh:
-        return list(csv.DictReader(fh))
+def _ts(run_dir: Path) -> list[dict[str, Any]]:
+    return timeseries_rows(run_dir)
 
 
 def _intervals(path: Path) -> list[Any]:
@@ -135,8 +134,7 @@ def test_two_workers_merge_exactly_and_hold_the_rate(tmp_path: Path, bt_env: dic
         assert abs(int(r["count"]) - RATE) <= 0.10 * RATE, steady
 
     # Insert keys never collide across workers (every op sampled: budget > rate).
-    with open(run_dir / "keys.csv", newline="") as fh:
-        inserted = [r["key"] for r in csv.DictReader(fh) if r["op"] == "insert"]
+    inserted = [r["key"] for r in key_rows(run_dir) if r["op"] == "insert"]
     assert len(inserted) == cell["operations"]["insert"]["count"]
     assert len(set(inserted)) == len(inserted)
 
@@ -163,8 +161,7 @@ def _distributed_run(profile: Path, out: Path, env: dict[str, str], *, seconds: 
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and proc.poll() is None:
-            runs = list(out.glob("*/timeseries.csv")) if out.exists() else []
-            if runs and runs[0].read_text().count(",*,") >= seconds:
+            if recorded_seconds(out) >= seconds:
                 break
             time.sleep(0.2)
         yield proc

@@ -24,7 +24,7 @@ import psutil
 import pytest
 
 from keyramp.targets._emulators import EmulatorManager, RunningEmulator
-from _runs import emulator_env, keyramp, load, only_run_dir, write_profile
+from _runs import emulator_env, key_rows, keyramp, load, only_run_dir, recorded_seconds, timeseries_rows, write_profile
 
 pytestmark = pytest.mark.emulator
 
@@ -100,12 +100,8 @@ def _wait_for_seconds(out: Path, seconds: int, proc: subprocess.Popen[str], time
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()[1][-2000:]
-        runs = list(out.glob("*/timeseries.csv")) if out.exists() else []
-        if runs:
-            with open(runs[0], newline="") as fh:
-                secs = {r["second"] for r in csv.DictReader(fh) if r["op"] == "*"}
-            if len(secs) >= seconds:
-                return
+        if recorded_seconds(out) >= seconds:
+            return
         time.sleep(0.1)
     raise AssertionError(f"no {seconds} s recorded within {timeout} s")
 
@@ -147,8 +143,7 @@ def _assert_recorded_and_consistent(run_dir: Path, *, status: set[str], needle: 
     assert cell["incomplete"] is True
     assert cell["total"]["count"] > 0
     assert _locust_total(run_dir, cell_id) == cell["total"]["count"]
-    with open(run_dir / "timeseries.csv", newline="") as fh:
-        per_second = sum(int(r["count"]) for r in csv.DictReader(fh) if r["cell"] == cell_id and r["op"] == "*")
+    per_second = sum(r["count"] for r in timeseries_rows(run_dir) if r["cell"] == cell_id and r["op"] == "*")
     assert per_second == cell["total"]["count"]
     return cell
 
@@ -319,8 +314,7 @@ def test_concurrent_runs_into_one_out_get_distinct_directories(tmp_path: Path, p
         assert manifest["run_id"] == summary["run_id"] == run_dir.name  # each file belongs to its own run
         assert manifest["status"] == "complete"
         cell_id, cell = next(iter(summary["cells"].items()))
-        with open(run_dir / "timeseries.csv", newline="") as fh:
-            rows = list(csv.DictReader(fh))
+        rows = timeseries_rows(run_dir)
         assert {r["cell"] for r in rows} == {cell_id}
         assert sum(int(r["count"]) for r in rows if r["op"] == "*") == cell["total"]["count"]
         assert _locust_total(run_dir, cell_id) == cell["total"]["count"]
@@ -334,7 +328,7 @@ _CORRUPTIONS = {
     "missing-summary": lambda d: (d / "summary.json").unlink(),
     "missing-manifest": lambda d: (d / "manifest.json").unlink(),
     "empty-dir": lambda d: [p.unlink() for p in d.rglob("*") if p.is_file()],
-    "truncated-timeseries": lambda d: (d / "timeseries.csv").write_text("cell,op,sec"),
+    "truncated-timeseries": lambda d: (d / "timeseries" / "c00-datastore-sequential.parquet").write_bytes(b"PAR1\0"),
     "json-not-an-object": lambda d: (d / "summary.json").write_text("[1, 2]"),
     "binary-garbage": lambda d: (d / "summary.json").write_bytes(b"\xff\xfe\x00garbage"),
 }

@@ -9,12 +9,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hdrh.log import HistogramLogReader
 
 from keyramp.run._hdr import latency_summary_ms, new_histogram
-from _runs import emulator_env, keyramp, load, only_run_dir, write_profile
+from _runs import emulator_env, key_rows, keyramp, load, only_run_dir, recorded_seconds, timeseries_rows, write_profile
 
 pytestmark = pytest.mark.emulator
 
@@ -22,9 +23,8 @@ SUMMARY_OP_FIELDS = {"count", "errors", "error_rate", "errors_by_class", "ops_pe
 PCT_FIELDS = {"p50", "p90", "p95", "p99", "p999", "max", "mean"}
 
 
-def _rows(run_dir: Path, cell: str, op: str = "*") -> list[dict[str, str]]:
-    with open(run_dir / "timeseries.csv", newline="") as fh:
-        return [r for r in csv.DictReader(fh) if r["cell"] == cell and r["op"] == op]
+def _rows(run_dir: Path, cell: str, op: str = "*") -> list[dict[str, Any]]:
+    return [r for r in timeseries_rows(run_dir) if r["cell"] == cell and r["op"] == op]
 
 
 @pytest.fixture
@@ -71,8 +71,7 @@ def test_run_writes_the_contract_run_directory(tmp_path: Path, bt_env: dict[str,
         assert (run_dir / "histograms" / f"{cell_id}.insert.hlog").exists()
         assert (run_dir / "histograms" / f"{cell_id}.insert.service.hlog").exists()
         assert sum(int(r["count"]) for r in _rows(run_dir, cell_id)) == cell["total"]["count"]
-    with open(run_dir / "keys.csv", newline="") as fh:
-        keys = list(csv.DictReader(fh))
+    keys = key_rows(run_dir)
     assert {k["cell"] for k in keys} == set(summary["cells"])
     seq_keys = [k["key"] for k in keys if k["cell"] == "c00-bigtable-sequential" and k["op"] == "insert"]
     # Sequential keys climb in byte order (samples are taken at completion, so concurrent
@@ -198,8 +197,7 @@ def test_signal_mid_run_keeps_what_was_recorded(tmp_path: Path, bt_env: dict[str
                             env=bt_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        runs = list(out.glob("*/timeseries.csv")) if out.exists() else []
-        if runs and sum(1 for _ in open(runs[0])) > 8:  # a few seconds recorded
+        if recorded_seconds(out) > 2:  # a few seconds recorded
             break
         time.sleep(0.2)
     sent = time.monotonic()

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from _synthetic import make_run
 
+from keyramp.results._parquet import TIMESERIES_SCHEMA
 from keyramp.web import create_app
 
 XSS = "<script>alert(1)</script>"
@@ -102,7 +106,7 @@ def test_cell_series_endpoint_rejects_bad_cells_and_runs(client, run_dir: Path) 
 
 
 def test_run_without_timeseries_says_so(client, run_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    (run_dir / "timeseries.csv").unlink()
+    shutil.rmtree(run_dir / "timeseries")
     html = client.get(f"/runs/{run_dir.name}").data.decode()
     assert "No time series" in html and "data-series-src" not in html
     assert client.get(f"/runs/{run_dir.name}/series/c00-datastore-sequential.json").get_json()["ops"] == {}
@@ -147,8 +151,8 @@ def test_keyspace_files_are_served_through_validated_route(client, run_dir: Path
     assert f'data-heatmap-src="/runs/{run_dir.name}/keyspace/c01-datastore-random.json"' in html
 
 
-@pytest.mark.parametrize("damage", ["truncate-summary", "no-summary", "garbage-timeseries", "no-timeseries",
-                                    "summary-wrong-types"])
+@pytest.mark.parametrize("damage", ["truncate-summary", "no-summary", "garbage-timeseries", "garbage-csv-timeseries",
+                                    "no-timeseries", "summary-wrong-types"])
 def test_damaged_runs_render_with_warnings(tmp_path: Path, damage: str) -> None:
     path = make_run(tmp_path, seconds=5, seed=5)
     if damage == "truncate-summary":
@@ -157,9 +161,12 @@ def test_damaged_runs_render_with_warnings(tmp_path: Path, damage: str) -> None:
     elif damage == "no-summary":
         (path / "summary.json").unlink()
     elif damage == "garbage-timeseries":
+        (path / "timeseries" / "c00-datastore-sequential.parquet").write_bytes(b"PAR1\xff\xfe,1,2,3\nnot,a,number")
+    elif damage == "garbage-csv-timeseries":  # a run written before Parquet
+        shutil.rmtree(path / "timeseries")
         (path / "timeseries.csv").write_bytes(b"cell,op\n\xff\xfe,1,2,3\nnot,a,number,x\n")
     elif damage == "no-timeseries":
-        (path / "timeseries.csv").unlink()
+        shutil.rmtree(path / "timeseries")
     else:
         (path / "summary.json").write_text(json.dumps({"schema": 1, "cells": {"c00-x-y": {
             "operations": {"insert": {"count": "many", "latency_ms": [1, 2]}}, "keyspace": [1], "thresholds": "x"}}}))
@@ -178,12 +185,18 @@ def test_running_run_is_reread_when_files_change(tmp_path: Path) -> None:
     app = create_app(tmp_path)
     client = app.test_client()
     assert client.get(f"/runs/{path.name}.json").get_json()["run"]["status"] == "running"
-    first = client.get(f"/runs/{path.name}.json").get_json()["series"]["c00-datastore-sequential"]["*"]["t"]
-    with (path / "timeseries.csv").open("a") as fh:
-        fh.write("c00-datastore-sequential,*,5,100,0,1.0,2.0,2.0,3.0,400,0,0,\n")
-    os.utime(path / "timeseries.csv", ns=(1, 2_000_000_000_000_000_000))  # make sure the mtime moves
-    second = client.get(f"/runs/{path.name}.json").get_json()["series"]["c00-datastore-sequential"]["*"]["t"]
+    cell = "c01-datastore-random"  # the cell in progress: its rows are Parquet parts, a part per second
+    first = client.get(f"/runs/{path.name}.json").get_json()["series"][cell]["*"]["t"]
+    parts = path / "timeseries" / f"{cell}.parts"
+    n = len(list(parts.iterdir()))
+    row = {"cell": [cell], "op": ["*"], "second": [5], "count": [100], "errors": [0], "p50_ms": [1.0], "p99_ms": [2.0],
+           "service_p99_ms": [2.0], "max_ms": [3.0], "target_ops_per_s": [400.0], "late": [0], "dropped": [0],
+           "error_classes": [[]]}
+    pq.write_table(pa.Table.from_pydict(row, schema=TIMESERIES_SCHEMA), parts / f"{n:08d}-{n:08d}.parquet")
+    second = client.get(f"/runs/{path.name}.json").get_json()["series"][cell]["*"]["t"]
     assert len(second) == len(first) + 1
+    etag = client.get(f"/runs/{path.name}/series/{cell}.json").headers["ETag"]
+    assert client.get(f"/runs/{path.name}/series/{cell}.json", headers={"If-None-Match": etag}).status_code == 304
     manifest = json.loads((path / "manifest.json").read_text())
     manifest["status"] = "interrupted"
     (path / "manifest.json").write_text(json.dumps(manifest))

@@ -1,13 +1,27 @@
-"""Parsing and downsampling timeseries.csv for charts."""
+"""Reading a run's time series into chart columns and downsampling them (Parquet and CSV runs)."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-from keyramp.web._timeseries import MAX_POINTS, downsample, parse_timeseries
+from keyramp.results._read import read_timeseries
+from keyramp.results._rundir import RunDirectory
+from keyramp.run._recorder import TimeseriesRow
+from keyramp.web._timeseries import MAX_POINTS, downsample, series_columns
 
 HEADER = "cell,op,second,count,errors,p50_ms,p99_ms,service_p99_ms,max_ms,target_ops_per_s,late,dropped,error_classes\n"
+
+
+def parse_timeseries(path: Path) -> dict:  # type: ignore[type-arg]
+    """A CSV-format run's timeseries.csv (``path``) as chart columns."""
+    run = path.parent
+    if path.name != "timeseries.csv":
+        run = path.parent / path.stem
+        run.mkdir(exist_ok=True)
+        if path.exists():
+            (run / "timeseries.csv").write_bytes(path.read_bytes())
+    return series_columns(read_timeseries(run))
 
 
 def _write(path: Path, seconds: int) -> Path:
@@ -59,23 +73,35 @@ def _as_lists(data: dict) -> dict:  # type: ignore[type-arg]
             for key, s in data.items()}
 
 
-def test_fast_and_tolerant_parsers_agree(tmp_path: Path) -> None:
-    # keyramp's own output (CRLF from csv.writer, empty target, interleaved ops, a torn last line)
+def test_parquet_and_csv_runs_give_the_same_columns(tmp_path: Path) -> None:
+    # keyramp's own CSV output (CRLF from csv.writer, empty target, interleaved ops, a quoted field,
+    # a torn last line) and the same rows written as Parquet by the run directory
     rows = []
+    records = []
     for s in range(50):
+        per_second = []
         for op in ("insert", "read", "*"):
-            err = f"DEADLINE_EXCEEDED:{s % 3};UNAVAILABLE:1" if s % 7 == 0 else ""
+            classes = {"DEADLINE_EXCEEDED": s % 3, "UNAVAILABLE": 1} if s % 7 == 0 else {}
+            err = ";".join(f"{k}:{v}" for k, v in classes.items())
             rows.append(f"c01-bt-random,{op},{s},{s % 5},{1 if err else 0},{s / 7:.3f},{s / 3:.3f},1,2,,0,0,{err}")
+            per_second.append(TimeseriesRow(cell="c01-bt-random", op=op, second=s, count=s % 5, errors=1 if err else 0,
+                                            p50_ms=round(s / 7, 3), p99_ms=round(s / 3, 3), service_p99_ms=1, max_ms=2,
+                                            target_ops_per_s=None, late=0, dropped=0, error_classes=classes))
+        records.append(per_second)
     text = HEADER.replace("\n", "\r\n") + "\r\n".join(rows) + "\r\nc01-bt-random,insert,50,3,0,1."
-    (tmp_path / "fast.csv").write_text(text)
-    fast = parse_timeseries(tmp_path / "fast.csv")
-    # the same rows with a quoted field take the csv-module path
-    quoted = text.replace("c01-bt-random,insert,0,", '"c01-bt-random",insert,0,', 1)
-    (tmp_path / "quoted.csv").write_text(quoted)
-    tolerant = parse_timeseries(tmp_path / "quoted.csv")
-    assert set(fast) == {("c01-bt-random", op) for op in ("insert", "read", "*")}
-    assert _as_lists(fast) == _as_lists(tolerant)
-    read = fast[("c01-bt-random", "read")]
+    text = text.replace("c01-bt-random,insert,0,", '"c01-bt-random",insert,0,', 1)
+    (tmp_path / "csv").mkdir()
+    (tmp_path / "csv" / "timeseries.csv").write_text(text)
+    from_csv = parse_timeseries(tmp_path / "csv" / "timeseries.csv")
+    with RunDirectory(tmp_path / "parquet", "ts") as run:
+        run.begin_cell("c01-bt-random")
+        for per_second in records:
+            run.timeseries(per_second)
+            run.flush()
+    from_parquet = series_columns(read_timeseries(run.path))
+    assert set(from_csv) == {("c01-bt-random", op) for op in ("insert", "read", "*")}
+    assert _as_lists(from_csv) == _as_lists(from_parquet)
+    read = from_parquet[("c01-bt-random", "read")]
     assert read["second"].tolist() == list(range(50)) and math.isnan(read["target_ops_per_s"][0])
     assert read["error_classes"]["DEADLINE_EXCEEDED"][14] == 2 and read["error_classes"]["UNAVAILABLE"].sum() == 8
 

@@ -129,7 +129,7 @@
         .then(function (r) { return r.ok ? r.json() : Promise.reject(new Error("HTTP " + r.status)); })
         .then(function (doc) {
           var ops = doc.ops || {};
-          if (!Object.keys(ops).length) { showProblem(container, "No time series for this cell in timeseries.csv."); return; }
+          if (!Object.keys(ops).length) { showProblem(container, "No time series for this cell."); return; }
           var select = container.querySelector(".op-select");
           fillOps(select, ops);
           select.addEventListener("change", function () { drawRunCell(container, ops); });

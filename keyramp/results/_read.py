@@ -1,0 +1,193 @@
+"""Reading a run's recorded data: time series, key samples, histogram logs.
+
+The one reader API over both formats (Parquet, docs/run-format.md; and runs written as
+CSV before it, ``_legacy``). Everything works on a running run too: a cell in progress
+is read from the parts flushed so far (at most a second old), so a live view polls
+``read_timeseries(run, cell=…, after_second=…)`` and caches on ``data_stamp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+
+from keyramp._errors import UsageError
+from keyramp.results._catalog import CELL_ID_RE, Run, hlog_path
+from keyramp.results._legacy import KEYS_CSV, TIMESERIES_CSV, read_keys_csv, read_timeseries_csv
+from keyramp.results._parquet import CellFiles, cell_files, kind_cells, read_files
+
+#: A running cell's parts can be merged or compacted between listing and reading them:
+#: the reader then lists again (the rows are in the file that replaced them).
+_RETRIES = 5
+
+__all__ = [
+    "is_csv_run",
+    "data_cells",
+    "data_files",
+    "data_stamp",
+    "read_timeseries",
+    "read_keys",
+    "read_intervals",
+]
+
+
+def _dir(run: Run | Path) -> Path:
+    return run.path if isinstance(run, Run) else Path(run)
+
+
+def _csv(path: Path, kind: str) -> bool:
+    return not (path / kind).is_dir() and (path / f"{kind}.csv").is_file()
+
+
+def is_csv_run(run: Run | Path, kind: str | None = None) -> bool:
+    """Written in the CSV format (before Parquet): ``<kind>.csv`` and no ``<kind>/`` directory (either kind)."""
+    path = _dir(run)
+    return any(_csv(path, k) for k in ((kind,) if kind else ("timeseries", "keys")))
+
+
+def data_cells(run: Run | Path, kind: str = "timeseries") -> list[str]:
+    """Cells with rows of ``kind`` (``timeseries`` or ``keys``), finished or in progress."""
+    if _csv(_dir(run), kind):
+        table = read_timeseries_csv(_dir(run) / TIMESERIES_CSV) if kind == "timeseries" else read_keys(run)
+        return sorted(set(table.column("cell").to_pylist()))
+    return kind_cells(_dir(run) / kind)
+
+
+def data_files(run: Run | Path, cell: str, kind: str = "timeseries") -> CellFiles:
+    """The Parquet files holding ``cell``'s rows now (``complete`` once the cell finished)."""
+    if not CELL_ID_RE.match(cell):
+        raise UsageError(f"invalid cell id {cell!r}")
+    return cell_files(_dir(run) / kind, cell, kind)
+
+
+def data_stamp(run: Run | Path, kind: str = "timeseries", cell: str | None = None) -> tuple[Any, ...]:
+    """A value that changes whenever rows of ``kind`` are written (for caches of what was read)."""
+    path = _dir(run)
+    if _csv(path, kind):
+        legacy = path / (TIMESERIES_CSV if kind == "timeseries" else KEYS_CSV)
+        try:
+            st = legacy.stat()
+        except OSError:
+            return ("csv", None)
+        return ("csv", st.st_mtime_ns, st.st_size)
+    cells = [cell] if cell is not None else kind_cells(path / kind)
+    return tuple((c, data_files(path, c, kind).stamp()) for c in cells)
+
+
+def _cell_table(path: Path, kind: str, cell: str, columns: Sequence[str] | None,
+                filter: ds.Expression | None) -> pa.Table:
+    for attempt in range(_RETRIES):
+        files = data_files(path, cell, kind)
+        try:
+            return read_files(files.paths, kind, columns=columns, filter=filter)
+        except FileNotFoundError:
+            if attempt == _RETRIES - 1:  # pragma: no cover - a writer merging faster than we can list
+                raise
+    raise AssertionError("unreachable")
+
+
+def _cells_table(run: Run | Path, kind: str, cells: Sequence[str], columns: Sequence[str] | None,
+                 filter: ds.Expression | None) -> pa.Table:
+    path = _dir(run)
+    tables = [_cell_table(path, kind, c, columns, filter) for c in cells]
+    if len(tables) == 1:
+        return tables[0]
+    if not tables:
+        return read_files((), kind, columns=columns)
+    return pa.concat_tables(tables)
+
+
+def _csv_filter(table: pa.Table, mask: ds.Expression | None, columns: Sequence[str] | None) -> pa.Table:
+    if mask is not None:
+        table = table.filter(mask)
+    return table.select(list(columns)) if columns is not None else table
+
+
+def read_timeseries(run: Run | Path, *, cell: str | None = None, op: str | None = None,
+                    columns: Sequence[str] | None = None, after_second: int | None = None) -> pa.Table:
+    """One row per cell, operation and second (``TIMESERIES_SCHEMA``), in cell then time order.
+
+    ``cell``/``op`` select (``op="*"``: all operations of the cell); ``after_second`` keeps
+    rows with ``second > after_second`` (a live view fetching what is new). Never raises on
+    a damaged file: what cannot be read is left out.
+    """
+    mask: ds.Expression | None = None
+    for expr in (
+        ds.field("cell") == cell if cell is not None else None,
+        ds.field("op") == op if op is not None else None,
+        ds.field("second") > after_second if after_second is not None else None,
+    ):
+        if expr is not None:
+            mask = expr if mask is None else mask & expr
+    path = _dir(run)
+    if _csv(path, "timeseries"):
+        return _csv_filter(read_timeseries_csv(path / TIMESERIES_CSV), mask, columns)
+    cells = [cell] if cell is not None else kind_cells(path / "timeseries")
+    if cell is not None and not CELL_ID_RE.match(cell):
+        return read_files((), "timeseries", columns=columns)
+    try:
+        return _cells_table(path, "timeseries", cells, columns, mask)
+    except (pa.ArrowInvalid, OSError):  # a damaged file: read the others
+        tables = []
+        for c in cells:
+            try:
+                tables.append(_cells_table(path, "timeseries", [c], columns, mask))
+            except (pa.ArrowInvalid, OSError):
+                continue
+        return pa.concat_tables(tables) if tables else read_files((), "timeseries", columns=columns)
+
+
+def read_keys(run: Run | Path, *, cell: str | None = None, columns: Sequence[str] | None = None) -> pa.Table:
+    """Sampled key accesses (``KEYS_SCHEMA``: cell, t_us, op, key), in cell then time order.
+
+    A run without key samples gives an empty table; a damaged file is a ``UsageError``
+    naming it (the key-space analysis cannot guess what is missing).
+    """
+    path = _dir(run)
+    if not path.is_dir():
+        raise UsageError(f"no sampled keys: {path} does not exist")
+    if not (path / "keys").is_dir() and ((path / KEYS_CSV).exists() or (path / TIMESERIES_CSV).exists()):
+        return _csv_filter(read_keys_csv(path / KEYS_CSV), ds.field("cell") == cell if cell else None, columns)
+    cells = [cell] if cell is not None else kind_cells(path / "keys")
+    try:
+        return _cells_table(path, "keys", cells, columns, None)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise UsageError(f"{path / 'keys'}: unreadable key samples ({exc})") from None
+
+
+def read_intervals(run: Run, cell: str, op: str, *, service: bool = False) -> list[Any]:
+    """Decode a cell/op ``.hlog`` into its per-interval ``HdrHistogram`` objects (values in µs).
+
+    Each histogram's start/end timestamps (ms) are relative to the log's start. A missing
+    file gives ``[]``; undecodable lines (a truncated last interval) are skipped.
+    """
+    from hdrh.histogram import HdrHistogram
+    from hdrh.log import HistogramLogReader
+
+    path = hlog_path(run, cell, op, service=service)
+    if not path.is_file():
+        return []
+    reader = HistogramLogReader(str(path), HdrHistogram(1, 60_000_000, 3))
+    intervals = []
+    try:
+        while True:
+            try:
+                histogram = reader.get_next_interval_histogram()
+            except Exception:  # noqa: BLE001 - zlib/base64/cookie errors from a torn line
+                continue
+            if histogram is None:
+                break
+            intervals.append(histogram)
+    finally:
+        reader.close()
+    if intervals:
+        base = min(h.get_start_time_stamp() for h in intervals)
+        for h in intervals:
+            h.set_start_time_stamp(h.get_start_time_stamp() - base)
+            h.set_end_time_stamp(h.get_end_time_stamp() - base)
+    return intervals
+

@@ -1,0 +1,112 @@
+"""The reader API over both formats: time series, key samples, histogram logs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from _synthetic import make_run
+
+from keyramp.results._catalog import load_run
+from keyramp.results._parquet import TIMESERIES_SCHEMA
+from keyramp.results._read import (
+    data_cells,
+    data_files,
+    data_stamp,
+    is_csv_run,
+    read_intervals,
+    read_keys,
+    read_timeseries,
+)
+
+
+@pytest.fixture(params=["parquet", "csv"])
+def fmt(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def test_summary_agrees_with_hlog(tmp_path: Path) -> None:
+    run = load_run(make_run(tmp_path, seed=4, seconds=5))
+    intervals = read_intervals(run, "c00-datastore-sequential", "insert")
+    assert len(intervals) == 5
+    assert [h.get_start_time_stamp() for h in intervals] == [0, 1000, 2000, 3000, 4000]
+    stats = run.cells["c00-datastore-sequential"]["operations"]["insert"]
+    assert sum(h.get_total_count() for h in intervals) == stats["count"]
+    merged = intervals[0]
+    for h in intervals[1:]:
+        merged.add(h)
+    assert merged.get_value_at_percentile(99) / 1000 == stats["latency_ms"]["p99"]
+
+
+def test_timeseries_filtered_and_typed_in_both_formats(tmp_path: Path, fmt: str) -> None:
+    run = load_run(make_run(tmp_path, seed=5, seconds=4, fmt=fmt, error_rate={"read": 0.2}))
+    assert is_csv_run(run) == (fmt == "csv")
+    table = read_timeseries(run, cell="c01-datastore-random", op="read")
+    assert table.schema == TIMESERIES_SCHEMA
+    assert table["second"].to_pylist() == [0, 1, 2, 3]
+    errors = table["errors"].to_pylist()
+    assert [dict(m) for m in table["error_classes"].to_pylist()] == [{"UNAVAILABLE": e} if e else {} for e in errors]
+    star = read_timeseries(run, cell="c01-datastore-random", op="*")
+    assert sum(star["count"].to_pylist()) == run.cells["c01-datastore-random"]["total"]["count"]
+    assert read_timeseries(run, op="*", after_second=2)["second"].to_pylist() == [3, 3]
+    assert read_timeseries(run, columns=["cell", "p99_ms"]).column_names == ["cell", "p99_ms"]
+    assert data_cells(run) == ["c00-datastore-sequential", "c01-datastore-random"]
+    assert read_timeseries(run, cell="../x").num_rows == 0
+
+
+def test_the_two_formats_hold_the_same_rows(tmp_path: Path) -> None:
+    parquet = make_run(tmp_path / "a", seed=7, seconds=3, error_rate=0.1)
+    csv = make_run(tmp_path / "b", seed=7, seconds=3, error_rate=0.1, fmt="csv")
+    order = [("cell", "ascending"), ("op", "ascending"), ("second", "ascending")]
+    assert read_timeseries(parquet).sort_by(order).to_pylist() == read_timeseries(csv).sort_by(order).to_pylist()
+    by = [(c, "ascending") for c in ("cell", "t_us", "op", "key")]
+    assert read_keys(parquet).sort_by(by).to_pylist() == read_keys(csv).sort_by(by).to_pylist()
+    assert read_keys(parquet, cell="c00-datastore-sequential")["cell"].unique().to_pylist() == \
+        ["c00-datastore-sequential"]
+
+
+def test_truncated_csv_timeseries_and_hlog_are_tolerated(tmp_path: Path) -> None:
+    path = make_run(tmp_path, seed=6, seconds=3, fmt="csv")
+    ts = path / "timeseries.csv"
+    ts.write_text(ts.read_text()[:-30])
+    hlog = path / "histograms" / "c00-datastore-sequential.insert.hlog"
+    hlog.write_text(hlog.read_text()[:-40])
+    run = load_run(path)
+    assert read_timeseries(run).num_rows == 2 * 3 * 3 - 1
+    assert len(read_intervals(run, "c00-datastore-sequential", "insert")) == 2
+
+
+def test_a_damaged_parquet_file_leaves_the_other_cells_readable(tmp_path: Path) -> None:
+    path = make_run(tmp_path, seed=8, seconds=3)
+    (path / "timeseries" / "c00-datastore-sequential.parquet").write_bytes(b"PAR1 torn")
+    assert set(read_timeseries(path)["cell"].to_pylist()) == {"c01-datastore-random"}
+    (path / "keys" / "c01-datastore-random.parquet").write_bytes(b"PAR1 torn")
+    with pytest.raises(Exception, match="unreadable key samples"):
+        read_keys(path)
+
+
+def test_a_running_cell_reads_its_parts_and_the_stamp_moves_when_one_lands(tmp_path: Path) -> None:
+    path = make_run(tmp_path, seed=9, seconds=4, status="running")
+    files = data_files(path, "c01-datastore-random")
+    assert not files.complete and len(files.paths) == 4  # a part per second so far
+    assert data_files(path, "c00-datastore-sequential").complete
+    before = data_stamp(path, cell="c01-datastore-random")
+    assert read_timeseries(path, cell="c01-datastore-random", op="*")["second"].to_pylist() == [0, 1, 2, 3]
+    row = read_timeseries(path, cell="c01-datastore-random", op="*", after_second=2)
+    assert row["second"].to_pylist() == [3]
+    new = pa.Table.from_pylist([{**row.to_pylist()[0], "second": 4}], schema=TIMESERIES_SCHEMA)
+    import pyarrow.parquet as pq
+
+    pq.write_table(new, files.paths[0].parent / "00000004-00000004.parquet")
+    assert data_stamp(path, cell="c01-datastore-random") != before
+    assert read_timeseries(path, cell="c01-datastore-random", op="*", after_second=2)["second"].to_pylist() == [3, 4]
+
+
+def test_no_data_is_empty_not_an_error(tmp_path: Path) -> None:
+    path = make_run(tmp_path, seed=10, seconds=2)
+    shutil.rmtree(path / "timeseries")
+    shutil.rmtree(path / "keys")
+    assert read_timeseries(path).num_rows == 0 and data_cells(path) == [] and data_stamp(path) == ()
+    assert read_keys(path).num_rows == 0
