@@ -27,7 +27,7 @@ _VERB_MODULES = (
     "keyramp.keyspace",
     "keyramp.forecast._cli",
     "keyramp.forecast._calibrate",
-    "keyramp.results._catalog",
+    "keyramp.results._index",
     "keyramp.compare",
     "keyramp.results._baselines",
     "keyramp.web",

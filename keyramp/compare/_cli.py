@@ -13,6 +13,7 @@ from typing import Any
 
 from keyramp.results import _baselines
 from keyramp.results._catalog import Run, resolve_run
+from keyramp.results._index import latest_runs
 from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES
 from keyramp.profile._thresholds import parse_expression
@@ -29,7 +30,10 @@ def register(subparsers: Any) -> None:
         description="Compare runs cell by cell (matched by backend/strategy, not position). With a baseline "
                     "(--baseline, else the first RUN) every other run gets a verdict per metric: better, same "
                     "or worse. Exit 0 pass, 1 regression or threshold failed, 2 bad input.")
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="run id (under --results) or run directory")
+    parser.add_argument("runs", nargs="*", metavar="RUN", help="run id (under --results) or run directory")
+    parser.add_argument("--last", type=int, metavar="N",
+                        help="also the newest N usable runs in --results (from the catalog; with --profile, of it)")
+    parser.add_argument("--profile", help="with --last: only runs of this profile")
     parser.add_argument("--baseline", metavar="RUN|NAME", help="baseline run id, directory or baseline name")
     parser.add_argument("--threshold", action="append", default=[], metavar="EXPR",
                         help="extra threshold, e.g. 'insert.p99_ms<50' (repeatable)")
@@ -105,8 +109,25 @@ def _write(target: Path, text: str) -> None:
         raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
 
 
+def _run_specs(args: argparse.Namespace) -> list[str]:
+    """RUN arguments, then the newest ``--last N`` usable runs of the catalog (oldest first)."""
+    if args.profile is not None and args.last is None:
+        raise UsageError("--profile selects runs for --last; give --last N too")
+    specs = list(args.runs)
+    if args.last is not None:
+        if args.last < 1:
+            raise UsageError("--last must be >= 1")
+        found = latest_runs(Path(args.results), args.last, profile=args.profile)
+        if not found:
+            raise UsageError(f"no usable run in {args.results}" + (f" of profile {args.profile!r}" if args.profile else ""))
+        specs += [r for r in found if r not in specs]
+    if not specs:
+        raise UsageError("name runs to compare (RUN...) or select them with --last N")
+    return specs
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
-    cmp = run_compare(list(args.runs), results=Path(args.results), baseline_spec=args.baseline,
+    cmp = run_compare(_run_specs(args), results=Path(args.results), baseline_spec=args.baseline,
                       thresholds=list(args.threshold), options=_options(args))
     if not args.quiet:
         from rich.console import Console

@@ -8,10 +8,8 @@ show what is there. Only bad *input* (an unsafe run id, an unknown run) raises
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +28,6 @@ __all__ = [
     "resolve_run",
     "cell_identity",
     "hlog_path",
-    "register",
 ]
 
 SCHEMA = 1
@@ -266,50 +263,3 @@ def hlog_path(run: Run, cell: str, op: str, *, service: bool = False) -> Path:
         raise UsageError(f"invalid cell/op: {cell!r}/{op!r}")
     suffix = ".service.hlog" if service else ".hlog"
     return run.path / "histograms" / f"{cell}.{op}{suffix}"
-
-
-# ---------------------------------------------------------------------------- CLI: keyramp list
-
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("list", help="list runs in the results directory",
-                                   description="List runs (newest first); corrupt runs are shown with warnings.")
-    parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
-                        help="results directory (default: ./results)")
-    parser.add_argument("--json", action="store_true", help="print the catalog as JSON")
-    parser.set_defaults(func=_cmd_list)
-
-
-def _cmd_list(args: argparse.Namespace) -> int:
-    results = Path(args.results)
-    if results.exists() and not results.is_dir():
-        raise UsageError(f"--results {results} is not a directory")
-    runs = list_runs(results)
-    if args.json:
-        json.dump([r.to_dict() for r in runs], sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=200)  # piped output: never squeeze run ids
-    if not runs:
-        console.print(f"no runs in {results}")
-        return 0
-    table = Table(title=f"runs in {results}")
-    table.add_column("run id", no_wrap=True, min_width=max(len(r.run_id) for r in runs))
-    for column in ("profile", "status", "cells", "started"):
-        table.add_column(column)
-    styles = {"complete": "green", "running": "cyan", "interrupted": "yellow", "failed": "red"}
-    for run in runs:
-        status = run.status if run.ok or run.status == "running" else f"{run.status} (unusable)"
-        table.add_row(run.run_id, escape(run.profile_name or "?"), f"[{styles.get(run.status, 'red')}]{status}[/]",
-                      str(len(run.cell_ids)), run.started_at or "?")
-    console.print(table)
-    for run in runs:
-        for warning in run.warnings:
-            console.print(f"[yellow]warning[/]: {run.run_id}: {escape(warning)}", highlight=False)
-    return 0

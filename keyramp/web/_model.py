@@ -11,30 +11,11 @@ import math
 from typing import Any
 
 from keyramp.results._catalog import Run, cell_identity
+from keyramp.results._index import as_dict, as_list, num, run_row, text
 
 __all__ = ["run_row", "run_detail", "LATENCY_KEYS", "as_dict", "as_list", "num"]
 
 LATENCY_KEYS = ("p50", "p90", "p95", "p99", "p999", "max", "mean")
-
-
-def as_dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def num(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def text(value: object) -> str | None:
-    if value is None:
-        return None
-    return value if isinstance(value, str) else str(value)
 
 
 def _op_stats(name: str, raw: object) -> dict[str, Any]:
@@ -133,35 +114,6 @@ def _threshold(raw: object) -> dict[str, Any]:
         "limit": num(d.get("limit")),
         "value": num(d.get("value")),
         "passed": passed if isinstance(passed, bool) else None,
-    }
-
-
-def run_row(run: Run) -> dict[str, Any]:
-    """One line of the runs list."""
-    manifest = as_dict(run.manifest)
-    summary = as_dict(run.summary)
-    totals = [as_dict(as_dict(c).get("total")) for c in as_dict(summary.get("cells")).values()]
-    ops_per_s = sum(v for t in totals if (v := num(t.get("ops_per_s"))) is not None) if totals else None
-    count = sum(v for t in totals if (v := num(t.get("count"))) is not None)
-    errors = sum(v for t in totals if (v := num(t.get("errors"))) is not None)
-    p99s = [v for t in totals if (v := num(as_dict(t.get("latency_ms")).get("p99"))) is not None]
-    return {
-        "run_id": run.run_id,
-        "profile_name": run.profile_name,
-        # load_run already calls a run without manifest and summary "corrupt"
-        "status": run.status,
-        "reason": text(summary.get("reason") or manifest.get("reason")),
-        "started_at": run.started_at,
-        "backends": sorted(run.backends),
-        "strategies": sorted(run.strategies),
-        "cells": len(run.cell_ids),
-        "ops_per_s": ops_per_s,
-        "error_rate": (errors / count) if count else None,
-        "p99_ms": max(p99s) if p99s else None,
-        "thresholds_passed": run.thresholds_passed,
-        "warnings": list(run.warnings),
-        "ok": run.ok,
-        "corrupt": not manifest and not summary,
     }
 
 

@@ -9,10 +9,11 @@ from typing import Any
 
 from werkzeug.exceptions import NotFound
 
-from keyramp.results._catalog import CELL_ID_RE, RUN_ID_RE, load_run, safe_run_path
+from keyramp.results._catalog import CELL_ID_RE, load_run, safe_run_path
+from keyramp.results._index import Catalog
 from keyramp._errors import UsageError
 from keyramp.web._cache import FileCache, stamp
-from keyramp.web._model import run_detail, run_row
+from keyramp.web._model import run_detail
 from keyramp.results._legacy import TIMESERIES_CSV
 from keyramp.results._read import data_cells, data_stamp, is_csv_run, read_timeseries
 from keyramp.web._timeseries import CHART_COLUMNS, downsample, series_columns
@@ -27,6 +28,8 @@ class RunStore:
     def __init__(self, results_dir: Path) -> None:
         self.results_dir = Path(results_dir)
         self.cache = FileCache()
+        #: The runs list: the SQLite catalog of every run directory (``keyramp.results._index``).
+        self.catalog = Catalog(self.results_dir)
 
     # -- runs -------------------------------------------------------------------------------
 
@@ -35,19 +38,6 @@ class RunStore:
 
     def _load(self, path: Path) -> Any:
         return self.cache.get(("run", str(path)), self._files(path), lambda: load_run(path))
-
-    def list_rows(self) -> list[dict[str, Any]]:
-        """Every run directory as a list row, newest first (run ids sort by start time)."""
-        try:
-            # Only run ids: the results dir also holds scenario reports and baselines.
-            entries = sorted((p for p in self.results_dir.iterdir() if p.is_dir() and RUN_ID_RE.match(p.name)),
-                             key=lambda p: p.name, reverse=True)
-        except OSError:
-            return []
-        rows = []
-        for path in entries:
-            rows.append(self.cache.get(("row", str(path)), self._files(path), lambda p=path: run_row(self._load(p))))
-        return rows
 
     def run_path(self, run_id: str) -> Path:
         try:

@@ -66,3 +66,25 @@ def test_bad_baselines(tmp_path: Path) -> None:
     (results / "baselines.json").write_text("not json")
     with pytest.raises(UsageError, match="not JSON"):
         load_baselines(results)
+
+
+def test_compare_the_last_runs_of_a_profile_from_the_catalog(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # CI's usual call: the newest run of a profile against a named baseline, no run id to look up
+    results = tmp_path / "results"
+    base = make_run(results, seed=4, cells=ONE_CELL, seconds=5, profile_name="checkout").name
+    make_run(results, seed=5, cells=ONE_CELL, seconds=5, profile_name="other", latency_ms=9.0)
+    slow = make_run(results, seed=6, cells=ONE_CELL, seconds=5, profile_name="checkout", latency_ms=5.0).name
+    r = ["--results", str(results)]
+    assert _cli(["baseline", *r, "set", "main", base]) == 0
+    out = tmp_path / "cmp.json"
+    assert _cli(["compare", "--last", "1", "--profile", "checkout", "--baseline", "main", "--quiet", "--json",
+                 str(out), *r]) == 1
+    data = json.loads(out.read_text())
+    assert {v["run_id"] for v in data["verdicts"]} == {slow}
+    assert _cli(["compare", "--last", "2", "--profile", "checkout", "--quiet", *r]) == 1  # first is the baseline
+    with pytest.raises(UsageError, match="no usable run"):
+        _cli(["compare", "--last", "1", "--profile", "ghost", *r])
+    with pytest.raises(UsageError, match="--last"):
+        _cli(["compare", "--profile", "checkout", *r])
+    with pytest.raises(UsageError, match="name runs"):
+        _cli(["compare", *r])

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -11,7 +10,6 @@ from keyramp.results._catalog import (
     hlog_path,
     list_runs,
     load_run,
-    register,
     resolve_run,
     safe_run_path,
 )
@@ -111,24 +109,3 @@ def test_cell_identity_and_hlog_path_guard(results: Path) -> None:
         "c00-datastore-sequential.read.service.hlog"
     with pytest.raises(UsageError):
         hlog_path(run, "../../x", "read")
-
-
-def _parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    register(parser.add_subparsers())
-    return parser.parse_args(argv)
-
-
-def test_list_cli_json_and_table(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    good = make_run(results, seed=14)
-    bad = make_run(results, seed=15)
-    (bad / "summary.json").write_text("{")
-    args = _parse(["list", "--results", str(results), "--json"])
-    assert args.func(args) == 0
-    data = json.loads(capsys.readouterr().out)
-    assert [d["run_id"] for d in data] == [bad.name, good.name]
-    assert data[0]["ok"] is False and data[0]["warnings"]
-    args = _parse(["list", "--results", str(results)])
-    assert args.func(args) == 0
-    out = capsys.readouterr().out
-    assert good.name in out and "warning" in out and "unusable" in out

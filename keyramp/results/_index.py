@@ -1,0 +1,402 @@
+"""One catalog over every run: a SQLite index of the run directories, never their source of truth.
+
+``keyramp list``, the UI's runs page and ``compare --last`` query it; filters, sorting and
+paging happen in SQL. The index lives in ``<results>/.keyramp-catalog.sqlite`` and holds
+one row per run directory (what the runs list shows, from ``manifest.json`` and
+``summary.json``) with the (mtime, size) of both files. Every query first syncs it: one
+directory scan and two ``stat`` calls per run, re-reading only runs whose files changed,
+dropping runs that are gone. A missing, corrupt or older-schema index is rebuilt from the
+directories; an unwritable results directory gets an in-memory index (cold every process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import sqlite3
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from keyramp._errors import UsageError
+from keyramp.results._catalog import RUN_ID_RE, Run, load_run
+
+__all__ = [
+    "INDEX_FILE",
+    "SORT_KEYS",
+    "FILTERS",
+    "Catalog",
+    "RunQuery",
+    "latest_runs",
+    "query_rows",
+    "as_dict",
+    "as_list",
+    "num",
+    "register",
+    "run_row",
+    "text",
+]
+
+INDEX_FILE = ".keyramp-catalog.sqlite"
+_VERSION = "1"  # bump when the rows change: an index of another version is rebuilt
+
+SORT_KEYS = ("started", "run_id", "profile", "status", "cells", "ops_per_s", "p99_ms", "error_rate")
+FILTERS = ("profile", "backend", "strategy", "status", "from", "to")
+_SORT_SQL = {
+    "started": "COALESCE(started_at, run_id)", "run_id": "run_id", "profile": "LOWER(profile_name)",
+    "status": "status", "cells": "cells", "ops_per_s": "ops_per_s", "p99_ms": "p99_ms", "error_rate": "error_rate",
+}
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, stamp TEXT NOT NULL, status TEXT NOT NULL, ok INTEGER NOT NULL,
+    started_at TEXT, profile_name TEXT, cells INTEGER NOT NULL,
+    ops_per_s REAL, error_rate REAL, p99_ms REAL,
+    row TEXT NOT NULL  -- the full list row as JSON (what list --json and the UI show)
+);
+CREATE TABLE IF NOT EXISTS run_tags (run_id TEXT NOT NULL, kind TEXT NOT NULL, value TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS run_tags_by_value ON run_tags (kind, value, run_id);
+CREATE INDEX IF NOT EXISTS runs_by_profile ON runs (profile_name, started_at);
+"""
+
+
+# -- defensive accessors of hand-editable JSON (shared with the web view models) -----------------
+def as_dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def num(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def text(value: object) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def run_row(run: Run) -> dict[str, Any]:
+    """One line of the runs list: what ``keyramp list`` and the runs page show about a run."""
+    manifest = as_dict(run.manifest)
+    summary = as_dict(run.summary)
+    totals = [as_dict(as_dict(c).get("total")) for c in as_dict(summary.get("cells")).values()]
+    ops_per_s = sum(v for t in totals if (v := num(t.get("ops_per_s"))) is not None) if totals else None
+    count = sum(v for t in totals if (v := num(t.get("count"))) is not None)
+    errors = sum(v for t in totals if (v := num(t.get("errors"))) is not None)
+    p99s = [v for t in totals if (v := num(as_dict(t.get("latency_ms")).get("p99"))) is not None]
+    return {
+        "run_id": run.run_id,
+        "path": str(run.path),
+        "profile_name": run.profile_name,
+        # load_run already calls a run without manifest and summary "corrupt"
+        "status": run.status,
+        "reason": text(summary.get("reason") or manifest.get("reason")),
+        "started_at": run.started_at,
+        "ended_at": text(manifest.get("ended_at")),
+        "backends": sorted(run.backends),
+        "strategies": sorted(run.strategies),
+        "cells": len(run.cell_ids),
+        "cell_ids": run.cell_ids,
+        "ops_per_s": ops_per_s,
+        "error_rate": (errors / count) if count else None,
+        "p99_ms": max(p99s) if p99s else None,
+        "thresholds_passed": run.thresholds_passed,
+        "warnings": list(run.warnings),
+        "ok": run.ok,
+        "corrupt": not manifest and not summary,
+    }
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunQuery:
+    """Which runs, in which order: every field optional (``None``: no filter)."""
+
+    profile: str | None = None
+    backend: str | None = None
+    strategy: str | None = None
+    status: str | None = None
+    since: str | None = None  # YYYY-MM-DD, inclusive (the run's start day, UTC)
+    until: str | None = None
+    ok: bool | None = None  # usable for compare
+    sort: str = "started"
+    descending: bool = True
+    limit: int | None = None
+    offset: int = 0
+
+    def where(self) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        for column, value in (("profile_name", self.profile), ("status", self.status)):
+            if value:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        for kind, value in (("backend", self.backend), ("strategy", self.strategy)):
+            if value:
+                clauses.append("run_id IN (SELECT run_id FROM run_tags WHERE kind = ? AND value = ?)")
+                params += [kind, value]
+        if self.since:
+            clauses.append("started_at IS NOT NULL AND SUBSTR(started_at, 1, 10) >= ?")
+            params.append(self.since)
+        if self.until:
+            clauses.append("started_at IS NOT NULL AND SUBSTR(started_at, 1, 10) <= ?")
+            params.append(self.until)
+        if self.ok is not None:
+            clauses.append("ok = ?")
+            params.append(int(self.ok))
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+    def order_by(self) -> str:
+        if self.sort not in _SORT_SQL:
+            raise UsageError(f"unknown sort {self.sort!r}; choose one of {', '.join(SORT_KEYS)}")
+        col, direction = _SORT_SQL[self.sort], "DESC" if self.descending else "ASC"
+        # missing values last in either direction; ties broken by run id in the same direction
+        return f" ORDER BY ({col}) IS NULL, {col} {direction}, run_id {direction}"
+
+
+def _stamp(run_dir: str) -> str:
+    parts = []
+    for name in ("manifest.json", "summary.json"):
+        try:
+            st = os.stat(os.path.join(run_dir, name))
+        except OSError:
+            parts.append("-")
+        else:
+            parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+    return "|".join(parts)
+
+
+class Catalog:
+    """The index of one results directory. Thread-safe (one connection behind a lock)."""
+
+    def __init__(self, results_dir: Path, *, index_path: Path | None = None) -> None:
+        self.results_dir = Path(results_dir)
+        self.index_path = index_path if index_path is not None else self.results_dir / INDEX_FILE
+        self._lock = threading.Lock()
+        self._db = self._open()
+
+    # -- the index file -------------------------------------------------------------------------
+    def _connect(self, target: str) -> sqlite3.Connection:
+        db = sqlite3.connect(target, timeout=10, check_same_thread=False, isolation_level=None)
+        db.executescript(_SCHEMA)
+        version = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+        if version is None or version[0] != _VERSION:
+            db.executescript("DELETE FROM runs; DELETE FROM run_tags;")
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (_VERSION,))
+        return db
+
+    def _open(self) -> sqlite3.Connection:
+        if not self.results_dir.is_dir():
+            return self._connect(":memory:")
+        try:
+            return self._connect(str(self.index_path))
+        except sqlite3.DatabaseError:  # not a database (truncated, overwritten): a cache, so rebuild it
+            try:
+                self.index_path.unlink(missing_ok=True)
+                return self._connect(str(self.index_path))
+            except (OSError, sqlite3.Error):
+                pass
+        except (OSError, sqlite3.Error):  # read-only results directory
+            pass
+        return self._connect(":memory:")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _locked(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self._db
+
+    # -- sync with the run directories ---------------------------------------------------------
+    def refresh(self) -> int:
+        """Bring the index up to date with the directories; returns how many runs were (re)read."""
+        try:
+            entries = {e.name: e.path for e in os.scandir(self.results_dir)
+                       if RUN_ID_RE.match(e.name) and e.is_dir()}
+        except OSError:
+            entries = {}
+        with self._locked() as db:
+            known = dict(db.execute("SELECT run_id, stamp FROM runs"))
+            changed = [(run_id, path, stamp) for run_id, path in entries.items()
+                       if known.get(run_id) != (stamp := _stamp(path))]
+            gone = [run_id for run_id in known if run_id not in entries]
+            if not changed and not gone:
+                return 0
+            rows = [(stamp, run_row(load_run(Path(path)))) for _, path, stamp in changed]
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                for run_id in [r for r, _, _ in changed] + gone:
+                    db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+                    db.execute("DELETE FROM run_tags WHERE run_id = ?", (run_id,))
+                for stamp, row in rows:
+                    db.execute(
+                        "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (row["run_id"], stamp, row["status"], int(row["ok"]), row["started_at"],
+                         row["profile_name"], row["cells"], row["ops_per_s"], row["error_rate"], row["p99_ms"],
+                         json.dumps(row)),
+                    )
+                    tags = [("backend", b) for b in row["backends"]] + [("strategy", s) for s in row["strategies"]]
+                    db.executemany("INSERT INTO run_tags VALUES (?, ?, ?)", [(row["run_id"], k, v) for k, v in tags])
+                db.execute("COMMIT")
+            except sqlite3.Error:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            return len(rows)
+
+    # -- queries ---------------------------------------------------------------------------------
+    def query(self, q: RunQuery = RunQuery(), *, refresh: bool = True) -> tuple[list[dict[str, Any]], int]:
+        """The page of list rows ``q`` selects, and how many runs match in all."""
+        if refresh:
+            self.refresh()
+        where, params = q.where()
+        order = q.order_by()
+        page = ""
+        if q.limit is not None:
+            page = " LIMIT ? OFFSET ?"
+        with self._locked() as db:
+            total = db.execute(f"SELECT COUNT(*) FROM runs{where}", params).fetchone()[0]
+            rows = db.execute(f"SELECT row FROM runs{where}{order}{page}",
+                              params + ([q.limit, q.offset] if q.limit is not None else [])).fetchall()
+        names = self._baseline_names()
+        return [(row := json.loads(r[0])) | {"baselines": names.get(row["run_id"], [])} for r in rows], total
+
+    def _baseline_names(self) -> dict[str, list[str]]:
+        """run id -> the baseline names pointing at it (``baselines.json``: small, read per query)."""
+        from keyramp.results._baselines import load_baselines
+
+        try:
+            baselines = load_baselines(self.results_dir)
+        except UsageError:  # a corrupt baselines.json must not hide the runs
+            return {}
+        out: dict[str, list[str]] = {}
+        for name, entry in sorted(baselines.items()):
+            out.setdefault(str(entry.get("run_id")), []).append(name)
+        return out
+
+    def facets(self, *, refresh: bool = False) -> dict[str, list[str]]:
+        """Every value each filter can take (for the runs page's selects)."""
+        if refresh:
+            self.refresh()
+        with self._locked() as db:
+            out = {
+                "profile": [r[0] for r in db.execute(
+                    "SELECT DISTINCT profile_name FROM runs WHERE profile_name IS NOT NULL ORDER BY 1")],
+                "status": [r[0] for r in db.execute("SELECT DISTINCT status FROM runs ORDER BY 1")],
+            }
+            for kind in ("backend", "strategy"):
+                out[kind] = [r[0] for r in db.execute(
+                    "SELECT DISTINCT value FROM run_tags WHERE kind = ? ORDER BY 1", (kind,))]
+        return out
+
+    def count(self) -> int:
+        with self._locked() as db:
+            return int(db.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+    def run_ids(self, q: RunQuery) -> list[str]:
+        return [row["run_id"] for row in self.query(q)[0]]
+
+
+def latest_runs(results_dir: Path, n: int, *, profile: str | None = None) -> list[str]:
+    """Ids of the newest ``n`` usable runs (optionally of one profile), oldest first."""
+    catalog = Catalog(results_dir)
+    try:
+        ids = catalog.run_ids(RunQuery(profile=profile, ok=True, limit=n))
+    finally:
+        catalog.close()
+    return list(reversed(ids))
+
+
+def query_rows(results_dir: Path, q: RunQuery) -> tuple[list[dict[str, Any]], int]:
+    """One query against ``results_dir``'s catalog (opened and closed around it)."""
+    catalog = Catalog(results_dir)
+    try:
+        return catalog.query(q)
+    finally:
+        catalog.close()
+
+
+
+# ---------------------------------------------------------------------------- CLI: keyramp list
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "list", help="list runs in the results directory",
+        description="List runs (newest first) from the catalog of the results directory; corrupt runs are shown "
+                    "with warnings. Filters and sorting run in the catalog's query.")
+    parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
+                        help="results directory (default: ./results)")
+    parser.add_argument("--profile", help="only runs of this profile")
+    parser.add_argument("--backend", help="only runs with a cell on this backend")
+    parser.add_argument("--strategy", help="only runs with a cell of this key strategy")
+    parser.add_argument("--status", choices=("complete", "interrupted", "failed", "running", "corrupt"))
+    parser.add_argument("--since", metavar="YYYY-MM-DD", help="runs started on or after this day (UTC)")
+    parser.add_argument("--until", metavar="YYYY-MM-DD", help="runs started on or before this day (UTC)")
+    parser.add_argument("--sort", choices=SORT_KEYS, default="started", help="sort key (default: started)")
+    parser.add_argument("--asc", action="store_true", help="ascending (default: descending)")
+    parser.add_argument("--limit", type=int, metavar="N", help="at most N runs")
+    parser.add_argument("--json", action="store_true", help="print the catalog rows as JSON")
+    parser.set_defaults(func=_cmd_list)
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    results = Path(args.results)
+    if results.exists() and not results.is_dir():
+        raise UsageError(f"--results {results} is not a directory")
+    for flag in ("since", "until"):
+        value = getattr(args, flag)
+        if value is not None and not re.match(r"^\d{4}-\d{2}-\d{2}$", value):
+            raise UsageError(f"--{flag} must be a date YYYY-MM-DD, got {value!r}")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be >= 1")
+    q = RunQuery(profile=args.profile, backend=args.backend, strategy=args.strategy, status=args.status,
+                 since=args.since, until=args.until, sort=args.sort, descending=not args.asc, limit=args.limit)
+    rows, total = query_rows(results, q)
+    if args.json:
+        # ``cells`` as the ids, as before the catalog (the UI's rows count them)
+        out = [{k: v for k, v in row.items() if k not in ("cell_ids", "corrupt")} | {"cells": row["cell_ids"]}
+               for row in rows]
+        json.dump(out, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=200)  # piped output: never squeeze run ids
+    if not rows:
+        console.print(f"no runs in {results}" + (" match" if total == 0 and q.where()[0] else ""))
+        return 0
+    shown = f"{len(rows)} of {total}" if len(rows) < total else str(total)
+    table = Table(title=f"runs in {results} ({shown})")
+    table.add_column("run id", no_wrap=True, min_width=max(len(r["run_id"]) for r in rows))
+    for column in ("profile", "status", "cells", "started", "baseline"):
+        table.add_column(column)
+    styles = {"complete": "green", "running": "cyan", "interrupted": "yellow", "failed": "red"}
+    for row in rows:
+        status = row["status"] if row["ok"] or row["status"] == "running" else f"{row['status']} (unusable)"
+        table.add_row(row["run_id"], escape(row["profile_name"] or "?"),
+                      f"[{styles.get(row['status'], 'red')}]{status}[/]", str(row["cells"]), row["started_at"] or "?",
+                      escape(", ".join(row["baselines"])))
+    console.print(table)
+    for row in rows:
+        for warning in row["warnings"]:
+            console.print(f"[yellow]warning[/]: {row['run_id']}: {escape(warning)}", highlight=False)
+    return 0
