@@ -28,6 +28,7 @@ _VERB_MODULES = (
     "keyramp.forecast._cli",
     "keyramp.forecast._calibrate",
     "keyramp.results._index",
+    "keyramp.results._export",
     "keyramp.compare",
     "keyramp.results._baselines",
     "keyramp.web",

@@ -6,6 +6,7 @@ downstream reads one format. ``keyramp migrate`` rewrites such runs as Parquet.
 
 from __future__ import annotations
 
+import csv
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -118,9 +119,9 @@ def read_keys_csv(path: Path) -> pa.Table:
     if not path.is_file():
         raise UsageError(f"no sampled keys: {path} does not exist")
     with path.open("rb") as fh:
-        head = fh.readline().rstrip(b"\r\n").split(b",")
-    if [h.decode("utf-8", "replace") for h in head] != _KEYS_HEADER:
-        raise UsageError(f"{path}: expected header cell,t,op,key, got {[h.decode('utf-8', 'replace') for h in head]}")
+        head = next(csv.reader([fh.readline().decode("utf-8", "replace")]), [])
+    if head != _KEYS_HEADER:  # quoted or not (spreadsheets and pyarrow quote names)
+        raise UsageError(f"{path}: expected header cell,t,op,key, got {head}")
     types = {"cell": pa.string(), "t": pa.float64(), "op": pa.string(), "key": pa.string()}
     try:
         raw = pacsv.read_csv(
