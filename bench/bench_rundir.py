@@ -1,10 +1,14 @@
-"""Run directory size per hour (issue 11, item 6): a short 5-operation run, extrapolated.
+"""Run directory size per hour (issues 11 and 20): a short 5-operation run, extrapolated.
 
-What grows with time is per second: ``timeseries.csv`` (one row per op + ``*``),
-``histograms/*.hlog`` (two interval lines per op + ``*``), ``keys.csv`` (up to
-``key_samples_per_s`` samples) and Locust's ``_stats_history.csv``. Everything else is
-written once. Size per hour = (bytes after the run − fixed files) / seconds × 3,600,
-per file kind. Goal: ≤ 50 MB per hour of 5 operations.
+What grows with time is per second: the time series (one row per op + ``*``),
+``histograms/*.hlog`` (two interval lines per op + ``*``), the key samples (up to
+``key_samples_per_s``) and Locust's ``_stats_history.csv``. Everything else is written
+once, and Parquet files carry a footer of a few kB whatever their length, so a short run
+overstates the rate: size per hour is the *marginal* rate between a short and a long run of
+the same profile, (bytes_long − bytes_short) / (seconds_long − seconds_short) × 3,600, per
+file kind. The same runs' time series and key samples are also exported as CSV (``keyramp
+export --csv``: the layout before Parquet) so Parquet and CSV are compared on the same
+rows. Goal (issue 20): ≤ 15 MB per hour at 100 key samples/s (44 MB/h with CSV).
 
 Run: ``.venv/bin/python bench/bench_rundir.py [--rate 300] [--duration 20]``
 Writes ``bench/results/rundir.json``.
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -26,24 +31,30 @@ from bench_rate import run_keyramp  # noqa: E402
 OPS = {"insert": 0.4, "read": 0.3, "update": 0.1, "scan": 0.1, "delete": 0.1}
 
 
-def kind_of(path: Path) -> str:
+def kind_of(path: Path, run_dir: Path) -> str:
+    rel = path.relative_to(run_dir).parts
     if path.suffix == ".hlog":
-        return "histograms/*.hlog"
-    if path.name == "timeseries.csv":
-        return "timeseries.csv"
-    if path.name == "keys.csv":
-        return "keys.csv"
+        return "histograms/<cell>.all*.hlog (all ops)" if ".all." in path.name else "histograms/<cell>.<op>*.hlog"
+    if rel[0] in ("timeseries", "keys", "export"):
+        return f"{rel[0]}/ ({'csv' if path.suffix == '.csv' else 'parquet'})" if rel[0] != "export" else \
+            f"export/{path.name} (same rows as CSV)"
     if path.name.endswith("_stats_history.csv"):
         return "locust/*_stats_history.csv"
     return "fixed (manifest, summary, report, locust totals)"
+
+
+def _export_csv(run_dir: Path) -> None:
+    subprocess.run([sys.executable, "-m", "keyramp", "export", str(run_dir), "--csv", "--out", str(run_dir / "export")],
+                   check=True, capture_output=True, timeout=120)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--backend", default="bigtable")
     parser.add_argument("--rate", type=float, default=300.0)
-    parser.add_argument("--duration", type=int, default=20)
-    parser.add_argument("--key-samples", type=int, nargs="+", default=[500, 100])
+    parser.add_argument("--durations", type=int, nargs=2, default=[20, 80], metavar=("SHORT", "LONG"))
+    parser.add_argument("--key-samples", type=int, nargs="+", default=[100])
+    parser.add_argument("--strategies", nargs="+", default=["random", "sequential"])
     args = parser.parse_args()
     before = machine()
     results: list[dict[str, Any]] = []
@@ -52,31 +63,43 @@ def main() -> None:
         tmpdir = Path(tmp)
         env = env_for(running[args.backend])
         for budget in args.key_samples:
-            profile = write_profile(
-                tmpdir / "rundir.toml",
-                {"name": "bench-rundir", "backend": args.backend, "duration": f"{args.duration}s", "seed": 9},
-                workload={"ops": OPS, "record_count": 2000, "key_samples_per_s": budget},
-                keys={"strategy": "random"},
-                schedule={"kind": "constant", "rate": args.rate},
-            )
-            run_dir = run_keyramp(profile, tmpdir / f"out-{budget}", env)
-            summary = json.loads((run_dir / "summary.json").read_text())
-            (cell,) = summary["cells"].values()
-            seconds = cell["duration_s"]
-            sizes: dict[str, int] = {}
-            for f in run_dir.rglob("*"):
-                if f.is_file():
-                    sizes[kind_of(f)] = sizes.get(kind_of(f), 0) + f.stat().st_size
-            per_hour = {k: round(v / seconds * 3600 / 1e6, 2) for k, v in sizes.items() if not k.startswith("fixed")}
-            total = round(sum(per_hour.values()), 2)
-            results.append({"key_samples_per_s": budget, "rate": args.rate, "ops": OPS, "seconds": seconds,
-                            "achieved_ops_per_s": cell["total"]["ops_per_s"], "bytes": sizes,
-                            "mb_per_hour": per_hour, "mb_per_hour_total": total})
-            for k, v in sorted(per_hour.items()):
-                rows.append([budget, k, v])
-            rows.append([budget, "TOTAL per hour (MB)", total])
-            print(f"key budget {budget}/s: {total} MB/h at {cell['total']['ops_per_s']} ops/s", flush=True)
-    print(table(["key samples/s", "file", "MB per hour"], rows))
+            for strategy in args.strategies:
+                measured = []
+                for duration in args.durations:
+                    profile = write_profile(
+                        tmpdir / "rundir.toml",
+                        {"name": "bench-rundir", "backend": args.backend, "duration": f"{duration}s", "seed": 9},
+                        workload={"ops": OPS, "record_count": 2000, "key_samples_per_s": budget},
+                        keys={"strategy": strategy},
+                        schedule={"kind": "constant", "rate": args.rate},
+                    )
+                    run_dir = run_keyramp(profile, tmpdir / f"out-{budget}-{strategy}-{duration}", env)
+                    _export_csv(run_dir)
+                    (cell,) = json.loads((run_dir / "summary.json").read_text())["cells"].values()
+                    sizes: dict[str, int] = {}
+                    for f in run_dir.rglob("*"):
+                        if f.is_file():
+                            sizes[kind_of(f, run_dir)] = sizes.get(kind_of(f, run_dir), 0) + f.stat().st_size
+                    samples = sum(1 for _ in (run_dir / "export" / "keys.csv").open()) - 1
+                    measured.append((cell["duration_s"], sizes, samples, cell["total"]["ops_per_s"]))
+                (s0, b0, n0, _), (s1, b1, n1, ops) = measured
+                per_hour = {k: round((b1.get(k, 0) - b0.get(k, 0)) / (s1 - s0) * 3600 / 1e6, 2) for k in b1}
+                parquet = {k: v for k, v in per_hour.items() if not k.startswith("export/")}
+                csv_layout = {k: v for k, v in per_hour.items() if not k.startswith(("timeseries/", "keys/"))}
+                total = round(sum(parquet.values()), 2)
+                total_csv = round(sum(csv_layout.values()), 2)
+                results.append({"key_samples_per_s": budget, "strategy": strategy, "rate": args.rate, "ops": OPS,
+                                "seconds": [s0, s1], "achieved_ops_per_s": ops,
+                                "key_samples_per_s_measured": round((n1 - n0) / (s1 - s0), 1),
+                                "bytes": [b0, b1], "mb_per_hour": per_hour,
+                                "mb_per_hour_total": total, "mb_per_hour_total_csv_layout": total_csv})
+                for k, v in sorted(per_hour.items()):
+                    rows.append([budget, strategy, k, v])
+                rows.append([budget, strategy, "TOTAL per hour, Parquet (MB)", total])
+                rows.append([budget, strategy, "TOTAL per hour, same runs as CSV (MB)", total_csv])
+                print(f"key budget {budget}/s, {strategy}: {total} MB/h (as CSV {total_csv}) at {ops} ops/s, "
+                      f"{(n1 - n0) / (s1 - s0):.0f} key samples/s", flush=True)
+    print(table(["key samples/s", "keys", "file", "MB per hour"], rows))
     path = save("rundir", {"bench": "rundir", "machine_before": before, "machine_after": machine(), "args": vars(args),
                            "runs": results})
     print(f"wrote {path}")
