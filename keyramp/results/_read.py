@@ -163,12 +163,43 @@ def read_intervals(run: Run, cell: str, op: str, *, service: bool = False) -> li
     """Decode a cell/op ``.hlog`` into its per-interval ``HdrHistogram`` objects (values in µs).
 
     Each histogram's start/end timestamps (ms) are relative to the log's start. A missing
-    file gives ``[]``; undecodable lines (a truncated last interval) are skipped.
+    file gives ``[]``; undecodable lines (a truncated last interval) are skipped. ``op="*"``:
+    the whole cell, each interval the sum of its operations' (runs before the Parquet
+    format also wrote it as ``<cell>.all.hlog``, which is read when present).
     """
+    if op == "*":
+        return _all_ops_intervals(run, cell, service=service)
+    return _read_hlog(hlog_path(run, cell, op, service=service))
+
+
+def _all_ops_intervals(run: Run, cell: str, *, service: bool) -> list[Any]:
+    from hdrh.histogram import HdrHistogram
+
+    suffix = ".service.hlog" if service else ".hlog"
+    written = run.path / "histograms" / f"{cell}.all{suffix}"
+    if written.is_file():
+        return _read_hlog(written)
+    logs = []
+    for path in sorted((run.path / "histograms").glob(f"{cell}.*{suffix}")):
+        op = path.name[len(cell) + 1 : -len(suffix)]
+        if op and "." not in op and op != "all":  # not a service log when reading latency ones
+            logs.append(_read_hlog(path))
+    merged: list[Any] = []
+    for i in range(max((len(log) for log in logs), default=0)):
+        parts = [log[i] for log in logs if i < len(log)]
+        total = HdrHistogram(1, 60_000_000, 3)
+        for h in parts:
+            total.add(h)
+        total.set_start_time_stamp(parts[0].get_start_time_stamp())
+        total.set_end_time_stamp(parts[0].get_end_time_stamp())
+        merged.append(total)
+    return merged
+
+
+def _read_hlog(path: Path) -> list[Any]:
     from hdrh.histogram import HdrHistogram
     from hdrh.log import HistogramLogReader
 
-    path = hlog_path(run, cell, op, service=service)
     if not path.is_file():
         return []
     reader = HistogramLogReader(str(path), HdrHistogram(1, 60_000_000, 3))

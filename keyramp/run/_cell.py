@@ -40,7 +40,8 @@ class _LocustCsv:
 
     def __init__(self, env: Environment, base: str) -> None:
         self.env, self.base = env, base
-        self.writer = StatsCSVFileWriter(env, PERCENTILES_TO_REPORT, base, full_history=True)
+        # Locust's default history (the Aggregated row per second): per-op seconds are in keyramp's time series
+        self.writer = StatsCSVFileWriter(env, PERCENTILES_TO_REPORT, base, full_history=False)
         self._greenlet: gevent.Greenlet | None = None
 
     def start(self) -> None:

@@ -110,3 +110,19 @@ def test_no_data_is_empty_not_an_error(tmp_path: Path) -> None:
     shutil.rmtree(path / "keys")
     assert read_timeseries(path).num_rows == 0 and data_cells(path) == [] and data_stamp(path) == ()
     assert read_keys(path).num_rows == 0
+
+
+def test_all_ops_intervals_are_the_sum_of_the_ops_and_an_old_all_log_is_read_as_it_is(tmp_path: Path) -> None:
+    run = load_run(make_run(tmp_path, seed=11, seconds=4, latency_ms={"insert": 2.0, "read": 8.0}))
+    cell = "c00-datastore-sequential"
+    total = read_intervals(run, cell, "*")
+    ops = [read_intervals(run, cell, op) for op in ("insert", "read")]
+    assert [h.get_total_count() for h in total] == [a.get_total_count() + b.get_total_count() for a, b in zip(*ops)]
+    assert sum(h.get_total_count() for h in total) == run.cells[cell]["total"]["count"]
+    assert total[2].get_start_time_stamp() == 2000
+    slow = max(h.get_max_value() for h in ops[1])
+    assert max(h.get_max_value() for h in total) == slow
+    assert len(read_intervals(run, cell, "*", service=True)) == 4
+    # a run written before: its own <cell>.all.hlog wins (here: just the insert log under that name)
+    shutil.copy(run.path / "histograms" / f"{cell}.insert.hlog", run.path / "histograms" / f"{cell}.all.hlog")
+    assert [h.get_total_count() for h in read_intervals(run, cell, "*")] == [h.get_total_count() for h in ops[0]]

@@ -21,9 +21,10 @@ from typing import Any
 
 import psutil
 import pytest
-from hdrh.log import HistogramLogReader
 
 from keyramp._errors import UsageError
+from keyramp.results._catalog import load_run
+from keyramp.results._read import read_intervals
 from keyramp.run._hdr import latency_summary_ms, new_histogram, percentiles_us
 from _runs import emulator_env, key_rows, keyramp, load, only_run_dir, recorded_seconds, timeseries_rows, write_profile
 
@@ -49,14 +50,6 @@ def _profile(tmp_path: Path, name: str, duration: str, **schedule: Any) -> Path:
 
 def _ts(run_dir: Path) -> list[dict[str, Any]]:
     return timeseries_rows(run_dir)
-
-
-def _intervals(path: Path) -> list[Any]:
-    reader = HistogramLogReader(str(path), new_histogram())
-    out = []
-    while (hist := reader.get_next_interval_histogram()) is not None:
-        out.append(hist)
-    return out
 
 
 def _shape(value: Any) -> Any:
@@ -110,17 +103,18 @@ def test_two_workers_merge_exactly_and_hold_the_rate(tmp_path: Path, bt_env: dic
         assert sum(int(r["count"]) for r in rows if r["op"] == op) == stats["count"]
 
     # Merged percentiles == percentiles of the merged raw histograms (whole cell and per second).
-    for op in ("insert", "read", "all"):
-        want = cell["total"] if op == "all" else cell["operations"][op]
-        for suffix, field in ((".hlog", "latency_ms"), (".service.hlog", "service_ms")):
-            intervals = _intervals(run_dir / "histograms" / f"{cell_id}.{op}{suffix}")
+    run = load_run(run_dir)
+    for op in ("insert", "read", "*"):  # "*": each interval the sum of the ops' intervals
+        want = cell["total"] if op == "*" else cell["operations"][op]
+        for service, field in ((False, "latency_ms"), (True, "service_ms")):
+            intervals = read_intervals(run, cell_id, op, service=service)
             merged = new_histogram()
             for hist in intervals:
                 merged.add(hist)
             assert merged.get_total_count() == want["count"]
             assert latency_summary_ms(merged) == want[field]
-        per_second = [r for r in rows if r["op"] == ("*" if op == "all" else op)]
-        for hist, row in zip(_intervals(run_dir / "histograms" / f"{cell_id}.{op}.hlog"), per_second):
+        per_second = [r for r in rows if r["op"] == op]
+        for hist, row in zip(read_intervals(run, cell_id, op), per_second):
             assert hist.get_total_count() == int(row["count"])
             if hist.get_total_count():
                 p50, p99 = percentiles_us(hist, (50.0, 99.0))
