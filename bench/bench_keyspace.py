@@ -1,28 +1,38 @@
 """Benchmark: key-space analysis of 10 million sampled accesses, per stage, and the heatmap.
 
-    .venv/bin/python bench/bench_keyspace.py [--samples N] [--no-save]
+    .venv/bin/python bench/bench_keyspace.py [--samples N] [--no-save] [--before-src DIR]
 
 For random 16-hex-digit keys and zero-padded sequential ids (N inserts evenly spread over
-a 1-hour cell), times each stage: ``keys.csv`` load (numpy split), positions (lead words
-+ ``searchsorted`` against the reference), hotspot metrics (time-binned, with positions
-against the range at each bin's start), the tablet model, the heatmap matrix and PNG.
-The goal (issue #5) is analysis — positions + metrics + model — of 10 M in under 10 s.
+a 1-hour cell), writes the samples as the run directory does (``keys/<cell>.parquet``
+through the Parquet writer) and times each stage: the load (``load_keys``: pyarrow into
+numpy arrays), positions (lead words + ``searchsorted`` against the reference), hotspot
+metrics (time-binned, with positions against the range at each bin's start), the tablet
+model, the heatmap matrix and PNG. Goals: analysis (positions + metrics + model) of 10 M
+in under 10 s (issue 5); load < 1 s and load + analysis < 3 s (issue 20).
 Then the launch forecast (issue #16) of the same cell, which runs after every cell: keys
 regenerated from the strategy (the usual path: its cost does not grow with the samples),
 and the recorded 10 M positions replayed (the path for store-allocated keys: thinned).
-Writes bench/results/keyspace.json with the machine's load and versions.
+
+``--before-src DIR`` (the code before Parquet: ``git archive 5413844 | tar -x -C DIR``)
+also writes the same samples as ``keys.csv`` and times that code's numpy CSV loader against
+this one's Parquet load, each in fresh processes, interleaved (A B B A), so the before and
+after figures come from one session on the same data. Writes bench/results/keyspace.json
+with the machine's load and versions.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from _common import machine, save, table
 
 from keyramp.keyspace import (
@@ -73,6 +83,40 @@ def _write_csv(path: Path, keys: np.ndarray, times: np.ndarray) -> None:
         rows.tofile(fh)
 
 
+def _write_parquet(run: Path, keys: np.ndarray, times: np.ndarray) -> None:
+    """The samples as the run directory writes them: parts, then compacted into keys/c00.parquet."""
+    from keyramp.results._parquet import KEYS_SCHEMA, CellWriter
+
+    (run / "keys").mkdir(parents=True)
+    writer = CellWriter(run / "keys", "c00", "keys")
+    step = 1 << 20
+    for a in range(0, len(keys), step):
+        n = len(keys[a:a + step])
+        writer.append(pa.Table.from_arrays(
+            [pa.array(["c00"] * n, pa.string()), pa.array(np.rint(times[a:a + step] * 1e6).astype(np.int64)),
+             pa.array(["insert"] * n, pa.string()), pa.array(keys[a:a + step], pa.binary()).cast(pa.string())],
+            schema=KEYS_SCHEMA))
+        writer.flush()
+    writer.finish()
+
+
+# imports before the clock (this code's reader is imported lazily by load_keys; the old one has none)
+_LOAD = ("import sys, time, contextlib; from pathlib import Path; from keyramp.keyspace import load_keys\n"
+         "with contextlib.suppress(ImportError): import keyramp.results._read\n"
+         "t0 = time.perf_counter(); ck = load_keys(Path(sys.argv[1]))['c00']; "
+         "print(time.perf_counter() - t0, len(ck))")
+
+
+def _load_in_fresh_process(path: Path, src: Path | None) -> float:
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    proc = subprocess.run([sys.executable, "-c", _LOAD, str(path)], env=env, cwd=src or Path.cwd(),
+                          capture_output=True, text=True, timeout=600, check=True)
+    seconds, _ = proc.stdout.split()
+    return float(seconds)
+
+
 def _forecast(name: str, ck: Any, metrics: dict[str, Any], *, regenerate: bool) -> dict[str, Any]:
     """The launch forecast of the cell (500/50/5 to 10,000 ops/s for an hour), as the runner makes it."""
     strategy = {"random": "random", "sequential": "padded_sequential"}[name]
@@ -97,13 +141,23 @@ def _timed(stages: dict[str, float], name: str, fn: Any) -> Any:
     return out
 
 
-def bench(name: str, keys: np.ndarray, times: np.ndarray, tmp: Path) -> dict[str, Any]:
+def bench(name: str, keys: np.ndarray, times: np.ndarray, tmp: Path, before_src: Path | None) -> dict[str, Any]:
     n = len(keys)
     stages: dict[str, float] = {}
-    path = tmp / "keys.csv"
-    _write_csv(path, keys, times)
-    ck = _timed(stages, "load_csv", lambda: load_keys(path)["c00"])
-    path.unlink()
+    run = tmp / f"run-{name}"
+    _write_parquet(run, keys, times)
+    sizes = {"parquet_mb": round((run / "keys" / "c00.parquet").stat().st_size / 1e6, 2)}
+    fresh: dict[str, list[float]] = {"parquet": []}
+    if before_src is not None:
+        _write_csv(tmp / "keys.csv", keys, times)
+        sizes["csv_mb"] = round((tmp / "keys.csv").stat().st_size / 1e6, 1)
+        fresh["csv_before"] = []
+        for order in (("csv_before", "parquet"), ("parquet", "csv_before")):
+            for what in order:
+                src, path = (before_src, tmp / "keys.csv") if what == "csv_before" else (None, run)
+                fresh[what].append(round(_load_in_fresh_process(path, src), 3))
+        (tmp / "keys.csv").unlink()
+    ck = _timed(stages, "load", lambda: load_keys(run)["c00"])
     assert len(ck) == n
     inserts = insert_mask(ck.op)
     kp = _timed(stages, "positions", lambda: key_positions(ck.key, inserts=inserts, times=ck.t))
@@ -121,7 +175,9 @@ def bench(name: str, keys: np.ndarray, times: np.ndarray, tmp: Path) -> dict[str
         "samples": n,
         **stages,
         "analysis_s": analysis,
-        "analysis_with_load_s": round(analysis + stages["load_csv"], 3),
+        "analysis_with_load_s": round(analysis + stages["load"], 3),
+        **sizes,
+        "load_fresh_process_s": fresh,
         "hottest_1pct_share": round(metrics["hottest_1pct_share"], 4),
         "moving_hotspot": metrics["moving_hotspot"],
         "peak_tablets": timeline.summary()["peak_tablets"],
@@ -134,6 +190,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=10_000_000)
     parser.add_argument("--no-save", action="store_true")
+    parser.add_argument("--before-src", type=Path, default=None, metavar="DIR")
     args = parser.parse_args()
     n = args.samples
     facts = machine()
@@ -142,14 +199,18 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, make in (("random", lambda: _hex_keys(n, rng)), ("sequential", lambda: _sequential_keys(n))):
-            rows.append(bench(name, make(), times, Path(tmp)))
+            rows.append(bench(name, make(), times, Path(tmp), args.before_src))
             print(rows[-1], flush=True)
-    cols = ["keys", "samples", "load_csv", "positions", "metrics", "tablet_model", "analysis_s",
-            "forecast_regenerated", "forecast_recorded", "heatmap_matrix", "png", "hottest_1pct_share"]
+    cols = ["keys", "samples", "load", "positions", "metrics", "tablet_model", "analysis_s", "analysis_with_load_s",
+            "forecast_regenerated", "forecast_recorded", "heatmap_matrix", "png", "parquet_mb", "hottest_1pct_share"]
     print(f"load average before {facts['loadavg']} on {facts['cpus']} cores")
     print(table(cols, [[r[c] for c in cols] for r in rows]))
+    for r in rows:
+        print(f"{r['keys']}: load in fresh processes {r['load_fresh_process_s']} (sizes {r.get('csv_mb', '-')} MB CSV, "
+              f"{r['parquet_mb']} MB Parquet)")
     if not args.no_save:
-        save("keyspace", {"machine": facts, "goal": "analysis of 10 M sampled accesses < 10 s", "rows": rows})
+        save("keyspace", {"machine": facts, "machine_after": machine(),
+                          "goal": "analysis of 10 M samples < 10 s; load < 1 s; load + analysis < 3 s", "rows": rows})
 
 
 if __name__ == "__main__":

@@ -20,20 +20,24 @@ from keyramp._errors import KeyrampError
 
 __all__ = ["main", "build_parser"]
 
-#: Modules that contribute verbs through ``register(subparsers)``.
-_VERB_MODULES = (
-    "keyramp.targets._emulators",
-    "keyramp.profile._lint",
-    "keyramp.keyspace",
-    "keyramp.forecast._cli",
-    "keyramp.forecast._calibrate",
-    "keyramp.results._index",
-    "keyramp.results._export",
-    "keyramp.compare",
-    "keyramp.results._baselines",
-    "keyramp.web",
-    "keyramp.scenarios._report",
-)
+#: Verb -> the module that adds it through ``register(subparsers)``. Only the invoked
+#: verb's module is imported (``keyramp list`` need not load the store clients); help and
+#: unknown verbs import them all.
+_VERBS = {
+    "emulators": "keyramp.targets._emulators",
+    "lint": "keyramp.profile._lint",
+    "keyspace": "keyramp.keyspace",
+    "forecast": "keyramp.forecast._cli",
+    "calibrate": "keyramp.forecast._calibrate",
+    "list": "keyramp.results._index",
+    "export": "keyramp.results._export",
+    "migrate": "keyramp.results._export",
+    "compare": "keyramp.compare",
+    "baseline": "keyramp.results._baselines",
+    "ui": "keyramp.web",
+    "scenarios": "keyramp.scenarios._report",
+}
+_VERB_MODULES = tuple(dict.fromkeys(_VERBS.values()))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -188,13 +192,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return worst
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or (``verb`` given and known) just enough of it for that verb."""
     parser = _Parser(
         prog="keyramp",
         description="Load tests for Datastore, Firestore and Bigtable: key strategies, ramps, honest latency.",
     )
     parser.add_argument("--version", action="version", version=f"keyramp {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    if verb in _VERBS:
+        importlib.import_module(_VERBS[verb]).register(sub)
+        return parser
     _add_run(sub)
     for name in _VERB_MODULES:
         importlib.import_module(name).register(sub)
@@ -225,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Locust monkey-patches the standard library on import; that must precede every
         # other import (ssl, threading, grpc) that the verb modules pull in.
         import locust  # noqa: F401
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

@@ -238,33 +238,51 @@ def _gather(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndar
 def arrow_bytes(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """An Arrow string/binary column as a contiguous ``S`` array, without a Python object per value.
 
-    Keys of one width (UUIDs, zero-padded ids: the common case) are a view of the column's
-    data buffer; mixed widths are gathered from it NUL-padded.
+    Written chunk by chunk into one array of the widest value's width: a chunk whose values
+    all have that width (UUIDs, zero-padded ids: the common case) is one copy of its data
+    buffer; mixed widths are gathered from it NUL-padded.
     """
-    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    n = len(arr)
-    if n == 0:
-        return np.zeros(0, dtype="S1")
-    wide = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
-    _, off_buf, data_buf = arr.buffers()
-    offsets = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32)[arr.offset : arr.offset + n + 1]
-    offsets = offsets.astype(np.int64)
-    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
-    lens = np.diff(offsets)
-    width = int(lens.max())
+    chunks = [c for c in (column.chunks if isinstance(column, pa.ChunkedArray) else [column]) if len(c)]
+    n = sum(len(c) for c in chunks)
+    parts = []
+    for chunk in chunks:
+        wide = pa.types.is_large_string(chunk.type) or pa.types.is_large_binary(chunk.type)
+        _, off_buf, data_buf = chunk.buffers()
+        offsets = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
+        data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+        lens = np.diff(offsets)
+        parts.append((offsets.astype(np.int64), data, int(lens.min()), int(lens.max())))
+    width = max((p[3] for p in parts), default=0)
     if width == 0:
         return np.zeros(n, dtype="S1")
-    if int(lens.min()) == width:
-        return np.ascontiguousarray(data[offsets[0] : offsets[-1]]).view(f"S{width}").reshape(n)
-    padded = np.concatenate([data[: offsets[-1]], np.zeros(width + 1, dtype=np.uint8)])
-    return _gather(padded, offsets[:-1], offsets[1:])
+    out = np.empty(n, dtype=f"S{width}")
+    flat = out.view(np.uint8).reshape(n, width)
+    at = 0
+    for offsets, data, shortest, longest in parts:
+        m = len(offsets) - 1
+        rows = flat[at : at + m]
+        if shortest == longest == width:
+            rows[:] = data[offsets[0] : offsets[-1]].reshape(m, width)
+        else:
+            padded = np.concatenate([data[: offsets[-1]], np.zeros(longest + 1, dtype=np.uint8)])
+            got = _gather(padded, offsets[:-1], offsets[1:])
+            cols = got.itemsize
+            rows[:, :cols] = got.view(np.uint8).reshape(m, cols)
+            rows[:, cols:] = 0
+        at += m
+    return out
 
 
 def _names(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
-    """Dictionary codes (int32) and names of a low-cardinality string column."""
-    enc = pc.dictionary_encode(column).combine_chunks()
-    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    return codes, enc.dictionary.to_pylist()
+    """Dictionary codes (int32) and names of a low-cardinality string column (dictionary-read or not)."""
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    column = column.unify_dictionaries()
+    chunks = [c for c in column.chunks if len(c)]
+    if not chunks:
+        return np.zeros(0, dtype=np.int32), []
+    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False) for c in chunks])
+    return codes, chunks[0].dictionary.to_pylist()
 
 
 def cell_keys(table: pa.Table) -> dict[str, CellKeys]:
@@ -294,7 +312,8 @@ def load_keys(run: Path | Any, *, cell: str | None = None) -> dict[str, CellKeys
     """
     from keyramp.results._read import read_keys
 
-    return cell_keys(read_keys(run, cell=cell))
+    # cell and op straight from Parquet's dictionary pages: no string per row is built
+    return cell_keys(read_keys(run, cell=cell, dictionary=("cell", "op")))
 
 
 def target_rate_fn(timeline: Any, *, time_scale: float) -> Callable[[float], float] | None:

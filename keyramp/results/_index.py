@@ -374,29 +374,19 @@ def _cmd_list(args: argparse.Namespace) -> int:
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=200)  # piped output: never squeeze run ids
     if not rows:
-        console.print(f"no runs in {results}" + (" match" if total == 0 and q.where()[0] else ""))
+        print(f"no runs in {results}" + (" match" if q.where()[0] else ""))
         return 0
-    shown = f"{len(rows)} of {total}" if len(rows) < total else str(total)
-    table = Table(title=f"runs in {results} ({shown})")
-    table.add_column("run id", no_wrap=True, min_width=max(len(r["run_id"]) for r in rows))
-    for column in ("profile", "status", "cells", "started", "baseline"):
-        table.add_column(column)
-    styles = {"complete": "green", "running": "cyan", "interrupted": "yellow", "failed": "red"}
-    for row in rows:
-        status = row["status"] if row["ok"] or row["status"] == "running" else f"{row['status']} (unusable)"
-        table.add_row(row["run_id"], escape(row["profile_name"] or "?"),
-                      f"[{styles.get(row['status'], 'red')}]{status}[/]", str(row["cells"]), row["started_at"] or "?",
-                      escape(", ".join(row["baselines"])))
-    console.print(table)
-    for row in rows:
-        for warning in row["warnings"]:
-            console.print(f"[yellow]warning[/]: {row['run_id']}: {escape(warning)}", highlight=False)
+    # plain aligned text: a rich table of 1,000 runs took 0.45 s to render, 15x the query
+    head = ("run id", "profile", "status", "cells", "started", "baseline")
+    table = [head] + [(
+        row["run_id"], row["profile_name"] or "?",
+        row["status"] if row["ok"] or row["status"] == "running" else f"{row['status']} (unusable)",
+        str(row["cells"]), row["started_at"] or "?", ", ".join(row["baselines"]),
+    ) for row in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    out = [f"runs in {results}" + (f" ({len(rows)} of {total})" if len(rows) < total else f" ({total})")]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
+    out += [f"warning: {row['run_id']}: {w}" for row in rows for w in row["warnings"]]
+    sys.stdout.write("\n".join(out) + "\n")
     return 0

@@ -79,11 +79,11 @@ def data_stamp(run: Run | Path, kind: str = "timeseries", cell: str | None = Non
 
 
 def _cell_table(path: Path, kind: str, cell: str, columns: Sequence[str] | None,
-                filter: ds.Expression | None) -> pa.Table:
+                filter: ds.Expression | None, dictionary: Sequence[str] = ()) -> pa.Table:
     for attempt in range(_RETRIES):
         files = data_files(path, cell, kind)
         try:
-            return read_files(files.paths, kind, columns=columns, filter=filter)
+            return read_files(files.paths, kind, columns=columns, filter=filter, dictionary=dictionary)
         except FileNotFoundError:
             if attempt == _RETRIES - 1:  # pragma: no cover - a writer merging faster than we can list
                 raise
@@ -91,14 +91,14 @@ def _cell_table(path: Path, kind: str, cell: str, columns: Sequence[str] | None,
 
 
 def _cells_table(run: Run | Path, kind: str, cells: Sequence[str], columns: Sequence[str] | None,
-                 filter: ds.Expression | None) -> pa.Table:
+                 filter: ds.Expression | None, dictionary: Sequence[str] = ()) -> pa.Table:
     path = _dir(run)
-    tables = [_cell_table(path, kind, c, columns, filter) for c in cells]
+    tables = [_cell_table(path, kind, c, columns, filter, dictionary) for c in cells]
     if len(tables) == 1:
         return tables[0]
     if not tables:
-        return read_files((), kind, columns=columns)
-    return pa.concat_tables(tables)
+        return read_files((), kind, columns=columns, dictionary=dictionary)
+    return pa.concat_tables(tables, promote_options="permissive" if dictionary else "none")
 
 
 def _csv_filter(table: pa.Table, mask: ds.Expression | None, columns: Sequence[str] | None) -> pa.Table:
@@ -141,11 +141,14 @@ def read_timeseries(run: Run | Path, *, cell: str | None = None, op: str | None 
         return pa.concat_tables(tables) if tables else read_files((), "timeseries", columns=columns)
 
 
-def read_keys(run: Run | Path, *, cell: str | None = None, columns: Sequence[str] | None = None) -> pa.Table:
+def read_keys(run: Run | Path, *, cell: str | None = None, columns: Sequence[str] | None = None,
+              dictionary: Sequence[str] = ()) -> pa.Table:
     """Sampled key accesses (``KEYS_SCHEMA``: cell, t_us, op, key), in cell then time order.
 
-    A run without key samples gives an empty table; a damaged file is a ``UsageError``
-    naming it (the key-space analysis cannot guess what is missing).
+    ``dictionary``: string columns (``cell``, ``op``) to return dictionary-encoded, as the
+    files store them (cheaper for millions of rows). A run without key samples gives an
+    empty table; a damaged file is a ``UsageError`` naming it (the key-space analysis
+    cannot guess what is missing).
     """
     path = _dir(run)
     if not path.is_dir():
@@ -154,7 +157,7 @@ def read_keys(run: Run | Path, *, cell: str | None = None, columns: Sequence[str
         return _csv_filter(read_keys_csv(path / KEYS_CSV), ds.field("cell") == cell if cell else None, columns)
     cells = [cell] if cell is not None else kind_cells(path / "keys")
     try:
-        return _cells_table(path, "keys", cells, columns, None)
+        return _cells_table(path, "keys", cells, columns, None, dictionary)
     except (pa.ArrowInvalid, OSError) as exc:
         raise UsageError(f"{path / 'keys'}: unreadable key samples ({exc})") from None
 

@@ -129,3 +129,21 @@ def test_list_cli_json_table_and_filters(results: Path, capsys: pytest.CaptureFi
 
     with pytest.raises(UsageError, match="--since"):
         _list(["--results", str(results), "--since", "yesterday"])
+
+
+def test_keyramp_list_loads_only_its_own_verb(results: Path) -> None:
+    # design constraint: `keyramp list` must not pay for the store clients, Locust or pyarrow
+    # (importing every verb's module cost ~0.9 s of a warm listing that takes ~30 ms)
+    import subprocess
+    import sys
+
+    make_run(results, seed=20)
+    code = ("import sys, json; from keyramp.cli import main; rc = main(['list', '--results', sys.argv[1], '--json']); "
+            "heavy = [m for m in ('google.cloud.bigtable', 'locust', 'pyarrow', 'flask') if m in sys.modules]; "
+            "print(json.dumps({'rc': rc, 'heavy': heavy}))")
+    proc = subprocess.run([sys.executable, "-c", code, str(results)], capture_output=True, text=True, timeout=60,
+                          check=True)
+    *listing, verdict = proc.stdout.strip().splitlines()
+    assert json.loads(verdict) == {"rc": 0, "heavy": []}
+    assert [row["run_id"] for row in json.loads("\n".join(listing))] == [p.name for p in results.iterdir()
+                                                                         if p.is_dir()]
