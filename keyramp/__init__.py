@@ -36,6 +36,9 @@ __all__ = [
     "load_profile",
     "op",
     "parse_profile",
+    "read_intervals",
+    "read_keys",
+    "read_timeseries",
     "registered",
     "run_profile",
     "spec_for",
@@ -79,6 +82,10 @@ _LAZY = {
     "DatastoreUser": "keyramp.pyworkload._user",
     "FirestoreUser": "keyramp.pyworkload._user",
     "BigtableUser": "keyramp.pyworkload._user",
+    # a run's recorded data, Parquet or CSV runs, finished or still running (docs/run-format.md)
+    "read_intervals": "keyramp.results._read",
+    "read_keys": "keyramp.results._read",
+    "read_timeseries": "keyramp.results._read",
 }
 
 
@@ -102,6 +109,7 @@ if TYPE_CHECKING:
     from keyramp.profile import Cell, Profile, load_profile, parse_profile
     from keyramp.pyworkload._ops import op
     from keyramp.pyworkload._user import BigtableUser, DatastoreUser, FirestoreUser
+    from keyramp.results._read import read_intervals, read_keys, read_timeseries
     from keyramp.run._observer import RunObserver
     from keyramp.run._runner import RunOptions, RunOutcome, run_profile
     from keyramp.targets import RunTarget, TargetOptions
