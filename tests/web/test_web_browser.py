@@ -56,7 +56,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (hostile / "manifest.json").write_text(json.dumps(manifest))
     _keyspace(first, png=True)
     _keyspace(hostile, png=False)  # JSON only: the page draws it on a canvas
-    _stretch_to_one_hour(make_run(root, profile_name="soak", seconds=2, seed=4))
+    # a run written as CSV (before the Parquet format): the charts read it the same way
+    _stretch_to_one_hour(make_run(root, profile_name="soak", seconds=2, seed=4, fmt="csv"))
     return root
 
 
