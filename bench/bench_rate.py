@@ -1,7 +1,7 @@
 """Rate accuracy (issue 4): achieved ops/s vs target at every step of step/ramp schedules.
 
 Runs the real ``keyramp run`` in a subprocess against the official emulators and reads
-the ``op = "*"`` rows of ``timeseries.csv``: per schedule step, achieved = operations
+the ``op = "*"`` rows of the time series: per schedule step, achieved = operations
 completed in the step's whole seconds / seconds. Goal: within ±2 % of target at every
 step while below ~80 % of the emulator's capacity. The last (partial) second is
 excluded. Also reports dropped/late operations per step and the worst single second.
@@ -16,7 +16,6 @@ Writes ``bench/results/rate.json``.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import subprocess
 import sys
@@ -49,8 +48,9 @@ def steps_of(run_dir: Path) -> tuple[list[dict[str, Any]], float]:
     summary = json.loads((run_dir / "summary.json").read_text())
     (cell_id, cell), = summary["cells"].items()
     duration = cell["duration_s"]
-    with open(run_dir / "timeseries.csv", newline="") as fh:
-        rows = [r for r in csv.DictReader(fh) if r["cell"] == cell_id and r["op"] == "*"]
+    from keyramp.results._read import read_timeseries
+
+    rows = read_timeseries(run_dir, cell=cell_id, op="*").to_pylist()
     whole = [r for r in rows if int(r["second"]) + 1 <= int(duration + 1e-6)]
     by_target: dict[float, list[dict[str, str]]] = defaultdict(list)
     order: list[float] = []

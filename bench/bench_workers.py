@@ -8,7 +8,7 @@ interleaved per repetition against the same emulator:
 * ``2 workers``— ``keyramp run --workers 2`` (the master launches two local workers).
 
 psutil samples the CPU of the emulator, of the master and of the worker processes every
-0.5 s; the measured phase is found from the rows appearing in the run's timeseries.csv,
+0.5 s; the measured phase is found from the rows appearing in the run's time series,
 and CPU is the median rate over its middle seconds. Achieved ops/s, p99 and dropped come
 from the run's summary.json.
 
@@ -52,11 +52,10 @@ def _cpu(proc: psutil.Process) -> float:
 
 
 def _phase_rows(out: Path) -> int:
-    files = list(out.glob("*/timeseries.csv"))
-    if not files:
-        return 0
-    with open(files[0]) as fh:
-        return sum(1 for line in fh if ",*," in line)
+    from keyramp.results._read import read_timeseries
+
+    runs = [p for p in out.glob("*") if (p / "timeseries").is_dir()]
+    return read_timeseries(runs[0], op="*", columns=["second"]).num_rows if runs else 0
 
 
 def one_config(config: str, profile: Path, emulator_pid: int, env: dict[str, str], out: Path,
