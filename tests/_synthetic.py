@@ -253,31 +253,38 @@ def _write_csv(run_dir: Path, ts_rows: list[list[Any]], key_rows: list[list[Any]
 
 def _write_parquet(run_dir: Path, cell_ids: list[str], ts_rows: list[list[Any]], key_rows: list[list[Any]], *,
                    finished: bool) -> None:
-    """The same rows through the run directory's Parquet writer: a part per second, compacted per
-    finished cell (a running run's last cell stays in parts, as on disk during a real run)."""
+    """The same rows through the run directory's Parquet writer, compacted per finished cell; a
+    running run's last cell stays in parts, one per second, as on disk during a real run."""
     from keyramp.results._legacy import parse_classes
     from keyramp.results._parquet import KEYS_SCHEMA, TIMESERIES_SCHEMA, CellWriter
 
     for kind in ("timeseries", "keys"):
         (run_dir / kind).mkdir()
     for i, cid in enumerate(cell_ids):
+        running = not finished and i == len(cell_ids) - 1
         ts = CellWriter(run_dir / "timeseries", cid, "timeseries")
         keys = CellWriter(run_dir / "keys", cid, "keys")
-        rows = [dict(zip(_TS_HEADER, r)) for r in ts_rows if r[0] == cid]
-        for second in sorted({r["second"] for r in rows}):
-            now = [r for r in rows if r["second"] == second]
+        by_second: dict[int, tuple[list[dict[str, Any]], list[list[Any]]]] = {}
+        for r in ts_rows:
+            if r[0] == cid:
+                by_second.setdefault(r[2], ([], []))[0].append(dict(zip(_TS_HEADER, r)))
+        for k in key_rows:
+            if k[0] == cid:
+                by_second.setdefault(int(k[1]), ([], []))[1].append(k)
+        for second in sorted(by_second):
+            now, sampled = by_second[second]
             cols = {name: [None if r[name] == "" else r[name] for r in now] for name in _TS_HEADER}
             cols["error_classes"] = [parse_classes(r["error_classes"]) for r in now]
             ts.append(pa.Table.from_pydict(cols, schema=TIMESERIES_SCHEMA))
-            sampled = [k for k in key_rows if k[0] == cid and int(k[1]) == second]
             if sampled:
                 keys.append(pa.Table.from_pydict({"cell": [k[0] for k in sampled],
                                                   "t_us": [round(k[1] * 1e6) for k in sampled],
                                                   "op": [k[2] for k in sampled], "key": [k[3] for k in sampled]},
                                                  schema=KEYS_SCHEMA))
-            ts.flush()
-            keys.flush()
-        if finished or i < len(cell_ids) - 1:
+            if running:
+                ts.flush()
+                keys.flush()
+        if not running:
             ts.finish()
             keys.finish()
 
