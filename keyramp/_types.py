@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, TypeAlias
 
-__all__ = ["Key", "BACKEND_NAMES", "OP_NAMES", "key_sort_text"]
+__all__ = ["ALL_OPS", "Key", "BACKEND_NAMES", "OP_NAMES", "key_sort_text"]
+
+#: The op name of rows/histograms that merge all operations of a cell (recorder, run files, readers).
+ALL_OPS: Final = "*"
 
 #: A key as a strategy produces it: ``int`` for numeric ids (Datastore ids), ``str`` otherwise,
 #: or a ``(parent, child)`` pair for a Datastore entity-group child (ancestor path).

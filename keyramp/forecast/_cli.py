@@ -63,6 +63,7 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
     from keyramp.forecast._stores import default_boxes
     from keyramp.keyspace._load import load_keys
     from keyramp.profile._schedules import make_schedule
+    from keyramp.results._read import data_cells
 
     manifest = run.manifest or {}
     profile = manifest.get("profile") if isinstance(manifest.get("profile"), dict) else None
@@ -94,8 +95,8 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
             continue
         backend, strategy = str(meta.get("backend")), str(meta.get("strategy"))
         samples, recorded = None, None
-        if why_not_regenerated(profile, backend, strategy) is not None and (run.path / "keys.csv").exists():
-            samples, recorded = recorded_samples(load_keys(run.path / "keys.csv", cell=cell_id).get(cell_id),
+        if why_not_regenerated(profile, backend, strategy) is not None and cell_id in data_cells(run, "keys"):
+            samples, recorded = recorded_samples(load_keys(run, cell=cell_id).get(cell_id),
                                                  profile=profile, backend=backend, strategy=strategy, launch=launch)
         schedule, horizon = None, 0.0
         if profile:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from keyramp._errors import UsageError
+from keyramp._types import ALL_OPS
 from keyramp.forecast._model import run_point
 from keyramp.forecast._params import ParamRange
 from keyramp.forecast._project import op_mix, regenerated_projection
@@ -59,10 +60,10 @@ class Trace:
 def traces_from_runs(runs: Iterable[Any]) -> list[Trace]:
     """Traces of finished runs (``keyramp.results._catalog.Run``): every cell with a schedule.
 
-    Served = operations without errors, per second (``timeseries.csv``, all-operations rows);
+    Served = operations without errors, per second (the time series' all-operations rows);
     errors of every class count as not served (the service refused, timed out or aborted).
     """
-    from keyramp.results._catalog import read_timeseries
+    from keyramp.results._read import read_timeseries
 
     out = []
     for run in runs:
@@ -70,7 +71,7 @@ def traces_from_runs(runs: Iterable[Any]) -> list[Trace]:
         if not isinstance(profile, dict) or "workload" not in profile:
             raise UsageError(f"{run.path}: no resolved profile in manifest.json: not a keyramp run")
         for cell in (run.manifest or {}).get("cells") or []:
-            rows = [r for r in read_timeseries(run, cell=cell["id"], op="*") if r.get("target_ops_per_s")]
+            rows = [r for r in read_timeseries(run, cell=cell["id"], op=ALL_OPS).to_pylist() if r["target_ops_per_s"]]
             if not rows:
                 continue
             length = max(int(r["second"]) for r in rows) + 1

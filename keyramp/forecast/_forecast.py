@@ -194,8 +194,7 @@ def recorded_samples(samples: Any, *, profile: Mapping[str, Any] | None, backend
 
 
 def forecast_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], cell_summary: Mapping[str, Any],
-                      launch: Launch, keys_start: int = 0,
-                      boxes: Mapping[str, StoreParams] | None = None) -> dict[str, Any]:
+                      launch: Launch, boxes: Mapping[str, StoreParams] | None = None) -> dict[str, Any]:
     """``forecast_cell`` for a cell the runner just finished (``cell``: a profile ``Cell``).
 
     The sampled keys are read only when the keys cannot be regenerated (replayed instead).
@@ -205,7 +204,7 @@ def forecast_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], c
         from keyramp.keyspace._load import load_keys
 
         samples, recorded = recorded_samples(
-            load_keys(run_dir / "keys.csv", cell=cell.id, start=keys_start).get(cell.id), profile=profile,
+            load_keys(run_dir, cell=cell.id).get(cell.id), profile=profile,
             backend=cell.backend, strategy=cell.strategy, launch=launch)
     return forecast_cell(backend=cell.backend, strategy=cell.strategy, profile=profile, launch=launch,
                          cell_summary=cell_summary, samples=samples, recorded_pos=recorded, boxes=boxes,
@@ -216,8 +215,7 @@ def forecast_step(a: Any) -> None:
     """The run's analysis step after each cell (``keyramp.run._analysis.CellAnalysis``): adds
     ``summary["forecast"]`` when the profile has a ``[launch]``; a probe cell has no key stream."""
     launch = getattr(a.profile, "launch", None)
-    if launch is None or a.keys_start is None:
+    if launch is None or not a.measured:
         return
     a.summary["forecast"] = forecast_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data,
-                                              cell_summary=a.summary, launch=launch, keys_start=a.keys_start,
-                                              boxes=launch.boxes())
+                                              cell_summary=a.summary, launch=launch, boxes=launch.boxes())

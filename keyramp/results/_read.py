@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from keyramp._errors import UsageError
+from keyramp._types import ALL_OPS
 from keyramp.results._catalog import CELL_ID_RE, Run, hlog_path
 from keyramp.results._legacy import KEYS_CSV, TIMESERIES_CSV, read_keys_csv, read_timeseries_csv
 from keyramp.results._parquet import CellFiles, cell_files, kind_cells, read_files
@@ -170,7 +171,7 @@ def read_intervals(run: Run, cell: str, op: str, *, service: bool = False) -> li
     the whole cell, each interval the sum of its operations' (runs before the Parquet
     format also wrote it as ``<cell>.all.hlog``, which is read when present).
     """
-    if op == "*":
+    if op == ALL_OPS:
         return _all_ops_intervals(run, cell, service=service)
     return _read_hlog(hlog_path(run, cell, op, service=service))
 

@@ -21,15 +21,13 @@ from typing import Any, Protocol
 from hdrh.histogram import HdrHistogram
 
 from keyramp.run._hdr import HIGHEST_US, latency_summary_ms, new_histogram, percentiles_us, record, reset
-from keyramp._types import Key, key_sort_text
+from keyramp._types import ALL_OPS, Key, key_sort_text
 from keyramp.backends._errors import classify
 
 __all__ = ["Recorder", "IntervalSink", "TimeseriesRow", "LATE_AFTER_S", "ALL_OPS"]
 
 #: An operation that starts this much after its intended time counts as late.
 LATE_AFTER_S = 0.010
-#: The op name of rows/histograms that merge all operations of a cell.
-ALL_OPS = "*"
 
 
 @dataclass(slots=True)

@@ -129,7 +129,7 @@ def test_a_short_run_and_its_reports(tmp_path: Path) -> None:
 
     # The same key stream under Datastore's defaults (500 ops/s per tablet) is not throttled:
     # the figure above came from the fourth store's spec, not from a shared default.
-    keys = load_keys(run_dir / "keys.csv", cell="c00-memory-sequential")["c00-memory-sequential"]
+    keys = load_keys(run_dir, cell="c00-memory-sequential")["c00-memory-sequential"]
 
     def throttled(backend: str) -> float:
         timeline = analyze_cell(keys.key, keys.t, keys.op, backend=backend, rate_fn=lambda t: 150.0)[3]
