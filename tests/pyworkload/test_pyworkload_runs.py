@@ -101,8 +101,9 @@ def test_sequential_hotspot_far_above_random(run_dirs: dict[str, Path]) -> None:
 
 
 def test_keys_sampled_under_the_method_names(run_dirs: dict[str, Path]) -> None:
-    with (run_dirs["orders"] / "keys.csv").open() as fh:
-        rows = list(csv.DictReader(fh))
+    from keyramp.results._read import read_keys
+
+    rows = read_keys(run_dirs["orders"], columns=["cell", "op", "key"]).to_pylist()
     ops = {r["op"] for r in rows}
     assert ops == {"place", "look"}
     looks = [r["key"] for r in rows if r["op"] == "look" and r["cell"].endswith("sequential")]
