@@ -1,6 +1,6 @@
-"""``keyramp lint``: check a resolved profile against the rules in best-practices.md.
+"""``keyramp lint``: check a profile against the rules in best-practices.md.
 
-Lint reads only the *plan* (profile dict): key strategy traits, planned rates from the
+Lint reads only the *plan* (the validated ``Profile``): key strategy traits, planned rates from the
 schedule, op mix, sizes. It never talks to a store. Severity follows the planned rate:
 a hotspotting key at 10 inserts/s is a warning, at ≥ 500/s (Google's "new key range"
 number) an error.
@@ -11,15 +11,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from keyramp._errors import UsageError
 from keyramp.backends import spec_for
-from keyramp.profile._profile import load_profile, slug
-from keyramp.profile._schedules import Schedule, make_schedule
+from keyramp.profile._model import Profile
+from keyramp.profile._profile import load_profile
+from keyramp.profile._schedules import Schedule
 from keyramp.keys import KeyStrategy, TemplateStrategy, hottest_share, key_problem, make_strategy, parse_shape
 
 __all__ = ["Finding", "lint_profile", "register", "SEVERITIES"]
@@ -57,27 +58,24 @@ class Finding:
 class _Plan:
     """What the profile plans to do, in numbers the rules need."""
 
-    def __init__(self, profile: Mapping[str, Any]) -> None:
-        try:
-            self.backends: list[str] = list(profile["backend"])
-            self.strategies: list[str] = list(profile["keys"]["strategy"])
-            self.params: Mapping[str, Any] = profile["keys"].get("params", {}) or {}
-            self.workload: Mapping[str, Any] = profile["workload"]
-            self.ops: Mapping[str, float] = self.workload["ops"]
-            schedule = profile["schedule"]
-            self.horizon = float(profile["duration_s"]) * float(schedule.get("time_scale", 1.0))
-        except (KeyError, TypeError) as exc:
-            raise UsageError(f"lint: not a resolved profile (missing {exc})") from None
-        self.seed = int(profile.get("seed", 0))
-        self.launch: Mapping[str, Any] | None = profile.get("launch")
-        self.shape = parse_shape(self.workload.get("document") or {})
-        self.schedule: Schedule = make_schedule(schedule, horizon=self.horizon)
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.backends = profile.backends
+        self.params = profile.keys.params
+        self.workload = profile.workload
+        self.ops = profile.workload.ops
+        self.seed = profile.seed
+        self.launch = profile.launch
+        self.shape = parse_shape(self.workload.document or {})
+        # Every cell shares the profile's schedule.
+        self.schedule: Schedule = profile.cells[0].schedule
+        self.horizon = profile.cells[0].horizon_s
         self.open = self.schedule.open_model
         self.peak = self.schedule.peak(self.horizon) if self.open else None
-        batch = int(self.workload.get("batch_size", 1))
+        batch = self.workload.batch_size
         # Entities created per op, and commits (requests) that create them.
         # A Python workload's ops that create keys count as single inserts.
-        user_inserts = sum(self.ops.get(name, 0.0) for name in self.workload.get("insert_ops") or ())
+        user_inserts = sum(self.ops.get(name, 0.0) for name in self.workload.insert_ops)
         self.insert_per_op = self.ops.get("insert", 0.0) + self.ops.get("batch_write", 0.0) * batch + user_inserts
         self.commit_per_op = self.ops.get("insert", 0.0) + self.ops.get("batch_write", 0.0) + user_inserts
         self.update_per_op = sum(self.ops.get(op, 0.0) for op in _UPDATES)
@@ -86,13 +84,7 @@ class _Plan:
         return None if self.peak is None else self.peak * per_op
 
     def cells(self) -> Iterable[tuple[str, str, str]]:
-        # Mirrors parse_profile's expansion (same ids): lint takes the resolved data dict
-        # (the runner passes ``profile.data``), not a ``Profile`` with its cells.
-        index = 0
-        for backend in self.backends:
-            for strategy in self.strategies:
-                yield backend, strategy, f"c{index:02d}-{slug(backend)}-{slug(strategy)}"
-                index += 1
+        return ((c.backend, c.strategy, c.id) for c in self.profile.cells)
 
 
 def _by_rate(rate: float | None) -> str:
@@ -150,7 +142,7 @@ def _cell_rules(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Fin
             f"row key starts with a timestamp ({strategy}): all current writes hit one node; promote the id "
             f"you filter by first (field_promotion: machine_0042#<ts>)")
     if "BP-KEY-6" in store.rules and has_time and (
-            plan.workload.get("read_distribution") == "latest" or "scan" in plan.ops):
+            plan.workload.read_distribution == "latest" or "scan" in plan.ops):
         add("BP-KEY-6", "info",
             "newest rows are read first: a reverse timestamp (reverse_timestamp, Long.MAX_VALUE - ts) "
             "makes them sort first so a short scan finds them")
@@ -233,12 +225,9 @@ def _ramp(plan: _Plan) -> list[Finding]:
 
 def _launch_ramp(plan: _Plan) -> list[Finding]:
     """BP-RAMP-1 on the ``[launch]``: information only (the forecast puts a number on it)."""
-    spec = plan.launch
-    if not spec or plan.insert_per_op <= 0:
+    launch = plan.launch
+    if launch is None or plan.insert_per_op <= 0:
         return []
-    from keyramp.forecast._launch import Launch
-
-    launch = Launch.from_resolved(spec)
     worst = _steepest(launch.schedule, launch.duration_s)
     if worst is None:
         return []
@@ -254,10 +243,10 @@ def _entity_rates(plan: _Plan) -> list[Finding]:
     if plan.peak is None:
         return out
     wl = plan.workload
-    group = int(wl.get("entity_group_size", 0))
-    records = max(1, int(wl.get("record_count", 0)))
-    dist = str(wl.get("read_distribution", "uniform"))
-    dparams = wl.get("distribution_params", {}) or {}
+    group = wl.entity_group_size
+    records = max(1, wl.record_count)
+    dist = wl.read_distribution
+    dparams = wl.distribution_params
     for backend in plan.backends:
         store = spec_for(backend)
         if "BP-RATE-1" not in store.rules:
@@ -288,7 +277,7 @@ def _entity_rates(plan: _Plan) -> list[Finding]:
 def _indexed_value(plan: _Plan) -> list[Finding]:
     """BP-RATE-2 (Firestore) and BP-KEY-3 (Datastore): a monotonic indexed ``created``, or a
     document shape's indexed timestamps."""
-    if plan.workload.get("indexed_value") == "monotonic":
+    if plan.workload.indexed_value == "monotonic":
         names = ["created"]
         exempt, prefix = 'indexed_value = "unindexed"', 'indexed_value = "prefixed"'
     else:
@@ -315,8 +304,8 @@ def _indexed_value(plan: _Plan) -> list[Finding]:
 def _sizes(plan: _Plan) -> list[Finding]:
     """BP-SIZE-1/3 (Bigtable cells) and BP-IDX-1 (index fan-out)."""
     out: list[Finding] = []
-    size = int(plan.workload.get("value_size", 0))
-    fields = int(plan.workload.get("indexed_fields", 0))
+    size = plan.workload.value_size
+    fields = plan.workload.indexed_fields
     for backend in plan.backends:
         rules = spec_for(backend).rules
         if "BP-SIZE-1" in rules and size > 100 * MIB:
@@ -351,8 +340,8 @@ def _sizes(plan: _Plan) -> list[Finding]:
 _ORDER = {s: i for i, s in enumerate(SEVERITIES)}
 
 
-def lint_profile(profile: Mapping[str, Any]) -> list[Finding]:
-    """Findings for a resolved profile dict, errors first. ``UsageError`` if it is not valid."""
+def lint_profile(profile: Profile) -> list[Finding]:
+    """Findings for a validated profile, errors first."""
     plan = _Plan(profile)
     findings: list[Finding] = []
     findings += _ramp(plan)
@@ -386,7 +375,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         raise UsageError("lint: no *.toml profiles found")
     for path in files:
         try:
-            findings = lint_profile(load_profile(path).data)
+            findings = lint_profile(load_profile(path))
         except UsageError as exc:
             invalid = True
             print(str(exc), file=sys.stderr)

@@ -256,7 +256,7 @@ def base_manifest(*, run_id: str, profile: Any, cells: Sequence[Mapping[str, Any
         "versions": collect_versions(),
         "git_sha": git_sha(),
         "host": socket.gethostname(),
-        "seed": profile.data["seed"],
+        "seed": profile.seed,
         "started_at": utc_now(),
         "ended_at": None,
         "status": "running",

@@ -71,7 +71,7 @@ class RunOutcome:
 def _lint(profile: Profile, options: RunOptions, console: Console) -> list[dict[str, Any]]:
     from keyramp.profile._lint import lint_profile
 
-    findings = lint_profile(profile.data)
+    findings = lint_profile(profile)
     blocking = [f for f in findings if f.severity == "error" or (options.strict and f.severity == "warning")]
     for f in findings:
         console.print(f"[yellow]lint[/yellow] {f.severity} {f.rule}: {f.message}")

@@ -80,7 +80,7 @@ def test_profile_validation_asks_the_stores_spec(memory: MemoryStore) -> None:
 
 def test_lint_applies_the_stores_rules_only(memory: MemoryStore) -> None:
     def rules(**over: Any) -> dict[str, str]:
-        return {f.rule: f.message for f in lint_profile(parse_profile(_raw(**over)).data)}
+        return {f.rule: f.message for f in lint_profile(parse_profile(_raw(**over)))}
 
     sequential = rules(workload={"indexed_fields": 30})
     assert "use hashed_prefix keys" in sequential["BP-KEY-1"]  # the spec's own hotspot advice

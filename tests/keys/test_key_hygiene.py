@@ -245,7 +245,7 @@ def test_bigtable_multi_row_batch_can_partly_fail(backend_factory: Any) -> None:
 
 def _lint(**workload: Any) -> dict[tuple[str, str], str]:
     profile = parse_profile({"name": "size", "backend": "bigtable", "workload": workload})
-    return {(f.rule, f.severity): f.message for f in lint_profile(profile.data)}
+    return {(f.rule, f.severity): f.message for f in lint_profile(profile)}
 
 
 def test_nothing_leaks_backend_type(backend_factory: Any) -> None:

@@ -192,7 +192,7 @@ def test_lint_reads_what_templates_imply() -> None:
     base = {"name": "t", "backend": "bigtable", "schedule": {"kind": "constant", "rate": 2000},
             "workload": {"ops": {"insert": 1.0}, "record_count": 0},
             "keys": {"strategy": ["timestamp", "shard(8)#timestamp", "shard(2)#timestamp", "hash4(user)#user"]}}
-    findings = lint_profile(parse_profile(base).data)
+    findings = lint_profile(parse_profile(base))
     by_cell = collections.defaultdict(set)
     for f in findings:
         by_cell[f.cell].add((f.rule, f.severity))

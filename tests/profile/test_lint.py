@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import pytest
 
 from keyramp._errors import UsageError
+from keyramp.profile import Profile, parse_profile
 from keyramp.profile._lint import Finding, lint_profile, register
 
 
@@ -22,23 +22,15 @@ def profile(
     duration_s: float = 60.0,
     params: dict[str, Any] | None = None,
     **workload: Any,
-) -> dict[str, Any]:
-    """A resolved profile dict (defaults filled, as ``load_profile(...).data`` returns)."""
-    wl = {
-        "ops": {"insert": 1.0}, "record_count": 1000, "value_size": 256, "read_distribution": "uniform",
-        "distribution_params": {}, "batch_size": 10, "scan_length": 20, "entity_group_size": 0,
-        "indexed_value": "none", "indexed_fields": 0, "key_samples_per_s": 500,
-    }
+) -> Profile:
+    """A validated profile with lint's usual test defaults (1,000 records, inserts at 100/s)."""
+    wl = {"ops": {"insert": 1.0}, "record_count": 1000, "value_size": 256, "batch_size": 10}
     wl.update(workload)
-    return {
-        "name": "t", "description": "", "rules": [], "target": "emulator", "project": "keyramp-local",
-        "backend": [backend] if isinstance(backend, str) else backend,
-        "duration_s": duration_s, "seed": 1, "workload": wl,
-        "keys": {"strategy": [strategy] if isinstance(strategy, str) else strategy, "params": params or {}},
-        "schedule": {"time_scale": 1.0, "max_users": 20, "drop_after_s": 1.0,
-                     **(schedule or {"kind": "constant", "rate": 100.0})},
-        "thresholds": {}, "emulator": {"consistency": 1.0}, "cloud": {},
-    }
+    return parse_profile({
+        "name": "t", "backend": backend, "duration": duration_s, "seed": 1, "workload": wl,
+        "keys": {"strategy": strategy, "params": params or {}},
+        "schedule": {"max_users": 20, **(schedule or {"kind": "constant", "rate": 100.0})},
+    })
 
 
 def rules(findings: list[Finding], severity: str | None = None) -> set[str]:
@@ -155,7 +147,8 @@ def test_monotonic_indexed_value() -> None:
     slow = lint_profile(profile(backend="firestore", indexed_value="monotonic"))
     assert one(slow, "BP-RATE-2").severity == "info"
     for fix in ("unindexed", "prefixed"):
-        assert not {"BP-RATE-2", "BP-KEY-3"} & rules(lint_profile(copy.deepcopy(fast) | {"workload": {**fast["workload"], "indexed_value": fix}}))
+        fixed = profile(backend=["firestore", "datastore"], indexed_value=fix, schedule={"kind": "constant", "rate": 1000.0})
+        assert not {"BP-RATE-2", "BP-KEY-3"} & rules(lint_profile(fixed))
 
 
 def test_sizes() -> None:
@@ -167,8 +160,8 @@ def test_sizes() -> None:
 
 
 def test_invalid_profiles_raise_usage_error() -> None:
-    with pytest.raises(UsageError):
-        lint_profile({"name": "x"})
+    with pytest.raises(UsageError):  # lint takes a validated profile: bad input stops at parsing
+        lint_profile(parse_profile({"name": "x", "backend": "mysql"}))
     with pytest.raises(UsageError, match="Bigtable has no server-allocated"):
         lint_profile(profile(backend="bigtable", strategy="server_allocated"))
 
@@ -266,7 +259,7 @@ def test_repository_profiles_lint_without_crashing() -> None:
     root = Path(__file__).resolve().parents[2] / "profiles"
     paths = sorted(root.rglob("*.toml"))
     for path in paths:
-        for f in lint_profile(load_profile(path).data):
+        for f in lint_profile(load_profile(path)):
             assert f.severity in ("error", "warning", "info") and f.rule.startswith("BP-")
 
 
@@ -291,8 +284,8 @@ def test_scenario_pairs_get_the_expected_findings(rule: str) -> None:
     root = Path(__file__).resolve().parents[2] / "profiles" / "scenarios"
     anti, best = SCENARIO_PAIRS[rule]
     expected = _FLAGGED_AS.get(rule, rule)
-    anti_rules = {f.rule for f in lint_profile(load_profile(root / f"{anti}.toml").data)}
-    best_rules = {f.rule for f in lint_profile(load_profile(root / f"{best}.toml").data)}
+    anti_rules = {f.rule for f in lint_profile(load_profile(root / f"{anti}.toml"))}
+    best_rules = {f.rule for f in lint_profile(load_profile(root / f"{best}.toml"))}
     assert expected in anti_rules
     assert expected not in best_rules
 
@@ -301,7 +294,7 @@ def test_quickstart_flags_its_sequential_and_hashed_cells() -> None:
     from keyramp.profile._profile import load_profile
 
     path = Path(__file__).resolve().parents[2] / "profiles" / "quickstart.toml"
-    findings = lint_profile(load_profile(path).data)
+    findings = lint_profile(load_profile(path))
     by_rule = {}
     for f in findings:
         by_rule.setdefault(f.rule, set()).add(f.cell)
@@ -316,9 +309,9 @@ def test_a_launch_faster_than_500_50_5_is_information_the_forecast_quantifies() 
 
     base = {"name": "l", "backend": "firestore", "workload": {"ops": {"insert": 1.0}},
             "schedule": {"kind": "constant", "rate": 100}}
-    jump = lint_profile(parse_profile({**base, "launch": {"kind": "constant", "rate": 5000}}).data)
+    jump = lint_profile(parse_profile({**base, "launch": {"kind": "constant", "rate": 5000}}))
     (finding,) = [f for f in jump if f.message.startswith("[launch]")]
     assert finding.rule == "BP-RAMP-1" and finding.severity == "info"  # informs; never blocks the test run
     assert "5000 ops/s at t=0s on a new key range" in finding.message
-    ramp = lint_profile(parse_profile({**base, "launch": {"kind": "ramp_500_50_5", "ceiling": 5000}}).data)
+    ramp = lint_profile(parse_profile({**base, "launch": {"kind": "ramp_500_50_5", "ceiling": 5000}}))
     assert not [f for f in ramp if f.message.startswith("[launch]")]
