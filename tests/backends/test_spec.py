@@ -77,8 +77,8 @@ def test_features_and_reasons() -> None:
 
 
 def test_unknown_driver_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match=r"bigtable: unknown driver 'grpc' \(one of: client\)"):
-        spec_for("bigtable").driver("grpc")
+    with pytest.raises(UsageError, match=r"bigtable: unknown driver 'http' \(one of: client, grpc\)"):
+        spec_for("bigtable").driver("http")
 
 
 def test_a_spec_with_a_typo_fails_when_declared() -> None:

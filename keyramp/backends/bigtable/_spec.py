@@ -59,7 +59,8 @@ BIGTABLE_TABLETS: Final = TabletModel(boxes={"ssd": _box("ssd", 14_000.0, 17_000
 BIGTABLE = StoreSpec(
     name="bigtable",
     title="Bigtable",
-    drivers={"client": "keyramp.backends.bigtable._client:BigtableBackend"},
+    drivers={"client": "keyramp.backends.bigtable._client:BigtableBackend",
+             "grpc": "keyramp.backends.bigtable._grpc:BigtableGrpcBackend"},
     emulator=EmulatorSpec(
         kind="bigtable", artifact=_BINARY, command=_bigtable_cmd, health=grpc_ready, reset=reset,
         env_var="BIGTABLE_EMULATOR_HOST", compose_port=8086),

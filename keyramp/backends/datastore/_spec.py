@@ -22,6 +22,7 @@ from keyramp.forecast._params import StoreParams, TabletModel
 __all__ = ["DATASTORE", "FIRESTORE_DATASTORE", "SPECS"]
 
 _DRIVER: Final = "keyramp.backends.datastore._client:"
+_GRPC: Final = "keyramp.backends.datastore._grpc:"
 _JAR: Final = "platform/cloud-datastore-emulator/CloudDatastore.jar"
 #: Both databases refuse '/' in a name and reserve __.*__; numeric ids are 1 .. 2^63-1.
 _KEYS: Final = KeyRules(max_key_bytes=1500, int_ids=(1, (1 << 63) - 1), int_ids_text="between 1 and 2^63-1",
@@ -73,7 +74,7 @@ _RECORDS = RecordLimits(max_bytes=1_048_572, indexed_value_max_bytes=1500,
 DATASTORE = StoreSpec(
     name="datastore",
     title="Cloud Datastore",
-    drivers={"client": _DRIVER + "DatastoreBackend"},
+    drivers={"client": _DRIVER + "DatastoreBackend", "grpc": _GRPC + "DatastoreGrpcBackend"},
     emulator=EmulatorSpec(
         kind="datastore", artifact=_JAR, command=_datastore_cmd, health=http_ok, reset=_post_reset("datastore"),
         env_var="DATASTORE_EMULATOR_HOST", compose_port=8081, needs_java=True, options=frozenset({"consistency"})),
@@ -90,7 +91,7 @@ DATASTORE = StoreSpec(
 FIRESTORE_DATASTORE = StoreSpec(
     name="firestore-datastore",
     title="Firestore in Datastore mode",
-    drivers={"client": _DRIVER + "FirestoreDatastoreBackend"},
+    drivers={"client": _DRIVER + "FirestoreDatastoreBackend", "grpc": _GRPC + "FirestoreDatastoreGrpcBackend"},
     emulator=EmulatorSpec(
         kind="firestore-datastore",
         artifact=FIRESTORE_JAR, command=firestore_emulator_command("datastore-mode"), health=http_ok,

@@ -65,7 +65,8 @@ FIRESTORE_TABLETS: Final = TabletModel.single(StoreParams(store="firestore", kin
 FIRESTORE = StoreSpec(
     name="firestore",
     title="Firestore",
-    drivers={"client": "keyramp.backends.firestore._client:FirestoreBackend"},
+    drivers={"client": "keyramp.backends.firestore._client:FirestoreBackend",
+             "grpc": "keyramp.backends.firestore._grpc:FirestoreGrpcBackend"},
     emulator=EmulatorSpec(
         kind="firestore", artifact=FIRESTORE_JAR, command=firestore_emulator_command(None), health=http_ok,
         reset=_reset, env_var="FIRESTORE_EMULATOR_HOST", compose_port=8082, needs_java=True),
