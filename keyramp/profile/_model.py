@@ -136,6 +136,8 @@ class Settings:
     description: str
     rules: tuple[str, ...]
     backends: tuple[str, ...]
+    #: How operations reach the store: a name in each store's ``StoreSpec.drivers``.
+    driver: str
     target: str
     project: str
     duration_s: float
@@ -154,7 +156,9 @@ class Settings:
     def fields_of(data: Mapping[str, Any]) -> dict[str, Any]:
         return dict(
             name=str(data["name"]), description=str(data["description"]), rules=tuple(data["rules"]),
-            backends=tuple(data["backend"]), target=str(data["target"]), project=str(data["project"]),
+            backends=tuple(data["backend"]),
+            driver=str(data.get("driver", "client")),  # run directories from before drivers: the client
+            target=str(data["target"]), project=str(data["project"]),
             duration_s=float(data["duration_s"]), seed=int(data["seed"]),
             workload=WorkloadSettings.from_data(data["workload"]), keys=KeySettings.from_data(data["keys"]),
             schedule=ScheduleSettings.from_data(data["schedule"]),
@@ -189,6 +193,7 @@ class Cell:
         return {
             "id": self.id,
             "backend": self.backend,
+            "driver": self.settings.driver,
             "strategy": self.strategy,
             "schedule": {**self.settings.schedule.table, "description": self.schedule.describe()},
             "distribution": wl.read_distribution,

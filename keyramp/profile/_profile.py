@@ -36,6 +36,7 @@ _TOP_FIELDS = {
     "description",
     "rules",
     "backend",
+    "driver",
     "target",
     "project",
     "duration",
@@ -327,6 +328,11 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
     for backend in backends:
         if backend not in STORES:
             raise _fail(src, f"backend: unknown backend '{backend}' (one of: {', '.join(STORES.names())})")
+    driver = raw.get("driver", "client")
+    for backend in backends:
+        drivers = STORES.get(backend).drivers
+        if driver not in drivers:
+            raise _fail(src, f"driver: {backend} has no driver {driver!r} (one of: {', '.join(drivers)})")
     target = raw.get("target", "emulator")
     if target not in ("emulator", "cloud"):
         raise _fail(src, f"target: must be 'emulator' or 'cloud', got {target!r}")
@@ -379,6 +385,7 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
         "description": description,
         "rules": list(rules),
         "backend": backends,
+        "driver": driver,
         "target": target,
         "project": project,
         "duration_s": duration_s,

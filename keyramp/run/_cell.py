@@ -15,7 +15,7 @@ import gevent
 from locust.env import Environment
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV, StatsCSVFileWriter
 
-from keyramp.backends import BACKENDS
+from keyramp.backends import spec_for
 from keyramp.profile import Cell, Profile, cell_namespace
 from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._observer import Observers, TeeSink
@@ -79,7 +79,7 @@ class CellRun:
                                     namespace=cell_namespace(cell, run.run_id[-4:]), timeout_s=timeout_s)
         #: Where the cell's operations go (``RunTarget.address``).
         self.address = target.address(cell, base)
-        self.backend_class = BACKENDS[cell.backend]
+        self.backend_class = spec_for(cell.backend).driver(profile.driver)
         #: Set when the measured phase starts (a probe cell has none, and no key samples).
         self.measured = False
         #: The summary of what was recorded when the cell failed after its measured phase began.

@@ -29,7 +29,7 @@ from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._recorder import Recorder
 from keyramp.run._user import CellContext, KeyrampUser, user_class_for
 from keyramp.run._workload import CellWorkload
-from keyramp.backends import BACKENDS, EMULATOR_FOR
+from keyramp.backends import EMULATOR_FOR, spec_for
 
 __all__ = ["make_user", "plain_context", "prepare", "emulator_endpoint"]
 
@@ -63,7 +63,8 @@ def plain_context(backend: str, profile: Profile) -> CellContext:
     workload = CellWorkload(backend=backend, strategy=strategy, settings=profile)
     target = workload.target(project=profile.project, endpoint=emulator_endpoint(backend),
                              namespace=f"locust_{uuid.uuid4().hex[:8]}")
-    return CellContext(workload=workload, backend_class=BACKENDS[backend], target=target, open_model=False)
+    return CellContext(workload=workload, backend_class=spec_for(backend).driver(profile.driver), target=target,
+                       open_model=False)
 
 
 def prepare(context: CellContext) -> None:

@@ -30,7 +30,7 @@ from locust.env import Environment
 from locust.event import Events
 
 from keyramp._errors import RunFailed
-from keyramp.backends import BACKENDS
+from keyramp.backends import spec_for
 from keyramp.profile import Settings
 from keyramp.profile._schedules import make_schedule
 from keyramp.run._gevent import ensure_gevent_grpc
@@ -128,7 +128,8 @@ class _WorkerCell:
         self.sink = _ForwardingSink(self._send_interval)
         self.recorder = Recorder(cell=plan.cell_id, ops=workload.ops, sink=self.sink,
                                  key_samples_per_s=plan.key_samples_per_s)
-        self.ctx = CellContext(workload=workload, backend_class=BACKENDS[plan.backend], target=plan.address,
+        backend_class = spec_for(plan.backend).driver(settings.driver)
+        self.ctx = CellContext(workload=workload, backend_class=backend_class, target=plan.address,
                                recorder=self.recorder, open_model=self.schedule.open_model)
         self.ctx.warmup_interval = plan.warmup_interval
         self.aborted = Event()

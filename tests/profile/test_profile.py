@@ -6,6 +6,7 @@ import pytest
 
 from keyramp._errors import UsageError
 from keyramp.profile._profile import collect_profiles, load_profile, parse_profile
+from keyramp.profile._model import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -30,6 +31,16 @@ def test_matrix_expands_backend_times_strategy() -> None:
     assert profile.data["schedule"]["time_scale"] == 1.0
 
 
+def test_driver_defaults_to_the_client_and_reaches_every_cell() -> None:
+    assert parse_profile(BASE).driver == "client"
+    profile = parse_profile({**BASE, "driver": "grpc"})
+    assert profile.driver == "grpc" and profile.data["driver"] == "grpc"
+    assert {c.manifest_entry()["driver"] for c in profile.cells} == {"grpc"}
+    # A resolved table written before drivers existed (an old run's manifest) reads as the client.
+    old = {k: v for k, v in profile.data.items() if k != "driver"}
+    assert Settings.from_data(old).driver == "client"
+
+
 def test_quickstart_profile_is_4_backends_by_3_strategies() -> None:
     profile = load_profile(REPO / "profiles" / "quickstart.toml")
     assert len(profile.cells) == 12
@@ -48,6 +59,7 @@ def test_time_scale_sets_the_schedule_horizon() -> None:
     [
         ({"colour": "blue"}, "unknown field 'colour'"),
         ({"backend": "spanner"}, "unknown backend 'spanner'"),
+        ({"driver": "raw"}, "driver: datastore has no driver 'raw' (one of: client, grpc)"),
         ({"keys": {"strategy": "bogus"}}, "unknown key strategy 'bogus'"),
         ({"workload": {"ops": {"insert": 0.5, "read": 0.4}}}, "sum to 1"),
         ({"workload": {"ops": {"fly": 1.0}}}, "unknown operation 'fly'"),
