@@ -1,22 +1,30 @@
-"""One load generator in its own process, measuring itself: ``bare``, ``locust`` or ``keyramp``.
+"""One load generator in its own process, measuring itself: ``bare``, ``locust``, ``keyramp`` or ``aio``.
 
 ``python bench/_contestant.py MODE PROFILE --endpoint HOST:PORT --users N --duration S``
 prints one JSON line: operations, measured seconds, process CPU seconds (all threads,
-gRPC's C core included) over the measured window, ops/s and CPU µs per operation.
+gRPC's C core included) over the measured window, ops/s and CPU µs per operation; with
+``--emulator-pid`` also the emulator's CPU and the whole machine's busy cores over the
+same window.
 
-All three perform the *same* operation code (``keyramp.run._workload.UserOps`` on the
+All perform the *same* operation code (``keyramp.run._workload.UserOps`` on the
 profile's backend binding, same keys and records), so the differences are the harness:
 - ``bare``: N OS threads in a ``while`` loop, no gevent, no Locust, no recording.
 - ``locust``: a plain Locust ``User`` (gRPC gevent support on, one client per user,
   ``events.request`` fired by hand), Locust's stats only.
 - ``keyramp``: ``keyramp run`` (closed-model ``users`` schedule), everything recorded;
   the window is the measured phase (``Recorder.begin`` .. the last whole-second tick).
+  ``--driver``/``--executor`` pick the driver (the profile's ``driver``) and, for
+  ``grpc``, how calls wait (``aio`` or ``gevent``).
+- ``aio``: the practical limit of raw gRPC in Python: N asyncio tasks on one
+  ``grpc.aio`` loop, no gevent, no Locust; each request is built by the ``grpc`` driver's
+  own code (its channel swapped for one that hands the request back), then awaited.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import uuid
@@ -26,31 +34,62 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _workload(profile_path: str, endpoint: str) -> tuple[Any, Any, Any, str]:
+class Window:
+    """Wall time, this process's CPU, the emulator's CPU and the machine's busy CPU, between two marks."""
+
+    def __init__(self, emulator_pid: int | None) -> None:
+        import psutil
+
+        self._emu = None
+        if emulator_pid:
+            root = psutil.Process(emulator_pid)
+            self._emu = [root, *root.children(recursive=True)]
+        self.start = self._mark()
+
+    def _mark(self) -> tuple[float, float, float, float, float]:
+        import psutil
+
+        emu = sum(sum(p.cpu_times()[:2]) for p in self._emu) if self._emu else 0.0
+        machine = psutil.cpu_times()
+        idle = machine.idle + getattr(machine, "iowait", 0.0)
+        return time.perf_counter(), time.process_time(), emu, sum(machine) - idle, idle
+
+    def stop(self, mark: tuple[float, float, float, float, float] | None = None) -> dict[str, Any]:
+        t1, c1, e1, b1, _ = mark or self._mark()
+        t0, c0, e0, b0, _ = self.start
+        extra = {"emulator_cpu_s": round(e1 - e0, 4)} if self._emu else {}
+        return {"seconds": t1 - t0, "cpu": c1 - c0, "machine_busy_cores": round((b1 - b0) / (t1 - t0), 3), **extra}
+
+
+def _workload(profile_path: str, endpoint: str, driver: str = "client") -> tuple[Any, Any, Any, str]:
     from keyramp.profile._profile import load_profile
     from keyramp.run._workload import CellWorkload
-    from keyramp.backends import BACKENDS
+    from keyramp.backends import spec_for
 
     profile = load_profile(profile_path)
     cell = profile.cells[0]
     wl = CellWorkload(backend=cell.backend, strategy=cell.strategy, settings=profile)
     target = wl.target(project=profile.project, endpoint=endpoint, namespace=f"kb_{uuid.uuid4().hex[:10]}")
-    backend_class = BACKENDS[cell.backend]
-    backend_class.prepare(target)
+    cls = spec_for(cell.backend).driver(driver)
+    cls.prepare(target)
     if wl.record_count:
-        backend = backend_class(target)
+        backend = cls(target)
         try:
             for batch in wl.preload_batches():
                 wl.preload(backend, batch)
         finally:
             backend.close()
-    return wl, backend_class, target, wl.ops[0]
+    return wl, cls, target, wl.ops[0]
 
 
-def _result(ops: int, seconds: float, cpu: float, **extra: Any) -> dict[str, Any]:
+def _result(ops: int, window: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    seconds, cpu = window.pop("seconds"), window.pop("cpu")
+    emulator = window.get("emulator_cpu_s")
     return {"ops": ops, "seconds": round(seconds, 4), "cpu_s": round(cpu, 4),
             "ops_per_s": round(ops / seconds, 1) if seconds else 0.0,
-            "cpu_us_per_op": round(cpu / ops * 1e6, 1) if ops else None, **extra}
+            "cpu_us_per_op": round(cpu / ops * 1e6, 1) if ops else None,
+            **({"emulator_us_per_op": round(emulator / ops * 1e6, 1)} if ops and emulator is not None else {}),
+            **window, **extra}
 
 
 def run_bare(args: argparse.Namespace) -> dict[str, Any]:
@@ -58,7 +97,7 @@ def run_bare(args: argparse.Namespace) -> dict[str, Any]:
 
     from keyramp.run._workload import UserOps
 
-    wl, backend_class, target, _ = _workload(args.profile, args.endpoint)
+    wl, backend_class, target, _ = _workload(args.profile, args.endpoint, driver=args.driver)
     stop = threading.Event()
     counts = [0] * args.users
     errors = [0] * args.users
@@ -86,14 +125,14 @@ def run_bare(args: argparse.Namespace) -> dict[str, Any]:
     for t in threads:
         t.start()
     ready.wait()
-    t0, c0 = time.perf_counter(), time.process_time()
+    window = Window(args.emulator_pid)
     time.sleep(args.duration)
     stop.set()
-    t1, c1 = time.perf_counter(), time.process_time()
+    measured = window.stop()
     for t in threads:
         t.join(30)
     # Operations finishing just after ``stop`` are counted; at >1,000 ops/s that is < 0.5 %.
-    return _result(sum(counts), t1 - t0, c1 - c0, errors=sum(errors))
+    return _result(sum(counts), measured, errors=sum(errors))
 
 
 def run_locust(args: argparse.Namespace) -> dict[str, Any]:
@@ -106,7 +145,7 @@ def run_locust(args: argparse.Namespace) -> dict[str, Any]:
     from keyramp.run._workload import UserOps
 
     ensure_gevent_grpc()
-    wl, backend_class, target, _ = _workload(args.profile, args.endpoint)
+    wl, backend_class, target, _ = _workload(args.profile, args.endpoint, driver=args.driver)
     state = {"ready": 0, "seq": 0}
 
     class PlainUser(User):
@@ -144,11 +183,11 @@ def run_locust(args: argparse.Namespace) -> dict[str, Any]:
     while state["ready"] < args.users:
         gevent.sleep(0.02)
     total = env.stats.total
-    n0, e0, t0, c0 = total.num_requests, total.num_failures, time.perf_counter(), time.process_time()
+    n0, e0, window = total.num_requests, total.num_failures, Window(args.emulator_pid)
     gevent.sleep(args.duration)
-    n1, e1, t1, c1 = total.num_requests, total.num_failures, time.perf_counter(), time.process_time()
+    n1, e1, measured = total.num_requests, total.num_failures, window.stop()
     runner.quit()
-    return _result(n1 - n0, t1 - t0, c1 - c0, errors=e1 - e0)
+    return _result(n1 - n0, measured, errors=e1 - e0)
 
 
 def run_keyramp(args: argparse.Namespace) -> dict[str, Any]:
@@ -157,47 +196,137 @@ def run_keyramp(args: argparse.Namespace) -> dict[str, Any]:
     from keyramp.run import _recorder
     from keyramp.cli._main import main
 
+    if args.driver == "grpc":
+        from keyramp.backends._rpc import GrpcBackend
+
+        GrpcBackend.executor = args.executor  # how the grpc driver's calls wait
     window: dict[str, Any] = {"ticks": []}
     begin, tick = _recorder.Recorder.begin, _recorder.Recorder.tick
 
     def timed_begin(self: Any, start: float) -> None:
-        window["t0"], window["c0"] = time.perf_counter(), time.process_time()
+        window["w"] = Window(args.emulator_pid)
         begin(self, start)
 
     def timed_tick(self: Any, now: float, **kw: Any) -> Any:
         rows = tick(self, now, **kw)
         total = rows[-1]
-        window["ticks"].append((time.perf_counter(), time.process_time(), total.count, total.errors))
+        window["ticks"].append((window["w"]._mark(), total.count, total.errors))
         return rows
 
     # A bench-only wrapper: reads the clock at each 1 s tick of the measured phase, so the
     # window excludes start-up, preload, drain and the final CSV/summary writing.
     _recorder.Recorder.begin = timed_begin  # type: ignore[method-assign]
     _recorder.Recorder.tick = timed_tick  # type: ignore[method-assign]
-    argv = ["run", args.profile, "--out", args.out, "--quiet"]
+    out = Path(args.out) / f"kr-{os.getpid()}"
+    argv = ["run", args.profile, "--out", str(out), "--quiet"]
     if args.duration:
         argv += ["--duration", f"{args.duration}s"]
     code = main(argv)
     ticks = window["ticks"][:-1]  # the last one is the final (partial) tick after the drain
     if code or not ticks:
         raise SystemExit(f"keyramp run failed with exit code {code}")
-    t1, c1 = ticks[-1][0], ticks[-1][1]
-    return _result(sum(t[2] for t in ticks), t1 - window["t0"], c1 - window["c0"], errors=sum(t[3] for t in ticks))
+    # The run's own latency figures (intended start and service time), for open-model comparisons.
+    total = next(iter(json.loads(next(out.glob("*/summary.json")).read_text())["cells"].values()))["total"]
+    latency = {f"{kind}_{p}": total[kind][p] for kind in ("latency_ms", "service_ms") for p in ("p50", "p99")}
+    return _result(sum(t[1] for t in ticks), window["w"].stop(ticks[-1][0]), errors=sum(t[2] for t in ticks),
+                   late=total.get("late"), **latency)
+
+
+def run_aio(args: argparse.Namespace) -> dict[str, Any]:
+    import asyncio
+
+    import grpc.aio
+
+    from keyramp.backends._rpc import CHANNEL_OPTIONS, GrpcBackend
+    from keyramp.run._workload import UserOps
+
+    wl, cls, target, _ = _workload(args.profile, args.endpoint, driver="grpc")
+
+    class Built(Exception):
+        """Carries the request the driver built out of its call."""
+
+    class Capture:
+        """A channel that hands back the first request of an operation instead of sending it."""
+
+        def unary(self, method: Any, request: Any, metadata: Any) -> Any:
+            raise Built(method, request, metadata)
+
+        stream = unary
+
+    builders = []
+    for i in range(args.users):
+        backend = type("Building", (cls,), {"executor": "gevent"})(target)  # a lazy channel, never used
+        backend.rpc.close()
+        backend.rpc = Capture()  # type: ignore[assignment]
+        builders.append(UserOps(wl, backend, user_index=i))
+
+    def build(ops: Any) -> tuple[Any, Any, Any]:
+        try:
+            ops.run(wl.choose_op(ops.rng))
+        except Built as built:
+            return built.args  # type: ignore[return-value]
+        raise RuntimeError("the operation sent no request")
+
+    async def main() -> tuple[int, int, dict[str, Any]]:
+        channels = [grpc.aio.insecure_channel(target.endpoint, CHANNEL_OPTIONS) for _ in range(args.users)]
+        stubs = [{m.path: (m.stream, (ch.unary_stream if m.stream else ch.unary_unary)(
+            m.path, request_serializer=m.request.SerializeToString, response_deserializer=m.response.FromString))
+            for m in cls.methods} for ch in channels]
+        counts = [0] * args.users
+        errors = [0] * args.users
+        state = {"stop": False}
+
+        prepared: dict[int, Any] = {}  # the driver's constant metadata, as grpc.aio.Metadata (as kr-grpc sends it)
+
+        async def worker(i: int) -> None:
+            ops, table, timeout = builders[i], stubs[i], target.timeout_s
+            while not state["stop"]:
+                method, request, metadata = build(ops)
+                metadata = prepared.get(id(metadata)) or prepared.setdefault(id(metadata), grpc.aio.Metadata(*metadata))
+                stream, stub = table[method.path]
+                try:
+                    if stream:
+                        async for _ in stub(request, timeout=timeout, metadata=metadata):
+                            pass
+                    else:
+                        await stub(request, timeout=timeout, metadata=metadata)
+                except grpc.aio.AioRpcError:
+                    errors[i] += 1
+                counts[i] += 1
+
+        tasks = [asyncio.create_task(worker(i)) for i in range(args.users)]
+        await asyncio.sleep(1.0)  # connect and warm up outside the window
+        n0, e0, window = sum(counts), sum(errors), Window(args.emulator_pid)
+        await asyncio.sleep(args.duration)
+        n1, e1, measured = sum(counts), sum(errors), window.stop()
+        state["stop"] = True
+        await asyncio.gather(*tasks)
+        for ch in channels:
+            await ch.close()
+        return n1 - n0, e1 - e0, measured
+
+    ops, errs, measured = asyncio.run(main())
+    return _result(ops, measured, errors=errs)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("mode", choices=("bare", "locust", "keyramp"))
+    parser.add_argument("mode", choices=("bare", "locust", "keyramp", "aio"))
     parser.add_argument("profile")
     parser.add_argument("--endpoint", required=True)
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--duration", type=float, default=8.0)
     parser.add_argument("--out", default=str(ROOT / "results"))
+    parser.add_argument("--driver", choices=("client", "grpc"), default="client",
+                        help="keyramp: must match the profile's driver (recorded with the result)")
+    parser.add_argument("--executor", choices=("aio", "gevent"), default="aio", help="keyramp with driver grpc")
+    parser.add_argument("--emulator-pid", type=int, default=None, help="also measure this process tree's CPU")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    runner = {"bare": run_bare, "locust": run_locust, "keyramp": run_keyramp}[args.mode]
+    runner = {"bare": run_bare, "locust": run_locust, "keyramp": run_keyramp, "aio": run_aio}[args.mode]
     result = runner(args)
-    print("BENCH " + json.dumps({"mode": args.mode, "users": args.users, **result}), flush=True)
+    print("BENCH " + json.dumps({"mode": args.mode, "users": args.users, "driver": args.driver,
+                                 "executor": args.executor, **result}), flush=True)
 
 
 if __name__ == "__main__":

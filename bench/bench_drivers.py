@@ -1,0 +1,183 @@
+"""Drivers (issue 18): the official client vs raw gRPC, per store, writes and reads, in one run.
+
+Contestants (each one process, ``bench/_contestant.py``, same operation code and keys):
+
+- ``bare``: the official client in N OS threads (default 8), no gevent, no Locust;
+- ``aio``: raw ``grpc.aio`` tasks on one event loop, requests built by the ``grpc``
+  driver (the practical limit of Python gRPC on this box);
+- ``locust``: a plain Locust ``User`` on the official client;
+- ``kr-client``: ``keyramp run``, ``driver = "client"``;
+- ``kr-grpc``: ``keyramp run``, ``driver = "grpc"`` (``grpc.aio`` executor behind gevent);
+- ``kr-grpc-gevent``: ``driver = "grpc"`` with gRPC's synchronous API under gevent.
+
+All gevent contestants run ``--users`` (default 32) users, closed model. Repetitions are
+interleaved (the order of contestants rotates each repetition) because the machine is
+shared; verdicts are ratios of medians within this run. Each result carries the load
+process's CPU per operation, the emulator's CPU per operation and the machine's busy
+cores over the same measured window: on 2 cores, the emulator and other processes take
+their share, which is what bounds every contestant's absolute ops/s.
+
+Run: ``.venv/bin/python bench/bench_drivers.py [--stores bigtable] [--ops insert] [--reps 3]``
+Writes ``bench/results/drivers.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT, emulators, env_for, machine, median, save, table, write_profile  # noqa: E402
+
+#: name -> (_contestant mode, driver, executor)
+CONTESTANTS: dict[str, tuple[str, str, str]] = {
+    "bare": ("bare", "client", "aio"),
+    "aio": ("aio", "grpc", "aio"),
+    "locust": ("locust", "client", "aio"),
+    "kr-client": ("keyramp", "client", "aio"),
+    "kr-grpc": ("keyramp", "grpc", "aio"),
+    "kr-grpc-gevent": ("keyramp", "grpc", "gevent"),
+}
+STORES = ("datastore", "firestore", "bigtable")
+
+
+def contestant(name: str, profile: Path, endpoint: str, emulator_pid: int, *, users: int, threads: int,
+               duration: float, env: dict[str, str], out: Path) -> dict[str, Any]:
+    mode, driver, executor = CONTESTANTS[name]
+    cmd = [sys.executable, str(ROOT / "bench" / "_contestant.py"), mode, str(profile), "--endpoint", endpoint,
+           "--users", str(threads if mode == "bare" else users), "--duration", str(duration), "--out", str(out),
+           "--driver", driver, "--executor", executor, "--emulator-pid", str(emulator_pid)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("BENCH ")), None)
+    if proc.returncode or line is None:
+        raise RuntimeError(f"{name} failed ({proc.returncode}): {proc.stderr[-1500:]}")
+    return {"contestant": name, **json.loads(line[6:])}
+
+
+def _profile(tmp: Path, store: str, op: str, driver: str, *, users: int, duration: float,
+             rate: float | None = None) -> Path:
+    """Closed model with ``users`` users, or (``rate``) an open-model constant rate."""
+    schedule = ({"kind": "users", "users": users, "spawn_rate": users, "warmup": "2s"} if rate is None else
+                {"kind": "constant", "rate": rate, "max_users": users, "warmup": "2s"})
+    return write_profile(
+        tmp / f"{store}-{op}-{driver}-{rate or 'closed'}.toml",
+        {"name": f"bench-{store}-{op}-{driver}", "backend": store, "driver": driver, "duration": f"{duration}s",
+         "seed": 1},
+        workload={"ops": {op: 1.0}, "record_count": 2000 if op == "read" else 0, "read_distribution": "uniform",
+                  "value_size": 64},
+        keys={"strategy": "random"},
+        schedule=schedule,
+    )
+
+
+def summarise(runs: list[dict[str, Any]], stores: list[str], ops: list[str], names: list[str]) -> list[dict[str, Any]]:
+    summary = []
+    for store in stores:
+        for op in ops:
+            med: dict[str, dict[str, float]] = {}
+            for name in names:
+                rs = [r for r in runs if r["store"] == store and r["op"] == op and r["contestant"] == name]
+                med[name] = {k: median([r[k] for r in rs if r.get(k) is not None])
+                             for k in ("ops_per_s", "cpu_us_per_op", "emulator_us_per_op", "machine_busy_cores")}
+            bare = med["bare"]["ops_per_s"] if "bare" in med else None
+            summary.append({"store": store, "op": op, "median": med,
+                            "vs_bare": {n: round(m["ops_per_s"] / bare, 3) for n, m in med.items()} if bare else {}})
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--stores", nargs="+", default=list(STORES), choices=STORES)
+    parser.add_argument("--ops", nargs="+", default=["insert", "read"])
+    parser.add_argument("--contestants", nargs="+", default=list(CONTESTANTS), choices=list(CONTESTANTS))
+    parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--duration", type=float, default=8.0)
+    parser.add_argument("--users", type=int, default=32, help="gevent users and aio tasks")
+    parser.add_argument("--threads", type=int, default=8, help="OS threads of the bare loop")
+    parser.add_argument("--latency-rate", type=float, default=300.0,
+                        help="also run keyramp client vs grpc at this open-model rate (0: skip)")
+    parser.add_argument("--warmup", type=float, default=20.0,
+                        help="seconds of unmeasured load on each fresh emulator first (JVM JIT)")
+    parser.add_argument("--name", default="drivers", help="result file name (bench/results/NAME.json)")
+    args = parser.parse_args()
+    before = machine()
+    runs: list[dict[str, Any]] = []
+    latencies: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="keyramp-bench-") as tmp:
+        tmpdir = Path(tmp)
+        for store in args.stores:
+            with emulators(store) as running:
+                emu = running[store]
+                env = env_for(emu)
+                # A fresh JVM emulator is several times slower until JIT-compiled: warm it first.
+                warm = _profile(tmpdir, store, "insert", "grpc", users=args.users, duration=args.warmup)
+                contestant("kr-grpc", warm, emu.endpoint, emu.pid, users=args.users, threads=args.threads,
+                           duration=args.warmup, env=env, out=tmpdir / "out")
+                for op in args.ops:
+                    profiles = {d: _profile(tmpdir, store, op, d, users=args.users, duration=args.duration)
+                                for d in ("client", "grpc")}
+                    for rep in range(args.reps):
+                        shift = rep % len(args.contestants)
+                        order = args.contestants[shift:] + args.contestants[:shift]
+                        if rep % 2:
+                            order = order[::-1]
+                        for name in order:
+                            r = contestant(name, profiles[CONTESTANTS[name][1]], emu.endpoint, emu.pid,
+                                           users=args.users, threads=args.threads, duration=args.duration,
+                                           env=env, out=tmpdir / "out")
+                            r.update(store=store, op=op, rep=rep)
+                            runs.append(r)
+                            print(f"{store:9} {op:6} rep{rep} {name:14} {r['ops_per_s']:8.1f} ops/s "
+                                  f"{r['cpu_us_per_op'] or 0:7.1f} µs CPU/op  emulator "
+                                  f"{r.get('emulator_us_per_op') or 0:6.1f} µs/op  machine "
+                                  f"{r['machine_busy_cores']:.2f} cores", flush=True)
+                    if not args.latency_rate:
+                        continue
+                    # The same open-model rate through both drivers: what switching driver does to latency.
+                    paced = {d: _profile(tmpdir, store, op, d, users=args.users, duration=args.duration,
+                                         rate=args.latency_rate) for d in ("client", "grpc")}
+                    for rep in range(args.reps):
+                        for name in (("kr-client", "kr-grpc") if rep % 2 == 0 else ("kr-grpc", "kr-client")):
+                            r = contestant(name, paced[CONTESTANTS[name][1]], emu.endpoint, emu.pid,
+                                           users=args.users, threads=args.threads, duration=args.duration,
+                                           env=env, out=tmpdir / "out")
+                            r.update(store=store, op=op, rep=rep, paced=args.latency_rate)
+                            latencies.append(r)
+                            print(f"{store:9} {op:6} rep{rep} {name:14} at {args.latency_rate:g} ops/s: p50 "
+                                  f"{r['latency_ms_p50']:.2f} ms p99 {r['latency_ms_p99']:.2f} ms (service p50 "
+                                  f"{r['service_ms_p50']:.2f} p99 {r['service_ms_p99']:.2f}) "
+                                  f"{r['cpu_us_per_op'] or 0:.0f} µs CPU/op", flush=True)
+    summary = summarise(runs, args.stores, args.ops, args.contestants)
+    rows = []
+    for entry in summary:
+        for name in args.contestants:
+            m = entry["median"][name]
+            rows.append([entry["store"], entry["op"], name, m["ops_per_s"], entry["vs_bare"].get(name, float("nan")),
+                         m["cpu_us_per_op"], m["emulator_us_per_op"], m["machine_busy_cores"]])
+    print(table(["store", "op", "contestant", "ops/s", "× bare", "µs CPU/op", "emulator µs/op", "busy cores"], rows))
+    paced_summary = []
+    for store in args.stores:
+        for op in args.ops:
+            for name in ("kr-client", "kr-grpc"):
+                rs = [r for r in latencies if r["store"] == store and r["op"] == op and r["contestant"] == name]
+                if rs:
+                    paced_summary.append({"store": store, "op": op, "contestant": name, **{
+                        k: median([r[k] for r in rs]) for k in ("ops_per_s", "latency_ms_p50", "latency_ms_p99",
+                                                                 "service_ms_p50", "service_ms_p99", "cpu_us_per_op")}})
+    if paced_summary:
+        print(table(["store", "op", "driver", "ops/s", "p50 ms", "p99 ms", "service p50", "service p99", "µs CPU/op"],
+                    [[e["store"], e["op"], e["contestant"], e["ops_per_s"], e["latency_ms_p50"], e["latency_ms_p99"],
+                      e["service_ms_p50"], e["service_ms_p99"], e["cpu_us_per_op"]] for e in paced_summary]))
+    path = save(args.name, {"bench": "drivers", "args": vars(args), "machine_before": before,
+                            "machine_after": machine(), "summary": summary, "paced": paced_summary, "runs": runs,
+                            "paced_runs": latencies})
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
