@@ -8,9 +8,11 @@ Verdict design (CI noise on shared machines is large, so A/A must rarely flag):
   minimum effect; ``better`` below ``1 / (1 + min_effect)``. The interval resamples
   1 s interval histograms, so it reflects within-run noise; the minimum effect absorbs
   the between-run noise that no single run can show.
-* a starved load generator (operations started late while users sat idle) measures
-  the machine: a verdict that the lateness explains is n/a ("inconclusive"); a
-  starved *baseline* is judged on service time for ``worse`` (see ``_compare_cell_op``).
+* a starved load generator (operations started late while its users sat idle or its
+  process was CPU-bound: the one rule of ``keyramp.results._generator``, which also sets
+  a run's ``generator_limited``) measures the machine: a verdict that the lateness
+  explains is n/a ("inconclusive"); a starved *baseline* is judged on service time for
+  ``worse`` (see ``_compare_cell_op``).
   Measured A/A and A/B rates: docs/ci.md.
 * throughput (ops/s, higher is better): same rule with ``min_effect_throughput`` (5 %).
 * error rate: two-proportion z-test at ``alpha`` (default 0.01) plus a minimum
@@ -30,6 +32,7 @@ import numpy as np
 
 from keyramp._types import OP_NAMES
 from keyramp.results._catalog import Run, cell_identity
+from keyramp.results._generator import busy_users, generator_late
 from keyramp.results._read import read_intervals
 from keyramp.profile._thresholds import Threshold, ThresholdResult, evaluate, parse_table
 from keyramp.compare._stats import bootstrap_replicates, interval_matrix, ratio_ci, two_proportion
@@ -257,33 +260,11 @@ def _late_fraction(stats: dict[str, Any]) -> float:
     return late / count if isinstance(count, int | float) and isinstance(late, int | float) and count > 0 else 0.0
 
 
-def busy_users(cell: dict[str, Any]) -> float | None:
-    """Mean users busy in a cell by Little's law (sum over ops of ops/s x mean service s) / users."""
-    users = cell.get("users")
-    if not isinstance(users, int | float) or isinstance(users, bool) or users <= 0:
-        return None
-    busy = 0.0
-    for stats in (cell.get("operations") or {}).values():
-        rate = _num((stats or {}).get("ops_per_s"))
-        mean = _num(((stats or {}).get("service_ms") or {}).get("mean"))
-        if rate is None or mean is None:
-            return None
-        busy += rate * mean / 1000.0
-    return busy / users
-
-
 def _machine_late(cell: dict[str, Any], stats: dict[str, Any], opts: CompareOptions) -> float:
-    """Share of an op's operations that started late because the *machine* starved the generator.
-
-    Two causes make operations start late: the store held every user up (users busy by
-    Little's law: that can be the regression itself, so it counts as 0 here) or the
-    machine starved the load generator (users mostly idle, yet starts slipped).
-    """
-    late = _late_fraction(stats)
-    if late <= 0:
-        return 0.0
-    busy = busy_users(cell)
-    return 0.0 if busy is None or busy >= opts.busy_users_fraction else late
+    """Share of an op's operations that started late because the generator fell behind (the one
+    rule of ``keyramp.results._generator``: CPU-bound load process, or users mostly idle);
+    lateness with every user busy is the store's (it can be the regression itself)."""
+    return generator_late(cell, stats, busy_limit=opts.busy_users_fraction)
 
 
 def _late_budget(pct: float, opts: CompareOptions) -> float:

@@ -141,7 +141,8 @@ def render_terminal(cmp: Comparison, console: Any) -> None:
             for cell, results in cells.items():
                 for r in results:
                     th.add_row(_short(run_id), escape(cell), escape(f"{r.name} {r.op} {r.limit:g}"), _fmt(r.value),
-                               "[green]pass[/]" if r.passed else "[red]FAIL[/]")
+                               "[green]pass[/]" if r.passed else "[yellow]inconclusive[/]"
+                               if r.verdict == "inconclusive" else "[red]FAIL[/]")
         console.print(th)
     for warning in cmp.warnings:
         console.print(f"[yellow]warning[/]: {escape(warning)}", highlight=False)
@@ -178,7 +179,8 @@ def render_markdown(cmp: Comparison) -> str:
             for cell, results in cells.items():
                 for r in results:
                     lines.append(f"| `{run_id}` | {_md(cell)} | `{_md(r.name)} {r.op} {r.limit:g}` | {_fmt(r.value)} | "
-                                 f"{'✅ pass' if r.passed else '❌ fail'} |")
+                                 f"{'✅ pass' if r.passed else '⚠ inconclusive' if r.verdict == 'inconclusive' else '❌ fail'}"
+                                 " |")
     if cmp.forecast:
         lines += ["", "### Launch forecast (modelled: share of launch operations throttled, low–high)", "",
                   "| cell | " + " | ".join(f"`{r.run_id}`" for r in cmp.runs) + " |", "|---|" + "---|" * len(cmp.runs)]
@@ -258,6 +260,8 @@ def render_junit(cmp: Comparison) -> str:
                                      classname=f"keyramp.thresholds.{cell}", time="0")
                 if not r.passed:
                     text = f"{r.name} = {_fmt(r.value)}, required {r.op} {r.limit:g}"
+                    if r.verdict == "inconclusive":  # not a pass either: the gate stays red
+                        text = f"inconclusive: {r.note or text}"
                     ET.SubElement(case, "failure", message=text, type="threshold").text = text
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for el in suites:
@@ -437,7 +441,9 @@ def render_html(cmp: Comparison) -> str:
                 for r in results:
                     out.append(f"<tr><td><code>{_e(run_id)}</code></td><td>{_e(cell)}</td>"
                                f"<td>{_e(f'{r.name} {r.op} {r.limit:g}')}</td><td>{_e(_fmt(r.value))}</td>"
-                               f'<td class="{"pass" if r.passed else "fail"}">{"pass" if r.passed else "FAIL"}</td></tr>')
+                               f'<td class="{"pass" if r.passed else "fail"}">'
+                               f'{"pass" if r.passed else "inconclusive" if r.verdict == "inconclusive" else "FAIL"}'
+                               '</td></tr>')
         out.append("</table>")
     if cmp.forecast:
         out.append("<h2>Launch forecast (modelled)</h2><table><tr><th>cell</th>"

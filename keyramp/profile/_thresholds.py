@@ -13,6 +13,10 @@ A name is ``[<operation>.]<metric>``; without an operation the metric is over al
 cell's operations (the summary's ``total``). For throughput metrics a bare number is a
 floor (``>=``), for everything else a ceiling (``<``). ``forecast.<metric>[.low|.mid|.high]``
 gates on the launch forecast's band, by default its ``high`` end: the whole band must pass.
+
+A latency threshold (``*_ms``) of a generator-limited cell (``keyramp.results._generator``)
+is "inconclusive", never "pass": the load generator's own queue is in those figures. It
+does not pass (``passed`` is false), so a CI gate on it does not go green.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from typing import Any, Final
 from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES
 
-__all__ = ["FORECAST_METRICS", "METRICS", "Threshold", "ThresholdResult", "parse_table", "parse_expression", "evaluate", "all_passed"]
+__all__ = ["FORECAST_METRICS", "METRICS", "Threshold", "ThresholdResult", "parse_table", "parse_expression", "evaluate",
+           "all_passed", "is_latency"]
 
 _PERCENTILES: Final = ("p50", "p90", "p95", "p99", "p999", "max", "mean")
 
@@ -70,13 +75,23 @@ class Threshold:
 
 @dataclass(frozen=True)
 class ThresholdResult:
-    """One evaluated threshold; ``op`` is the comparator (as in summary.json)."""
+    """One evaluated threshold; ``op`` is the comparator (as in summary.json).
+
+    ``verdict``: "pass", "fail", or "inconclusive" (a latency threshold of a generator-limited
+    cell, ``note`` says why); only "pass" has ``passed`` true.
+    """
 
     name: str
     op: str
     limit: float
     value: float | None
     passed: bool
+    verdict: str = ""
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.verdict:
+            object.__setattr__(self, "verdict", "pass" if self.passed else "fail")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -190,12 +205,22 @@ def _value(threshold: Threshold, cell_summary: Mapping[str, Any]) -> tuple[bool,
     return True, float(node)
 
 
+def is_latency(metric: str) -> bool:
+    """A measured latency or service-time percentile: what a generator-limited cell cannot vouch
+    for (the launch forecast's modelled ``forecast.added_p99_ms`` is not measured)."""
+    return metric.endswith("_ms") and not metric.startswith("forecast.")
+
+
 def evaluate(thresholds: Iterable[Threshold], cell_summary: Mapping[str, Any]) -> list[ThresholdResult]:
     """Check each threshold against one cell's summary (the dict under ``summary["cells"][id]``).
 
     A threshold whose value is missing (no operations completed) fails: a run that
-    measured nothing must not pass silently.
+    measured nothing must not pass silently. Latency thresholds of a generator-limited cell
+    are inconclusive (see the module docstring).
     """
+    from keyramp.results._generator import generator_limited, generator_reason
+
+    limited = generator_reason(cell_summary) if generator_limited(cell_summary) else None
     results = []
     for threshold in thresholds:
         applicable, value = _value(threshold, cell_summary)
@@ -204,6 +229,11 @@ def evaluate(thresholds: Iterable[Threshold], cell_summary: Mapping[str, Any]) -
         passed = value is not None and _COMPARATORS[threshold.op](value, threshold.limit)
         if value is not None and math.isinf(value):
             value = None  # JSON has no infinity: "never adapts" is recorded as no value
+        if limited is not None and is_latency(threshold.metric):
+            results.append(ThresholdResult(name=threshold.name, op=threshold.op, limit=threshold.limit, value=value,
+                                           passed=False, verdict="inconclusive",
+                                           note=f"generator-limited: {limited}"))
+            continue
         results.append(ThresholdResult(name=threshold.name, op=threshold.op, limit=threshold.limit,
                                        value=value, passed=bool(passed)))
     return results

@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 INDEX_FILE = ".keyramp-catalog.sqlite"
-_VERSION = "1"  # bump when the rows change: an index of another version is rebuilt
+_VERSION = "2"  # bump when the rows change: an index of another version is rebuilt
 
 SORT_KEYS = ("started", "run_id", "profile", "status", "cells", "ops_per_s", "p99_ms", "error_rate")
 FILTERS = ("profile", "backend", "strategy", "status", "from", "to")
@@ -114,10 +114,20 @@ def run_row(run: Run) -> dict[str, Any]:
         "error_rate": (errors / count) if count else None,
         "p99_ms": max(p99s) if p99s else None,
         "thresholds_passed": run.thresholds_passed,
+        "generator_limited_cells": limited_cells(summary),
         "warnings": list(run.warnings),
         "ok": run.ok,
         "corrupt": not manifest and not summary,
     }
+
+
+def limited_cells(summary: dict[str, Any]) -> list[str]:
+    """Cells whose load generator could not keep up (``keyramp.results._generator``; probes have none)."""
+    from keyramp.results._generator import generator_limited
+
+    return [cid for cid, c in as_dict(summary.get("cells")).items()
+            if isinstance(as_dict(c).get("total"), dict) and "probe" not in as_dict(c)
+            and generator_limited(as_dict(c))]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -47,10 +47,21 @@ def forecast_step(a: CellAnalysis) -> None:
     from keyramp.forecast import forecast_step as step
 
     step(a)
+def generator_step(a: CellAnalysis) -> None:
+    """``generator_limited`` and why (``keyramp.results._generator``): before the thresholds,
+    which turn latency checks of a generator-limited cell "inconclusive"."""
+    if not a.measured:
+        return  # a probe: no Locust phase, no schedule to keep up with
+    from keyramp.results._generator import check_generator
+
+    check = check_generator(a.summary)
+    a.summary["generator_limited"] = check.limited
+    a.summary["generator"] = check.to_dict()
 
 
 #: (name, step) in order; a new analysis adds itself here.
 ANALYSIS_STEPS: tuple[tuple[str, Callable[[CellAnalysis], None]], ...] = (
+    ("generator check", generator_step),
     ("key-space analysis", keyspace_step),
     ("launch forecast", forecast_step),
 )

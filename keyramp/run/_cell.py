@@ -17,6 +17,7 @@ from locust.stats import PERCENTILES_TO_REPORT, StatsCSV, StatsCSVFileWriter
 
 from keyramp.backends import spec_for
 from keyramp.profile import Cell, Profile, cell_namespace
+from keyramp.run._coverage import load_generated
 from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._observer import Observers, TeeSink
 from keyramp.run._pacer import Pacer
@@ -136,7 +137,10 @@ class CellRun:
             self.worker_meta = load.worker_meta()
             self.warmup_inserts = load.warmup_inserts()  # they extend the key range the cell ran against
             if phases.measured:
-                self.partial = self._summary(recorder, users=phases.users, duration=phases.duration_s)
+                self.partial = self._summary(recorder, users=phases.users, duration=phases.duration_s,
+                                             load_cpu=load.load_cpu())
+                self.partial["load_generated"] = load_generated(cell, int(self.partial["total"]["count"]),
+                                                                self.worker_meta)
         assert self.partial is not None
         return self.partial
 
@@ -195,7 +199,8 @@ class CellRun:
         summary["probe"] = result
         return summary
 
-    def _summary(self, recorder: Recorder, *, users: int, duration: float) -> dict[str, Any]:
+    def _summary(self, recorder: Recorder, *, users: int, duration: float,
+                 load_cpu: dict[str, Any] | None = None) -> dict[str, Any]:
         cell = self.cell
         return {
             "backend": cell.backend,
@@ -210,5 +215,6 @@ class CellRun:
             **({"warmup_inserts": self.warmup_inserts} if self.warmup_inserts is not None else {}),
             "namespace": self.address.namespace,
             **recorder.summary(duration_s=duration),
+            **({"load_cpu": load_cpu} if load_cpu is not None else {}),
         }
 

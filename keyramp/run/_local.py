@@ -13,6 +13,7 @@ from gevent.event import Event
 from locust.env import Environment
 from locust.event import Events
 
+from keyramp.run._cpu import CpuMeter, CpuSample, load_cpu_summary
 from keyramp.run._pacer import Pacer
 from keyramp.run._phases import DRAIN_S, drain, dropped_since, freeze_heap, tick_phase
 from keyramp.run._recorder import TimeseriesRow
@@ -47,6 +48,9 @@ class LocalLoad:
         self.runner = self.environment.create_local_runner()
         self._start = 0.0
         self._warmup_inserts: int | None = None
+        self._cpu: CpuMeter | None = None
+        #: This process's CPU over the measured phase so far, updated each second.
+        self._cpu_used: CpuSample | None = None
 
     def connect(self) -> int:
         return 1
@@ -73,6 +77,7 @@ class LocalLoad:
         self._warmup_inserts = ctx.workload.inserted
         freeze_heap()
         start = self._start = time.perf_counter()
+        self._cpu = CpuMeter()
         assert ctx.recorder is not None
         ctx.recorder.begin(start)
         if ctx.open_model:
@@ -85,6 +90,8 @@ class LocalLoad:
         assert self.ctx.recorder is not None
         for now, rows in tick_phase(self.ctx, self.ctx.recorder, start=self._start, duration_s=self.duration_s,
                                     stop=stop):
+            if self._cpu is not None:
+                self._cpu_used = self._cpu.sample()
             yield now - self._start, rows
 
     def worker_meta(self) -> None:
@@ -92,6 +99,8 @@ class LocalLoad:
 
     def warmup_inserts(self) -> int | None:
         return self._warmup_inserts
+    def load_cpu(self) -> dict[str, Any] | None:
+        return load_cpu_summary([self._cpu_used]) if self._cpu_used else None
 
     def finish(self, *, measured: bool, aborted: bool) -> None:
         ctx = self.ctx

@@ -35,6 +35,7 @@ from locust.event import Events
 from locust.runners import STATE_MISSING
 
 from keyramp._errors import RunFailed, UsageError
+from keyramp.run._cpu import load_cpu_summary
 from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._pacer import Pacer
 from keyramp.run._phases import DRAIN_S, PhaseAborted, StopFlag
@@ -93,11 +94,19 @@ class _CellMerge:
     rows: list[list[TimeseriesRow]] = field(default_factory=list)
     counts: dict[str, Counter[str]] = field(default_factory=dict)
     dropped: Counter[str] = field(default_factory=Counter)
+    #: Each worker's ``CpuSample`` since its phase started, from its latest interval in the phase.
+    cpu: dict[str, list[float]] = field(default_factory=dict)
+    #: The last second each worker reported (a lost worker's record ends there).
+    last_second: dict[str, int] = field(default_factory=dict)
 
     def add(self, client_id: str, data: dict[str, Any]) -> None:
         if client_id not in self.workers or client_id in self.finished:
             return
         second = int(data["second"])
+        self.last_second[client_id] = max(second, self.last_second.get(client_id, -1))
+        cpu = data.get("cpu")
+        if cpu and (not data["final"] or client_id not in self.cpu):  # the last one includes the drain
+            self.cpu[client_id] = [float(x) for x in cpu]
         self.pending.setdefault(second, {})[client_id] = data
         per_op = self.counts.setdefault(client_id, Counter())
         for op, o in data["ops"].items():
@@ -307,6 +316,16 @@ class Master:
                 return f"{who} stopped sending heartbeats"
         return None
 
+    def lost_ids(self, workers: list[str]) -> set[str]:
+        """Which of ``workers`` are gone: a local process that exited, a disconnected or silent node."""
+        pids = {proc.pid for proc in self.procs if proc.poll() is not None}
+        gone = set()
+        for cid in workers:
+            info, node = self.hello.get(cid), self.runner.clients.get(cid)
+            if (info is not None and info.pid in pids) or node is None or node.state == STATE_MISSING:
+                gone.add(cid)
+        return gone
+
     def stop_users(self, timeout_s: float = _STOP_S) -> None:
         # Locust waits until the workers report no users; a dead worker never does.
         stopper = gevent.spawn(self.runner.stop)
@@ -334,6 +353,8 @@ class WorkerLoad:
         self.merge: _CellMerge | None = None
         self.token = ""
         self._start = 0.0
+        #: Workers found lost when the phase aborted (their records end at their last interval).
+        self.lost: set[str] = set()
 
     def connect(self) -> int:
         self.workers = self.master.wait_for_workers(self.stop, self.say)
@@ -384,6 +405,7 @@ class WorkerLoad:
                 yield min(rows[-1].second + 1, self.duration_s), rows
             lost = self.master.lost(merge.workers, merge)
             if lost is not None:
+                self.lost = self.master.lost_ids([w for w in merge.workers if w not in merge.finished])
                 raise PhaseAborted(lost)
             if time.perf_counter() > deadline:
                 missing = [str(i) for i, w in enumerate(merge.workers) if w not in merge.finished]
@@ -407,15 +429,19 @@ class WorkerLoad:
         if merge is None or set(merge.warmup_inserts) != set(self.workers):
             return None  # a worker did not report: estimated from the warm-up's length instead
         return sum(merge.warmup_inserts.values())
+    def load_cpu(self) -> dict[str, Any] | None:
+        return load_cpu_summary(list(self.merge.cpu.values())) if self.merge is not None else None
 
     def worker_meta(self) -> list[dict[str, Any]]:
         """Per-worker figures for the manifest."""
         merge, hello = self.merge, self.master.hello
         counts = merge.counts if merge is not None else {}
         dropped = merge.dropped if merge is not None else Counter()
+        last = merge.last_second if merge is not None else {}
         return [{"index": i, "host": hello[cid].host if cid in hello else None,
                  "pid": hello[cid].pid if cid in hello else None,
                  "count": sum(counts.get(cid, Counter()).values()),
-                 "ops": dict(sorted(counts.get(cid, Counter()).items())), "dropped": dropped.get(cid, 0)}
+                 "ops": dict(sorted(counts.get(cid, Counter()).items())), "dropped": dropped.get(cid, 0),
+                 "last_second": last.get(cid), **({"lost": True} if cid in self.lost else {})}
                 for i, cid in enumerate(self.workers)]
 

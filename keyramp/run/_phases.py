@@ -121,6 +121,8 @@ class CellLoad(Protocol):
     def warmup_inserts(self) -> int | None:
         """Records the warm-up inserted before the measured phase began (None: not reported).
         They are part of the key range the cell runs against (key-space analysis)."""
+    def load_cpu(self) -> dict[str, Any] | None:
+        """The load processes' CPU over the measured phase (``run._cpu.load_cpu_summary``), or None."""
 
 
 def users_for(cell: Cell, *, processes: int = 1) -> int:

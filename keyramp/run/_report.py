@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from keyramp.forecast._text import forecast_short
+from keyramp.results._generator import generator_limited, generator_reason
 from keyramp.run._observer import RunObserver
 
 if TYPE_CHECKING:
@@ -34,6 +35,16 @@ def _mean_target(cell: Mapping[str, Any]) -> float | None:
     return sum(p["target"] for p in timeline) / len(timeline)
 
 
+def _threshold_verdict(checks: Sequence[Mapping[str, Any]]) -> str:
+    if not checks:
+        return "-"
+    failed = [t["name"] for t in checks if t.get("verdict", "pass" if t.get("passed") else "fail") == "fail"]
+    unsure = [t["name"] for t in checks if t.get("verdict") == "inconclusive"]
+    parts = (["FAIL " + ", ".join(failed)] if failed else []) + (
+        ["inconclusive " + ", ".join(unsure)] if unsure else [])
+    return "; ".join(parts) or "pass"
+
+
 def summary_table(summary: Mapping[str, Any]) -> Table:
     """One row per cell: throughput vs target, latency percentiles, errors, hotspot share."""
     status = summary.get("status", "?")
@@ -47,17 +58,19 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
         ("dropped", "right"), ("hot 1%*", "right"), ("forecast**", "left"), ("thresholds", "left"),
     ):
         table.add_column(name, justify=justify, no_wrap=name in ("cell",))
+    limited_cells: list[tuple[str, str]] = []
     for cell_id, cell in summary.get("cells", {}).items():
         total = cell.get("total", {})
         lat = total.get("latency_ms", {})
         target = _mean_target(cell)
         keyspace = cell.get("keyspace") or {}
         hot = keyspace.get("hottest_1pct_share")
-        checks = cell.get("thresholds", [])
-        failed = [t["name"] for t in checks if not t.get("passed")]
-        verdict = "-" if not checks else ("FAIL " + ", ".join(failed) if failed else "pass")
+        verdict = _threshold_verdict(cell.get("thresholds", []))
+        limited = bool(cell.get("total")) and generator_limited(cell)
+        if limited:
+            limited_cells.append((cell_id, generator_reason(cell)))
         table.add_row(
-            cell_id + (" (incomplete)" if cell.get("incomplete") else ""),
+            cell_id + (" (incomplete)" if cell.get("incomplete") else "") + (" †" if limited else ""),
             f"{total.get('ops_per_s', 0):.0f}",
             "-" if target is None else f"{target:.0f}",
             str(total.get("count", 0)),
@@ -78,7 +91,8 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
         "** modelled launch forecast (\\[launch]): verdict and share of launch operations throttled, "
         "low–high over the parameter ranges (uncertain: the band spans two verdicts; keyramp forecast RUN "
         "names the parameter that decides)"
-    )
+    ) + "".join(f"\n† {cell_id} generator-limited: its latency includes the load generator's own queue, not "
+                f"only the store's — {reason}" for cell_id, reason in limited_cells)
     return table
 
 
@@ -150,3 +164,7 @@ class LiveStatus(RunObserver):
             f"{total['ops_per_s']:.0f} ops/s, p99 {lat['p99']:.2f} ms, errors {total['errors']}",
             highlight=False,
         )
+        if summary.get("generator_limited"):
+            self.console.print(f"[yellow]⚠ generator-limited[/yellow]: {generator_reason(summary)} — its latency "
+                               "is not the store's (lower the rate, use driver = \"grpc\", or add --workers)",
+                               highlight=False)

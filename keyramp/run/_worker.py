@@ -34,6 +34,7 @@ from keyramp.backends import spec_for
 from keyramp.profile import Settings
 from keyramp.profile._schedules import make_schedule
 from keyramp.run._gevent import ensure_gevent_grpc
+from keyramp.run._cpu import CpuMeter
 from keyramp.run._pacer import Pacer
 from keyramp.run._phases import drain, dropped_since, freeze_heap, tick_phase
 from keyramp.run._plan import (
@@ -133,11 +134,15 @@ class _WorkerCell:
                                recorder=self.recorder, open_model=self.schedule.open_model)
         self.ctx.warmup_interval = plan.warmup_interval
         self.aborted = Event()
+        self._cpu: CpuMeter | None = None
         env.user_classes = [user_class_for(self.ctx, name=USER_CLASS)]
         self._greenlets = [gevent.spawn(self._report_status)]
 
     def _send_interval(self, payload: dict[str, Any]) -> None:
-        self.runner.send_message(MSG_INTERVAL, {"token": self.plan.token, **payload})
+        # Each interval carries this process's CPU since the phase started: a worker lost later
+        # still counts for what it used until its last interval.
+        cpu = list(self._cpu.sample()) if self._cpu is not None else None
+        self.runner.send_message(MSG_INTERVAL, {"token": self.plan.token, **payload, "cpu": cpu})
 
     def _report_status(self) -> None:
         """Until the phase starts: how many users have their client, and the warm-up latencies."""
@@ -177,6 +182,7 @@ class _WorkerCell:
             if start > time.perf_counter():
                 gevent.sleep(start - time.perf_counter())
             self.recorder.begin(start)
+            self._cpu = CpuMeter()
             ctx.warmup_interval = None
             # What this worker's warm-up inserted: the master adds them to the cell's key range.
             self.runner.send_message(MSG_STATUS, {"token": plan.token, "ready": ctx.users_ready,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from keyramp.results._catalog import Run, load_run
+from keyramp.results._generator import generator_limited, generator_reason
 from keyramp._errors import UsageError
 
 __all__ = ["Evidence", "ChartValue", "RunInfo", "evidence_for", "by_rule", "collect", "load_runs", "role_of",
@@ -37,7 +38,7 @@ class Evidence:
     rule: str
     profile: str
     cell: str
-    kind: str  # "measured" | "modelled" | "not observable" | "unsupported"
+    kind: str  # "measured" | "modelled" | "not observable" | "unsupported" | "generator-limited"
     text: str
     #: Numbers the verdict compares across a pair (e.g. aborts of one key vs many).
     values: Mapping[str, Any]
@@ -226,6 +227,14 @@ def _timeline(cell: Mapping[str, Any]) -> tuple[tuple[float, float | None, float
     return tuple(out)
 
 
+def _generated(cell: Mapping[str, Any]) -> str:
+    """Share of the scheduled operations a cell generated (achieved ÷ target over its timeline)."""
+    points = [p for p in cell.get("target_ops_per_s") or [] if isinstance(p, Mapping) and p.get("target")]
+    target = sum(float(p["target"]) for p in points)
+    achieved = sum(float(p.get("achieved") or 0.0) for p in points)
+    return _pct(achieved / target) if target > 0 else "an unknown share"
+
+
 def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run: Path | None = None) -> list[Evidence]:
     """Evidence rows of one run: one per rule × cell."""
     profile = manifest.get("profile") or {}
@@ -236,11 +245,20 @@ def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run
     for cell_id, cell in (summary.get("cells") or {}).items():
         probe_name = None
         timeline: tuple[tuple[float, float | None, float], ...] = ()
+        limited = "probe" not in cell and bool(cell.get("total")) and generator_limited(cell)
         if "probe" in cell:
             probe_name = cell["probe"].get("name")
             kind, text, values, bars = _probe_evidence(cell["probe"])
         elif cell.get("keyspace"):
             kind, text, values, bars = _keyspace_evidence(cell["keyspace"], cell.get("forecast"))
+            if limited:  # the model saw only the load that was generated
+                text += f" (generator-limited: {_generated(cell)} of the scheduled operations were generated)"
+            timeline = _timeline(cell)
+        elif limited:
+            # Never cite this cell's latency: it is the load generator's own queue.
+            kind, text, values, bars = "generator-limited", (
+                f"the load generator could not keep up ({generator_reason(cell)}); its latency is not the "
+                "store's and is not cited"), {}, []
             timeline = _timeline(cell)
         else:
             total = cell.get("total") or {}

@@ -180,6 +180,10 @@ def _hygiene_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
                          "cases rejected, each with the store's own error") for r in rows]
 
 
+def _limited_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
+    return [("inconclusive (generator-limited)", f"inconclusive ({r.label}): {r.text}") for r in rows]
+
+
 def _plain_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
     return [("measured", f"measured ({r.label}): {r.text}") for r in rows]
 
@@ -197,7 +201,7 @@ _NOTES: dict[str, str] = {
 
 
 _PRIORITY = ("confirmed (measured)", "confirmed (modelled)", "measured", "modelled",
-             "not observable on the emulator", "unsupported")
+             "inconclusive (generator-limited)", "not observable on the emulator", "unsupported")
 
 
 def verdict(rows: Sequence[Evidence]) -> tuple[str, str]:
@@ -211,7 +215,8 @@ def verdict(rows: Sequence[Evidence]) -> tuple[str, str]:
         ([r for r in usable if r.probe in _RATIO_WHAT], _ratio_parts),
         ([r for r in usable if r.probe == "hygiene"], _hygiene_parts),
         ([r for r in usable if r.probe is None and r.kind == "modelled"], _keyspace_parts),
-        ([r for r in usable if r.probe is None and r.kind != "modelled"], _plain_parts),
+        ([r for r in usable if r.kind == "generator-limited"], _limited_parts),
+        ([r for r in usable if r.probe is None and r.kind not in ("modelled", "generator-limited")], _plain_parts),
     )
     for group, describe in groups:
         if group:

@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from keyramp.results._catalog import Run, cell_identity
+from keyramp.results._generator import check_generator
 from keyramp.results._index import as_dict, as_list, num, run_row, text
 
 __all__ = ["run_row", "run_detail", "LATENCY_KEYS", "as_dict", "as_list", "num"]
@@ -73,6 +74,7 @@ def _cells(manifest: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
             "keyspace_modelled": bool(keyspace.get("modelled")),
             "thresholds": [_threshold(t) for t in as_list(s.get("thresholds"))],
             "forecast": forecast_view(s.get("forecast")),
+            **_generator(s),
         }
         # what matches cells across runs: the id without its cNN- index (backend, strategy, extras)
         cell["identity"] = cell_identity(cid)
@@ -108,12 +110,33 @@ def _flatten_keyspace(ks: dict[str, Any], prefix: str = "") -> list[dict[str, An
 def _threshold(raw: object) -> dict[str, Any]:
     d = as_dict(raw)
     passed = d.get("passed")
+    verdict = text(d.get("verdict"))
+    if verdict not in ("pass", "fail", "inconclusive"):
+        verdict = None if not isinstance(passed, bool) else ("pass" if passed else "fail")
     return {
         "name": text(d.get("name")),
         "op": text(d.get("op")),
         "limit": num(d.get("limit")),
         "value": num(d.get("value")),
         "passed": passed if isinstance(passed, bool) else None,
+        "verdict": verdict,
+        "note": text(d.get("note")),
+    }
+
+
+def _generator(s: dict[str, Any]) -> dict[str, Any]:
+    """Whether the generator kept up (the recorded verdict, or the rule applied to an older
+    summary); None for a cell without a load phase (a probe) or without a total."""
+    if not isinstance(s.get("total"), dict) or s.get("probe") is not None:
+        return {"generator_limited": None, "generator": None}
+    recorded = as_dict(s.get("generator"))
+    check = check_generator(s).to_dict() if not recorded else recorded
+    limited = s.get("generator_limited")
+    return {
+        "generator_limited": limited if isinstance(limited, bool) else bool(check.get("limited")),
+        "generator": {"reason": text(check.get("reason")),
+                      **{k: num(check.get(k)) for k in ("late_fraction", "dropped_fraction", "users_busy",
+                                                         "cpu_cores", "max_process_cores", "machine_busy")}},
     }
 
 

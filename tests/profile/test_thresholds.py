@@ -38,7 +38,26 @@ def test_profile_table_defaults_and_explicit_comparators() -> None:
         ("error_rate", 0.02, False), ("insert.p99_ms", 40.0, True), ("insert.service_p99_ms", 30.0, True),
         ("ops_per_s_ratio", 0.95, True), ("p99_ms", 60.0, False), ("p99_ms", 60.0, True)]
     assert not all_passed(results)
-    assert results[0].to_dict() == {"name": "error_rate", "op": "<", "limit": 0.01, "value": 0.02, "passed": False}
+    assert results[0].to_dict() == {"name": "error_rate", "op": "<", "limit": 0.01, "value": 0.02, "passed": False,
+                                    "verdict": "fail", "note": ""}
+
+
+def test_latency_thresholds_of_a_generator_limited_cell_are_inconclusive_never_pass() -> None:
+    thresholds = parse_table({"error_rate": 0.05, "insert.p99_ms": 50, "insert.service_p99_ms": 100,
+                              "ops_per_s_ratio": 0.9})
+    flagged = {**CELL, "generator_limited": True, "generator": {"reason": "the busiest load process used 0.97 of a core"}}
+    by_name = _by_name(evaluate(thresholds, flagged))
+    for name in ("insert.p99_ms", "insert.service_p99_ms"):  # both would pass on their values
+        assert by_name[name].verdict == "inconclusive" and by_name[name].passed is False
+        assert "0.97 of a core" in by_name[name].note
+    assert by_name["error_rate"].verdict == "pass" and by_name["ops_per_s_ratio"].verdict == "pass"
+    # A summary written without the flag: the same rule decides from its figures (late while
+    # users idle) — and a cell that kept up keeps its latency verdicts.
+    insert = {**CELL["operations"]["insert"], "service_ms": {"p99": 30.0, "mean": 10.0}}  # 2 % of 50 users busy
+    behind = {**CELL, "users": 50, "operations": {"insert": insert}, "total": {**CELL["total"], "late": 600}}
+    assert _by_name(evaluate(thresholds, behind))["insert.p99_ms"].verdict == "inconclusive"
+    kept_up = {**behind, "total": {**CELL["total"], "late": 5}}
+    assert _by_name(evaluate(thresholds, kept_up))["insert.p99_ms"].verdict == "pass"
 
 
 def test_cli_expressions() -> None:

@@ -1,0 +1,179 @@
+"""Did the load generator keep up? One rule, read from a cell's summary, for every consumer.
+
+Latency is measured from each operation's intended start, so when the generator falls
+behind (too little CPU, an overloaded machine) its own queue shows up as latency. That is
+not the store's latency: such a cell is *generator-limited*. ``run`` writes the verdict
+into the cell summary (``generator_limited`` and ``generator``); thresholds turn its
+latency checks "inconclusive"; ``compare`` discounts the late operations the rule blames
+on the generator; the table, the UI and the scenario report mark the cell.
+
+The signals, all in the summary: the share of operations that started late (> 10 ms after
+their intended time) and of the schedule that was dropped; the load processes' CPU over
+the measured phase (psutil, every worker) and their machine's busy share; users busy by
+Little's law (ops/s × mean service time ÷ users). Lateness is the generator's when a load
+process was CPU-bound (a Python process does its work on about one core), when its machine
+was saturated (its greenlets waited for a core, which also inflates service times), or when
+its users were mostly idle; otherwise every user was busy because the store held them up,
+and the lateness is the store's (part of what a regression looks like). A CPU-bound load
+process limits any cell, late or not (every latency then includes waiting for its CPU; a
+closed model's throughput is the generator's ceiling, not the store's).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Final
+
+__all__ = ["GeneratorCheck", "LATE_LIMIT", "DROP_LIMIT", "CPU_LIMIT", "BUSY_LIMIT", "MACHINE_LIMIT", "busy_users",
+           "check_generator", "machine_busy",
+           "generator_late", "generator_limited", "generator_reason", "load_cpu"]
+
+#: More than this share of operations late: the generator was behind its schedule.
+LATE_LIMIT: Final = 0.10
+#: More than this share of the scheduled operations dropped (never started): behind too.
+DROP_LIMIT: Final = 0.01
+#: A load process using this much of a core is CPU-bound (Python runs its work on ~1 core).
+CPU_LIMIT: Final = 0.9
+#: Users busier than this (Little's law) mean the store, not the machine, made operations late.
+BUSY_LIMIT: Final = 0.8
+#: A load machine this busy (all cores, every process) starves its load processes: their
+#: greenlets wait for a core, which inflates service times too (users then look busy).
+MACHINE_LIMIT: Final = 0.95
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def busy_users(cell: Mapping[str, Any]) -> float | None:
+    """Mean share of a cell's users busy by Little's law: Σ ops/s × mean service s ÷ users."""
+    users = _num(cell.get("users"))
+    if users is None or users <= 0:
+        return None
+    busy = 0.0
+    for stats in (cell.get("operations") or {}).values():
+        rate = _num((stats or {}).get("ops_per_s"))
+        if rate == 0:
+            continue  # an operation that never completed holds no user
+        mean = _num(((stats or {}).get("service_ms") or {}).get("mean"))
+        if rate is None or mean is None:
+            return None
+        busy += rate * mean / 1000.0
+    return busy / users
+
+
+def load_cpu(cell: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """(cores all load processes used together, cores of the busiest one) over the measured phase."""
+    cpu = cell.get("load_cpu") or {}
+    return _num(cpu.get("cores")), _num(cpu.get("max_process_cores"))
+
+
+def machine_busy(cell: Mapping[str, Any]) -> float | None:
+    """Busy share of the load machine's cores (the busiest, with workers) over the measured phase."""
+    return _num((cell.get("load_cpu") or {}).get("machine_busy"))
+
+
+def _open_model(cell: Mapping[str, Any]) -> bool:
+    timeline = cell.get("target_ops_per_s")
+    return isinstance(timeline, list) and any(
+        (_num((p or {}).get("target")) or 0.0) > 0 for p in timeline if isinstance(p, Mapping))
+
+
+def _late_fraction(stats: Mapping[str, Any]) -> float:
+    count, late = _num(stats.get("count")) or 0.0, _num(stats.get("late")) or 0.0
+    return late / count if count > 0 else 0.0
+
+
+def _dropped_fraction(cell: Mapping[str, Any]) -> float:
+    total = cell.get("total") or {}
+    count, dropped = _num(total.get("count")) or 0.0, _num(total.get("dropped")) or 0.0
+    return dropped / (count + dropped) if count + dropped > 0 else 0.0
+
+
+def generator_late(cell: Mapping[str, Any], stats: Mapping[str, Any] | None = None, *,
+                   busy_limit: float = BUSY_LIMIT, cpu_limit: float = CPU_LIMIT) -> float:
+    """Share of ``stats``' operations (default: the cell's total) that started late because the
+    generator fell behind: all its late ones when a load process was CPU-bound or the users were
+    mostly idle; none when every user was busy (the store held them up)."""
+    late = _late_fraction((cell.get("total") or {}) if stats is None else stats)
+    if late <= 0:
+        return 0.0
+    _, busiest = load_cpu(cell)
+    machine = machine_busy(cell)
+    if (busiest is not None and busiest >= cpu_limit) or (machine is not None and machine >= MACHINE_LIMIT):
+        return late
+    busy = busy_users(cell)
+    return 0.0 if busy is None or busy >= busy_limit else late
+
+
+@dataclass(frozen=True, kw_only=True)
+class GeneratorCheck:
+    """The verdict on one cell and the figures it rests on (``summary.json`` ``generator``)."""
+
+    limited: bool
+    #: One line: why the cell is (or is not) generator-limited.
+    reason: str
+    late_fraction: float
+    dropped_fraction: float
+    users_busy: float | None
+    cpu_cores: float | None
+    max_process_cores: float | None
+    machine_busy: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        for key, value in out.items():
+            if isinstance(value, float):
+                out[key] = round(value, 4)
+        return out
+
+
+def check_generator(cell: Mapping[str, Any]) -> GeneratorCheck:
+    """Whether the generator limited this cell (see the module docstring), and why."""
+    total = cell.get("total") or {}
+    late, dropped = _late_fraction(total), _dropped_fraction(cell)
+    busy = busy_users(cell)
+    cores, busiest = load_cpu(cell)
+    machine = machine_busy(cell)
+    figures = dict(late_fraction=late, dropped_fraction=dropped, users_busy=busy, cpu_cores=cores,
+                   max_process_cores=busiest, machine_busy=machine)
+    open_model = _open_model(cell)
+    lag = f"{late:.0%} of operations started late, {dropped:.1%} of the schedule dropped"
+    if busiest is not None and busiest >= CPU_LIMIT:
+        # Every operation's latency includes waiting for the generator's CPU, late or not.
+        what = lag if open_model else "closed model: the throughput is the generator's ceiling"
+        return GeneratorCheck(limited=True, reason=f"the busiest load process used {busiest:.2f} of a core "
+                                                    f"(CPU-bound); {what}", **figures)
+    cpu_text = "load CPU not measured" if busiest is None else f"busiest load process {busiest:.2f} of a core"
+    if not open_model:
+        return GeneratorCheck(limited=False, reason=f"closed model; {cpu_text}", **figures)
+    if late <= LATE_LIMIT and dropped <= DROP_LIMIT:
+        return GeneratorCheck(limited=False, reason=f"kept up: {lag}; {cpu_text}", **figures)
+    if machine is not None and machine >= MACHINE_LIMIT:
+        return GeneratorCheck(limited=True, reason=f"{lag}; the load machine was saturated ({machine:.0%} of its "
+                                                    f"cores busy: the generator waited for CPU; {cpu_text})",
+                              **figures)
+    if busy is not None and busy < BUSY_LIMIT:
+        return GeneratorCheck(limited=True, reason=f"{lag} while users were {busy:.0%} busy: the machine starved "
+                                                    f"the load process ({cpu_text})", **figures)
+    busy_text = "users busy unknown" if busy is None else f"users {busy:.0%} busy"
+    return GeneratorCheck(limited=False, reason=f"{lag}, but {busy_text}: the store held the users up "
+                                                "(schedule.max_users caps concurrency)", **figures)
+
+
+def generator_reason(cell: Mapping[str, Any]) -> str:
+    """The cell's recorded reason, or the rule's reason now (summaries from before the flag)."""
+    recorded = cell.get("generator")
+    if isinstance(recorded, Mapping) and recorded.get("reason"):
+        return str(recorded["reason"])
+    return check_generator(cell).reason
+
+
+def generator_limited(cell: Mapping[str, Any]) -> bool:
+    """The cell's recorded verdict, or the rule applied now (summaries from before the flag)."""
+    flag = cell.get("generator_limited")
+    return flag if isinstance(flag, bool) else check_generator(cell).limited
