@@ -188,6 +188,21 @@ def test_killed_worker_fails_the_run_and_keeps_the_record(tmp_path: Path, bt_env
     cell = next(iter(summary["cells"].values()))
     assert cell.get("incomplete") is True and cell["total"]["count"] > RATE
     assert all(_gone(pid) for pid in pids)  # the survivor was stopped by the master, by pid
+    # Every interval either worker sent is in the summary: its counts are the workers' reports.
+    workers = manifest["cells"][0]["workers"]
+    dead = next(w for w in workers if w["pid"] == pids[1])
+    alive = next(w for w in workers if w["pid"] == pids[0])
+    assert dead.get("lost") is True and "lost" not in alive
+    assert dead["count"] > 0 and dead["last_second"] is not None
+    assert cell["total"]["count"] == dead["count"] + alive["count"]
+    for op, stats in cell["operations"].items():
+        assert stats["count"] == dead["ops"].get(op, 0) + alive["ops"].get(op, 0), op
+    # Which share of the scheduled load was not generated (60 s at RATE ops/s were scheduled).
+    generated = cell["load_generated"]
+    assert generated["scheduled_ops"] == pytest.approx(RATE * 60, rel=0.01)
+    assert generated["generated_ops"] == cell["total"]["count"]
+    assert generated["not_generated_share"] == pytest.approx(1 - cell["total"]["count"] / (RATE * 60), abs=1e-3)
+    assert [w["pid"] for w in generated["workers_lost"]] == [pids[1]]
 
 
 def test_sigterm_to_the_master_interrupts_and_stops_its_workers(tmp_path: Path, bt_env: dict[str, str]) -> None:
