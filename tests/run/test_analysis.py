@@ -65,7 +65,7 @@ def test_generator_limited_everywhere_it_shows_and_not_at_150_ops(tmp_path: Path
     client = create_app(over.parent).test_client()
     page = client.get(f"/runs/{over.name}").data.decode()
     assert "Generator-limited" in page and "inconclusive" in page
-    twin = client.get(f"/runs/{over.name}.json").get_json()
+    twin = client.get(f"/runs/{over.name}.json").get_json()["run"]
     assert twin["generator_limited_cells"] == [cell_id]
     assert twin["cells"][0]["generator_limited"] is True
     runs_page = create_app(over.parent).test_client().get("/").data.decode()
