@@ -14,7 +14,10 @@ Little's law (ops/s × mean service time ÷ users). Lateness is the generator's 
 process was CPU-bound (a Python process does its work on about one core), when its machine
 was saturated (its greenlets waited for a core, which also inflates service times), or when
 its users were mostly idle; otherwise every user was busy because the store held them up,
-and the lateness is the store's (part of what a regression looks like). A CPU-bound load
+and the lateness is the store's (part of what a regression looks like). Users busy is an
+average over the phase (Little's law): a store that stalls every user at once for short
+moments while they are mostly idle also looks like a starved generator — the reason names
+the signal that decided, so a reader can tell. A CPU-bound load
 process limits any cell, late or not (every latency then includes waiting for its CPU; a
 closed model's throughput is the generator's ceiling, not the store's).
 """
