@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from keyramp.profile._durations import parse_duration
 from keyramp._errors import UsageError
-from keyramp.profile._schedules import SCHEDULE_FIELDS, Schedule, make_schedule
+from keyramp.profile._schedules import SCHEDULE_FIELDS, Schedule, check_kind_fields, make_schedule
 from keyramp._types import OP_NAMES
 from keyramp.keys import INDEXED_VALUES as _INDEXED_VALUES
 from keyramp.profile._app import check_query_field, check_shape, check_user, resolve_document, resolve_user
@@ -255,8 +255,13 @@ def _resolve_probe(workload: Mapping[str, Any], src: str) -> tuple[str, dict[str
 
 
 def _resolve_schedule(raw: Mapping[str, Any], src: str) -> dict[str, Any]:
-    schedule = {**_SCHEDULE_DEFAULTS, **_table(raw, "schedule", src)}
-    _check_fields(schedule, SCHEDULE_FIELDS, f"{src}: schedule")
+    given = _table(raw, "schedule", src)
+    _check_fields(given, SCHEDULE_FIELDS, f"{src}: schedule")
+    try:  # before defaults are filled in: only what the profile wrote can be a stray field
+        check_kind_fields(given)
+    except UsageError as exc:
+        raise _fail(src, str(exc)) from None
+    schedule = {**_SCHEDULE_DEFAULTS, **given}
     scale = schedule["time_scale"]
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0 or math.isinf(scale):
         raise _fail(src, f"schedule.time_scale: must be a positive number, got {scale!r}")

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from keyramp.profile._durations import parse_duration
 from keyramp._errors import UsageError
 
-__all__ = ["Schedule", "SCHEDULES", "make_schedule", "SCHEDULE_FIELDS", "KIND_FIELDS"]
+__all__ = ["Schedule", "SCHEDULES", "make_schedule", "SCHEDULE_FIELDS", "KIND_FIELDS", "check_kind_fields"]
 
 #: Every field a ``[schedule]`` table may hold (validated by the profile loader).
 SCHEDULE_FIELDS = frozenset(
@@ -284,6 +284,30 @@ KIND_FIELDS: dict[str, frozenset[str]] = {
     "spike": frozenset({"rate", "burst_ops", "burst_at", "burst_for"}),
     "users": frozenset({"users", "spawn_rate"}),
 }
+
+
+#: Run control every open-model kind takes besides its rate fields (``warmup``: every kind).
+#: A closed-model ``users`` schedule has no rate to pace, compress or drop against.
+_OPEN_CONTROL = frozenset({"time_scale", "max_users", "drop_after"})
+
+
+def check_kind_fields(params: Mapping[str, Any]) -> None:
+    """Refuse a field the schedule's kind does not read (``params`` as written, before defaults)."""
+    kind = params.get("kind", "constant")
+    allowed = KIND_FIELDS.get(kind) if isinstance(kind, str) else None
+    if allowed is None:
+        raise UsageError(f"schedule.kind: unknown kind {kind!r} (one of: {', '.join(SCHEDULES)})")
+    if kind != "users":
+        allowed = allowed | _OPEN_CONTROL
+    extra = sorted(set(params) - allowed - {"kind", "warmup"})
+    if extra:
+        takes = ", ".join(sorted(allowed - _OPEN_CONTROL)) + ("" if kind == "users" else "; and time_scale, "
+                                                                                       "max_users, drop_after")
+        raise UsageError(f"schedule.{extra[0]}: not used by kind {kind!r} (it takes {takes})")
+    if kind == "step" and "steps" in params and ({"start_ops", "increment"} & set(params)):
+        other = sorted({"start_ops", "increment"} & set(params))[0]
+        raise UsageError(f"schedule.{other}: not used by kind 'step' when 'steps' is given (steps lists every "
+                         "rate; or give start_ops + increment instead)")
 
 
 def make_schedule(params: Mapping[str, Any], *, horizon: float) -> Schedule:

@@ -107,3 +107,62 @@ def test_collect_profiles_reads_directories(tmp_path: Path) -> None:
     assert [p.name for p in collect_profiles([str(tmp_path)])] == ["a", "b"]
     with pytest.raises(UsageError, match="no \\*.toml"):
         collect_profiles([str(REPO / "docs")])
+
+
+@pytest.mark.parametrize(
+    ("schedule", "needle"),
+    [
+        # the two cases a user hit: each ran silently at a rate the profile never asked for
+        ({"kind": "constant", "start_ops": 900}, "schedule.start_ops: not used by kind 'constant' (it takes rate"),
+        ({"kind": "ramp_500_50_5", "rate": 100}, "schedule.rate: not used by kind 'ramp_500_50_5' (it takes ceiling, "
+                                                 "growth, start_ops, step"),
+        ({"start_ops": 900}, "not used by kind 'constant'"),  # kind defaults to constant
+        ({"kind": "soak", "rate": 5, "growth": 0.5}, "schedule.growth: not used by kind 'soak'"),
+        ({"kind": "linear", "start_ops": 1, "end_ops": 2, "step": "1m"}, "schedule.step: not used by kind 'linear'"),
+        ({"kind": "spike", "rate": 1, "burst_ops": 9, "ceiling": 5}, "schedule.ceiling: not used by kind 'spike'"),
+        ({"kind": "step", "steps": [10, 20], "start_ops": 5}, "schedule.start_ops: not used by kind 'step' when 'steps'"),
+        ({"kind": "users", "users": 4, "max_users": 10}, "schedule.max_users: not used by kind 'users'"),
+        ({"kind": "users", "users": 4, "time_scale": 10}, "schedule.time_scale: not used by kind 'users'"),
+        ({"kind": "users", "users": 4, "rate": 10}, "schedule.rate: not used by kind 'users' (it takes spawn_rate, users)"),
+    ],
+)
+def test_a_schedule_field_the_kind_does_not_use_is_an_error(schedule: dict, needle: str) -> None:
+    with pytest.raises(UsageError) as info:
+        parse_profile({**BASE, "schedule": schedule}, source="bad.toml")
+    message = str(info.value)
+    assert "\n" not in message and message.startswith("bad.toml: ") and needle in message
+
+
+def test_every_kind_accepts_its_own_fields() -> None:
+    for schedule in (
+        {"kind": "constant", "rate": 5, "time_scale": 2, "max_users": 3, "drop_after": "2s", "warmup": "0s"},
+        {"kind": "step", "steps": [1, 2], "step": "5s"},
+        {"kind": "step", "start_ops": 1, "increment": 2, "step": "5s"},
+        {"kind": "ramp_500_50_5", "start_ops": 5, "growth": 0.2, "step": "1m", "ceiling": 50},
+        {"kind": "spike", "rate": 1, "burst_ops": 9, "burst_at": "1s", "burst_for": "1s"},
+        {"kind": "users", "users": 2, "spawn_rate": 2, "warmup": "1s"},
+    ):
+        assert parse_profile({**BASE, "schedule": schedule}).cells
+
+
+def test_shipped_profiles_all_load() -> None:
+    files = [REPO / "profiles" / "quickstart.toml", *sorted((REPO / "profiles" / "scenarios").glob("*.toml"))]
+    assert len(files) > 20
+    for file in files:
+        assert load_profile(file).cells, file
+
+
+def test_stray_schedule_field_exits_2_before_any_load(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\n[schedule]\nkind = "constant"\nstart_ops = 900\n')
+    out = tmp_path / "results"
+    proc = subprocess.run([sys.executable, "-m", "keyramp", "run", str(bad), "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"keyramp: {bad}: schedule.start_ops: not used by kind 'constant' (it takes rate; and time_scale, "
+        "max_users, drop_after)"]
+    assert not out.exists()  # refused before a run directory (or an emulator) existed
