@@ -15,7 +15,7 @@ from locust.event import Events
 
 from keyramp.run._cpu import CpuMeter, CpuSample, load_cpu_summary
 from keyramp.run._pacer import Pacer
-from keyramp.run._phases import DRAIN_S, drain, dropped_since, freeze_heap, tick_phase
+from keyramp.run._phases import DRAIN_S, drain, final_tick, freeze_heap, tick_phase
 from keyramp.run._recorder import TimeseriesRow
 from keyramp.run._user import CellContext, user_class_for
 
@@ -79,7 +79,7 @@ class LocalLoad:
         start = self._start = time.perf_counter()
         self._cpu = CpuMeter()
         assert ctx.recorder is not None
-        ctx.recorder.begin(start)
+        ctx.recorder.begin(start, duration_s=self.duration_s)
         if ctx.open_model:
             ctx.pacer = Pacer(rate=self.rate, start=start, duration_s=self.duration_s, time_scale=self.time_scale,
                               drop_after_s=self.drop_after_s)
@@ -110,8 +110,4 @@ class LocalLoad:
         stop_runner(self.runner)
         gc.unfreeze()  # what this cell held (clients, users) may be collected again
         if measured and ctx.recorder is not None:
-            # The last, partial interval: operations that finished after the last full second.
-            pacer = ctx.pacer
-            now = time.perf_counter()
-            target = pacer.target_rate(max(0.0, now - 1.0 - self._start)) if pacer else None
-            ctx.recorder.tick(now, target_ops_per_s=target, dropped=dropped_since(pacer, ctx.recorder))
+            final_tick(ctx, ctx.recorder)  # the last second, with what finished during the drain

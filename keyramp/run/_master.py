@@ -135,7 +135,8 @@ class _CellMerge:
         keys.sort(key=lambda k: k[0])
         self.recorder.absorb_keys(keys)
         dropped = sum(int(p["dropped"]) for p in parts.values())
-        target = self.pacer.target_rate(max(0.0, end_s - 1.0)) if self.pacer else None
+        # the rate at the second's start (the last second closes after the drain)
+        target = self.pacer.target_rate(min(p["start_s"] for p in parts.values())) if self.pacer else None
         self.rows.append(self.recorder.tick(end_s, target_ops_per_s=target, dropped=dropped))
 
     @property
@@ -389,7 +390,7 @@ class WorkerLoad:
         start_epoch = time.time() + _START_LEAD_S
         self._start = time.perf_counter() + _START_LEAD_S
         self.master.runner.send_message(MSG_START, {"token": self.token, "start_epoch": start_epoch})
-        self.recorder.begin(0.0)  # merged intervals carry seconds since the phase start
+        self.recorder.begin(0.0, duration_s=self.duration_s)  # merged intervals carry seconds since the phase start
         return self._start
 
     def seconds(self, stop: Event) -> Iterator[tuple[float, list[TimeseriesRow]]]:

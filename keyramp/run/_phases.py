@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from keyramp.targets import RunTarget, Warmup
 
 __all__ = ["CellLoad", "CellPhases", "Interrupted", "PhaseAborted", "SecondCheck", "StopFlag", "drain",
-           "dropped_since", "freeze_heap", "tick_phase", "users_for", "warmup_interval"]
+           "dropped_since", "final_tick", "freeze_heap", "tick_phase", "users_for", "warmup_interval"]
 
 #: Consecutive seconds in which every operation failed as "unreachable" before a cell aborts.
 _UNREACHABLE_ABORT_S = 5
@@ -158,20 +158,28 @@ def tick_phase(ctx: CellContext, recorder: Recorder, *, start: float, duration_s
     Closes one recorder interval per second, with the pacer's target rate and the slots it
     dropped since the last second, and yields ``(now, rows)``. Ends with the phase or as
     soon as ``stop`` is set (the caller tells which by ``stop.is_set()``).
+
+    The phase's last second is left open: ``final_tick`` closes it after the drain, so it
+    holds its in-flight operations instead of being followed by a drain-only second (which
+    showed as 0 % achieved at the end of every cell). A remainder under half a second joins
+    the last whole second.
     """
     end = start + duration_s
-    next_tick = start + 1.0
-    while True:
-        now = time.perf_counter()
-        if now >= end or stop.wait(timeout=max(0.0, min(next_tick, end) - now)):
+    for k in range(1, max(1, round(duration_s))):
+        if stop.wait(timeout=max(0.0, start + k - time.perf_counter())):
             return
         now = time.perf_counter()
-        if now < next_tick:
-            continue
         pacer = ctx.pacer
-        target = pacer.target_rate(next_tick - 1.0 - start) if pacer else None
+        target = pacer.target_rate(k - 1.0) if pacer else None
         yield now, recorder.tick(now, target_ops_per_s=target, dropped=dropped_since(pacer, recorder))
-        next_tick += 1.0
+    stop.wait(timeout=max(0.0, end - time.perf_counter()))
+
+
+def final_tick(ctx: CellContext, recorder: Recorder) -> list[TimeseriesRow]:
+    """Close the phase's last second (after the drain), at the target rate of its start."""
+    pacer = ctx.pacer
+    target = pacer.target_rate(recorder.interval_start_s) if pacer else None
+    return recorder.tick(time.perf_counter(), target_ops_per_s=target, dropped=dropped_since(pacer, recorder))
 
 
 def freeze_heap() -> None:

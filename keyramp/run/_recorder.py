@@ -151,6 +151,9 @@ class Recorder:
         self._samples: list[tuple[float, str, str]] = []
         self.start = 0.0
         self._interval_start = 0.0
+        #: End of the measured phase (``begin(duration_s=)``): the last interval runs past it
+        #: by the drain, so its achieved rate counts only the time within the phase.
+        self._phase_end: float | None = None
         self._second = 0
         self.dropped_total = 0
         self.target_timeline: list[dict[str, float]] = []
@@ -206,8 +209,14 @@ class Recorder:
         self._samples.extend(samples)
 
     # -- once a second --------------------------------------------------------------------
-    def begin(self, start: float) -> None:
+    def begin(self, start: float, *, duration_s: float | None = None) -> None:
         self.start = self._interval_start = start
+        self._phase_end = None if duration_s is None else start + duration_s
+
+    @property
+    def interval_start_s(self) -> float:
+        """Where the open interval starts, in seconds since ``begin`` (its schedule time)."""
+        return self._interval_start - self.start
 
     def tick(self, now: float, *, target_ops_per_s: float | None, dropped: int = 0) -> list[TimeseriesRow]:
         """Close the current interval at ``now``: write it out and fold it into the totals."""
@@ -226,7 +235,11 @@ class Recorder:
         self._sink.interval(
             cell=self.cell, op=ALL_OPS, start_s=start_s, length_s=length, latency=all_ops.latency, service=all_ops.service
         )
-        achieved = all_ops.count / length
+        # The last interval closes after the drain: its in-flight operations belong to the
+        # phase's last second, so the rate is over the part within the phase, never over the
+        # drain (which made every cell end on a 0 %-achieved second).
+        within = length if self._phase_end is None else min(now, self._phase_end) - self._interval_start
+        achieved = all_ops.count / (within if within > 0.05 else length)
         if target_ops_per_s is not None:
             self.target_timeline.append(
                 {"t": self._second, "target": round(target_ops_per_s, 3), "achieved": round(achieved, 3)}

@@ -36,7 +36,7 @@ from keyramp.profile._schedules import make_schedule
 from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._cpu import CpuMeter
 from keyramp.run._pacer import Pacer
-from keyramp.run._phases import drain, dropped_since, freeze_heap, tick_phase
+from keyramp.run._phases import drain, final_tick, freeze_heap, tick_phase
 from keyramp.run._plan import (
     MSG_ABORT,
     MSG_CELL,
@@ -199,8 +199,7 @@ class _WorkerCell:
             ctx.phase_ended.set()
             drain(ctx)
             self.sink.final = True
-            self.recorder.tick(time.perf_counter(), target_ops_per_s=None,
-                               dropped=dropped_since(ctx.pacer, self.recorder))
+            final_tick(ctx, self.recorder)
         finally:
             gc.unfreeze()  # the next cell freezes what is alive then
 

@@ -120,8 +120,14 @@ def test_two_workers_merge_exactly_and_hold_the_rate(tmp_path: Path, bt_env: dic
                 p50, p99 = percentiles_us(hist, (50.0, 99.0))
                 assert (round(p50 / 1000, 4), round(p99 / 1000, 4)) == (float(row["p50_ms"]), float(row["p99_ms"]))
 
-    # Rate accuracy in the steady part (first and last second and the drain row left out).
-    steady = [r for r in rows if r["op"] == "*"][1:-2]
+    # One timeline point per second of the 6 s phase, the last one closed after the drain
+    # (never a drain-only second at 0 % achieved), merged exactly as a single process does.
+    timeline = cell["target_ops_per_s"]
+    assert [p["t"] for p in timeline] == list(range(6))
+    assert all(0.8 * RATE < p["achieved"] < 1.2 * RATE for p in timeline), timeline
+    assert [int(r["second"]) for r in rows if r["op"] == "*"] == list(range(6))
+    # Rate accuracy in the steady part (first and last second left out).
+    steady = [r for r in rows if r["op"] == "*"][1:-1]
     assert len(steady) >= 3
     for r in steady:
         assert float(r["target_ops_per_s"]) == RATE

@@ -55,3 +55,47 @@ def test_local_and_distributed_cells_warm_up_the_same_way(tmp_path: Path, bigtab
         assert cell["total"]["count"] > 0 and cell["total"]["errors"] == 0
     assert set(cells["local"]) == set(cells["workers"])
     assert set(summaries["local"]) == set(summaries["workers"])
+
+
+_CLOCK = """
+import json, time
+from gevent.event import Event
+from keyramp.run._phases import final_tick, tick_phase
+from keyramp.run._recorder import ALL_OPS, Recorder
+
+class Sink:
+    def __init__(self): self.rows = []
+    def interval(self, **kw): pass
+    def timeseries(self, rows): self.rows.extend(r for r in rows if r.op == ALL_OPS)
+    def keys(self, cell, samples): pass
+    def flush(self): pass
+
+class Ctx:
+    pacer = None
+
+out = []
+for duration in (2.0, 1.3, 1.6):
+    sink = Sink()
+    rec = Recorder(cell="c", ops=["insert"], sink=sink)
+    start = time.perf_counter()
+    rec.begin(start, duration_s=duration)
+    loop = len(list(tick_phase(Ctx(), rec, start=start, duration_s=duration, stop=Event())))
+    reached_end = time.perf_counter() >= start + duration
+    final_tick(Ctx(), rec)
+    out.append([duration, loop, reached_end, [r.second for r in sink.rows]])
+stop = Event()
+stop.set()
+rec = Recorder(cell="c", ops=["insert"], sink=Sink())
+out.append(len(list(tick_phase(Ctx(), rec, start=time.perf_counter(), duration_s=5.0, stop=stop))))
+print(json.dumps(out))
+"""
+
+
+def test_the_phase_clock_leaves_its_last_second_to_the_final_tick() -> None:
+    import json
+
+    out = subprocess.run([sys.executable, "-c", _CLOCK], capture_output=True, text=True, timeout=60, check=True)
+    *phases, stopped = json.loads(out.stdout)
+    # whole seconds minus the last (closed after the drain); a remainder < 0.5 s joins the last second
+    assert phases == [[2.0, 1, True, [0, 1]], [1.3, 0, True, [0]], [1.6, 1, True, [0, 1]]]
+    assert stopped == 0  # a stop before the first second: no tick at all

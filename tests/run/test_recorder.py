@@ -98,3 +98,31 @@ def test_key_samples_respect_the_per_second_budget() -> None:
     assert per_second[0] == 1000  # first second: no rate known yet, everything sampled
     assert 90 <= per_second[1] <= 110 and 90 <= per_second[2] <= 110
     assert sink.samples[0][3] == "00000000000000000000"  # sort text: ints zero-padded
+
+
+def test_the_last_second_closes_after_the_drain_at_its_in_phase_rate() -> None:
+    # 3-second phase at 100 ops/s; the last interval is closed 1.8 s after its start (0.8 s
+    # of drain): it is one timeline second at 100 %, not a drain-only second at 0 %.
+    rec = Recorder(cell="c0", ops=["insert"], sink=ListSink())
+    rec.begin(10.0, duration_s=3.0)
+    for second in range(3):
+        for i in range(100):
+            t = 10.0 + second + i / 100
+            rec.record("insert", None, intended=t, started=t, ended=t + 0.004)
+        if second < 2:
+            rec.tick(11.0 + second, target_ops_per_s=100.0)
+    assert rec.interval_start_s == pytest.approx(2.0)
+    rec.tick(13.8, target_ops_per_s=100.0)
+    timeline = rec.summary(duration_s=3.0)["target_ops_per_s"]
+    assert [p["t"] for p in timeline] == [0, 1, 2]
+    assert [p["achieved"] for p in timeline] == [100.0, 100.0, 100.0]
+
+
+def test_a_partial_last_second_is_scaled_to_its_length() -> None:
+    rec = Recorder(cell="c0", ops=["insert"], sink=ListSink())
+    rec.begin(0.0, duration_s=1.6)  # one whole second, then 0.6 s closed after a drain
+    rec.tick(1.0, target_ops_per_s=50.0)
+    for i in range(30):
+        rec.record("insert", None, intended=1.0 + i / 50, started=1.0 + i / 50, ended=1.0 + i / 50 + 0.001)
+    rec.tick(3.0, target_ops_per_s=50.0)
+    assert rec.summary(duration_s=1.6)["target_ops_per_s"][-1]["achieved"] == pytest.approx(50.0)

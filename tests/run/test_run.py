@@ -63,6 +63,12 @@ def test_run_writes_the_contract_run_directory(tmp_path: Path, bt_env: dict[str,
             assert stats["count"] > 0
         assert cell["total"]["count"] == sum(s["count"] for s in cell["operations"].values())
         assert cell["target_ops_per_s"] and cell["target_ops_per_s"][0]["target"] == 200
+        # one point per second of the 3 s phase; the last one holds its in-flight operations
+        # (closed after the drain) instead of a drain-only second at 0 % achieved
+        timeline = cell["target_ops_per_s"]
+        assert [p["t"] for p in timeline] == [0, 1, 2]
+        assert all(0.8 * p["target"] < p["achieved"] < 1.2 * p["target"] for p in timeline), timeline
+        assert [int(r["second"]) for r in _rows(run_dir, cell_id)] == [0, 1, 2]
         assert cell["thresholds"][0]["name"] == "error_rate" and cell["thresholds"][0]["passed"]
         # Locust's own counters agree with ours (events.request is fired once per operation).
         with open(run_dir / "locust" / f"{cell_id}_stats.csv", newline="") as fh:
