@@ -72,6 +72,8 @@ def test_services_and_images(compose: dict[str, Any]) -> None:
     for kind in EMULATORS:
         assert services[kind]["image"] == EMULATOR_IMAGE
         assert "healthcheck" in services[kind]
+        # the Datastore emulator's WEB-INF/ goes to a scratch directory, not a mounted one
+        assert services[kind]["working_dir"] == "/tmp" and not services[kind].get("volumes")
     assert set(services["emulators"]["depends_on"]) == set(EMULATORS)
 
 

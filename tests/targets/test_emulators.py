@@ -200,3 +200,28 @@ def test_docker_compose_file_matches_emulator_ports() -> None:
     assert "gcr.io/google.com/cloudsdktool/google-cloud-cli:emulators" in text
     for spec in EMULATORS.values():
         assert f"{spec.compose_port}:{spec.compose_port}" in text, spec.kind
+
+
+@pytest.mark.emulator
+def test_the_datastore_emulator_writes_its_artefacts_in_keyramps_own_directory(
+        emulator_manager: EmulatorManager, datastore_emulator: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    monkeypatch.setenv("DATASTORE_EMULATOR_HOST", datastore_emulator.endpoint)
+    # The legacy Datastore emulator writes WEB-INF/appengine-generated/ into its working
+    # directory: that is <state dir>/work/<kind>-<port>/, never the directory keyramp runs in.
+    from google.cloud import datastore
+
+    client = datastore.Client(project=TEST_PROJECT, namespace="artefacts")
+    client.put(datastore.Entity(client.key("K", 1)))
+    list(client.query(kind="K").fetch(limit=1))  # a query makes it note its auto indexes
+    work = emulator_manager.state_dir / "work" / f"datastore-{datastore_emulator.port}"
+    assert list(work.glob("WEB-INF/appengine-generated/*.xml"))
+    assert psutil.Process(datastore_emulator.pid).cwd() == str(work.resolve())
+    assert not (Path.cwd() / "WEB-INF").exists()
+    repo = Path(__file__).resolve().parents[2]
+    tracked = subprocess.run(["git", "ls-files", "WEB-INF"], cwd=repo, capture_output=True, text=True)
+    if tracked.returncode == 0:  # a git checkout: never committed again, and ignored
+        assert tracked.stdout == ""
+        ignored = subprocess.run(["git", "check-ignore", "-q", "WEB-INF/appengine-generated/x.xml"], cwd=repo)
+        assert ignored.returncode == 0
