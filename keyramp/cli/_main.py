@@ -61,6 +61,9 @@ def _add_run(subparsers: Any) -> None:
                    help="local worker processes (default 1 = this process drives the load itself)")
     p.add_argument("--strict", action="store_true", help="lint warnings block the run")
     p.add_argument("--quiet", action="store_true", help="no live status, only the final table")
+    p.add_argument("--json", action="store_true",
+                   help="stdout: one JSON document (each run's id, path, status, exit code and summary, and the "
+                        "scenario report); the table goes to stderr")
     p.add_argument("--duration", help="override every profile's duration per cell (e.g. 5s)")
     p.add_argument("--timeout", type=float, default=10.0, help="per-operation deadline in seconds (default 10)")
     dist = p.add_argument_group("distributed (Locust master/workers)")
@@ -151,7 +154,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for profile in profiles:  # refuse a confused or unsafe command line before anything starts
         preflight(profile, allow_cloud=args.allow_cloud, **cloud_kw)
     console = Console(stderr=True)
-    out = Console() if sys.stdout.isatty() else Console(width=160)
+    # --json: stdout is one JSON document, so the human output moves to stderr
+    out = console if args.json else Console() if sys.stdout.isatty() else Console(width=160)
     master = None
     if args.master or (args.workers or 1) > 1:
         from keyramp.run._master import Master, MasterOptions
@@ -164,6 +168,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if args.master and not args.quiet:
             console.print(f"[dim]keyramp master listening on {master.options.bind_host}:{master.port}[/dim]")
     worst = 0
+    outcomes: list[Any] = []
     scenario_runs: list[Path] = []  # runs of profiles that cite rules: one scenario report at the end
     try:
         for profile in profiles:
@@ -173,6 +178,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                     target=TargetOptions(allow_cloud=args.allow_cloud, cloud_caps=cloud_kw)),
                 console=console,
             )
+            outcomes.append(outcome)
             out.print(summary_table(outcome.summary))
             out.print(f"results: {outcome.path}", highlight=False)
             if profile.rules:
@@ -184,12 +190,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
     finally:
         if master is not None:
             master.close()
+    report = None
     if scenario_runs:  # also after Ctrl-C: report what ran
         from keyramp.scenarios import default_report_dir, report_for_runs
 
         report = report_for_runs(scenario_runs, out=default_report_dir(Path(args.out)))
         out.print(f"scenario report: {report / 'report.html'} (also report.md, report.json)", highlight=False)
+    _print_run_ids(outcomes, report, as_json=args.json)
     return worst
+
+
+def _print_run_ids(outcomes: Sequence[Any], report: Path | None, *, as_json: bool) -> None:
+    """What scripts read from ``keyramp run``'s stdout: the run ids, one per line, last (so
+    ``tail -n 1`` is the last run's id), or with ``--json`` one document and nothing else."""
+    if as_json:
+        import json
+
+        doc = {"runs": [{"run_id": o.run_id, "path": str(o.path), "status": o.status, "reason": o.reason,
+                         "exit_code": o.exit_code, "summary": o.summary} for o in outcomes],
+               "scenario_report": str(report / "report.html") if report is not None else None}
+        sys.stdout.write(json.dumps(doc, indent=1, default=str) + "\n")
+    else:
+        sys.stdout.write("".join(f"{o.run_id}\n" for o in outcomes))
+    sys.stdout.flush()
 
 
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:

@@ -396,17 +396,22 @@ def _json(reports: Sequence[RuleReport], runs: Sequence[RunInfo], out: Path) -> 
     }
 
 
+#: Scenario reports live in ``<results>/reports/``, out of the way of scripts that pick the
+#: newest entry of ``<results>/`` as the newest run.
+REPORTS_DIR = "reports"
+
+
 def default_report_dir(results: Path = Path("results")) -> Path:
-    """``results/scenarios-<UTC stamp>-<hex>``: sorts by time next to the run directories, and
-    two runs finishing in the same second (CI matrix jobs, one --out) never share a report."""
+    """``results/reports/scenarios-<UTC stamp>-<hex>``: sorted by time, and two runs finishing in
+    the same second (CI matrix jobs, one --out) never share a report."""
     now = time.time()
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now * 1000) % 1000:03d}Z"
-    return Path(results) / f"scenarios-{stamp}-{secrets.token_hex(2)}"
+    return Path(results) / REPORTS_DIR / f"scenarios-{stamp}-{secrets.token_hex(2)}"
 
 
 def report_for_runs(run_dirs: Sequence[Path], *, out: Path | None = None) -> Path:
     """Write ``report.html`` + ``report.md`` + ``report.json`` (+ ``charts/``, ``keyspace/``)
-    for scenario runs into ``out`` (default ``results/scenarios-<stamp>``); returns ``out``.
+    for scenario runs into ``out`` (default ``results/reports/scenarios-<stamp>``); returns ``out``.
 
     Runs whose profiles name no ``rules`` contribute nothing; none at all is a ``UsageError``.
     """
@@ -461,5 +466,5 @@ def register(subparsers: Any) -> None:
     sub = parser.add_subparsers(dest="scenarios_command", required=True)
     report = sub.add_parser("report", help="per-rule verdicts with evidence and charts from scenario runs")
     report.add_argument("runs", nargs="+", metavar="RUN", help="run directories (or a results dir holding runs)")
-    report.add_argument("--out", default=None, help="report directory (default results/scenarios-<stamp>)")
+    report.add_argument("--out", default=None, help="report directory (default results/reports/scenarios-<stamp>)")
     report.set_defaults(func=_cmd_report)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import re
 import signal
 import subprocess
@@ -46,6 +47,7 @@ def test_run_writes_the_contract_run_directory(tmp_path: Path, bt_env: dict[str,
     assert "c00-bigtable-sequential" in result.stdout and "c01-bigtable-random" in result.stdout
     run_dir = only_run_dir(tmp_path / "out")
     assert re.fullmatch(r"\d{8}T\d{9}Z-contract-[0-9a-f]{4}", run_dir.name)
+    assert result.stdout.splitlines()[-1] == run_dir.name  # machine-readable: the run id on its own last line
 
     manifest = load(run_dir, "manifest.json")
     for key in ("run_id", "profile", "cells", "versions", "git_sha", "host", "seed", "started_at", "ended_at", "status"):
@@ -92,9 +94,15 @@ def test_hlog_files_decode_and_agree_with_summary(tmp_path: Path, bt_env: dict[s
         workload={"ops": {"insert": 0.5, "read": 0.5}, "record_count": 100},
         keys={"strategy": "random"}, schedule={"kind": "constant", "rate": 300},
     )
-    result = keyramp("run", str(profile), "--out", str(tmp_path / "out"), "--quiet", env=bt_env)
+    result = keyramp("run", str(profile), "--out", str(tmp_path / "out"), "--quiet", "--json", env=bt_env)
     assert result.returncode == 0, result.stderr[-2000:]
     run_dir = only_run_dir(tmp_path / "out")
+    # --json: stdout is one document (the table went to stderr)
+    doc = json.loads(result.stdout)
+    assert [(r["run_id"], r["path"], r["status"], r["exit_code"]) for r in doc["runs"]] == [
+        (run_dir.name, str(run_dir), "complete", 0)]
+    assert doc["runs"][0]["summary"] == load(run_dir, "summary.json") and doc["scenario_report"] is None
+    assert "c00-bigtable-random" in result.stderr
     cell_id, cell = next(iter(load(run_dir, "summary.json")["cells"].items()))
     for op in ("insert", "read"):
         for suffix, field in ((".hlog", "latency_ms"), (".service.hlog", "service_ms")):

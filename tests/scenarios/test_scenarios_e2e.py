@@ -84,14 +84,22 @@ def report(datastore_emulator: RunningEmulator, tmp_path_factory: pytest.TempPat
                 p.wait()
     for p, (stdout, stderr) in zip(procs, outs):
         assert p.returncode == 0, (stdout[-3000:], stderr[-3000:])
-    # `keyramp run` itself wrote one scenario report per invocation, next to its runs.
+    # `keyramp run` itself wrote one scenario report per invocation, under results/reports/ (so
+    # "the newest entry of results/" stays a run), and printed its run ids last, one per line.
+    run_ids = []
     for _, (stdout, _) in zip(procs, outs):
         assert "scenario report: " in stdout, stdout[-2000:]
         written = Path(stdout.split("scenario report: ")[1].split()[0])
         assert written.name == "report.html" and written.parent.name.startswith("scenarios-")
+        assert written.parent.parent == tmp / "results" / "reports"
         assert (written.parent / "report.json").exists() and "<svg" in written.read_text()
+        tail = stdout.splitlines()[-len(list(filter(RUN_ID_RE.match, stdout.splitlines()))):]
+        assert tail and all(RUN_ID_RE.match(line) for line in tail)
+        run_ids += tail
     runs = sorted(p for p in (tmp / "results").iterdir() if RUN_ID_RE.match(p.name))
     assert len(runs) == 6, runs
+    assert sorted(run_ids) == [p.name for p in runs]
+    assert sorted(p.name for p in (tmp / "results").iterdir()) == sorted([*run_ids, "reports"])
     return report_for_runs(runs, out=tmp / "report")
 
 

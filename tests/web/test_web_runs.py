@@ -176,9 +176,11 @@ def test_vendored_chart_library_is_served(client) -> None:  # type: ignore[no-un
 
 
 def test_non_run_directories_are_not_listed(tmp_path: Path) -> None:
-    # `keyramp run profiles/scenarios/` writes results/scenarios-<stamp>/ next to the runs.
+    # `keyramp run profiles/scenarios/` writes results/reports/scenarios-<stamp>/ (older
+    # versions: results/scenarios-<stamp>/, next to the runs).
     make_run(tmp_path, profile_name="listed", seconds=2)
-    (tmp_path / "scenarios-20261121T170000Z").mkdir()
-    (tmp_path / "scenarios-20261121T170000Z" / "report.json").write_text("{}")
+    for report in (tmp_path / "scenarios-20261121T170000Z", tmp_path / "reports" / "scenarios-20261121T170000Z"):
+        report.mkdir(parents=True)
+        (report / "report.json").write_text("{}")
     rows = create_app(results_dir=tmp_path).test_client().get("/runs.json").get_json()["runs"]
     assert [r["profile_name"] for r in rows] == ["listed"]
