@@ -17,10 +17,26 @@ from keyramp.results._generator import generator_limited, generator_reason
 from keyramp._errors import UsageError
 
 __all__ = ["Evidence", "ChartValue", "RunInfo", "evidence_for", "by_rule", "collect", "load_runs", "role_of",
-           "OBSERVABLE_RATIO"]
+           "OBSERVABLE_RATIO", "RULE_STRATEGIES"]
 
 #: A measured ratio below this is within emulator noise: the effect is not observable.
 OBSERVABLE_RATIO = 2.0
+
+_ANTI, _BEST = "anti-pattern", "best practice"
+_MONOTONIC = ("sequential", "padded_sequential", "prefixed_sequential", "timestamp_only")
+#: The key strategies each key rule compares, with their role in it. A Locust cell is evidence
+#: for such a rule only if its strategy is listed: a profile that cites several rules (the
+#: quickstart: BP-KEY-1 and BP-KEY-3) shows each cell under the rules it speaks to, in the role
+#: it plays there, instead of every cell under every rule.
+RULE_STRATEGIES: dict[str, dict[str, str]] = {
+    "BP-KEY-1": {**dict.fromkeys(_MONOTONIC, _ANTI), "random": _BEST, "server_allocated": _BEST},
+    "BP-KEY-2": {"sequential": _ANTI, "padded_sequential": _ANTI, "server_allocated": _BEST},
+    "BP-KEY-3": {**dict.fromkeys(_MONOTONIC, _ANTI), "hashed_prefix": _BEST, "sharded": _BEST},
+    "BP-KEY-5": {"timestamp_only": _ANTI, "timestamp_first": _ANTI, "field_promotion": _BEST},
+    "BP-KEY-6": {"timestamp_only": _ANTI, "timestamp_first": _ANTI, "reverse_timestamp": _BEST},
+    "BP-KEY-7": {"sequential": _ANTI, "padded_sequential": _ANTI, "domain": _ANTI, "reversed_id": _BEST,
+                 "reverse_domain": _BEST},
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,7 +54,7 @@ class Evidence:
     rule: str
     profile: str
     cell: str
-    kind: str  # "measured" | "modelled" | "not observable" | "unsupported" | "generator-limited"
+    kind: str  # "measured" | "modelled" | "not observable" | "unsupported" | "not applicable" | "generator-limited"
     text: str
     #: Numbers the verdict compares across a pair (e.g. aborts of one key vs many).
     values: Mapping[str, Any]
@@ -269,10 +285,24 @@ def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run
             timeline = _timeline(cell)
         if cell.get("incomplete"):
             text += " (cell incomplete: the run stopped during it)"
+        strategy = cell.get("strategy")
         for rule in rules:
+            compared = RULE_STRATEGIES.get(rule)
+            cell_role = role
+            if compared is not None and probe_name is None and isinstance(strategy, str):
+                if strategy not in compared:
+                    continue  # this cell's key strategy says nothing about this rule
+                cell_role = compared[strategy]
             rows.append(Evidence(rule=rule, profile=name, cell=cell_id, kind=kind, text=text, values=values,
-                                 backend=str(cell.get("backend") or ""), role=role, probe=probe_name,
+                                 backend=str(cell.get("backend") or ""), role=cell_role, probe=probe_name,
                                  bars=tuple(bars), run=run, timeline=timeline))
+    for rule in rules:  # a cited rule none of the cells speaks to is said so, not dropped silently
+        if rule in RULE_STRATEGIES and summary.get("cells") and not any(r.rule == rule for r in rows):
+            compared = RULE_STRATEGIES[rule]
+            sides = "; ".join(f"{side}: {', '.join(s for s, r in compared.items() if r == side)}"
+                              for side in (_ANTI, _BEST))
+            rows.append(Evidence(rule=rule, profile=name, cell="-", kind="not applicable", values={}, run=run,
+                                 text=f"none of the run's key strategies is one {rule} compares ({sides})"))
     return rows
 
 

@@ -61,6 +61,8 @@ class RuleReport:
     charts: list[tuple[str, str]] = field(default_factory=list)
     #: (title, png path) per key-space heatmap.
     heatmaps: list[tuple[str, Path]] = field(default_factory=list)
+    #: (title, rule) per heatmap already drawn under an earlier rule: referred to, not repeated.
+    heatmap_refs: list[tuple[str, str]] = field(default_factory=list)
 
 
 # -- verdicts ------------------------------------------------------------------------------------
@@ -201,14 +203,15 @@ _NOTES: dict[str, str] = {
 
 
 _PRIORITY = ("confirmed (measured)", "confirmed (modelled)", "measured", "modelled",
-             "inconclusive (generator-limited)", "not observable on the emulator", "unsupported")
+             "inconclusive (generator-limited)", "not observable on the emulator", "unsupported",
+             "no usable evidence")
 
 
 def verdict(rows: Sequence[Evidence]) -> tuple[str, str]:
     """``(status, sentence)`` for one rule from its evidence rows."""
     rows = list(rows)
     parts: list[tuple[str, str]] = []
-    usable = [r for r in rows if r.kind != "unsupported"]
+    usable = [r for r in rows if r.kind not in ("unsupported", "not applicable")]
     groups = (
         ([r for r in usable if r.probe == "contention"], _contention_parts),
         ([r for r in usable if r.probe == "consistency"], _consistency_parts),
@@ -224,6 +227,8 @@ def verdict(rows: Sequence[Evidence]) -> tuple[str, str]:
     for r in rows:
         if r.kind == "unsupported":
             parts.append(("unsupported", f"unsupported on {r.backend}: {r.text}"))
+        elif r.kind == "not applicable":
+            parts.append(("no usable evidence", f"no evidence from {r.profile}: {r.text}"))
     if not parts:
         return "no usable evidence", "no usable evidence"
     if rows and rows[0].rule in _NOTES:
@@ -258,7 +263,8 @@ def _charts(rule: str, rows: list[Evidence]) -> list[tuple[str, str]]:
     return out
 
 
-def _heatmaps(rows: list[Evidence], out: Path, cache: dict[Path, dict[str, Path]]) -> list[tuple[str, Path]]:
+def _heatmaps(rows: list[Evidence], out: Path,
+              cache: dict[Path, dict[str, Path]]) -> list[tuple[str, Path, tuple[Path, str]]]:
     """Key-space heatmap PNGs (``keyramp.keyspace``) of the rule's Locust cells. Each run is analysed
     once for all its sampled cells (``cache``: run -> cell -> png), since every analysis parses the
     run's whole key samples and time series."""
@@ -277,7 +283,7 @@ def _heatmaps(rows: list[Evidence], out: Path, cache: dict[Path, dict[str, Path]
                 cache[r.run] = {}
         png = cache[r.run].get(r.cell)
         if png is not None and png.is_file():
-            found.append((f"{r.label}: key-space heatmap (measured key stream)", png))
+            found.append((f"{r.label}: key-space heatmap (measured key stream)", png, (r.run, r.cell)))
     return found
 
 
@@ -286,12 +292,18 @@ def _heatmaps(rows: list[Evidence], out: Path, cache: dict[Path, dict[str, Path]
 def _build(run_dirs: Sequence[Path], out: Path | None) -> tuple[list[RuleReport], list[RunInfo]]:
     runs = load_runs(run_dirs)
     cache: dict[Path, dict[str, Path]] = {}
+    drawn: dict[tuple[Path, str], str] = {}  # (run, cell) -> the rule its heatmap is drawn under
     reports = []
     for rule, rows in by_rule(runs).items():
         status, text = verdict(rows)
         rep = RuleReport(rule=rule, status=status, verdict=text, rows=rows, charts=_charts(rule, rows))
         if out is not None:
-            rep.heatmaps = _heatmaps(rows, out, cache)
+            for title, png, where in _heatmaps(rows, out, cache):
+                if where in drawn:
+                    rep.heatmap_refs.append((title, drawn[where]))
+                else:
+                    drawn[where] = rule
+                    rep.heatmaps.append((title, png))
         reports.append(rep)
     return reports, [RunInfo.from_run(run) for run in runs]
 
@@ -314,6 +326,7 @@ def render_markdown(reports: Sequence[RuleReport], runs: Sequence[RunInfo] = (),
         for title, png in rep.heatmaps:
             rel = png.relative_to(base) if base is not None and png.is_relative_to(base) else png
             lines.append(f"![{title}]({rel})")
+        lines += [f"- {title}: see [{rule}](#{rule.lower()})" for title, rule in rep.heatmap_refs]
         lines.append("")
     return "\n".join(lines)
 
@@ -374,6 +387,9 @@ def render_html(reports: Sequence[RuleReport], runs: Sequence[RunInfo] = (), *, 
             src = png_data_uri(png) if embed_png else esc(str(png))
             parts.append(f"<figure><img class='heat' alt='{esc(title)}' src='{src}'><figcaption>{esc(title)}"
                          "</figcaption></figure>")
+        if rep.heatmap_refs:
+            parts.append("<ul>" + "".join(f"<li>{esc(title)}: see <a href='#{esc(rule)}'>{esc(rule)}</a></li>"
+                                          for title, rule in rep.heatmap_refs) + "</ul>")
     parts.append("</body></html>")
     return "".join(parts)
 
@@ -392,6 +408,7 @@ def _json(reports: Sequence[RuleReport], runs: Sequence[RunInfo], out: Path) -> 
                           "run": str(r.run) if r.run else None} for r in rep.rows],
             "charts": [title for title, _ in rep.charts],
             "heatmaps": [str(p.relative_to(out)) if p.is_relative_to(out) else str(p) for _, p in rep.heatmaps],
+            "heatmaps_shown_under": [{"title": title, "rule": rule} for title, rule in rep.heatmap_refs],
         } for rep in reports},
     }
 

@@ -201,3 +201,54 @@ def test_html_charts_escape_run_strings(tmp_path: Path) -> None:
 def test_report_rejects_a_non_run_directory(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="not a run directory"):
         collect([tmp_path])
+
+
+def test_each_rule_lists_only_the_cells_its_key_strategies_speak_to(tmp_path: Path) -> None:
+    # The quickstart's shape: 2 backends × sequential / random / hashed_prefix, one run citing
+    # several key rules. It used to list all 6 cells (and 6 heatmaps) under every rule.
+    from _synthetic import make_run
+
+    run = make_run(tmp_path / "results", profile_name="quick", seconds=3,
+                   cells=[(b, s) for b in ("datastore", "bigtable") for s in ("sequential", "random", "hashed_prefix")])
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["profile"]["rules"] = ["BP-KEY-1", "BP-KEY-2", "BP-KEY-3", "BP-KEY-5"]
+    manifest["profile"]["description"] = "Sequential vs random vs hashed-prefix keys"  # no role in it
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    summary = json.loads((run / "summary.json").read_text())
+    hot = {"sequential": 0.9, "random": 0.02, "hashed_prefix": 0.03}
+    for cell in summary["cells"].values():
+        cell["keyspace"] = {"hottest_1pct_share": hot[cell["strategy"]], "append_fraction": 0.5,
+                            "moving_hotspot": cell["strategy"] == "sequential", "model": None}
+    (run / "summary.json").write_text(json.dumps(summary))
+
+    out = report_for_runs([run], out=tmp_path / "report")
+    rules = json.loads((out / "report.json").read_text())["rules"]
+
+    def cells(rule: str) -> dict[str, str]:
+        return {e["cell"]: e["role"] for e in rules[rule]["evidence"]}
+
+    assert cells("BP-KEY-1") == {"c00-datastore-sequential": "anti-pattern", "c01-datastore-random": "best practice",
+                                 "c03-bigtable-sequential": "anti-pattern", "c04-bigtable-random": "best practice"}
+    assert cells("BP-KEY-3") == {"c00-datastore-sequential": "anti-pattern",
+                                 "c02-datastore-hashed_prefix": "best practice",
+                                 "c03-bigtable-sequential": "anti-pattern",
+                                 "c05-bigtable-hashed_prefix": "best practice"}
+    assert cells("BP-KEY-2") == {"c00-datastore-sequential": "anti-pattern", "c03-bigtable-sequential": "anti-pattern"}
+    # roles come from the rule's table, so the pair is compared although the description names none
+    assert rules["BP-KEY-1"]["status"] == rules["BP-KEY-3"]["status"] == "confirmed (modelled)"
+    # a cited rule none of the strategies speaks to says so instead of showing unrelated cells
+    assert [e["kind"] for e in rules["BP-KEY-5"]["evidence"]] == ["not applicable"]
+    assert rules["BP-KEY-5"]["status"] == "no usable evidence"
+    assert "field_promotion" in rules["BP-KEY-5"]["verdict"]
+    # every cell's heatmap is drawn once, under the first rule that cites it; later rules refer to it
+    drawn = [h for r in rules.values() for h in r["heatmaps"]]
+    assert len(drawn) == len(set(drawn)) == 6
+    assert len(rules["BP-KEY-1"]["heatmaps"]) == 4 and len(rules["BP-KEY-3"]["heatmaps"]) == 2
+    assert {r["rule"] for r in rules["BP-KEY-3"]["heatmaps_shown_under"]} == {"BP-KEY-1"}
+    md = (out / "report.md").read_text()
+    assert md.count("](keyspace/") == 6 and "see [BP-KEY-1](#bp-key-1)" in _md_section(md, "BP-KEY-3")
+    assert "hashed-prefix" not in _md_section(md, "BP-KEY-1")
+
+
+def _md_section(md: str, rule: str) -> str:
+    return md.split(f"## {rule}\n")[1].split("\n## ")[0]
