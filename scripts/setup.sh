@@ -23,12 +23,13 @@ if ! command -v gcloud >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; the
        "or run them with 'docker compose up emulators' and export the *_EMULATOR_HOST variables" >&2
 fi
 
-apt_install() {  # apt_install PACKAGE WHY: Debian packages the tests need (root or sudo)
-  local sudo=""
+apt_install() {  # apt_install PACKAGE WHY [APT OPTION...]: Debian packages the tests need (root or sudo)
+  local sudo="" pkg=$1 why=$2
+  shift 2
   [ "$(id -u)" = 0 ] || { command -v sudo >/dev/null 2>&1 && sudo="sudo"; } || {
-    echo "setup: install Debian's $1 ($2): apt-get install $1" >&2; return 0; }
-  ($sudo apt-get install -y -q "$1" >/dev/null 2>&1 || { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q "$1" >/dev/null; }) \
-    || echo "setup: could not install $1 ($2)" >&2
+    echo "setup: install Debian's $pkg ($why): apt-get install $pkg" >&2; return 0; }
+  ($sudo apt-get install -y -q "$@" "$pkg" >/dev/null 2>&1 || { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q "$@" "$pkg" >/dev/null; }) \
+    || echo "setup: could not install $pkg ($why)" >&2
 }
 if [ "$want_tests" = 1 ]; then
   # Browser tests drive Debian's chromium through Playwright (never `playwright install`).
@@ -36,5 +37,8 @@ if [ "$want_tests" = 1 ]; then
   # docker-compose.yml is validated with `docker compose config` / `docker-compose config` (no engine needed).
   docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1 \
     || apt_install docker-compose "compose file validation"
+  # The metrics test scrapes a live run with a real Prometheus server (started and stopped by
+  # the test itself on a free loopback port; the package's own service is not used).
+  command -v prometheus >/dev/null 2>&1 || apt_install prometheus "metrics test" --no-install-recommends
 fi
 exit 0

@@ -97,7 +97,10 @@ def test_master_worker_and_ui_commands(compose: dict[str, Any]) -> None:
     assert master[master.index("--master-bind-host") + 1] == "0.0.0.0"
     assert master[master.index("--expect-workers") + 1] == "${KEYRAMP_WORKERS:-4}"
     assert str(services["worker"]["deploy"]["replicas"]) == "${KEYRAMP_WORKERS:-4}"
-    assert [str(p) for p in services["master"]["expose"]] == [port] and not _published(services["master"])
+    metrics_port = master[master.index("--metrics") + 1].split(":")[-1]
+    assert master[master.index("--metrics") + 1] == f"0.0.0.0:{metrics_port}"
+    assert [str(p) for p in services["master"]["expose"]] == [port, metrics_port]
+    assert not _published(services["master"])
     worker = [str(a) for a in services["worker"]["command"]]
     assert worker[:3] == ["keyramp", "run", "--worker"]
     assert worker[worker.index("--master-host") + 1] == "master"
@@ -141,3 +144,43 @@ def test_master_and_worker_commands_parse_with_the_real_cli(compose: dict[str, A
     assert args.master and args.expect_workers == 4
     args = parser.parse_args([str(a) for a in compose["services"]["worker"]["command"][1:]])
     assert args.worker and args.master_host == "master"
+
+
+def test_metrics_services_scrape_the_master_and_load_the_dashboard(compose: dict[str, Any]) -> None:
+    import json
+    import re
+
+    services = compose["services"]
+    assert services["prometheus"]["profiles"] == services["grafana"]["profiles"] == ["metrics"]
+    master = [str(a) for a in services["master"]["command"]]
+    metrics_port = master[master.index("--metrics") + 1].split(":")[-1]
+    mounts = {v.split(":")[1]: ROOT / v.split(":")[0] for v in services["prometheus"]["volumes"]}
+    prom = _yaml().safe_load(mounts["/etc/prometheus/prometheus.yml"].read_text())
+    assert prom["scrape_configs"][0]["static_configs"][0]["targets"] == [f"master:{metrics_port}"]
+    grafana = {v.split(":")[1]: ROOT / v.split(":")[0] for v in services["grafana"]["volumes"]}
+    datasource = _yaml().safe_load((grafana["/etc/grafana/provisioning"] / "datasources" / "prometheus.yml")
+                                   .read_text())["datasources"][0]
+    assert datasource["url"] == "http://prometheus:9090"
+    provider = _yaml().safe_load((grafana["/etc/grafana/provisioning"] / "dashboards" / "keyramp.yml").read_text())
+    dashboards = grafana[provider["providers"][0]["options"]["path"]]
+    dashboard = json.loads((dashboards / "keyramp-dashboard.json").read_text())
+    uids = {p["datasource"]["uid"] for p in dashboard["panels"]}
+    uids |= {t["datasource"]["uid"] for p in dashboard["panels"] for t in p["targets"]}
+    assert uids == {datasource["uid"]}
+    # every metric the dashboard queries is one the exporter serves (design check: names only;
+    # tests/metrics/test_prometheus.py runs the queries against a real Prometheus)
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from keyramp.metrics import MetricsState, StateCollector
+
+    state = MetricsState()
+    state.run_started(run_id="r", profile="p")
+    state.cell_started(cell="c", backend="b", strategy="s", duration_s=1.0, users=1)
+    registry = CollectorRegistry()
+    registry.register(StateCollector(state))
+    served = {f.name for f in text_string_to_metric_families(generate_latest(registry).decode())}
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    exprs += [v["query"]["query"] for v in dashboard["templating"]["list"]]
+    used = {re.sub(r"_(total|bucket|sum|count)$", "", m) for e in exprs for m in re.findall(r"keyramp_\w+", e)}
+    assert used and used <= served, used - served

@@ -66,6 +66,9 @@ def _add_run(subparsers: Any) -> None:
                         "scenario report); the table goes to stderr")
     p.add_argument("--duration", help="override every profile's duration per cell (e.g. 5s)")
     p.add_argument("--timeout", type=float, default=10.0, help="per-operation deadline in seconds (default 10)")
+    p.add_argument("--metrics", metavar="HOST:PORT", default=None,
+                   help="serve live Prometheus metrics at http://HOST:PORT/metrics while the run lasts "
+                        "(HOST defaults to 127.0.0.1; see docs/metrics.md)")
     dist = p.add_argument_group("distributed (Locust master/workers)")
     dist.add_argument("--master", action="store_true", help="be a Locust master: workers on other hosts do the load")
     dist.add_argument("--expect-workers", type=int, default=None, help="with --master: workers to wait for (default 1)")
@@ -98,6 +101,14 @@ def _check_run_args(args: argparse.Namespace) -> None:
         raise UsageError(f"--workers: must be at least 1, got {args.workers}")
     if args.master_port is not None and not 1 <= args.master_port <= 65535:
         raise UsageError(f"--master-port: must be 1..65535, got {args.master_port}")
+    if args.metrics is not None:
+        from keyramp.metrics import parse_address
+
+        parse_address(args.metrics)  # a malformed address fails before anything starts
+        if args.worker:
+            raise UsageError("--metrics belongs on the master (it serves the merged view), not on a worker")
+        if args.plan:
+            raise UsageError("--metrics has nothing to serve with --plan (no load runs)")
     if args.worker:
         for flag, given in (("--workers", args.workers is not None), ("--master", args.master),
                             ("--expect-workers", args.expect_workers is not None),
@@ -156,6 +167,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     # --json: stdout is one JSON document, so the human output moves to stderr
     out = console if args.json else Console() if sys.stdout.isatty() else Console(width=160)
+    observers: list[Any] = []
+    server = None
+    if args.metrics is not None:
+        from keyramp.metrics import MetricsObserver, MetricsServer, MetricsState, parse_address
+
+        metrics = MetricsState()
+        host, port = parse_address(args.metrics)
+        server = MetricsServer(metrics, host=host, port=port)  # binds now: a taken port exits 2 before any load
+        observers.append(MetricsObserver(metrics))
+        console.print(f"[dim]metrics: {server.url}[/dim]", highlight=False)
     master = None
     if args.master or (args.workers or 1) > 1:
         from keyramp.run._master import Master, MasterOptions
@@ -174,7 +195,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         for profile in profiles:
             outcome = run_profile(
                 profile, RunOptions(out=args.out, strict=args.strict, quiet=args.quiet, timeout_s=args.timeout,
-                                    master=master,
+                                    master=master, observers=observers,
                                     target=TargetOptions(allow_cloud=args.allow_cloud, cloud_caps=cloud_kw)),
                 console=console,
             )
@@ -190,6 +211,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     finally:
         if master is not None:
             master.close()
+        if server is not None:  # after the last cell: let Prometheus scrape its final values
+            server.close(say=lambda line: console.print(f"[dim]{line}[/dim]", highlight=False))
     report = None
     if scenario_runs:  # also after Ctrl-C: report what ran
         from keyramp.scenarios import default_report_dir, report_for_runs
