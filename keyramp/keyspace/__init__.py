@@ -7,7 +7,7 @@ hotspot metrics) and models a range-partitioned store from it. Model figures car
 
 from __future__ import annotations
 
-from keyramp.keyspace._analyse import summarize_run_cell
+from keyramp.keyspace._analyse import cell_heatmap, summarize_run_cell
 from keyramp.keyspace._cli import register, run_keyspace
 from keyramp.keyspace._heatmap import heatmap_data, render_png
 from keyramp.keyspace._load import (
@@ -39,6 +39,7 @@ __all__ = [
     "TabletParams",
     "TabletTimeline",
     "analyze_cell",
+    "cell_heatmap",
     "cell_reference",
     "has_model",
     "heatmap_data",

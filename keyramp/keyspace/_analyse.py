@@ -10,12 +10,13 @@ from typing import Any
 import numpy as np
 
 from keyramp._errors import UsageError
-from keyramp.keyspace._load import CellKeys, KeyPositions, Reference, load_keys
+from keyramp.keyspace._load import CellKeys, KeyPositions, Reference, insert_mask, key_positions, load_keys
 from keyramp.keyspace._metrics import analyze_cell, summary_entry
 from keyramp.keyspace._reference import cell_reference, existing_before
 from keyramp.keyspace._tablets import TabletTimeline
 
-__all__ = ["analyse_samples", "as_inserts", "cell_duration", "hot_window", "reference_or_none", "summarize_run_cell"]
+__all__ = ["analyse_samples", "as_inserts", "cell_duration", "cell_heatmap", "hot_window", "reference_or_none",
+           "summarize_run_cell"]
 
 
 def reference_or_none(*, profile: Mapping[str, Any] | None, backend: str, strategy: str, samples: CellKeys,
@@ -120,3 +121,39 @@ def summarize_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], 
 def cell_duration(cell_summary: Mapping[str, Any]) -> float | None:
     value = cell_summary.get("duration_s")
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else None
+
+
+def cell_heatmap(run: Any, cell: str, *, buckets: int = 250, time_bins: int | None = None) -> dict[str, Any] | None:
+    """The heatmap of one cell of a run (a catalog ``Run``), without the metrics or the tablet
+    model: what ``keyramp ui`` draws for a finished cell when no ``keyramp keyspace`` file exists.
+
+    Keys are placed against the same reference the runner used (rebuilt from the manifest's
+    profile), so the picture matches the summary's metrics. ``None`` when the cell sampled no keys.
+    """
+    from keyramp.keyspace._heatmap import heatmap_data
+
+    samples = load_keys(run, cell=cell).get(cell)
+    if samples is None or len(samples) == 0:
+        return None
+    manifest = run.manifest or {}
+    meta = next((c for c in manifest.get("cells") or () if isinstance(c, dict) and c.get("id") == cell), {})
+    summary = run.cells.get(cell) if isinstance(run.cells.get(cell), dict) else {}
+    total = (summary.get("total") or {}).get("count") if isinstance(summary.get("total"), dict) else None
+    count = int(total) if isinstance(total, int | float) and not isinstance(total, bool) else len(samples)
+    profile = manifest.get("profile") if isinstance(manifest.get("profile"), dict) else None
+    samples = as_inserts(samples, ((profile or {}).get("workload") or {}).get("insert_ops") or ())
+    backend, strategy = str(meta.get("backend", "datastore")), str(meta.get("strategy", "?"))
+    try:  # the records that existed when the phase began, as the runner counted them
+        existing = existing_before(summary, profile) if profile else None
+    except (KeyError, TypeError, ValueError):  # an old or hand-edited profile
+        existing = None
+    reference = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=samples,
+                                  sample_rate=min(1.0, len(samples) / max(count, 1)), existing=existing)
+    t = samples.t
+    kp = key_positions(samples.key, reference=reference, inserts=insert_mask(samples.op) if len(t) else None,
+                       times=t)
+    duration = float(meta.get("duration_s") or 0.0)
+    heat = heatmap_data(kp, t, buckets=buckets, time_bins=time_bins, duration_s=max(duration, float(t[-1])))
+    return {"schema": 1, "run_id": manifest.get("run_id"), "cell": cell, "backend": backend, "strategy": strategy,
+            "time_scale": float(meta.get("time_scale") or 1.0), "samples": int(len(t)),
+            "range_from": "profile" if reference is not None else "samples", **heat}

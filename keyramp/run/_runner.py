@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from keyramp._errors import KeyrampError, RunFailed, UsageError
 from keyramp.profile import Profile, cell_namespace, slug
+from keyramp.results._live import LiveFile
 from keyramp.results._rundir import RunDirectory, base_manifest, utc_now
 from keyramp.run._analysis import CellAnalysis, analyse_cell
 from keyramp.run._cell import CellRun
@@ -102,7 +103,8 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
     stop = StopFlag()
     stop.install()
     status = LiveStatus(console, total_cells=len(profile.cells), enabled=not options.quiet)
-    observers = Observers([status, *options.observers])
+    # live.json: what the run is doing now, for `keyramp ui` (keyramp.results._live)
+    observers = Observers([status, LiveFile(cells=len(profile.cells)), *options.observers])
     state, reason = "complete", None
     try:
         with run, status:

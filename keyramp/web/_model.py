@@ -39,6 +39,8 @@ def _op_stats(name: str, raw: object) -> dict[str, Any]:
 
 
 def _cells(manifest: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, Any]]:
+    from keyramp.web._keyspace import explain_keyspace  # it builds on this module's helpers
+
     m_cells = {str(c.get("id")): c for c in map(as_dict, as_list(manifest.get("cells"))) if c.get("id")}
     s_cells = as_dict(summary.get("cells"))
     order = list(s_cells) + [cid for cid in m_cells if cid not in s_cells]
@@ -70,8 +72,10 @@ def _cells(manifest: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
             "total": total,
             "target_ratio_mean": (sum(ratios) / len(ratios)) if ratios else None,
             "target_ratio_min": min(ratios) if ratios else None,
-            "keyspace": _flatten_keyspace(keyspace),
-            "keyspace_modelled": bool(keyspace.get("modelled")),
+            # explained rows for the page; the summary's own fields in ``keyspace_fields``
+            "keyspace": explain_keyspace(keyspace),
+            "keyspace_fields": keyspace or None,
+            "finished": bool(s.get("total")) and not s.get("incomplete"),
             "thresholds": [_threshold(t) for t in as_list(s.get("thresholds"))],
             "forecast": forecast_view(s.get("forecast")),
             **_generator(s),
@@ -86,25 +90,6 @@ def forecast_view(raw: object) -> dict[str, Any] | None:
     from keyramp.web._forecast import forecast_view as view  # it builds on this module's helpers
 
     return view(raw)
-
-
-def _flatten_keyspace(ks: dict[str, Any], prefix: str = "") -> list[dict[str, Any]]:
-    """Hotspot metrics as rows (name, value, modelled); nested dicts (e.g. the tablet
-    model summary) are flattened with dotted names and inherit their ``modelled`` flag."""
-    rows = []
-    modelled = bool(ks.get("modelled"))
-    for key, value in ks.items():
-        if key == "modelled":
-            continue
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            for row in _flatten_keyspace(value, prefix=f"{name}."):
-                row["modelled"] = row["modelled"] or modelled
-                rows.append(row)
-        elif isinstance(value, (int, float, str, bool)) or value is None:
-            rows.append({"name": name, "value": value if not isinstance(value, float) or math.isfinite(value) else None,
-                         "modelled": modelled})
-    return rows
 
 
 def _threshold(raw: object) -> dict[str, Any]:

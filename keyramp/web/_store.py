@@ -17,8 +17,14 @@ from keyramp.web._model import run_detail
 from keyramp.results._legacy import TIMESERIES_CSV
 from keyramp.results._read import data_cells, data_stamp, is_csv_run, read_timeseries
 from keyramp.web._timeseries import CHART_COLUMNS, downsample, series_columns
+from keyramp.web._live import live_view, read_live
 
 __all__ = ["RunStore"]
+
+
+def _mtime(path: Path) -> float | None:
+    mtime_ns = stamp(path)[0][0]
+    return mtime_ns / 1e9 if mtime_ns else None
 
 
 class RunStore:
@@ -63,6 +69,27 @@ class RunStore:
 
         # keyspace/ is stamped too: writing a heatmap (keyramp keyspace) changes its mtime
         return self.cache.get(("detail", str(path)), (*self._files(path), path / "keyspace"), build)
+
+    def live(self, run_id: str) -> dict[str, Any]:
+        """What the run is doing now (``live.json``) and which cells have their summary."""
+        path = self.run_path(run_id)
+        run = self._load(path)
+        done = [cid for cid, c in run.cells.items() if isinstance(c, dict) and c.get("total")
+                and not c.get("incomplete")]
+        return {"run_id": run_id, **live_view(read_live(path), status=run.status, cells=len(run.cell_ids),
+                                              since=_mtime(path / "manifest.json")), "done": done}
+
+    def with_live(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Catalog rows, those of running runs with what they are doing now (read on every
+        request: it changes each second; the catalog holds what the run files say)."""
+        out = []
+        for row in rows:
+            if row.get("status") == "running":
+                path = self.results_dir / str(row["run_id"])
+                row = {**row, "live": live_view(read_live(path), status="running", cells=int(row.get("cells") or 0),
+                                                since=_mtime(path / "manifest.json"))}
+            out.append(row)
+        return out
 
     # -- time series and key space ------------------------------------------------------------
 
@@ -116,6 +143,25 @@ class RunStore:
         if is_csv_run(path, "timeseries"):
             return stamp(path / TIMESERIES_CSV)[0][1] > len("cell,op,second\n")
         return bool(data_cells(path))
+
+    def keyspace_doc(self, run_id: str, cell: str) -> bytes | None:
+        """A finished cell's heatmap JSON when ``keyramp keyspace`` wrote none: computed from the
+        sampled keys on first view and cached until the run's files change; None without samples."""
+        if not CELL_ID_RE.match(cell):
+            return None
+        path = self.run_path(run_id)
+
+        def build() -> bytes | None:
+            from keyramp.keyspace import cell_heatmap
+
+            try:
+                doc = cell_heatmap(self._load(path), cell)
+            except (UsageError, OSError, ValueError):  # no or unreadable key samples: nothing to draw
+                return None
+            return None if doc is None else json.dumps(doc, separators=(",", ":"), allow_nan=False).encode()
+
+        return self.cache.get_stamped(("keyspace", str(path), cell),
+                                      (stamp(*self._files(path)), data_stamp(path, "keys", cell=cell)), build)
 
     def keyspace_file(self, path: Path, cell: str, ext: str) -> Path | None:
         if not CELL_ID_RE.match(cell) or ext not in ("png", "json"):

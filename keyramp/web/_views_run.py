@@ -3,6 +3,11 @@
 The HTML page carries the manifest, summary tables and key-space figures only; each cell's
 charts fetch ``/runs/<id>/series/<cell>.json`` once the page is up, so a 1-hour run's page
 never waits for its time series to be read. ``/runs/<id>.json`` is the complete twin.
+
+A run in progress: the page polls ``/runs/<id>/live.json`` (current cell and step, finished
+cells), re-fetches the series of the running cell (ETag: unchanged data costs a 304) and
+swaps in a cell's summary partial (``/runs/<id>/cells/<cell>.html``) and the head partial
+(``/runs/<id>/head.html``) when they change — no reload.
 """
 
 from __future__ import annotations
@@ -33,7 +38,9 @@ def add_routes(app: Flask) -> None:
     @app.get("/runs/<run_id>")
     def run_page(run_id: str) -> str:
         store = current_app.extensions["keyramp_store"]
-        return render_template("run.html", run=store.detail(run_id), has_series=store.has_series(run_id))
+        run = store.detail(run_id)
+        live = store.live(run_id) if run["status"] == "running" else None
+        return render_template("run.html", run=run, has_series=store.has_series(run_id), live=live)
 
     @app.get("/runs/<run_id>.json")
     def run_json(run_id: str):  # type: ignore[no-untyped-def]
@@ -49,10 +56,34 @@ def add_routes(app: Flask) -> None:
         resp.cache_control.no_cache = True
         return resp.make_conditional(request)
 
+    @app.get("/runs/<run_id>/live.json")
+    def run_live_json(run_id: str) -> Response:
+        resp = jsonify(current_app.extensions["keyramp_store"].live(run_id))
+        resp.cache_control.no_store = True
+        return resp
+
+    @app.get("/runs/<run_id>/head.html")
+    def run_head_part(run_id: str) -> str:
+        store = current_app.extensions["keyramp_store"]
+        return render_template("partials/run_head.html", run=store.detail(run_id), live=store.live(run_id))
+
+    @app.get("/runs/<run_id>/cells/<cell>.html")
+    def run_cell_part(run_id: str, cell: str) -> str:
+        run = current_app.extensions["keyramp_store"].detail(run_id)
+        found = next((c for c in run["cells"] if c["id"] == cell), None)
+        if found is None:
+            abort(404, f"no cell {cell!r} in run {run_id}")
+        return render_template("partials/cell_summary.html", run=run, cell=found)
+
     @app.get("/runs/<run_id>/keyspace/<cell>.<ext>")
     def keyspace_file(run_id: str, cell: str, ext: str):  # type: ignore[no-untyped-def]
         store = current_app.extensions["keyramp_store"]
         path = store.keyspace_file(store.run_path(run_id), cell, ext)
+        if path is None and ext == "json":  # no `keyramp keyspace` file: computed from the sampled keys
+            body = store.keyspace_doc(run_id, cell)
+            if body is None:
+                abort(404, f"no sampled keys for cell {cell!r}")
+            return Response(body, mimetype="application/json")
         if path is None:
             abort(404, f"no key-space {ext} for cell {cell!r}")
         mimetype = "image/png" if ext == "png" else "application/json"

@@ -60,7 +60,9 @@ def query_runs(catalog: Catalog, args: dict[str, str]) -> dict[str, Any]:
 def add_routes(app: Flask) -> None:
     def _data() -> dict[str, Any]:
         store = current_app.extensions["keyramp_store"]
-        return query_runs(store.catalog, request.args.to_dict())
+        data = query_runs(store.catalog, request.args.to_dict())
+        data["runs"] = store.with_live(data["runs"])  # running runs: what they are doing now
+        return data
 
     @app.get("/")
     @app.get("/runs")

@@ -8,25 +8,22 @@ Screenshots go to test-artifacts/ (git-ignored).
 from __future__ import annotations
 
 import json
-import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from _synthetic import make_run
 
-from keyramp.web import create_app
+from _browser import CHROMIUM, serve_ui
+from _browser import shot as _shot
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = shutil.which("chromium")
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 XSS = "<script>alert(1)</script>"
 
 if CHROMIUM is None:
     pytest.skip("chromium is not installed (apt-get install -y chromium)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
 # counts pixels that are neither transparent nor white: an empty uPlot canvas has none
 _INKED_PIXELS_JS = """(canvas) => {
@@ -91,47 +88,10 @@ def _keyspace(run: Path, *, png: bool) -> None:
 
 @pytest.fixture(scope="module")
 def base_url(results: Path) -> Iterator[str]:
-    from werkzeug.serving import make_server
-
-    server = make_server("127.0.0.1", 0, create_app(results), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serve_ui(results) as url:
+        yield url
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-@pytest.fixture()
-def page(browser):  # type: ignore[no-untyped-def]
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = context.new_page()
-    pg.console_errors = []  # type: ignore[attr-defined]
-    pg.dialogs = []  # type: ignore[attr-defined]
-    pg.on("console", lambda m: pg.console_errors.append(m.text) if m.type == "error" else None)
-    pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
-    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
-    yield pg
-    context.close()
-
-
-def _shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 def test_list_click_run_chart_then_compare(page, base_url: str) -> None:  # type: ignore[no-untyped-def]

@@ -16,8 +16,10 @@ from keyramp.results._parquet import TIMESERIES_SCHEMA
 from keyramp.web import create_app
 
 XSS = "<script>alert(1)</script>"
-KEYSPACE = {"hottest_bucket_share": 0.41, "gini": 0.9, "modelled": False,
-            "model": {"peak_tablets": 3, "throttled_fraction": 0.12, "modelled": True}}
+KEYSPACE = {"hottest_1pct_share": 0.74, "hottest_bucket_share": 0.41, "gini": 0.9, "entropy_norm": 0.35,
+            "append_fraction": 0.98, "moving_hotspot": True, "samples": 667, "range_from": "profile",
+            "model": {"modelled": True, "peak_tablets": 3, "max_throttled_fraction": 0.12,
+                      "max_added_latency_ms": 0.4}}
 # the smallest valid PNG (1x1), enough to check the route serves bytes unchanged
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                     "1f15c4890000000d49444154789c6360000002000154a24f5f0000000049454e44ae426082")
@@ -55,7 +57,7 @@ def test_run_page_shows_manifest_cells_and_summary(client, run_dir: Path) -> Non
     for text in (run_dir.name, "c00-datastore-sequential", "c01-datastore-random", "Manifest", "seed",
                  'class="badge status-interrupted">interrupted<', "reason: synthetic interrupted",
                  "threshold failed", "insert.p99_ms", 'class="badge fail">fail<', "BP-KEY-1",
-                 "hottest_bucket_share", "model.peak_tablets", "UNAVAILABLE"):
+                 "hottest 1 % of the key range", "tablets (peak)", "UNAVAILABLE"):
         assert text in html, text
     assert 'data-kind="latency"' in html and 'data-kind="throughput"' in html and 'data-kind="errors"' in html
 
@@ -69,9 +71,11 @@ def test_run_json_twin_matches_page_data(client, run_dir: Path) -> None:  # type
     assert seq["identity"] == "datastore-sequential"
     assert [o["op"] for o in seq["operations"]] == ["insert", "read"]
     assert seq["operations"][0]["errors"] > 0 and seq["keyspace_png"] and not seq["keyspace_json"]
-    modelled = {m["name"]: m["modelled"] for m in seq["keyspace"]}
-    assert modelled == {"hottest_bucket_share": False, "gini": False, "model.peak_tablets": True,
-                        "model.throttled_fraction": True}
+    assert [m["field"] for m in seq["keyspace"]["measured"]] == [
+        "hottest_1pct_share", "moving_hotspot", "append_fraction", "gini", "entropy_norm", "samples"]
+    assert [m["field"] for m in seq["keyspace"]["modelled"]] == [
+        "max_throttled_fraction", "peak_tablets", "max_added_latency_ms"]
+    assert seq["keyspace_fields"] == KEYSPACE  # the summary's own fields stay in the twin
     assert cells["c01-datastore-random"]["keyspace_json"]
     series = data["series"]["c00-datastore-sequential"]
     assert set(series) == {"*", "insert", "read"}
@@ -230,3 +234,54 @@ def test_run_page_shows_the_launch_forecast_with_its_sources(tmp_path: Path) -> 
     cells = {c["id"]: c for c in data["run"]["cells"]}
     assert cells["c00-datastore-sequential"]["forecast"]["verdict"] == "hotspot"
     assert cells["c01-datastore-random"]["forecast"] is None
+
+
+def test_keyspace_figures_are_an_explained_table_with_verdicts(client, run_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    import re
+
+    html = client.get(f"/runs/{run_dir.name}").data.decode()
+    table = html.split('class="data compact keyspace-metrics"')[1].split("</table>")[0]
+    rows = {m.group(1): m.group(2) for m in re.finditer(r'<tr data-field="(\w+)">(.*?)</tr>', table, re.S)}
+    # each row: a plain-words label, the value judged against its good/bad range, and what it means
+    assert "74.0 %" in rows["hottest_1pct_share"] and "verdict-bad" in rows["hottest_1pct_share"]
+    assert "one hotspot takes the load" in rows["hottest_1pct_share"]
+    assert ">yes<" in rows["moving_hotspot"] and "verdict-bad" in rows["moving_hotspot"]
+    assert "0.35" in rows["entropy_norm"] and "verdict-bad" in rows["entropy_norm"]
+    assert "12.0 %" in rows["max_throttled_fraction"] and "verdict-bad" in rows["max_throttled_fraction"]
+    assert "0.40 ms" in rows["max_added_latency_ms"] and "verdict-good" in rows["max_added_latency_ms"]
+    assert "hottest_bucket_share" not in html  # no dump of field names
+    assert table.index("modelled") > table.index('data-field="samples"')  # modelled rows apart, labelled
+
+
+def test_explained_keyspace_holds_the_hot_window_against_the_modelled_band() -> None:
+    from keyramp.web._keyspace import explain_keyspace
+
+    hot = explain_keyspace({"hottest_1pct_share": 0.7, "hottest_1pct_ops_per_s": 2100.0, "append_points": 1,
+                            "hot_window_vs_capacity": "above the band",
+                            "tablet_capacity_ops_per_s": {"low": 500, "mid": 1000, "high": 1500, "modelled": True}})
+    assert hot is not None
+    measured = {m["field"]: m for m in hot["measured"]}
+    assert measured["hottest_1pct_ops_per_s"]["text"] == "2,100.0 ops/s"
+    assert measured["hottest_1pct_ops_per_s"]["verdict"] == "bad" and measured["append_points"]["verdict"] == "bad"
+    (band,) = hot["modelled"]
+    assert band["text"] == "above the band (500–1,500 ops/s)" and band["verdict"] == "bad"
+    spread = explain_keyspace({"hottest_1pct_ops_per_s": 3.0, "append_points": None,
+                               "hot_window_vs_capacity": "below the band"})
+    assert spread is not None
+    assert {m["field"]: (m["text"], m["verdict"]) for m in spread["measured"]} == {
+        "hottest_1pct_ops_per_s": ("3.0 ops/s", "good"), "append_points": ("none (spread)", "good")}
+
+
+def test_explained_keyspace_judges_spread_keys_good() -> None:
+    from keyramp.web._keyspace import explain_keyspace
+
+    spread = explain_keyspace({"hottest_1pct_share": 0.012, "moving_hotspot": False, "append_fraction": 0.004,
+                               "gini": 0.13, "entropy_norm": 0.99, "samples": 4000,
+                               "model": {"max_throttled_fraction": 0.0, "peak_tablets": 4}})
+    assert spread is not None
+    assert {m["field"]: m["verdict"] for m in spread["measured"]} == {
+        "hottest_1pct_share": "good", "moving_hotspot": "good", "append_fraction": "good", "gini": "good",
+        "entropy_norm": "good", "samples": ""}
+    assert {m["field"]: m["verdict"] for m in spread["modelled"]} == {"max_throttled_fraction": "good",
+                                                                       "peak_tablets": ""}
+    assert explain_keyspace({}) is None and explain_keyspace("junk") is None

@@ -122,22 +122,131 @@
     });
   }
 
-  /* each cell's series arrive from /runs/<id>/series/<cell>.json after the page is shown */
+  /* each cell's series arrive from /runs/<id>/series/<cell>.json after the page is shown; a
+     running run's page fetches them again as they grow (an unchanged cell costs a 304) */
+  function loadSeries(container, live) {
+    return fetch(container.getAttribute("data-series-src"), { headers: { Accept: "application/json" }, cache: "no-cache" })
+      .then(function (r) {
+        if (!r.ok) return Promise.reject(new Error("HTTP " + r.status));
+        var tag = r.headers.get("ETag");
+        if (tag && tag === container.getAttribute("data-etag")) return null;  // nothing new
+        if (tag) container.setAttribute("data-etag", tag);
+        return r.json();
+      })
+      .then(function (doc) {
+        if (!doc) return;
+        var ops = doc.ops || {};
+        if (!Object.keys(ops).length) {
+          if (live) { showWaiting(container); return; }
+          showProblem(container, "No time series for this cell.");
+          return;
+        }
+        container.classList.remove("charts-empty");
+        var select = container.querySelector(".op-select");
+        var chosen = select.value;
+        fillOps(select, ops);
+        if (ops[chosen]) select.value = chosen;
+        select.onchange = function () { drawRunCell(container, ops); };
+        drawRunCell(container, ops);
+        var all = ops["*"] || {};
+        container.setAttribute("data-points", String((all.t || []).length));
+        container.setAttribute("data-loaded", "true");
+      })
+      .catch(function (e) { showProblem(container, "Time series unavailable (" + e.message + ")."); });
+  }
+
+  function showWaiting(container) {
+    container.querySelectorAll(".chart").forEach(function (el) { el.textContent = ""; });
+    var note = container.querySelector(".bucket-note");
+    if (note) note.textContent = "Waiting for this cell to start.";
+  }
+
   function initRunPage() {
+    var live = document.getElementById("live");
     document.querySelectorAll(".charts[data-series-src]").forEach(function (container) {
-      fetch(container.getAttribute("data-series-src"), { headers: { Accept: "application/json" } })
+      loadSeries(container, !!live);
+    });
+    if (live) followLiveRun(live);
+  }
+
+  /* ---- a run in progress: poll live.json, grow the running cell's charts, swap in partials ---- */
+  var LIVE_POLL_MS = 2000;
+
+  function swapPart(el, then) {
+    fetch(el.getAttribute("data-part-src") || el.getAttribute("data-head-src"), { cache: "no-store" })
+      .then(function (r) { return r.ok ? r.text() : Promise.reject(new Error("HTTP " + r.status)); })
+      .then(function (html) {
+        var holder = document.createElement("div");
+        holder.innerHTML = html;  // our own server-rendered partial (escaped by Jinja)
+        var fresh = holder.firstElementChild;
+        if (fresh) { el.replaceWith(fresh); if (then) then(fresh); }
+      })
+      .catch(function (e) { console.warn("keyramp: partial unavailable: " + e.message); });
+  }
+
+  function followLiveRun(banner) {
+    var src = banner.getAttribute("data-live-src");
+    var text = banner.querySelector(".live-text");
+    function tick() {
+      fetch(src, { cache: "no-store" })
         .then(function (r) { return r.ok ? r.json() : Promise.reject(new Error("HTTP " + r.status)); })
         .then(function (doc) {
-          var ops = doc.ops || {};
-          if (!Object.keys(ops).length) { showProblem(container, "No time series for this cell."); return; }
-          var select = container.querySelector(".op-select");
-          fillOps(select, ops);
-          select.addEventListener("change", function () { drawRunCell(container, ops); });
-          drawRunCell(container, ops);
-          container.setAttribute("data-loaded", "true");
+          text.textContent = doc.text;
+          banner.classList.toggle("stale", !!doc.stale);
+          var current = doc.cell && doc.cell.id;
+          var done = doc.done || [];
+          document.querySelectorAll(".charts[data-series-src]").forEach(function (c) {
+            var cell = c.getAttribute("data-cell");
+            var finished = done.indexOf(cell) >= 0;
+            if (cell === current || (finished && c.getAttribute("data-final") !== "true")) {
+              loadSeries(c, true);
+              if (finished) c.setAttribute("data-final", "true");
+            }
+          });
+          document.querySelectorAll(".cell-summary[data-finished='false']").forEach(function (part) {
+            if (done.indexOf(part.getAttribute("data-cell")) >= 0) swapPart(part, initHeatmaps);
+          });
+          if (doc.status !== "running") {  // the run is over: final data everywhere, stop polling
+            var head = document.getElementById("run-head");
+            if (head && head.getAttribute("data-head-src")) swapPart(head);
+            document.querySelectorAll(".cell-summary[data-part-src]").forEach(function (part) {
+              swapPart(part, initHeatmaps);
+            });
+            document.querySelectorAll(".charts[data-series-src]").forEach(function (c) { loadSeries(c, false); });
+            return;
+          }
+          setTimeout(tick, LIVE_POLL_MS);
         })
-        .catch(function (e) { showProblem(container, "Time series unavailable (" + e.message + ")."); });
-    });
+        .catch(function (e) { text.textContent = "live status unavailable (" + e.message + ")"; setTimeout(tick, LIVE_POLL_MS * 2); });
+    }
+    setTimeout(tick, LIVE_POLL_MS);
+  }
+
+  /* runs list: running runs' progress lines follow their live.json */
+  function initRunsPage() {
+    var lines = document.querySelectorAll(".live-line[data-live-src]");
+    if (!lines.length) return;
+    function tick() {
+      var pending = 0;
+      lines.forEach(function (line) {
+        if (line.getAttribute("data-ended") === "true") return;
+        pending++;
+        fetch(line.getAttribute("data-live-src"), { cache: "no-store" })
+          .then(function (r) { return r.ok ? r.json() : null; })
+          .then(function (doc) {
+            if (!doc) return;
+            line.textContent = doc.text;
+            line.classList.toggle("stale", !!doc.stale);
+            if (doc.status !== "running") {
+              line.setAttribute("data-ended", "true");
+              var badge = line.parentElement.querySelector(".badge");
+              if (badge) { badge.textContent = doc.status; badge.className = "badge status-" + doc.status; }
+            }
+          });
+      });
+      if (pending) setTimeout(tick, LIVE_POLL_MS);
+    }
+    setTimeout(tick, LIVE_POLL_MS);
   }
 
   /* ---- compare page: runs overlaid per cell identity ---- */
@@ -211,8 +320,8 @@
     }
   }
 
-  function initHeatmaps() {
-    document.querySelectorAll("[data-heatmap-src]").forEach(function (el) {
+  function initHeatmaps(root) {
+    (root && root.querySelectorAll ? root : document).querySelectorAll("[data-heatmap-src]").forEach(function (el) {
       fetch(el.getAttribute("data-heatmap-src"))
         .then(function (r) { return r.ok ? r.json() : Promise.reject(new Error("HTTP " + r.status)); })
         .then(function (doc) { drawHeatmap(el, doc); })
@@ -230,6 +339,7 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     initRunPage();
+    initRunsPage();
     initComparePage();
     initHeatmaps();
   });

@@ -1,0 +1,57 @@
+"""live.json: what a run in progress is doing, written by the ``LiveFile`` observer."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from keyramp.profile._profile import parse_profile
+from keyramp.results._live import LIVE_FILE, LiveFile, schedule_step
+from keyramp.run._recorder import TimeseriesRow
+
+
+def _cells(schedule: dict, duration: str = "20s"):  # type: ignore[no-untyped-def]
+    return parse_profile({"name": "p", "duration": duration, "backend": ["datastore", "bigtable"],
+                          "schedule": schedule}).cells
+
+
+def _row(count: int, target: float | None) -> TimeseriesRow:
+    return TimeseriesRow(cell="c", op="*", second=0, count=count, errors=0, p50_ms=1.0, p99_ms=2.0,
+                         service_p99_ms=2.0, max_ms=3.0, target_ops_per_s=target, late=0, dropped=0,
+                         error_classes={})
+
+
+def test_live_file_follows_phases_seconds_and_the_end(tmp_path: Path) -> None:
+    cells = _cells({"kind": "ramp_500_50_5", "start_ops": 100, "step": "1m", "time_scale": 12})
+    live = LiveFile(cells=len(cells))
+    live.run_started(run_id="R", profile=None, path=str(tmp_path))
+    read = lambda: json.loads((tmp_path / LIVE_FILE).read_text())  # noqa: E731
+    doc = read()
+    assert (doc["status"], doc["cells"], doc["cell"], doc["finished"]) == ("running", 2, None, [])
+    assert abs(doc["updated_epoch"] - time.time()) < 60
+    live.cell_phase(cells[0], "preloading")
+    assert read()["cell"]["phase"] == "preloading" and read()["cell"]["id"] == cells[0].id
+    # 12x time scale: a 1-minute step lasts 5 wall seconds; second 7 is in the second step (150 ops/s)
+    live.second(cells[0], [_row(149, 150.0)], 8.0, users=6)
+    cell = read()["cell"]
+    assert (cell["phase"], cell["elapsed_s"], cell["achieved_ops_per_s"], cell["target_ops_per_s"],
+            cell["users"]) == ("measuring", 8.0, 149, 150.0, 6)
+    assert cell["step"] == {"index": 2, "of": 4, "ops_per_s": 150.0}
+    live.cell_finished(cells[0], {})
+    assert read()["finished"] == [cells[0].id] and read()["cell"] is None
+    live.second(cells[1], [_row(100, 100.0)], 1.0, users=6)  # a second before any phase event
+    assert read()["cell"]["id"] == cells[1].id
+    live.run_finished({"status": "interrupted"})
+    assert read()["status"] == "interrupted" and read()["cell"] is None
+    assert not list(tmp_path.glob(".*.tmp"))  # written atomically
+
+
+def test_schedule_steps_only_for_stepped_schedules() -> None:
+    constant = _cells({"kind": "constant", "rate": 10})[0]
+    assert schedule_step(constant, 3.0) is None
+    steps = _cells({"kind": "step", "steps": [10, 20, 40], "step": "5s"}, duration="15s")[0]
+    assert [schedule_step(steps, t)["index"] for t in (0.0, 4.9, 5.0, 14.9, 99.0)] == [1, 1, 2, 3, 3]
+    assert schedule_step(steps, 12.0)["ops_per_s"] == 40.0
+    spike = _cells({"kind": "spike", "rate": 10, "burst_ops": 90, "burst_at": "5s", "burst_for": "5s"})[0]
+    assert [schedule_step(spike, t)["ops_per_s"] for t in (1.0, 6.0, 12.0)] == [10.0, 90.0, 10.0]
