@@ -60,8 +60,11 @@ def test_a_dead_runs_live_file_goes_stale(running: Path) -> None:
     (running / "live.json").write_text(json.dumps(doc))
     live = create_app(running.parent).test_client().get(f"/runs/{running.name}/live.json").get_json()
     assert live["stale"] and not live["running"] and "may have stopped" in live["text"]
-    # a run from before live.json existed, still marked running: stale too (no update to show)
+    # a run from before live.json existed, still marked running: stale once its manifest is old
     assert live_view(None, status="running", cells=3)["stale"]
+    assert live_view(None, status="running", cells=3, since=time.time() - STALE_AFTER_S - 1)["stale"]
+    fresh = live_view(None, status="running", cells=3, since=time.time() - 1)  # just started
+    assert fresh["running"] and fresh["text"] == "starting"
     assert live_view(None, status="complete", cells=3) == {
         "running": False, "stale": False, "status": "complete", "age_s": None, "cell": None, "finished": [],
         "cells": 3, "text": "complete"}
