@@ -16,10 +16,9 @@ from typing import Any
 
 from gevent.event import Event
 from gevent.pywsgi import WSGIServer
-from prometheus_client import CollectorRegistry, make_wsgi_app
 
 from keyramp._errors import UsageError
-from keyramp.metrics._collector import StateCollector
+from keyramp.metrics._exposition import CONTENT_TYPE, render
 from keyramp.metrics._state import MetricsState
 
 __all__ = ["MetricsServer", "parse_address", "DEFAULT_HOST"]
@@ -44,9 +43,8 @@ class MetricsServer:
 
     def __init__(self, state: MetricsState, *, host: str, port: int) -> None:
         self.state = state
-        registry = CollectorRegistry(auto_describe=False)
-        registry.register(StateCollector(state))
-        self._metrics = make_wsgi_app(registry)
+        #: (state version, exposition) of the last scrape: an unchanged state is not rendered again.
+        self._body: tuple[int, bytes] = (-1, b"")
         #: (monotonic time, state version) of each scrape.
         self._scrapes: list[tuple[float, int]] = []
         self._scraped = Event()
@@ -68,11 +66,15 @@ class MetricsServer:
     def _app(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("PATH_INFO") or "/"
         if path == "/metrics":
-            body = self._metrics(environ, start_response)
-            self._scrapes.append((time.monotonic(), self.state.version))
+            version = self.state.version
+            if self._body[0] != version:
+                self._body = (version, render(self.state))
+            body = self._body[1]
+            start_response("200 OK", [("Content-Type", CONTENT_TYPE), ("Content-Length", str(len(body)))])
+            self._scrapes.append((time.monotonic(), version))
             del self._scrapes[:-8]
             self._scraped.set()
-            return body
+            return [body]
         if path == "/":
             start_response("200 OK", [("Content-Type", "text/plain; charset=utf-8")])
             return [b"keyramp metrics exporter: see /metrics\n"]

@@ -27,7 +27,7 @@ def test_bad_addresses_are_one_line_usage_errors(text: str) -> None:
         parse_address(text)
 
 
-def _get(port: int, path: str) -> tuple[int, str]:
+def _get(port: int, path: str, *, with_head: bool = False) -> tuple[int, str]:
     conn = socket.create_connection(("127.0.0.1", port))
     conn.sendall(f"GET {path} HTTP/1.0\r\nHost: x\r\n\r\n".encode())
     data = b""
@@ -35,7 +35,7 @@ def _get(port: int, path: str) -> tuple[int, str]:
         data += chunk
     conn.close()
     head, _, body = data.decode().partition("\r\n\r\n")
-    return int(head.split()[1]), body
+    return int(head.split()[1]), (head + "\r\n\r\n" + body if with_head else body)
 
 
 def test_serves_metrics_and_refuses_a_taken_port() -> None:
@@ -44,8 +44,10 @@ def test_serves_metrics_and_refuses_a_taken_port() -> None:
     server = MetricsServer(state, host="127.0.0.1", port=0)
     try:
         status, body = _get(server.port, "/metrics")
-        assert status == 200 and 'keyramp_run_active{profile="p",run="R1"} 1.0' in body
+        assert status == 200 and 'keyramp_run_active{run="R1",profile="p"} 1' in body
         assert _get(server.port, "/nope")[0] == 404
+        head = _get(server.port, "/metrics", with_head=True)[1].split("\r\n\r\n")[0]
+        assert "Content-Type: text/plain; version=0.0.4; charset=utf-8" in head
         with pytest.raises(UsageError, match=rf"^--metrics 127.0.0.1:{server.port}: address already in use$"):
             MetricsServer(state, host="127.0.0.1", port=server.port)
     finally:
@@ -69,7 +71,7 @@ def test_close_waits_for_a_scrape_of_the_final_values_only_when_someone_scrapes(
     scraper = gevent.spawn_later(0.3, lambda: seen.append(_get(server.port, "/metrics")[1]))
     server.close(say=seen.append)
     scraper.join(timeout=5)
-    assert seen[0].startswith("metrics: waiting up to ") and 'keyramp_run_active{profile="p",run="R1"} 0.0' in seen[1]
+    assert seen[0].startswith("metrics: waiting up to ") and 'keyramp_run_active{run="R1",profile="p"} 0' in seen[1]
 
 
 @pytest.mark.parametrize(("argv", "needle"), [

@@ -1,15 +1,14 @@
-"""MetricsState + StateCollector: what a recorder's intervals become in the exposition format,
-parsed back with prometheus_client's own parser (figures checked against the recorder)."""
+"""MetricsState + render: what a recorder's intervals become in the exposition format, parsed
+back with prometheus_client's own parser (figures checked against the recorder)."""
 
 from __future__ import annotations
 
 import random
 
 import pytest
-from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from keyramp.metrics import BUCKETS_S, MetricsState, StateCollector
+from keyramp.metrics import BUCKETS_S, MetricsState, render
 from keyramp.run._observer import TeeSink
 from keyramp.run._recorder import ALL_OPS, Recorder
 
@@ -19,10 +18,8 @@ class _Boom(Exception):
 
 
 def _scrape(state: MetricsState) -> dict[str, list]:
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(StateCollector(state))
-    text = generate_latest(registry).decode()
-    return {f.name: f.samples for f in text_string_to_metric_families(text)}
+    # the official client's parser reads keyramp's own exposition
+    return {f.name: f.samples for f in text_string_to_metric_families(render(state).decode())}
 
 
 def _value(samples: list, name: str, **labels: str) -> float:
@@ -141,3 +138,16 @@ def test_intervals_of_an_unannounced_cell_are_ignored() -> None:
     rec.record("insert", None, 0.1, 0.1, 0.2)
     rec.tick(1.0, target_ops_per_s=None)
     assert _scrape(state)["keyramp_operations"] == []
+
+
+def test_a_finished_cell_is_rendered_once_and_label_values_are_escaped() -> None:
+    state = MetricsState()
+    state.run_started(run_id="R1", profile='odd "name"\\ with\nlines')
+    _run_cell(state, seconds=1)
+    state.cell_finished(cell="c00-datastore-sequential", summary={})
+    first = render(state)
+    cached = state.runs["R1"].cells["c00-datastore-sequential"].rendered
+    assert cached is not None and render(state) == first
+    assert state.runs["R1"].cells["c00-datastore-sequential"].rendered is cached  # not rendered again
+    ops = _scrape(state)["keyramp_operations"]
+    assert {s.labels["profile"] for s in ops} == {'odd "name"\\ with\nlines'}
