@@ -141,7 +141,7 @@ def test_a_short_run_and_its_reports(tmp_path: Path) -> None:
     assert throttled("datastore") == 0.0
 
     # `keyramp run` wrote the scenario report for the cited rule; rebuild it in this process.
-    assert [p.parent.name.startswith("scenarios-") for p in out.glob("*/report.json")] == [True]
+    assert [p.parent.name.startswith("scenarios-") for p in out.glob("reports/*/report.json")] == [True]
     with registered(memory_spec(MemoryStore())):
         rebuilt = report_for_runs([run_dir], out=tmp_path / "report")
     rules = json.loads((rebuilt / "report.json").read_text())["rules"]
