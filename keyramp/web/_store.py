@@ -97,8 +97,9 @@ class RunStore:
         """A run written as CSV: one file for every cell, read once and split."""
         def build() -> dict[str, dict[str, Any]]:
             out: dict[str, dict[str, Any]] = {}
+            durations = self._durations(path)
             for (cell, op), columns in series_columns(read_timeseries(path, columns=CHART_COLUMNS)).items():
-                out.setdefault(cell, {})[op] = downsample(columns)
+                out.setdefault(cell, {})[op] = downsample(columns, duration_s=durations.get(cell))
             return out
 
         return self.cache.get_stamped(("series-csv", str(path)), data_stamp(path), build)
@@ -110,9 +111,19 @@ class RunStore:
 
         def build() -> dict[str, Any]:
             table = read_timeseries(path, cell=cell, columns=CHART_COLUMNS)
-            return {op: downsample(columns) for (_, op), columns in series_columns(table).items()}
+            duration = self._durations(path).get(cell)
+            return {op: downsample(columns, duration_s=duration) for (_, op), columns in series_columns(table).items()}
 
         return self.cache.get_stamped(("series", str(path), cell), data_stamp(path, cell=cell), build)
+
+    def _durations(self, path: Path) -> dict[str, float]:
+        """Each finished cell's measured phase (summary.json), for the rate of its last second."""
+        out: dict[str, float] = {}
+        for cid, c in self._load(path).cells.items():
+            value = c.get("duration_s") if isinstance(c, dict) else None
+            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+                out[cid] = float(value)
+        return out
 
     def series(self, run_id: str) -> dict[str, dict[str, Any]]:
         """{cell: {op: downsampled chart series}}; op "*" is the whole cell."""

@@ -97,11 +97,14 @@ def _clean(values: np.ndarray, digits: int = 3) -> list[float | None]:
     return [v if math.isfinite(v) else None for v in out]
 
 
-def downsample(series: dict[str, Any], *, max_points: int = MAX_POINTS) -> dict[str, Any]:
+def downsample(series: dict[str, Any], *, max_points: int = MAX_POINTS, duration_s: float | None = None) -> dict[str, Any]:
     """Chart-ready lists (JSON-safe) with at most ``max_points`` points.
 
     With ``bucket_s > 1``, ``ops_min_per_s``/``ops_max_per_s`` are the bucket's slowest and
     fastest second (seconds without a row count as 0 ops), so a stall stays visible.
+    ``duration_s``: the cell's measured phase; its last second may be shorter or longer than
+    one (docs/run-format.md: a 10.3 s cell ends on a 1.3 s second), and its operations are
+    turned into a rate over that length, as summary.json's timeline does.
     """
     secs = series["second"]
     if secs.size == 0:
@@ -110,30 +113,33 @@ def downsample(series: dict[str, Any], *, max_points: int = MAX_POINTS) -> dict[
     ok = secs >= 0
     isec = secs[ok].astype(np.int64)
     n = int(isec.max()) + 1
+    per_s = np.ones(len(isec))  # operations -> ops/s per row (the cell's last second may not be 1 s)
+    if duration_s and n == max(1, round(duration_s)) and abs(duration_s - (n - 1) - 1.0) > 1e-6:
+        per_s[isec == n - 1] = 1.0 / max(duration_s - (n - 1), 0.05)
     bucket = max(1, math.ceil(n / max_points))
     nb = math.ceil(n / bucket)
     pad = nb * bucket
 
-    def dense(name: str, fill: float) -> np.ndarray:
+    def dense(name: str, fill: float, *, rate: bool = False) -> np.ndarray:
         arr = np.full(pad, fill)
-        arr[isec] = series[name][ok]
+        arr[isec] = series[name][ok] * per_s if rate else series[name][ok]
         return arr.reshape(nb, bucket)
 
     # seconds actually covered per bucket (the last one may be partial)
     width = np.minimum(bucket, n - np.arange(nb) * bucket).astype(float)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN buckets are expected gaps
-        per_second = dense("count", 0.0)
+        per_second = dense("count", 0.0, rate=True)
         per_second[nb - 1, bucket - (pad - n):] = math.nan  # padding past the end is not "0 ops"
         counts = np.nansum(per_second, axis=1) / width
-        errors = np.nansum(dense("errors", math.nan), axis=1) / width
+        errors = np.nansum(dense("errors", math.nan, rate=True), axis=1) / width
         p50 = np.nanmean(dense("p50_ms", math.nan), axis=1)
         p99 = np.nanmax(dense("p99_ms", math.nan), axis=1)
         target = np.nanmean(dense("target_ops_per_s", math.nan), axis=1)
         classes = {}
         for name, arr in series["error_classes"].items():
             d = np.zeros(pad)
-            d[isec] = arr[ok]
+            d[isec] = arr[ok] * per_s
             classes[name] = _clean(d.reshape(nb, bucket).sum(axis=1) / width)
         banded = bucket > 1
         ops_min = _clean(np.nanmin(per_second, axis=1), 2) if banded else []

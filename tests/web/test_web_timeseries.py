@@ -127,3 +127,21 @@ def test_downsample_keeps_the_slowest_and_fastest_second(tmp_path: Path) -> None
     assert d["ops_min_per_s"][2000 // b] == 0 and d["ops_max_per_s"][3000 // b] == 50
     assert min(d["ops_min_per_s"][:2000 // b]) == 10  # no false stalls, incl. the padded tail
     assert d["ops_min_per_s"][-1] == 10 and math.isclose(d["ops_per_s"][2000 // b], 50 / 6, abs_tol=0.01)
+
+
+def test_a_cells_last_second_is_charted_at_its_real_rate(tmp_path: Path) -> None:
+    # a 10.3 s cell: 10 seconds, the last one 1.3 s long (it holds 1.3 s of operations)
+    lines = [HEADER] + [f"c00-x-y,insert,{s},{130 if s == 9 else 100},{13 if s == 9 else 0},1,2,2,3,100,0,0,\n"
+                        for s in range(10)]
+    s = parse_timeseries(_write_text(tmp_path / "ts.csv", "".join(lines)))[("c00-x-y", "insert")]
+    d = downsample(s, duration_s=10.3)
+    assert d["ops_per_s"] == [100.0] * 10 and d["errors_per_s"][-1] == 10.0
+    assert downsample(s, duration_s=10.0)["ops_per_s"][-1] == 130.0  # a whole last second: as recorded
+    assert downsample(s)["ops_per_s"][-1] == 130.0  # no duration known (a running cell): as recorded
+    # a running cell's rows stop before its last second: nothing is scaled
+    assert downsample(s, duration_s=12.3)["ops_per_s"][-1] == 130.0
+
+
+def _write_text(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
