@@ -29,7 +29,9 @@ def profile(
     return parse_profile({
         "name": "t", "backend": backend, "duration": duration_s, "seed": 1, "workload": wl,
         "keys": {"strategy": strategy, "params": params or {}},
-        "schedule": {"max_users": 20, **(schedule or {"kind": "constant", "rate": 100.0})},
+        # max_users caps an open model's users: a closed-model `users` schedule refuses it
+        "schedule": {**({} if (schedule or {}).get("kind") == "users" else {"max_users": 20}),
+                     **(schedule or {"kind": "constant", "rate": 100.0})},
     })
 
 
