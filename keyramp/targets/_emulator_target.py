@@ -44,7 +44,7 @@ class EmulatorTarget(RunTarget):
         self.endpoints: dict[str, str] = {}
         #: Kinds this run launched (cold JVMs), not attached or reused.
         self.started: list[str] = []
-        #: Emulators this run launched or reuses from the state file: their pid can be polled.
+        #: Emulators this run launched or leases from the state file: their pid can be polled.
         self.owned: dict[str, RunningEmulator] = {}
         self._manager: EmulatorManager | None = None
         #: Kinds a cell has run on already (only the first cell on each emulator settles).
@@ -57,7 +57,7 @@ class EmulatorTarget(RunTarget):
         if missing:
             self._manager = EmulatorManager(state_dir=self._state_dir)
             # up() applies the consistency to the datastore emulator only.
-            running = self._manager.up(missing, consistency=self.profile.emulator.consistency)
+            running = self._manager.up(missing, consistency=self.profile.emulator.consistency, for_run=True)
             # From up() itself: a recorded emulator it replaced (dead or unhealthy) is ours too.
             self.started = list(self._manager.last_started)
             reused = [k for k in missing if k not in self.started]
@@ -103,5 +103,5 @@ class EmulatorTarget(RunTarget):
         return None if kind is None else self.died(kind)
 
     def close(self) -> None:
-        if self._manager is not None and self.started:
-            self._manager.down(self.started)
+        if self._manager is not None:
+            self._manager.release()

@@ -19,8 +19,9 @@ import signal
 import socket
 import subprocess
 import time
+import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
@@ -85,18 +86,39 @@ class RunningEmulator:
     #: psutil create_time of ``pid``: guards against signalling a recycled pid.
     create_time: float = 0.0
     consistency: float | None = None
+    #: The ``keyramp run`` process that started this emulator for itself (pid, create_time);
+    #: ``None``: shared, started by ``keyramp emulators up``.
+    owner: tuple[int, float] | None = None
+    #: Runs using a shared emulator now: ``(lease id, pid, create_time)``. A run never shares
+    #: an emulator with another live run: cells reset the store, which would wipe the other's data.
+    leases: tuple[tuple[str, int, float], ...] = ()
 
     @property
     def endpoint(self) -> str:
         return f"{self.host}:{self.port}"
 
     def alive(self) -> bool:
-        try:
-            proc = psutil.Process(self.pid)
-            return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE and (
-                not self.create_time or abs(proc.create_time() - self.create_time) < 1.0)
-        except psutil.Error:
-            return False
+        return _pid_alive(self.pid, self.create_time)
+
+    def orphaned(self) -> bool:
+        """Started by a run for itself, and that run is gone."""
+        return self.owner is not None and not _pid_alive(*self.owner)
+
+    def leased_by_others(self, lease_id: str) -> bool:
+        return any(lid != lease_id and _pid_alive(pid, t) for lid, pid, t in self.leases)
+
+
+def _pid_alive(pid: int, create_time: float = 0.0) -> bool:
+    try:
+        proc = psutil.Process(pid)
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE and (
+            not create_time or abs(proc.create_time() - create_time) < 1.0)
+    except psutil.Error:
+        return False
+
+
+def _this_process() -> tuple[int, float]:
+    return os.getpid(), psutil.Process().create_time()
 
 
 def default_state_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -202,6 +224,8 @@ class EmulatorManager:
         self.stop_grace_s = stop_grace_s
         #: Kinds the last ``up`` launched (absent or replaced because dead or unhealthy), not reused.
         self.last_started: list[str] = []
+        #: This manager's lease on shared emulators and the key suffix of its own (``up(for_run=True)``).
+        self.lease_id = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
     # -- state file ----------------------------------------------------------------------
     @property
@@ -226,7 +250,13 @@ class EmulatorManager:
             return {}
         except (OSError, ValueError) as exc:
             raise EmulatorError(f"unreadable emulator state file {self.state_path}: {exc}") from None
-        return {kind: RunningEmulator(**entry) for kind, entry in raw.get("emulators", {}).items()}
+        out = {}
+        for key, entry in raw.get("emulators", {}).items():
+            if entry.get("owner") is not None:
+                entry["owner"] = tuple(entry["owner"])
+            entry["leases"] = tuple(tuple(lease) for lease in entry.get("leases") or ())
+            out[key] = RunningEmulator(**entry)
+        return out
 
     def _save(self, running: Mapping[str, RunningEmulator]) -> None:
         tmp = self.state_path.with_suffix(".tmp")
@@ -237,26 +267,40 @@ class EmulatorManager:
     def status(self) -> list[RunningEmulator]:
         return list(self._load().values())
 
-    def up(self, kinds: Iterable[str] | None = None, *,
-           consistency: float | None = None) -> dict[str, RunningEmulator]:
-        """Ensure the emulators run (default: every one); reuse live ones from the state file,
-        start the rest concurrently. ``consistency`` goes to emulators that take it."""
+    def up(self, kinds: Iterable[str] | None = None, *, consistency: float | None = None,
+           for_run: bool = False) -> dict[str, RunningEmulator]:
+        """Ensure the emulators run (default: every one); reuse live shared ones from the state
+        file, start the rest concurrently. ``consistency`` goes to emulators that take it.
+
+        ``for_run``: a ``keyramp run`` asks. It leases a shared emulator only when no other live
+        run holds it (and its consistency fits); otherwise it starts its own, recorded as owned
+        by this process so that :meth:`release` stops it — or a later ``up`` if the run died.
+        """
         wanted = _check_kinds(EMULATORS if kinds is None else kinds)
         self.last_started = []
         if consistency is not None and not 0.0 <= consistency <= 1.0:
             raise UsageError(f"--consistency must be within [0, 1], got {consistency}")
         with self._locked():
             running = self._load()
+            for key in [k for k, e in running.items() if e.orphaned()]:  # a run that died left it
+                _stop_group(running[key].pid, running[key].create_time, self.stop_grace_s)
+                running.pop(key)
             result: dict[str, RunningEmulator] = {}
             to_start: list[str] = []
             for kind in wanted:
                 emu = running.get(kind)
                 if emu is not None and emu.alive() and EMULATORS[kind].health(emu.endpoint, 1.0):
-                    if ("consistency" in EMULATORS[kind].options and consistency is not None
-                            and (emu.consistency or 1.0) != consistency):
+                    mismatch = ("consistency" in EMULATORS[kind].options and consistency is not None
+                                and (emu.consistency or 1.0) != consistency)
+                    if for_run and (mismatch or emu.leased_by_others(self.lease_id)):
+                        to_start.append(kind)  # this run's own emulator: never share resets
+                        continue
+                    if mismatch:
                         raise EmulatorError(
                             f"{kind} emulator already runs with consistency {emu.consistency}; "
                             f"run `keyramp emulators down {kind}` first")
+                    if for_run:
+                        emu = running[kind] = replace(emu, leases=(*emu.leases, (self.lease_id, *_this_process())))
                     result[kind] = emu
                 else:
                     if emu is not None:  # dead or hung: clean up before replacing it
@@ -265,22 +309,46 @@ class EmulatorManager:
                     to_start.append(kind)
             if to_start:
                 started = self._start(to_start, consistency=consistency)
-                running.update(started)
-                result.update(started)
+                for kind, emu in started.items():
+                    if for_run:
+                        emu = replace(emu, owner=_this_process())
+                        running[f"{kind}@{self.lease_id}"] = emu
+                    else:
+                        running[kind] = emu
+                    result[kind] = emu
                 self.last_started = list(to_start)
             self._save(running)
         return {kind: result[kind] for kind in wanted}
 
-    def down(self, kinds: Iterable[str] | None = None) -> list[str]:
-        """Stop the named (default: all recorded) emulators; returns the kinds stopped."""
+    def release(self) -> list[str]:
+        """After a run: drop its leases on shared emulators and stop the ones it started for
+        itself; returns the kinds stopped."""
+        stopped: list[str] = []
         with self._locked():
             running = self._load()
-            targets = [k for k in (_check_kinds(kinds) if kinds else list(running)) if k in running]
-            for kind in targets:
-                emu = running.pop(kind)
+            for key, emu in list(running.items()):
+                if key.endswith(f"@{self.lease_id}"):
+                    _stop_group(emu.pid, emu.create_time, self.stop_grace_s)
+                    running.pop(key)
+                    stopped.append(emu.kind)
+                elif any(lid == self.lease_id for lid, _, _ in emu.leases):
+                    running[key] = replace(emu, leases=tuple(x for x in emu.leases if x[0] != self.lease_id))
+            self._save(running)
+        return stopped
+
+    def down(self, kinds: Iterable[str] | None = None) -> list[str]:
+        """Stop the named (default: all recorded) shared emulators, and any a dead run left
+        behind; a live run's own emulators are its to stop. Returns the kinds stopped."""
+        with self._locked():
+            running = self._load()
+            wanted = set(_check_kinds(kinds)) if kinds else None
+            targets = [k for k, e in running.items()
+                       if (wanted is None or e.kind in wanted) and (e.owner is None or e.orphaned())]
+            for key in targets:
+                emu = running.pop(key)
                 _stop_group(emu.pid, emu.create_time, self.stop_grace_s)
             self._save(running)
-        return targets
+        return sorted({key.split("@")[0] for key in targets})
 
     # -- start-up --------------------------------------------------------------------------
     def _start(self, kinds: Sequence[str], *, consistency: float | None) -> dict[str, RunningEmulator]:
@@ -401,17 +469,25 @@ def _cmd_down(args: argparse.Namespace) -> int:
     return 0
 
 
+def _used_by(emu: RunningEmulator) -> str:
+    """Who holds the emulator: a run's own, or the shared one and the runs leasing it."""
+    if emu.owner is not None:
+        return f"run pid {emu.owner[0]}" + (" (gone)" if emu.orphaned() else "")
+    runs = [str(pid) for _, pid, t in emu.leases if _pid_alive(pid, t)]
+    return "shared" + (f", run pid {', '.join(runs)}" if runs else "")
+
+
 def _cmd_status(args: argparse.Namespace) -> int:
     rows = [(emu, emu.alive()) for emu in _manager(args).status()]
     if args.json:
         print(json.dumps([{**asdict(emu), "endpoint": emu.endpoint, "alive": alive} for emu, alive in rows],
                          indent=2))
         return 0
-    table = [("KIND", "ENDPOINT", "PID", "ALIVE", "LOG")]
-    table += [(e.kind, e.endpoint, str(e.pid), "yes" if a else "no", e.log_path) for e, a in rows]
-    widths = [max(len(r[i]) for r in table) for i in range(4)]
+    table = [("KIND", "ENDPOINT", "PID", "ALIVE", "USED BY", "LOG")]
+    table += [(e.kind, e.endpoint, str(e.pid), "yes" if a else "no", _used_by(e), e.log_path) for e, a in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(5)]
     for row in table:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[5])
     if not rows:
         print("(no emulators recorded)")
     return 0

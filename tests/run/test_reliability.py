@@ -188,7 +188,8 @@ def test_owned_emulator_that_dies_fails_the_run_with_its_log_tail(tmp_path: Path
     with _running(profile, out, env) as proc:
         _wait_for_seconds(out, 2, proc)
         state = json.loads((tmp_path / "state" / "emulators.json").read_text())
-        pid = state["emulators"]["bigtable"]["pid"]
+        # The run's own emulator (keyed by kind and the run's lease).
+        (pid,) = [e["pid"] for e in state["emulators"].values() if e["kind"] == "bigtable"]
         killed = time.monotonic()
         os.killpg(pid, signal.SIGKILL)
         _, stderr = proc.communicate(timeout=60)

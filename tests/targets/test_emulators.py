@@ -77,6 +77,54 @@ def test_up_replaces_a_dead_emulator(tmp_path: Path) -> None:
         manager.down()
 
 
+@pytest.mark.emulator
+def test_concurrent_runs_never_share_an_emulator(tmp_path: Path) -> None:
+    """A run resets its store before each cell: two runs on one emulator would wipe each
+    other's data. A run leases a shared emulator only when no other live run holds it, and
+    otherwise starts its own, which its release (or, after a crash, the next ``up``) stops."""
+    shared = EmulatorManager(state_dir=tmp_path)
+    first, second = EmulatorManager(state_dir=tmp_path), EmulatorManager(state_dir=tmp_path)
+    try:
+        common = shared.up(["bigtable"])["bigtable"]  # `keyramp emulators up`
+        a = first.up(["bigtable"], for_run=True)["bigtable"]
+        assert a.pid == common.pid and first.last_started == []  # the idle shared one is leased
+        b = second.up(["bigtable"], for_run=True)["bigtable"]
+        assert b.pid != common.pid and second.last_started == ["bigtable"]  # held: a private one
+        owners = {e.pid: e.owner for e in shared.status()}
+        assert owners[common.pid] is None and owners[b.pid] is not None
+        assert second.release() == ["bigtable"] and not b.alive()  # its own: stopped
+        assert first.release() == [] and common.alive()  # the shared one outlives its runs
+        third = EmulatorManager(state_dir=tmp_path)
+        assert third.up(["bigtable"], for_run=True)["bigtable"].pid == common.pid  # free again
+        third.release()
+    finally:
+        for m in (first, second, shared):
+            m.release()
+        shared.down()
+
+
+@pytest.mark.emulator
+def test_an_emulator_of_a_run_that_died_is_stopped_by_the_next_up(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = ("import os, sys; from keyramp.targets._emulators import EmulatorManager\n"
+            "emu = EmulatorManager(state_dir=sys.argv[1]).up(['bigtable'], for_run=True)['bigtable']\n"
+            "print(emu.pid, flush=True); os._exit(0)  # a run killed before its release\n")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    orphan = psutil.Process(int(out.stdout.split()[0]))
+    procs = _tree(orphan.pid)
+    manager = EmulatorManager(state_dir=tmp_path)
+    try:
+        assert [e.orphaned() for e in manager.status()] == [True]
+        fresh = manager.up(["bigtable"], for_run=True)["bigtable"]
+        assert fresh.pid != orphan.pid and _gone(procs)
+        assert [e.pid for e in manager.status()] == [fresh.pid]
+    finally:
+        manager.release()
+
+
 def _reset_cases() -> list[str]:
     return ["datastore", "firestore-datastore", "firestore", "bigtable"]
 
