@@ -8,9 +8,10 @@ stays light (``keyramp --help``, ``keyramp lint``).
 
 from __future__ import annotations
 
-import importlib
 import os as _os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from keyramp._lazy import lazy_exports
 
 __all__ = [
     "Backend",
@@ -89,17 +90,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'keyramp' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY, __all__)
 
 
 if TYPE_CHECKING:

@@ -12,8 +12,9 @@ model builds on the key-space analysis, which reads the specs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from keyramp._lazy import lazy_exports
 
 __all__ = [
     "Launch",
@@ -48,17 +49,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'keyramp.forecast' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY, __all__)
 
 
 if TYPE_CHECKING:

@@ -113,6 +113,11 @@ class Soak(Constant):
         return f"soak {self.ops:g} ops/s"
 
 
+def _every(step_s: float, horizon: float) -> list[float]:
+    """The starts of fixed-length steps over ``horizon``, and its end."""
+    return [k * step_s for k in range(int(horizon // step_s) + 1)] + [horizon]
+
+
 @dataclass(frozen=True)
 class Step(Schedule):
     """Rates held for ``step_s`` each: an explicit list, or ``start + k * increment``."""
@@ -134,8 +139,7 @@ class Step(Schedule):
         return "step " + " → ".join(f"{s:g}" for s in self.steps) + f" ops/s, {self.step_s:g}s each"
 
     def change_points(self, horizon: float) -> list[float]:
-        count = int(horizon // self.step_s) + 1
-        return [k * self.step_s for k in range(count)] + [horizon]
+        return _every(self.step_s, horizon)
 
 
 @dataclass(frozen=True)
@@ -172,8 +176,7 @@ class Ramp50050(Schedule):
         return text + (f" up to {self.ceiling:g}" if self.ceiling else "")
 
     def change_points(self, horizon: float) -> list[float]:
-        count = int(horizon // self.step_s) + 1
-        return [k * self.step_s for k in range(count)] + [horizon]
+        return _every(self.step_s, horizon)
 
 
 @dataclass(frozen=True)
