@@ -32,9 +32,9 @@ def run(firestore_emulator, tmp_path_factory: pytest.TempPathFactory) -> tuple[P
         thresholds={"forecast.throttled_fraction": 0.05},
     )
     result = keyramp("run", str(profile), "--out", str(tmp / "out"), "--quiet", env=emulator_env(firestore_emulator))
-    # The profile cites a rule, so keyramp run also wrote the scenario report next to the run.
-    (report,) = (p for p in (tmp / "out").iterdir() if p.name.startswith("scenarios-"))
-    (run_dir,) = (p for p in (tmp / "out").iterdir() if p.is_dir() and p != report)
+    # The profile cites a rule, so keyramp run also wrote the scenario report (under reports/).
+    (report,) = (tmp / "out" / "reports").glob("scenarios-*")
+    (run_dir,) = (p for p in (tmp / "out").iterdir() if p.is_dir() and p.name != "reports")
     return run_dir, result.returncode, report
 
 

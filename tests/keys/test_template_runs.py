@@ -58,7 +58,7 @@ def analysed(run_dir: Path) -> dict[str, tuple[dict, list[int]]]:
     summary, manifest = load(run_dir, "summary.json"), load(run_dir, "manifest.json")
     out = {}
     for cell_id, cell in summary["cells"].items():
-        ck = load_keys(run_dir / "keys.csv", cell=cell_id)[cell_id]
+        ck = load_keys(run_dir, cell=cell_id)[cell_id]
         ref = reference_or_none(profile=manifest["profile"], backend="bigtable", strategy=cell["strategy"],
                                 samples=ck, sample_rate=1.0)
         assert ref is not None
