@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["KeyrampError", "UsageError", "RunFailed", "UnsupportedOperation", "EmulatorError"]
+__all__ = ["EmulatorError", "KeyrampError", "RunFailed", "UnsupportedOperation", "UsageError"]
 
 
 class KeyrampError(Exception):

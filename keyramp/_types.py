@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, TypeAlias
 
-__all__ = ["ALL_OPS", "Key", "BACKEND_NAMES", "OP_NAMES", "key_sort_text"]
+__all__ = ["ALL_OPS", "BACKEND_NAMES", "OP_NAMES", "Key", "key_sort_text"]
 
 #: The op name of rows/histograms that merge all operations of a cell (recorder, run files, readers).
 ALL_OPS: Final = "*"

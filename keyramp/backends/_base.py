@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from keyramp._errors import UnsupportedOperation
 from keyramp._types import Key
 
-__all__ = ["Backend", "Target", "Record", "QuerySpec"]
+__all__ = ["Backend", "QuerySpec", "Record", "Target"]
 
 #: One entity/document/row: field name -> value (bytes payload, ints, strings, floats).
 Record = Mapping[str, Any]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from keyramp._errors import EmulatorError
 
-__all__ = ["java_command", "http_ok", "grpc_ready", "http_reset"]
+__all__ = ["grpc_ready", "http_ok", "http_reset", "java_command"]
 
 
 def java_command(sdk: Path, jar: str, main: str) -> list[str]:

@@ -22,8 +22,17 @@ from keyramp.backends._spec import EmulatorSpec, StoreSpec
 if TYPE_CHECKING:
     from keyramp.backends._base import Backend
 
-__all__ = ["StoreRegistry", "STORES", "DEFAULT_BACKEND", "spec_for", "store_names", "registered",
-           "BACKENDS", "EMULATOR_FOR", "emulator_specs"]
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_BACKEND",
+    "EMULATOR_FOR",
+    "STORES",
+    "StoreRegistry",
+    "emulator_specs",
+    "registered",
+    "spec_for",
+    "store_names",
+]
 
 #: The profile's ``backend`` when it names none.
 DEFAULT_BACKEND = "datastore"

@@ -39,8 +39,17 @@ import grpc
 from keyramp import __version__
 from keyramp.backends._base import Backend, Target
 
-__all__ = ["Service", "Method", "RpcChannel", "GrpcBackend", "StatusError", "routing", "CHANNEL_OPTIONS",
-           "CloudAuth", "open_channel"]
+__all__ = [
+    "CHANNEL_OPTIONS",
+    "CloudAuth",
+    "GrpcBackend",
+    "Method",
+    "RpcChannel",
+    "Service",
+    "StatusError",
+    "open_channel",
+    "routing",
+]
 
 #: Unlimited message sizes, as the official clients' channels; no transparent retries.
 CHANNEL_OPTIONS: Final = (
@@ -143,7 +152,7 @@ class CloudAuth:
         if expiry is None:
             renew_in = 3000.0
         else:
-            left = (expiry - dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)).total_seconds()
+            left = (expiry - dt.datetime.now(dt.UTC).replace(tzinfo=None)).total_seconds()
             renew_in = left - min(_TOKEN_MARGIN_S, left / 2)  # short-lived tokens: at half-life
         self._refresh_at = time.monotonic() + max(1.0, renew_in)
         self._header = (("authorization", f"Bearer {creds.token}"),)

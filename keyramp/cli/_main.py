@@ -18,7 +18,7 @@ from typing import Any
 from keyramp import __version__
 from keyramp._errors import KeyrampError
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
 
 #: Verb -> the module that adds it through ``register(subparsers)``. Only the invoked
 #: verb's module is imported (``keyramp list`` need not load the store clients); help and

@@ -12,10 +12,10 @@ __all__ = [
     "MetricRow",
     "build_comparison",
     "register",
-    "run_compare",
     "render_html",
     "render_json",
     "render_junit",
     "render_markdown",
     "render_terminal",
+    "run_compare",
 ]

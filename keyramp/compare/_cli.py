@@ -11,14 +11,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from keyramp._errors import UsageError
+from keyramp._types import OP_NAMES
+from keyramp.compare._model import CompareOptions, Comparison, build_comparison, run_operations
+from keyramp.compare._render import render_html, render_json, render_junit, render_markdown, render_terminal
+from keyramp.profile._thresholds import parse_expression
 from keyramp.results import _baselines
 from keyramp.results._catalog import Run, resolve_run
 from keyramp.results._index import latest_runs
-from keyramp._errors import UsageError
-from keyramp._types import OP_NAMES
-from keyramp.profile._thresholds import parse_expression
-from keyramp.compare._model import CompareOptions, Comparison, build_comparison, run_operations
-from keyramp.compare._render import render_html, render_json, render_junit, render_markdown, render_terminal
 
 __all__ = ["register", "run_compare"]
 

@@ -31,14 +31,23 @@ from typing import Any
 import numpy as np
 
 from keyramp._types import OP_NAMES
+from keyramp.compare._stats import bootstrap_replicates, interval_matrix, ratio_ci, two_proportion
+from keyramp.profile._thresholds import Threshold, ThresholdResult, evaluate, parse_table
 from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._generator import busy_users, generator_late
 from keyramp.results._read import read_intervals
-from keyramp.profile._thresholds import Threshold, ThresholdResult, evaluate, parse_table
-from keyramp.compare._stats import bootstrap_replicates, interval_matrix, ratio_ci, two_proportion
 
-__all__ = ["CompareOptions", "MetricRow", "Comparison", "build_comparison", "busy_users", "run_operations", "LATENCY_METRICS",
-           "METRICS", "TAIL_METRICS"]
+__all__ = [
+    "LATENCY_METRICS",
+    "METRICS",
+    "TAIL_METRICS",
+    "CompareOptions",
+    "Comparison",
+    "MetricRow",
+    "build_comparison",
+    "busy_users",
+    "run_operations",
+]
 
 #: metric name -> percentile (the summary's latency_ms keys)
 LATENCY_METRICS: dict[str, tuple[str, float]] = {

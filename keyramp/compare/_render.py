@@ -12,16 +12,16 @@ import math
 import socket
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow.compute as pc
 
+from keyramp.compare._model import METRICS, Comparison, MetricRow
 from keyramp.results._catalog import Run
 from keyramp.results._read import read_timeseries
-from keyramp.compare._model import METRICS, Comparison, MetricRow
 
-__all__ = ["render_terminal", "render_markdown", "render_junit", "render_json", "render_html", "grid"]
+__all__ = ["grid", "render_html", "render_json", "render_junit", "render_markdown", "render_terminal"]
 
 _UNITS = {"ops_per_s": "ops/s", "error_rate": ""}
 _MARK = {"worse": "🔴 worse", "better": "🟢 better", "same": "same", "n/a": "n/a"}
@@ -211,7 +211,7 @@ def render_markdown(cmp: Comparison) -> str:
 
 def render_junit(cmp: Comparison) -> str:
     """JUnit XML (the Ant/Jenkins shape): a testcase per compared metric and per threshold."""
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S")
     host = socket.gethostname()
     root = ET.Element("testsuites", name="keyramp compare")
     suites: list[ET.Element] = []

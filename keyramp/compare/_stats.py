@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "MAX_BLOCKS",
     "IntervalMatrix",
+    "bootstrap_replicates",
     "interval_matrix",
     "percentiles_from_counts",
-    "bootstrap_replicates",
     "ratio_ci",
     "two_proportion",
-    "MAX_BLOCKS",
 ]
 
 #: More intervals than this are merged into consecutive blocks (a block bootstrap):

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from keyramp._lazy import lazy_exports
 
 __all__ = [
-    "Launch",
     "POINTS",
+    "Launch",
     "ParamRange",
     "StoreParams",
     "TabletModel",

@@ -16,7 +16,7 @@ from typing import Any, Final
 from keyramp.forecast._model import Outcome
 from keyramp.forecast._params import StoreParams
 
-__all__ = ["OK_MAX", "HOTSPOT_MIN", "PEAK_OK_MAX", "Band", "evaluate_band", "verdict_of"]
+__all__ = ["HOTSPOT_MIN", "OK_MAX", "PEAK_OK_MAX", "Band", "evaluate_band", "verdict_of"]
 
 #: Launch-wide throttled share at most this (and a peak step at most PEAK_OK_MAX): ok.
 OK_MAX: Final = 0.05

@@ -11,7 +11,7 @@ from typing import Any
 
 from keyramp._errors import UsageError
 
-__all__ = ["register", "reforecast"]
+__all__ = ["reforecast", "register"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 from keyramp.forecast._project import Projection
 from keyramp.keyspace._tablets import TabletParams, simulate
 
-__all__ = ["Outcome", "THROTTLED_STEP", "run_point"]
+__all__ = ["THROTTLED_STEP", "Outcome", "run_point"]
 
 #: A step counts as throttled above this share (adapt_s): well above sampling noise.
 THROTTLED_STEP = 0.01

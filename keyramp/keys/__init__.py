@@ -4,30 +4,30 @@ from __future__ import annotations
 
 from keyramp.keys._base import Distribution, KeyStrategy, KeyTraits
 from keyramp.keys._distributions import DISTRIBUTIONS, hottest_share, make_distribution
-from keyramp.keys._strategies import STRATEGIES, key_problem, make_strategy
 from keyramp.keys._shape import DocumentShape, Property, parse_shape, shape_problem
+from keyramp.keys._strategies import STRATEGIES, key_problem, make_strategy
 from keyramp.keys._template import TemplateError, TemplatePlan, TemplateStrategy, compile_template
 from keyramp.keys._values import INDEXED_VALUES, RecordFactory, entity_group_key
 
 __all__ = [
+    "DISTRIBUTIONS",
+    "INDEXED_VALUES",
+    "STRATEGIES",
+    "Distribution",
+    "DocumentShape",
     "KeyStrategy",
     "KeyTraits",
-    "Distribution",
-    "STRATEGIES",
-    "DISTRIBUTIONS",
-    "make_strategy",
-    "TemplateStrategy",
-    "TemplatePlan",
-    "TemplateError",
-    "compile_template",
-    "make_distribution",
-    "key_problem",
-    "hottest_share",
-    "RecordFactory",
-    "DocumentShape",
     "Property",
+    "RecordFactory",
+    "TemplateError",
+    "TemplatePlan",
+    "TemplateStrategy",
+    "compile_template",
+    "entity_group_key",
+    "hottest_share",
+    "key_problem",
+    "make_distribution",
+    "make_strategy",
     "parse_shape",
     "shape_problem",
-    "INDEXED_VALUES",
-    "entity_group_key",
 ]

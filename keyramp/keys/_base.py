@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from keyramp._errors import UsageError
 from keyramp._types import Key
 
-__all__ = ["KeyStrategy", "KeyTraits", "Distribution", "checked_params"]
+__all__ = ["Distribution", "KeyStrategy", "KeyTraits", "checked_params"]
 
 
 def checked_params(owner: str, params: Mapping[str, Any], defaults: Mapping[str, Any], *, what: str = "param") -> dict[str, Any]:

@@ -20,16 +20,16 @@ from keyramp.keys._base import Distribution, checked_params
 
 __all__ = [
     "DISTRIBUTIONS",
-    "make_distribution",
-    "zeta",
-    "fnv_hash64",
-    "hottest_share",
+    "SCRAMBLED_ITEM_COUNT",
+    "ZIPFIAN_CONSTANT",
+    "Hotspot",
+    "Latest",
     "Uniform",
     "Zipfian",
-    "Latest",
-    "Hotspot",
-    "ZIPFIAN_CONSTANT",
-    "SCRAMBLED_ITEM_COUNT",
+    "fnv_hash64",
+    "hottest_share",
+    "make_distribution",
+    "zeta",
 ]
 
 #: YCSB ``ZipfianGenerator.ZIPFIAN_CONSTANT``.

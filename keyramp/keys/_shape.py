@@ -22,13 +22,13 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from keyramp._errors import UsageError
 from keyramp.keys._strategies import _M64, mix64
 
-__all__ = ["Property", "DocumentShape", "parse_shape", "shape_problem", "TYPES"]
+__all__ = ["TYPES", "DocumentShape", "Property", "parse_shape", "shape_problem"]
 
 SCALARS: Final = ("string", "bytes", "int", "float", "bool", "timestamp")
 TYPES: Final = (*SCALARS, "array", "map")
@@ -46,7 +46,7 @@ _FIELDS: Final[Mapping[str, frozenset[str]]] = {
 }
 _MAX_DEPTH: Final = 4
 _SLACK: Final = 4096
-_UTC: Final = timezone.utc
+_UTC: Final = UTC
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -280,7 +280,7 @@ def _literal(template: str, env: dict[str, Any]) -> Callable[[int], Any]:
     """``lambda i: <template>`` over the closures in ``env``: a dict or list *display* builds
     records several times faster than a comprehension. The source holds only ``repr``'d
     names and our own variable names."""
-    return eval(f"lambda i: {template}", {"__builtins__": {}, **env})  # noqa: S307
+    return eval(f"lambda i: {template}", {"__builtins__": {}, **env})
 
 
 def _compile_map(props: tuple[Property, ...], *, seed: int, created: Callable[[int], int],

@@ -37,8 +37,16 @@ from keyramp.keys._base import KeyStrategy, KeyTraits, checked_params
 from keyramp.keys._distributions import ZIPFIAN_CONSTANT, _ZipfRanks
 from keyramp.keys._strategies import _DEFAULT_START_MS, _M64, LONG_MAX, RandomUuid, mix64, virtual_clock
 
-__all__ = ["TemplateError", "TemplateStrategy", "TemplatePlan", "compile_template", "PARTS", "ENTITIES",
-           "SEPARATORS", "looks_like_template"]
+__all__ = [
+    "ENTITIES",
+    "PARTS",
+    "SEPARATORS",
+    "TemplateError",
+    "TemplatePlan",
+    "TemplateStrategy",
+    "compile_template",
+    "looks_like_template",
+]
 
 SEPARATORS: Final = "#:|-.~@+=,;!$%&*/^"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

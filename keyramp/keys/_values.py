@@ -25,7 +25,7 @@ from keyramp._types import Key
 from keyramp.keys._shape import DocumentShape
 from keyramp.keys._strategies import virtual_clock
 
-__all__ = ["RecordFactory", "INDEXED_VALUES", "entity_group_key"]
+__all__ = ["INDEXED_VALUES", "RecordFactory", "entity_group_key"]
 
 INDEXED_VALUES: Final = ("none", "monotonic", "prefixed", "unindexed")
 #: Payloads are slices at varying offsets of one buffer, so records differ without urandom per op.

@@ -155,5 +155,5 @@ def cell_heatmap(run: Any, cell: str, *, buckets: int = 250, time_bins: int | No
     duration = float(meta.get("duration_s") or 0.0)
     heat = heatmap_data(kp, t, buckets=buckets, time_bins=time_bins, duration_s=max(duration, float(t[-1])))
     return {"schema": 1, "run_id": manifest.get("run_id"), "cell": cell, "backend": backend, "strategy": strategy,
-            "time_scale": float(meta.get("time_scale") or 1.0), "samples": int(len(t)),
+            "time_scale": float(meta.get("time_scale") or 1.0), "samples": len(t),
             "range_from": "profile" if reference is not None else "samples", **heat}

@@ -8,13 +8,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from keyramp.backends import DEFAULT_BACKEND
-from keyramp.results._catalog import Run, load_run, resolve_run
 from keyramp._errors import UsageError
+from keyramp.backends import DEFAULT_BACKEND
 from keyramp.keyspace._analyse import analyse_samples, cell_duration
-from keyramp.keyspace._reference import existing_before
 from keyramp.keyspace._heatmap import heatmap_data, render_png
 from keyramp.keyspace._load import load_keys, target_rate_fn
+from keyramp.keyspace._reference import existing_before
+from keyramp.results._catalog import Run, load_run, resolve_run
 
 __all__ = ["register", "run_keyspace"]
 

@@ -29,9 +29,9 @@ from keyramp.keyspace._encode import key_bytes, lead_words, varying_columns, wid
 __all__ = [
     "CellKeys",
     "KeyPositions",
+    "Reference",
     "arrow_bytes",
     "cell_keys",
-    "Reference",
     "key_positions",
     "load_keys",
     "make_reference",

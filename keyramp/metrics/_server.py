@@ -21,7 +21,7 @@ from keyramp._errors import UsageError
 from keyramp.metrics._exposition import CONTENT_TYPE, render
 from keyramp.metrics._state import MetricsState
 
-__all__ = ["MetricsServer", "parse_address", "DEFAULT_HOST"]
+__all__ = ["DEFAULT_HOST", "MetricsServer", "parse_address"]
 
 DEFAULT_HOST = "127.0.0.1"
 #: Upper bound of the wait for a last scrape (Prometheus' default interval is 15 s, 1 min is common).

@@ -22,7 +22,7 @@ from hdrh.histogram import HdrHistogram
 from keyramp.run._hdr import _layout, counts
 from keyramp.run._recorder import ALL_OPS, TimeseriesRow
 
-__all__ = ["BUCKETS_S", "MetricsState", "RunState", "CellState", "OpState"]
+__all__ = ["BUCKETS_S", "CellState", "MetricsState", "OpState", "RunState"]
 
 #: Histogram bucket upper bounds in seconds: 1-2-5 steps from 0.1 ms to 10 s (emulators answer
 #: in 1–10 ms, a saturated generator or a cloud hotspot in 100 ms – 10 s); +Inf is implicit.

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from keyramp.keys import DocumentShape
     from keyramp.profile._model import Cell
 
-__all__ = ["resolve_user", "resolve_document", "check_query_field", "check_user", "check_shape"]
+__all__ = ["check_query_field", "check_shape", "check_user", "resolve_document", "resolve_user"]
 
 #: Fields only the built-in operations read: with a Python workload they do not apply.
 _BUILTIN_ONLY = ("ops", "query", "batch_size", "scan_length", "probe", "probe_params")

@@ -6,7 +6,7 @@ import re
 
 from keyramp._errors import UsageError
 
-__all__ = ["parse_duration", "format_duration"]
+__all__ = ["format_duration", "parse_duration"]
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}

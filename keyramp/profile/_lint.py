@@ -18,12 +18,12 @@ from typing import Any, Final
 
 from keyramp._errors import UsageError
 from keyramp.backends import spec_for
+from keyramp.keys import KeyStrategy, TemplateStrategy, hottest_share, key_problem, make_strategy, parse_shape
 from keyramp.profile._model import Profile
 from keyramp.profile._profile import load_profile
 from keyramp.profile._schedules import Schedule
-from keyramp.keys import KeyStrategy, TemplateStrategy, hottest_share, key_problem, make_strategy, parse_shape
 
-__all__ = ["Finding", "lint_profile", "register", "SEVERITIES"]
+__all__ = ["SEVERITIES", "Finding", "lint_profile", "register"]
 
 SEVERITIES: Final = ("error", "warning", "info")
 #: Google: start a new key range at ≤ 500 ops/s, +50 % every 5 minutes (BP-RAMP-1).

@@ -17,19 +17,27 @@ from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from keyramp.profile._durations import parse_duration
 from keyramp._errors import UsageError
-from keyramp.profile._schedules import SCHEDULE_FIELDS, Schedule, check_kind_fields, make_schedule
 from keyramp._types import OP_NAMES
 from keyramp.keys import INDEXED_VALUES as _INDEXED_VALUES
 from keyramp.profile._app import check_query_field, check_shape, check_user, resolve_document, resolve_user
+from keyramp.profile._durations import parse_duration
 from keyramp.profile._model import Cell, Profile, Settings
+from keyramp.profile._schedules import SCHEDULE_FIELDS, check_kind_fields, make_schedule
 
 if TYPE_CHECKING:
-    from keyramp.profile._thresholds import Threshold
+    pass
 
-__all__ = ["Profile", "Cell", "cell_namespace", "load_profile", "parse_profile", "collect_profiles", "write_profile",
-           "toml_value"]
+__all__ = [
+    "Cell",
+    "Profile",
+    "cell_namespace",
+    "collect_profiles",
+    "load_profile",
+    "parse_profile",
+    "toml_value",
+    "write_profile",
+]
 
 _TOP_FIELDS = {
     "name",

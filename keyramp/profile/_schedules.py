@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from keyramp.profile._durations import parse_duration
 from keyramp._errors import UsageError
+from keyramp.profile._durations import parse_duration
 
-__all__ = ["Schedule", "SCHEDULES", "make_schedule", "SCHEDULE_FIELDS", "KIND_FIELDS", "check_kind_fields"]
+__all__ = ["KIND_FIELDS", "SCHEDULES", "SCHEDULE_FIELDS", "Schedule", "check_kind_fields", "make_schedule"]
 
 #: Every field a ``[schedule]`` table may hold (validated by the profile loader).
 SCHEDULE_FIELDS = frozenset(

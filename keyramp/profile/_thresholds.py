@@ -30,8 +30,17 @@ from typing import Any, Final
 from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES
 
-__all__ = ["FORECAST_METRICS", "METRICS", "Threshold", "ThresholdResult", "parse_table", "parse_expression", "evaluate",
-           "all_passed", "is_latency"]
+__all__ = [
+    "FORECAST_METRICS",
+    "METRICS",
+    "Threshold",
+    "ThresholdResult",
+    "all_passed",
+    "evaluate",
+    "is_latency",
+    "parse_expression",
+    "parse_table",
+]
 
 _PERCENTILES: Final = ("p50", "p90", "p95", "p99", "p999", "max", "mean")
 

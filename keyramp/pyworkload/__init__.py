@@ -9,4 +9,4 @@ from __future__ import annotations
 from keyramp.pyworkload._loader import LoadedUser, load_user
 from keyramp.pyworkload._ops import RESERVED, OpSpec, collect_ops, op, operation
 
-__all__ = ["LoadedUser", "OpSpec", "RESERVED", "collect_ops", "load_user", "op", "operation"]
+__all__ = ["RESERVED", "LoadedUser", "OpSpec", "collect_ops", "load_user", "op", "operation"]

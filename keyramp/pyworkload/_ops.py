@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from keyramp.pyworkload._keys import as_key
 
-__all__ = ["op", "OpSpec", "collect_ops", "operation", "RESERVED"]
+__all__ = ["RESERVED", "OpSpec", "collect_ops", "op", "operation"]
 
 #: Attributes a workload user gets from keyramp: an op cannot take their names.
 RESERVED: Final = frozenset({

@@ -29,7 +29,7 @@ from locust import User, constant, events
 from keyramp._errors import UsageError
 from keyramp.pyworkload._keys import KeyHandle
 
-__all__ = ["WorkloadUser", "DatastoreUser", "FirestoreUser", "BigtableUser"]
+__all__ = ["BigtableUser", "DatastoreUser", "FirestoreUser", "WorkloadUser"]
 
 
 class WorkloadUser(User):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from keyramp.profile import Cell
 
-__all__ = ["scheduled_ops", "load_generated"]
+__all__ = ["load_generated", "scheduled_ops"]
 
 #: Integration step of the schedule (wall seconds): fine enough for steps and ramps.
 _STEP_S = 0.05

@@ -15,8 +15,16 @@ from collections.abc import Iterable
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-__all__ = ["new_histogram", "record", "percentiles_us", "latency_summary_ms", "reset", "counts", "median_values_us",
-           "PERCENTILES"]
+__all__ = [
+    "PERCENTILES",
+    "counts",
+    "latency_summary_ms",
+    "median_values_us",
+    "new_histogram",
+    "percentiles_us",
+    "record",
+    "reset",
+]
 
 #: Latencies are recorded in microseconds, 1 µs .. 1 h, 3 significant digits.
 LOWEST_US = 1

@@ -21,17 +21,17 @@ from typing import Any
 import gevent
 from locust import events
 
-from keyramp.targets._emulators import EmulatorManager, endpoints_from_env
 from keyramp._errors import EmulatorError
-from keyramp.run._gevent import ensure_gevent_grpc
+from keyramp.backends import EMULATOR_FOR, spec_for
 from keyramp.profile._profile import Profile, load_profile, parse_profile
+from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._recorder import Recorder
 from keyramp.run._user import CellContext, KeyrampUser, user_class_for
 from keyramp.run._workload import CellWorkload
-from keyramp.backends import EMULATOR_FOR, spec_for
+from keyramp.targets._emulators import EmulatorManager, endpoints_from_env
 
-__all__ = ["make_user", "plain_context", "prepare", "emulator_endpoint"]
+__all__ = ["emulator_endpoint", "make_user", "plain_context", "prepare"]
 
 _DEFAULT_PROFILE: dict[str, Any] = {
     "name": "locustfile",

@@ -39,7 +39,16 @@ from keyramp.run._cpu import load_cpu_summary
 from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._pacer import Pacer
 from keyramp.run._phases import DRAIN_S, PhaseAborted, StopFlag
-from keyramp.run._plan import MSG_ABORT, MSG_CELL, MSG_HELLO, MSG_INTERVAL, MSG_START, MSG_STATUS, MSG_WARMUP, WorkerPlan
+from keyramp.run._plan import (
+    MSG_ABORT,
+    MSG_CELL,
+    MSG_HELLO,
+    MSG_INTERVAL,
+    MSG_START,
+    MSG_STATUS,
+    MSG_WARMUP,
+    WorkerPlan,
+)
 from keyramp.run._recorder import Recorder, TimeseriesRow
 from keyramp.run._worker import placeholder_user
 from keyramp.targets._emulators import free_port, log_tail

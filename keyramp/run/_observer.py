@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from keyramp.profile import Cell, Profile
     from keyramp.run._recorder import IntervalSink, TimeseriesRow
 
-__all__ = ["RunObserver", "Observers", "TeeSink"]
+__all__ = ["Observers", "RunObserver", "TeeSink"]
 
 
 class RunObserver:

@@ -20,11 +20,11 @@ from typing import Any, Protocol
 
 from hdrh.histogram import HdrHistogram
 
-from keyramp.run._hdr import HIGHEST_US, latency_summary_ms, new_histogram, percentiles_us, record, reset
 from keyramp._types import ALL_OPS, Key, key_sort_text
 from keyramp.backends._errors import classify
+from keyramp.run._hdr import HIGHEST_US, latency_summary_ms, new_histogram, percentiles_us, record, reset
 
-__all__ = ["Recorder", "IntervalSink", "TimeseriesRow", "LATE_AFTER_S", "ALL_OPS"]
+__all__ = ["ALL_OPS", "LATE_AFTER_S", "IntervalSink", "Recorder", "TimeseriesRow"]
 
 #: An operation that starts this much after its intended time counts as late.
 LATE_AFTER_S = 0.010

@@ -17,10 +17,10 @@ import gevent
 from gevent.event import Event
 from locust import User, constant, task
 
+from keyramp.backends._base import Backend, Target
 from keyramp.run._pacer import Pacer
 from keyramp.run._recorder import Recorder
 from keyramp.run._workload import CellWorkload, UserOps
-from keyramp.backends._base import Backend, Target
 
 __all__ = ["CellContext", "KeyrampUser", "user_class_for"]
 

@@ -33,8 +33,8 @@ from keyramp._errors import RunFailed
 from keyramp.backends import spec_for
 from keyramp.profile import Settings
 from keyramp.profile._schedules import make_schedule
-from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._cpu import CpuMeter
+from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._pacer import Pacer
 from keyramp.run._phases import drain, final_tick, freeze_heap, tick_phase
 from keyramp.run._plan import (
@@ -53,7 +53,7 @@ from keyramp.run._user import CellContext, user_class_for
 from keyramp.run._workload import CellWorkload
 from keyramp.targets import target_class
 
-__all__ = ["placeholder_user", "one_line", "run_worker"]
+__all__ = ["one_line", "placeholder_user", "run_worker"]
 
 #: How often a warming worker sends its warm-up latencies, and at most how many at a time.
 _WARMUP_REPORT_S = 0.25

@@ -22,7 +22,7 @@ from keyramp.keys._values import RecordFactory, entity_group_key
 from keyramp.profile import QuerySettings, Settings
 from keyramp.run._ops import COUNTER_FIELD, op_table
 
-__all__ = ["CellWorkload", "UserOps", "COUNTER_FIELD", "query_spec"]
+__all__ = ["COUNTER_FIELD", "CellWorkload", "UserOps", "query_spec"]
 
 
 def query_spec(query: QuerySettings, *, limit: int, ancestor: Key | None = None,

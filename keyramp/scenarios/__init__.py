@@ -19,8 +19,16 @@ from keyramp.scenarios import _consistency, _contention, _hygiene, _queries, _wr
 from keyramp.scenarios._base import ProbeContext
 from keyramp.scenarios._report import default_report_dir, report_for_runs
 
-__all__ = ["PROBES", "ProbeSpec", "ProbeContext", "default_report_dir", "is_scenario_profile", "probe_params",
-           "report_for_runs", "run_probe"]
+__all__ = [
+    "PROBES",
+    "ProbeContext",
+    "ProbeSpec",
+    "default_report_dir",
+    "is_scenario_profile",
+    "probe_params",
+    "report_for_runs",
+    "run_probe",
+]
 
 
 @dataclass(frozen=True)

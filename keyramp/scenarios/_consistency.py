@@ -14,7 +14,7 @@ from typing import Any
 from keyramp.backends._base import QuerySpec
 from keyramp.scenarios._base import ProbeContext
 
-__all__ = ["consistency_probe", "DEFAULTS"]
+__all__ = ["DEFAULTS", "consistency_probe"]
 
 DEFAULTS: dict[str, Any] = {"attempts": 200, "max_requery": 50}
 

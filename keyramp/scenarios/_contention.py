@@ -16,7 +16,7 @@ from typing import Any
 from keyramp._types import Key
 from keyramp.scenarios._base import ProbeContext, error_text, percentile_ms
 
-__all__ = ["contention_probe", "DEFAULTS", "CHOICES"]
+__all__ = ["CHOICES", "DEFAULTS", "contention_probe"]
 
 DEFAULTS: dict[str, Any] = {
     "threads": 8,

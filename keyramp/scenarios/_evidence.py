@@ -12,12 +12,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from keyramp._errors import UsageError
 from keyramp.results._catalog import Run, load_run
 from keyramp.results._generator import generator_limited, generator_reason
-from keyramp._errors import UsageError
 
-__all__ = ["Evidence", "ChartValue", "RunInfo", "evidence_for", "by_rule", "collect", "load_runs", "role_of",
-           "OBSERVABLE_RATIO", "RULE_STRATEGIES"]
+__all__ = [
+    "OBSERVABLE_RATIO",
+    "RULE_STRATEGIES",
+    "ChartValue",
+    "Evidence",
+    "RunInfo",
+    "by_rule",
+    "collect",
+    "evidence_for",
+    "load_runs",
+    "role_of",
+]
 
 #: A measured ratio below this is within emulator noise: the effect is not observable.
 OBSERVABLE_RATIO = 2.0

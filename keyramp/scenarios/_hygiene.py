@@ -9,7 +9,7 @@ from typing import Any
 from keyramp.backends._base import Backend
 from keyramp.scenarios._base import ProbeContext, error_text
 
-__all__ = ["hygiene_probe", "DEFAULTS", "CASES"]
+__all__ = ["CASES", "DEFAULTS", "hygiene_probe"]
 
 DEFAULTS: dict[str, Any] = {}
 

@@ -15,8 +15,14 @@ from typing import Any
 from keyramp.backends._base import QuerySpec
 from keyramp.scenarios._base import ProbeContext, best_ms
 
-__all__ = ["offset_cursor_probe", "projection_probe", "deleted_range_probe",
-           "OFFSET_DEFAULTS", "PROJECTION_DEFAULTS", "DELETED_DEFAULTS"]
+__all__ = [
+    "DELETED_DEFAULTS",
+    "OFFSET_DEFAULTS",
+    "PROJECTION_DEFAULTS",
+    "deleted_range_probe",
+    "offset_cursor_probe",
+    "projection_probe",
+]
 
 OFFSET_DEFAULTS: dict[str, Any] = {"entities": 9060, "page": 150, "page_size": 60, "repeat": 7}
 PROJECTION_DEFAULTS: dict[str, Any] = {"entities": 300, "payload_bytes": 4096, "repeat": 5}

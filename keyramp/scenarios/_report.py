@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from keyramp.results._catalog import list_runs
 from keyramp._errors import UsageError
+from keyramp.results._catalog import list_runs
 from keyramp.scenarios._charts import (
     Bar,
     Line,
@@ -42,8 +42,19 @@ from keyramp.scenarios._evidence import (
     load_runs,
 )
 
-__all__ = ["Evidence", "RuleReport", "collect", "evidence_for", "verdict", "render_markdown", "render_html",
-           "report_for_runs", "write_report", "default_report_dir", "register"]
+__all__ = [
+    "Evidence",
+    "RuleReport",
+    "collect",
+    "default_report_dir",
+    "evidence_for",
+    "register",
+    "render_html",
+    "render_markdown",
+    "report_for_runs",
+    "verdict",
+    "write_report",
+]
 
 #: Below this share of the spread variant's commit rate, a hot key "commits far less".
 _STARVED = 0.5

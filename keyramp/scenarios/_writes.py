@@ -7,7 +7,7 @@ from typing import Any
 
 from keyramp.scenarios._base import ProbeContext, best_ms
 
-__all__ = ["batch_probe", "fanout_probe", "BATCH_DEFAULTS", "FANOUT_DEFAULTS"]
+__all__ = ["BATCH_DEFAULTS", "FANOUT_DEFAULTS", "batch_probe", "fanout_probe"]
 
 BATCH_DEFAULTS: dict[str, Any] = {"entities": 300, "batch_size": 25}
 FANOUT_DEFAULTS: dict[str, Any] = {"properties": 50, "writes": 150}

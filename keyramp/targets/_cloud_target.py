@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from keyramp._errors import RunFailed, UsageError
 from keyramp.profile._durations import format_duration
 from keyramp.targets._base import RunTarget, Warmup
-from keyramp.targets._cloud import Caps, format_count, emulator_variables, plan_run, preflight, render_plan
+from keyramp.targets._cloud import Caps, emulator_variables, format_count, plan_run, preflight, render_plan
 
 if TYPE_CHECKING:
     from keyramp.backends import Backend, Target

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from keyramp.backends import Backend, Target
     from keyramp.profile import Cell, Profile
 
-__all__ = ["EmulatorTarget", "FIRST_WARMUP_S"]
+__all__ = ["FIRST_WARMUP_S", "EmulatorTarget"]
 
 #: Warm-up of the first cell on an emulator this run started itself (a cold JVM) at least.
 FIRST_WARMUP_S = 10.0

@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -34,16 +34,16 @@ from keyramp.backends._spec import EmulatorSpec
 
 __all__ = [
     "EMULATORS",
+    "EmulatorManager",
     "EmulatorSpec",
     "RunningEmulator",
-    "EmulatorManager",
     "default_state_dir",
-    "sdk_root",
+    "endpoints_from_env",
     "free_port",
     "log_tail",
-    "endpoints_from_env",
-    "reset",
     "register",
+    "reset",
+    "sdk_root",
 ]
 
 _DEFAULT_SDK_ROOT: Final = Path("/usr/lib/google-cloud-sdk")
@@ -380,7 +380,7 @@ class EmulatorManager:
                                             cwd=work_dir)
                 pending[kind] = (proc, RunningEmulator(
                     kind=kind, host=self.host, port=port, pid=proc.pid, log_path=str(log_path),
-                    started_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+                    started_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
                     create_time=psutil.Process(proc.pid).create_time(),
                     consistency=(1.0 if consistency is None else consistency) if takes_consistency else None))
             ready: dict[str, RunningEmulator] = {}

@@ -11,7 +11,7 @@ from keyramp import __version__
 from keyramp._errors import UsageError
 from keyramp.web._store import RunStore
 
-__all__ = ["create_app", "warm_up", "CSP"]
+__all__ = ["CSP", "create_app", "warm_up"]
 
 
 # No inline script or style anywhere: page JS lives in static/keyramp.js and chart data in

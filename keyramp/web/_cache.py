@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Callable, Hashable, TypeVar
+from typing import TypeVar
 
 __all__ = ["FileCache", "stamp"]
 

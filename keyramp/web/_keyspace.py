@@ -13,7 +13,7 @@ from typing import Any
 
 from keyramp.web._model import as_dict, num
 
-__all__ = ["explain_keyspace", "MEASURED", "MODELLED"]
+__all__ = ["MEASURED", "MODELLED", "explain_keyspace"]
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,13 @@ values, never to a 500.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._generator import check_generator
 from keyramp.results._index import as_dict, as_list, num, run_row, text
 
-__all__ = ["run_row", "run_detail", "LATENCY_KEYS", "as_dict", "as_list", "num"]
+__all__ = ["LATENCY_KEYS", "as_dict", "as_list", "num", "run_detail", "run_row"]
 
 LATENCY_KEYS = ("p50", "p90", "p95", "p99", "p999", "max", "mean")
 

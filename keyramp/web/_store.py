@@ -9,15 +9,15 @@ from typing import Any
 
 from werkzeug.exceptions import NotFound
 
+from keyramp._errors import UsageError
 from keyramp.results._catalog import CELL_ID_RE, load_run, safe_run_path
 from keyramp.results._index import Catalog
-from keyramp._errors import UsageError
-from keyramp.web._cache import FileCache, stamp
-from keyramp.web._model import run_detail
 from keyramp.results._legacy import TIMESERIES_CSV
 from keyramp.results._read import data_cells, data_stamp, is_csv_run, read_timeseries
-from keyramp.web._timeseries import CHART_COLUMNS, downsample, series_columns
+from keyramp.web._cache import FileCache, stamp
 from keyramp.web._live import live_view, read_live
+from keyramp.web._model import run_detail
+from keyramp.web._timeseries import CHART_COLUMNS, downsample, series_columns
 
 __all__ = ["RunStore"]
 

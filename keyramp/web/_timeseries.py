@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["CHART_COLUMNS", "series_columns", "downsample", "MAX_POINTS"]
+__all__ = ["CHART_COLUMNS", "MAX_POINTS", "downsample", "series_columns"]
 
 MAX_POINTS = 600
 

@@ -16,7 +16,7 @@ from keyramp.compare import build_comparison
 from keyramp.compare._model import LATENCY_METRICS
 from keyramp.compare._model import METRICS as COMPARE_METRICS
 
-__all__ = ["add_routes", "compare_model", "METRICS"]
+__all__ = ["METRICS", "add_routes", "compare_model"]
 
 _LABELS = {"ops_per_s": "ops/s", "error_rate": "error rate"}
 _HIGHER_IS_BETTER = frozenset({"ops_per_s"})

@@ -11,7 +11,7 @@ from flask import Flask, current_app, jsonify, render_template, request
 from keyramp._errors import UsageError
 from keyramp.results._index import FILTERS, SORT_KEYS, Catalog, RunQuery
 
-__all__ = ["add_routes", "query_runs", "PAGE_SIZE"]
+__all__ = ["PAGE_SIZE", "add_routes", "query_runs"]
 
 PAGE_SIZE = 50
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

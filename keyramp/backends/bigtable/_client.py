@@ -35,7 +35,7 @@ from keyramp.backends._base import Backend, QuerySpec, Record, Target
 from keyramp.backends.bigtable._admin import admin_client
 from keyramp.backends.firestore._client import doc_id
 
-__all__ = ["BigtableBackend", "FAMILY", "row_key", "encode_value", "admin_client"]
+__all__ = ["FAMILY", "BigtableBackend", "admin_client", "encode_value", "row_key"]
 
 FAMILY = "cf"
 #: Clean-up keeps the clients' default retries: it must finish, not be measured.

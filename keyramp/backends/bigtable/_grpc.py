@@ -23,7 +23,7 @@ from keyramp.backends._base import QuerySpec, Record, Target
 from keyramp.backends._rpc import GrpcBackend, Method, Service, StatusError, routing
 from keyramp.backends.bigtable._client import FAMILY, BigtableBackend, _exact, encode_value, row_key
 
-__all__ = ["BigtableGrpcBackend", "row_filter", "cell_value"]
+__all__ = ["BigtableGrpcBackend", "cell_value", "row_filter"]
 
 _MutateRowRequest: Final = _bt.MutateRowRequest.pb()
 _MutateRowsRequest: Final = _bt.MutateRowsRequest.pb()

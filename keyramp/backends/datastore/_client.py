@@ -20,7 +20,7 @@ from keyramp._errors import UsageError
 from keyramp._types import Key
 from keyramp.backends._base import Backend, QuerySpec, Record, Target
 
-__all__ = ["DatastoreBackend", "FirestoreDatastoreBackend", "NO_RETRY", "make_datastore_client"]
+__all__ = ["NO_RETRY", "DatastoreBackend", "FirestoreDatastoreBackend", "make_datastore_client"]
 
 #: The Datastore client drops ``retry=None`` and falls back to the GAPIC default policy
 #: (retrying UNAVAILABLE/DEADLINE_EXCEEDED for 60 s), so "no retry" needs a policy whose

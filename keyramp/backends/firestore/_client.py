@@ -13,7 +13,7 @@ from keyramp._errors import UnsupportedOperation, UsageError
 from keyramp._types import Key
 from keyramp.backends._base import Backend, QuerySpec, Record, Target
 
-__all__ = ["FirestoreBackend", "make_firestore_client", "doc_id"]
+__all__ = ["FirestoreBackend", "doc_id", "make_firestore_client"]
 
 _OPS = {"==": "==", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "!=": "!="}
 _DOC_ID = "__name__"
