@@ -26,11 +26,21 @@ RESULTS = ROOT / "bench" / "results"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from keyramp.profile._files import write_profile  # noqa: E402  (re-exported for the benches)
 from keyramp.targets._emulators import EMULATORS, EmulatorManager, RunningEmulator  # noqa: E402
-from keyramp.profile._profile import write_profile  # noqa: E402,F401  (re-exported for the benches)
 
-__all__ = ["ROOT", "RESULTS", "machine", "emulators", "write_profile", "save", "table", "ENV_FOR_KIND", "env_for",
-           "median"]
+__all__ = [
+    "ENV_FOR_KIND",
+    "RESULTS",
+    "ROOT",
+    "emulators",
+    "env_for",
+    "machine",
+    "median",
+    "save",
+    "table",
+    "write_profile",
+]
 
 # The standard variable per emulator kind, from the emulator registry.
 ENV_FOR_KIND = {kind: spec.env_var for kind, spec in EMULATORS.items()}
@@ -49,7 +59,7 @@ def machine() -> dict[str, Any]:
         versions["cloud-sdk"] = sdk.read_text().strip()
     git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     return {
-        "at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "host": socket.gethostname(),
         "cpus": os.cpu_count(),
         "loadavg": [round(x, 2) for x in os.getloadavg()],
@@ -87,8 +97,8 @@ def table(headers: list[str], rows: list[list[Any]]) -> str:
     cells = [[f"{c:.3g}" if isinstance(c, float) and abs(c) < 1 else (f"{c:,.1f}" if isinstance(c, float) else str(c))
               for c in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    out = ["  ".join(h.rjust(w) for h, w in zip(headers, widths))]
-    out += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in cells]
+    out = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
+    out += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
     return "\n".join(out)
 
 

@@ -27,12 +27,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, save, table  # noqa: E402
+from _common import machine, save, table
 
 PROFILES = ("checkout", "search", "ingest", "quickstart", "soak")
 BACKENDS = ("datastore", "firestore", "firestore-datastore", "bigtable")
@@ -51,7 +51,7 @@ def _cell(backend: str, strategy: str, seconds: int, i: int) -> dict[str, Any]:
 
 
 def write_runs(results: Path, n: int) -> None:
-    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
     for i in range(n):
         when = start + timedelta(minutes=37 * i)
         profile = PROFILES[i % len(PROFILES)]
@@ -62,12 +62,23 @@ def write_runs(results: Path, n: int) -> None:
         cells = {f"c{j:02d}-{b}-{s}".replace("_", "-"): _cell(b, s, seconds, i + j)
                  for j, (b, s) in enumerate(matrix)}
         status = "failed" if i % 17 == 0 else "complete"
-        manifest = {"schema": 1, "run_id": run_id, "profile_name": profile, "profile_path": f"profiles/{profile}.toml",
-                    "profile": {"name": profile, "backend": list(BACKENDS), "keys": {"strategy": list(STRATEGIES)}},
-                    "cells": [{"id": cid, "backend": c["backend"], "strategy": c["strategy"]} for cid, c in cells.items()],
-                    "versions": {"keyramp": "0.1.0"}, "git_sha": None, "host": "bench", "seed": i,
-                    "started_at": when.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-                    "ended_at": None, "status": status, "reason": None, "lint": []}
+        manifest = {
+            "schema": 1,
+            "run_id": run_id,
+            "profile_name": profile,
+            "profile_path": f"profiles/{profile}.toml",
+            "profile": {"name": profile, "backend": list(BACKENDS), "keys": {"strategy": list(STRATEGIES)}},
+            "cells": [{"id": cid, "backend": c["backend"], "strategy": c["strategy"]} for cid, c in cells.items()],
+            "versions": {"keyramp": "0.1.0"},
+            "git_sha": None,
+            "host": "bench",
+            "seed": i,
+            "started_at": when.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "ended_at": None,
+            "status": status,
+            "reason": None,
+            "lint": [],
+        }
         summary = {"schema": 1, "run_id": run_id, "profile_name": profile, "status": status, "reason": None,
                    "cells": cells, "thresholds_passed": True, "warnings": []}
         run = results / run_id

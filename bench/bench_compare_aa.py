@@ -25,8 +25,8 @@ from pathlib import Path
 
 from _common import machine, save
 
-from keyramp.results._catalog import Run, list_runs
 from keyramp.compare import Comparison, build_comparison
+from keyramp.results._catalog import Run, list_runs
 
 PROFILE = """
 name = "bench-aa"

@@ -26,9 +26,9 @@ from pathlib import Path
 from _common import emulators, env_for, machine, median, save, table
 from bench_compare_aa import PROFILE
 
+from keyramp.compare import build_comparison
 from keyramp.results._catalog import list_runs
 from keyramp.targets._netem import LatencyProxy
-from keyramp.compare import build_comparison
 
 
 def _run(profile: Path, results: Path, env: dict[str, str]) -> str:
@@ -113,8 +113,12 @@ def main() -> int:
         aa_flagged = sum(1 for c in aa if any(r.verdict in ("worse", "better") for r in c.rows))
 
     exit1 = sum(1 for i in range(len(series)) if any(r["exit_code"] == 1 for r in record if r["pair"] == i + 1))
-    p50_worse = {op: sum(1 for r in record if r["op"] == op and r["p50"]["verdict"] == "worse") for op in ("insert", "read")}
-    p99_worse = {op: sum(1 for r in record if r["op"] == op and r["p99"]["verdict"] == "worse") for op in ("insert", "read")}
+    p50_worse = {
+        op: sum(1 for r in record if r["op"] == op and r["p50"]["verdict"] == "worse") for op in ("insert", "read")
+    }
+    p99_worse = {
+        op: sum(1 for r in record if r["op"] == op and r["p99"]["verdict"] == "worse") for op in ("insert", "read")
+    }
     reversed_ok = sum(1 for r in record if r["reverse_p50_verdict"] == "better")
     added = [r["p50_added_ms"] for r in record]
     print(f"A/B: exit 1 in {exit1} of {len(series)} pairs; p50 worse {p50_worse}, p99 worse {p99_worse} "

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, emulators, env_for, machine, median, save, table, write_profile  # noqa: E402
+from _common import ROOT, emulators, env_for, machine, median, save, table, write_profile
 
 #: name -> (_contestant mode, driver, executor)
 CONTESTANTS: dict[str, tuple[str, str, str]] = {

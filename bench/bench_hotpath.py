@@ -19,8 +19,6 @@ Run: ``.venv/bin/python bench/bench_hotpath.py`` -> ``bench/results/hotpath.json
 
 from __future__ import annotations
 
-import locust  # noqa: F401  (gevent monkey-patching must precede ssl/urllib imports, as in `keyramp run`)
-
 import argparse
 import json
 import sys
@@ -29,15 +27,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, machine, save, table  # noqa: E402
+import locust  # noqa: F401  (gevent monkey-patching must precede ssl/urllib imports, as in `keyramp run`)
 
-from keyramp.profile import parse_profile  # noqa: E402
-from keyramp.run._locust_stats import LocustStatsSink  # noqa: E402
-from keyramp.run._pacer import Pacer  # noqa: E402
-from keyramp.run._recorder import Recorder  # noqa: E402
-from keyramp.run._workload import CellWorkload, UserOps  # noqa: E402
-from keyramp.backends._base import Backend  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import RESULTS, machine, save, table
+
+from keyramp.backends._base import Backend
+from keyramp.profile import parse_profile
+from keyramp.run._locust_stats import LocustStatsSink
+from keyramp.run._pacer import Pacer
+from keyramp.run._recorder import Recorder
+from keyramp.run._workload import CellWorkload, UserOps
 
 
 class _NullSink:
@@ -167,7 +167,9 @@ def main() -> None:
 
     keyramp_pieces = ["recorder.record (recording only)", "pacer.next_slot", "workload dispatch (op, key, record)"]
     rows = [[name, round(us, 2), round(us / client_us * 100, 2)] for name, us in best.items()]
-    rows.append(["recorder.tick per op @1,000 ops/s", round(tick_best / 1000, 2), round(tick_best / 1000 / client_us * 100, 2)])
+    rows.append(
+        ["recorder.tick per op @1,000 ops/s", round(tick_best / 1000, 2), round(tick_best / 1000 / client_us * 100, 2)]
+    )
     rows.append(["Locust stats fed per second, per op @1,000 ops/s (after: recorded once)",
                  round(feed_best / 1000, 2), round(feed_best / 1000 / client_us * 100, 2)])
     before = best["recorder.record + Locust events.request (before: recorded twice)"]

@@ -53,7 +53,9 @@ def main() -> None:
         rows.append(("next_index", f"{name} (n=10^6)", per_call_us(lambda i, d=fixed: d.next_index(1_000_000), n)))
         growing = make_distribution(name, seed=42)
         growing.next_index(1_000_000)  # preload, then n grows by one per call as inserts land
-        rows.append(("next_index", f"{name} (n growing)", per_call_us(lambda i, d=growing: d.next_index(1_000_000 + i), n)))
+        rows.append(
+            ("next_index", f"{name} (n growing)", per_call_us(lambda i, d=growing: d.next_index(1_000_000 + i), n))
+        )
     unscrambled = make_distribution("zipfian", seed=42, params={"scrambled": False})
     unscrambled.next_index(1_000_000)
     rows.append(("next_index", "zipfian unscrambled (n growing)",

@@ -35,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 from _common import machine, save, table
 
+from keyramp.forecast._forecast import forecast_cell, recorded_samples
 from keyramp.keyspace import (
     heatmap_data,
     hotspot_metrics,
@@ -44,7 +45,6 @@ from keyramp.keyspace import (
     render_png,
     simulate,
 )
-from keyramp.forecast._forecast import forecast_cell, recorded_samples
 from keyramp.keyspace._load import insert_mask
 from keyramp.profile._profile import parse_profile
 

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, save, table  # noqa: E402
+from _common import machine, save, table
 
-from keyramp.metrics import MetricsState, render  # noqa: E402
-from keyramp.run._observer import TeeSink  # noqa: E402
-from keyramp.run._recorder import Recorder  # noqa: E402
+from keyramp.metrics import MetricsState, render
+from keyramp.run._observer import TeeSink
+from keyramp.run._recorder import Recorder
 
 OPS = ("insert", "read", "update")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, emulators, env_for, machine, median, save, table, write_profile  # noqa: E402
+from _common import ROOT, emulators, env_for, machine, median, save, table, write_profile
 
 MODES = ("bare", "locust", "keyramp")
 

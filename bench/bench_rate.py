@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, emulators, env_for, machine, save, table, write_profile  # noqa: E402
+from _common import ROOT, emulators, env_for, machine, save, table, write_profile
 
 #: Fractions of the measured capacity the step schedule visits (4 s each).
 STEP_FRACTIONS = (0.2, 0.4, 0.6, 0.8)
@@ -101,7 +101,7 @@ def main() -> None:
                     steps = [round(capacity * f, -1) for f in STEP_FRACTIONS]
                     schedules = {f"step {'/'.join(str(int(x)) for x in steps)} (20-80 % of capacity)":
                                  ({"kind": "step", "steps": steps, "step": "4s"}, 4 * len(steps))}
-                    if 337.5 <= 0.8 * capacity:
+                    if 0.8 * capacity >= 337.5:
                         schedules["ramp_500_50_5 @60x from 100"] = (RAMP, 20)
                     print(f"{backend} rep{rep}: capacity {capacity} ops/s", flush=True)
                     for name, (schedule, duration) in schedules.items():
@@ -120,9 +120,20 @@ def main() -> None:
                                         "steps": steps_out, "worst_second_deviation": round(worst, 4),
                                         "max_step_deviation": round(max(abs(s["ratio"] - 1) for s in steps_out), 4)})
                         for s in steps_out:
-                            table_rows.append([backend, rep, name.split(" (")[0], s["target"], s["fraction_of_capacity"],
-                                               s["achieved"], f"{(s['ratio'] - 1) * 100:+.2f}%", s["dropped"], s["late"],
-                                               s["p99_ms_max"]])
+                            table_rows.append(
+                                [
+                                    backend,
+                                    rep,
+                                    name.split(" (")[0],
+                                    s["target"],
+                                    s["fraction_of_capacity"],
+                                    s["achieved"],
+                                    f"{(s['ratio'] - 1) * 100:+.2f}%",
+                                    s["dropped"],
+                                    s["late"],
+                                    s["p99_ms_max"],
+                                ]
+                            )
                         print(f"{backend} {name}: worst step {max(abs(s['ratio'] - 1) for s in steps_out) * 100:.2f} %",
                               flush=True)
     print(table(["backend", "rep", "schedule", "target", "of cap", "achieved", "error", "dropped", "late",

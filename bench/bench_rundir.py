@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import emulators, env_for, machine, save, table, write_profile  # noqa: E402
+from _common import emulators, env_for, machine, save, table, write_profile
 
 OPS = {"insert": 0.4, "read": 0.3, "update": 0.1, "scan": 0.1, "delete": 0.1}
 

@@ -23,7 +23,9 @@ from typing import Any
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, emulators, env_for, machine, median, save, table, write_profile  # noqa: E402
+import itertools
+
+from _common import ROOT, emulators, env_for, machine, median, save, table, write_profile
 
 
 def _cpu(proc: psutil.Process) -> float:
@@ -40,7 +42,7 @@ def one_config(n: int, profile: Path, emulator_pid: int, env: dict[str, str], ou
            "--users", str(users), "--duration", str(duration)]
     out.mkdir(parents=True, exist_ok=True)
     # Output to files, not pipes: a client logging errors could fill a pipe and block the run.
-    logs = [(open(out / f"p{i}.out", "w+"), open(out / f"p{i}.err", "w+")) for i in range(n)]
+    logs = [(open(out / f"p{i}.out", "w+"), open(out / f"p{i}.err", "w+")) for i in range(n)]  # noqa: SIM115 - read back after
     procs = [subprocess.Popen([*cmd, "--out", str(out / f"p{i}")], env=env, stdout=o, stderr=e, text=True, cwd=ROOT)
              for i, (o, e) in enumerate(logs)]
     emu = psutil.Process(emulator_pid)
@@ -52,7 +54,7 @@ def one_config(n: int, profile: Path, emulator_pid: int, env: dict[str, str], ou
                         psutil.cpu_percent(None)))
         time.sleep(0.5)
     results = []
-    for p, (o, e) in zip(procs, logs):
+    for p, (o, e) in zip(procs, logs, strict=True):
         p.wait()
         o.seek(0)
         e.seek(0)
@@ -68,7 +70,7 @@ def one_config(n: int, profile: Path, emulator_pid: int, env: dict[str, str], ou
     end = samples[-1][0]
     window = [s for s in samples if end - duration - 1.0 <= s[0] <= end - 1.5]
     rates_emu, rates_load, sys_pct = [], [], []
-    for a, b in zip(window, window[1:]):
+    for a, b in itertools.pairwise(window):
         dt = b[0] - a[0]
         rates_emu.append((b[1] - a[1]) / dt)
         if b[2] >= a[2]:  # a process that exited makes the sum drop: skip that interval

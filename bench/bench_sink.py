@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, save, table  # noqa: E402
+from _common import machine, save, table
 
 OPS = ("insert", "read", "update", "scan", "delete", "*")
 

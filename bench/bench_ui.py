@@ -38,8 +38,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, save, table  # noqa: E402
-from _synthetic import make_run  # noqa: E402
+from _common import machine, save, table
+from _synthetic import make_run
 
 OPS = ("insert", "read", "update", "delete", "scan", "query", "batch_write", "batch_read", "transaction", "increment")
 SECONDS = 3600

@@ -32,7 +32,9 @@ from typing import Any
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, emulators, env_for, machine, median, save, table, write_profile  # noqa: E402
+import itertools
+
+from _common import ROOT, emulators, env_for, machine, median, save, table, write_profile
 
 CONFIGS = ("single", "1 worker", "2 workers")
 
@@ -62,7 +64,7 @@ def one_config(config: str, profile: Path, emulator_pid: int, env: dict[str, str
                duration: float) -> dict[str, Any]:
     kr = [sys.executable, "-m", "keyramp", "run"]
     out.mkdir(parents=True, exist_ok=True)
-    log = open(out / "master.log", "w+")
+    log = open(out / "master.log", "w+")  # noqa: SIM115 - the child's output, read back after
     extra: list[subprocess.Popen[str]] = []
     if config == "single":
         cmd = [*kr, str(profile), "--out", str(out / "run"), "--quiet"]
@@ -73,7 +75,7 @@ def one_config(config: str, profile: Path, emulator_pid: int, env: dict[str, str
         cmd = [*kr, str(profile), "--out", str(out / "run"), "--quiet", "--master", "--master-port", str(port)]
     master = subprocess.Popen(cmd, env=env, stdout=log, stderr=log, text=True, cwd=ROOT)
     if config == "1 worker":
-        wlog = open(out / "worker.log", "w+")
+        wlog = open(out / "worker.log", "w+")  # noqa: SIM115 - the child's output, read back after
         extra.append(subprocess.Popen([*kr, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)],
                                       env=env, stdout=wlog, stderr=wlog, text=True, cwd=ROOT))
     emu = psutil.Process(emulator_pid)
@@ -103,7 +105,7 @@ def one_config(config: str, profile: Path, emulator_pid: int, env: dict[str, str
     # Middle of the measured phase: rows 2 .. duration-1 written (skip ramp-in and the end).
     window = [s for s in samples if 2 <= s["rows"] <= duration - 1]
     rates: dict[str, list[float]] = {"emu": [], "master": [], "workers": []}
-    for a, b in zip(window, window[1:]):
+    for a, b in itertools.pairwise(window):
         dt = b["t"] - a["t"]
         for k in rates:
             if b[k] >= a[k] and a.get("n_workers") == b.get("n_workers"):

@@ -9,11 +9,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from keyramp.profile._files import toml_value, write_profile
 from keyramp.targets._emulators import EMULATORS, RunningEmulator
-from keyramp.profile._profile import toml_value, write_profile
 
-__all__ = ["ENV_FOR_KIND", "emulator_env", "keyramp", "key_rows", "load", "only_run_dir", "recorded_seconds",
-           "timeseries_rows", "toml_value", "write_profile"]
+__all__ = [
+    "ENV_FOR_KIND",
+    "emulator_env",
+    "key_rows",
+    "keyramp",
+    "load",
+    "only_run_dir",
+    "recorded_seconds",
+    "timeseries_rows",
+    "toml_value",
+    "write_profile",
+]
 
 # The standard variable per emulator kind, from the emulator registry.
 ENV_FOR_KIND = {kind: spec.env_var for kind, spec in EMULATORS.items()}

@@ -1,8 +1,9 @@
 """Synthetic, format-valid run directories (docs/run-format.md) for tests.
 
 ``make_run`` writes manifest, summary, real HdrHistogram interval logs, the time series
-and key samples (Parquet, or the CSV files of runs before it) and the locust/ files, deterministic per ``seed``. Latencies are lognormal
-around ``latency_ms`` (the median); summary figures are computed from the same
+and key samples (Parquet, or the CSV files of runs before it) and the locust/ files,
+deterministic per ``seed``.
+Latencies are lognormal around ``latency_ms`` (the median); summary figures are computed from the same
 histograms that go into the ``.hlog`` files, so both agree as in a real run.
 """
 
@@ -13,7 +14,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import pyarrow as pa
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogWriter
 
-__all__ = ["make_run", "DEFAULT_CELLS"]
+__all__ = ["DEFAULT_CELLS", "make_run"]
 
 DEFAULT_CELLS: tuple[tuple[str, str], ...] = (("datastore", "sequential"), ("datastore", "random"))
 
@@ -36,7 +37,7 @@ def _new_hist() -> HdrHistogram:
 def _record(hist: HdrHistogram, values_us: np.ndarray) -> None:
     # One record_value per distinct value: pure-Python hdrh is slow per call.
     uniq, counts = np.unique(np.maximum(values_us.astype(np.int64), 1), return_counts=True)
-    for value, count in zip(uniq.tolist(), counts.tolist()):
+    for value, count in zip(uniq.tolist(), counts.tolist(), strict=True):
         hist.record_value(value, count)
 
 
@@ -106,7 +107,7 @@ def make_run(
     rng = np.random.default_rng(seed)
     results_dir = Path(results_dir)
     results_dir.mkdir(parents=True, exist_ok=True)
-    start = started_at or datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=seed)
+    start = started_at or datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=seed)
     suffix = f"{int(rng.integers(0, 0x10000)):04x}"
     if run_id is None:
         while True:
@@ -136,7 +137,7 @@ def make_run(
             {"id": cid, "backend": b, "strategy": s, "schedule": dict(profile["schedule"]),
              "distribution": "uniform", "ops": mix, "duration_s": float(seconds), "time_scale": 1.0,
              "target": "emulator", "endpoint": "127.0.0.1:8081", "namespace": f"kr-{suffix}-{i}"}
-            for i, (cid, (b, s)) in enumerate(zip(cell_ids, cells))
+            for i, (cid, (b, s)) in enumerate(zip(cell_ids, cells, strict=True))
         ],
         "versions": {"keyramp": "0.1.0", "python": "3.11.7", "locust": "2.47.0"},
         "git_sha": None, "host": "synthetic", "seed": seed,
@@ -151,7 +152,7 @@ def make_run(
     summary_cells: dict[str, Any] = {}
     ts_rows: list[list[Any]] = []
     key_rows: list[list[Any]] = []
-    for cid, (backend, strategy) in zip(cell_ids, cells):
+    for cid, (backend, strategy) in zip(cell_ids, cells, strict=True):
         total_hist, total_service = _new_hist(), _new_hist()
         per_second_all: list[list[tuple[HdrHistogram, int, int]]] = [[] for _ in range(seconds)]
         operations: dict[str, Any] = {}
@@ -178,7 +179,7 @@ def make_run(
                     h, hs = _new_hist(), _new_hist()
                     _record(h, lat)
                     _record(hs, svc)
-                    for w, hist in zip(writers, (h, hs)):
+                    for w, hist in zip(writers, (h, hs), strict=True):
                         hist.set_start_time_stamp((start.timestamp() + second) * 1000.0)
                         hist.set_end_time_stamp((start.timestamp() + second + 1) * 1000.0)
                         w.output_interval_histogram(hist, start_time_stamp_sec=float(second) or 1e-9,
@@ -267,7 +268,7 @@ def _write_parquet(run_dir: Path, cell_ids: list[str], ts_rows: list[list[Any]],
         by_second: dict[int, tuple[list[dict[str, Any]], list[list[Any]]]] = {}
         for r in ts_rows:
             if r[0] == cid:
-                by_second.setdefault(r[2], ([], []))[0].append(dict(zip(_TS_HEADER, r)))
+                by_second.setdefault(r[2], ([], []))[0].append(dict(zip(_TS_HEADER, r, strict=True)))
         for k in key_rows:
             if k[0] == cid:
                 by_second.setdefault(int(k[1]), ([], []))[1].append(k)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from keyramp.targets._emulators import EmulatorManager, RunningEmulator
 from keyramp.backends import BACKENDS, EMULATOR_FOR, Backend, Target
+from keyramp.targets._emulators import EmulatorManager, RunningEmulator
 
 TEST_PROJECT = "keyramp-test"
 
@@ -100,7 +100,10 @@ _EMULATOR_FIXTURES = frozenset({"emulator_manager", "datastore_emulator", "fires
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Refuse a test that needs an emulator but is not marked ``emulator`` (markers are strict)."""
-    unmarked = [item.nodeid for item in items
-                if _EMULATOR_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("emulator") is None]
+    unmarked = [
+        item.nodeid
+        for item in items
+        if _EMULATOR_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("emulator") is None
+    ]
     if unmarked:
         raise pytest.UsageError(f"tests use an emulator fixture without @pytest.mark.emulator: {', '.join(unmarked)}")

@@ -68,12 +68,12 @@ def _native_threads_for_grpc() -> Iterator[None]:
     from grpc._cython import cygrpc
 
     saved = cygrpc.threading, cygrpc.socket
-    cygrpc.threading = types.SimpleNamespace(Thread=_NativeThread)  # type: ignore[attr-defined]
-    cygrpc.socket = types.SimpleNamespace(socketpair=_socket.socketpair)  # type: ignore[attr-defined]
+    cygrpc.threading = types.SimpleNamespace(Thread=_NativeThread)
+    cygrpc.socket = types.SimpleNamespace(socketpair=_socket.socketpair)
     try:
         yield
     finally:
-        cygrpc.threading, cygrpc.socket = saved  # type: ignore[attr-defined]
+        cygrpc.threading, cygrpc.socket = saved
 
 
 class _Loop(asyncio.SelectorEventLoop):
@@ -84,8 +84,9 @@ class _Loop(asyncio.SelectorEventLoop):
         self._ssock, self._csock = _socket.socketpair()
         self._ssock.setblocking(False)
         self._csock.setblocking(False)
-        self._internal_fds += 1
-        self._add_reader(self._ssock.fileno(), self._read_from_self)
+        # BaseSelectorEventLoop._make_self_pipe's own steps: private, not in typeshed
+        self._internal_fds += 1  # type: ignore[attr-defined]
+        self._add_reader(self._ssock.fileno(), self._read_from_self)  # type: ignore[attr-defined]
 
 
 class AioExecutor:
@@ -163,6 +164,7 @@ class AioExecutor:
             self._finish(waiter, False, exc)
             return
         if response is _EOF:  # the RPC ended with a non-OK status
+            assert _rpc_error is not None  # this path runs only when the internals were found
             cython_call = call._cython_call
             self._finish(waiter, False, _rpc_error(cython_call._initial_metadata, cython_call._status))
         else:
@@ -192,7 +194,7 @@ class AioExecutor:
             waiter.switch((ok, value))
 
     def _wait(self, start: Callable[..., None], args: tuple[Any, ...]) -> Any:
-        waiter = Waiter()
+        waiter: Waiter[tuple[bool, Any]] = Waiter()
         self._queued.append((start, args, waiter))
         if not self._flush_pending:
             # One wake-up of the loop thread per hub iteration: the greenlets resumed together

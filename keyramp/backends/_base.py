@@ -75,6 +75,9 @@ class Backend(ABC):
     """
 
     name: ClassVar[str]
+    #: Where the last ``query`` stopped, for ``QuerySpec.start_after`` (store-specific; set by
+    #: the backends that page with cursors).
+    last_cursor: Any
 
     def __init__(self, target: Target) -> None:
         self.target = target

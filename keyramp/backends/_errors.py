@@ -52,8 +52,6 @@ def classify(exc: BaseException) -> str:
         if name is not None:
             return name
         members = getattr(current, "exceptions", None)
-        if isinstance(members, (tuple, list)) and members:
-            current = members[0]
-        else:
-            current = current.__cause__  # explicit chaining only: __context__ may be unrelated
+        # Explicit chaining only (``__cause__``): ``__context__`` may be unrelated.
+        current = members[0] if isinstance(members, (tuple, list)) and members else current.__cause__
     return f"CLIENT_{type(exc).__name__}"

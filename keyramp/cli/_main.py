@@ -13,7 +13,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from keyramp import __version__
 from keyramp._errors import KeyrampError
@@ -43,7 +43,7 @@ _VERB_MODULES = tuple(dict.fromkeys(_VERBS.values()))
 class _Parser(argparse.ArgumentParser):
     """argparse that exits 2 with one line instead of a usage dump on bad arguments."""
 
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"keyramp: error: {message}\n")
 
 
@@ -72,10 +72,15 @@ def _add_run(subparsers: Any) -> None:
     dist = p.add_argument_group("distributed (Locust master/workers)")
     dist.add_argument("--master", action="store_true", help="be a Locust master: workers on other hosts do the load")
     dist.add_argument("--expect-workers", type=int, default=None, help="with --master: workers to wait for (default 1)")
-    dist.add_argument("--master-bind-host", default=None, help="with --master: interface to listen on (default 127.0.0.1)")
-    dist.add_argument("--master-port", type=int, default=None,
-                      help=f"master port (default {_MASTER_PORT}; a free one for --workers)")
-    dist.add_argument("--worker", action="store_true", help="be a worker: the master sends profile and cells (no PROFILE)")
+    dist.add_argument(
+        "--master-bind-host", default=None, help="with --master: interface to listen on (default 127.0.0.1)"
+    )
+    dist.add_argument(
+        "--master-port", type=int, default=None, help=f"master port (default {_MASTER_PORT}; a free one for --workers)"
+    )
+    dist.add_argument(
+        "--worker", action="store_true", help="be a worker: the master sends profile and cells (no PROFILE)"
+    )
     dist.add_argument("--master-host", default=None, help="with --worker: the master's address")
     dist.add_argument("--exit-with-parent", action="store_true", help=argparse.SUPPRESS)
     cloud = p.add_argument_group("cloud target (docs/cloud.md)")
@@ -141,7 +146,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import locust  # noqa: F401  (gevent monkey-patching first, before gRPC creates anything)
 
     from keyramp.profile._durations import parse_duration
-    from keyramp.profile._profile import collect_profiles
+    from keyramp.profile._files import collect_profiles
     from keyramp.run._report import Console, summary_table
     from keyramp.run._runner import RunOptions, run_profile
 
@@ -153,10 +158,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
                           exit_with_parent=args.exit_with_parent)
     overrides = {"duration": parse_duration(args.duration, field="--duration")} if args.duration else {}
     profiles = collect_profiles(args.profiles, overrides=overrides)
-    from keyramp.targets import TargetOptions
+    from keyramp.targets import CloudCaps, TargetOptions
     from keyramp.targets._cloud import preflight, print_plans
 
-    cloud_kw: dict[str, Any] = {
+    cloud_kw: CloudCaps = {
         "max_ops_per_s": args.max_ops_per_s,
         "max_duration_s": parse_duration(args.max_duration, field="--max-duration") if args.max_duration else None,
     }
@@ -200,7 +205,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 console=console,
             )
             outcomes.append(outcome)
-            out.print(summary_table(outcome.summary))
+            out.print(summary_table(outcome.summary, width=out.width))
             out.print(f"results: {outcome.path}", highlight=False)
             if profile.rules:
                 scenario_runs.append(outcome.path)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def _options(args: argparse.Namespace) -> CompareOptions:
 
 
 def run_compare(specs: list[str], *, results: Path, baseline_spec: str | None = None,
-                thresholds: list[str] = (), options: CompareOptions | None = None) -> Comparison:
+                thresholds: Sequence[str] = (), options: CompareOptions | None = None) -> Comparison:
     """Resolve runs and baseline, then compare. UsageError for unknown runs or an unusable baseline."""
     warnings: list[str] = []
     resolved: list[Run] = [resolve_run(spec, results) for spec in specs]
@@ -119,7 +120,9 @@ def _run_specs(args: argparse.Namespace) -> list[str]:
             raise UsageError("--last must be >= 1")
         found = latest_runs(Path(args.results), args.last, profile=args.profile)
         if not found:
-            raise UsageError(f"no usable run in {args.results}" + (f" of profile {args.profile!r}" if args.profile else ""))
+            raise UsageError(
+                f"no usable run in {args.results}" + (f" of profile {args.profile!r}" if args.profile else "")
+            )
         specs += [r for r in found if r not in specs]
     if not specs:
         raise UsageError("name runs to compare (RUN...) or select them with --last N")

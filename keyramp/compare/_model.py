@@ -388,7 +388,7 @@ def _compare_cell_op(reps: _Replicates, base: Run, base_cell: str, cand: Run, ca
     if b_n == 0 or c_n == 0:
         rows.append(row("error_rate", None, None, None, "n/a", "no operations"))
     else:
-        z, p_value, low, high = two_proportion(b_x, b_n, c_x, c_n)
+        _z, p_value, low, high = two_proportion(b_x, b_n, c_x, c_n)
         diff = c_x / c_n - b_x / b_n
         significant = p_value < opts.alpha and abs(diff) > opts.min_error_diff
         verdict = "same" if not significant else ("worse" if diff > 0 else "better")
@@ -459,9 +459,9 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | None, thresholds: S
         for ident, per_run in cmp.forecast.items():
             base = per_run.get(baseline.run_id, {}).get("verdict")
             for run in ordered[1:]:
-                cand = per_run.get(run.run_id, {}).get("verdict")
-                if base in _VERDICT_RANK and cand in _VERDICT_RANK and _VERDICT_RANK[cand] > _VERDICT_RANK[base]:
-                    cmp.forecast_regressions.append((ident, run.run_id, base, cand))
+                now = per_run.get(run.run_id, {}).get("verdict")
+                if base in _VERDICT_RANK and now in _VERDICT_RANK and _VERDICT_RANK[now] > _VERDICT_RANK[base]:
+                    cmp.forecast_regressions.append((ident, run.run_id, base, now))
 
     for run in ordered:
         if baseline is not None and run.run_id == baseline.run_id:

@@ -45,7 +45,7 @@ def _ratio_text(row: MetricRow | None) -> str:
     if row.metric == "error_rate":
         if not row.baseline and not row.value:
             return ""  # no errors on either side: nothing to say
-        if row.ci_low is None:
+        if row.ci_low is None or row.ci_high is None:
             return row.note
         return f"Δ {row.ci_low * 100:+.2f}…{row.ci_high * 100:+.2f} pp ({row.note})"
     if row.ratio is None:
@@ -123,7 +123,9 @@ def render_terminal(cmp: Comparison, console: Any) -> None:
         for cell, per_run in cmp.keyspace.items():
             names = sorted({k for v in per_run.values() for k in v})
             for name in names:
-                ks.add_row(escape(cell), escape(name), *[str(per_run.get(r.run_id, {}).get(name, "–")) for r in cmp.runs])
+                ks.add_row(
+                    escape(cell), escape(name), *[str(per_run.get(r.run_id, {}).get(name, "–")) for r in cmp.runs]
+                )
         console.print(ks)
     if cmp.forecast:
         fc = Table(title="launch forecast (modelled: share of launch operations throttled, low–high)")
@@ -137,8 +139,8 @@ def render_terminal(cmp: Comparison, console: Any) -> None:
         th = Table(title="thresholds")
         for column in ("run", "cell", "threshold", "value", "result"):
             th.add_column(column)
-        for run_id, cells in cmp.thresholds.items():
-            for cell, results in cells.items():
+        for run_id, by_cell in cmp.thresholds.items():
+            for cell, results in by_cell.items():
                 for r in results:
                     th.add_row(_short(run_id), escape(cell), escape(f"{r.name} {r.op} {r.limit:g}"), _fmt(r.value),
                                "[green]pass[/]" if r.passed else "[yellow]inconclusive[/]"
@@ -175,12 +177,14 @@ def render_markdown(cmp: Comparison) -> str:
         lines.append("| " + " | ".join(row) + " |")
     if cmp.thresholds:
         lines += ["", "### Thresholds", "", "| run | cell | threshold | value | result |", "|---|---|---|---:|---|"]
-        for run_id, cells in cmp.thresholds.items():
-            for cell, results in cells.items():
+        for run_id, by_cell in cmp.thresholds.items():
+            for cell, results in by_cell.items():
                 for r in results:
-                    lines.append(f"| `{run_id}` | {_md(cell)} | `{_md(r.name)} {r.op} {r.limit:g}` | {_fmt(r.value)} | "
-                                 f"{'✅ pass' if r.passed else '⚠ inconclusive' if r.verdict == 'inconclusive' else '❌ fail'}"
-                                 " |")
+                    lines.append(
+                        f"| `{run_id}` | {_md(cell)} | `{_md(r.name)} {r.op} {r.limit:g}` | {_fmt(r.value)} | "
+                        f"{'✅ pass' if r.passed else '⚠ inconclusive' if r.verdict == 'inconclusive' else '❌ fail'}"
+                        " |"
+                    )
     if cmp.forecast:
         lines += ["", "### Launch forecast (modelled: share of launch operations throttled, low–high)", "",
                   "| cell | " + " | ".join(f"`{r.run_id}`" for r in cmp.runs) + " |", "|---|" + "---|" * len(cmp.runs)]
@@ -224,6 +228,7 @@ def render_junit(cmp: Comparison) -> str:
         return el
 
     for run in cmp.runs[1:] if cmp.baseline is not None else []:
+        assert cmp.baseline is not None  # the loop runs only with a baseline
         rows = [r for r in cmp.rows if r.run_id == run.run_id]
         el = suite(f"compare {run.run_id} vs {cmp.baseline.run_id}")
         for r in rows:
@@ -252,16 +257,16 @@ def render_junit(cmp: Comparison) -> str:
                     ET.SubElement(case, "failure", message=f"forecast worse: {detail}", type="forecast").text = detail
                 else:
                     ET.SubElement(case, "system-out").text = detail
-    for run_id, cells in cmp.thresholds.items():
+    for run_id, by_cell in cmp.thresholds.items():
         el = suite(f"thresholds {run_id}")
-        for cell, results in cells.items():
-            for r in results:
-                case = ET.SubElement(el, "testcase", name=f"{r.name} {r.op} {r.limit:g}",
+        for cell, results in by_cell.items():
+            for t in results:
+                case = ET.SubElement(el, "testcase", name=f"{t.name} {t.op} {t.limit:g}",
                                      classname=f"keyramp.thresholds.{cell}", time="0")
-                if not r.passed:
-                    text = f"{r.name} = {_fmt(r.value)}, required {r.op} {r.limit:g}"
-                    if r.verdict == "inconclusive":  # not a pass either: the gate stays red
-                        text = f"inconclusive: {r.note or text}"
+                if not t.passed:
+                    text = f"{t.name} = {_fmt(t.value)}, required {t.op} {t.limit:g}"
+                    if t.verdict == "inconclusive":  # not a pass either: the gate stays red
+                        text = f"inconclusive: {t.note or text}"
                     ET.SubElement(case, "failure", message=text, type="threshold").text = text
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for el in suites:
@@ -332,6 +337,7 @@ def _forest_svg(rows: list[MetricRow]) -> str:
                      f'{"#424242" if tick == 1.0 else "#e0e0e0"}" stroke-dasharray="{"" if tick == 1.0 else "3,3"}"/>')
         parts.append(f'<text x="{tx:.1f}" y="{height - 4}" font-size="10" text-anchor="middle">×{tick:g}</text>')
     for i, r in enumerate(rows):
+        assert r.ratio is not None  # filtered above
         y = 20 + i * step
         color = _COLORS.get(r.verdict, "#000")
         parts.append(f'<text x="4" y="{y + 4}" font-size="11">{_e(r.cell)} · {_e(r.op)} · {_e(r.metric)}</text>')
@@ -382,23 +388,30 @@ def _p99_series(run: Run) -> dict[tuple[str, str], list[tuple[float, float]]]:
     table = read_timeseries(run, columns=("cell", "op", "second", "p99_ms"))
     table = table.filter(pc.is_valid(table["p99_ms"]))
     out: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    for cell, op, second, p99 in zip(*(table[c].to_pylist() for c in table.column_names)):
+    for cell, op, second, p99 in zip(*(table[c].to_pylist() for c in table.column_names), strict=True):
         out.setdefault((cell, op), []).append((float(second), float(p99)))
     return out
 
 
 def render_html(cmp: Comparison) -> str:
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           "<title>keyramp compare</title>", f"<style>{_CSS}</style></head><body>",
-           f'<h1>keyramp compare — <span class="{"fail" if cmp.exit_code else "pass"}">{_e(_headline(cmp))}</span></h1>',
-           "<p>Runs: " + ", ".join(f"<code>{_e(r.run_id)}</code> ({_e(r.profile_name or '?')}, {_e(r.status)})"
-                                    for r in cmp.runs) + "</p>"]
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<title>keyramp compare</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f'<h1>keyramp compare — <span class="{"fail" if cmp.exit_code else "pass"}">{_e(_headline(cmp))}</span></h1>',
+        "<p>Runs: "
+        + ", ".join(f"<code>{_e(r.run_id)}</code> ({_e(r.profile_name or '?')}, {_e(r.status)})" for r in cmp.runs)
+        + "</p>",
+    ]
     for warning in cmp.warnings:
         out.append(f'<p class="warn">{_e(warning)}</p>')
 
     out.append("<h2>Side by side</h2><table><tr><th>cell</th><th>op</th><th>metric</th>")
     for i, run in enumerate(cmp.runs):
-        label = ("baseline<br>" if cmp.baseline is not None and i == 0 else "") + f"<code>{_e(_short(run.run_id))}</code>"
+        label = (
+            "baseline<br>" if cmp.baseline is not None and i == 0 else ""
+        ) + f"<code>{_e(_short(run.run_id))}</code>"
         out.append(f"<th>{label}</th>")
         if cmp.baseline is not None and i > 0:
             out.append("<th>ratio [95% CI]</th><th>verdict</th>")
@@ -428,7 +441,7 @@ def render_html(cmp: Comparison) -> str:
         series = []
         for run in cmp.runs:
             cell_id = cmp.identities.get(run.run_id, {}).get(cell)
-            series.append((run.run_id, p99[run.run_id].get((cell_id, op), [])))
+            series.append((run.run_id, p99[run.run_id].get((cell_id, op), []) if cell_id is not None else []))
         svg = _timeline_svg(series, f"{cell} {op} p99")
         if svg:
             out.append(f"<figure>{svg}<figcaption>{_e(cell)} · {_e(op)}</figcaption></figure>")
@@ -436,8 +449,8 @@ def render_html(cmp: Comparison) -> str:
     if cmp.thresholds:
         out.append("<h2>Thresholds</h2><table><tr><th>run</th><th>cell</th><th>threshold</th><th>value</th>"
                    "<th>result</th></tr>")
-        for run_id, cells in cmp.thresholds.items():
-            for cell, results in cells.items():
+        for run_id, by_cell in cmp.thresholds.items():
+            for cell, results in by_cell.items():
                 for r in results:
                     out.append(f"<tr><td><code>{_e(run_id)}</code></td><td>{_e(cell)}</td>"
                                f"<td>{_e(f'{r.name} {r.op} {r.limit:g}')}</td><td>{_e(_fmt(r.value))}</td>"

@@ -37,8 +37,12 @@ def verdict_of(outcome: Outcome) -> str:
 
 
 def _figures(outcome: Outcome) -> dict[str, float | None]:
-    return {"throttled_fraction": outcome.throttled_fraction, "peak_throttled_fraction": outcome.peak_throttled_fraction,
-            "adapt_s": outcome.adapt_s, "added_p99_ms": outcome.added_p99}
+    return {
+        "throttled_fraction": outcome.throttled_fraction,
+        "peak_throttled_fraction": outcome.peak_throttled_fraction,
+        "adapt_s": outcome.adapt_s,
+        "added_p99_ms": outcome.added_p99,
+    }
 
 
 def _span(values: list[float | None], mid: float | None, *, digits: int) -> dict[str, float | None]:
@@ -88,17 +92,26 @@ def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome
     for fig in _FIGURES:
         digits = 4 if fig.endswith("fraction") else 1
         figures[fig] = _span([f[fig] for f in figs.values()], figs["mid"][fig], digits=digits)
-    sensitivity = []
+    sensitivity: list[dict[str, Any]] = []
     for name in box.varied():
         lo, hi = outcomes[f"{name}=low"], outcomes[f"{name}=high"]
         r = box.ranges[name]
-        sensitivity.append({
-            "param": name,
-            "low": {"value": r.low, "throttled_fraction": round(lo.throttled_fraction, 4), "verdict": verdicts[f"{name}=low"]},
-            "high": {"value": r.high, "throttled_fraction": round(hi.throttled_fraction, 4),
-                     "verdict": verdicts[f"{name}=high"]},
-            "swing": round(abs(hi.throttled_fraction - lo.throttled_fraction), 4),
-        })
+        sensitivity.append(
+            {
+                "param": name,
+                "low": {
+                    "value": r.low,
+                    "throttled_fraction": round(lo.throttled_fraction, 4),
+                    "verdict": verdicts[f"{name}=low"],
+                },
+                "high": {
+                    "value": r.high,
+                    "throttled_fraction": round(hi.throttled_fraction, 4),
+                    "verdict": verdicts[f"{name}=high"],
+                },
+                "swing": round(abs(hi.throttled_fraction - lo.throttled_fraction), 4),
+            }
+        )
     sensitivity.sort(key=lambda s: -s["swing"])
     distinct = set(verdicts.values())
     if len(distinct) == 1:

@@ -75,7 +75,7 @@ def suite_profiles(store: str, *, project: str, instance: str = "", database: st
 
 def write_suite(out: Path, store: str, **kwargs: Any) -> list[Path]:
     """Write the suite's profiles into ``out`` and validate them as ``keyramp run`` will."""
-    from keyramp.profile._profile import load_profile, write_profile
+    from keyramp.profile._files import load_profile, write_profile
 
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -124,7 +124,7 @@ def _rates(text: str) -> list[float]:
 
 
 def _suite(args: argparse.Namespace) -> int:
-    from keyramp.profile._profile import load_profile
+    from keyramp.profile._files import load_profile
     from keyramp.targets._cloud import plan_run, render_plan
 
     paths = write_suite(args.out, args.store, project=args.project, instance=args.instance, database=args.database,

@@ -125,7 +125,7 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
             fc.get("deciding_param") or "-",
         ))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     launch = next((fc.get("launch") for fc in results.values() if fc.get("launch")), None)
     if launch:
         lines.insert(0, f"launch: {launch['description']} (peak {launch['peak_ops_per_s']:,.0f} ops/s, "

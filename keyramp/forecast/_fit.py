@@ -92,7 +92,10 @@ class _Model:
     def __init__(self, trace: Trace, *, seed: int, nodes: int, storage: str | None = None) -> None:
         self.trace = trace
         self.nodes = nodes
-        self.kind = store_params(trace.backend, storage).kind
+        kind = store_params(trace.backend, storage).kind
+        if kind is None:
+            raise ValueError(f"{trace.backend}: its parameter box names no tablet model to fit")
+        self.kind = kind
         self.duration = float(len(trace.target))
         target = trace.target
         self.rate = lambda t: float(target[min(int(t), len(target) - 1)])
@@ -124,19 +127,23 @@ class FitResult:
 
 def _loss(models: Sequence[_Model], observed: Sequence[np.ndarray], point: Mapping[str, float]) -> float:
     total = 0.0
-    for model, obs in zip(models, observed):
+    for model, obs in zip(models, observed, strict=True):
         pred = model.throttled(point)
         n = min(len(pred), len(obs))
         total += float(((pred[:n] - obs[:n]) ** 2).sum())
     return total
 
 
-def _search(models: Sequence[_Model], observed: Sequence[np.ndarray], base: Mapping[str, float],
-            grid: Mapping[str, Sequence[float]]) -> tuple[dict[str, float], float, list[tuple[dict[str, float], float]]]:
+def _search(
+    models: Sequence[_Model],
+    observed: Sequence[np.ndarray],
+    base: Mapping[str, float],
+    grid: Mapping[str, Sequence[float]],
+) -> tuple[dict[str, float], float, list[tuple[dict[str, float], float]]]:
     names = list(grid)
     scored = []
     for values in itertools.product(*(grid[n] for n in names)):
-        point = {**base, **dict(zip(names, values))}
+        point = {**base, **dict(zip(names, values, strict=True))}
         scored.append((point, _loss(models, observed, point)))
     best, loss = min(scored, key=lambda s: s[1])
     return best, loss, scored
@@ -178,7 +185,9 @@ def fit(traces: Sequence[Trace], *, storage: str | None = None, nodes: int = 1, 
     appending = [i for i, t in enumerate(traces) if t.strategy in ("sequential", "padded_sequential",
                                                                    "timestamp_only", "timestamp_first")]
     pick = appending or list(range(len(traces)))
-    best1, loss1, scored1 = _search([models[i] for i in pick], [observed[i] for i in pick], base, {cap_name: g[cap_name]})
+    best1, loss1, scored1 = _search(
+        [models[i] for i in pick], [observed[i] for i in pick], base, {cap_name: g[cap_name]}
+    )
     caps = _span([p[cap_name] for p in _near(scored1, loss1, sum(len(observed[i]) for i in pick))], g[cap_name])
     # Stage 2: the split mechanics with the capacity fixed, on every trace.
     split_grid = {k: g[k] for k in ("split_delay_s", "split_threshold_frac", "split_fanout")}
@@ -199,7 +208,7 @@ def fit(traces: Sequence[Trace], *, storage: str | None = None, nodes: int = 1, 
 
 def write_params_file(path: Path, results: Sequence[FitResult]) -> Path:
     """The calibration file ``[launch] params`` and ``keyramp forecast --params`` read."""
-    doc = {"schema": 1, "stores": {r.store: {name: {**rng.to_json()} for name, rng in r.ranges.items()}
+    doc: dict[str, Any] = {"schema": 1, "stores": {r.store: {name: {**rng.to_json()} for name, rng in r.ranges.items()}
                                    for r in results},
            "fits": {r.store: {"loss": round(r.loss, 6), "best": r.best, "traces": list(r.traces)} for r in results}}
     for store in doc["stores"].values():

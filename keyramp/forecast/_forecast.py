@@ -137,8 +137,12 @@ def forecast_cell(*, backend: str, strategy: str, profile: Mapping[str, Any] | N
         return {**base, "verdict": None, "reason": "no projectable operations (only " +
                 ", ".join(mix.not_projected) + ")"}
 
+    kind = box.kind
+    if kind is None:
+        raise ValueError(f"{box.store}: its parameter box names no tablet model to run")
+
     def run(point: Mapping[str, float]) -> Outcome:
-        return run_point(proj, kind=box.kind, point=point, rate=launch.rate, duration_s=launch.duration_s,
+        return run_point(proj, kind=kind, point=point, rate=launch.rate, duration_s=launch.duration_s,
                          nodes=nodes)
 
     band = evaluate_band(box, run)

@@ -72,7 +72,7 @@ def run_point(projection: Projection, *, kind: str, point: Mapping[str, float], 
     """Simulate the launch once with the parameter values ``point`` of a ``kind`` box (``MODEL_KINDS``)."""
     mix = projection.mix
     step = _step_s(duration_s)
-    fanout = int(round(point["split_fanout"]))
+    fanout = round(point["split_fanout"])
     delay = float(point["split_delay_s"])
     if kind == "ranges":
         capacity, total, read_cost = float(point["tablet_ops_per_s"]), None, 1.0

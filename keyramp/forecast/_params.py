@@ -42,7 +42,9 @@ class ParamRange:
 
     def __post_init__(self) -> None:
         if not self.low <= self.mid <= self.high:
-            raise UsageError(f"parameter range must satisfy low <= mid <= high, got {self.low}, {self.mid}, {self.high}")
+            raise UsageError(
+                f"parameter range must satisfy low <= mid <= high, got {self.low}, {self.mid}, {self.high}"
+            )
 
     def at(self, point: Point) -> float:
         return {"low": self.low, "mid": self.mid, "high": self.high}[point]

@@ -148,7 +148,9 @@ def _index_fields(workload: Mapping[str, Any]) -> list[tuple[str, str]]:
         return [("created", f"index:created ({indexed})")]
     from keyramp.keys import parse_shape
 
-    return [(name, f"index:{name} (monotonic)") for name in parse_shape(workload.get("document") or {}).monotonic_indexed()]
+    return [
+        (name, f"index:{name} (monotonic)") for name in parse_shape(workload.get("document") or {}).monotonic_indexed()
+    ]
 
 
 def _preload_indexes(existing: int) -> np.ndarray:
@@ -201,7 +203,7 @@ def regenerated_projection(
     pre_keys = [key_sort_text(wl.key_of(int(i))) for i in pre.tolist()]  # type: ignore[arg-type]
     total_new = float(cum[-1])
     n_new = int(new.sum())
-    ref_keys = pre_keys + [k for k, is_new in zip(keys, new.tolist()) if is_new]
+    ref_keys = pre_keys + [k for k, is_new in zip(keys, new.tolist(), strict=True) if is_new]
     weight = np.concatenate([np.full(len(pre_keys), existing / max(len(pre_keys), 1)),
                              np.full(n_new, total_new / max(n_new, 1))])
     since = np.concatenate([np.full(len(pre_keys), -math.inf), t[new]])
@@ -209,9 +211,12 @@ def regenerated_projection(
     kp = key_positions(keys, reference=reference, inserts=new, times=t)
     index: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for field_name, label in _index_fields(profile["workload"]) if index_ranges and n_new else ():
-        entries = [_entry_text(wl.records.record(int(i))[field_name], keys[j])
-                   for j, i in enumerate(idx.tolist()) if new[j]]
-        pre_entries = [_entry_text(wl.records.record(int(i))[field_name], k) for i, k in zip(pre.tolist(), pre_keys)]
+        entries = [
+            _entry_text(wl.records.record(int(i))[field_name], keys[j]) for j, i in enumerate(idx.tolist()) if new[j]
+        ]
+        pre_entries = [
+            _entry_text(wl.records.record(int(i))[field_name], k) for i, k in zip(pre.tolist(), pre_keys, strict=True)
+        ]
         ref = make_reference(pre_entries + entries, weight=weight, since=since)
         index[label] = (t[new], key_positions(entries, reference=ref).pos)
     return Projection(t=t, pos=kp.pos, is_read=cls == 2, mix=mix, source="regenerated",

@@ -51,10 +51,13 @@ def forecast_line(forecast: Any) -> str:
         where += f" on {launch['nodes']} {str(launch.get('storage', 'ssd')).upper()} node(s)"
     if forecast.get("verdict") is None:
         return f"forecast at {where}: {forecast.get('reason', 'not available')}"
-    text = (f"forecast at {where}: {forecast_short(forecast)} of operations throttled (modelled band over the "
-            f"parameter ranges; mid {_pct((forecast.get('throttled_fraction') or {}).get('mid'))}), peak 10-s step "
-            f"{band_text(forecast.get('peak_throttled_fraction'))}, adapts in "
-            f"{band_text(forecast.get('adapt_s'), unit=' s')}, added p99 {band_text(forecast.get('added_p99_ms'), unit=' ms')}")
+    text = (
+        f"forecast at {where}: {forecast_short(forecast)} of operations throttled (modelled band over the "
+        f"parameter ranges; mid {_pct((forecast.get('throttled_fraction') or {}).get('mid'))}), peak 10-s step "
+        f"{band_text(forecast.get('peak_throttled_fraction'))}, adapts in "
+        f"{band_text(forecast.get('adapt_s'), unit=' s')}, "
+        f"added p99 {band_text(forecast.get('added_p99_ms'), unit=' ms')}"
+    )
     if forecast.get("deciding_param"):
         text += f"; decided by {forecast['deciding_param']}, whose published value is unknown"
     return text

@@ -21,7 +21,9 @@ from keyramp._types import Key
 __all__ = ["Distribution", "KeyStrategy", "KeyTraits", "checked_params"]
 
 
-def checked_params(owner: str, params: Mapping[str, Any], defaults: Mapping[str, Any], *, what: str = "param") -> dict[str, Any]:
+def checked_params(
+    owner: str, params: Mapping[str, Any], defaults: Mapping[str, Any], *, what: str = "param"
+) -> dict[str, Any]:
     """``defaults`` overlaid with ``params``; an unknown name is a one-line ``UsageError``."""
     unknown = sorted(set(params) - set(defaults))
     if unknown:

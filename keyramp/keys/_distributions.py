@@ -97,7 +97,9 @@ class _Dist(Distribution):
         self.params = checked_params(self.name, self.params, self.defaults, what="distribution param")
         self.rng = random.Random(seed)
 
-    def _fraction(self, name: str, *, low: float, high: float, open_low: bool = False, open_high: bool = False) -> float:
+    def _fraction(
+        self, name: str, *, low: float, high: float, open_low: bool = False, open_high: bool = False
+    ) -> float:
         value = self.params[name]
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         if ok:

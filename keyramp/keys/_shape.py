@@ -68,7 +68,9 @@ class Property:
     def value_bytes(self) -> int:
         """Stored size of the value (Firestore's storage-size rules; close for Datastore)."""
         kind = self.of if self.type == "array" else self.type
-        one = {"string": self.size + 1, "bytes": self.size, "int": 8, "float": 8, "bool": 1, "timestamp": 8}.get(kind, 0)
+        one = {"string": self.size + 1, "bytes": self.size, "int": 8, "float": 8, "bool": 1, "timestamp": 8}.get(
+            kind, 0
+        )
         if self.type == "array":
             return one * self.items
         if self.type == "map":
@@ -303,4 +305,4 @@ def _compile_map(props: tuple[Property, ...], *, seed: int, created: Callable[[i
         else:
             env[var] = _scalar(p.type, size=p.size, values=p.values, name=p.name, rng=rng, salt=s, created=created)
         entries.append(f"{p.name!r}: {var}(i)")
-    return _literal("{" + ", ".join(entries) + "}", env)  # type: ignore[return-value]
+    return _literal("{" + ", ".join(entries) + "}", env)

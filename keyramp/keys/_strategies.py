@@ -223,7 +223,7 @@ class ServerAllocated(_Strategy):
     traits = KeyTraits(monotonic=False, spreads=True, readable=False)
     server_allocated = True
 
-    def key(self, index: int) -> Key:  # type: ignore[override]
+    def key(self, index: int) -> Key:
         return None  # type: ignore[return-value]
 
 

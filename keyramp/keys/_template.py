@@ -265,7 +265,7 @@ class _Compiler:
             g = clock(i) // granule_ms
             if g != cache[0]:
                 cache[0], cache[1] = g, time.strftime(fmt, time.gmtime(g * granule_ms // 1000))
-            return cache[1]  # type: ignore[no-any-return]
+            return cache[1]
 
         return _Part(render=render, text=node.name, order=1, bucketed=True)
 
@@ -275,7 +275,7 @@ class _Compiler:
 
         arg = node.args[0]
         try:
-            ms = int(round(parse_duration(arg.text or arg.name, field="bucket") * 1000))
+            ms = round(parse_duration(arg.text or arg.name, field="bucket") * 1000)
         except UsageError:
             raise self.fail(arg, "bucket: expected a duration like 1h, 5m, 60s") from None
         if ms < 1:
@@ -427,7 +427,8 @@ class TemplateStrategy(KeyStrategy):
             readable=not self.plan.hashed,
         )
         self.clock = compiler.clock if compiler.uses_clock else None
-        self.key = _join(parts)  # type: ignore[method-assign]
+        # The compiled function takes ``index`` positionally only (no caller passes it by name).
+        self.key = _join(parts)  # type: ignore[assignment]
 
     def key(self, index: int) -> Key:  # replaced by the compiled function in __init__
         raise NotImplementedError

@@ -69,7 +69,8 @@ class RecordFactory:
             if indexed_value != "none" or indexed_fields:
                 raise UsageError("workload.document: replaces indexed_value and indexed_fields (give the "
                                  "document the properties instead)")
-            self.record = self.shape.compile(seed=seed, created=self.created)  # type: ignore[method-assign]
+            # The compiled function takes ``index`` positionally only (no caller passes it by name).
+            self.record = self.shape.compile(seed=seed, created=self.created)  # type: ignore[assignment]
 
     def record(self, index: int) -> dict[str, Any]:
         offset = (index * 2654435761) % _SLACK  # Knuth's multiplicative hash: varied offsets
@@ -93,7 +94,7 @@ class RecordFactory:
         return frozenset({"payload"})
 
 
-def entity_group_key(key: Key, index: int, *, group_size: int) -> tuple[int, Key]:
+def entity_group_key(key: Key, index: int, *, group_size: int) -> tuple[int, int | str]:
     """Place the ``index``-th record under parent ``index // group_size + 1`` (Datastore
     ancestor path, BP-RATE-1): consecutive inserts share one entity group."""
     if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1:

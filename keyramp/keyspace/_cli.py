@@ -32,7 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("run", metavar="RUN", help="run directory (or run id under ./results)")
     parser.add_argument("--cell", help="only this cell id")
     parser.add_argument("--buckets", type=int, default=1000, help="key-range buckets (default 1000)")
-    parser.add_argument("--time-bins", type=int, default=None, help="heatmap time bins (default: 1 per second, max 300)")
+    parser.add_argument(
+        "--time-bins", type=int, default=None, help="heatmap time bins (default: 1 per second, max 300)"
+    )
     parser.add_argument("--out", default=None, help="output directory (default RUN/keyspace)")
     parser.add_argument("--no-png", action="store_true", help="write the JSON only")
     parser.set_defaults(func=_main)
@@ -165,7 +167,10 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in rows]
+    lines = [
+        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+        for r in rows
+    ]
     lines.append("* modelled: a range-partitioned store simulated from the key stream (docs/keyspace-model.md)")
     return "\n".join(lines)
 

@@ -82,7 +82,8 @@ def render_png(data: dict[str, Any], path: Path, *, title: str, time_scale: floa
     ax.set_ylabel(f"key range (byte order, {nb} buckets of equal key count)")
     ax.set_xlabel("wall time since the measured phase started (s)")
     if time_scale != 1.0:
-        top = ax.secondary_xaxis("top", functions=(lambda x: x * time_scale, lambda x: x / time_scale))
+        to_schedule = (lambda x: np.multiply(x, time_scale), lambda x: np.divide(x, time_scale))
+        top = ax.secondary_xaxis("top", functions=to_schedule)
         top.set_xlabel(f"schedule time (s, x{time_scale:g})")
     bar = fig.colorbar(image, ax=ax, pad=0.02)
     bar.set_label("sampled ops per bin (log scale)")

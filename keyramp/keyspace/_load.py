@@ -104,7 +104,7 @@ def _sample_reference(kb: np.ndarray, inserts: np.ndarray | None, times: np.ndar
     other keys from before the cell.
     """
     n = len(kb)
-    idx = slice(None)
+    idx: slice | np.ndarray = slice(None)
     if n > 4 * MAX_REFERENCE:
         idx = np.sort(np.random.default_rng(0).choice(n, 4 * MAX_REFERENCE, replace=False))
     since: np.ndarray | float = -math.inf
@@ -248,7 +248,9 @@ def arrow_bytes(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     for chunk in chunks:
         wide = pa.types.is_large_string(chunk.type) or pa.types.is_large_binary(chunk.type)
         _, off_buf, data_buf = chunk.buffers()
-        offsets = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
+        offsets = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32)[
+            chunk.offset : chunk.offset + len(chunk) + 1
+        ]
         data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
         lens = np.diff(offsets)
         parts.append((offsets.astype(np.int64), data, int(lens.min()), int(lens.max())))

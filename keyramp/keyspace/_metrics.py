@@ -25,7 +25,15 @@ from keyramp.keyspace._tablets import (
     simulate,
 )
 
-__all__ = ["analyze_cell", "append_points", "bucket_matrix", "default_time_bins", "hotspot_metrics", "summarize_cell", "summary_entry"]
+__all__ = [
+    "analyze_cell",
+    "append_points",
+    "bucket_matrix",
+    "default_time_bins",
+    "hotspot_metrics",
+    "summarize_cell",
+    "summary_entry",
+]
 
 # Per time bin the metric needs enough samples to tell a 1 % hotspot from noise, and
 # enough bins that one bin of a sequential stream covers < 1 % of the key range.
@@ -76,8 +84,11 @@ def _order_corr(y: np.ndarray) -> float:
     if m < 2 or sy == 0:
         return 0.0
     mean_i, sd_i = (m - 1) / 2.0, math.sqrt((m * m - 1) / 12.0)
-    return float(np.clip((float(np.dot(np.arange(m, dtype=np.float64), y)) / m - mean_i * float(y.mean())) / (sd_i * sy),
-                         -1.0, 1.0))
+    return float(
+        np.clip(
+            (float(np.dot(np.arange(m, dtype=np.float64), y)) / m - mean_i * float(y.mean())) / (sd_i * sy), -1.0, 1.0
+        )
+    )
 
 
 def _cross_validated(counts: np.ndarray, width: int) -> float:
@@ -87,7 +98,7 @@ def _cross_validated(counts: np.ndarray, width: int) -> float:
     and counted on the other (both ways), so sampling noise cannot pick its own maximum:
     a uniform stream scores ≈ its true ``width/buckets`` share, not the noise peak.
     """
-    cs = np.concatenate([np.zeros(counts.shape[:2] + (1,), dtype=np.int64), np.cumsum(counts, axis=2)], axis=2)
+    cs = np.concatenate([np.zeros((*counts.shape[:2], 1), dtype=np.int64), np.cumsum(counts, axis=2)], axis=2)
     sliding = cs[:, :, width:] - cs[:, :, :-width]  # [time_bin, half, window]
     pick = sliding.argmax(axis=2)  # chosen on each half
     rows = np.arange(len(sliding))
@@ -103,7 +114,7 @@ def hotspot_metrics(
     distinct: int | None = None,
     time_bins: int | None = None,
     positions: KeyPositions | None = None,
-) -> dict[str, float | int | bool]:
+) -> dict[str, Any]:
     """Hotspot metrics for one cell. ``pos`` in ``[0, 1)``, ``t`` sorted ascending.
 
     ``inserts`` (bool mask) marks accesses that create keys; the moving-hotspot metrics

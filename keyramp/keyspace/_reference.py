@@ -55,7 +55,7 @@ def existing_before(cell_summary: Mapping[str, Any], profile: Mapping[str, Any])
         return count
     per_op = sum(float(share) * (int(wl["batch_size"]) if op == "batch_write" else 1)
                  for op, share in wl["ops"].items() if op in ("insert", "batch_write"))
-    return count + int(round(float(warmup_s) * rate * per_op))
+    return count + round(float(warmup_s) * rate * per_op)
 
 
 def cell_reference(
@@ -84,7 +84,9 @@ def cell_reference(
     if wl.strategy.server_allocated:
         return None
     count = wl.record_count if existing is None else max(int(existing), 0)
-    idx = np.unique(np.linspace(0, count - 1, min(count, preload_points)).round().astype(np.int64)) if count else []
+    idx: np.ndarray | list[int] = (
+        np.unique(np.linspace(0, count - 1, min(count, preload_points)).round().astype(np.int64)) if count else []
+    )
     pre = [key_sort_text(wl.key_of(int(i))) for i in idx]  # type: ignore[arg-type]
     ins = insert_mask(samples.op)
     if ins is None or not ins.any():

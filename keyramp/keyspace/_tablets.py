@@ -112,7 +112,7 @@ class TabletTimeline:
 
     def at(self, t: float) -> int:
         """Index of the step containing schedule time ``t``."""
-        return int(min(len(self.t) - 1, np.searchsorted(self.t, t, side="left")))
+        return min(len(self.t) - 1, int(np.searchsorted(self.t, t, side="left")))
 
     def summary(self) -> dict[str, Any]:
         if len(self.t) == 0:
@@ -138,7 +138,7 @@ class TabletTimeline:
         }
 
     def to_json(self) -> dict[str, Any]:
-        out = {"modelled": True}
+        out: dict[str, Any] = {"modelled": True}
         for name in ("t", "offered", "tablets", "max_load", "throttled", "added_latency_ms", "achieved"):
             out[name] = [round(float(v), 4) for v in getattr(self, name)]
         return out

@@ -25,26 +25,52 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 #: (name, type, help), in exposition order.
 FAMILIES: tuple[tuple[str, str, str], ...] = (
-    ("keyramp_operations_total", "counter",
-     "Operations completed (successes and errors) in the measured phase."),
-    ("keyramp_operation_errors_total", "counter",
-     "Failed operations by gRPC status class (CLIENT_<Exception> without a status); client retries are off."),
+    ("keyramp_operations_total", "counter", "Operations completed (successes and errors) in the measured phase."),
+    (
+        "keyramp_operation_errors_total",
+        "counter",
+        "Failed operations by gRPC status class (CLIENT_<Exception> without a status); client retries are off.",
+    ),
     ("keyramp_late_operations_total", "counter", "Operations that started more than 10 ms after their intended start."),
-    ("keyramp_operation_latency_seconds", "histogram",
-     "Latency from the intended start (coordinated-omission corrected), from the recorder's HdrHistograms."),
-    ("keyramp_operation_service_seconds", "histogram",
-     "Service time (from the actual start); latency minus service time is queueing in the load generator."),
-    ("keyramp_dropped_operations_total", "counter",
-     "Intended operations never started because the users could not keep up (not in keyramp_operations_total)."),
-    ("keyramp_target_operations_per_second", "gauge",
-     "Scheduled rate in the last closed second of the running cell (absent for a closed-model users schedule)."),
-    ("keyramp_achieved_operations_per_second", "gauge", "Operations completed in the last closed second of the running cell."),
+    (
+        "keyramp_operation_latency_seconds",
+        "histogram",
+        "Latency from the intended start (coordinated-omission corrected), from the recorder's HdrHistograms.",
+    ),
+    (
+        "keyramp_operation_service_seconds",
+        "histogram",
+        "Service time (from the actual start); latency minus service time is queueing in the load generator.",
+    ),
+    (
+        "keyramp_dropped_operations_total",
+        "counter",
+        "Intended operations never started because the users could not keep up (not in keyramp_operations_total).",
+    ),
+    (
+        "keyramp_target_operations_per_second",
+        "gauge",
+        "Scheduled rate in the last closed second of the running cell (absent for a closed-model users schedule).",
+    ),
+    (
+        "keyramp_achieved_operations_per_second",
+        "gauge",
+        "Operations completed in the last closed second of the running cell.",
+    ),
     ("keyramp_users", "gauge", "Locust users of the running cell (all workers)."),
-    ("keyramp_cell_elapsed_seconds", "gauge", "Measured seconds of the cell so far (of keyramp_cell_duration_seconds)."),
+    (
+        "keyramp_cell_elapsed_seconds",
+        "gauge",
+        "Measured seconds of the cell so far (of keyramp_cell_duration_seconds).",
+    ),
     ("keyramp_cell_duration_seconds", "gauge", "Planned measured phase of the cell."),
     ("keyramp_cell_active", "gauge", "1 while the cell's measured phase runs, 0 after."),
-    ("keyramp_generator_limited", "gauge",
-     "1 if the finished cell's load generator could not keep up (its latency includes the generator's own queue), else 0."),
+    (
+        "keyramp_generator_limited",
+        "gauge",
+        "1 if the finished cell's load generator could not keep up "
+        "(its latency includes the generator's own queue), else 0.",
+    ),
     ("keyramp_run_active", "gauge", "1 while the run is in progress, 0 after."),
 )
 _LE = tuple(f"{b:g}" for b in BUCKETS_S)
@@ -81,7 +107,7 @@ def _cell_lines(run: RunState, cell: CellState) -> dict[str, list[str]]:
         for family, buckets, total_s in (("keyramp_operation_latency_seconds", o.latency, o.latency_sum_s),
                                          ("keyramp_operation_service_seconds", o.service, o.service_sum_s)):
             lines = out[family]
-            for le, n in zip(_LE, buckets.tolist()):
+            for le, n in zip(_LE, buckets.tolist(), strict=True):
                 lines.append(f"{family}_bucket{_labels((*base, ('op', op), ('le', le)))} {n}")
             lines.append(f"{family}_bucket{_labels((*base, ('op', op), ('le', '+Inf')))} {o.recorded}")
             lines.append(f"{family}_sum{op_labels} {_num(total_s)}")

@@ -56,7 +56,9 @@ class MetricsServer:
             if exc.errno == errno.EADDRINUSE:
                 raise UsageError(f"--metrics {where}: address already in use") from None
             raise UsageError(f"--metrics {where}: cannot listen: {exc.strerror or exc}") from None
-        self.host, self.port = self._server.address[:2]
+        address = self._server.address
+        assert isinstance(address, tuple)  # bound to (host, port) above
+        self.host, self.port = address[:2]
 
     @property
     def url(self) -> str:

@@ -111,7 +111,7 @@ def check_shape(backends: list[str], document: Mapping[str, Any], src: str) -> N
     if explicit and not any(spec.has("secondary_indexes") for spec in specs):
         raise _fail(src, f"workload.document.{explicit[0]}.indexed: does not apply to {', '.join(backends)} "
                          f"({specs[0].why_not('secondary_indexes')})")
-    for backend, spec in zip(backends, specs):
+    for backend, spec in zip(backends, specs, strict=True):
         problem = shape_problem(shape, spec.records, backend)
         if problem:
             raise _fail(src, f"workload.document: {backend}: {problem}")

@@ -19,8 +19,8 @@ from typing import Any, Final
 from keyramp._errors import UsageError
 from keyramp.backends import spec_for
 from keyramp.keys import KeyStrategy, TemplateStrategy, hottest_share, key_problem, make_strategy, parse_shape
+from keyramp.profile._files import load_profile
 from keyramp.profile._model import Profile
-from keyramp.profile._profile import load_profile
 from keyramp.profile._schedules import Schedule
 
 __all__ = ["SEVERITIES", "Finding", "lint_profile", "register"]
@@ -33,7 +33,9 @@ RAMP_STEP_S: Final = 300.0
 HIGH_RATE: Final = 500.0  # entity writes/s at which a hotspot is an error, not a warning
 MIB: Final = 1 << 20
 
-_MONOTONIC: Final = frozenset({"sequential", "prefixed_sequential", "padded_sequential", "timestamp_only", "timestamp_first"})
+_MONOTONIC: Final = frozenset(
+    {"sequential", "prefixed_sequential", "padded_sequential", "timestamp_only", "timestamp_first"}
+)
 _SEQUENTIAL_IDS: Final = frozenset({"sequential", "prefixed_sequential", "padded_sequential"})
 _TIME_FIRST: Final = frozenset({"timestamp_only", "timestamp_first"})
 _HAS_TIME: Final = frozenset({"timestamp_only", "timestamp_first", "field_promotion"})
@@ -203,7 +205,9 @@ def _steepest(sched: Schedule, horizon: float) -> tuple[float, float, float, flo
 def _why(t: float, rate: float, allowed: float) -> str:
     if t < RAMP_STEP_S:
         return f"{_num(rate)} ops/s at t={t:g}s on a new key range (above 500 ops/s)"
-    return f"{_num(rate)} ops/s at t={t:g}s, more than +50 % over the {_num(allowed / RAMP_GROWTH)} ops/s of 5 min earlier"
+    return (
+        f"{_num(rate)} ops/s at t={t:g}s, more than +50 % over the {_num(allowed / RAMP_GROWTH)} ops/s of 5 min earlier"
+    )
 
 
 def _ramp(plan: _Plan) -> list[Finding]:
@@ -263,7 +267,9 @@ def _entity_rates(plan: _Plan) -> list[Finding]:
             unit = "entity group"
         else:
             hot = hottest_share(dist, records, dparams)
-            parts.append((plan.peak * plan.update_per_op * hot, f"updates of the hottest of {records} entities ({dist})"))
+            parts.append(
+                (plan.peak * plan.update_per_op * hot, f"updates of the hottest of {records} entities ({dist})")
+            )
             unit = "entity group" if groups_limit else "entity"
         rate, how = max(parts)
         if rate > 1.0:

@@ -18,8 +18,17 @@ if TYPE_CHECKING:
     from keyramp.profile._schedules import Schedule
     from keyramp.profile._thresholds import Threshold
 
-__all__ = ["Cell", "CloudSettings", "EmulatorSettings", "KeySettings", "Profile", "QuerySettings", "ScheduleSettings", "Settings",
-           "WorkloadSettings"]
+__all__ = [
+    "Cell",
+    "CloudSettings",
+    "EmulatorSettings",
+    "KeySettings",
+    "Profile",
+    "QuerySettings",
+    "ScheduleSettings",
+    "Settings",
+    "WorkloadSettings",
+]
 
 _T = TypeVar("_T")
 
@@ -77,8 +86,14 @@ class WorkloadSettings:
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> WorkloadSettings:
         # Fields added later default when absent (manifests of older runs are re-read).
-        return _build(cls, data, query=QuerySettings.from_data(data["query"]), document=dict(data.get("document") or {}),
-                      user=str(data.get("user") or ""), insert_ops=tuple(data.get("insert_ops") or ()))
+        return _build(
+            cls,
+            data,
+            query=QuerySettings.from_data(data["query"]),
+            document=dict(data.get("document") or {}),
+            user=str(data.get("user") or ""),
+            insert_ops=tuple(data.get("insert_ops") or ()),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

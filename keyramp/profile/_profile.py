@@ -8,14 +8,12 @@ store). Every problem is a ``UsageError`` with one line naming the file and fiel
 from __future__ import annotations
 
 import copy
-import json
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES
@@ -25,18 +23,11 @@ from keyramp.profile._durations import parse_duration
 from keyramp.profile._model import Cell, Profile, Settings
 from keyramp.profile._schedules import SCHEDULE_FIELDS, check_kind_fields, make_schedule
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = [
     "Cell",
     "Profile",
     "cell_namespace",
-    "collect_profiles",
-    "load_profile",
     "parse_profile",
-    "toml_value",
-    "write_profile",
 ]
 
 _TOP_FIELDS = {
@@ -187,7 +178,9 @@ def _resolve_workload(raw: Mapping[str, Any], src: str, base_dir: Path) -> dict[
     workload["indexed_fields"] = _int(workload["indexed_fields"], f"{src}: workload.indexed_fields", minimum=0)
     workload["key_samples_per_s"] = _int(workload["key_samples_per_s"], f"{src}: workload.key_samples_per_s", minimum=0)
     if workload["indexed_value"] not in _INDEXED_VALUES:
-        raise _fail(src, f"workload.indexed_value: one of {', '.join(_INDEXED_VALUES)}, got {workload['indexed_value']!r}")
+        raise _fail(
+            src, f"workload.indexed_value: one of {', '.join(_INDEXED_VALUES)}, got {workload['indexed_value']!r}"
+        )
     if not isinstance(workload["distribution_params"], dict):
         raise _fail(src, "workload.distribution_params must be a table")
     from keyramp.keys import DISTRIBUTIONS
@@ -195,7 +188,8 @@ def _resolve_workload(raw: Mapping[str, Any], src: str, base_dir: Path) -> dict[
     if workload["read_distribution"] not in DISTRIBUTIONS:
         raise _fail(
             src,
-            f"workload.read_distribution: unknown '{workload['read_distribution']}' (one of: {', '.join(DISTRIBUTIONS)})",
+            f"workload.read_distribution: unknown '{workload['read_distribution']}' "
+            f"(one of: {', '.join(DISTRIBUTIONS)})",
         )
     workload["query"] = _resolve_query(workload, src)
     check_query_field(workload["query"], shape, src)
@@ -465,59 +459,3 @@ def _check_strategies(cells: list[Cell], data: Mapping[str, Any], src: str) -> N
         if strategy.server_allocated and "batch_write" in data["workload"]["ops"]:
             raise _fail(src, f"{cell.backend} × {cell.strategy}: workload.ops.batch_write needs client-chosen keys "
                              "(use insert with server-allocated keys)")
-
-
-def load_profile(path: str | Path, *, overrides: Mapping[str, Any] | None = None) -> Profile:
-    """Read and validate one TOML profile file; ``overrides`` replace top-level fields
-    (e.g. ``--duration``) before validation."""
-    file = Path(path)
-    try:
-        text = file.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{file}: no such profile file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{file}: cannot read profile: {exc.__class__.__name__}: {exc}") from None
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{file}: invalid TOML: {exc}") from None
-    return parse_profile({**raw, **(overrides or {})}, source=str(file), path=file)
-
-
-def collect_profiles(paths: list[str], *, overrides: Mapping[str, Any] | None = None) -> list[Profile]:
-    """Profiles from files and directories (``DIR`` means every ``**/*.toml`` in it, sorted)."""
-    files: list[Path] = []
-    for item in paths:
-        p = Path(item)
-        if p.is_dir():
-            found = sorted(p.rglob("*.toml"))
-            if not found:
-                raise UsageError(f"{p}: no *.toml profiles in this directory")
-            files.extend(found)
-        else:
-            files.append(p)
-    if not files:
-        raise UsageError("no profile given")
-    return [load_profile(f, overrides=overrides) for f in files]
-
-
-def toml_value(value: Any) -> str:
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
-    return repr(value)
-
-
-def write_profile(path: Path, top: Mapping[str, Any], **tables: Mapping[str, Any]) -> Path:
-    """Write a profile file from plain values (tests, benches, generated scenario matrices)."""
-    lines = [f"{k} = {toml_value(v)}" for k, v in top.items()]
-    for name, table in tables.items():
-        lines.append(f"[{name}]")
-        lines.extend(f"{json.dumps(k)} = {toml_value(v)}" for k, v in table.items())
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path

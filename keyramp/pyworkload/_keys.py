@@ -22,10 +22,10 @@ class KeyHandle:
     def new(self) -> Key:
         wl = self._wl
         self.index = index = wl.next_insert_index()
-        return wl.key_of(index)  # type: ignore[no-any-return]
+        return wl.key_of(index)
 
     def existing(self) -> Key:
-        return self._ops.existing_key()  # type: ignore[no-any-return]
+        return self._ops.existing_key()
 
     def existing_index(self) -> int:
         """The insert index of an existing record (``read_distribution``): ``self.document(i)``
@@ -33,11 +33,11 @@ class KeyHandle:
         n = self._wl.existing()
         if n <= 0:
             raise LookupError("no records yet: add inserts or set record_count > 0")
-        return self._ops.dist.next_index(n)  # type: ignore[no-any-return]
+        return self._ops.dist.next_index(n)
 
     def key(self, index: int) -> Key:
         """The key of the ``index``-th insert."""
-        return self._wl.key_of(index)  # type: ignore[no-any-return]
+        return self._wl.key_of(index)
 
 
 def as_key(value: Any) -> Key | None:

@@ -86,7 +86,7 @@ def _import(path: Path) -> object:
     except KeyboardInterrupt:
         del sys.modules[name]
         raise
-    except BaseException as exc:  # a module calling sys.exit() failed to import too
+    except BaseException as exc:  # noqa: BLE001 - a module calling sys.exit() failed to import too
         del sys.modules[name]
         text = str(exc).splitlines()[0] if str(exc) else ""
         if isinstance(exc, SyntaxError):

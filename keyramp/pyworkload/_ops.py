@@ -69,7 +69,7 @@ def op(weight: int | Callable[..., Any] = 1, *, inserts: bool | None = None) -> 
             error: BaseException | None = None
             try:
                 fn(self)
-            except Exception as exc:  # Locust counts it as a failure of this op
+            except Exception as exc:  # noqa: BLE001 - Locust counts it as a failure of this op
                 error = exc
             self.environment.events.request.fire(
                 request_type=self.store, name=name, response_time=(time.perf_counter() - started) * 1000.0,

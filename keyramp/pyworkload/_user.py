@@ -79,7 +79,7 @@ class WorkloadUser(User):
         """A record of the cell's shape (``[workload.document]``, else ``value_size`` bytes) for
         ``index`` (default: the last ``keys.new()``, so its timestamps agree with the key)."""
         i = self.keys.index if index is None else index
-        return self.ops.wl.records.record(0 if i is None else i)  # type: ignore[no-any-return]
+        return self.ops.wl.records.record(0 if i is None else i)
 
 
 class DatastoreUser(WorkloadUser):

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 __all__ = ["GeneratorCheck", "LATE_LIMIT", "DROP_LIMIT", "CPU_LIMIT", "BUSY_LIMIT", "MACHINE_LIMIT", "busy_users",
            "check_generator", "machine_busy",
@@ -135,6 +135,17 @@ class GeneratorCheck:
         return out
 
 
+class _Figures(TypedDict):
+    """The figures of a ``GeneratorCheck``, whatever its verdict."""
+
+    late_fraction: float
+    dropped_fraction: float
+    users_busy: float | None
+    cpu_cores: float | None
+    max_process_cores: float | None
+    machine_busy: float | None
+
+
 def check_generator(cell: Mapping[str, Any]) -> GeneratorCheck:
     """Whether the generator limited this cell (see the module docstring), and why."""
     total = cell.get("total") or {}
@@ -142,8 +153,8 @@ def check_generator(cell: Mapping[str, Any]) -> GeneratorCheck:
     busy = busy_users(cell)
     cores, busiest = load_cpu(cell)
     machine = machine_busy(cell)
-    figures = dict(late_fraction=late, dropped_fraction=dropped, users_busy=busy, cpu_cores=cores,
-                   max_process_cores=busiest, machine_busy=machine)
+    figures = _Figures(late_fraction=late, dropped_fraction=dropped, users_busy=busy, cpu_cores=cores,
+                       max_process_cores=busiest, machine_busy=machine)
     open_model = _open_model(cell)
     lag = f"{late:.0%} of operations started late, {dropped:.1%} of the schedule dropped"
     if busiest is not None and busiest >= CPU_LIMIT:

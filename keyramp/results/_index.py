@@ -379,9 +379,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
     rows, total = query_rows(results, q)
     if args.json:
         # ``cells`` as the ids, as before the catalog (the UI's rows count them)
-        out = [{k: v for k, v in row.items() if k not in ("cell_ids", "corrupt")} | {"cells": row["cell_ids"]}
-               for row in rows]
-        json.dump(out, sys.stdout, indent=2)
+        listed = [{k: v for k, v in row.items() if k not in ("cell_ids", "corrupt")} | {"cells": row["cell_ids"]}
+                  for row in rows]
+        json.dump(listed, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     if not rows:

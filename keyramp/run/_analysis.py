@@ -75,6 +75,6 @@ def analyse_cell(a: CellAnalysis, warnings: list[str], *,
     for name, step in steps:
         try:
             step(a)
-        except Exception as exc:  # best effort: the measurements are already on disk
+        except Exception as exc:  # noqa: BLE001 - best effort: the measurements are already on disk
             warnings.append(f"{a.cell.id}: {name} failed: {exc.__class__.__name__}: {exc}")
     a.summary["thresholds"] = [r.to_dict() for r in evaluate(a.profile.thresholds, a.summary)]

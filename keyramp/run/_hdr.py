@@ -110,7 +110,7 @@ def latency_summary_ms(hist: HdrHistogram) -> dict[str, float]:
     if total == 0:
         return {name: 0.0 for name in (*PERCENTILES, "max", "mean")}
     values = percentiles_us(hist, PERCENTILES.values())
-    summary = {name: v / 1000.0 for name, v in zip(PERCENTILES, values)}
+    summary = {name: v / 1000.0 for name, v in zip(PERCENTILES, values, strict=True)}
     summary["max"] = hist.get_max_value() / 1000.0
     c = counts(hist)
     summary["mean"] = float(np.dot(c.astype(np.float64), _layout().median)) / total / 1000.0

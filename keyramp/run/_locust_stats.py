@@ -73,9 +73,10 @@ def _add_times(entry: StatsEntry, hist: HdrHistogram, now: float) -> None:
     entry.num_requests += n
     entry.num_reqs_per_sec[int(now)] += n
     entry.last_request_timestamp = now
-    entry.total_response_time += float(np.dot(values_ms, weights))
+    # Locust annotates the field int, but its own ``log`` adds float milliseconds to it too.
+    entry.total_response_time += float(np.dot(values_ms, weights))  # type: ignore[assignment]
     low, high = hist.get_min_value() / 1000.0, hist.get_max_value() / 1000.0
     entry.min_response_time = low if entry.min_response_time is None else min(entry.min_response_time, low)
     entry.max_response_time = max(entry.max_response_time, high)
-    for value, weight in zip(values_ms.tolist(), weights.tolist()):
+    for value, weight in zip(values_ms.tolist(), weights.tolist(), strict=True):
         entry.response_times[bucket_response_time(value)] += weight

@@ -23,7 +23,8 @@ from locust import events
 
 from keyramp._errors import EmulatorError
 from keyramp.backends import EMULATOR_FOR, spec_for
-from keyramp.profile._profile import Profile, load_profile, parse_profile
+from keyramp.profile._files import load_profile
+from keyramp.profile._profile import Profile, parse_profile
 from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._recorder import Recorder

@@ -177,7 +177,7 @@ class Master:
                                                         master_bind_port=self.port)
         except SystemExit:  # Locust exits the process when the port is taken
             raise UsageError(f"--master-port {self.port}: address already in use on {options.bind_host}") from None
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any bind failure is a usage problem, said in one line
             raise UsageError(f"--master-bind-host {options.bind_host}:{self.port}: cannot listen: {exc}") from None
         self.hello: dict[str, _WorkerInfo] = {}
         self.merge: _CellMerge | None = None
@@ -376,7 +376,7 @@ class WorkerLoad:
         self.token = plans[0].token
         self.merge = self.master.merge = _CellMerge(token=self.token, workers=self.workers, recorder=self.recorder,
                                                     pacer=self._pacer)
-        for cid, plan in zip(self.workers, plans):
+        for cid, plan in zip(self.workers, plans, strict=True):
             self.master.runner.send_message(MSG_CELL, plan.to_wire(), client_id=cid)
         self.master.runner.start(users, spawn_rate=min(users * 10, 100 * n))
 

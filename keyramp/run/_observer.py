@@ -51,7 +51,7 @@ class Observers(RunObserver):
         for o in list(self.items):
             try:
                 getattr(o, method)(*args, **kw)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a broken observer must not stop the run
                 self.items.remove(o)
                 self.problems.append(f"observer {type(o).__name__} failed in {method} and was dropped: "
                                      f"{type(exc).__name__}: {exc}")

@@ -233,7 +233,12 @@ class Recorder:
             stats.rotate()
         rows.append(self._row(ALL_OPS, all_ops, target_ops_per_s=target_ops_per_s, dropped=dropped))
         self._sink.interval(
-            cell=self.cell, op=ALL_OPS, start_s=start_s, length_s=length, latency=all_ops.latency, service=all_ops.service
+            cell=self.cell,
+            op=ALL_OPS,
+            start_s=start_s,
+            length_s=length,
+            latency=all_ops.latency,
+            service=all_ops.service,
         )
         # The last interval closes after the drain: its in-flight operations belong to the
         # phase's last second, so the rate is over the part within the phase, never over the

@@ -6,7 +6,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
@@ -45,61 +45,92 @@ def _threshold_verdict(checks: Sequence[Mapping[str, Any]]) -> str:
     return "; ".join(parts) or "pass"
 
 
-def summary_table(summary: Mapping[str, Any]) -> Table:
-    """One row per cell: throughput vs target, latency percentiles, errors, hotspot share."""
+# (header, justify, drop order when the console is too narrow: 0 = always shown)
+_COLUMNS: tuple[tuple[str, JustifyMethod, int], ...] = (
+    ("cell", "left", 0), ("ops/s", "right", 0), ("target", "right", 2), ("count", "right", 1),
+    ("err %", "right", 0), ("p50 ms", "right", 0), ("p95 ms", "right", 4), ("p99 ms", "right", 0),
+    ("p99.9 ms", "right", 3), ("late", "right", 6), ("dropped", "right", 5), ("hot 1%*", "right", 0),
+    ("forecast**", "left", 0), ("thresholds", "left", 0),
+)
+
+
+def _row(cell_id: str, cell: Mapping[str, Any], limited: bool) -> list[str]:
+    total = cell.get("total", {})
+    lat = total.get("latency_ms", {})
+    target = _mean_target(cell)
+    hot = (cell.get("keyspace") or {}).get("hottest_1pct_share")
+    return [
+        cell_id + (" (incomplete)" if cell.get("incomplete") else "") + (" †" if limited else ""),
+        f"{total.get('ops_per_s', 0):.0f}",
+        "-" if target is None else f"{target:.0f}",
+        str(total.get("count", 0)),
+        f"{100 * total.get('error_rate', 0):.2f}",
+        _fmt_ms(lat.get("p50")),
+        _fmt_ms(lat.get("p95")),
+        _fmt_ms(lat.get("p99")),
+        _fmt_ms(lat.get("p999")),
+        str(total.get("late", 0)),
+        str(total.get("dropped", 0)),
+        "-" if hot is None else f"{hot:.2f}",
+        forecast_short(cell.get("forecast"), deciding=False),
+        _threshold_verdict(cell.get("thresholds", [])),
+    ]
+
+
+def _fitting(rows: Sequence[Sequence[str]], width: int | None) -> list[int]:
+    """Indexes of the columns to show: on a narrow console the least-read ones go first
+    (squeezed, every column would be cut to "…"), and the caption says which."""
+    shown = list(range(len(_COLUMNS)))
+    if width is None:
+        return shown
+    # each column: its widest text + padding and border
+    need = {i: max(len(_COLUMNS[i][0]), max((len(r[i]) for r in rows), default=0)) + 3 for i in shown}
+    for drop in sorted((rank, i) for i, (_, _, rank) in enumerate(_COLUMNS) if rank):
+        if 1 + sum(need[i] for i in shown) <= width:
+            break
+        shown.remove(drop[1])
+    return shown
+
+
+def summary_table(summary: Mapping[str, Any], *, width: int | None = None) -> Table:
+    """One row per cell: throughput vs target, latency percentiles, errors, hotspot share,
+    forecast and thresholds; ``width``: leave out the least-read columns to fit it."""
     status = summary.get("status", "?")
     title = f"keyramp run {summary.get('run_id', '')} · {summary.get('profile_name', '')} · {status}"
     if summary.get("reason"):
         title += f" ({summary['reason']})"
-    table = Table(title=title, title_justify="left", show_lines=False)
-    for name, justify in (
-        ("cell", "left"), ("ops/s", "right"), ("target", "right"), ("count", "right"), ("err %", "right"),
-        ("p50 ms", "right"), ("p95 ms", "right"), ("p99 ms", "right"), ("p99.9 ms", "right"), ("late", "right"),
-        ("dropped", "right"), ("hot 1%*", "right"), ("forecast**", "left"), ("thresholds", "left"),
-    ):
-        table.add_column(name, justify=justify, no_wrap=name in ("cell",))
+    rows: list[list[str]] = []
     limited_cells: list[tuple[str, str]] = []
     for cell_id, cell in summary.get("cells", {}).items():
-        total = cell.get("total", {})
-        lat = total.get("latency_ms", {})
-        target = _mean_target(cell)
-        keyspace = cell.get("keyspace") or {}
-        hot = keyspace.get("hottest_1pct_share")
-        verdict = _threshold_verdict(cell.get("thresholds", []))
         limited = bool(cell.get("total")) and generator_limited(cell)
         if limited:
             limited_cells.append((cell_id, generator_reason(cell)))
-        table.add_row(
-            cell_id + (" (incomplete)" if cell.get("incomplete") else "") + (" †" if limited else ""),
-            f"{total.get('ops_per_s', 0):.0f}",
-            "-" if target is None else f"{target:.0f}",
-            str(total.get("count", 0)),
-            f"{100 * total.get('error_rate', 0):.2f}",
-            _fmt_ms(lat.get("p50")),
-            _fmt_ms(lat.get("p95")),
-            _fmt_ms(lat.get("p99")),
-            _fmt_ms(lat.get("p999")),
-            str(total.get("late", 0)),
-            str(total.get("dropped", 0)),
-            "-" if hot is None else f"{hot:.2f}",
-            forecast_short(cell.get("forecast"), deciding=False),
-            verdict,
-        )
+        rows.append(_row(cell_id, cell, limited))
+    shown = _fitting(rows, width)
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for i in shown:
+        name, justify, _ = _COLUMNS[i]
+        table.add_column(name, justify=justify, no_wrap=name == "cell")
+    for row in rows:
+        table.add_row(*(row[i] for i in shown))
+    left_out = [name for i, (name, _, _) in enumerate(_COLUMNS) if i not in shown]
     table.caption = (
         "latency from intended start (coordinated-omission corrected) · "
         "* key-space share of the hottest 1 % of the key range (1.0 = one hotspot, 0.01 = even) · "
         "** modelled launch forecast (\\[launch]): verdict and share of launch operations throttled, "
         "low–high over the parameter ranges (uncertain: the band spans two verdicts; keyramp forecast RUN "
         "names the parameter that decides)"
-    ) + "".join(f"\n† {cell_id} generator-limited: its latency includes the load generator's own queue, not "
-                f"only the store's — {reason}" for cell_id, reason in limited_cells)
+    ) + (f" · narrow console: {', '.join(left_out)} left out (all in report.txt)" if left_out else "") + "".join(
+        f"\n† {cell_id} generator-limited: its latency includes the load generator's own queue, not "
+        f"only the store's — {reason}" for cell_id, reason in limited_cells)
     return table
 
 
 def render_table(summary: Mapping[str, Any], *, width: int = 200) -> str:
     """The summary table as plain text (for report.txt and non-terminal output)."""
     buffer = io.StringIO()
-    Console(file=buffer, width=width, color_system=None, force_terminal=False).print(summary_table(summary))
+    console = Console(file=buffer, width=width, color_system=None, force_terminal=False)
+    console.print(summary_table(summary))  # every column: report.txt is the full record
     return buffer.getvalue()
 
 

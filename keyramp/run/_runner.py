@@ -115,7 +115,7 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
                     say=lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True),
                     note=lambda line: None if options.quiet else console.print(f"[dim]{line}[/dim]"),
                     namespaces=namespaces))
-                for cell, meta in zip(profile.cells, cells_meta):
+                for cell, meta in zip(profile.cells, cells_meta, strict=True):
                     if stop.event.is_set():  # a signal between cells: do not start another one
                         raise stop.interrupted()
                     _run_cell(cell, meta, profile=profile, run=run, target=target, options=options, stop=stop,
@@ -129,13 +129,13 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
                 raise
             except KeyrampError as exc:
                 state, reason = "failed", str(exc)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a crash is recorded as the run's outcome, the results kept
                 state, reason = "failed", f"{exc.__class__.__name__}: {exc}"
     finally:
         stop.uninstall()
         try:
             target.close()
-        except Exception as exc:  # never mask the run's own outcome
+        except Exception as exc:  # noqa: BLE001 - never mask the run's own outcome
             summary["warnings"].append(f"closing the target failed: {exc}")
         if reason is not None:  # client errors can span lines (gRPC debug strings): keep the reason one line
             reason = " ".join(reason.split())

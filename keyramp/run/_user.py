@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import gevent
 from gevent.event import Event
@@ -59,7 +59,8 @@ class KeyrampUser(User):
 
     abstract = True
     wait_time = constant(0)
-    context: ClassVar[CellContext]
+    # Shadows locust's ``User.context()`` request-context hook, which only its HTTP clients call.
+    context: ClassVar[CellContext]  # type: ignore[assignment]
 
     def on_start(self) -> None:
         ctx = self.context
@@ -73,7 +74,7 @@ class KeyrampUser(User):
         # One throw-away read opens the channel, so connection set-up is not measured.
         try:
             self.backend.read("keyramp-warmup")
-        except Exception:  # the measured phase will show a broken store; nothing to do here
+        except Exception:  # noqa: BLE001 - the measured phase will show a broken store; nothing to do here
             pass
         ctx.users_ready += 1
 
@@ -94,10 +95,11 @@ class KeyrampUser(User):
         slot = 0.0
         if ctx.open_model:
             pacer = ctx.pacer
-            slot = pacer.next_slot() if pacer is not None else None
-            if slot is None:
+            next_slot = pacer.next_slot() if pacer is not None else None
+            if next_slot is None:
                 self._park()
                 return
+            slot = next_slot
             delay = slot - time.perf_counter()
             if delay > 0:
                 gevent.sleep(delay)
@@ -112,7 +114,7 @@ class KeyrampUser(User):
         ctx.in_flight += 1
         try:
             key = self.ops.run(op)
-        except Exception as exc:  # every failure is data for the recorder
+        except Exception as exc:  # noqa: BLE001 - every failure is data for the recorder
             error = exc
         finally:
             ctx.in_flight -= 1
@@ -123,7 +125,7 @@ class KeyrampUser(User):
         started = time.perf_counter()
         try:
             self.ops.run(self.context.workload.choose_op(self.ops.rng))
-        except Exception:  # the measured phase will show what is wrong
+        except Exception:  # noqa: BLE001 - the measured phase will show what is wrong
             pass
         else:
             self.context.warmup_latencies.append(time.perf_counter() - started)
@@ -146,9 +148,14 @@ def user_class_for(context: CellContext, *, name: str | None = None) -> type[Key
     client; the only task is ``operate`` (pacer + recorder), never the plain-Locust wrappers.
     """
     own = context.workload.user_class
-    cls_name = name or (own.__name__ if own is not None else f"{context.backend_class.__name__.removesuffix('Backend')}User")
+    cls_name = name or (
+        own.__name__ if own is not None else f"{context.backend_class.__name__.removesuffix('Backend')}User"
+    )
     if own is None:
         return type(cls_name, (KeyrampUser,), {"context": context, "abstract": False})
-    cls = type(cls_name, (own, KeyrampUser), {"context": context, "abstract": False, "wait_time": constant(0)})
+    cls = cast(
+        type[KeyrampUser],
+        type(cls_name, (own, KeyrampUser), {"context": context, "abstract": False, "wait_time": constant(0)}),
+    )
     cls.tasks = [KeyrampUser.operate]
-    return cls  # type: ignore[return-value]
+    return cls

@@ -136,7 +136,7 @@ class _WorkerCell:
         self.aborted = Event()
         self._cpu: CpuMeter | None = None
         env.user_classes = [user_class_for(self.ctx, name=USER_CLASS)]
-        self._greenlets = [gevent.spawn(self._report_status)]
+        self._greenlets: list[gevent.Greenlet[..., None]] = [gevent.spawn(self._report_status)]
 
     def _send_interval(self, payload: dict[str, Any]) -> None:
         # Each interval carries this process's CPU since the phase started: a worker lost later
@@ -222,7 +222,7 @@ class _WorkerAgent:
             self.cell = _WorkerCell(self.env, self.runner, plan)
             print(f"keyramp worker: cell {plan.token} (worker {plan.worker_index} of {plan.workers})",
                   file=sys.stderr, flush=True)
-        except Exception as exc:  # tell the master why instead of timing out there
+        except Exception as exc:  # noqa: BLE001 - tell the master why instead of timing out there
             self.runner.send_message(MSG_STATUS, {"token": msg.data.get("token"), "ready": 0,
                                                   "error": one_line(f"{exc.__class__.__name__}: {exc}")})
 

@@ -58,7 +58,10 @@ def consistency_probe(ctx: ProbeContext) -> dict[str, Any]:
             anc_stale += backend.query(anc) == 0
         lookup_stale += not backend.read(l_key)
         done += 1
-    rate = (lambda n: round(n / done, 4) if done else None)
+
+    def rate(n: int) -> float | None:
+        return round(n / done, 4) if done else None
+
     return {
         "attempts": done,
         "emulator_consistency": ctx.consistency,

@@ -6,6 +6,7 @@ Each fills its own probe keys (``q-…``) so the cell's preloaded records never 
 
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 import time
@@ -108,7 +109,7 @@ def projection_probe(ctx: ProbeContext) -> dict[str, Any]:
     out: dict[str, Any] = {"entities": n, "payload_bytes": len(payload)}
     for name, spec in (("full_ms", QuerySpec(limit=n)), ("keys_only_ms", QuerySpec(limit=n, keys_only=True)),
                        ("projection_ms", QuerySpec(limit=n, projection=("n",)))):
-        out[name] = best_ms(lambda spec=spec: backend.query(spec), repeat)
+        out[name] = best_ms(functools.partial(backend.query, spec), repeat)
     out["full_vs_keys_only"] = round(out["full_ms"] / out["keys_only_ms"], 2) if out["keys_only_ms"] else None
     out["full_vs_projection"] = round(out["full_ms"] / out["projection_ms"], 2) if out["projection_ms"] else None
     return out

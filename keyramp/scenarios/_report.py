@@ -157,7 +157,7 @@ def _ratio_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
 
 def _keyspace_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
     def peak(role: str, key: str) -> float | None:
-        vals = [r.values.get(key) for r in rows if r.role == role and r.values.get(key) is not None]
+        vals = [v for r in rows if r.role == role and (v := r.values.get(key)) is not None]
         return max(vals) if vals else None
 
     base = "not observable on the emulator (single node, no tablet splits); modelled from the key stream"
@@ -176,8 +176,10 @@ def _keyspace_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
         facts += f"; modelled throttling up to {anti_thr:.1%} vs {best_thr:.1%}"
     anti_fc, best_fc = peak("anti-pattern", "forecast_mid"), peak("best practice", "forecast_mid")
     if anti_fc is not None and best_fc is not None:
-        shorts = {role: "; ".join(str(r.values["forecast"]) for r in rows if r.role == role and r.values.get("forecast"))
-                  for role in ("anti-pattern", "best practice")}
+        shorts = {
+            role: "; ".join(str(r.values["forecast"]) for r in rows if r.role == role and r.values.get("forecast"))
+            for role in ("anti-pattern", "best practice")
+        }
         facts += (f"; launch forecast (modelled): {shorts['anti-pattern']} of launch operations throttled for the "
                   f"anti-pattern vs {shorts['best practice']}")
     if (anti_hot > 1.5 * best_hot or (moving["anti-pattern"] and not moving["best practice"])
@@ -351,7 +353,7 @@ def _runs_markdown(runs: Sequence[RunInfo]) -> list[str]:
     lines = [f"{len(runs)} runs, {sum(r.cells for r in runs)} cells, "
              f"{sum(r.seconds for r in runs):.0f} s measured."]
     lines += [f"- **{r.profile}** ({r.path.name}) {r.status}: {r.reason or ''}" for r in bad]
-    return lines + [""]
+    return [*lines, ""]
 
 
 _CSS = ("body{font:14px system-ui,sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#222}"

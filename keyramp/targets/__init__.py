@@ -11,14 +11,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from keyramp.targets._base import RunTarget, Warmup
 
 if TYPE_CHECKING:
     from keyramp.profile import Profile
 
-__all__ = ["RunTarget", "TargetOptions", "Warmup", "open_target", "target_class"]
+__all__ = ["CloudCaps", "RunTarget", "TargetOptions", "Warmup", "open_target", "target_class"]
+
+
+class CloudCaps(TypedDict, total=False):
+    """Command-line cap overrides (None = the profile's)."""
+
+    max_ops_per_s: float | None
+    max_duration_s: float | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,7 +35,7 @@ class TargetOptions:
     #: ``--allow-cloud PROJECT``: the opt-in a ``target = "cloud"`` profile needs (docs/cloud.md).
     allow_cloud: str | None = None
     #: Command-line cap overrides: ``max_ops_per_s`` / ``max_duration_s`` (None = the profile's).
-    cloud_caps: Mapping[str, float | None] = field(default_factory=dict)
+    cloud_caps: CloudCaps = field(default_factory=CloudCaps)
     #: Emulator endpoints by emulator kind; ``None`` = attach from the environment, reuse or start.
     endpoints: Mapping[str, str] | None = None
     state_dir: Path | None = None

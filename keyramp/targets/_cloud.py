@@ -25,8 +25,18 @@ from keyramp.profile._durations import format_duration
 if TYPE_CHECKING:
     from keyramp.profile import Profile
 
-__all__ = ["Caps", "CellPlan", "CloudPlan", "check_opt_in", "emulator_variables", "format_count", "plan_run", "preflight",
-           "print_plans", "render_plan"]
+__all__ = [
+    "Caps",
+    "CellPlan",
+    "CloudPlan",
+    "check_opt_in",
+    "emulator_variables",
+    "format_count",
+    "plan_run",
+    "preflight",
+    "print_plans",
+    "render_plan",
+]
 
 
 
@@ -88,14 +98,18 @@ class CloudPlan:
     def peak_ops_per_s(self) -> float | None:
         """Cells run one after the other: the run's peak is the highest cell peak (None: closed model)."""
         peaks = [c.peak_ops_per_s for c in self.cells]
-        return None if any(p is None for p in peaks) else max(peaks)  # type: ignore[type-var]
+        known = [p for p in peaks if p is not None]
+        return max(known) if len(known) == len(peaks) else None
 
     @property
     def total_ops(self) -> float | None:
         """Measured + warm-up operations of every cell (None when a closed-model cell is unbounded)."""
-        if any(c.total_ops is None for c in self.cells):
-            return None
-        return sum(c.total_ops + (c.warmup_ops or 0.0) for c in self.cells)  # type: ignore[operator]
+        total: float = 0
+        for c in self.cells:
+            if c.total_ops is None:
+                return None
+            total += c.total_ops + (c.warmup_ops or 0.0)
+        return total
 
     @property
     def duration_s(self) -> float:
@@ -208,8 +222,10 @@ def render_plan(plan: CloudPlan) -> str:
         f"plan: {plan.profile} → the emulators (caps and clean-up apply to target = 'cloud' only)",
     ]
     if cloud:
-        lines.append(f"caps: {format_count(caps.max_ops_per_s)} ops/s in any second, {format_duration(caps.max_duration_s)} "
-                     f"for the whole run (the run aborts when either is exceeded)")
+        lines.append(
+            f"caps: {format_count(caps.max_ops_per_s)} ops/s in any second, {format_duration(caps.max_duration_s)} "
+            f"for the whole run (the run aborts when either is exceeded)"
+        )
     for c in plan.cells:
         if c.open_model:
             rate = f"peak {format_count(c.peak_ops_per_s or 0)} ops/s"

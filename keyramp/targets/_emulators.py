@@ -487,7 +487,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     table += [(e.kind, e.endpoint, str(e.pid), "yes" if a else "no", _used_by(e), e.log_path) for e, a in rows]
     widths = [max(len(r[i]) for r in table) for i in range(5)]
     for row in table:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[5])
+        print("  ".join(cell.ljust(w) for cell, w in zip(row[:5], widths, strict=True)) + "  " + row[5])
     if not rows:
         print("(no emulators recorded)")
     return 0

@@ -50,7 +50,7 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``keyramp ui [--results DIR] [--host H] [--port N]``."""
     parser = subparsers.add_parser("ui", help="browse runs and comparisons in a local web UI",
                                    description="Serve a read-only web UI over a results directory.")

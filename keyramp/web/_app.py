@@ -45,11 +45,11 @@ def create_app(results_dir: str | Path) -> Flask:
         return resp
 
     @app.errorhandler(UsageError)
-    def _usage(exc: UsageError):  # type: ignore[no-untyped-def]
+    def _usage(exc: UsageError) -> tuple[Response | str, int]:
         return _error(400, str(exc))
 
     @app.errorhandler(HTTPException)
-    def _http(exc: HTTPException):  # type: ignore[no-untyped-def]
+    def _http(exc: HTTPException) -> tuple[Response | str, int]:
         return _error(exc.code or 500, exc.description or exc.name)
 
     return app
@@ -62,7 +62,7 @@ def warm_up(app: Flask) -> None:
         app.jinja_env.get_template(name)
 
 
-def _error(code: int, message: str):  # type: ignore[no-untyped-def]
+def _error(code: int, message: str) -> tuple[Response | str, int]:
     if request.path.endswith(".json"):
         return jsonify({"error": message, "status": code}), code
     return render_template("error.html", code=code, message=message), code

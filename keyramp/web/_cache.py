@@ -75,7 +75,7 @@ class FileCache:
                 # otherwise find neither the value nor the build lock and build again
                 with self._lock:
                     self._building.pop(key, None)
-        return value  # type: ignore[return-value]
+        return value
 
     def __len__(self) -> int:
         return len(self._data)

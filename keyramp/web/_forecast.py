@@ -26,7 +26,7 @@ _W, _H = 480.0, 120.0
 def _polyline(t: list[float], ys: list[Any]) -> str:
     end = max(t[-1], 1e-9)
     pts = []
-    for x, y in zip(t, ys):
+    for x, y in zip(t, ys, strict=True):
         v = num(y)
         if v is not None:
             pts.append(f"{x / end * _W:.1f},{_H - min(max(v, 0.0), 1.0) * _H:.1f}")
@@ -55,17 +55,35 @@ def forecast_view(raw: object) -> dict[str, Any] | None:
     for name, p in as_dict(fc.get("params")).items():
         d = as_dict(p)
         source = text(d.get("source")) or ""
-        params.append({"name": str(name), "low": num(d.get("low")), "mid": num(d.get("mid")), "high": num(d.get("high")),
-                       "unit": text(d.get("unit")), "published": d.get("published") is True,
-                       "source": source, "source_is_url": source.startswith("https://"), "note": text(d.get("note"))})
+        params.append(
+            {
+                "name": str(name),
+                "low": num(d.get("low")),
+                "mid": num(d.get("mid")),
+                "high": num(d.get("high")),
+                "unit": text(d.get("unit")),
+                "published": d.get("published") is True,
+                "source": source,
+                "source_is_url": source.startswith("https://"),
+                "note": text(d.get("note")),
+            }
+        )
     sensitivity = []
     for s in as_list(fc.get("sensitivity")):
         d = as_dict(s)
         lo, hi = as_dict(d.get("low")), as_dict(d.get("high"))
-        sensitivity.append({"param": text(d.get("param")), "swing": num(d.get("swing")),
-                            "low": num(lo.get("value")), "low_throttled": num(lo.get("throttled_fraction")),
-                            "low_verdict": text(lo.get("verdict")), "high": num(hi.get("value")),
-                            "high_throttled": num(hi.get("throttled_fraction")), "high_verdict": text(hi.get("verdict"))})
+        sensitivity.append(
+            {
+                "param": text(d.get("param")),
+                "swing": num(d.get("swing")),
+                "low": num(lo.get("value")),
+                "low_throttled": num(lo.get("throttled_fraction")),
+                "low_verdict": text(lo.get("verdict")),
+                "high": num(hi.get("value")),
+                "high_throttled": num(hi.get("throttled_fraction")),
+                "high_verdict": text(hi.get("verdict")),
+            }
+        )
     projection = as_dict(fc.get("projection"))
     check = as_dict(projection.get("check"))
     verdict = text(fc.get("verdict"))

@@ -143,7 +143,7 @@ def explain_keyspace(keyspace: object) -> dict[str, Any] | None:
     ks = as_dict(keyspace)
     if not ks:
         return None
-    model = {**as_dict(ks.get("model")), **{k: ks[k] for k in ("hot_window_vs_capacity", "tablet_capacity_ops_per_s")
-                                            if k in ks}}
+    model: dict[str, Any] = {**as_dict(ks.get("model")),
+                             **{k: ks[k] for k in ("hot_window_vs_capacity", "tablet_capacity_ops_per_s") if k in ks}}
     return {"measured": _rows(ks, MEASURED), "modelled": _rows(model, MODELLED),
             "range_from": ks.get("range_from") if isinstance(ks.get("range_from"), str) else None}

@@ -60,8 +60,9 @@ def live_view(doc: dict[str, Any] | None, *, status: str, cells: int, now: float
             phase += f" {_seconds(elapsed)} of {_seconds(duration)}"
         parts.append(phase)
         step = as_dict(cell.get("step"))
-        if step.get("of") and num(step.get("of")) > 1:
-            parts.append(f"step {int(num(step.get('index')) or 1)} of {int(num(step.get('of')))} "
+        steps = num(step.get("of"))
+        if steps is not None and steps > 1:
+            parts.append(f"step {int(num(step.get('index')) or 1)} of {int(steps)} "
                          f"({num(step.get('ops_per_s')) or 0:,.0f} ops/s)")
         target, achieved = num(cell.get("target_ops_per_s")), num(cell.get("achieved_ops_per_s"))
         if phase.startswith("measuring") and achieved is not None:

@@ -114,7 +114,7 @@ def _generator(s: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(s.get("total"), dict) or s.get("probe") is not None:
         return {"generator_limited": None, "generator": None}
     recorded = as_dict(s.get("generator"))
-    check = check_generator(s).to_dict() if not recorded else recorded
+    check = recorded if recorded else check_generator(s).to_dict()
     limited = s.get("generator_limited")
     return {
         "generator_limited": limited if isinstance(limited, bool) else bool(check.get("limited")),

@@ -9,6 +9,7 @@ stall is never averaged away).
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from typing import Any
@@ -55,7 +56,7 @@ def series_columns(table: pa.Table) -> dict[tuple[str, str], dict[str, Any]]:
     bounds = np.r_[heads, len(order)]
     out: dict[tuple[str, str], dict[str, Any]] = {}
     position = np.full(table.num_rows, -1, dtype=np.int64)  # row -> index within its group
-    for a, b in zip(bounds[:-1], bounds[1:]):
+    for a, b in itertools.pairwise(bounds):
         rows = order[a:b]
         g = int(group[rows[0]])
         position[rows] = np.arange(b - a)
@@ -77,7 +78,7 @@ def _add_classes(out: dict[tuple[str, str], dict[str, Any]], column: pa.ChunkedA
     rows = pc.list_parent_indices(entries).to_numpy()
     names = flat.field("key").to_pylist()
     counts = _floats(pa.chunked_array([flat.field("value")]))
-    for row, name, count in zip(rows.tolist(), names, counts.tolist()):
+    for row, name, count in zip(rows.tolist(), names, counts.tolist(), strict=True):
         i = int(position[row])
         if i < 0 or name is None or math.isnan(count):
             continue  # a row dropped for a bad ``second``
@@ -97,7 +98,9 @@ def _clean(values: np.ndarray, digits: int = 3) -> list[float | None]:
     return [v if math.isfinite(v) else None for v in out]
 
 
-def downsample(series: dict[str, Any], *, max_points: int = MAX_POINTS, duration_s: float | None = None) -> dict[str, Any]:
+def downsample(
+    series: dict[str, Any], *, max_points: int = MAX_POINTS, duration_s: float | None = None
+) -> dict[str, Any]:
     """Chart-ready lists (JSON-safe) with at most ``max_points`` points.
 
     With ``bucket_s > 1``, ``ops_min_per_s``/``ops_max_per_s`` are the bucket's slowest and

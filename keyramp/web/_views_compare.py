@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, current_app, jsonify, render_template, request
+from flask import Flask, Response, current_app, jsonify, render_template, request
 
 from keyramp._errors import UsageError
 from keyramp.compare import build_comparison
@@ -134,7 +134,7 @@ def compare_model(run_ids: list[str], baseline: str | None) -> dict[str, Any]:
                     values.append(_get(stats, path))
                 base_value = values[run_ids.index(baseline)]
                 entries = []
-                for run_id, value in zip(run_ids, values):
+                for run_id, value in zip(run_ids, values, strict=True):
                     ratio = value / base_value if value is not None and base_value else None
                     entries.append({
                         "run_id": run_id,
@@ -179,6 +179,6 @@ def add_routes(app: Flask) -> None:
         return render_template("compare.html", data=compare_model(run_ids, request.args.get("baseline")))
 
     @app.get("/compare.json")
-    def compare_json():  # type: ignore[no-untyped-def]
+    def compare_json() -> Response:
         run_ids = _parse_ids()
         return jsonify(compare_model(run_ids, request.args.get("baseline")))

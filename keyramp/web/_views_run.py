@@ -24,6 +24,7 @@ from flask import (
     request,
     send_file,
 )
+from werkzeug.wrappers import Response as BaseResponse
 
 __all__ = ["add_routes", "run_payload"]
 
@@ -43,11 +44,11 @@ def add_routes(app: Flask) -> None:
         return render_template("run.html", run=run, has_series=store.has_series(run_id), live=live)
 
     @app.get("/runs/<run_id>.json")
-    def run_json(run_id: str):  # type: ignore[no-untyped-def]
+    def run_json(run_id: str) -> Response:
         return jsonify(run_payload(run_id))
 
     @app.get("/runs/<run_id>/series/<cell>.json")
-    def cell_series_json(run_id: str, cell: str) -> Response:
+    def cell_series_json(run_id: str, cell: str) -> BaseResponse:
         store = current_app.extensions["keyramp_store"]
         body, etag = store.cell_series_json(run_id, cell)
         resp = Response(body, mimetype="application/json")
@@ -76,7 +77,7 @@ def add_routes(app: Flask) -> None:
         return render_template("partials/cell_summary.html", run=run, cell=found)
 
     @app.get("/runs/<run_id>/keyspace/<cell>.<ext>")
-    def keyspace_file(run_id: str, cell: str, ext: str):  # type: ignore[no-untyped-def]
+    def keyspace_file(run_id: str, cell: str, ext: str) -> Response:
         store = current_app.extensions["keyramp_store"]
         path = store.keyspace_file(store.run_path(run_id), cell, ext)
         if path is None and ext == "json":  # no `keyramp keyspace` file: computed from the sampled keys

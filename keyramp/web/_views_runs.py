@@ -6,7 +6,7 @@ import math
 import re
 from typing import Any
 
-from flask import Flask, current_app, jsonify, render_template, request
+from flask import Flask, Response, current_app, jsonify, render_template, request
 
 from keyramp._errors import UsageError
 from keyramp.results._index import FILTERS, SORT_KEYS, Catalog, RunQuery
@@ -70,5 +70,5 @@ def add_routes(app: Flask) -> None:
         return render_template("runs.html", data=_data(), args=request.args.to_dict())
 
     @app.get("/runs.json")
-    def runs_json():  # type: ignore[no-untyped-def]
+    def runs_json() -> Response:
         return jsonify(_data())

@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _probe(endpoint: str, *, users: int = 20, ops_per_user: int = 40) -> dict[str, Any]:
-    import locust  # noqa: F401  - monkey-patches the standard library, as in a real run
     import gevent
+    import locust  # noqa: F401  - monkey-patches the standard library, as in a real run
 
     from keyramp.backends import Target
     from keyramp.backends._aio import shared_executor

@@ -115,7 +115,7 @@ def test_unindexed_fields_are_not_queryable(backend_factory: Callable[..., Backe
 def test_batch_write_and_batch_read(backend_factory: Callable[..., Backend], name: str) -> None:
     b = backend_factory(name)
     keys = _fill(b, 8)
-    assert b.batch_read(keys[:5] + ["nope1", "nope2"]) == 5
+    assert b.batch_read([*keys[:5], "nope1", "nope2"]) == 5
     assert b.batch_read(["nope"]) == 0
 
 

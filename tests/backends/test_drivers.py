@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from _runs import emulator_env, keyramp, load, only_run_dir, write_profile
+
 from keyramp._errors import UsageError
 from keyramp.backends import BACKENDS, spec_for
 from keyramp.backends._rpc import GrpcBackend

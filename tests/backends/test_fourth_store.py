@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _memory import MemoryStore, memory_spec
+from _runs import load, write_profile
 
 from keyramp._errors import UsageError
 from keyramp.backends import registered
@@ -22,9 +24,6 @@ from keyramp.keyspace import analyze_cell, load_keys
 from keyramp.profile._lint import lint_profile
 from keyramp.profile._profile import parse_profile
 from keyramp.scenarios import report_for_runs
-
-from _memory import MemoryStore, memory_spec
-from _runs import load, write_profile
 
 _TESTS = Path(__file__).resolve().parents[1]
 #: The child registers the same test-declared store, then runs the real CLI entry point.
@@ -68,9 +67,9 @@ def test_unregistered_the_store_is_unknown() -> None:
 
 def test_profile_validation_asks_the_stores_spec(memory: MemoryStore) -> None:
     assert [c.id for c in parse_profile(_raw()).cells] == ["c00-memory-sequential"]
-    with pytest.raises(UsageError, match="memory: workload.ops.transaction: memory does not support transaction"):
+    with pytest.raises(UsageError, match=r"memory: workload\.ops\.transaction: memory does not support transaction"):
         parse_profile(_raw(workload={"ops": {"transaction": 1.0}}))
-    with pytest.raises(UsageError, match="workload.batch_size: 60 is above memory's 50 per batch_write"):
+    with pytest.raises(UsageError, match=r"workload\.batch_size: 60 is above memory's 50 per batch_write"):
         parse_profile(_raw(workload={"ops": {"batch_write": 1.0}, "batch_size": 60}))
     with pytest.raises(UsageError, match="memory × server_allocated: server_allocated: the memory store has no id"):
         parse_profile(_raw(keys={"strategy": "server_allocated"}))

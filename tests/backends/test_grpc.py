@@ -236,7 +236,7 @@ def test_bigtable_missing_table_and_failed_entries_classify_alike(target_factory
     try:
         for op in (lambda b: b.update("r", {"n": 1}), lambda b: b.read("r"),
                    lambda b: b.batch_write([("a", {"n": 1})]), lambda b: b.increment("r", "c", 1)):
-            assert _error(lambda: op(driver)) == _error(lambda: op(client)) == "NOT_FOUND"
+            assert _error(lambda: op(driver)) == _error(lambda: op(client)) == "NOT_FOUND"  # noqa: B023 - called at once
         # A table without family "cf": MutateRows fails entry by entry (statuses inside the response).
         with admin_client(target.endpoint) as admin:
             admin.create_table(parent=f"projects/{target.project}/instances/{target.instance}",
@@ -295,7 +295,7 @@ def _commit_after(driver: GrpcBackend, method_suffix: str, before: Callable[[], 
 @pytest.mark.parametrize(("name", "expected"), [("datastore", "ABORTED"), ("firestore", "ABORTED")])
 def test_contention_aborts_the_transaction(pair: Callable[..., Any], name: str, expected: str) -> None:
     """Another transaction commits the same entity between the driver's read and its commit."""
-    client, driver = pair(name)
+    _client, driver = pair(name)
     racer = type(driver)(driver.target)
     try:
         driver.update("k", {"counter": 1})

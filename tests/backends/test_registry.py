@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from _memory import MemoryStore, memory_spec
 
 import keyramp
 from keyramp import _types
@@ -15,8 +16,6 @@ from keyramp.backends import BACKENDS, EMULATOR_FOR, STORES, registered, spec_fo
 from keyramp.backends._registry import StoreRegistry
 from keyramp.keys import STRATEGIES
 from keyramp.targets._emulators import EMULATORS, endpoints_from_env
-
-from _memory import MemoryStore, memory_spec
 
 _PACKAGE = Path(keyramp.__file__).parent / "backends"
 
@@ -27,7 +26,7 @@ def test_builtin_stores_are_the_packages_that_declare_specs() -> None:
     assert packages == {"bigtable", "datastore", "firestore"}
     assert set(store_names()) == {"bigtable", "datastore", "firestore", "firestore-datastore"}
     assert all(owner is str for owner in owners.values())  # drivers load lazily, by path
-    assert _types.BACKEND_NAMES == store_names()
+    assert store_names() == _types.BACKEND_NAMES
 
 
 def test_each_builtin_driver_is_named_after_its_store() -> None:
@@ -55,9 +54,8 @@ def test_registration_is_undone_when_the_block_raises() -> None:
 
 
 def test_a_known_name_cannot_be_registered_twice() -> None:
-    with pytest.raises(ValueError, match="already registered"):
-        with registered(dataclasses.replace(spec_for("bigtable"))):
-            pass
+    with pytest.raises(ValueError, match="already registered"), registered(dataclasses.replace(spec_for("bigtable"))):
+        pass
     spec = memory_spec(MemoryStore())
     with pytest.raises(ValueError, match="already registered"), registered(spec, spec):
         pass

@@ -48,7 +48,7 @@ class _Tokens(Credentials):  # type: ignore[misc]
     def refresh(self, request: Any) -> None:
         self.refreshes += 1
         self.token = f"t{self.refreshes}"
-        self.expiry = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None) + dt.timedelta(seconds=self.valid_s)
+        self.expiry = dt.datetime.now(dt.UTC).replace(tzinfo=None) + dt.timedelta(seconds=self.valid_s)
 
 
 def test_cloud_token_is_fetched_once_and_renewed_before_it_expires() -> None:

@@ -6,11 +6,10 @@ import dataclasses
 import re
 
 import pytest
+from _memory import MemoryStore, memory_spec
 
 from keyramp._errors import UsageError
 from keyramp.backends import FEATURES, BatchLimits, CloudSpec, KeyRules, spec_for
-
-from _memory import MemoryStore, memory_spec
 
 _RULES = KeyRules(max_key_bytes=8, int_ids=(1, 99), int_ids_text="between 1 and 99", forbidden_chars=("/", "#"),
                   forbidden_names=frozenset({"."}), reserved=re.compile(r"__.*__"))

@@ -6,13 +6,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from _synthetic import make_run
 
-from keyramp.results._catalog import load_run
 from keyramp._errors import UsageError
-from keyramp.profile._thresholds import parse_expression
 from keyramp.compare import CompareOptions, build_comparison, register, run_compare
 from keyramp.compare._model import _verdict, busy_users
-from _synthetic import make_run
+from keyramp.profile._thresholds import parse_expression
+from keyramp.results._catalog import load_run
 
 ONE_CELL = (("datastore", "sequential"),)
 

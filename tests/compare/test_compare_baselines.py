@@ -6,12 +6,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _synthetic import make_run
 
-from keyramp.results import _baselines
-from keyramp.results._baselines import load_baselines, remove_baseline, resolve_baseline, set_baseline
 from keyramp._errors import UsageError
 from keyramp.compare import register
-from _synthetic import make_run
+from keyramp.results import _baselines
+from keyramp.results._baselines import load_baselines, remove_baseline, resolve_baseline, set_baseline
 
 ONE_CELL = (("bigtable", "field_promotion"),)
 
@@ -68,7 +68,9 @@ def test_bad_baselines(tmp_path: Path) -> None:
         load_baselines(results)
 
 
-def test_compare_the_last_runs_of_a_profile_from_the_catalog(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_the_last_runs_of_a_profile_from_the_catalog(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # CI's usual call: the newest run of a profile against a named baseline, no run id to look up
     results = tmp_path / "results"
     base = make_run(results, seed=4, cells=ONE_CELL, seconds=5, profile_name="checkout").name

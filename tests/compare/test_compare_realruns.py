@@ -15,10 +15,10 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from _runs import emulator_env, keyramp, write_profile
 
 from keyramp.targets._emulators import RunningEmulator
 from keyramp.targets._netem import LatencyProxy
-from _runs import emulator_env, keyramp, write_profile
 
 DELAY_MS = 3.0
 

@@ -7,10 +7,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from _synthetic import make_run
 from rich.console import Console
 
-from keyramp.results._catalog import load_run
-from keyramp.profile._thresholds import parse_expression
 from keyramp.compare import (
     Comparison,
     build_comparison,
@@ -20,7 +19,8 @@ from keyramp.compare import (
     render_markdown,
     render_terminal,
 )
-from _synthetic import make_run
+from keyramp.profile._thresholds import parse_expression
+from keyramp.results._catalog import load_run
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_junit_structure(cmp: Comparison) -> None:
     assert all(child.tag == "testsuite" for child in root)
     totals = {"tests": 0, "failures": 0, "skipped": 0}
     for suite in suites:
-        assert _SUITE_ATTRS <= set(suite.attrib)
+        assert set(suite.attrib) >= _SUITE_ATTRS
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", suite.get("timestamp"))
         order = [c.tag for c in suite]
         assert order[0] == "properties" and order[-2:] == ["system-out", "system-err"]
@@ -59,7 +59,7 @@ def test_junit_structure(cmp: Comparison) -> None:
         assert int(suite.get("skipped")) == sum(1 for c in cases if c.find("skipped") is not None)
         assert suite.get("errors") == "0"
         for case in cases:
-            assert _CASE_ATTRS <= set(case.attrib)
+            assert set(case.attrib) >= _CASE_ATTRS
             float(case.get("time"))
             for failure in case.findall("failure"):
                 assert failure.get("message") and failure.get("type") in ("regression", "threshold")

@@ -8,7 +8,7 @@ import pytest
 from _runs import keyramp
 
 from keyramp.cli._main import main
-from keyramp.profile._profile import load_profile
+from keyramp.profile._files import load_profile
 
 
 def test_suite_writes_two_cloud_profiles_and_prints_their_plan(tmp_path: Path,

@@ -55,7 +55,9 @@ def test_the_fit_recovers_hidden_capacity_and_split_delay(traces: list[Trace]) -
     assert cap.mid == pytest.approx(800.0, rel=0.1) and cap.low <= 800.0 <= cap.high
     assert delay.mid == 90.0 and delay.low <= 90.0 <= delay.high
     assert result.ranges["split_fanout"].low <= 3.0 <= result.ranges["split_fanout"].high
-    assert all(r.source.startswith("keyramp calibrate fit of run-sequential, run-random") for r in result.ranges.values())
+    assert all(
+        r.source.startswith("keyramp calibrate fit of run-sequential, run-random") for r in result.ranges.values()
+    )
 
 
 def test_the_fitted_file_is_what_the_forecast_loads(traces: list[Trace], tmp_path: Path) -> None:

@@ -74,7 +74,9 @@ def bigtable() -> dict[int, dict]:
             for n in (1, 3)}
 
 
-def test_bigtable_random_keys_at_30k_writes_throttle_on_one_node_and_far_less_on_three(bigtable: dict[int, dict]) -> None:
+def test_bigtable_random_keys_at_30k_writes_throttle_on_one_node_and_far_less_on_three(
+    bigtable: dict[int, dict],
+) -> None:
     one, three = bigtable[1], bigtable[3]
     assert one["verdict"] == "hotspot" and one["throttled_fraction"]["low"] >= 0.5  # 14,000 of 30,000 at best
     assert three["throttled_fraction"]["mid"] < 0.25 * one["throttled_fraction"]["mid"]

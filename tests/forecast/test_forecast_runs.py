@@ -53,7 +53,9 @@ def test_summary_json_holds_the_forecast_bands(run: tuple[Path, int, Path]) -> N
                                                                         abs=0.1)
     # The measured side: warm-up inserts counted, append points, the hot window in ops/s.
     assert cells["sequential"]["warmup_inserts"] > 0
-    assert cells["sequential"]["keyspace"]["append_points"] == 1 and cells["random"]["keyspace"]["append_points"] is None
+    assert (
+        cells["sequential"]["keyspace"]["append_points"] == 1 and cells["random"]["keyspace"]["append_points"] is None
+    )
     assert cells["sequential"]["keyspace"]["hot_window_vs_capacity"] == "below the band"
 
 

@@ -9,7 +9,8 @@ import pytest
 
 from keyramp._errors import UsageError
 from keyramp.forecast import Launch
-from keyramp.profile._profile import load_profile, parse_profile
+from keyramp.profile._files import load_profile
+from keyramp.profile._profile import parse_profile
 
 BASE = {
     "name": "t",
@@ -56,7 +57,11 @@ def test_bigtable_launch_fields_default_and_apply_per_store() -> None:
         ({"kind": "constant", "rate": 100, "nodes": 3}, {}, r"launch.nodes: applies to stores with nodes \(bigtable\)"),
         ({"kind": "constant", "rate": 100, "storage": "ssd"}, {}, r"launch.storage: applies to stores with nodes"),
         ({"kind": "constant", "rate": 100, "nodes": 0}, {"backend": "bigtable"}, "launch.nodes: an integer from 1"),
-        ({"kind": "constant", "rate": 100, "storage": "tape"}, {"backend": "bigtable"}, "launch.storage: one of hdd, ssd"),
+        (
+            {"kind": "constant", "rate": 100, "storage": "tape"},
+            {"backend": "bigtable"},
+            "launch.storage: one of hdd, ssd",
+        ),
         ({"kind": "constant"}, {}, "launch.rate"),
         ({"kind": "constant", "rate": -5}, {}, "launch.rate: must be a positive number"),
         ({"kind": "constant", "rate": 100, "duration": "soon"}, {}, "launch.duration"),

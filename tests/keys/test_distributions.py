@@ -36,7 +36,10 @@ def test_deterministic_per_seed(name: str) -> None:
 
 
 @settings(max_examples=50, deadline=None)
-@given(name=st.sampled_from(sorted(DISTRIBUTIONS)), ns=st.lists(st.integers(min_value=1, max_value=10**7), min_size=1, max_size=20))
+@given(
+    name=st.sampled_from(sorted(DISTRIBUTIONS)),
+    ns=st.lists(st.integers(min_value=1, max_value=10**7), min_size=1, max_size=20),
+)
 def test_indexes_in_range_for_any_n_sequence(name: str, ns: list[int]) -> None:
     dist = make_distribution(name, seed=1)
     for n in ns:

@@ -16,11 +16,11 @@ from google.cloud.bigtable.data import RowMutationEntry, SetCell
 from google.cloud.bigtable.data.row_filters import StripValueTransformerFilter
 from google.cloud.firestore_v1.base_query import FieldFilter
 
-from keyramp.profile._lint import lint_profile
-from keyramp.profile._profile import parse_profile
 from keyramp.backends import Backend
 from keyramp.backends._errors import classify
 from keyramp.keys._strategies import key_problem
+from keyramp.profile._lint import lint_profile
+from keyramp.profile._profile import parse_profile
 
 pytestmark = pytest.mark.emulator
 
@@ -59,7 +59,10 @@ def test_reserved_names_are_rejected(backend: str, backend_factory: Any) -> None
     b = backend_factory(backend)
     assert _error(lambda: b.insert("__x__", {"v": 1})) == (
         "INVALID_ARGUMENT", '400 The key path element name "__x__" is reserved.')
-    assert _error(lambda: b.insert("p", {"__x__": 1})) == ("INVALID_ARGUMENT", '400 The property.name "__x__" is reserved.')
+    assert _error(lambda: b.insert("p", {"__x__": 1})) == (
+        "INVALID_ARGUMENT",
+        '400 The property.name "__x__" is reserved.',
+    )
     reserved_kind = backend_factory(backend, namespace="__kind__")
     assert _error(lambda: reserved_kind.insert("k", {"v": 1})) == (
         "INVALID_ARGUMENT", '400 The kind "__kind__" is reserved.')

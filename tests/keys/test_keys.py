@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import uuid
 from typing import Any
@@ -82,7 +83,7 @@ def test_unique_over_1e5_indexes(name: str, keys_by_strategy: dict[str, list[Any
 @pytest.mark.parametrize("name", KEYED)
 def test_monotonic_trait_is_honest(name: str, keys_by_strategy: dict[str, list[Any]]) -> None:
     texts = [key_sort_text(k) for k in keys_by_strategy[name]]
-    increasing = all(a < b for a, b in zip(texts, texts[1:]))
+    increasing = all(a < b for a, b in itertools.pairwise(texts))
     assert increasing == STRATEGIES[name].traits.monotonic
 
 
@@ -201,7 +202,16 @@ def test_key_problem_names_the_rule(key: Any, backend: str, problem: str) -> Non
     assert found is not None and problem in found
 
 
-@pytest.mark.parametrize(("key", "backend"), [("a/b", "bigtable"), ("x" * 4096, "bigtable"), (".", "datastore"), (7, "firestore"), ((3, "Customer1"), "datastore")])
+@pytest.mark.parametrize(
+    ("key", "backend"),
+    [
+        ("a/b", "bigtable"),
+        ("x" * 4096, "bigtable"),
+        (".", "datastore"),
+        (7, "firestore"),
+        ((3, "Customer1"), "datastore"),
+    ],
+)
 def test_key_problem_accepts_valid_keys(key: Any, backend: str) -> None:
     assert key_problem(key, backend) is None
 

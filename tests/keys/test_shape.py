@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import collections
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -32,7 +32,7 @@ def test_records_have_the_shape_types_and_sizes() -> None:
     records = [factory().record(i) for i in range(5000)]
     r = records[7]
     assert set(r) == set(CHAT)
-    assert isinstance(r["sent_at"], datetime) and r["sent_at"].tzinfo is timezone.utc
+    assert isinstance(r["sent_at"], datetime) and r["sent_at"].tzinfo is UTC
     assert isinstance(r["text"], str) and len(r["text"]) == 120
     assert isinstance(r["blob"], bytes) and len(r["blob"]) == 64
     assert isinstance(r["tags"], list) and len(r["tags"]) == 3

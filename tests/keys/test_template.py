@@ -14,8 +14,9 @@ from keyramp._types import BACKEND_NAMES
 from keyramp.keys import TemplateError, TemplateStrategy, key_problem, make_strategy
 from keyramp.keys._distributions import zeta
 from keyramp.keys._strategies import LONG_MAX
+from keyramp.profile._files import load_profile
 from keyramp.profile._lint import lint_profile
-from keyramp.profile._profile import load_profile, parse_profile
+from keyramp.profile._profile import parse_profile
 
 N = 50_000
 #: docs/best-practices.md's formats, plus the parts the issue names; each must compile.

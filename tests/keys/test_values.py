@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -38,7 +39,7 @@ def test_indexed_value_none() -> None:
 def test_created_increases_with_index(mode: str) -> None:
     f = RecordFactory(value_size=8, indexed_value=mode)
     created = [f.record(i)["created"] for i in range(1000)]
-    assert all(a < b for a, b in zip(created, created[1:]))
+    assert all(a < b for a, b in itertools.pairwise(created))
     assert ("created" in f.unindexed_fields()) == (mode == "unindexed")
 
 
@@ -61,7 +62,12 @@ def test_indexed_fields() -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"value_size": -1}, {"value_size": 8, "indexed_value": "sorted"}, {"value_size": 8, "indexed_fields": -2}, {"value_size": True}],
+    [
+        {"value_size": -1},
+        {"value_size": 8, "indexed_value": "sorted"},
+        {"value_size": 8, "indexed_fields": -2},
+        {"value_size": True},
+    ],
 )
 def test_bad_input(kwargs: dict) -> None:
     with pytest.raises(UsageError):

@@ -19,8 +19,20 @@ def _write_run(root: Path) -> Path:
     run = root / "20261121T140700123Z-keyspace-1a2b"
     run.mkdir(parents=True)
     cells = [
-        {"id": "c00-datastore-sequential", "backend": "datastore", "strategy": "sequential", "time_scale": 100.0, "duration_s": 30.0},
-        {"id": "c01-datastore-random", "backend": "datastore", "strategy": "random", "time_scale": 100.0, "duration_s": 30.0},
+        {
+            "id": "c00-datastore-sequential",
+            "backend": "datastore",
+            "strategy": "sequential",
+            "time_scale": 100.0,
+            "duration_s": 30.0,
+        },
+        {
+            "id": "c01-datastore-random",
+            "backend": "datastore",
+            "strategy": "random",
+            "time_scale": 100.0,
+            "duration_s": 30.0,
+        },
     ]
     (run / "manifest.json").write_text(json.dumps({"schema": 1, "run_id": run.name, "cells": cells}), encoding="utf-8")
     rng = np.random.default_rng(3)
@@ -75,11 +87,15 @@ def test_sequential_vs_random_in_the_json(analysed: tuple[Path, dict]) -> None:
     assert rnd["model"]["final_throttled_fraction"] < 0.05
 
 
-def test_cli_prints_table_and_respects_out_and_cell(analysed: tuple[Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_prints_table_and_respects_out_and_cell(
+    analysed: tuple[Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run, _ = analysed
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
-    args = parser.parse_args(["keyspace", str(run), "--cell", "c01-datastore-random", "--out", str(tmp_path), "--no-png"])
+    args = parser.parse_args(
+        ["keyspace", str(run), "--cell", "c01-datastore-random", "--out", str(tmp_path), "--no-png"]
+    )
     assert args.func(args) == 0
     out = capsys.readouterr().out
     assert "c01-datastore-random" in out and "c00-datastore-sequential" not in out and "modelled" in out

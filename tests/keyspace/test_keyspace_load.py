@@ -5,6 +5,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from keyramp._errors import UsageError
 from keyramp._types import key_sort_text
@@ -16,7 +18,7 @@ from keyramp.results._rundir import RunDirectory
 def test_positions_follow_byte_order_of_sort_texts() -> None:
     keys = [key_sort_text(k) for k in (5, 1, 300, 20, 7_000_000_000)] + ["a", "b#2", "b#10", "é", "a\x00z"]
     kp = key_positions(keys)
-    by_pos = [k for _, k in sorted(zip(kp.pos, keys))]
+    by_pos = [k for _, k in sorted(zip(kp.pos, keys, strict=True))]
     assert by_pos == sorted(keys, key=lambda s: s.encode("utf-8"))
     assert kp.distinct == len(keys)
     assert np.all((kp.pos >= 0) & (kp.pos < 1))
@@ -103,9 +105,6 @@ def test_ties_in_the_first_word_are_resolved_exactly() -> None:
     assert np.array_equal(np.round(kp.pos * kp.distinct).astype(int), [rank[k] for k in keys])
     assert list(kp.labels) == expected
 
-
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 # NUL is excluded: numpy strings drop trailing NULs (sort texts only use NUL inside a path).
 _alphabet = st.sampled_from("0129#:_abyzAZ~é€\U0001F600")

@@ -21,7 +21,7 @@ def _streams() -> dict[str, list[str]]:
     return {
         "sequential": [key_sort_text(i + 1) for i in range(N)],
         # Several writes share a millisecond, the suffix is random: still append-mostly.
-        "timestamp_first": [f"{t}#user{u:07d}" for t, u in zip(ts_ms, user)],
+        "timestamp_first": [f"{t}#user{u:07d}" for t, u in zip(ts_ms, user, strict=True)],
         "random": [f"{x:032x}" for x in rng.integers(0, 2**63, N)],
         "hashed_prefix": [f"{s:02x}#{key_sort_text(i)}" for i, s in enumerate(shard)],
         "reverse_timestamp": [key_sort_text(9_223_372_036_854_775_807 - int(t)) for t in ts_ms],

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _runs import emulator_env, load, write_profile
 
 from keyramp.metrics import BUCKETS_S
 from keyramp.targets._emulators import free_port
-from _runs import emulator_env, load, write_profile
 
 pytestmark = [pytest.mark.emulator, pytest.mark.slow]
 
@@ -47,10 +47,10 @@ def _running_prometheus(tmp: Path, target: str) -> Iterator[str]:
         "global": {"scrape_interval": "1s", "scrape_timeout": "1s"},
         "scrape_configs": [{"job_name": "keyramp", "static_configs": [{"targets": [target]}]}],
     }))
-    log = open(tmp / "prometheus.log", "wb")
-    proc = subprocess.Popen([_prometheus(), f"--config.file={config}", f"--storage.tsdb.path={tmp / 'tsdb'}",
-                             f"--web.listen-address=127.0.0.1:{port}"], stdout=log, stderr=log,
-                            stdin=subprocess.DEVNULL)
+    with open(tmp / "prometheus.log", "wb") as log:  # the child keeps its own descriptor
+        proc = subprocess.Popen([_prometheus(), f"--config.file={config}", f"--storage.tsdb.path={tmp / 'tsdb'}",
+                                 f"--web.listen-address=127.0.0.1:{port}"], stdout=log, stderr=log,
+                                stdin=subprocess.DEVNULL)
     try:
         api = f"http://127.0.0.1:{port}"
         _poll(lambda: _ready(api), 60, "prometheus did not become ready", proc, tmp / "prometheus.log")
@@ -62,7 +62,6 @@ def _running_prometheus(tmp: Path, target: str) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        log.close()
 
 
 def _ready(api: str) -> bool:

@@ -82,7 +82,10 @@ def test_counters_and_histograms_equal_the_recorders_own_totals() -> None:
         below = max([b for b in BUCKETS_S if b < first], default=0.0)
         assert below < p99_s <= first
         # cumulative and ending at +Inf = count
-        assert [n for _, n in buckets] == sorted(n for _, n in buckets) and buckets[-1] == (float("inf"), stats["count"])
+        assert [n for _, n in buckets] == sorted(n for _, n in buckets) and buckets[-1] == (
+            float("inf"),
+            stats["count"],
+        )
     assert _value(families["keyramp_dropped_operations"], "keyramp_dropped_operations_total", **labels) == 2
     assert _value(families["keyramp_users"], "keyramp_users", **labels) == 8
     assert _value(families["keyramp_target_operations_per_second"], "keyramp_target_operations_per_second",

@@ -79,7 +79,9 @@ def test_ramp_growth_too_fast_and_too_high_start() -> None:
     spike = {"kind": "spike", "rate": 200.0, "burst_ops": 3000.0}
     assert one(lint_profile(profile(schedule=spike)), "BP-RAMP-1").severity == "error"
     # Reads only on preloaded data: no new key range, no ramp finding.
-    assert "BP-RAMP-1" not in rules(lint_profile(profile(ops={"read": 1.0}, schedule={"kind": "constant", "rate": 2000.0})))
+    assert "BP-RAMP-1" not in rules(
+        lint_profile(profile(ops={"read": 1.0}, schedule={"kind": "constant", "rate": 2000.0}))
+    )
 
 
 def test_ramp_closed_model_is_info() -> None:
@@ -106,7 +108,9 @@ def test_bigtable_key_rules() -> None:
 
 def test_time_bucket_shard() -> None:
     low = one(lint_profile(profile(strategy="time_bucket_shard")), "BP-SHARD-1")
-    high = one(lint_profile(profile(strategy="time_bucket_shard", schedule={"kind": "constant", "rate": 800.0})), "BP-SHARD-1")
+    high = one(
+        lint_profile(profile(strategy="time_bucket_shard", schedule={"kind": "constant", "rate": 800.0})), "BP-SHARD-1"
+    )
     assert (low.severity, high.severity) == ("warning", "error")
     assert "BP-SHARD-1" not in rules(lint_profile(profile(strategy="sharded")))
 
@@ -143,13 +147,17 @@ def test_hot_entity_updates_in_datastore_mode() -> None:
 
 
 def test_monotonic_indexed_value() -> None:
-    fast = profile(backend=["firestore", "datastore"], indexed_value="monotonic", schedule={"kind": "constant", "rate": 1000.0})
+    fast = profile(
+        backend=["firestore", "datastore"], indexed_value="monotonic", schedule={"kind": "constant", "rate": 1000.0}
+    )
     found = lint_profile(fast)
     assert one(found, "BP-RATE-2").severity == "error" and one(found, "BP-KEY-3").severity == "warning"
     slow = lint_profile(profile(backend="firestore", indexed_value="monotonic"))
     assert one(slow, "BP-RATE-2").severity == "info"
     for fix in ("unindexed", "prefixed"):
-        fixed = profile(backend=["firestore", "datastore"], indexed_value=fix, schedule={"kind": "constant", "rate": 1000.0})
+        fixed = profile(
+            backend=["firestore", "datastore"], indexed_value=fix, schedule={"kind": "constant", "rate": 1000.0}
+        )
         assert not {"BP-RATE-2", "BP-KEY-3"} & rules(lint_profile(fixed))
 
 
@@ -220,7 +228,13 @@ def run_lint(argv: list[str]) -> int:
 @pytest.fixture()
 def files(tmp_path: Path) -> dict[str, Path]:
     out = {}
-    for name, text in {"anti": ANTI, "warn": WARN_ONLY, "clean": CLEAN, "broken": "name = [", "bad": 'name = "b"\nbackend = "mysql"'}.items():
+    for name, text in {
+        "anti": ANTI,
+        "warn": WARN_ONLY,
+        "clean": CLEAN,
+        "broken": "name = [",
+        "bad": 'name = "b"\nbackend = "mysql"',
+    }.items():
         out[name] = tmp_path / f"{name}.toml"
         out[name].write_text(text)
     return out
@@ -256,7 +270,7 @@ def test_cli_json(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_repository_profiles_lint_without_crashing() -> None:
-    from keyramp.profile._profile import load_profile
+    from keyramp.profile._files import load_profile
 
     root = Path(__file__).resolve().parents[2] / "profiles"
     paths = sorted(root.rglob("*.toml"))
@@ -281,7 +295,7 @@ _FLAGGED_AS = {"BP-KEY-3": "BP-KEY-1"}
 
 @pytest.mark.parametrize("rule", sorted(SCENARIO_PAIRS))
 def test_scenario_pairs_get_the_expected_findings(rule: str) -> None:
-    from keyramp.profile._profile import load_profile
+    from keyramp.profile._files import load_profile
 
     root = Path(__file__).resolve().parents[2] / "profiles" / "scenarios"
     anti, best = SCENARIO_PAIRS[rule]
@@ -293,7 +307,7 @@ def test_scenario_pairs_get_the_expected_findings(rule: str) -> None:
 
 
 def test_quickstart_flags_its_sequential_and_hashed_cells() -> None:
-    from keyramp.profile._profile import load_profile
+    from keyramp.profile._files import load_profile
 
     path = Path(__file__).resolve().parents[2] / "profiles" / "quickstart.toml"
     findings = lint_profile(load_profile(path))

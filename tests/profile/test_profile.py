@@ -5,8 +5,9 @@ from pathlib import Path
 import pytest
 
 from keyramp._errors import UsageError
-from keyramp.profile._profile import collect_profiles, load_profile, parse_profile
+from keyramp.profile._files import collect_profiles, load_profile
 from keyramp.profile._model import Settings
+from keyramp.profile._profile import parse_profile
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -105,7 +106,7 @@ def test_collect_profiles_reads_directories(tmp_path: Path) -> None:
     sub.mkdir()
     (sub / "b.toml").write_text('name = "b"\n')
     assert [p.name for p in collect_profiles([str(tmp_path)])] == ["a", "b"]
-    with pytest.raises(UsageError, match="no \\*.toml"):
+    with pytest.raises(UsageError, match=r"no \*\.toml"):
         collect_profiles([str(REPO / "docs")])
 
 
@@ -114,16 +115,24 @@ def test_collect_profiles_reads_directories(tmp_path: Path) -> None:
     [
         # the two cases a user hit: each ran silently at a rate the profile never asked for
         ({"kind": "constant", "start_ops": 900}, "schedule.start_ops: not used by kind 'constant' (it takes rate"),
-        ({"kind": "ramp_500_50_5", "rate": 100}, "schedule.rate: not used by kind 'ramp_500_50_5' (it takes ceiling, "
-                                                 "growth, start_ops, step"),
+        (
+            {"kind": "ramp_500_50_5", "rate": 100},
+            "schedule.rate: not used by kind 'ramp_500_50_5' (it takes ceiling, growth, start_ops, step",
+        ),
         ({"start_ops": 900}, "not used by kind 'constant'"),  # kind defaults to constant
         ({"kind": "soak", "rate": 5, "growth": 0.5}, "schedule.growth: not used by kind 'soak'"),
         ({"kind": "linear", "start_ops": 1, "end_ops": 2, "step": "1m"}, "schedule.step: not used by kind 'linear'"),
         ({"kind": "spike", "rate": 1, "burst_ops": 9, "ceiling": 5}, "schedule.ceiling: not used by kind 'spike'"),
-        ({"kind": "step", "steps": [10, 20], "start_ops": 5}, "schedule.start_ops: not used by kind 'step' when 'steps'"),
+        (
+            {"kind": "step", "steps": [10, 20], "start_ops": 5},
+            "schedule.start_ops: not used by kind 'step' when 'steps'",
+        ),
         ({"kind": "users", "users": 4, "max_users": 10}, "schedule.max_users: not used by kind 'users'"),
         ({"kind": "users", "users": 4, "time_scale": 10}, "schedule.time_scale: not used by kind 'users'"),
-        ({"kind": "users", "users": 4, "rate": 10}, "schedule.rate: not used by kind 'users' (it takes spawn_rate, users)"),
+        (
+            {"kind": "users", "users": 4, "rate": 10},
+            "schedule.rate: not used by kind 'users' (it takes spawn_rate, users)",
+        ),
     ],
 )
 def test_a_schedule_field_the_kind_does_not_use_is_an_error(schedule: dict, needle: str) -> None:

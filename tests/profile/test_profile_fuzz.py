@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _runs import keyramp, toml_value
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from keyramp._errors import UsageError
 from keyramp.profile._profile import parse_profile
-from _runs import keyramp, toml_value
 
 _NAMES = ["name", "description", "rules", "backend", "target", "project", "duration", "seed", "workload", "keys",
           "schedule", "thresholds", "emulator", "cloud", "colour", "", "__x__", "duration_s"]

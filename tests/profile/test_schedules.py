@@ -32,7 +32,9 @@ def test_step_list_and_increment() -> None:
 def test_linear_spike_constant_soak() -> None:
     linear = make_schedule({"kind": "linear", "start_ops": 100, "end_ops": 300}, horizon=100)
     assert linear.rate(50) == pytest.approx(200)
-    spike = make_schedule({"kind": "spike", "rate": 10, "burst_ops": 100, "burst_at": "10s", "burst_for": "5s"}, horizon=30)
+    spike = make_schedule(
+        {"kind": "spike", "rate": 10, "burst_ops": 100, "burst_at": "10s", "burst_for": "5s"}, horizon=30
+    )
     assert [spike.rate(t) for t in (5, 10, 14.9, 15)] == [10, 100, 100, 10]
     assert spike.peak(30) == 100
     assert make_schedule({"kind": "soak", "rate": 7}, horizon=10).rate(3) == 7

@@ -4,10 +4,10 @@ import json
 from pathlib import Path
 
 import pytest
+from _synthetic import make_run
 
 from keyramp._errors import UsageError
 from keyramp.profile._thresholds import all_passed, evaluate, parse_expression, parse_table
-from _synthetic import make_run
 
 CELL = {
     "operations": {
@@ -45,7 +45,11 @@ def test_profile_table_defaults_and_explicit_comparators() -> None:
 def test_latency_thresholds_of_a_generator_limited_cell_are_inconclusive_never_pass() -> None:
     thresholds = parse_table({"error_rate": 0.05, "insert.p99_ms": 50, "insert.service_p99_ms": 100,
                               "ops_per_s_ratio": 0.9})
-    flagged = {**CELL, "generator_limited": True, "generator": {"reason": "the busiest load process used 0.97 of a core"}}
+    flagged = {
+        **CELL,
+        "generator_limited": True,
+        "generator": {"reason": "the busiest load process used 0.97 of a core"},
+    }
     by_name = _by_name(evaluate(thresholds, flagged))
     for name in ("insert.p99_ms", "insert.service_p99_ms"):  # both would pass on their values
         assert by_name[name].verdict == "inconclusive" and by_name[name].passed is False

@@ -37,21 +37,32 @@ MODULES = {
 # profile name -> (workload / keys / top-level patch, what the one line must say after "<file>: ")
 CASES = {
     "syntax": ({"user": "syntax.py:Orders"}, "syntax.py: import failed (line 3): SyntaxError: expected ':'"),
-    "raises": ({"user": "raises.py:Orders"},
-               "raises.py: import failed (line 3): RuntimeError: no config for this environment"),
+    "raises": (
+        {"user": "raises.py:Orders"},
+        "raises.py: import failed (line 3): RuntimeError: no config for this environment",
+    ),
     "missing_class": ({"user": "good.py:Order"}, "good.py: no class 'Order' (keyramp users here: Orders)"),
     "not_a_user": ({"user": "plain.py:Orders"}, "plain.py:Orders is not a subclass of keyramp.DatastoreUser"),
-    "static_op": ({"user": "static.py:Orders"},
-                  "static.py: import failed (line 4): TypeError: keyramp.op decorates a method"),
-    "op_with_params": ({"user": "needs.py:Orders"}, "needs.py: Orders.place: an op takes only self (it also needs: room)"),
+    "static_op": (
+        {"user": "static.py:Orders"},
+        "static.py: import failed (line 4): TypeError: keyramp.op decorates a method",
+    ),
+    "op_with_params": (
+        {"user": "needs.py:Orders"},
+        "needs.py: Orders.place: an op takes only self (it also needs: room)",
+    ),
     "no_ops": ({"user": "empty.py:Orders"}, "empty.py:Orders has no @keyramp.op methods"),
     "no_file": ({"user": "gone.py:Orders"}, "gone.py: no such file"),
     "bad_spec": ({"user": "good.py"}, 'workload.user: expected "file.py:ClassName"'),
     "ops_too": ({"user": "good.py:Orders", "ops": {"insert": 1.0}}, "workload.ops: does not apply with workload.user"),
-    "template": ({"user": "good.py:Orders", "strategy": "shard(8#timestamp"},
-                 "keys.strategy: template 'shard(8#timestamp' at column 8: expected ',' or ')'"),
-    "wrong_store": ({"user": "good.py:Orders", "backend": "bigtable"},
-                    "backend: bigtable does not apply to Orders, a firestore user"),
+    "template": (
+        {"user": "good.py:Orders", "strategy": "shard(8#timestamp"},
+        "keys.strategy: template 'shard(8#timestamp' at column 8: expected ',' or ')'",
+    ),
+    "wrong_store": (
+        {"user": "good.py:Orders", "backend": "bigtable"},
+        "backend: bigtable does not apply to Orders, a firestore user",
+    ),
 }
 
 
@@ -79,7 +90,7 @@ def test_every_bad_case_is_one_line_naming_file_and_problem(profiles: dict[str, 
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == len(CASES), lines
-    for (name, (_, needle)), line in zip(CASES.items(), lines):
+    for (name, (_, needle)), line in zip(CASES.items(), lines, strict=True):
         path = profiles[name]
         assert line.startswith(f"{path}: "), line
         assert needle in line, (name, line)

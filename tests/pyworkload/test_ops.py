@@ -100,7 +100,7 @@ def _cls(**attrs: Any) -> type:
 
 def _fn(name: str, code: str) -> Any:
     scope: dict[str, Any] = {}
-    exec(code, scope)  # noqa: S102 - builds test methods with chosen names and signatures
+    exec(code, scope)
     return scope[name]
 
 

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from _runs import emulator_env, keyramp, load, write_profile
+
 from keyramp.targets._emulators import RunningEmulator
 
 pytestmark = pytest.mark.emulator

@@ -21,12 +21,12 @@ from typing import Any
 
 import psutil
 import pytest
+from _runs import emulator_env, key_rows, keyramp, load, only_run_dir, recorded_seconds, timeseries_rows, write_profile
 
 from keyramp._errors import UsageError
 from keyramp.results._catalog import load_run
 from keyramp.results._read import read_intervals
 from keyramp.run._hdr import latency_summary_ms, new_histogram, percentiles_us
-from _runs import emulator_env, key_rows, keyramp, load, only_run_dir, recorded_seconds, timeseries_rows, write_profile
 
 pytestmark = pytest.mark.emulator
 
@@ -114,7 +114,7 @@ def test_two_workers_merge_exactly_and_hold_the_rate(tmp_path: Path, bt_env: dic
             assert merged.get_total_count() == want["count"]
             assert latency_summary_ms(merged) == want[field]
         per_second = [r for r in rows if r["op"] == op]
-        for hist, row in zip(read_intervals(run, cell_id, op), per_second):
+        for hist, row in zip(read_intervals(run, cell_id, op), per_second, strict=True):
             assert hist.get_total_count() == int(row["count"])
             if hist.get_total_count():
                 p50, p99 = percentiles_us(hist, (50.0, 99.0))

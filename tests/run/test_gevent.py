@@ -25,11 +25,11 @@ MIN_RATIO = {"datastore": 1.3, "bigtable": 1.0}
 
 
 def _probe(backend: str, endpoint: str, seconds: float, init: bool) -> dict[str, float]:
-    import locust  # noqa: F401  - monkey-patches the standard library, as in a real run
     import gevent
+    import locust  # noqa: F401  - monkey-patches the standard library, as in a real run
 
-    from keyramp.run._gevent import ensure_gevent_grpc, gevent_grpc_active
     from keyramp.backends import BACKENDS, Target
+    from keyramp.run._gevent import ensure_gevent_grpc, gevent_grpc_active
 
     if init:
         ensure_gevent_grpc()
@@ -49,7 +49,7 @@ def _probe(backend: str, endpoint: str, seconds: float, init: bool) -> dict[str,
         errors: list[str] = []
         inflight = [0, 0]  # now, max: >1 only if greenlets overlap inside gRPC calls
 
-        def user(i: int, deadline: float) -> None:
+        def user(i: int, deadline: float, backends=backends, counts=counts, errors=errors, inflight=inflight) -> None:
             b = backends[i]
             n = 0
             while gevent.get_hub().loop.now() < deadline:

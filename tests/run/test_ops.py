@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from _memory import MemoryStore, memory_spec
 
 from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES
@@ -15,8 +16,6 @@ from keyramp.profile import Profile
 from keyramp.profile._profile import parse_profile
 from keyramp.run._ops import SHARED_OPS, op_table
 from keyramp.run._workload import CellWorkload, UserOps
-
-from _memory import MemoryStore, memory_spec
 
 _OPS = {op: 1 / 9 for op in OP_NAMES if op != "transaction"}
 

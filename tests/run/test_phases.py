@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _runs import emulator_env, keyramp, load, only_run_dir, write_profile
 
 from keyramp.run._phases import _SETTLE_WINDOW_S, MAX_WARMUP_S
-from _runs import emulator_env, keyramp, load, only_run_dir, write_profile
 
 # The runner monkey-patches the standard library on import (Locust), so it is imported in a
 # fresh interpreter, as `keyramp run` does, not in pytest's process.

@@ -7,7 +7,6 @@ state dir), so killing that emulator cannot disturb the session fixtures.
 from __future__ import annotations
 
 import contextlib
-
 import csv
 import json
 import os
@@ -22,9 +21,9 @@ from typing import Any
 
 import psutil
 import pytest
+from _runs import emulator_env, keyramp, load, only_run_dir, recorded_seconds, timeseries_rows, write_profile
 
 from keyramp.targets._emulators import EmulatorManager, RunningEmulator
-from _runs import emulator_env, key_rows, keyramp, load, only_run_dir, recorded_seconds, timeseries_rows, write_profile
 
 pytestmark = pytest.mark.emulator
 
@@ -172,7 +171,10 @@ def test_emulator_killed_mid_run_fails_fast_and_keeps_the_record(tmp_path: Path,
         os.killpg(emu.pid, signal.SIGKILL)
         _, stderr = proc.communicate(timeout=60)
         took = time.monotonic() - killed
-    print(f"{kind}: run ended {took:.1f} s after the emulator was killed: {load(only_run_dir(out), 'manifest.json')['reason']}")
+    print(
+        f"{kind}: run ended {took:.1f} s after the emulator was killed: "
+        f"{load(only_run_dir(out), 'manifest.json')['reason']}"
+    )
     assert took < 15, took
     assert proc.returncode == 1, stderr[-2000:]
     assert "Traceback" not in stderr
@@ -352,7 +354,7 @@ def _one_line_cli_ok(result: subprocess.CompletedProcess[str]) -> None:
 
 @pytest.mark.parametrize("damaged_results", sorted(_CORRUPTIONS), indirect=True)
 def test_list_warns_and_skips_corrupt_runs(damaged_results: tuple[Path, str, list[str]]) -> None:
-    results, bad, good = damaged_results
+    results, _bad, good = damaged_results
     result = keyramp("list", "--results", str(results), "--json", timeout=60)
     _one_line_cli_ok(result)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -411,8 +413,11 @@ def test_firestore_lock_contention_does_not_delay_the_end(tmp_path: Path, privat
     run_dir = only_run_dir(out)
     assert load(run_dir, "manifest.json")["status"] == "complete"
     cell = next(iter(load(run_dir, "summary.json")["cells"].values()))
-    print(f"lock: measured phase + drain + wrap-up {ended:.1f} s for a 6 s phase; "
-          f"errors {cell['total']['errors_by_class']}, txn p99 {cell['operations']['transaction']['latency_ms']['p99']} ms")
+    print(
+        f"lock: measured phase + drain + wrap-up {ended:.1f} s for a 6 s phase; "
+        f"errors {cell['total']['errors_by_class']}, "
+        f"txn p99 {cell['operations']['transaction']['latency_ms']['p99']} ms"
+    )
     assert cell["duration_s"] == pytest.approx(6, abs=0.2)
     # 5 s left of the phase + ≤ 2 s drain + analysis/CSV/exit; a hang would be ≥ the 5 s deadline per op.
     assert ended < 5 + 2 + 8, ended

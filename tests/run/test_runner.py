@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from _runs import load, only_run_dir
 
 pytestmark = pytest.mark.emulator

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from keyramp.targets._emulators import EmulatorManager, RunningEmulator
 from keyramp._errors import UsageError
 from keyramp.backends import BACKENDS, Target
 from keyramp.scenarios import PROBES, probe_params, run_probe
+from keyramp.targets._emulators import EmulatorManager, RunningEmulator
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,8 @@ import pytest
 from _runs import emulator_env, write_profile
 
 from keyramp.results._catalog import RUN_ID_RE
-from keyramp.targets._emulators import RunningEmulator
 from keyramp.scenarios import report_for_runs
+from keyramp.targets._emulators import RunningEmulator
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "profiles" / "scenarios"
@@ -82,12 +82,12 @@ def report(datastore_emulator: RunningEmulator, tmp_path_factory: pytest.TempPat
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    for p, (stdout, stderr) in zip(procs, outs):
+    for p, (stdout, stderr) in zip(procs, outs, strict=True):
         assert p.returncode == 0, (stdout[-3000:], stderr[-3000:])
     # `keyramp run` itself wrote one scenario report per invocation, under results/reports/ (so
     # "the newest entry of results/" stays a run), and printed its run ids last, one per line.
     run_ids = []
-    for _, (stdout, _) in zip(procs, outs):
+    for _, (stdout, _) in zip(procs, outs, strict=True):
         assert "scenario report: " in stdout, stdout[-2000:]
         written = Path(stdout.split("scenario report: ")[1].split()[0])
         assert written.name == "report.html" and written.parent.name.startswith("scenarios-")

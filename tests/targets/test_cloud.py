@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
+from keyramp._errors import UsageError
+from keyramp.backends import Target
+from keyramp.profile._profile import Profile, parse_profile
 from keyramp.targets._cloud import Caps, check_opt_in, plan_run, preflight, print_plans, render_plan
 from keyramp.targets._cloud_target import CloudGuard, CloudTarget, check_credentials
-from keyramp._errors import UsageError
-from keyramp.profile._profile import Profile, parse_profile
-from keyramp.backends import Target
 
 PROJECT = "acme-load-test"
 NO_EMULATORS: dict[str, str] = {}

@@ -12,9 +12,9 @@ from dataclasses import replace
 
 import pytest
 
-from keyramp.targets._cloud_target import cleanup_and_verify
 from keyramp._errors import RunFailed
 from keyramp.backends import BACKENDS, Backend, Target
+from keyramp.targets._cloud_target import cleanup_and_verify
 
 pytestmark = pytest.mark.emulator
 

@@ -11,7 +11,10 @@ from typing import Any
 
 import psutil
 import pytest
+from conftest import TEST_PROJECT
 
+from keyramp._errors import EmulatorError, UsageError
+from keyramp.backends import Backend
 from keyramp.targets._emulators import (
     EMULATORS,
     EmulatorManager,
@@ -20,10 +23,6 @@ from keyramp.targets._emulators import (
     register,
     reset,
 )
-from keyramp._errors import EmulatorError, UsageError
-from keyramp.backends import Backend
-
-from conftest import TEST_PROJECT
 
 
 def _tree(pid: int) -> list[psutil.Process]:

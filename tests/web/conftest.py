@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-
 from _browser import CHROMIUM
 
 

@@ -12,10 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _synthetic import make_run
-
 from _browser import CHROMIUM, serve_ui
 from _browser import shot as _shot
+from _synthetic import make_run
 
 pytestmark = pytest.mark.browser
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from _browser import serve_ui, shot
 from _runs import emulator_env, write_profile
+
 from keyramp.results._catalog import RUN_ID_RE
 from keyramp.targets._emulators import free_port
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ XSS = "<script>alert(1)</script>"
 
 def clone_run(src: Path, results: Path, *, index: int, profile: str, status: str, backend: str) -> str:
     """A cheap copy of a synthetic run under a new id (make_run writes real hlogs and is slow)."""
-    start = datetime(2026, 2, 1, tzinfo=timezone.utc) + timedelta(hours=index)
+    start = datetime(2026, 2, 1, tzinfo=UTC) + timedelta(hours=index)
     run_id = f"{start:%Y%m%dT%H%M%S}000Z-{re.sub('[^a-z0-9]+', '-', profile.lower()).strip('-')}-{index:04x}"
     dst = results / run_id
     shutil.copytree(src, dst)

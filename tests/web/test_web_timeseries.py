@@ -108,7 +108,9 @@ def test_parquet_and_csv_runs_give_the_same_columns(tmp_path: Path) -> None:
 
 def test_hand_edited_values_fall_back_to_nan(tmp_path: Path) -> None:
     path = tmp_path / "ts.csv"
-    path.write_text(HEADER + "c,op,0,5,0,1,2,2,2,10,0,0,\nc,op,1,five,0,oops,2,2,2,10,0,0,\nc,op,x,5,0,1,2,2,2,10,0,0,\n")
+    path.write_text(
+        HEADER + "c,op,0,5,0,1,2,2,2,10,0,0,\nc,op,1,five,0,oops,2,2,2,10,0,0,\nc,op,x,5,0,1,2,2,2,10,0,0,\n"
+    )
     s = parse_timeseries(path)[("c", "op")]
     assert s["second"].tolist() == [0, 1] and math.isnan(s["count"][1]) and math.isnan(s["p50_ms"][1])
 

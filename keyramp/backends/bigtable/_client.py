@@ -21,6 +21,7 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud.bigtable.data import (
     BigtableDataClient,
     DeleteAllFromRow,
+    Mutation,
     ReadRowsQuery,
     RowMutationEntry,
     RowRange,
@@ -101,7 +102,7 @@ class _DataClient(BigtableDataClient):
             warnings.simplefilter("ignore", RuntimeWarning)
             super().__init__(project=project, credentials=AnonymousCredentials())
 
-    @property  # type: ignore[override]
+    @property
     def _emulator_host(self) -> str:
         return self._pinned_endpoint
 
@@ -191,7 +192,7 @@ class BigtableBackend(Backend):
         self._client.close()
 
     @staticmethod
-    def _cells(record: Record) -> list[SetCell]:
+    def _cells(record: Record) -> list[Mutation]:
         return [SetCell(FAMILY, name, encode_value(value)) for name, value in _columns(record)]
 
     # -- operations --------------------------------------------------------------------------
@@ -224,7 +225,9 @@ class BigtableBackend(Backend):
             value = encode_value(spec.value)
             value_b = struct.pack(">q", value) if isinstance(value, int) else (
                 value.encode() if isinstance(value, str) else value)
-            cond = rf.RowFilterChain([rf.ColumnQualifierRegexFilter(_exact(spec.field)), _value_filter(spec.op, value_b)])
+            cond = rf.RowFilterChain(
+                [rf.ColumnQualifierRegexFilter(_exact(spec.field)), _value_filter(spec.op, value_b)]
+            )
             # Keep the whole row when its field matches: condition -> pass all cells.
             filters.append(rf.ConditionalRowFilter(cond, true_filter=rf.PassAllFilter(True)))
         if spec.keys_only:

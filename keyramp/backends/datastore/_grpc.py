@@ -49,21 +49,21 @@ _PropertyReference: Final = _query.PropertyReference.pb()
 _PropertyOrder: Final = _query.PropertyOrder.pb()
 _Projection: Final = _query.Projection.pb()
 
-_NON_TRANSACTIONAL: Final = _ds.CommitRequest.Mode.NON_TRANSACTIONAL.value
-_TRANSACTIONAL: Final = _ds.CommitRequest.Mode.TRANSACTIONAL.value
-_AND: Final = _query.CompositeFilter.Operator.AND.value
-_HAS_ANCESTOR: Final = _query.PropertyFilter.Operator.HAS_ANCESTOR.value
-_ASC: Final = _query.PropertyOrder.Direction.ASCENDING.value
-_DESC: Final = _query.PropertyOrder.Direction.DESCENDING.value
-_NOT_FINISHED: Final = _query.QueryResultBatch.MoreResultsType.NOT_FINISHED.value
-_NO_MORE_RESULTS: Final = _query.QueryResultBatch.MoreResultsType.NO_MORE_RESULTS.value
+_NON_TRANSACTIONAL: Final = int(_ds.CommitRequest.Mode.NON_TRANSACTIONAL)
+_TRANSACTIONAL: Final = int(_ds.CommitRequest.Mode.TRANSACTIONAL)
+_AND: Final = int(_query.CompositeFilter.Operator.AND)
+_HAS_ANCESTOR: Final = int(_query.PropertyFilter.Operator.HAS_ANCESTOR)
+_ASC: Final = int(_query.PropertyOrder.Direction.ASCENDING)
+_DESC: Final = int(_query.PropertyOrder.Direction.DESCENDING)
+_NOT_FINISHED: Final = int(_query.QueryResultBatch.MoreResultsType.NOT_FINISHED)
+_NO_MORE_RESULTS: Final = int(_query.QueryResultBatch.MoreResultsType.NO_MORE_RESULTS)
 _OPS: Final = {
-    "==": _query.PropertyFilter.Operator.EQUAL.value,
-    "<": _query.PropertyFilter.Operator.LESS_THAN.value,
-    "<=": _query.PropertyFilter.Operator.LESS_THAN_OR_EQUAL.value,
-    ">": _query.PropertyFilter.Operator.GREATER_THAN.value,
-    ">=": _query.PropertyFilter.Operator.GREATER_THAN_OR_EQUAL.value,
-    "!=": _query.PropertyFilter.Operator.NOT_EQUAL.value,
+    "==": int(_query.PropertyFilter.Operator.EQUAL),
+    "<": int(_query.PropertyFilter.Operator.LESS_THAN),
+    "<=": int(_query.PropertyFilter.Operator.LESS_THAN_OR_EQUAL),
+    ">": int(_query.PropertyFilter.Operator.GREATER_THAN),
+    ">=": int(_query.PropertyFilter.Operator.GREATER_THAN_OR_EQUAL),
+    "!=": int(_query.PropertyFilter.Operator.NOT_EQUAL),
 }
 _KEY_PROPERTY: Final = "__key__"
 #: The client's ``get_multi`` follows deferred keys at most this often.

@@ -144,7 +144,7 @@ class FirestoreBackend(Backend):
             query = query.start_after(cursor)
         count = 0
         last = None
-        for last in query.limit(spec.limit).stream(**self._kw):
+        for last in query.limit(spec.limit).stream(**self._kw):  # noqa: B007 - the last one is the next page's cursor
             count += 1
         self.last_cursor = last
         return count

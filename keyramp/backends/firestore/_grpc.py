@@ -51,14 +51,14 @@ _Projection: Final = _query.StructuredQuery.Projection.pb()
 _Cursor: Final = _query.Cursor.pb()
 
 _Op = _query.StructuredQuery.FieldFilter.Operator
-_OPS: Final = {"==": _Op.EQUAL.value, "<": _Op.LESS_THAN.value, "<=": _Op.LESS_THAN_OR_EQUAL.value,
-               ">": _Op.GREATER_THAN.value, ">=": _Op.GREATER_THAN_OR_EQUAL.value, "!=": _Op.NOT_EQUAL.value}
+_OPS: Final = {"==": int(_Op.EQUAL), "<": int(_Op.LESS_THAN), "<=": int(_Op.LESS_THAN_OR_EQUAL),
+               ">": int(_Op.GREATER_THAN), ">=": int(_Op.GREATER_THAN_OR_EQUAL), "!=": int(_Op.NOT_EQUAL)}
 #: Filters after which the client orders by the filtered field (for document cursors).
 _INEQUALITY: Final = frozenset({"<", "<=", ">", ">=", "!="})
-_IS_NULL: Final = _query.StructuredQuery.UnaryFilter.Operator.IS_NULL.value
-_IS_NOT_NULL: Final = _query.StructuredQuery.UnaryFilter.Operator.IS_NOT_NULL.value
-_ASC: Final = _query.StructuredQuery.Direction.ASCENDING.value
-_DESC: Final = _query.StructuredQuery.Direction.DESCENDING.value
+_IS_NULL: Final = int(_query.StructuredQuery.UnaryFilter.Operator.IS_NULL)
+_IS_NOT_NULL: Final = int(_query.StructuredQuery.UnaryFilter.Operator.IS_NOT_NULL)
+_ASC: Final = int(_query.StructuredQuery.Direction.ASCENDING)
+_DESC: Final = int(_query.StructuredQuery.Direction.DESCENDING)
 _DOC_ID: Final = "__name__"
 _AUTO_ID_CHARS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 

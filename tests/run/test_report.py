@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from _synthetic import make_run
+from rich.console import Console
+
+from keyramp.run._report import render_table, summary_table
+
+
+def _summary(tmp_path: Path) -> dict:
+    run = make_run(tmp_path, cells=[("bigtable", "sequential"), ("firestore-datastore", "hashed_prefix")])
+    return json.loads((run / "summary.json").read_text())
+
+
+def _printed(summary: dict, width: int) -> str:
+    """What ``keyramp run`` prints on a console this wide."""
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, color_system=None).print(summary_table(summary, width=width))
+    return buffer.getvalue()
+
+
+def _header(text: str) -> str:
+    return next(line for line in text.splitlines() if "cell" in line and "ops/s" in line)
+
+
+def test_a_wide_console_shows_every_column(tmp_path: Path) -> None:
+    text = _printed(_summary(tmp_path), 220)
+    header = _header(text)
+    for name in ("target", "count", "p95 ms", "p99.9 ms", "late", "dropped", "forecast**", "thresholds"):
+        assert name in header
+    assert "left out" not in text and "…" not in header
+
+
+def test_a_narrow_console_leaves_out_the_least_read_columns_and_says_so(tmp_path: Path) -> None:
+    summary = _summary(tmp_path)
+    header = _header(_printed(summary, 120))
+    # What a reader needs to judge the run stays whole; nothing is squeezed to "…".
+    for name in ("cell", "ops/s", "err %", "p50 ms", "p99 ms", "hot 1%*", "forecast**", "thresholds"):
+        assert name in header
+    assert "…" not in header and "count" not in header
+    text = _printed(summary, 120)
+    assert "left out (all in report.txt)" in " ".join(text.split())
+    # Columns go in their drop order: a wider console keeps more of them.
+    wider = _header(_printed(summary, 150))
+    kept = [name for name in ("count", "target", "p99.9 ms", "p95 ms", "dropped", "late") if name in wider]
+    narrow = [name for name in ("count", "target", "p99.9 ms", "p95 ms", "dropped", "late") if name in header]
+    assert len(kept) > len(narrow)
+    assert kept == ["count", "target", "p99.9 ms", "p95 ms", "dropped", "late"][-len(kept):]
+
+
+def test_report_txt_keeps_every_column_at_its_width(tmp_path: Path) -> None:
+    header = _header(render_table(_summary(tmp_path)))
+    assert "count" in header and "late" in header and "dropped" in header
+
+
+def test_a_run_stopped_before_any_cell_still_prints_its_table() -> None:
+    text = _printed({"run_id": "r", "profile_name": "p", "status": "interrupted", "cells": {}}, 80)
+    assert "interrupted" in text and "cell" in text
