@@ -12,15 +12,22 @@ import os
 import re
 import sys
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from keyramp.results._catalog import Run, load_run, resolve_run
 from keyramp._errors import UsageError
+from keyramp.results._catalog import Run, load_run, resolve_run
 
-__all__ = ["BASELINES_FILE", "NAME_RE", "load_baselines", "set_baseline", "remove_baseline", "resolve_baseline",
-           "register"]
+__all__ = [
+    "BASELINES_FILE",
+    "NAME_RE",
+    "load_baselines",
+    "register",
+    "remove_baseline",
+    "resolve_baseline",
+    "set_baseline",
+]
 
 BASELINES_FILE = "baselines.json"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -72,7 +79,7 @@ def set_baseline(results_dir: Path, name: str, run_spec: str) -> Run:
         stored = str(run.path.resolve())
     baselines = load_baselines(results_dir)
     baselines[name] = {"run_id": run.run_id, "path": stored,
-                       "set_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+                       "set_at": datetime.now(UTC).isoformat(timespec="seconds")}
     _save(results_dir, baselines)
     return run
 

@@ -18,16 +18,16 @@ from typing import Any
 from keyramp._errors import UsageError
 
 __all__ = [
-    "SCHEMA",
-    "RUN_ID_RE",
     "CELL_ID_RE",
+    "RUN_ID_RE",
+    "SCHEMA",
     "Run",
-    "load_run",
-    "list_runs",
-    "safe_run_path",
-    "resolve_run",
     "cell_identity",
     "hlog_path",
+    "list_runs",
+    "load_run",
+    "resolve_run",
+    "safe_run_path",
 ]
 
 SCHEMA = 1

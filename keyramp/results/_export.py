@@ -28,7 +28,7 @@ from keyramp.results._legacy import KEYS_CSV, TIMESERIES_CSV, classes_text, read
 from keyramp.results._parquet import KINDS, compact, kind_cells
 from keyramp.results._read import data_cells, is_csv_run, read_keys, read_timeseries
 
-__all__ = ["export_csv", "migrate_run", "Migrated", "register"]
+__all__ = ["Migrated", "export_csv", "migrate_run", "register"]
 
 
 def _csv_timeseries(table: pa.Table) -> pa.Table:
@@ -60,8 +60,9 @@ def export_csv(run: Run, out_dir: Path) -> dict[str, int]:
     ts_schema = _csv_timeseries(read_timeseries(run, cell=ts_cells[0]).slice(0, 0)).schema if ts_cells else None
     written = {}
     if ts_schema is not None:
-        written[TIMESERIES_CSV] = _write_csv(out_dir / TIMESERIES_CSV,
-                                             (_csv_timeseries(read_timeseries(run, cell=c)) for c in ts_cells), ts_schema)
+        written[TIMESERIES_CSV] = _write_csv(
+            out_dir / TIMESERIES_CSV, (_csv_timeseries(read_timeseries(run, cell=c)) for c in ts_cells), ts_schema
+        )
     if key_cells:
         key_schema = _csv_keys(read_keys(run, cell=key_cells[0]).slice(0, 0)).schema
         written[KEYS_CSV] = _write_csv(out_dir / KEYS_CSV, (_csv_keys(read_keys(run, cell=c)) for c in key_cells),

@@ -27,11 +27,23 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Final, TypedDict
+from typing import Any, Final
 
-__all__ = ["GeneratorCheck", "LATE_LIMIT", "DROP_LIMIT", "CPU_LIMIT", "BUSY_LIMIT", "MACHINE_LIMIT", "busy_users",
-           "check_generator", "machine_busy",
-           "generator_late", "generator_limited", "generator_reason", "load_cpu"]
+__all__ = [
+    "BUSY_LIMIT",
+    "CPU_LIMIT",
+    "DROP_LIMIT",
+    "LATE_LIMIT",
+    "MACHINE_LIMIT",
+    "GeneratorCheck",
+    "busy_users",
+    "check_generator",
+    "generator_late",
+    "generator_limited",
+    "generator_reason",
+    "load_cpu",
+    "machine_busy",
+]
 
 #: More than this share of operations late: the generator was behind its schedule.
 LATE_LIMIT: Final = 0.10
@@ -135,17 +147,6 @@ class GeneratorCheck:
         return out
 
 
-class _Figures(TypedDict):
-    """The figures of a ``GeneratorCheck``, whatever its verdict."""
-
-    late_fraction: float
-    dropped_fraction: float
-    users_busy: float | None
-    cpu_cores: float | None
-    max_process_cores: float | None
-    machine_busy: float | None
-
-
 def check_generator(cell: Mapping[str, Any]) -> GeneratorCheck:
     """Whether the generator limited this cell (see the module docstring), and why."""
     total = cell.get("total") or {}
@@ -153,30 +154,32 @@ def check_generator(cell: Mapping[str, Any]) -> GeneratorCheck:
     busy = busy_users(cell)
     cores, busiest = load_cpu(cell)
     machine = machine_busy(cell)
-    figures = _Figures(late_fraction=late, dropped_fraction=dropped, users_busy=busy, cpu_cores=cores,
-                       max_process_cores=busiest, machine_busy=machine)
+
+    def verdict(limited: bool, reason: str) -> GeneratorCheck:
+        return GeneratorCheck(limited=limited, reason=reason, late_fraction=late, dropped_fraction=dropped,
+                              users_busy=busy, cpu_cores=cores, max_process_cores=busiest, machine_busy=machine)
+
     open_model = _open_model(cell)
     lag = f"{late:.0%} of operations started late, {dropped:.1%} of the schedule dropped"
     if busiest is not None and busiest >= CPU_LIMIT:
         # Every operation's latency includes waiting for the generator's CPU, late or not.
         what = lag if open_model else "closed model: the throughput is the generator's ceiling"
-        return GeneratorCheck(limited=True, reason=f"the busiest load process used {busiest:.2f} of a core "
-                                                    f"(CPU-bound); {what}", **figures)
+        return verdict(True, f"the busiest load process used {busiest:.2f} of a core "
+                                                    f"(CPU-bound); {what}")
     cpu_text = "load CPU not measured" if busiest is None else f"busiest load process {busiest:.2f} of a core"
     if not open_model:
-        return GeneratorCheck(limited=False, reason=f"closed model; {cpu_text}", **figures)
+        return verdict(False, f"closed model; {cpu_text}")
     if late <= LATE_LIMIT and dropped <= DROP_LIMIT:
-        return GeneratorCheck(limited=False, reason=f"kept up: {lag}; {cpu_text}", **figures)
+        return verdict(False, f"kept up: {lag}; {cpu_text}")
     if machine is not None and machine >= MACHINE_LIMIT:
-        return GeneratorCheck(limited=True, reason=f"{lag}; the load machine was saturated ({machine:.0%} of its "
-                                                    f"cores busy: the generator waited for CPU; {cpu_text})",
-                              **figures)
+        return verdict(True, f"{lag}; the load machine was saturated ({machine:.0%} of its "
+                                                    f"cores busy: the generator waited for CPU; {cpu_text})")
     if busy is not None and busy < BUSY_LIMIT:
-        return GeneratorCheck(limited=True, reason=f"{lag} while users were {busy:.0%} busy: the machine starved "
-                                                    f"the load process ({cpu_text})", **figures)
+        return verdict(True, f"{lag} while users were {busy:.0%} busy: the machine starved "
+                                                    f"the load process ({cpu_text})")
     busy_text = "users busy unknown" if busy is None else f"users {busy:.0%} busy"
-    return GeneratorCheck(limited=False, reason=f"{lag}, but {busy_text}: the store held the users up "
-                                                "(schedule.max_users caps concurrency)", **figures)
+    return verdict(False, f"{lag}, but {busy_text}: the store held the users up "
+                                                "(schedule.max_users caps concurrency)")
 
 
 def generator_reason(cell: Mapping[str, Any]) -> str:

@@ -29,16 +29,16 @@ from keyramp._errors import UsageError
 from keyramp.results._catalog import RUN_ID_RE, Run, load_run
 
 __all__ = [
+    "FILTERS",
     "INDEX_FILE",
     "SORT_KEYS",
-    "FILTERS",
     "Catalog",
     "RunQuery",
-    "latest_runs",
-    "query_rows",
     "as_dict",
     "as_list",
+    "latest_runs",
     "num",
+    "query_rows",
     "register",
     "run_row",
     "text",
@@ -396,7 +396,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     ) for row in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     out = [f"runs in {results}" + (f" ({len(rows)} of {total})" if len(rows) < total else f" ({total})")]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table]
     out += [f"warning: {row['run_id']}: {w}" for row in rows for w in row["warnings"]]
     sys.stdout.write("\n".join(out) + "\n")
     return 0

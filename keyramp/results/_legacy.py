@@ -19,7 +19,7 @@ import pyarrow.csv as pacsv
 from keyramp._errors import UsageError
 from keyramp.results._parquet import KEYS_SCHEMA, TIMESERIES_SCHEMA
 
-__all__ = ["TIMESERIES_CSV", "KEYS_CSV", "read_timeseries_csv", "read_keys_csv", "classes_text", "parse_classes"]
+__all__ = ["KEYS_CSV", "TIMESERIES_CSV", "classes_text", "parse_classes", "read_keys_csv", "read_timeseries_csv"]
 
 TIMESERIES_CSV = "timeseries.csv"
 KEYS_CSV = "keys.csv"

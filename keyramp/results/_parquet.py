@@ -31,11 +31,11 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 __all__ = [
-    "KINDS",
     "KEYS_SCHEMA",
-    "TIMESERIES_SCHEMA",
-    "SCHEMAS",
+    "KINDS",
     "MERGE_EVERY",
+    "SCHEMAS",
+    "TIMESERIES_SCHEMA",
     "CellFiles",
     "CellWriter",
     "cell_files",
@@ -123,10 +123,10 @@ def _parts(parts_dir: Path) -> list[Path]:
         names = os.listdir(parts_dir)
     except OSError:
         return []
-    ranges = sorted(((int(m[1]), -int(m[2]), n) for n in names if (m := _PART_RE.match(n))))
+    ranges = sorted((int(m[1]), -int(m[2]), n) for n in names if (m := _PART_RE.match(n)))
     out: list[Path] = []
     covered = -1
-    for first, neg_last, name in ranges:
+    for _first, neg_last, name in ranges:
         if -neg_last <= covered:
             continue  # a narrow part a merge has not deleted yet
         out.append(parts_dir / name)

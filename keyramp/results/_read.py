@@ -26,13 +26,13 @@ from keyramp.results._parquet import CellFiles, cell_files, kind_cells, read_fil
 _RETRIES = 5
 
 __all__ = [
-    "is_csv_run",
     "data_cells",
     "data_files",
     "data_stamp",
-    "read_timeseries",
-    "read_keys",
+    "is_csv_run",
     "read_intervals",
+    "read_keys",
+    "read_timeseries",
 ]
 
 

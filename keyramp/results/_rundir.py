@@ -29,12 +29,12 @@ import pyarrow.compute as pc
 from hdrh.histogram import HdrHistogram
 
 from keyramp import __version__
-from keyramp.targets._emulators import sdk_root
 from keyramp._errors import UsageError
 from keyramp.results._parquet import KEYS_SCHEMA, KINDS, TIMESERIES_SCHEMA, CellWriter
 from keyramp.run._recorder import ALL_OPS, TimeseriesRow
+from keyramp.targets._emulators import sdk_root
 
-__all__ = ["RunDirectory", "write_json_atomic", "collect_versions", "utc_now", "SCHEMA"]
+__all__ = ["SCHEMA", "RunDirectory", "collect_versions", "utc_now", "write_json_atomic"]
 
 SCHEMA = 1
 _DIST = ("locust", "grpcio", "hdrhistogram")
@@ -170,7 +170,8 @@ class RunDirectory:
         handle = self._hlogs.get((cell, op, kind))
         if handle is None:
             suffix = ".service.hlog" if kind == "service" else ".hlog"
-            handle = open(self.path / "histograms" / f"{cell}.{op}{suffix}", "w", encoding="utf-8")
+            # Open for the whole cell (one .hlog line per second); closed when the cell ends.
+            handle = open(self.path / "histograms" / f"{cell}.{op}{suffix}", "w", encoding="utf-8")  # noqa: SIM115
             what = "service time (from actual start)" if kind == "service" else "latency from intended start"
             handle.write(f"#keyramp cell={cell} op={op}: {what}, values in microseconds\n")
             handle.write("#[Histogram log format version 1.2]\n")
@@ -220,7 +221,7 @@ class RunDirectory:
     def keys(self, cell: str, samples: Sequence[tuple[float, str, str]]) -> None:
         if not samples:
             return
-        ts, ops, keys = zip(*samples)
+        ts, ops, keys = zip(*samples, strict=True)
         t_us = np.rint(np.asarray(ts, dtype=np.float64) * 1e6).astype(np.int64)
         self._writer("keys", cell).append(pa.Table.from_arrays(
             [pa.array([cell] * len(ts), pa.string()), pa.array(t_us), pa.array(ops, pa.string()),

@@ -4,7 +4,9 @@ import json
 from pathlib import Path
 
 import pytest
+from _synthetic import make_run
 
+from keyramp._errors import UsageError
 from keyramp.results._catalog import (
     cell_identity,
     hlog_path,
@@ -13,8 +15,6 @@ from keyramp.results._catalog import (
     resolve_run,
     safe_run_path,
 )
-from keyramp._errors import UsageError
-from _synthetic import make_run
 
 
 @pytest.fixture()
@@ -89,7 +89,9 @@ def test_safe_run_path_rejects_bad_ids(results: Path, bad: str) -> None:
 
 
 def test_safe_run_path_accepts_a_run_id(results: Path) -> None:
-    assert safe_run_path(results, "20261121T140700123Z-quickstart-1a2b") == results / "20261121T140700123Z-quickstart-1a2b"
+    assert (
+        safe_run_path(results, "20261121T140700123Z-quickstart-1a2b") == results / "20261121T140700123Z-quickstart-1a2b"
+    )
 
 
 def test_resolve_run_by_id_and_path_and_unknown(results: Path) -> None:

@@ -24,9 +24,13 @@ def _cli(argv: list[str]) -> int:
     return args.func(args)
 
 
-def test_export_writes_csv_a_spreadsheet_and_keyramp_read_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_export_writes_csv_a_spreadsheet_and_keyramp_read_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run = make_run(tmp_path / "results", seed=1, seconds=4, error_rate={"read": 0.3})
-    assert _cli(["export", run.name, "--csv", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "x")]) == 0
+    assert (
+        _cli(["export", run.name, "--csv", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "x")]) == 0
+    )
     assert "timeseries.csv" in capsys.readouterr().out
     with open(tmp_path / "x" / "timeseries.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))

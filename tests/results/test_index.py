@@ -81,7 +81,9 @@ def test_filters_sorting_and_paging_happen_in_the_query(results: Path) -> None:
     # failed runs still hold measurements (usable for compare); the empty directory does not
     assert _ids(catalog.query(RunQuery(ok=True))[0]) == [other.name, slow.name, fast.name]
     by_rate = _ids(catalog.query(RunQuery(sort="ops_per_s", descending=False))[0])
-    assert by_rate[:3] == [slow.name, other.name, fast.name] and by_rate[-1] == "20260301T000000000Z-broken-beef"  # null last
+    assert (
+        by_rate[:3] == [slow.name, other.name, fast.name] and by_rate[-1] == "20260301T000000000Z-broken-beef"
+    )  # null last
     page, total = catalog.query(RunQuery(sort="run_id", descending=False, limit=2, offset=2))
     assert total == 4 and len(page) == 2
     assert catalog.query(RunQuery(since="2026-01-01", until="2026-01-01"))[1] == 3

@@ -28,7 +28,10 @@ def test_parts_merge_every_window_and_compact_into_one_file(tmp_path: Path) -> N
         writer.flush()
     names = sorted(os.listdir(writer.parts_dir))
     # two merged windows and five one-second parts: the file count stays bounded
-    assert names[:2] == [f"{0:08d}-{MERGE_EVERY - 1:08d}.parquet", f"{MERGE_EVERY:08d}-{2 * MERGE_EVERY - 1:08d}.parquet"]
+    assert names[:2] == [
+        f"{0:08d}-{MERGE_EVERY - 1:08d}.parquet",
+        f"{MERGE_EVERY:08d}-{2 * MERGE_EVERY - 1:08d}.parquet",
+    ]
     assert len(names) == 2 + 5 and not any(n.endswith(".tmp") for n in names)
     live = cell_files(tmp_path, "c00", "keys")
     rows = _t(live.paths)

@@ -117,7 +117,9 @@ def test_all_ops_intervals_are_the_sum_of_the_ops_and_an_old_all_log_is_read_as_
     cell = "c00-datastore-sequential"
     total = read_intervals(run, cell, "*")
     ops = [read_intervals(run, cell, op) for op in ("insert", "read")]
-    assert [h.get_total_count() for h in total] == [a.get_total_count() + b.get_total_count() for a, b in zip(*ops)]
+    assert [h.get_total_count() for h in total] == [
+        a.get_total_count() + b.get_total_count() for a, b in zip(*ops, strict=True)
+    ]
     assert sum(h.get_total_count() for h in total) == run.cells[cell]["total"]["count"]
     assert total[2].get_start_time_stamp() == 2000
     slow = max(h.get_max_value() for h in ops[1])
