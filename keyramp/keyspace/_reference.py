@@ -53,8 +53,8 @@ def existing_before(cell_summary: Mapping[str, Any], profile: Mapping[str, Any])
         rate = make_schedule(profile["schedule"], horizon=float(profile["duration_s"])).rate(0.0)
     except (UsageError, KeyError, TypeError, ValueError):
         return count
-    per_op = sum(float(share) * (int(wl["batch_size"]) if op == "batch_write" else 1)
-                 for op, share in wl["ops"].items() if op in ("insert", "batch_write"))
+    new_records = {"insert": 1, "batch_write": int(wl["batch_size"])}  # per operation
+    per_op = sum(float(share) * new_records[op] for op, share in wl["ops"].items() if op in new_records)
     return count + round(float(warmup_s) * rate * per_op)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Final
 
 from google.cloud.bigtable_v2.services.bigtable.transports.base import BigtableTransport
@@ -65,18 +65,20 @@ def cell_value(value: Any) -> bytes:
     return encoded.to_bytes(8, "big", signed=True)
 
 
+#: Query operator -> the value range it selects (as the client driver's table in ``_client.py``).
+_VALUE_RANGES: Final[dict[str, Callable[[bytes], Any]]] = {
+    "==": lambda v: _ValueRange(start_value_closed=v, end_value_closed=v),
+    ">": lambda v: _ValueRange(start_value_open=v),
+    ">=": lambda v: _ValueRange(start_value_closed=v),
+    "<": lambda v: _ValueRange(end_value_open=v),
+    "<=": lambda v: _ValueRange(end_value_closed=v),
+}
+
+
 def _value_range(op: str, value: bytes) -> Any:
-    if op == "==":
-        return _ValueRange(start_value_closed=value, end_value_closed=value)
-    if op == ">":
-        return _ValueRange(start_value_open=value)
-    if op == ">=":
-        return _ValueRange(start_value_closed=value)
-    if op == "<":
-        return _ValueRange(end_value_open=value)
-    if op == "<=":
-        return _ValueRange(end_value_closed=value)
-    raise UsageError(f"unknown query operator {op!r}")
+    if op not in _VALUE_RANGES:
+        raise UsageError(f"unknown query operator {op!r}")
+    return _VALUE_RANGES[op](value)
 
 
 def row_filter(spec: QuerySpec) -> Any:

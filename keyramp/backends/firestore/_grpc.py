@@ -55,8 +55,9 @@ _OPS: Final = {"==": int(_Op.EQUAL), "<": int(_Op.LESS_THAN), "<=": int(_Op.LESS
                ">": int(_Op.GREATER_THAN), ">=": int(_Op.GREATER_THAN_OR_EQUAL), "!=": int(_Op.NOT_EQUAL)}
 #: Filters after which the client orders by the filtered field (for document cursors).
 _INEQUALITY: Final = frozenset({"<", "<=", ">", ">=", "!="})
-_IS_NULL: Final = int(_query.StructuredQuery.UnaryFilter.Operator.IS_NULL)
-_IS_NOT_NULL: Final = int(_query.StructuredQuery.UnaryFilter.Operator.IS_NOT_NULL)
+#: ``field == None`` / ``!= None``: Firestore's unary null tests, not a comparison.
+_NULL_TESTS: Final = {"==": int(_query.StructuredQuery.UnaryFilter.Operator.IS_NULL),
+                      "!=": int(_query.StructuredQuery.UnaryFilter.Operator.IS_NOT_NULL)}
 _ASC: Final = int(_query.StructuredQuery.Direction.ASCENDING)
 _DESC: Final = int(_query.StructuredQuery.Direction.DESCENDING)
 _DOC_ID: Final = "__name__"
@@ -195,7 +196,7 @@ class FirestoreGrpcBackend(GrpcBackend):
             raise UsageError(f"unknown query operator {spec.op!r}")
         field = _FieldRef(field_path=field_path(str(spec.field)))
         if spec.value is None and spec.op in ("==", "!="):
-            return _Filter(unary_filter=_UnaryFilter(op=_IS_NULL if spec.op == "==" else _IS_NOT_NULL, field=field))
+            return _Filter(unary_filter=_UnaryFilter(op=_NULL_TESTS[spec.op], field=field))
         return _Filter(field_filter=_FieldFilter(field=field, op=_OPS[spec.op], value=value_pb(spec.value)))
 
     def _cursor(self, cursor: Any, spec: QuerySpec, orders: list[tuple[str, int]]) -> list[Any]:
