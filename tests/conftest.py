@@ -107,3 +107,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ]
     if unmarked:
         raise pytest.UsageError(f"tests use an emulator fixture without @pytest.mark.emulator: {', '.join(unmarked)}")
+
+
+#: The test running now (setup, call and teardown), for the guard below.
+_RUNNING = pytest.StashKey[pytest.Item]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    item.config.stash[_RUNNING] = item
+    try:
+        return (yield)
+    finally:
+        del item.config.stash[_RUNNING]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Also refuse, at run time, an unmarked test whose own fixture or body starts a real
+    emulator (the name check above only knows the shared fixtures)."""
+    start = EmulatorManager._start
+
+    def guarded(self: EmulatorManager, kinds: Any, *, consistency: float | None) -> Any:
+        item = config.stash.get(_RUNNING, None)
+        real_sdk = self._sdk_root is None  # tests of the manager itself pass a fake SDK
+        if real_sdk and item is not None and item.get_closest_marker("emulator") is None:
+            pytest.fail(f"{item.nodeid} starts an emulator but is not marked @pytest.mark.emulator", pytrace=False)
+        return start(self, kinds, consistency=consistency)
+
+    EmulatorManager._start = guarded  # type: ignore[method-assign]

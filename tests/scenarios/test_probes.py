@@ -33,6 +33,7 @@ def _probe(backend: str, endpoint: str, name: str, **params: object) -> dict:
     return out["result"]
 
 
+@pytest.mark.emulator
 def test_consistency_stale_rate_is_about_one_minus_consistency(half_consistent_datastore: RunningEmulator) -> None:
     r = _probe("datastore", half_consistent_datastore.endpoint, "consistency", attempts=100)
     assert r["attempts"] == 100
