@@ -208,9 +208,11 @@ def fit(traces: Sequence[Trace], *, storage: str | None = None, nodes: int = 1, 
 
 def write_params_file(path: Path, results: Sequence[FitResult]) -> Path:
     """The calibration file ``[launch] params`` and ``keyramp forecast --params`` read."""
-    doc: dict[str, Any] = {"schema": 1, "stores": {r.store: {name: {**rng.to_json()} for name, rng in r.ranges.items()}
-                                   for r in results},
-           "fits": {r.store: {"loss": round(r.loss, 6), "best": r.best, "traces": list(r.traces)} for r in results}}
+    doc: dict[str, Any] = {
+        "schema": 1,
+        "stores": {r.store: {name: {**rng.to_json()} for name, rng in r.ranges.items()} for r in results},
+        "fits": {r.store: {"loss": round(r.loss, 6), "best": r.best, "traces": list(r.traces)} for r in results},
+    }
     for store in doc["stores"].values():
         for spec in store.values():
             for key in ("low", "mid", "high"):
