@@ -188,6 +188,9 @@ class StoreSpec:
     in_process: InProcessSpec | None = None
     #: Feature (a ``FEATURES`` key) -> why this store does not have it (one line, for messages).
     lacks: Mapping[str, str] = field(default_factory=dict)
+    #: Driver -> document-shape value types (``keys.TYPES``) it cannot write yet: a profile
+    #: whose ``workload.document`` uses one is refused before any load.
+    driver_lacks: Mapping[str, frozenset[str]] = field(default_factory=dict)
     #: Operations the store supports (``workload.ops`` names).
     operations: frozenset[str] = frozenset(OP_NAMES)
     #: Store-specific operations, or replacements of shared ones, by name (``run/_ops.py``).

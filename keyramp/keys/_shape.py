@@ -130,6 +130,20 @@ class DocumentShape:
                 out.append(p.name)
         return out
 
+    def types(self) -> dict[str, str]:
+        """Value type -> the first property (dotted for map subfields) that uses it; an array
+        uses ``array`` and its element type."""
+        out: dict[str, str] = {}
+
+        def walk(props: tuple[Property, ...], prefix: str) -> None:
+            for p in props:
+                for kind in (p.type, p.of) if p.type == "array" else (p.type,):
+                    out.setdefault(kind, prefix + p.name)
+                walk(p.fields, f"{prefix}{p.name}.fields.")
+
+        walk(self.properties, "")
+        return out
+
     def explicit_indexed(self) -> list[str]:
         """Properties that set ``indexed`` (dotted for map subfields)."""
         out: list[str] = []

@@ -99,9 +99,10 @@ def check_user(cells: list[Cell], data: Mapping[str, Any], src: str) -> None:
                              "(self.keys.new() chooses the key; let the store allocate ids in your op instead)")
 
 
-def check_shape(backends: list[str], document: Mapping[str, Any], src: str) -> None:
-    """Each store's limits on the document shape (its spec's ``RecordLimits``); ``indexed`` on a
-    profile whose stores have no secondary indexes (Bigtable) does not apply."""
+def check_shape(backends: list[str], document: Mapping[str, Any], src: str, *, driver: str) -> None:
+    """Each store's limits on the document shape (its spec's ``RecordLimits``, and the value
+    types ``driver`` cannot write); ``indexed`` on a profile whose stores have no secondary
+    indexes (Bigtable) does not apply."""
     from keyramp.backends import spec_for
     from keyramp.keys import parse_shape, shape_problem
 
@@ -111,7 +112,12 @@ def check_shape(backends: list[str], document: Mapping[str, Any], src: str) -> N
     if explicit and not any(spec.has("secondary_indexes") for spec in specs):
         raise _fail(src, f"workload.document.{explicit[0]}.indexed: does not apply to {', '.join(backends)} "
                          f"({specs[0].why_not('secondary_indexes')})")
+    used = shape.types()
     for backend, spec in zip(backends, specs, strict=True):
+        lacking = sorted(set(used) & spec.driver_lacks.get(driver, frozenset()))
+        if lacking:
+            raise _fail(src, f"workload.document.{used[lacking[0]]}: the {driver} driver of {backend} cannot "
+                             f"write {lacking[0]} values yet (use driver = \"client\")")
         problem = shape_problem(shape, spec.records, backend)
         if problem:
             raise _fail(src, f"workload.document: {backend}: {problem}")

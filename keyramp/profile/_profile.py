@@ -431,7 +431,7 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
             )
     _check_strategies(cells, data, src)
     check_user(cells, data, src)
-    check_shape(backends, data["workload"]["document"], src)
+    check_shape(backends, data["workload"]["document"], src, driver=driver)
     return Profile(**{f.name: getattr(settings, f.name) for f in fields(Settings)}, path=path, data=data,
                    cells=tuple(cells), thresholds=threshold_specs, launch=launch)
 

@@ -175,3 +175,47 @@ def test_stray_schedule_field_exits_2_before_any_load(tmp_path: Path) -> None:
         f"keyramp: {bad}: schedule.start_ops: not used by kind 'constant' (it takes rate; and time_scale, "
         "max_users, drop_after)"]
     assert not out.exists()  # refused before a run directory (or an emulator) existed
+
+
+_SHAPES = {
+    "timestamp": {"when": "timestamp"},
+    "array": {"tags": {"type": "array", "of": "string", "items": 2}},
+    "map": {"sender": {"type": "map", "fields": {"id": "int"}}},
+}
+
+
+def _grpc_writes(backend: str, record: dict) -> bool:
+    """Whether the raw-gRPC driver of ``backend`` can encode ``record`` (its own encoders, no server)."""
+    from keyramp.backends.bigtable._client import encode_value
+    from keyramp.backends.bigtable._grpc import cell_value
+    from keyramp.backends.datastore._grpc import value_pb as datastore_value
+    from keyramp.backends.firestore._grpc import value_pb as firestore_value
+
+    encode = {"bigtable": lambda v: cell_value(encode_value(v)), "firestore": firestore_value}.get(
+        backend, datastore_value)
+    try:
+        for value in record.values():
+            encode(value)
+    except UsageError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("backend", ["datastore", "firestore-datastore", "firestore", "bigtable"])
+@pytest.mark.parametrize("kind", sorted(_SHAPES))
+def test_a_document_the_grpc_driver_cannot_write_is_refused_before_any_load(backend: str, kind: str) -> None:
+    from keyramp.keys import parse_shape
+
+    raw = {**BASE, "backend": backend, "keys": {"strategy": "random"}, "driver": "grpc",
+           "workload": {"ops": {"insert": 1.0}, "document": _SHAPES[kind]}}
+    record = parse_shape(_SHAPES[kind]).compile(seed=1, created=lambda i: 1_700_000_000_000)(0)
+    # The spec's declaration agrees with what the driver's encoders really do.
+    if _grpc_writes(backend, record):
+        assert parse_profile(raw).cells
+    else:
+        field = next(iter(_SHAPES[kind]))
+        with pytest.raises(UsageError, match=rf"workload\.document\.{field}: the grpc driver of {backend} "
+                                             rf"cannot write {kind} values yet \(use driver = \"client\"\)"):
+            parse_profile(raw)
+    # The client driver writes every type.
+    assert parse_profile({**raw, "driver": "client"}).cells

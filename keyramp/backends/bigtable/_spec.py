@@ -61,6 +61,8 @@ BIGTABLE = StoreSpec(
     title="Bigtable",
     drivers={"client": "keyramp.backends.bigtable._client:BigtableBackend",
              "grpc": "keyramp.backends.bigtable._grpc:BigtableGrpcBackend"},
+    # The raw-gRPC driver writes one cell per field: it does not flatten maps as the client driver does.
+    driver_lacks={"grpc": frozenset({"map"})},
     emulator=EmulatorSpec(
         kind="bigtable", artifact=_BINARY, command=_bigtable_cmd, health=grpc_ready, reset=reset,
         env_var="BIGTABLE_EMULATOR_HOST", compose_port=8086),

@@ -68,6 +68,8 @@ def _post_reset(kind: str) -> ResetFn:
     return reset
 
 
+#: The raw-gRPC driver encodes scalars only (its ``value_pb``); the client driver writes all.
+_GRPC_LACKS: Final = {"grpc": frozenset({"timestamp", "array", "map"})}
 _RECORDS = RecordLimits(max_bytes=1_048_572, indexed_value_max_bytes=1500,
                         source="Datastore limits: an entity ≤ 1,048,572 bytes, an indexed string or blob ≤ 1,500 bytes")
 
@@ -81,6 +83,7 @@ DATASTORE = StoreSpec(
     batch=_BATCH,
     keys=_KEYS,
     records=_RECORDS,
+    driver_lacks=_GRPC_LACKS,
     rules=frozenset({"BP-KEY-3", "BP-RATE-1"}),
     hotspot_fix="server_allocated or random ids, or a hashed_prefix",
     tablets=_tablets("datastore"),
@@ -102,6 +105,7 @@ FIRESTORE_DATASTORE = StoreSpec(
     # Document ids '.' and '..' are refused in Datastore mode too.
     keys=dataclasses.replace(_KEYS, forbidden_names=frozenset({".", ".."})),
     records=_RECORDS,
+    driver_lacks=_GRPC_LACKS,
     rules=frozenset({"BP-RATE-1", "BP-RATE-2"}),
     hotspot_fix="server_allocated or random ids, or a hashed_prefix",
     tablets=_tablets("firestore-datastore"),

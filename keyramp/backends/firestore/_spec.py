@@ -79,6 +79,8 @@ FIRESTORE = StoreSpec(
     batch=BatchLimits(write=500, read=None, source="Firestore limits: 500 writes per commit"),
     keys=KeyRules(max_key_bytes=1500, forbidden_chars=("/",), forbidden_names=frozenset({".", ".."}),
                   reserved=re.compile(r"__.*__", re.DOTALL)),
+    # The raw-gRPC driver encodes scalars only (its ``value_pb``); the client driver writes all.
+    driver_lacks={"grpc": frozenset({"timestamp", "array", "map"})},
     records=RecordLimits(max_bytes=1_048_576, index_entries_max=40_000,
                          source="Firestore limits: a document ≤ 1 MiB, ≤ 40,000 index entries"),
     rules=frozenset({"BP-RATE-2"}),
