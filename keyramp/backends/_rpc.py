@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import platform
 import re
+import struct
 import time
 import urllib.parse
 from abc import ABC, abstractmethod
@@ -47,6 +48,7 @@ __all__ = [
     "RpcChannel",
     "Service",
     "StatusError",
+    "filter_key",
     "open_channel",
     "routing",
 ]
@@ -96,6 +98,21 @@ def field_path(name: str) -> str:
     if _SIMPLE_FIELD.match(name):
         return name
     return "`" + name.replace("\\", "\\\\").replace("`", "\\`") + "`"
+
+
+def filter_key(field: str | None, op: str, value: Any) -> tuple[Any, ...] | None:
+    """A cache key for the filter ``field op value``, or None when ``value`` is not hashable.
+
+    The value's type is part of it (``1``, ``1.0`` and ``True`` are equal but encode
+    differently), and a float is keyed by its bits (``0.0 == -0.0``; NaN is never equal).
+    """
+    if isinstance(value, float):
+        return field, op, type(value), struct.pack(">d", value)
+    try:
+        hash(value)
+    except TypeError:
+        return None
+    return field, op, type(value), value
 
 
 class StatusError(grpc.RpcError):

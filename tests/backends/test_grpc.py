@@ -143,7 +143,7 @@ def _spy_channel(backend: GrpcBackend) -> list[tuple[Any, Any, Any]]:
 
 
 @pytest.fixture
-def pair(target_factory: Callable[..., Target], request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
+def pair(target_factory: Callable[..., Target]) -> Iterator[Callable[..., Any]]:
     """``pair(name, executor=...)`` -> (client backend, grpc backend), each on a fresh namespace."""
     made: list[Backend] = []
 

@@ -222,9 +222,7 @@ class BigtableBackend(Backend):
             raise UnsupportedOperation("bigtable queries are key-ordered range reads: no order_by/ancestor")
         filters: list[rf.RowFilter] = [rf.FamilyNameRegexFilter(FAMILY), _LATEST]
         if spec.field is not None:
-            value = encode_value(spec.value)
-            value_b = struct.pack(">q", value) if isinstance(value, int) else (
-                value.encode() if isinstance(value, str) else value)
+            value_b = _as_bytes(encode_value(spec.value))
             cond = rf.RowFilterChain(
                 [rf.ColumnQualifierRegexFilter(_exact(spec.field)), _value_filter(spec.op, value_b)]
             )

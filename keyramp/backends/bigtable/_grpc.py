@@ -8,7 +8,6 @@ increments. Table creation and clean-up are the client driver's (not measured).
 
 from __future__ import annotations
 
-import struct
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Final
@@ -20,8 +19,8 @@ from google.cloud.bigtable_v2.types import data as _data
 from keyramp._errors import UnsupportedOperation, UsageError
 from keyramp._types import Key
 from keyramp.backends._base import QuerySpec, Record, Target
-from keyramp.backends._rpc import GrpcBackend, Method, Service, StatusError, routing
-from keyramp.backends.bigtable._client import FAMILY, BigtableBackend, _exact, encode_value, row_key
+from keyramp.backends._rpc import GrpcBackend, Method, Service, StatusError, filter_key, routing
+from keyramp.backends.bigtable._client import FAMILY, BigtableBackend, _as_bytes, _exact, encode_value, row_key
 
 __all__ = ["BigtableGrpcBackend", "cell_value", "row_filter"]
 
@@ -56,13 +55,9 @@ _MAX_INT64: Final = 2**63 - 1
 def cell_value(value: Any) -> bytes:
     """A cell's bytes, as the data client's ``SetCell`` encodes ``encode_value``'s result."""
     encoded = encode_value(value)
-    if isinstance(encoded, bytes):
-        return encoded
-    if isinstance(encoded, str):
-        return encoded.encode()
-    if abs(encoded) > _MAX_INT64:
+    if isinstance(encoded, int) and abs(encoded) > _MAX_INT64:
         raise ValueError("int values must be between -2**63 and 2**63")
-    return encoded.to_bytes(8, "big", signed=True)
+    return _as_bytes(encoded)
 
 
 #: Query operator -> the value range it selects (as the client driver's table in ``_client.py``).
@@ -85,9 +80,7 @@ def row_filter(spec: QuerySpec) -> Any:
     """The ``RowFilter`` the client driver's ``query`` builds for ``spec``."""
     filters = [_RowFilter(family_name_regex_filter=FAMILY), _LATEST]
     if spec.field is not None:
-        value = encode_value(spec.value)
-        value_b = struct.pack(">q", value) if isinstance(value, int) else (
-            value.encode() if isinstance(value, str) else value)
+        value_b = _as_bytes(encode_value(spec.value))
         predicate = _RowFilter(chain=_Chain(filters=[
             _RowFilter(column_qualifier_regex_filter=_exact(spec.field)),
             _RowFilter(value_range_filter=_value_range(spec.op, value_b))]))
@@ -181,10 +174,13 @@ class BigtableGrpcBackend(GrpcBackend):
         """A filtered range read (see the client driver): the same filter, offset skipped here."""
         if spec.ancestor is not None or spec.order_by:
             raise UnsupportedOperation("bigtable queries are key-ordered range reads: no order_by/ancestor")
-        shape = (spec.field, spec.op, spec.value, spec.keys_only, spec.projection)
-        filter_ = self._filters.get(shape)
+        key = filter_key(spec.field, spec.op, spec.value)  # 1, 1.0 and True encode differently
+        shape = None if key is None else (*key, spec.keys_only, spec.projection)
+        filter_ = None if shape is None else self._filters.get(shape)
         if filter_ is None:
-            filter_ = self._filters[shape] = row_filter(spec)
+            filter_ = row_filter(spec)
+            if shape is not None:
+                self._filters[shape] = filter_
         request = _ReadRowsRequest(table_name=self._table, filter=filter_, rows_limit=spec.limit + spec.offset)
         start = spec.start_after
         if start is not None:

@@ -21,7 +21,7 @@ from google.cloud.datastore_v1.types import query as _query
 from keyramp._errors import UsageError
 from keyramp._types import Key
 from keyramp.backends._base import QuerySpec, Record, Target
-from keyramp.backends._rpc import GrpcBackend, Method, Service, routing
+from keyramp.backends._rpc import GrpcBackend, Method, Service, filter_key, routing
 from keyramp.backends.datastore._client import DatastoreBackend, FirestoreDatastoreBackend, _kinds
 
 __all__ = ["DatastoreGrpcBackend", "FirestoreDatastoreGrpcBackend", "value_pb"]
@@ -121,6 +121,8 @@ class DatastoreGrpcBackend(GrpcBackend):
         self._md = self.rpc.metadata(routing(**params))
         self._exclude = frozenset(target.unindexed)
         self._kind_expr = [_KindExpression(name=self._kind)]
+        #: Property filters per ``filter_key``: built once, only ever copied into requests.
+        self._property_filters: dict[tuple[Any, ...], Any] = {}
         #: Cursor after the last ``query``: pass it back as ``QuerySpec.start_after`` (BP-QRY-2).
         self.last_cursor: bytes | None = None
 
@@ -168,15 +170,25 @@ class DatastoreGrpcBackend(GrpcBackend):
         entity.properties[field].CopyFrom(value_pb(current + amount, exclude=field in self._exclude))
         return entity
 
+    def _property_filter(self, field: str, op: str, value: Any) -> Any:
+        """The ``Filter`` for ``field op value`` (cached: copy it, never change it)."""
+        key = filter_key(field, op, value)
+        filter_ = self._property_filters.get(key) if key is not None else None
+        if filter_ is None:
+            try:
+                op_pb = _OPS[op]
+            except KeyError:
+                raise UsageError(f"unknown query operator {op!r}") from None
+            filter_ = _Filter(property_filter=_PropertyFilter(
+                property=_PropertyReference(name=field), op=op_pb, value=value_pb(value)))
+            if key is not None:
+                self._property_filters[key] = filter_
+        return filter_
+
     def _filter(self, spec: QuerySpec) -> Any | None:
         filters = []
         if spec.field is not None:
-            try:
-                op = _OPS[spec.op]
-            except KeyError:
-                raise UsageError(f"unknown query operator {spec.op!r}") from None
-            filters.append(_Filter(property_filter=_PropertyFilter(
-                property=_PropertyReference(name=spec.field), op=op, value=value_pb(spec.value))))
+            filters.append(self._property_filter(spec.field, spec.op, spec.value))
         if spec.ancestor is not None:
             parent = spec.ancestor[0] if isinstance(spec.ancestor, tuple) else spec.ancestor
             ancestor = _Key(partition_id=self._partition, path=[_element(self._parent_kind, parent)])
@@ -189,16 +201,15 @@ class DatastoreGrpcBackend(GrpcBackend):
         count = 0
         cursor = start_cursor
         while True:
-            page = _Query()
-            page.CopyFrom(query)
+            request = _RunQueryRequest(partition_id=self._partition, read_options=_ReadOptions(), query=query,
+                                       **self._request)
+            page = request.query  # a copy of ``query``: this page's cursor, limit and offset go here
             if cursor is not None:
                 page.start_cursor = cursor
             if limit is not None:
                 page.limit.value = limit - count
             if cursor is None and offset:
                 page.offset = offset  # the offset counts from the start of the results only
-            request = _RunQueryRequest(partition_id=self._partition, read_options=_ReadOptions(), query=page,
-                                       **self._request)
             batch = self.rpc.unary(RUN_QUERY, request, self._md).batch
             while batch.more_results == _NOT_FINISHED and batch.skipped_results < request.query.offset:
                 request.query.start_cursor = batch.end_cursor  # skip on: the store skips ≤ 1,000 a call

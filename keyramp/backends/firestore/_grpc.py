@@ -25,7 +25,7 @@ from google.protobuf import empty_pb2
 from keyramp._errors import UnsupportedOperation, UsageError
 from keyramp._types import Key
 from keyramp.backends._base import QuerySpec, Record, Target
-from keyramp.backends._rpc import GrpcBackend, Method, Service, field_path, routing
+from keyramp.backends._rpc import GrpcBackend, Method, Service, field_path, filter_key, routing
 from keyramp.backends.firestore._client import FirestoreBackend, doc_id
 
 __all__ = ["FirestoreGrpcBackend", "value_pb"]
@@ -47,7 +47,6 @@ _FieldFilter: Final = _query.StructuredQuery.FieldFilter.pb()
 _UnaryFilter: Final = _query.StructuredQuery.UnaryFilter.pb()
 _FieldRef: Final = _query.StructuredQuery.FieldReference.pb()
 _Order: Final = _query.StructuredQuery.Order.pb()
-_Projection: Final = _query.StructuredQuery.Projection.pb()
 _Cursor: Final = _query.Cursor.pb()
 
 _Op = _query.StructuredQuery.FieldFilter.Operator
@@ -122,6 +121,8 @@ class FirestoreGrpcBackend(GrpcBackend):
         self._md_query = self.rpc.metadata(resource, routing(parent=self._parent))
         self._from = [_Collection(collection_id=target.namespace)]
         self._random = random.Random()
+        #: ``where`` filters per ``filter_key``: built once, only ever copied into requests.
+        self._wheres: dict[tuple[Any, ...], Any] = {}
         #: Last document of the last ``query``: pass it back as ``QuerySpec.start_after`` (BP-QRY-2).
         self.last_cursor: Any = None
 
@@ -171,7 +172,7 @@ class FirestoreGrpcBackend(GrpcBackend):
             raise UnsupportedOperation("firestore has no ancestor queries (use a subcollection)")
         query = _StructuredQuery(from_=self._from)
         if spec.field is not None:
-            query.where.CopyFrom(self._where(spec))
+            query.where.CopyFrom(self._where(spec.field, spec.op, spec.value))
         orders = []
         if spec.order_by:
             orders.append((spec.order_by.lstrip("-"), _DESC if spec.order_by.startswith("-") else _ASC))
@@ -191,13 +192,24 @@ class FirestoreGrpcBackend(GrpcBackend):
         self.last_cursor = docs[-1] if docs else None
         return len(docs)
 
-    def _where(self, spec: QuerySpec) -> Any:
-        if spec.op not in _OPS:
-            raise UsageError(f"unknown query operator {spec.op!r}")
-        field = _FieldRef(field_path=field_path(str(spec.field)))
-        if spec.value is None and spec.op in ("==", "!="):
-            return _Filter(unary_filter=_UnaryFilter(op=_NULL_TESTS[spec.op], field=field))
-        return _Filter(field_filter=_FieldFilter(field=field, op=_OPS[spec.op], value=value_pb(spec.value)))
+    def _where(self, field: str, op: str, value: Any) -> Any:
+        """The ``where`` filter for ``field op value`` (cached: copy it, never change it)."""
+        key = filter_key(field, op, value)
+        where = self._wheres.get(key) if key is not None else None
+        if where is None:
+            where = self._make_where(field, op, value)
+            if key is not None:
+                self._wheres[key] = where
+        return where
+
+    @staticmethod
+    def _make_where(field: str, op: str, value: Any) -> Any:
+        if op not in _OPS:
+            raise UsageError(f"unknown query operator {op!r}")
+        ref = _FieldRef(field_path=field_path(str(field)))
+        if value is None and op in ("==", "!="):
+            return _Filter(unary_filter=_UnaryFilter(op=_NULL_TESTS[op], field=ref))
+        return _Filter(field_filter=_FieldFilter(field=ref, op=_OPS[op], value=value_pb(value)))
 
     def _cursor(self, cursor: Any, spec: QuerySpec, orders: list[tuple[str, int]]) -> list[Any]:
         """Cursor values, adding to ``orders`` what the client adds for the same cursor.
