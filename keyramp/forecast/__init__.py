@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from keyramp._lazy import lazy_exports
 
 __all__ = [
-    "POINTS",
     "Launch",
     "ParamRange",
     "StoreParams",
@@ -35,7 +34,6 @@ __all__ = [
 _LAZY = {
     "Launch": "keyramp.forecast._launch",
     "parse_launch": "keyramp.forecast._launch",
-    "POINTS": "keyramp.forecast._params",
     "ParamRange": "keyramp.forecast._params",
     "StoreParams": "keyramp.forecast._params",
     "TabletModel": "keyramp.forecast._params",
@@ -55,5 +53,5 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY, __all__)
 if TYPE_CHECKING:
     from keyramp.forecast._forecast import forecast_cell, forecast_run_cell, forecast_step
     from keyramp.forecast._launch import Launch, parse_launch
-    from keyramp.forecast._params import POINTS, ParamRange, StoreParams, TabletModel, load_params_file
+    from keyramp.forecast._params import ParamRange, StoreParams, TabletModel, load_params_file
     from keyramp.forecast._stores import default_boxes, store_params, tablet_capacity_band

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from keyramp.forecast._model import Outcome
 from keyramp.forecast._params import StoreParams
+from keyramp.profile._thresholds import FORECAST_METRICS
 
 __all__ = ["HOTSPOT_MIN", "OK_MAX", "PEAK_OK_MAX", "Band", "evaluate_band", "verdict_of"]
 
@@ -23,8 +24,6 @@ OK_MAX: Final = 0.05
 PEAK_OK_MAX: Final = 0.25
 #: Launch-wide throttled share at least this: hotspot. In between: at_risk.
 HOTSPOT_MIN: Final = 0.30
-
-_FIGURES = ("throttled_fraction", "peak_throttled_fraction", "adapt_s", "added_p99_ms")
 
 
 def verdict_of(outcome: Outcome) -> str:
@@ -89,7 +88,7 @@ def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome
     verdicts = {label: verdict_of(o) for label, o in outcomes.items()}
     figs = {label: _figures(o) for label, o in outcomes.items()}
     figures = {}
-    for fig in _FIGURES:
+    for fig in FORECAST_METRICS:
         digits = 4 if fig.endswith("fraction") else 1
         figures[fig] = _span([f[fig] for f in figs.values()], figs["mid"][fig], digits=digits)
     sensitivity: list[dict[str, Any]] = []

@@ -21,9 +21,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyramp._errors import UsageError
+
+if TYPE_CHECKING:
+    from keyramp.profile._model import Profile
 
 __all__ = ["register", "suite_profiles", "write_suite"]
 
@@ -73,17 +76,17 @@ def suite_profiles(store: str, *, project: str, instance: str = "", database: st
     }
 
 
-def write_suite(out: Path, store: str, **kwargs: Any) -> list[Path]:
-    """Write the suite's profiles into ``out`` and validate them as ``keyramp run`` will."""
+def write_suite(out: Path, store: str, **kwargs: Any) -> dict[Path, Profile]:
+    """Write the suite's profiles into ``out`` and validate them as ``keyramp run`` will: each path
+    with its loaded profile, in suite order."""
     from keyramp.profile._files import load_profile, write_profile
 
     out.mkdir(parents=True, exist_ok=True)
-    paths = []
+    written: dict[Path, Profile] = {}
     for name, (top, tables) in suite_profiles(store, **kwargs).items():
         path = write_profile(out / f"{name}.toml", top, **tables)
-        load_profile(path)
-        paths.append(path)
-    return paths
+        written[path] = load_profile(path)
+    return written
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -124,14 +127,14 @@ def _rates(text: str) -> list[float]:
 
 
 def _suite(args: argparse.Namespace) -> int:
-    from keyramp.profile._files import load_profile
     from keyramp.targets._cloud import plan_run, render_plan
 
-    paths = write_suite(args.out, args.store, project=args.project, instance=args.instance, database=args.database,
-                        rates=_rates(args.rates), step=args.step, jump=args.jump, jump_duration=args.jump_duration)
-    for path in paths:
-        print(render_plan(plan_run(load_profile(path))))
-    print(f"\nwrote {', '.join(str(p) for p in paths)}. Nothing has run. Next, in a shell with Application Default "
+    written = write_suite(args.out, args.store, project=args.project, instance=args.instance,
+                          database=args.database, rates=_rates(args.rates), step=args.step, jump=args.jump,
+                          jump_duration=args.jump_duration)
+    for profile in written.values():
+        print(render_plan(plan_run(profile)))
+    print(f"\nwrote {', '.join(str(p) for p in written)}. Nothing has run. Next, in a shell with Application Default "
           f"Credentials for {args.project}:\n"
           f"  keyramp run {args.out} --allow-cloud {args.project} --plan   # the checks, no network\n"
           f"  keyramp run {args.out} --allow-cloud {args.project}          # costs money: see docs/cloud.md\n"

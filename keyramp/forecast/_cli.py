@@ -87,6 +87,7 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
                                    nodes=nodes, storage=storage, duration_s=duration_s)
     boxes = load_params_file(params, default_boxes()) if params else launch.boxes()
     out: dict[str, dict[str, Any]] = {}
+    with_keys: set[str] | None = None  # cells with recorded keys, read once when first needed
     for cell_id, meta in sorted(cells_meta.items()):
         if cell is not None and cell_id != cell:
             continue
@@ -95,7 +96,12 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
             continue
         backend, strategy = str(meta.get("backend")), str(meta.get("strategy"))
         samples, recorded = None, None
-        if why_not_regenerated(profile, backend, strategy) is not None and cell_id in data_cells(run, "keys"):
+        replay = False
+        if why_not_regenerated(profile, backend, strategy) is not None:
+            if with_keys is None:
+                with_keys = set(data_cells(run, "keys"))
+            replay = cell_id in with_keys
+        if replay:
             samples, recorded = recorded_samples(load_keys(run, cell=cell_id).get(cell_id),
                                                  profile=profile, backend=backend, strategy=strategy, launch=launch)
         schedule, horizon = None, 0.0

@@ -182,8 +182,10 @@ def fit(traces: Sequence[Trace], *, storage: str | None = None, nodes: int = 1, 
     steps = sum(len(o) for o in observed)
     base = box.mid()
     # Stage 1: capacity, from the cells with one append point if there are any (they show it alone).
-    appending = [i for i, t in enumerate(traces) if t.strategy in ("sequential", "padded_sequential",
-                                                                   "timestamp_only", "timestamp_first")]
+    from keyramp.keys import STRATEGIES
+
+    monotonic = {name for name, cls in STRATEGIES.items() if cls.traits.monotonic}
+    appending = [i for i, t in enumerate(traces) if t.strategy in monotonic]
     pick = appending or list(range(len(traces)))
     best1, loss1, scored1 = _search(
         [models[i] for i in pick], [observed[i] for i in pick], base, {cap_name: g[cap_name]}

@@ -22,6 +22,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from keyramp._errors import UsageError
@@ -142,6 +143,11 @@ class Launch:
 
     def boxes(self) -> dict[str, Any] | None:
         """The calibrated parameter boxes of ``params``, or None for the defaults."""
+        return self._params_boxes
+
+    @cached_property
+    def _params_boxes(self) -> dict[str, Any] | None:
+        """``boxes()``, read from the ``params`` file once per launch (the run asks after every cell)."""
         if not self.spec.get("params"):
             return None
         from pathlib import Path

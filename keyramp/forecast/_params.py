@@ -18,10 +18,9 @@ from typing import Any, Literal
 
 from keyramp._errors import UsageError
 
-__all__ = ["MODEL_KINDS", "POINTS", "ParamRange", "ParamSet", "StoreParams", "TabletModel", "load_params_file"]
+__all__ = ["MODEL_KINDS", "ParamRange", "ParamSet", "StoreParams", "TabletModel", "load_params_file"]
 
 Point = Literal["low", "mid", "high"]
-POINTS: tuple[Point, ...] = ("low", "mid", "high")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -25,7 +25,7 @@ import numpy as np
 
 from keyramp._types import key_sort_text
 from keyramp.keyspace._load import KeyPositions, key_positions, make_reference
-from keyramp.keyspace._reference import PRELOAD_POINTS
+from keyramp.keyspace._reference import preload_indexes
 
 __all__ = ["OpMix", "Projection", "op_mix", "recorded_projection", "regenerated_projection"]
 
@@ -153,12 +153,6 @@ def _index_fields(workload: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def _preload_indexes(existing: int) -> np.ndarray:
-    if existing <= 0:
-        return np.zeros(0, dtype=np.int64)
-    return np.unique(np.linspace(0, existing - 1, min(existing, PRELOAD_POINTS)).round().astype(np.int64))
-
-
 def regenerated_projection(
     *,
     profile: Mapping[str, Any],
@@ -199,7 +193,7 @@ def regenerated_projection(
     for i in np.flatnonzero(~new).tolist():
         idx[i] = dist.next_index(max(1, existing + int(inserted[i])))
     keys = [key_sort_text(wl.key_of(int(i))) for i in idx.tolist()]  # type: ignore[arg-type]
-    pre = _preload_indexes(existing)
+    pre = preload_indexes(existing)
     pre_keys = [key_sort_text(wl.key_of(int(i))) for i in pre.tolist()]  # type: ignore[arg-type]
     total_new = float(cum[-1])
     n_new = int(new.sum())

@@ -15,8 +15,8 @@ from keyramp.keyspace._metrics import analyze_cell, summary_entry
 from keyramp.keyspace._reference import cell_reference, existing_before
 from keyramp.keyspace._tablets import TabletTimeline
 
-__all__ = ["analyse_samples", "as_inserts", "cell_duration", "cell_heatmap", "hot_window", "reference_or_none",
-           "summarize_run_cell"]
+__all__ = ["analyse_samples", "as_inserts", "cell_duration", "cell_heatmap", "existing_records", "hot_window",
+           "reference_or_none", "summarize_run_cell", "total_count"]
 
 
 def reference_or_none(*, profile: Mapping[str, Any] | None, backend: str, strategy: str, samples: CellKeys,
@@ -123,6 +123,24 @@ def cell_duration(cell_summary: Mapping[str, Any]) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else None
 
 
+def total_count(cell_summary: Mapping[str, Any], default: int) -> int:
+    """Operations summary.json counted for a cell (the sample rate's denominator), else ``default``."""
+    total = cell_summary.get("total")
+    count = total.get("count") if isinstance(total, dict) else None
+    return int(count) if isinstance(count, int | float) and not isinstance(count, bool) else default
+
+
+def existing_records(cell_summary: Mapping[str, Any], profile: Mapping[str, Any] | None) -> int | None:
+    """Records when the cell's measured phase started (preload + warm-up inserts), as the runner counted
+    them, if the profile says."""
+    if not profile:
+        return None
+    try:
+        return existing_before(cell_summary, profile)
+    except (KeyError, TypeError, ValueError):  # an old or hand-edited profile: the preload alone
+        return None
+
+
 def cell_heatmap(run: Any, cell: str, *, buckets: int = 250, time_bins: int | None = None) -> dict[str, Any] | None:
     """The heatmap of one cell of a run (a catalog ``Run``), without the metrics or the tablet
     model: what ``keyramp ui`` draws for a finished cell when no ``keyramp keyspace`` file exists.
@@ -138,17 +156,13 @@ def cell_heatmap(run: Any, cell: str, *, buckets: int = 250, time_bins: int | No
     manifest = run.manifest or {}
     meta = next((c for c in manifest.get("cells") or () if isinstance(c, dict) and c.get("id") == cell), {})
     summary = run.cells.get(cell) if isinstance(run.cells.get(cell), dict) else {}
-    total = (summary.get("total") or {}).get("count") if isinstance(summary.get("total"), dict) else None
-    count = int(total) if isinstance(total, int | float) and not isinstance(total, bool) else len(samples)
+    count = total_count(summary, len(samples))
     profile = manifest.get("profile") if isinstance(manifest.get("profile"), dict) else None
     samples = as_inserts(samples, ((profile or {}).get("workload") or {}).get("insert_ops") or ())
     backend, strategy = str(meta.get("backend", "datastore")), str(meta.get("strategy", "?"))
-    try:  # the records that existed when the phase began, as the runner counted them
-        existing = existing_before(summary, profile) if profile else None
-    except (KeyError, TypeError, ValueError):  # an old or hand-edited profile
-        existing = None
     reference = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=samples,
-                                  sample_rate=min(1.0, len(samples) / max(count, 1)), existing=existing)
+                                  sample_rate=min(1.0, len(samples) / max(count, 1)),
+                                  existing=existing_records(summary, profile))
     t = samples.t
     kp = key_positions(samples.key, reference=reference, inserts=insert_mask(samples.op) if len(t) else None,
                        times=t)

@@ -10,10 +10,9 @@ from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp.backends import DEFAULT_BACKEND
-from keyramp.keyspace._analyse import analyse_samples, cell_duration
+from keyramp.keyspace._analyse import analyse_samples, cell_duration, existing_records, total_count
 from keyramp.keyspace._heatmap import heatmap_data, render_png
 from keyramp.keyspace._load import load_keys, target_rate_fn
-from keyramp.keyspace._reference import existing_before
 from keyramp.results._catalog import Run, load_run, resolve_run
 
 __all__ = ["register", "run_keyspace"]
@@ -45,23 +44,6 @@ def _safe_name(cell: str) -> str:
     if not cell or os.sep in cell or cell.startswith(".") or (os.altsep and os.altsep in cell):
         raise UsageError(f"unsafe cell id in the key samples: {cell!r}")
     return cell
-
-
-def _total_count(cell_summary: dict[str, Any], default: int) -> int:
-    """Operations summary.json counted for a cell (the sample rate's denominator), else ``default``."""
-    total = cell_summary.get("total")
-    count = total.get("count") if isinstance(total, dict) else None
-    return int(count) if isinstance(count, int | float) and not isinstance(count, bool) else default
-
-
-def _existing(cell_summary: dict[str, Any], profile: dict[str, Any] | None) -> int | None:
-    """Records when the cell's measured phase started (preload + warm-up inserts), if the profile says."""
-    if not profile:
-        return None
-    try:
-        return existing_before(cell_summary, profile)
-    except (KeyError, TypeError, ValueError):  # an old or hand-edited profile: the preload alone
-        return None
 
 
 def run_keyspace(
@@ -115,8 +97,8 @@ def run_keyspace(
         # (as the runner did for summary.json); without one, the sampled keys alone.
         kp, t, metrics, timeline = analyse_samples(
             ck, profile=profile, backend=backend, strategy=strategy, time_scale=time_scale, rate_fn=rate_fn,
-            total_count=_total_count(cell_summary, len(ck)), buckets=buckets,
-            existing=_existing(cell_summary, profile), duration_s=cell_duration(cell_summary),
+            total_count=total_count(cell_summary, len(ck)), buckets=buckets,
+            existing=existing_records(cell_summary, profile), duration_s=cell_duration(cell_summary),
         )
         duration = float(meta.get("duration_s") or (t[-1] if len(t) else 1.0))
         heat = heatmap_data(kp, t, buckets=buckets, time_bins=time_bins, duration_s=max(duration, float(t[-1])))

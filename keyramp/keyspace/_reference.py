@@ -26,10 +26,17 @@ from keyramp.keyspace._load import (
     make_reference,
 )
 
-__all__ = ["PRELOAD_POINTS", "cell_reference", "existing_before"]
+__all__ = ["PRELOAD_POINTS", "cell_reference", "existing_before", "preload_indexes"]
 
 #: Preloaded keys sampled per cell (evenly spaced insert indexes): 4 per bucket of 1,000.
 PRELOAD_POINTS = 4096
+
+
+def preload_indexes(count: int, *, points: int = PRELOAD_POINTS) -> np.ndarray:
+    """Up to ``points`` evenly spaced indexes of ``count`` preloaded records (int64; empty when none)."""
+    if count <= 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(np.linspace(0, count - 1, min(count, points)).round().astype(np.int64))
 
 
 def existing_before(cell_summary: Mapping[str, Any], profile: Mapping[str, Any]) -> int:
@@ -84,9 +91,7 @@ def cell_reference(
     if wl.strategy.server_allocated:
         return None
     count = wl.record_count if existing is None else max(int(existing), 0)
-    idx: np.ndarray | list[int] = (
-        np.unique(np.linspace(0, count - 1, min(count, preload_points)).round().astype(np.int64)) if count else []
-    )
+    idx = preload_indexes(count, points=preload_points)
     pre = [key_sort_text(wl.key_of(int(i))) for i in idx]  # type: ignore[arg-type]
     ins = insert_mask(samples.op)
     if ins is None or not ins.any():
