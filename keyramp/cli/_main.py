@@ -265,15 +265,15 @@ def _names_python_workload(paths: Sequence[str]) -> bool:
     linting it imports the workload, and with it Locust."""
     import tomllib
 
-    for item in paths:
-        p = Path(item)
-        for file in sorted(p.rglob("*.toml")) if p.is_dir() else [p]:
-            try:
-                workload = tomllib.loads(file.read_text(encoding="utf-8")).get("workload")
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-                continue  # lint reports it
-            if isinstance(workload, dict) and workload.get("user"):
-                return True
+    from keyramp.profile._files import profile_paths
+
+    for file in profile_paths(list(paths)):
+        try:
+            workload = tomllib.loads(file.read_text(encoding="utf-8")).get("workload")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue  # lint reports it
+        if isinstance(workload, dict) and workload.get("user"):
+            return True
     return False
 
 

@@ -44,7 +44,6 @@ __all__ = [
     "TemplateError",
     "TemplatePlan",
     "TemplateStrategy",
-    "compile_template",
     "looks_like_template",
 ]
 
@@ -487,11 +486,6 @@ def _plan(template: str, parts: list[_Part], *, interval_ms: float) -> TemplateP
         hashed=any(p.hashed for p in varying),
         has_time=any(p.time or p.bucketed for p in varying),
     )
-
-
-def compile_template(template: str, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> TemplateStrategy:
-    """Parse and compile ``template`` (``TemplateError`` naming the column if it does not)."""
-    return TemplateStrategy(template, seed=seed, params=params)
 
 
 def looks_like_template(text: str) -> bool:

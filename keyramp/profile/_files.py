@@ -12,7 +12,7 @@ from keyramp._errors import UsageError
 from keyramp.profile._model import Profile
 from keyramp.profile._profile import parse_profile
 
-__all__ = ["collect_profiles", "load_profile", "toml_value", "write_profile"]
+__all__ = ["collect_profiles", "load_profile", "profile_paths", "toml_value", "write_profile"]
 
 
 def load_profile(path: str | Path, *, overrides: Mapping[str, Any] | None = None) -> Profile:
@@ -30,6 +30,15 @@ def load_profile(path: str | Path, *, overrides: Mapping[str, Any] | None = None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{file}: invalid TOML: {exc}") from None
     return parse_profile({**raw, **(overrides or {})}, source=str(file), path=file)
+
+
+def profile_paths(paths: list[str]) -> list[Path]:
+    """Profile files named by ``paths``: a file as given, a directory as every ``**/*.toml`` in it, sorted."""
+    files: list[Path] = []
+    for item in paths:
+        p = Path(item)
+        files.extend(sorted(p.rglob("*.toml")) if p.is_dir() else [p])
+    return files
 
 
 def collect_profiles(paths: list[str], *, overrides: Mapping[str, Any] | None = None) -> list[Profile]:

@@ -13,13 +13,12 @@ import json
 import sys
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any, Final
 
 from keyramp._errors import UsageError
 from keyramp.backends import spec_for
 from keyramp.keys import KeyStrategy, TemplateStrategy, hottest_share, key_problem, make_strategy, parse_shape
-from keyramp.profile._files import load_profile
+from keyramp.profile._files import load_profile, profile_paths
 from keyramp.profile._model import Profile
 from keyramp.profile._schedules import Schedule
 
@@ -363,20 +362,12 @@ def lint_profile(profile: Profile) -> list[Finding]:
 # -- CLI ---------------------------------------------------------------------------------------
 
 
-def _expand(paths: list[str]) -> list[Path]:
-    files: list[Path] = []
-    for item in paths:
-        p = Path(item)
-        files.extend(sorted(p.rglob("*.toml")) if p.is_dir() else [p])
-    return files
-
-
 def _cmd_lint(args: argparse.Namespace) -> int:
     invalid = False
     failing = {"error", "warning"} if args.strict else {"error"}
     failed = False
     report: list[dict[str, Any]] = []
-    files = _expand(args.profiles)
+    files = profile_paths(args.profiles)
     if not files:
         raise UsageError("lint: no *.toml profiles found")
     for path in files:

@@ -317,24 +317,24 @@ class Master:
         for i, cid in enumerate(workers):
             if merge is not None and cid in merge.finished:
                 continue
-            node = self.runner.clients.get(cid)
-            info = self.hello.get(cid)
-            who = f"worker {i} ({info.host} pid {info.pid})" if info else f"worker {i} ({cid})"
-            if node is None:
-                return f"{who} disconnected"
-            if node.state == STATE_MISSING:
-                return f"{who} stopped sending heartbeats"
+            why = self._node_gone(cid)
+            if why is not None:
+                info = self.hello.get(cid)
+                return (f"worker {i} ({info.host} pid {info.pid})" if info else f"worker {i} ({cid})") + f" {why}"
         return None
+
+    def _node_gone(self, cid: str) -> str | None:
+        """Why the master no longer hears worker ``cid`` (None: it does)."""
+        node = self.runner.clients.get(cid)
+        if node is None:
+            return "disconnected"
+        return "stopped sending heartbeats" if node.state == STATE_MISSING else None
 
     def lost_ids(self, workers: list[str]) -> set[str]:
         """Which of ``workers`` are gone: a local process that exited, a disconnected or silent node."""
         pids = {proc.pid for proc in self.procs if proc.poll() is not None}
-        gone = set()
-        for cid in workers:
-            info, node = self.hello.get(cid), self.runner.clients.get(cid)
-            if (info is not None and info.pid in pids) or node is None or node.state == STATE_MISSING:
-                gone.add(cid)
-        return gone
+        exited = {cid for cid in workers if (info := self.hello.get(cid)) is not None and info.pid in pids}
+        return exited | {cid for cid in workers if self._node_gone(cid) is not None}
 
     def stop_users(self, timeout_s: float = _STOP_S) -> None:
         # Locust waits until the workers report no users; a dead worker never does.

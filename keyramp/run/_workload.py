@@ -72,7 +72,6 @@ class CellWorkload:
             shape=parse_shape(wl.document),
         )
         self.ops = list(wl.ops)
-        #: Op name -> the function that performs it (the store's own where it differs).
         #: Op name -> the function that performs it (the store's own where it differs; a Python
         #: workload's methods, built on first use: key-space analysis needs only the keys).
         self._op_table: dict[str, Operation] | None = None if wl.user else op_table(spec_for(backend), self.ops)
