@@ -10,6 +10,7 @@ killed run left behind; runs already in the current layout are left alone.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 from collections.abc import Iterator
@@ -20,12 +21,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from keyramp._errors import UsageError
 from keyramp.results._catalog import RUN_ID_RE, Run, resolve_run
 from keyramp.results._legacy import KEYS_CSV, TIMESERIES_CSV, classes_text, read_keys_csv, read_timeseries_csv
-from keyramp.results._parquet import KINDS, compact, kind_cells
+from keyramp.results._parquet import KINDS, compact, kind_cells, write_cell
 from keyramp.results._read import data_cells, is_csv_run, read_keys, read_timeseries
 
 __all__ = ["Migrated", "export_csv", "migrate_run", "register"]
@@ -41,11 +41,13 @@ def _csv_keys(table: pa.Table) -> pa.Table:
     return pa.table({"cell": table.column("cell"), "t": t, "op": table.column("op"), "key": table.column("key")})
 
 
-def _write_csv(path: Path, tables: Iterator[pa.Table], schema: pa.Schema) -> int:
+def _write_csv(path: Path, tables: Iterator[pa.Table]) -> int:
+    """Write ``tables`` (at least one, all of one schema: the first's) as one CSV file."""
+    first = next(tables)
     rows = 0
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with pacsv.CSVWriter(tmp, schema) as writer:
-        for table in tables:
+    with pacsv.CSVWriter(tmp, first.schema) as writer:
+        for table in itertools.chain([first], tables):
             writer.write_table(table)
             rows += table.num_rows
     os.replace(tmp, path)
@@ -57,16 +59,12 @@ def export_csv(run: Run, out_dir: Path) -> dict[str, int]:
     out_dir.mkdir(parents=True, exist_ok=True)
     ts_cells = data_cells(run, "timeseries")
     key_cells = data_cells(run, "keys")
-    ts_schema = _csv_timeseries(read_timeseries(run, cell=ts_cells[0]).slice(0, 0)).schema if ts_cells else None
     written = {}
-    if ts_schema is not None:
-        written[TIMESERIES_CSV] = _write_csv(
-            out_dir / TIMESERIES_CSV, (_csv_timeseries(read_timeseries(run, cell=c)) for c in ts_cells), ts_schema
-        )
+    if ts_cells:
+        written[TIMESERIES_CSV] = _write_csv(out_dir / TIMESERIES_CSV,
+                                             (_csv_timeseries(read_timeseries(run, cell=c)) for c in ts_cells))
     if key_cells:
-        key_schema = _csv_keys(read_keys(run, cell=key_cells[0]).slice(0, 0)).schema
-        written[KEYS_CSV] = _write_csv(out_dir / KEYS_CSV, (_csv_keys(read_keys(run, cell=c)) for c in key_cells),
-                                       key_schema)
+        written[KEYS_CSV] = _write_csv(out_dir / KEYS_CSV, (_csv_keys(read_keys(run, cell=c)) for c in key_cells))
     return written
 
 
@@ -105,11 +103,8 @@ def migrate_run(path: Path, *, keep_csv: bool = False) -> Migrated:
             target = path / kind
             target.mkdir(exist_ok=True)
             for cell in sorted(set(table.column("cell").to_pylist())):
-                part = table.filter(pc.equal(table.column("cell"), cell))
-                parts_dir = target / f"{cell}.parts"
-                parts_dir.mkdir(exist_ok=True)
-                pq.write_table(part, parts_dir / "00000000-00000000.parquet")
-                compact(target, cell, kind)
+                # the table has the kind's schema (``_legacy``): written as ``compact`` writes a cell
+                write_cell(table.filter(pc.equal(table.column("cell"), cell)), target, cell, kind)
             back = read_timeseries(path) if kind == "timeseries" else read_keys(path)
             if back.num_rows != table.num_rows:  # never delete what was not written back
                 raise UsageError(f"{path}: migrating {kind} wrote {back.num_rows} rows, the CSV has {table.num_rows}")

@@ -24,10 +24,11 @@ closed model's throughput is the generator's ceiling, not the store's).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Final
+
+from keyramp.results._index import num
 
 __all__ = [
     "BUSY_LIMIT",
@@ -58,23 +59,17 @@ BUSY_LIMIT: Final = 0.8
 MACHINE_LIMIT: Final = 0.95
 
 
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 def busy_users(cell: Mapping[str, Any]) -> float | None:
     """Mean share of a cell's users busy by Little's law: Σ ops/s × mean service s ÷ users."""
-    users = _num(cell.get("users"))
+    users = num(cell.get("users"))
     if users is None or users <= 0:
         return None
     busy = 0.0
     for stats in (cell.get("operations") or {}).values():
-        rate = _num((stats or {}).get("ops_per_s"))
+        rate = num((stats or {}).get("ops_per_s"))
         if rate == 0:
             continue  # an operation that never completed holds no user
-        mean = _num(((stats or {}).get("service_ms") or {}).get("mean"))
+        mean = num(((stats or {}).get("service_ms") or {}).get("mean"))
         if rate is None or mean is None:
             return None
         busy += rate * mean / 1000.0
@@ -84,28 +79,28 @@ def busy_users(cell: Mapping[str, Any]) -> float | None:
 def load_cpu(cell: Mapping[str, Any]) -> tuple[float | None, float | None]:
     """(cores all load processes used together, cores of the busiest one) over the measured phase."""
     cpu = cell.get("load_cpu") or {}
-    return _num(cpu.get("cores")), _num(cpu.get("max_process_cores"))
+    return num(cpu.get("cores")), num(cpu.get("max_process_cores"))
 
 
 def machine_busy(cell: Mapping[str, Any]) -> float | None:
     """Busy share of the load machine's cores (the busiest, with workers) over the measured phase."""
-    return _num((cell.get("load_cpu") or {}).get("machine_busy"))
+    return num((cell.get("load_cpu") or {}).get("machine_busy"))
 
 
 def _open_model(cell: Mapping[str, Any]) -> bool:
     timeline = cell.get("target_ops_per_s")
     return isinstance(timeline, list) and any(
-        (_num((p or {}).get("target")) or 0.0) > 0 for p in timeline if isinstance(p, Mapping))
+        (num((p or {}).get("target")) or 0.0) > 0 for p in timeline if isinstance(p, Mapping))
 
 
 def _late_fraction(stats: Mapping[str, Any]) -> float:
-    count, late = _num(stats.get("count")) or 0.0, _num(stats.get("late")) or 0.0
+    count, late = num(stats.get("count")) or 0.0, num(stats.get("late")) or 0.0
     return late / count if count > 0 else 0.0
 
 
 def _dropped_fraction(cell: Mapping[str, Any]) -> float:
     total = cell.get("total") or {}
-    count, dropped = _num(total.get("count")) or 0.0, _num(total.get("dropped")) or 0.0
+    count, dropped = num(total.get("count")) or 0.0, num(total.get("dropped")) or 0.0
     return dropped / (count + dropped) if count + dropped > 0 else 0.0
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "compact",
     "kind_cells",
     "read_files",
+    "write_cell",
 ]
 
 KINDS = ("timeseries", "keys")
@@ -95,6 +96,11 @@ def _write_atomic(table: pa.Table, path: Path, kind: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     pq.write_table(table, tmp, compression="zstd", compression_level=_LEVEL, **_OPTIONS[kind])
     os.replace(tmp, path)
+
+
+def _cell_writer(path: Path, kind: str) -> pq.ParquetWriter:
+    """The writer of a compacted ``<cell>.parquet`` (write with ``row_group_size=_ROW_GROUP``)."""
+    return pq.ParquetWriter(path, SCHEMAS[kind], compression="zstd", compression_level=_LEVEL, **_OPTIONS[kind])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,8 +196,7 @@ def compact(directory: Path, cell: str, kind: str) -> Path | None:
             return None
         schema = SCHEMAS[kind]
         tmp = whole.with_name(f".{whole.name}.{os.getpid()}.tmp")
-        with pq.ParquetWriter(tmp, schema, compression="zstd", compression_level=_LEVEL,
-                              **_OPTIONS[kind]) as writer:
+        with _cell_writer(tmp, kind) as writer:
             pending: list[pa.Table] = []
             rows = 0
             for path in parts:
@@ -205,6 +210,17 @@ def compact(directory: Path, cell: str, kind: str) -> Path | None:
                 writer.write_table(pa.concat_tables(pending), row_group_size=_ROW_GROUP)
         os.replace(tmp, whole)
     shutil.rmtree(parts_dir, ignore_errors=True)
+    return whole
+
+
+def write_cell(table: pa.Table, directory: Path, cell: str, kind: str) -> Path:
+    """All of a cell's rows at once as ``<cell>.parquet``: the file ``compact`` makes of its parts."""
+    whole = directory / f"{cell}.parquet"
+    tmp = whole.with_name(f".{whole.name}.{os.getpid()}.tmp")
+    with _cell_writer(tmp, kind) as writer:
+        # one contiguous chunk, as ``compact`` reads a part back: same pages, same bytes
+        writer.write_table(table.cast(SCHEMAS[kind]).combine_chunks(), row_group_size=_ROW_GROUP)
+    os.replace(tmp, whole)
     return whole
 
 

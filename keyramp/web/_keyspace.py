@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from keyramp.web._model import as_dict, num
+from keyramp.results._index import as_dict, num
 
 __all__ = ["MEASURED", "MODELLED", "explain_keyspace"]
 

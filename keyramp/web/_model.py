@@ -12,6 +12,8 @@ from typing import Any
 from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._generator import check_generator
 from keyramp.results._index import as_dict, as_list, num, run_row, text
+from keyramp.web._forecast import forecast_view
+from keyramp.web._keyspace import explain_keyspace
 
 __all__ = ["LATENCY_KEYS", "as_dict", "as_list", "num", "run_detail", "run_row"]
 
@@ -38,8 +40,6 @@ def _op_stats(name: str, raw: object) -> dict[str, Any]:
 
 
 def _cells(manifest: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, Any]]:
-    from keyramp.web._keyspace import explain_keyspace  # it builds on this module's helpers
-
     m_cells = {str(c.get("id")): c for c in map(as_dict, as_list(manifest.get("cells"))) if c.get("id")}
     s_cells = as_dict(summary.get("cells"))
     order = list(s_cells) + [cid for cid in m_cells if cid not in s_cells]
@@ -83,12 +83,6 @@ def _cells(manifest: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
         cell["identity"] = cell_identity(cid)
         out.append(cell)
     return out
-
-
-def forecast_view(raw: object) -> dict[str, Any] | None:
-    from keyramp.web._forecast import forecast_view as view  # it builds on this module's helpers
-
-    return view(raw)
 
 
 def _threshold(raw: object) -> dict[str, Any]:
@@ -140,7 +134,6 @@ def run_detail(run: Run) -> dict[str, Any]:
         "description": text(profile.get("description")),
         "rules": [str(r) for r in as_list(profile.get("rules"))],
         "profile_path": text(manifest.get("profile_path")),
-        "ended_at": text(manifest.get("ended_at")),
         "seed": manifest.get("seed") if isinstance(manifest.get("seed"), (int, str)) else None,
         "git_sha": text(manifest.get("git_sha")),
         "host": text(manifest.get("host")),

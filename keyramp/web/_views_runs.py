@@ -9,7 +9,7 @@ from typing import Any
 from flask import Flask, Response, current_app, jsonify, render_template, request
 
 from keyramp._errors import UsageError
-from keyramp.results._index import FILTERS, SORT_KEYS, Catalog, RunQuery
+from keyramp.results._index import FILTERS, Catalog, RunQuery
 
 __all__ = ["PAGE_SIZE", "add_routes", "query_runs"]
 
@@ -24,8 +24,7 @@ def query_runs(catalog: Catalog, args: dict[str, str]) -> dict[str, Any]:
         if filters[key] and not _DATE.match(filters[key]):
             raise UsageError(f"'{key}' must be a date YYYY-MM-DD, got {filters[key]!r}")
     sort = args.get("sort") or "started"
-    if sort not in SORT_KEYS:
-        raise UsageError(f"unknown sort {sort!r}; choose one of {', '.join(SORT_KEYS)}")
+    RunQuery(sort=sort).order_by()  # an unknown sort is a UsageError before the other parameters are checked
     order = args.get("order") or ("asc" if sort in ("profile", "run_id", "status") else "desc")
     if order not in ("asc", "desc"):
         raise UsageError(f"order must be asc or desc, got {order!r}")
