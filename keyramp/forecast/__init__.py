@@ -17,11 +17,15 @@ from typing import TYPE_CHECKING
 from keyramp._lazy import lazy_exports
 
 __all__ = [
+    "CellDesign",
+    "Forecast",
+    "Forecaster",
     "Launch",
     "ParamRange",
     "StoreParams",
     "TabletModel",
     "default_boxes",
+    "forecast",
     "forecast_cell",
     "forecast_run_cell",
     "forecast_step",
@@ -32,6 +36,10 @@ __all__ = [
 ]
 
 _LAZY = {
+    "CellDesign": "keyramp.forecast._design",
+    "Forecast": "keyramp.forecast._result",
+    "Forecaster": "keyramp.forecast._forecast",
+    "forecast": "keyramp.forecast._forecast",
     "Launch": "keyramp.forecast._launch",
     "parse_launch": "keyramp.forecast._launch",
     "ParamRange": "keyramp.forecast._params",
@@ -51,7 +59,9 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY, __all__)
 
 
 if TYPE_CHECKING:
-    from keyramp.forecast._forecast import forecast_cell, forecast_run_cell, forecast_step
+    from keyramp.forecast._design import CellDesign
+    from keyramp.forecast._forecast import Forecaster, forecast, forecast_cell, forecast_run_cell, forecast_step
     from keyramp.forecast._launch import Launch, parse_launch
     from keyramp.forecast._params import ParamRange, StoreParams, TabletModel, load_params_file
+    from keyramp.forecast._result import Forecast
     from keyramp.forecast._stores import default_boxes, store_params, tablet_capacity_band

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import numpy as np
+
 from keyramp._errors import UsageError
 from keyramp.forecast._stores import default_boxes, model_of
 from keyramp.profile._durations import format_duration, parse_duration
@@ -159,11 +161,30 @@ class Launch:
     def rate(self, t: float) -> float:
         return self.schedule.rate(t)
 
+    def rates(self, times: np.ndarray) -> np.ndarray:
+        """``rate`` at many times (kept: a forecast asks for the same step times at every point)."""
+        memo = self._rates
+        out = np.empty(len(times))
+        for i, t in enumerate(np.asarray(times, dtype=np.float64).tolist()):
+            value = memo.get(t)
+            if value is None:
+                value = memo[t] = self.schedule.rate(t)
+            out[i] = value
+        return out
+
+    @cached_property
+    def _rates(self) -> dict[float, float]:
+        return {}
+
     @property
     def peak(self) -> float:
         return self.schedule.peak(self.duration_s)
 
     def total_ops(self) -> float:
+        return self._total_ops
+
+    @cached_property
+    def _total_ops(self) -> float:
         return self.schedule.total_ops(self.duration_s, dt=max(0.5, self.duration_s / 20_000))
 
     def with_overrides(self, *, peak: float | None = None, nodes: int | None = None,

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from keyramp.forecast._text import forecast_short
+from keyramp.keyspace._headline import keyspace_headline
 from keyramp.results._generator import generator_limited, generator_reason
 from keyramp.run._observer import RunObserver
 
@@ -49,7 +50,7 @@ def _threshold_verdict(checks: Sequence[Mapping[str, Any]]) -> str:
 _COLUMNS: tuple[tuple[str, JustifyMethod, int], ...] = (
     ("cell", "left", 0), ("ops/s", "right", 0), ("target", "right", 2), ("count", "right", 1),
     ("err %", "right", 0), ("p50 ms", "right", 0), ("p95 ms", "right", 4), ("p99 ms", "right", 0),
-    ("p99.9 ms", "right", 3), ("late", "right", 6), ("dropped", "right", 5), ("hot 1%*", "right", 0),
+    ("p99.9 ms", "right", 3), ("late", "right", 6), ("dropped", "right", 5), ("key space*", "left", 0),
     ("forecast**", "left", 0), ("thresholds", "left", 0),
 )
 
@@ -58,7 +59,6 @@ def _row(cell_id: str, cell: Mapping[str, Any], limited: bool) -> list[str]:
     total = cell.get("total", {})
     lat = total.get("latency_ms", {})
     target = _mean_target(cell)
-    hot = (cell.get("keyspace") or {}).get("hottest_1pct_share")
     return [
         cell_id + (" (incomplete)" if cell.get("incomplete") else "") + (" †" if limited else ""),
         f"{total.get('ops_per_s', 0):.0f}",
@@ -71,7 +71,7 @@ def _row(cell_id: str, cell: Mapping[str, Any], limited: bool) -> list[str]:
         _fmt_ms(lat.get("p999")),
         str(total.get("late", 0)),
         str(total.get("dropped", 0)),
-        "-" if hot is None else f"{hot:.2f}",
+        keyspace_headline(cell.get("keyspace")),
         forecast_short(cell.get("forecast"), deciding=False),
         _threshold_verdict(cell.get("thresholds", [])),
     ]
@@ -116,7 +116,8 @@ def summary_table(summary: Mapping[str, Any], *, width: int | None = None) -> Ta
     left_out = [name for i, (name, _, _) in enumerate(_COLUMNS) if i not in shown]
     table.caption = (
         "latency from intended start (coordinated-omission corrected) · "
-        "* key-space share of the hottest 1 % of the key range (1.0 = one hotspot, 0.01 = even) · "
+        "* measured key-space pattern: append ×n = new keys land at n places (n hot ranges a split cannot cool), "
+        "hot range = share of ops on the busiest 1 % of keys, spread = neither · "
         "** modelled launch forecast (\\[launch]): verdict and share of launch operations throttled, "
         "low–high over the parameter ranges (uncertain: the band spans two verdicts; keyramp forecast RUN "
         "names the parameter that decides)"

@@ -38,7 +38,7 @@ def test_a_narrow_console_leaves_out_the_least_read_columns_and_says_so(tmp_path
     summary = _summary(tmp_path)
     header = _header(_printed(summary, 120))
     # What a reader needs to judge the run stays whole; nothing is squeezed to "…".
-    for name in ("cell", "ops/s", "err %", "p50 ms", "p99 ms", "hot 1%*", "forecast**", "thresholds"):
+    for name in ("cell", "ops/s", "err %", "p50 ms", "p99 ms", "key space*", "forecast**", "thresholds"):
         assert name in header
     assert "…" not in header and "count" not in header
     text = _printed(summary, 120)
