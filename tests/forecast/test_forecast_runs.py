@@ -66,7 +66,7 @@ def test_the_threshold_fails_the_sequential_cell_and_the_table_shows_the_forecas
     assert [t["passed"] for t in cells["sequential"]["thresholds"]] == [False]
     assert [t["passed"] for t in cells["random"]["thresholds"]] == [True]
     table = (run_dir / "report.txt").read_text()
-    rows = {line.split("│")[1].strip(): line for line in table.splitlines() if "c0" in line and "│" in line}
+    rows = {line.split("│")[1].strip(" †"): line for line in table.splitlines() if "c0" in line and "│" in line}
     assert "hotspot" in rows["c00-firestore-sequential"] and "ok 0%" in rows["c01-firestore-random"]
     assert "modelled launch forecast" in table
 
