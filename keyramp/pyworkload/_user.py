@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 from locust import User, constant, events
 
 from keyramp._errors import UsageError
+from keyramp.backends import spec_for
 from keyramp.pyworkload._keys import KeyHandle
 
 __all__ = ["BigtableUser", "DatastoreUser", "FirestoreUser", "WorkloadUser"]
@@ -68,7 +69,8 @@ class WorkloadUser(User):
         self.client = backend.client
         self.namespace = backend.target.namespace
         self.no_retry = dict(backend.call_options)
-        self.keys = KeyHandle(self.ops)
+        self.keys = KeyHandle(self.ops, convert=spec_for(backend.target.backend).workload_key,
+                              namespace=self.namespace)
 
     def on_stop(self) -> None:
         super().on_stop()

@@ -18,6 +18,8 @@ from gevent.event import Event
 from locust import User, constant, task
 
 from keyramp.backends._base import Backend, Target
+from keyramp.backends._errors import classify
+from keyramp.run._exceptions import ExceptionExample, WarmupFailure, example_of, raised_by_workload
 from keyramp.run._pacer import Pacer
 from keyramp.run._recorder import Recorder
 from keyramp.run._workload import CellWorkload, UserOps
@@ -47,11 +49,31 @@ class CellContext:
     warmup_interval: float | None = None
     #: Service times (s) of warm-up operations, for the runner to see when the store has settled.
     warmup_latencies: list[float] = field(default_factory=list)
+    #: Warm-up operations so far, those that raised the workload's own exception, and the
+    #: first of those: a workload that fails every one stops before its measured phase.
+    warmup_ops: int = 0
+    warmup_workload_errors: int = 0
+    warmup_example: ExceptionExample | None = None
     user_errors: list[BaseException] = field(default_factory=list)
     _user_seq: Any = field(default_factory=itertools.count)
 
     def next_user_index(self) -> int:
         return next(self._user_seq)
+
+    def warmup_failed(self, op: str, error: BaseException) -> None:
+        """A warm-up operation raised: count it, and keep the workload's own exception."""
+        self.warmup_ops += 1
+        cls = classify(error)
+        if self.workload.user_spec and raised_by_workload(cls, error):
+            self.warmup_workload_errors += 1
+            if self.warmup_example is None:
+                self.warmup_example = example_of(op, cls, error)
+
+    def warmup_failure(self) -> WarmupFailure | None:
+        """Every warm-up operation so far raised the workload's own exception (None: not so)."""
+        if self.warmup_ops and self.warmup_workload_errors == self.warmup_ops and self.warmup_example is not None:
+            return WarmupFailure(ops=self.warmup_ops, example=self.warmup_example)
+        return None
 
 
 class KeyrampUser(User):
@@ -122,13 +144,16 @@ class KeyrampUser(User):
 
     def _warm_up(self, interval: float) -> None:
         """One unmeasured operation (JIT, connection pools, caches), then a pause."""
+        ctx = self.context
         started = time.perf_counter()
+        op = ctx.workload.choose_op(self.ops.rng)
         try:
-            self.ops.run(self.context.workload.choose_op(self.ops.rng))
-        except Exception:  # noqa: BLE001 - the measured phase will show what is wrong
-            pass
+            self.ops.run(op)
+        except Exception as exc:  # noqa: BLE001 - the measured phase shows what is wrong (or fail fast)
+            ctx.warmup_failed(op, exc)
         else:
-            self.context.warmup_latencies.append(time.perf_counter() - started)
+            ctx.warmup_ops += 1
+            ctx.warmup_latencies.append(time.perf_counter() - started)
         gevent.sleep(interval)
 
     def _park(self) -> None:

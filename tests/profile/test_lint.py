@@ -245,8 +245,8 @@ def test_cli_exit_codes_and_lines(files: dict[str, Path], capsys: pytest.Capture
     assert capsys.readouterr().out.strip() == f"{files['clean']}: ok"
     assert run_lint([str(files["anti"])]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert f"{files['anti']}: ERROR BP-KEY-1 [c00-datastore-sequential] sequential keys" in "\n".join(lines)
-    assert any(line.startswith(f"{files['anti']}: ERROR BP-RAMP-1 ") for line in lines)
+    assert f"{files['anti']}: ERROR BP-KEY-1 [c00-datastore-sequential]: sequential keys" in "\n".join(lines)
+    assert any(line.startswith(f"{files['anti']}: ERROR BP-RAMP-1: ") for line in lines)
     assert run_lint([str(files["warn"])]) == 0
     assert run_lint([str(files["warn"]), "--strict"]) == 1
 
