@@ -33,7 +33,7 @@ import numpy as np
 from keyramp._types import OP_NAMES
 from keyramp.compare._exceptions import NewException, new_exceptions
 from keyramp.compare._stats import bootstrap_replicates, interval_matrix, ratio_ci, two_proportion
-from keyramp.profile._thresholds import Threshold, ThresholdResult, evaluate, parse_table
+from keyramp.profile._thresholds import Threshold, ThresholdResult, evaluate, parse_table, with_workload_errors
 from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._generator import busy_users, generator_late
 from keyramp.results._read import read_intervals
@@ -473,12 +473,15 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | None, thresholds: S
         if baseline is not None and run.run_id == baseline.run_id:
             continue
         own: list[Threshold] = []
-        table = ((run.manifest or {}).get("profile") or {}).get("thresholds")
+        profile = (run.manifest or {}).get("profile") or {}
+        table = profile.get("thresholds")
         if table:
             try:  # a Python workload's thresholds name its methods
                 own = parse_table(table, operations={*OP_NAMES, *run_operations(run)})
             except Exception as exc:  # noqa: BLE001 - a stored profile is data, not input: warn
                 cmp.warnings.append(f"{run.run_id}: ignoring the profile's [thresholds]: {exc}")
+        # as the run itself judged it: a Python workload's own exceptions fail unless allowed
+        own = with_workload_errors(own, python_workload=bool((profile.get("workload") or {}).get("user")))
         checks = [*own, *thresholds]
         if checks:
             cmp.thresholds[run.run_id] = {cell_id: evaluate(checks, cell) for cell_id, cell in run.cells.items()}

@@ -273,6 +273,12 @@ def render_junit(cmp: Comparison) -> str:
                     ET.SubElement(case, "failure", message=f"forecast worse: {detail}", type="forecast").text = detail
                 else:
                     ET.SubElement(case, "system-out").text = detail
+    if cmp.new_exceptions:
+        el = suite("new exception classes (the workload's own)")
+        for e in cmp.new_exceptions:
+            case = ET.SubElement(el, "testcase", name=e.error_class, classname=f"keyramp.exceptions.{e.cell}", time="0")
+            text = f"{e.run_id}: {e.op}: {e.message}" + (f" at {e.where}" if e.where else "") + f" ({e.count}×)"
+            ET.SubElement(case, "failure", message=text, type="exception").text = text
     for run_id, by_cell in cmp.thresholds.items():
         el = suite(f"thresholds {run_id}")
         for cell, results in by_cell.items():

@@ -70,14 +70,14 @@ def test_errors_are_classified_by_grpc_status() -> None:
     assert op["workload_errors"] == 0
 
 
-def _raise_in_user_code(n: int) -> BaseException:
+def _raise_in_user_code() -> BaseException:
     """An exception raised two frames deep in this (non-library) file, as a workload's op raises."""
 
     def helper() -> None:
-        {}["missing"]  # noqa: B018 - the bug under test
+        {}["missing"]  # the bug under test
 
     try:
-        helper() if n % 2 else helper()
+        helper()
     except KeyError as exc:
         return exc
     raise AssertionError("unreachable")
@@ -87,13 +87,13 @@ def test_the_workloads_own_exceptions_keep_their_first_occurrence() -> None:
     sink = ListSink()
     rec = Recorder(cell="c0", ops=["place", "look"], sink=sink, capture_exceptions=True)
     rec.begin(0.0)
-    first = _raise_in_user_code(0)
+    first = _raise_in_user_code()
     rec.record("place", None, 0.0, 0.0, 0.001, first)
     rec.record("place", None, 0.0, 0.0, 0.001, ValueError("second class"))
     rec.record("place", None, 0.0, 0.0, 0.001, gexc.Aborted("a store status: measured, not a bug"))
     rows = rec.tick(1.0, target_ops_per_s=None)
     for _ in range(3):  # later occurrences are counted, not captured again
-        rec.record("place", None, 1.0, 1.0, 1.001, _raise_in_user_code(1))
+        rec.record("place", None, 1.0, 1.0, 1.001, _raise_in_user_code())
     rec.record("look", None, 1.0, 1.0, 1.001, KeyError("other op"))
     later = rec.tick(2.0, target_ops_per_s=None)
     by_op = {r.op: r for r in rows}
@@ -103,7 +103,7 @@ def test_the_workloads_own_exceptions_keep_their_first_occurrence() -> None:
     place = rec.summary(duration_s=2.0)["operations"]["place"]
     key_error = place["errors_by_class"]["CLIENT_KeyError"]
     assert key_error["count"] == 4 and key_error["op"] == "place" and key_error["message"] == "KeyError: 'missing'"
-    assert key_error["traceback"][-1].endswith('in helper: {}["missing"]  # noqa: B018 - the bug under test')
+    assert key_error["traceback"][-1].endswith('in helper: {}["missing"]  # the bug under test')
     assert all(f.startswith(__file__) for f in key_error["traceback"])  # the user's frames, not keyramp's
     assert key_error["where"] == key_error["traceback"][-1].split(" in ")[0]  # the innermost user line
     assert place["errors_by_class"]["ABORTED"] == {"count": 1}  # no example: a store status
