@@ -39,10 +39,9 @@ class ExceptionExample:
         return cls(error_class=error_class, op=str(data.get("op", "")), message=str(data.get("message", "")),
                    traceback=tuple(str(f) for f in data.get("traceback") or ()))
 
-    def text(self, count: int | None = None) -> str:
-        """Several lines for a terminal: the class, the message, where, the user's frames."""
-        times = "" if count is None else f" × {count:,}"
-        lines = [f"{self.op}: {self.message}{times}"]
+    def text(self) -> str:
+        """Several lines for a terminal: the op and the message, then the user's frames."""
+        lines = [f"{self.op}: {self.message}"]
         lines += [f"    {frame}" for frame in self.traceback]
         return "\n".join(lines)
 

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from keyramp._errors import RunFailed
-from keyramp.backends._errors import from_store
+from keyramp.backends._errors import classify, from_store
 from keyramp.results._exceptions import ExceptionExample
 
-__all__ = ["ExceptionExample", "WarmupFailure", "WorkloadFailed", "example_of", "examples_from_json",
+__all__ = ["ExceptionExample", "WarmupFailure", "WarmupTally", "WorkloadFailed", "example_of", "examples_from_json",
            "examples_to_json", "frames_of", "raised_by_workload"]
 
 #: Frames in these directories are keyramp's, Python's or a library's; the rest are the user's.
@@ -84,6 +84,51 @@ class WarmupFailure:
 
     ops: int
     example: ExceptionExample
+
+
+@dataclass(kw_only=True)
+class WarmupTally:
+    """A cell's warm-up operations in one process (a worker reports its own; the master
+    merges them): how many ran, how many raised the workload's own exception, the first."""
+
+    ops: int = 0
+    workload_errors: int = 0
+    example: ExceptionExample | None = None
+
+    def failed(self, op: str, error: BaseException, *, python_workload: bool) -> None:
+        self.ops += 1
+        if not python_workload:
+            return  # built-in operations: keyramp's own, nothing to fail fast on
+        cls = classify(error)
+        if raised_by_workload(cls, error):
+            self.workload_errors += 1
+            if self.example is None:
+                self.example = example_of(op, cls, error)
+
+    def failure(self) -> WarmupFailure | None:
+        """Every warm-up operation so far raised the workload's own exception (None: not so)."""
+        if self.ops and self.workload_errors == self.ops and self.example is not None:
+            return WarmupFailure(ops=self.ops, example=self.example)
+        return None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"ops": self.ops, "workload_errors": self.workload_errors,
+                "examples": examples_to_json([self.example] if self.example is not None else [])}
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> WarmupTally:
+        examples = examples_from_json(data.get("examples"))
+        return cls(ops=int(data.get("ops", 0)), workload_errors=int(data.get("workload_errors", 0)),
+                   example=examples[0] if examples else None)
+
+    @classmethod
+    def merged(cls, tallies: Iterable[WarmupTally]) -> WarmupTally:
+        out = cls()
+        for t in tallies:
+            out.ops += t.ops
+            out.workload_errors += t.workload_errors
+            out.example = out.example or t.example
+        return out
 
 
 class WorkloadFailed(RunFailed):

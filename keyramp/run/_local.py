@@ -69,7 +69,7 @@ class LocalLoad:
         return f"could not create a client: {errors[0]}" if errors else None
 
     def warmup_failure(self) -> WarmupFailure | None:
-        return self.ctx.warmup_failure()
+        return self.ctx.warmup.failure()
 
     def take_warmup_latencies(self) -> list[float]:
         taken, self.ctx.warmup_latencies = self.ctx.warmup_latencies, []

@@ -36,7 +36,7 @@ from locust.runners import STATE_MISSING
 
 from keyramp._errors import RunFailed, UsageError
 from keyramp.run._cpu import load_cpu_summary
-from keyramp.run._exceptions import ExceptionExample, WarmupFailure, examples_from_json
+from keyramp.run._exceptions import WarmupFailure, WarmupTally, examples_from_json
 from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._pacer import Pacer
 from keyramp.run._phases import DRAIN_S, PhaseAborted, StopFlag
@@ -96,8 +96,8 @@ class _CellMerge:
     ready: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     warmup: list[float] = field(default_factory=list)
-    #: Each worker's warm-up so far: (operations, the workload's own exceptions, its first one).
-    warmup_counts: dict[str, tuple[int, int, ExceptionExample | None]] = field(default_factory=dict)
+    #: Each worker's warm-up so far (operations, the workload's own exceptions among them).
+    warmup_tally: dict[str, WarmupTally] = field(default_factory=dict)
     #: Records each worker's warm-up inserted, reported as its measured phase starts.
     warmup_inserts: dict[str, int] = field(default_factory=dict)
     pending: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)
@@ -279,9 +279,7 @@ class Master:
         merge = self._merge_for(msg)
         if merge is not None:
             merge.warmup.extend(float(x) for x in msg.data.get("latencies") or ())
-            examples = examples_from_json(msg.data.get("examples"))
-            merge.warmup_counts[msg.node_id] = (int(msg.data.get("ops", 0)), int(msg.data.get("workload_errors", 0)),
-                                                examples[0] if examples else None)
+            merge.warmup_tally[msg.node_id] = WarmupTally.from_wire(msg.data)
 
     def _on_interval(self, environment: Environment, msg: Any, **_: Any) -> None:
         merge = self.merge
@@ -399,10 +397,7 @@ class WorkerLoad:
 
     def warmup_failure(self) -> WarmupFailure | None:
         assert self.merge is not None
-        counts = list(self.merge.warmup_counts.values())
-        ops, raised = sum(c[0] for c in counts), sum(c[1] for c in counts)
-        example = next((c[2] for c in counts if c[2] is not None), None)
-        return WarmupFailure(ops=ops, example=example) if ops and raised == ops and example is not None else None
+        return WarmupTally.merged(self.merge.warmup_tally.values()).failure()
 
     def take_warmup_latencies(self) -> list[float]:
         assert self.merge is not None

@@ -18,8 +18,7 @@ from gevent.event import Event
 from locust import User, constant, task
 
 from keyramp.backends._base import Backend, Target
-from keyramp.backends._errors import classify
-from keyramp.run._exceptions import ExceptionExample, WarmupFailure, example_of, raised_by_workload
+from keyramp.run._exceptions import WarmupTally
 from keyramp.run._pacer import Pacer
 from keyramp.run._recorder import Recorder
 from keyramp.run._workload import CellWorkload, UserOps
@@ -49,31 +48,14 @@ class CellContext:
     warmup_interval: float | None = None
     #: Service times (s) of warm-up operations, for the runner to see when the store has settled.
     warmup_latencies: list[float] = field(default_factory=list)
-    #: Warm-up operations so far, those that raised the workload's own exception, and the
-    #: first of those: a workload that fails every one stops before its measured phase.
-    warmup_ops: int = 0
-    warmup_workload_errors: int = 0
-    warmup_example: ExceptionExample | None = None
+    #: Warm-up operations so far and the workload's own exceptions among them: a workload
+    #: that fails every one stops before its measured phase.
+    warmup: WarmupTally = field(default_factory=WarmupTally)
     user_errors: list[BaseException] = field(default_factory=list)
     _user_seq: Any = field(default_factory=itertools.count)
 
     def next_user_index(self) -> int:
         return next(self._user_seq)
-
-    def warmup_failed(self, op: str, error: BaseException) -> None:
-        """A warm-up operation raised: count it, and keep the workload's own exception."""
-        self.warmup_ops += 1
-        cls = classify(error)
-        if self.workload.user_spec and raised_by_workload(cls, error):
-            self.warmup_workload_errors += 1
-            if self.warmup_example is None:
-                self.warmup_example = example_of(op, cls, error)
-
-    def warmup_failure(self) -> WarmupFailure | None:
-        """Every warm-up operation so far raised the workload's own exception (None: not so)."""
-        if self.warmup_ops and self.warmup_workload_errors == self.warmup_ops and self.warmup_example is not None:
-            return WarmupFailure(ops=self.warmup_ops, example=self.warmup_example)
-        return None
 
 
 class KeyrampUser(User):
@@ -150,9 +132,9 @@ class KeyrampUser(User):
         try:
             self.ops.run(op)
         except Exception as exc:  # noqa: BLE001 - the measured phase shows what is wrong (or fail fast)
-            ctx.warmup_failed(op, exc)
+            ctx.warmup.failed(op, exc, python_workload=bool(ctx.workload.user_spec))
         else:
-            ctx.warmup_ops += 1
+            ctx.warmup.ops += 1
             ctx.warmup_latencies.append(time.perf_counter() - started)
         gevent.sleep(interval)
 

@@ -160,17 +160,14 @@ class _WorkerCell:
                     "token": token, "ready": now[0],
                     "error": None if error is None else one_line(f"{error.__class__.__name__}: {error}")})
                 last = now
-            if time.monotonic() >= next_warmup and (ctx.warmup_latencies or ctx.warmup_ops != reported_ops):
+            if time.monotonic() >= next_warmup and (ctx.warmup_latencies or ctx.warmup.ops != reported_ops):
                 taken, ctx.warmup_latencies = ctx.warmup_latencies, []
                 step = max(1, len(taken) // _WARMUP_SAMPLES)  # an even thinning keeps the median
-                example = ctx.warmup_example
-                # The counts so far (and the workload's first exception): the master stops a cell
-                # whose every warm-up operation raised one.
-                self.runner.send_message(MSG_WARMUP, {
-                    "token": token, "latencies": taken[::step], "ops": ctx.warmup_ops,
-                    "workload_errors": ctx.warmup_workload_errors,
-                    "examples": examples_to_json([example] if example is not None else [])})
-                reported_ops = ctx.warmup_ops
+                # With the tally so far: the master stops a cell whose every warm-up operation
+                # raised the workload's own exception.
+                self.runner.send_message(MSG_WARMUP, {"token": token, "latencies": taken[::step],
+                                                      **ctx.warmup.to_wire()})
+                reported_ops = ctx.warmup.ops
                 next_warmup = time.monotonic() + _WARMUP_REPORT_S
             gevent.sleep(0.05)
 
