@@ -4,8 +4,9 @@ The decorator returns a Locust task (``locust_task_weight``) that, under plain
 ``locust -f``, times the call and reports it through Locust's ``events.request`` under the
 method's name; the workload's own exception (not a store's status) also goes to
 ``events.user_error``, as an exception escaping a Locust task does (Locust's exceptions CSV
-and web UI tab show it with its traceback). ``keyramp run`` never calls that wrapper: it reads the ``OpSpec`` and calls
-the undecorated method itself, so the recorder measures each operation once.
+and web UI tab show it with its traceback). ``keyramp run`` never calls that wrapper: it
+reads the ``OpSpec`` and calls the undecorated method itself, so the recorder measures each
+operation once.
 """
 
 from __future__ import annotations
@@ -91,9 +92,9 @@ def op(weight: int | Callable[..., Any] = 1, *, inserts: bool | None = None) -> 
 
 def _own(error: BaseException) -> bool:
     """The workload's own exception, not a store's status (``keyramp.backends._errors``)."""
-    from keyramp.backends._errors import classify, from_store  # plain Locust only: grpc loads on first failure
+    from keyramp.backends._errors import classify, raised_by_workload  # plain Locust only: grpc loads on failure
 
-    return classify(error).startswith("CLIENT_") and not from_store(error)
+    return raised_by_workload(classify(error), error)
 
 
 def collect_ops(cls: type) -> dict[str, OpSpec]:

@@ -225,6 +225,7 @@ class CellRun:
             "reason": "workload error",
             "warmup_s": self.warmup_used_s,
             "namespace": self.address.namespace,
+            "operations": {},  # nothing was measured
             "warmup_failure": {"ops": failed.failure.ops, "error_class": example.error_class, **example.to_json()},
         }
 

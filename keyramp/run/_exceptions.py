@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from keyramp._errors import RunFailed
-from keyramp.backends._errors import classify, from_store
+from keyramp.backends._errors import classify, raised_by_workload
 from keyramp.results._exceptions import ExceptionExample
 
 __all__ = ["ExceptionExample", "WarmupFailure", "WarmupTally", "WorkloadFailed", "example_of", "examples_from_json",
-           "examples_to_json", "frames_of", "raised_by_workload"]
+           "examples_to_json", "frames_of"]
 
 #: Frames in these directories are keyramp's, Python's or a library's; the rest are the user's.
 _NOT_USER: Final = tuple({str(Path(__file__).resolve().parents[1]) + "/",
@@ -37,8 +37,8 @@ _FRAMES: Final = 12
 
 
 def _frame(f: traceback.FrameSummary) -> str:
-    source = f" {f.line}" if f.line else ""
-    return f"{f.filename}:{f.lineno} in {f.name}:{source}" if source else f"{f.filename}:{f.lineno} in {f.name}"
+    where = f"{f.filename}:{f.lineno} in {f.name}"
+    return f"{where}: {f.line}" if f.line else where
 
 
 def _short(filename: str) -> str:
@@ -50,8 +50,8 @@ def _short(filename: str) -> str:
 
 
 def frames_of(exc: BaseException) -> tuple[str, ...]:
-    """The user's frames of ``exc``'s traceback (neither keyramp's, Python's nor a library's),
-    then where it was raised if that is elsewhere; the last frames when none is the user's."""
+    """The user's frames of ``exc``'s traceback (neither keyramp's, Python's nor a library's;
+    the innermost ``_FRAMES``), then where it was raised if that is elsewhere."""
     frames = traceback.extract_tb(exc.__traceback__)
     user = [f for f in frames if not f.filename.startswith(_NOT_USER)]
     out = [_frame(f) for f in user[-_FRAMES:]]
@@ -59,12 +59,6 @@ def frames_of(exc: BaseException) -> tuple[str, ...]:
         last = frames[-1]
         out.append(f"raised in {_short(last.filename)}:{last.lineno} in {last.name}")
     return tuple(out)
-
-
-def raised_by_workload(error_class: str, exc: BaseException) -> bool:
-    """Whether ``exc`` (classified as ``error_class``) is the workload's own exception: no store
-    status in it, and not a Google API or gRPC error."""
-    return error_class.startswith("CLIENT_") and not from_store(exc)
 
 
 def example_of(op: str, error_class: str, exc: BaseException) -> ExceptionExample | None:

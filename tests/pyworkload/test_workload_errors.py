@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 from _runs import emulator_env, keyramp, load, timeseries_rows, write_profile
 
+from keyramp.results._catalog import load_run
+
 pytestmark = pytest.mark.emulator
 
 MODULE = '''import keyramp
@@ -154,6 +156,7 @@ def test_a_cell_whose_every_warmup_op_raises_stops_and_the_next_runs(runs: dict[
     assert summary["status"] == "failed" and "workload error in 1 of 2 cells" in summary["reason"]
     seq, rnd = summary["cells"]["c00-firestore-sequential"], summary["cells"]["c01-firestore-random"]
     assert seq["reason"] == "workload error" and seq["status"] == "failed" and "total" not in seq
+    assert seq["operations"] == {} and load_run(r["run"]).warnings == []  # a well-formed run, nothing measured
     failure = seq["warmup_failure"]
     assert failure["ops"] > 0 and failure["error_class"] == "CLIENT_RuntimeError"
     assert failure["message"] == "RuntimeError: no sequence configured"

@@ -8,8 +8,8 @@ import json
 import grpc
 from google.api_core import exceptions as gexc
 
-from keyramp.backends._errors import classify
-from keyramp.run._exceptions import WarmupTally, example_of, raised_by_workload
+from keyramp.backends._errors import classify, raised_by_workload
+from keyramp.run._exceptions import WarmupTally, example_of
 
 
 def _raised(fn) -> BaseException:  # type: ignore[no-untyped-def]
