@@ -156,7 +156,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from keyramp.profile._durations import parse_duration
     from keyramp.profile._files import collect_profiles
-    from keyramp.run._report import Console, summary_table
+    from keyramp.run._report import Console, summary_table, workload_exceptions
     from keyramp.run._runner import RunOptions, run_profile
 
     _check_run_args(args)
@@ -217,6 +217,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             )
             outcomes.append(outcome)
             out.print(summary_table(outcome.summary, width=out.width))
+            for line in workload_exceptions(outcome.summary):  # the workload's own exceptions, with tracebacks
+                out.print(line, markup=False, highlight=False, soft_wrap=True)
             out.print(f"results: {outcome.path}", highlight=False)
             if profile.rules:
                 scenario_runs.append(outcome.path)

@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 
 from keyramp._types import OP_NAMES
+from keyramp.compare._exceptions import NewException, new_exceptions
 from keyramp.compare._stats import bootstrap_replicates, interval_matrix, ratio_ci, two_proportion
-from keyramp.profile._thresholds import Threshold, ThresholdResult, evaluate, parse_table
+from keyramp.profile._thresholds import Threshold, ThresholdResult, evaluate, parse_table, with_workload_errors
 from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._generator import busy_users, generator_late
 from keyramp.results._read import read_intervals
@@ -127,6 +128,8 @@ class Comparison:
     forecast: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     #: (cell identity, run id, baseline verdict, verdict): a candidate's forecast got worse
     forecast_regressions: list[tuple[str, str, str, str]] = field(default_factory=list)
+    #: The workload's own exception classes a candidate raised and the baseline did not.
+    new_exceptions: list[NewException] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -140,7 +143,8 @@ class Comparison:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.regressions or self.threshold_failures or self.forecast_regressions else 0
+        failed = self.regressions or self.threshold_failures or self.forecast_regressions or self.new_exceptions
+        return 1 if failed else 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -157,6 +161,7 @@ class Comparison:
             "forecast": self.forecast,
             "forecast_regressions": [{"cell": c, "run_id": r, "baseline": b, "verdict": v}
                                      for c, r, b, v in self.forecast_regressions],
+            "new_exceptions": [e.to_dict() for e in self.new_exceptions],
             "warnings": self.warnings,
             "regressions": len(self.regressions),
             "threshold_failures": len(self.threshold_failures),
@@ -456,6 +461,7 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | None, thresholds: S
                                                 "(load generator starved by the machine): rerun on a quieter machine")
 
     if baseline is not None:
+        cmp.new_exceptions = new_exceptions(baseline, ordered[1:], identities)
         for ident, per_run in cmp.forecast.items():
             base = per_run.get(baseline.run_id, {}).get("verdict")
             for run in ordered[1:]:
@@ -467,12 +473,15 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | None, thresholds: S
         if baseline is not None and run.run_id == baseline.run_id:
             continue
         own: list[Threshold] = []
-        table = ((run.manifest or {}).get("profile") or {}).get("thresholds")
+        profile = (run.manifest or {}).get("profile") or {}
+        table = profile.get("thresholds")
         if table:
             try:  # a Python workload's thresholds name its methods
                 own = parse_table(table, operations={*OP_NAMES, *run_operations(run)})
             except Exception as exc:  # noqa: BLE001 - a stored profile is data, not input: warn
                 cmp.warnings.append(f"{run.run_id}: ignoring the profile's [thresholds]: {exc}")
+        # as the run itself judged it: a Python workload's own exceptions fail unless allowed
+        own = with_workload_errors(own, python_workload=bool((profile.get("workload") or {}).get("user")))
         checks = [*own, *thresholds]
         if checks:
             cmp.thresholds[run.run_id] = {cell_id: evaluate(checks, cell) for cell_id, cell in run.cells.items()}

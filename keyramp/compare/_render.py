@@ -82,6 +82,8 @@ def _headline(cmp: Comparison) -> str:
     parts.append(f"{len(cmp.threshold_failures)} threshold failure(s)")
     if cmp.forecast_regressions:
         parts.append(f"{len(cmp.forecast_regressions)} launch forecast(s) worse (modelled)")
+    if cmp.new_exceptions:
+        parts.append(f"{len(cmp.new_exceptions)} new exception class(es) raised by the workload")
     return ("FAIL" if cmp.exit_code else "PASS") + ": " + ", ".join(parts)
 
 
@@ -146,6 +148,14 @@ def render_terminal(cmp: Comparison, console: Any) -> None:
                                "[green]pass[/]" if r.passed else "[yellow]inconclusive[/]"
                                if r.verdict == "inconclusive" else "[red]FAIL[/]")
         console.print(th)
+    if cmp.new_exceptions:
+        ne = Table(title="new exception classes (the workload's own; the baseline's cell did not raise them)")
+        for column in ("run", "cell", "class", "count", "first occurrence"):
+            ne.add_column(column)
+        for e in cmp.new_exceptions:
+            ne.add_row(_short(e.run_id), escape(e.cell), escape(e.error_class), str(e.count),
+                       escape(f"{e.op}: {e.message}" + (f" at {e.where}" if e.where else "")))
+        console.print(ne)
     for warning in cmp.warnings:
         console.print(f"[yellow]warning[/]: {escape(warning)}", highlight=False)
     console.print(("[red]" if cmp.exit_code else "[green]") + escape(_headline(cmp)) + "[/]")
@@ -200,6 +210,12 @@ def render_markdown(cmp: Comparison) -> str:
             for name in sorted({k for v in per_run.values() for k in v}):
                 vals = [str(per_run.get(r.run_id, {}).get(name, "–")) for r in cmp.runs]
                 lines.append(f"| {_md(cell)} | {_md(name)} | " + " | ".join(vals) + " |")
+    if cmp.new_exceptions:
+        lines += ["", "### New exception classes (the workload's own; the baseline's cell did not raise them)", "",
+                  "| run | cell | class | count | first occurrence |", "|---|---|---|---:|---|"]
+        lines += [f"| `{e.run_id}` | {_md(e.cell)} | `{e.error_class}` | {e.count} | "
+                  f"`{_md(e.op)}: {_md(e.message)}`" + (f" at `{_md(e.where)}`" if e.where else "") + " |"
+                  for e in cmp.new_exceptions]
     if cmp.warnings:
         lines += ["", *[f"> ⚠️ {_md(w)}" for w in cmp.warnings]]
     o = cmp.options
@@ -257,6 +273,12 @@ def render_junit(cmp: Comparison) -> str:
                     ET.SubElement(case, "failure", message=f"forecast worse: {detail}", type="forecast").text = detail
                 else:
                     ET.SubElement(case, "system-out").text = detail
+    if cmp.new_exceptions:
+        el = suite("new exception classes (the workload's own)")
+        for e in cmp.new_exceptions:
+            case = ET.SubElement(el, "testcase", name=e.error_class, classname=f"keyramp.exceptions.{e.cell}", time="0")
+            text = f"{e.run_id}: {e.op}: {e.message}" + (f" at {e.where}" if e.where else "") + f" ({e.count}×)"
+            ET.SubElement(case, "failure", message=text, type="exception").text = text
     for run_id, by_cell in cmp.thresholds.items():
         el = suite(f"thresholds {run_id}")
         for cell, results in by_cell.items():

@@ -71,8 +71,10 @@ def run_dirs(firestore_emulator, workload_dir: Path) -> dict[str, Path]:
     result = keyramp("run", str(orders), "--out", str(out), "--quiet", env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     # The failing workload runs distributed: two Locust workers import the module themselves.
+    # Its own exceptions fail the run (exit 1; the profile does not allow them).
     result = keyramp("run", str(flaky), "--out", str(out), "--quiet", "--workers", "2", env=env)
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "workload errors" in result.stdout and "ValueError: the application's own bug" in result.stdout
     runs = {load(p, "manifest.json")["profile"]["name"]: p for p in out.iterdir() if p.is_dir()}
     assert set(runs) == {"orders", "flaky"}
     return runs
@@ -125,6 +127,15 @@ def test_an_op_that_raises_is_an_error_of_its_class(run_dirs: dict[str, Path]) -
     boom, fine = cell["operations"]["boom"], cell["operations"]["fine"]
     assert boom["count"] > 50 and boom["errors"] == boom["count"]
     assert list(boom["errors_by_class"]) == ["CLIENT_ValueError"]  # raised in the client process
+    # ... and its first occurrence came from a worker, with the user's frame
+    example = boom["errors_by_class"]["CLIENT_ValueError"]
+    assert example["message"] == "ValueError: the application's own bug" and example["count"] == boom["count"]
+    line = next(i for i, text in enumerate(MODULE.splitlines(), 1) if "raise ValueError" in text)
+    assert example["traceback"] == [f"{run_dirs['flaky'].parents[1] / 'orders.py'}:{line} in boom: "
+                                    "raise ValueError(\"the application's own bug\")"]
+    assert boom["workload_errors"] == boom["count"] and cell["total"]["workload_errors"] == boom["count"]
+    assert [(t["name"], t["passed"]) for t in cell["thresholds"]] == [("workload_errors", False)]
+    assert summary["thresholds_passed"] is False
     assert fine["errors"] == 0 and fine["count"] > 50  # the run went on
 
 
