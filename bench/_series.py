@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from _common import ENV_FOR_KIND, emulators, env_for
 
 from keyramp.results._catalog import list_runs
 
-__all__ = ["MachineState", "busy_cores", "run_profile"]
+__all__ = ["MachineState", "bigtable", "busy_cores", "run_profile"]
 
 # One process: busy for ``duty`` of every 10 ms period (1.0: always).
 _SPIN = """
@@ -106,3 +107,15 @@ def run_profile(profile: Path, results: Path, env: dict[str, str]) -> str:
                    check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     (new,) = {r.run_id for r in list_runs(results)} - before
     return new
+
+
+@contextlib.contextmanager
+def bigtable(endpoint: str | None = None) -> Iterator[tuple[dict[str, str], str]]:
+    """(environment for ``keyramp run``, endpoint) of a Bigtable emulator: the one at ``endpoint``
+    (a test's, ``--emulator``), else one started here and stopped at the end."""
+    if endpoint:
+        env = {k: v for k, v in os.environ.items() if k not in ENV_FOR_KIND.values()}
+        yield {**env, "BIGTABLE_EMULATOR_HOST": endpoint, "PYTHONUNBUFFERED": "1"}, endpoint
+        return
+    with emulators("bigtable") as running:
+        yield env_for(running["bigtable"]), running["bigtable"].endpoint

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import emulators, env_for, machine, save, write_profile
-from _series import MachineState, busy_cores, run_profile
+from _common import machine, save, write_profile
+from _series import MachineState, bigtable, busy_cores, run_profile
 
 from keyramp.compare import Comparison, build_comparison
 from keyramp.results._catalog import Run, load_run
@@ -135,6 +135,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--max-flag-rate", type=float, default=0.05)
     parser.add_argument("--keep", type=Path, help="keep the runs here (an existing series.json is reanalysed)")
     parser.add_argument("--smoke", action="store_true", help="3 runs of 2 s per model, sets of 2: a few seconds each")
+    parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
     parser.add_argument("--save", action="store_true", help="write bench/results/compare_aa[_busy].json")
     parser.add_argument("--out", type=Path, help="write the result JSON here too")
     args = parser.parse_args(argv)
@@ -150,8 +151,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             profiles = {m: write_model(Path(tmp), m, duration=duration, warmup="0s" if args.smoke else "2s")
                         for m in models}
             series = {"models": {m: [] for m in models}}
-            with emulators("bigtable") as running, machine_load(args.busy) as state:
-                env = env_for(running["bigtable"])
+            with bigtable(args.emulator) as (env, _), machine_load(args.busy) as state:
                 for i in range(n):
                     for model in abba(models, i):
                         started = time.monotonic()

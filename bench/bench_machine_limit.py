@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import emulators, env_for, machine, median, save, table, write_profile
-from _series import MachineState, busy_cores, run_profile
+from _common import machine, median, save, table, write_profile
+from _series import MachineState, bigtable, busy_cores, run_profile
 
 from keyramp.results._catalog import load_run
 
@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--levels", default=",".join(f"{x:g}" for x in LEVELS), help="cores kept busy")
     parser.add_argument("--duration", default="10s")
     parser.add_argument("--smoke", action="store_true", help="levels 0 and 2, 2 s runs, light profile")
+    parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
     parser.add_argument("--save", action="store_true", help="write bench/results/machine_limit.json")
     parser.add_argument("--out", type=Path, help="write the result JSON here too")
     args = parser.parse_args(argv)
@@ -72,8 +73,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     duration = "2s" if args.smoke else args.duration
     start = machine()
     rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="kr-machine-") as tmp, emulators("bigtable") as running:
-        env = env_for(running["bigtable"])
+    with tempfile.TemporaryDirectory(prefix="kr-machine-") as tmp, bigtable(args.emulator) as (env, _):
         results = Path(tmp) / "results"
         profiles = {n: write_profile(Path(tmp) / f"{n}.toml",
                                      {"name": f"bench-machine-{n}", "backend": "bigtable", "duration": duration,

@@ -58,13 +58,15 @@ def test_generator_limited_everywhere_it_shows_and_not_at_150_ops(tmp_path: Path
     assert over_code == 1 and summary["thresholds_passed"] is False
 
     report = (over / "report.txt").read_text()
-    assert f"{cell_id} †" in report and "generator-limited" in report
+    # On a saturated test box (the emulator on it) the cell is machine-limited: its own wording.
+    word = "machine-limited" if generator["machine_limited"] else "generator-limited"
+    assert f"{cell_id} †" in report and f"{cell_id} {word}" in report
 
     from keyramp.web import create_app
 
     client = create_app(over.parent).test_client()
     page = client.get(f"/runs/{over.name}").data.decode()
-    assert "Generator-limited" in page and "inconclusive" in page
+    assert word.capitalize() in page and "inconclusive" in page
     twin = client.get(f"/runs/{over.name}.json").get_json()["run"]
     assert twin["generator_limited_cells"] == [cell_id]
     assert twin["cells"][0]["generator_limited"] is True
