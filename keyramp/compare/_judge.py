@@ -284,8 +284,9 @@ class _Judge:
         self.b_boot, self.c_boot = reps.get(base, op), reps.get(cand, op)
         self.k = len(base.members)
         each = [summary_values(s) for s in base.stats(op)] if self.k > 1 else []
-        self.spread = {m: between_run_spread([v[m] for v in each], opts.confidence) for m in METRICS[:-1]} \
-            if each else {}
+        # The between-run spread of each ratio metric over a baseline set (error rates are counts: pooled).
+        self.spread = {m: between_run_spread([v[m] for v in each], opts.confidence)
+                       for m in ("ops_per_s", *LATENCY_METRICS)} if each else {}
 
     def row(self, metric: str, ratio: float | None, low: float | None, high: float | None, verdict: str,
             note: str) -> MetricRow:

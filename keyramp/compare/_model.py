@@ -193,7 +193,7 @@ def _judge_run(cmp: Comparison, reps: Replicates, cand: Run) -> None:
                 if r.note.startswith("inconclusive"):
                     unsure.setdefault(r.note.split(" but ", 1)[-1], []).append(r.metric)
             for why, metrics in unsure.items():
-                cmp.warnings.append(f"{ident}/{op} {cand.run_id}: {', '.join(metrics)} inconclusive ({why}): "
+                cmp.warnings.append(f"{ident}/{op} {cand.run_id}: {', '.join(metrics)} inconclusive — {why}; "
                                     "rerun on a quieter machine")
 
 

@@ -67,7 +67,9 @@ BUSY_LIMIT: Final = 0.8
 #: A load machine this busy (all cores, every process) starves its load processes: their
 #: greenlets wait for a core, which inflates service times too (users then look busy); with
 #: the emulator on it, the store's latency is the machine's as well. Measured on the 2-core
-#: development box (docs/ci.md, bench/bench_machine_limit.py): MACHINE_LIMIT_TBD
+#: development box (docs/ci.md, bench/bench_machine_limit.py): below 85 % busy a light profile's
+#: service time stayed within x1.1 of unloaded and <= 5 % of operations started late; from 87 %
+#: it was x1.2-1.3 with 7-10 % late, from 97 % x2-9 (the old 95 % let the reported 90 % pass).
 MACHINE_LIMIT: Final = 0.85
 
 

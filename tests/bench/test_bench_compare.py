@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,10 @@ def test_busy_cores_starts_and_stops_its_own_processes() -> None:
     with busy_cores(1.5) as pids:
         assert len(pids) == 2 and all(psutil.pid_exists(p) for p in pids)
         procs = [psutil.Process(p) for p in pids]
+        deadline = time.monotonic() + 30
+        while min(sum(p.cpu_times()[:2]) for p in procs) < 0.05:  # both spin (the half one too)
+            assert time.monotonic() < deadline, "the spinning processes used no CPU"
+            time.sleep(0.01)
     _gone, alive = psutil.wait_procs(procs, timeout=10)
     assert not alive
     state.sample()
