@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from _synthetic import make_run
 
-from keyramp.compare import build_comparison
+from keyramp.compare import build_comparison, render_markdown
 from keyramp.results._catalog import Run, load_run
 
 ONE_CELL = (("bigtable", "random"),)
@@ -71,8 +71,10 @@ def test_throughput_stands_when_the_stores_service_time_moved_with_it(results: P
     # Service time doubled, throughput halved (Little's law with 8 busy users): the store did it,
     # even though the candidate's machine was saturated (its emulator elsewhere: service time is the store's).
     slow = _run(results, seed=504, rate=100.0, latency_ms=4.0, machine=0.97, local=False)
-    row = _rows(slow, base)[("insert", "ops_per_s")]
+    cmp = build_comparison([slow], baseline=base)
+    row = {(r.op, r.metric): r for r in cmp.rows}[("insert", "ops_per_s")]
     assert row.verdict == "worse" and row.note.startswith("the store's service time moved with it")
+    assert f"insert ops_per_s worse: {row.note}" in render_markdown(cmp)  # the note is shown, not only in JSON
     predicted = re.search(r"predicts ×([0-9.]+)", row.note)
     assert predicted and float(predicted.group(1)) == pytest.approx(0.5, abs=0.05)
     # With the emulator on that saturated machine its service time is the machine's: inconclusive.
@@ -115,6 +117,9 @@ def test_a_baseline_set_widens_intervals_by_its_spread(results: Path) -> None:
     # The table's baseline column is the set pooled: about the mean of the three rates.
     pooled = cmp.values[("bigtable-random", "insert")][spread_set[0].run_id]["ops_per_s"]
     assert pooled is not None and 190 < pooled < 210
+    markdown = render_markdown(cmp)
+    assert f"baseline: 3 runs pooled `{spread_set[0].run_id}`" in markdown
+    assert "measured from 3 baseline runs" in markdown
 
 
 def test_a_steady_baseline_set_still_catches_a_real_regression(results: Path) -> None:
