@@ -128,3 +128,18 @@ def test_a_steady_baseline_set_still_catches_a_real_regression(results: Path) ->
     rows = {(r.op, r.metric): r for r in cmp.rows}
     assert rows[("insert", "p50_ms")].verdict == "worse" and rows[("read", "p50_ms")].verdict == "worse"
     assert rows[("insert", "p50_ms")].spread is not None and rows[("insert", "p50_ms")].spread < 0.1
+
+
+def test_new_exception_classes_are_judged_against_every_run_of_a_baseline_set(tmp_path: Path) -> None:
+    # A class one run of the set raised is known to the build: the candidate raising it is not new.
+    base = [make_run(tmp_path, seed=600 + i, cells=ONE_CELL) for i in range(3)]
+    cand = make_run(tmp_path, seed=604, cells=ONE_CELL)
+    for run_dir, classes in ((base[1], ["CLIENT_KeyError"]), (cand, ["CLIENT_KeyError", "CLIENT_TypeError"])):
+        summary = json.loads((run_dir / "summary.json").read_text())
+        for cls in classes:
+            entry = {"count": 3, "op": "insert", "message": "boom", "where": "/app/w.py:1", "traceback": []}
+            for stats in (summary["cells"][CELL]["operations"]["insert"], summary["cells"][CELL]["total"]):
+                stats["errors_by_class"][cls] = entry
+        (run_dir / "summary.json").write_text(json.dumps(summary))
+    cmp = build_comparison([load_run(cand)], baseline=[load_run(b) for b in base])
+    assert [e.error_class for e in cmp.new_exceptions] == ["CLIENT_TypeError"]
