@@ -78,6 +78,7 @@ def _check(raw: dict[str, Any]) -> None:
     # Anything else propagates and fails the test with the generated profile.
 
 
+@pytest.mark.slow
 @settings(max_examples=1200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_profiles)
 def test_parse_profile_raises_only_one_line_usage_errors(raw: dict[str, Any]) -> None:

@@ -163,6 +163,7 @@ def _load_profile(tmp_path: Path, backend: str, *, duration: str = "120s", **wor
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["datastore", "firestore", "firestore-datastore", "bigtable"])
 def test_emulator_killed_mid_run_fails_fast_and_keeps_the_record(tmp_path: Path, private_emulator: Any,
                                                                  kind: str) -> None:
@@ -307,6 +308,7 @@ def test_full_results_disk_exits_2_before_any_load(tmp_path: Path) -> None:
     assert not (tmp_path / "state").exists()
 
 
+@pytest.mark.slow
 def test_concurrent_runs_into_one_out_get_distinct_directories(tmp_path: Path, private_emulator: Any) -> None:
     emu = private_emulator("bigtable")
     out = tmp_path / "out"
@@ -408,6 +410,7 @@ def test_ui_warns_and_skips_corrupt_runs(damaged_results: tuple[Path, str, list[
         assert status in (200, 404, 400, 422), (url, status)  # a page or a clean error, never a 500
 
 
+@pytest.mark.slow
 def test_firestore_lock_contention_does_not_delay_the_end(tmp_path: Path, firestore_emulator: RunningEmulator) -> None:
     # ≥ 4 writers in transactions on one document: the emulator serialises them behind a
     # 2 s lock timeout. The phase must still end on time and the drain stay bounded. (The

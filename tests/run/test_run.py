@@ -141,6 +141,7 @@ def test_hlog_files_decode_and_agree_with_summary(tmp_path: Path, bt_env: dict[s
             assert merged.get_value_at_percentile(99) / 1000 == cell["operations"][op][field]["p99"]
 
 
+@pytest.mark.slow
 def test_ramp_500_50_5_steps_show_in_the_timeseries(tmp_path: Path, bt_env: dict[str, str]) -> None:
     # 5 min steps at time_scale 60 are 5 wall seconds: 100 -> 150 -> 225 -> 337.5 ops/s.
     profile = write_profile(
@@ -260,6 +261,7 @@ def test_signal_mid_run_keeps_what_was_recorded(tmp_path: Path, bt_env: dict[str
     assert int(aggregated["Request Count"]) == cell["total"]["count"]
 
 
+@pytest.mark.slow
 def test_later_profiles_start_their_own_emulators_after_channels_exist(tmp_path: Path) -> None:
     # One `keyramp run` over several profiles starts each profile's emulators when it gets
     # there, i.e. from a process whose earlier profile opened gRPC channels. With gRPC's
