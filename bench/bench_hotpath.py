@@ -12,7 +12,10 @@ client (``bench/results/overhead.json`` if present, otherwise ``--client-us``):
 - ``pacer.next_slot`` and the greenlet sleep bookkeeping it implies,
 - workload dispatch: op choice, key and record generation (``UserOps.run`` on a no-op backend),
   and ``UserOps.run`` alone for ``read`` and ``increment`` (no record built: the dispatch itself),
-- ``recorder.tick`` once a second, amortised per operation at 1,000 ops/s.
+- ``recorder.tick`` once a second, amortised per operation at 1,000 ops/s,
+- a Python workload's pieces (issue 28): ``record`` of its own exception with capturing on
+  (the first occurrence per op and class keeps a traceback; every later one is a dict
+  lookup), and ``self.keys.new()`` in the store's form (a sequential id as a Firestore id).
 
 Run: ``.venv/bin/python bench/bench_hotpath.py`` -> ``bench/results/hotpath.json``.
 """
@@ -32,8 +35,10 @@ import locust  # noqa: F401  (gevent monkey-patching must precede ssl/urllib imp
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, machine, save, table
 
+from keyramp.backends import spec_for
 from keyramp.backends._base import Backend
 from keyramp.profile import parse_profile
+from keyramp.pyworkload._keys import KeyHandle
 from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._pacer import Pacer
 from keyramp.run._recorder import Recorder
@@ -118,11 +123,20 @@ def main() -> None:
     user = UserOps(wl, _NoopBackend(), user_index=0)
     counter_user = UserOps(counters, _NoopBackend(), user_index=0)
     err = RuntimeError("boom")
+    rec_capture = Recorder(cell="c", ops=["insert", "read"], sink=_NullSink(), capture_exceptions=True)
+    rec_capture.begin(0.0)
+    sequential = CellWorkload(backend="firestore", strategy="sequential", settings=parse_profile(
+        {"name": "hotpath", "backend": "firestore", "seed": 1, "workload": {"ops": {"insert": 1.0}}}))
+    keys = KeyHandle(UserOps(sequential, _NoopBackend(), user_index=0), convert=spec_for("firestore").workload_key,
+                     namespace="c")
 
     pieces: dict[str, Callable[[int], object]] = {
         "recorder.record (recording only)": lambda i: rec_plain.record("insert", i, 0.0, 0.0001, 0.0012),
         "recorder.record + Locust events.request (before: recorded twice)": record_twice,
         "recorder.record, error": lambda i: rec_plain.record("read", i, 0.0, 0.0001, 0.0012, err),
+        "recorder.record, workload exception (capturing)": lambda i: rec_capture.record("read", i, 0.0, 0.0001,
+                                                                                          0.0012, err),
+        "self.keys.new() (sequential -> Firestore id)": lambda i: keys.new(),
         "Locust events.request.fire alone": lambda i: fire(request_type="x", name="insert", response_time=1.2,
                                                            response_length=0, exception=None, context={}),
         "pacer.next_slot": lambda i: pacer.next_slot(),

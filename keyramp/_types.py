@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, TypeAlias
 
-__all__ = ["ALL_OPS", "BACKEND_NAMES", "OP_NAMES", "Key", "key_sort_text"]
+__all__ = ["ALL_OPS", "BACKEND_NAMES", "OP_NAMES", "Key", "key_sort_text", "key_text"]
 
 #: The op name of rows/histograms that merge all operations of a cell (recorder, run files, readers).
 ALL_OPS: Final = "*"
@@ -54,3 +54,12 @@ def key_sort_text(key: int | str | tuple[int | str, int | str]) -> str:
     if isinstance(key, int):
         return str(key).zfill(_INT_WIDTH)
     return key
+
+
+def key_text(key: int | str | tuple[int | str, int | str]) -> str:
+    """A key as a text id (Firestore document id, Bigtable row key): ints zero-padded like
+    ``key_sort_text``, so a sequential id stays sequential in the store's byte order and
+    reads the same on every store; an ancestor pair becomes ``parent#child``."""
+    if isinstance(key, tuple):
+        return "#".join(key_sort_text(part) for part in key)
+    return key_sort_text(key)

@@ -43,8 +43,8 @@ class Metrics(keyramp.BigtableUser):
     @keyramp.op(weight=1)
     def last_hour(self):
         """A dashboard opens one device's last hour (at most 360 samples: one per 10 s)."""
-        key = self.keys.key(self.keys.existing_index())
-        first, second = key.split("#")
+        key = self.keys.key(self.keys.existing_index())  # a Bigtable row key: bytes
+        first, second = key.decode().split("#")
         if first.startswith("device"):  # device#reverse_ts: newest first, one prefix scan
             end_rev = int(second) + HOUR_MS
             query = ReadRowsQuery(row_ranges=RowRange(start_key=key, end_key=f"{first}#{end_rev:019d}"),

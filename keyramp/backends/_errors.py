@@ -11,7 +11,7 @@ from typing import Final
 import grpc
 from google.api_core import exceptions as gexc
 
-__all__ = ["classify"]
+__all__ = ["classify", "raised_by_workload"]
 
 # google.rpc.Code numbers -> names (Bigtable row statuses and mutation entries carry ints).
 _CODE_NAMES: Final = {code.value[0]: code.name for code in grpc.StatusCode}
@@ -55,3 +55,16 @@ def classify(exc: BaseException) -> str:
         # Explicit chaining only (``__cause__``): ``__context__`` may be unrelated.
         current = members[0] if isinstance(members, (tuple, list)) and members else current.__cause__
     return f"CLIENT_{type(exc).__name__}"
+
+
+def _from_store(exc: BaseException) -> bool:
+    """Whether ``exc`` is the store's answer (a Google API error, a gRPC error), not an
+    exception of the code that called it; ``classify`` names it by its status where it has one."""
+    return isinstance(exc, (gexc.GoogleAPIError, grpc.RpcError))
+
+
+def raised_by_workload(error_class: str, exc: BaseException) -> bool:
+    """Whether ``exc`` (classified as ``error_class``) is the calling code's own exception — a
+    Python workload's bug — rather than the store's answer: no status in it, not a Google API
+    or gRPC error."""
+    return error_class.startswith("CLIENT_") and not _from_store(exc)

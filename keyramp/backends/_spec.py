@@ -200,8 +200,8 @@ class StoreSpec:
     records: RecordLimits = field(default_factory=RecordLimits)
     #: Store-specific best-practice rules lint applies (docs/best-practices.md ids).
     rules: frozenset[str] = frozenset()
-    #: BP-KEY-1: key strategies to suggest instead of a monotonic one.
-    hotspot_fix: str
+    #: BP-KEY-1: key strategies to suggest instead of a monotonic one (names, best first).
+    hotspot_fix: tuple[str, ...]
     #: The tablet model's parameter ranges and their sources, one box per storage type (the
     #: launch forecast's; docs/keyspace-model.md); ``None``: no model for this store.
     tablets: TabletModel | None
@@ -209,6 +209,10 @@ class StoreSpec:
     #: Python distributions the drivers use: their versions go into the run manifest.
     client_libraries: tuple[str, ...] = ()
     default_driver: str = "client"
+    #: ``(key, namespace) -> key``: a keyramp key in the form this store's official client takes
+    #: it (a Python workload's ``self.keys``): the same document/entity/row the drivers write
+    #: for that key, in the strategy's order. Default: the key as is.
+    workload_key: Callable[[Key, str], Any] = field(default=lambda key, namespace: key)
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.lacks) - set(FEATURES))

@@ -13,10 +13,14 @@ import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from keyramp import __version__
 from keyramp._errors import KeyrampError
+
+if TYPE_CHECKING:
+    from keyramp.profile import Profile
+    from keyramp.targets._cloud import PlanCosts
 
 __all__ = ["build_parser", "main"]
 
@@ -88,9 +92,14 @@ def _add_run(subparsers: Any) -> None:
                        help="run target = 'cloud' profiles against this real project (must equal the profile's)")
     cloud.add_argument("--plan", action="store_true",
                        help="print each profile's plan (peak ops/s, operations, duration, what is written and "
-                            "deleted), apply the checks and exit; no network call")
+                            "deleted, estimated cost), apply the checks and exit; no network call")
     cloud.add_argument("--max-ops-per-s", type=float, default=None, help="override [cloud] max_ops_per_s")
     cloud.add_argument("--max-duration", default=None, help="override [cloud] max_duration (e.g. 5m)")
+    cloud.add_argument("--prices", metavar="FILE", type=Path, default=None,
+                       help="prices overriding keyramp's list-price table for the plan's cost estimate "
+                            "(docs/plan.md#cost)")
+    cloud.add_argument("--location", default=None,
+                       help="price the plan at this location (e.g. nam5; default: each store's in the price table)")
     p.set_defaults(func=_cmd_run)
 
 
@@ -147,7 +156,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from keyramp.profile._durations import parse_duration
     from keyramp.profile._files import collect_profiles
-    from keyramp.run._report import Console, summary_table
+    from keyramp.run._report import Console, summary_table, workload_exceptions
     from keyramp.run._runner import RunOptions, run_profile
 
     _check_run_args(args)
@@ -165,8 +174,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         "max_ops_per_s": args.max_ops_per_s,
         "max_duration_s": parse_duration(args.max_duration, field="--max-duration") if args.max_duration else None,
     }
+    costs = _plan_costs(args, profiles)
     if args.plan:
-        return print_plans(profiles, allow_cloud=args.allow_cloud, out=sys.stdout, **cloud_kw)
+        return print_plans(profiles, allow_cloud=args.allow_cloud, out=sys.stdout, costs=costs, **cloud_kw)
     for profile in profiles:  # refuse a confused or unsafe command line before anything starts
         preflight(profile, allow_cloud=args.allow_cloud, **cloud_kw)
     console = Console(stderr=True)
@@ -201,11 +211,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             outcome = run_profile(
                 profile, RunOptions(out=args.out, strict=args.strict, quiet=args.quiet, timeout_s=args.timeout,
                                     master=master, observers=observers,
-                                    target=TargetOptions(allow_cloud=args.allow_cloud, cloud_caps=cloud_kw)),
+                                    target=TargetOptions(allow_cloud=args.allow_cloud, cloud_caps=cloud_kw,
+                                                         plan_costs=costs)),
                 console=console,
             )
             outcomes.append(outcome)
             out.print(summary_table(outcome.summary, width=out.width))
+            for line in workload_exceptions(outcome.summary):  # the workload's own exceptions, with tracebacks
+                out.print(line, markup=False, highlight=False, soft_wrap=True)
             out.print(f"results: {outcome.path}", highlight=False)
             if profile.rules:
                 scenario_runs.append(outcome.path)
@@ -226,6 +239,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
         out.print(f"scenario report: {report / 'report.html'} (also report.md, report.json)", highlight=False)
     _print_run_ids(outcomes, report, as_json=args.json)
     return worst
+
+
+def _plan_costs(args: argparse.Namespace, profiles: Sequence[Profile]) -> PlanCosts | None:
+    """What prices a cloud plan (None without a cloud profile); a bad ``--prices`` file exits 2 here."""
+    from keyramp._errors import UsageError
+
+    if not any(p.target == "cloud" for p in profiles):
+        for flag, given in (("--prices", args.prices), ("--location", args.location)):
+            if given is not None:
+                raise UsageError(f"{flag}: applies to target = 'cloud' profiles, and none is given")
+        return None
+    from keyramp.forecast._prices import load_prices
+    from keyramp.forecast._run_cost import plan_costs
+
+    return plan_costs(load_prices(args.prices), location=args.location)
 
 
 def _print_run_ids(outcomes: Sequence[Any], report: Path | None, *, as_json: bool) -> None:

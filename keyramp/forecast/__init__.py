@@ -4,7 +4,8 @@ The emulators are single-node stores: they never split or throttle, so what a la
 would do to a range-partitioned store is *modelled* from the recorded key stream. Every
 parameter is a range with its source (declared in each store's spec,
 ``keyramp/backends/<store>/_spec.py``), and every figure a band over those ranges
-(``modelled: true``). See docs/keyspace-model.md.
+(``modelled: true``). See docs/keyspace-model.md. What a launch, its ramp or a cloud run
+costs at list prices: ``cell_cost`` over ``load_prices()`` (docs/plan.md).
 
 Names load on first use: the store specs import the parameter types from here, and the
 model builds on the key-space analysis, which reads the specs.
@@ -17,19 +18,23 @@ from typing import TYPE_CHECKING
 from keyramp._lazy import lazy_exports
 
 __all__ = [
+    "CellCost",
     "CellDesign",
     "Forecast",
     "Forecaster",
     "Launch",
     "ParamRange",
+    "Prices",
     "StoreParams",
     "TabletModel",
+    "cell_cost",
     "default_boxes",
     "forecast",
     "forecast_cell",
     "forecast_run_cell",
     "forecast_step",
     "load_params_file",
+    "load_prices",
     "parse_launch",
     "store_params",
     "tablet_capacity_band",
@@ -40,6 +45,10 @@ _LAZY = {
     "Forecast": "keyramp.forecast._result",
     "Forecaster": "keyramp.forecast._forecast",
     "forecast": "keyramp.forecast._forecast",
+    "CellCost": "keyramp.forecast._cost",
+    "cell_cost": "keyramp.forecast._cost",
+    "Prices": "keyramp.forecast._prices",
+    "load_prices": "keyramp.forecast._prices",
     "Launch": "keyramp.forecast._launch",
     "parse_launch": "keyramp.forecast._launch",
     "ParamRange": "keyramp.forecast._params",
@@ -59,9 +68,11 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY, __all__)
 
 
 if TYPE_CHECKING:
+    from keyramp.forecast._cost import CellCost, cell_cost
     from keyramp.forecast._design import CellDesign
     from keyramp.forecast._forecast import Forecaster, forecast, forecast_cell, forecast_run_cell, forecast_step
     from keyramp.forecast._launch import Launch, parse_launch
     from keyramp.forecast._params import ParamRange, StoreParams, TabletModel, load_params_file
+    from keyramp.forecast._prices import Prices, load_prices
     from keyramp.forecast._result import Forecast
     from keyramp.forecast._stores import default_boxes, store_params, tablet_capacity_band

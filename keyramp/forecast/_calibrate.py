@@ -108,6 +108,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--jump", type=float, default=2000.0, help="the 0 -> N jump's writes/s (default 2000)")
     s.add_argument("--jump-duration", default="10m", help="how long the jump runs (default 10m)")
     s.add_argument("--out", type=Path, default=Path("calibration"), help="directory for the profiles")
+    s.add_argument("--prices", metavar="FILE", type=Path, default=None,
+                   help="prices overriding keyramp's list-price table for the cost estimate (docs/plan.md#cost)")
+    s.add_argument("--location", default=None, help="price the suite at this location (default: the table's)")
     s.set_defaults(func=_suite)
     f = sub.add_parser("fit", help="fit the parameters to finished calibration runs; write a parameter file")
     f.add_argument("runs", nargs="+", metavar="RUN", help="run directories (or ids under --results)")
@@ -127,13 +130,18 @@ def _rates(text: str) -> list[float]:
 
 
 def _suite(args: argparse.Namespace) -> int:
+    from keyramp.forecast._prices import load_prices
+    from keyramp.forecast._run_cost import plan_costs
     from keyramp.targets._cloud import plan_run, render_plan
 
+    costs = plan_costs(load_prices(args.prices), location=args.location)  # a bad file: exit 2 before writing
     written = write_suite(args.out, args.store, project=args.project, instance=args.instance,
                           database=args.database, rates=_rates(args.rates), step=args.step, jump=args.jump,
                           jump_duration=args.jump_duration)
     for profile in written.values():
-        print(render_plan(plan_run(profile)))
+        plan = plan_run(profile)
+        print(render_plan(plan))
+        print(costs(profile, plan))
     print(f"\nwrote {', '.join(str(p) for p in written)}. Nothing has run. Next, in a shell with Application Default "
           f"Credentials for {args.project}:\n"
           f"  keyramp run {args.out} --allow-cloud {args.project} --plan   # the checks, no network\n"

@@ -70,6 +70,8 @@ class OpMix:
     shares: Mapping[str, float]  # op -> share of the cell's operations (projected ops only)
     per_op: Mapping[tuple[str, str], float]  # (kind, where) -> rows per operation
     not_projected: tuple[str, ...] = ()
+    #: Of the existing-row writes, rows per operation that delete (billed apart from writes).
+    deletes_per_op: float = 0.0
 
     @property
     def rows_per_op(self) -> float:
@@ -110,7 +112,10 @@ def op_mix(counts: Mapping[str, float], workload: Mapping[str, Any]) -> OpMix:
         for kind, where, rows in rows_of[op]:
             per_op[(kind, where)] += n / total * (int(workload[rows]) if isinstance(rows, str) else rows)
     skipped = tuple(sorted(op for op, n in counts.items() if op not in rows_of and n > 0))
-    return OpMix(shares={op: n / total for op, n in projected.items()}, per_op=per_op, not_projected=skipped)
+    # A Python workload's ops are inserts or reads (``_rows_of``): only the built-in delete deletes.
+    deletes = 0.0 if workload.get("user") else projected.get("delete", 0.0) / total
+    return OpMix(shares={op: n / total for op, n in projected.items()}, per_op=per_op, not_projected=skipped,
+                 deletes_per_op=deletes)
 
 
 @dataclass(frozen=True, kw_only=True)

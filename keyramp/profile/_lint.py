@@ -17,12 +17,20 @@ from typing import Any, Final
 
 from keyramp._errors import UsageError
 from keyramp.backends import spec_for
-from keyramp.keys import KeyStrategy, TemplateStrategy, hottest_share, key_problem, make_strategy, parse_shape
+from keyramp.keys import (
+    STRATEGIES,
+    KeyStrategy,
+    TemplateStrategy,
+    hottest_share,
+    key_problem,
+    make_strategy,
+    parse_shape,
+)
 from keyramp.profile._files import load_profile, profile_paths
 from keyramp.profile._model import Profile
 from keyramp.profile._schedules import Schedule
 
-__all__ = ["SEVERITIES", "Finding", "lint_profile", "register"]
+__all__ = ["SEVERITIES", "Finding", "FindingGroup", "group_findings", "lint_profile", "register"]
 
 SEVERITIES: Final = ("error", "warning", "info")
 #: Google: start a new key range at ≤ 500 ops/s, +50 % every 5 minutes (BP-RAMP-1).
@@ -103,6 +111,15 @@ def _rate_text(rate: float | None, unit: str = "inserts/s") -> str:
 # -- per-cell rules (backend × strategy) ------------------------------------------------------
 
 
+def _fixes(names: Iterable[str], *, python: bool) -> list[str]:
+    """The strategies to suggest; never ``server_allocated`` to a Python workload (refused there)."""
+    return [n for n in names if not (python and n in STRATEGIES and STRATEGIES[n].server_allocated)]
+
+
+def _either(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
 def _cell_rules(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Finding]:
     """Rules that depend on the store come from its spec: which BP rules apply (``rules``),
     its features (``lacks``), its hotspot advice."""
@@ -127,15 +144,17 @@ def _cell_rules(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Fin
             f"lands at the {'start' if tpl.prepends else 'end'} of one of {tpl.append_points} ranges, "
             f"{_rate_text(per_point)} each")
     if monotonic:
-        fix = store.hotspot_fix
+        fix = _either(_fixes(store.hotspot_fix, python=bool(plan.workload.user)))
         if writing:
             add("BP-KEY-1", _by_rate(inserts),
                 f"{strategy} keys increase monotonically: at {_rate_text(inserts)} every insert lands on the "
-                f"last tablet (hotspot); use {fix}")
+                f"last tablet (hotspot); use {fix} keys")
         else:
             add("BP-KEY-1", "info",
                 f"{strategy} keys are monotonic; no inserts are measured, but the preload still writes one hot range")
-    if store.has("server_allocated_keys") and not cls.server_allocated and not cls.traits.spreads:
+    # A Python workload chooses its keys (self.keys.new()): the profile refuses server_allocated there.
+    if (store.has("server_allocated_keys") and not plan.workload.user and not cls.server_allocated
+            and not cls.traits.spreads):
         add("BP-KEY-2", "info",
             "prefer server-allocated ids (allocate_ids / auto document ids): they scatter over the key space")
     if "BP-KEY-5" in store.rules and time_first:
@@ -345,6 +364,35 @@ def _sizes(plan: _Plan) -> list[Finding]:
 _ORDER = {s: i for i, s in enumerate(SEVERITIES)}
 
 
+@dataclass(frozen=True)
+class FindingGroup:
+    """Identical findings (rule, severity, message) of several cells, said once."""
+
+    rule: str
+    severity: str
+    message: str
+    cells: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        """``BP-KEY-1 on 3 cells (c00-…, c03-…, c06-…): message``, ``BP-KEY-1 [c00-…]: …``, or
+        ``BP-RAMP-1: …`` for a profile-wide finding."""
+        if len(self.cells) > 1:
+            where = f" on {len(self.cells)} cells ({', '.join(self.cells)})"
+        else:
+            where = "".join(f" [{c}]" for c in self.cells)
+        return f"{self.rule}{where}: {self.message}"
+
+
+def group_findings(findings: Iterable[Finding]) -> list[FindingGroup]:
+    """Findings with the same rule, severity and message merged across cells, in first-seen order."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for f in findings:
+        cells = groups.setdefault((f.rule, f.severity, f.message), [])
+        if f.cell and f.cell not in cells:
+            cells.append(f.cell)
+    return [FindingGroup(rule, severity, message, tuple(cells)) for (rule, severity, message), cells in groups.items()]
+
+
 def lint_profile(profile: Profile) -> list[Finding]:
     """Findings for a validated profile, errors first."""
     plan = _Plan(profile)
@@ -381,9 +429,8 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         failed |= any(f.severity in failing for f in findings)
         report.append({"path": str(path), "error": None, "findings": [f.to_dict() for f in findings]})
         if not args.json:
-            for f in findings:
-                where = f" [{f.cell}]" if f.cell else ""
-                print(f"{path}: {f.severity.upper()} {f.rule}{where} {f.message}")
+            for g in group_findings(findings):
+                print(f"{path}: {g.severity.upper()} {g.line()}")
             if not findings:
                 print(f"{path}: ok")
     if args.json:

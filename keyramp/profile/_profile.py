@@ -371,9 +371,11 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
         raise _fail(src, f"emulator.consistency: a number in (0, 1], got {consistency!r}")
     thresholds = _table(raw, "thresholds", src)
     from keyramp.profile._thresholds import parse_table as parse_thresholds
+    from keyramp.profile._thresholds import with_workload_errors
 
     try:
-        threshold_specs = tuple(parse_thresholds(thresholds, operations={*OP_NAMES, *workload["ops"]}))
+        given = parse_thresholds(thresholds, operations={*OP_NAMES, *workload["ops"]})
+        threshold_specs = tuple(with_workload_errors(given, python_workload=bool(workload["user"])))
     except UsageError as exc:
         raise _fail(src, str(exc)) from None
 

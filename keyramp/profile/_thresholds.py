@@ -7,11 +7,15 @@ Sources: a profile's ``[thresholds]`` table and ``--threshold`` expressions::
     "insert.error_rate" = "<=0.05"  # explicit comparator
     ops_per_s_ratio = 0.95         # achieved >= 0.95 x scheduled ops/s
     "forecast.throttled_fraction" = 0.05   # the launch forecast's band (modelled; needs [launch])
+    workload_errors = 10           # a Python workload's own exceptions: at most 10 (default 0)
     --threshold 'insert.p99_ms<50'  --threshold 'p99_ms=40'
 
 A name is ``[<operation>.]<metric>``; without an operation the metric is over all the
 cell's operations (the summary's ``total``). For throughput metrics a bare number is a
-floor (``>=``), for everything else a ceiling (``<``). ``forecast.<metric>[.low|.mid|.high]``
+floor (``>=``), for everything else a ceiling (``<``), except ``workload_errors``: a bare
+number is how many are allowed (``<=``). A profile with a Python workload gets
+``workload_errors <= 0`` unless it names that metric itself: the workload's own exceptions
+(not store statuses) fail the run. ``forecast.<metric>[.low|.mid|.high]``
 gates on the launch forecast's band, by default its ``high`` end: the whole band must pass.
 
 A latency threshold (``*_ms``) of a generator-limited cell (``keyramp.results._generator``)
@@ -33,6 +37,7 @@ from keyramp._types import OP_NAMES
 __all__ = [
     "FORECAST_METRICS",
     "METRICS",
+    "WORKLOAD_ERRORS",
     "Threshold",
     "ThresholdResult",
     "all_passed",
@@ -40,6 +45,7 @@ __all__ = [
     "is_latency",
     "parse_expression",
     "parse_table",
+    "with_workload_errors",
 ]
 
 _PERCENTILES: Final = ("p50", "p90", "p95", "p99", "p999", "max", "mean")
@@ -50,12 +56,16 @@ METRICS: Final[dict[str, tuple[tuple[str, ...], bool]]] = {
     **{f"service_{p}_ms": (("service_ms", p), False) for p in _PERCENTILES},
     "error_rate": (("error_rate",), False),
     "errors": (("errors",), False),
+    "workload_errors": (("workload_errors",), False),
     "late": (("late",), False),
     "dropped": (("dropped",), False),
     "count": (("count",), True),
     "ops_per_s": (("ops_per_s",), True),
     "ops_per_s_ratio": ((), True),  # computed from the cell's target_ops_per_s timeline
 }
+
+#: The workload's own exceptions (``run._exceptions``): a bare number is an allowance (``<=``).
+WORKLOAD_ERRORS: Final = "workload_errors"
 
 #: forecast metric -> (where in ``cells[id].forecast``); each is a band {low, mid, high}.
 FORECAST_METRICS: Final = ("throttled_fraction", "peak_throttled_fraction", "adapt_s", "added_p99_ms")
@@ -141,8 +151,17 @@ def _make(name: str, comparator: str | None, limit: float, operations: Collectio
         if metric == "ops_per_s_ratio":
             raise UsageError(f"threshold {name!r}: ops_per_s_ratio is per cell, not per operation")
     higher_is_better = METRICS[metric][1]
-    return Threshold(name=name, operation=operation or None, metric=metric,
-                     op=comparator or (">=" if higher_is_better else "<"), limit=limit)
+    bare = "<=" if metric == WORKLOAD_ERRORS else ">=" if higher_is_better else "<"
+    return Threshold(name=name, operation=operation or None, metric=metric, op=comparator or bare, limit=limit)
+
+
+def with_workload_errors(thresholds: Iterable[Threshold], *, python_workload: bool) -> list[Threshold]:
+    """``thresholds`` plus ``workload_errors <= 0`` for a Python workload that does not name the
+    metric: its own exceptions fail the run unless the profile allows them."""
+    given = list(thresholds)
+    if python_workload and not any(t.metric == WORKLOAD_ERRORS for t in given):
+        given.append(Threshold(name=WORKLOAD_ERRORS, operation=None, metric=WORKLOAD_ERRORS, op="<=", limit=0.0))
+    return given
 
 
 def parse_table(table: Mapping[str, Any], *, operations: Collection[str] = OP_NAMES) -> list[Threshold]:
@@ -206,6 +225,8 @@ def _value(threshold: Threshold, cell_summary: Mapping[str, Any]) -> tuple[bool,
         if threshold.operation not in operations:
             return False, None
         stats = operations[threshold.operation]
+    if threshold.metric == WORKLOAD_ERRORS and isinstance(stats, Mapping) and WORKLOAD_ERRORS not in stats:
+        return False, None  # a summary from before keyramp counted them (compare reads old runs)
     node: Any = stats
     for key in METRICS[threshold.metric][0]:
         node = node.get(key) if isinstance(node, Mapping) else None

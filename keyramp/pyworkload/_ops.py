@@ -2,8 +2,11 @@
 
 The decorator returns a Locust task (``locust_task_weight``) that, under plain
 ``locust -f``, times the call and reports it through Locust's ``events.request`` under the
-method's name. ``keyramp run`` never calls that wrapper: it reads the ``OpSpec`` and calls
-the undecorated method itself, so the recorder measures each operation once.
+method's name; the workload's own exception (not a store's status) also goes to
+``events.user_error``, as an exception escaping a Locust task does (Locust's exceptions CSV
+and web UI tab show it with its traceback). ``keyramp run`` never calls that wrapper: it
+reads the ``OpSpec`` and calls the undecorated method itself, so the recorder measures each
+operation once.
 """
 
 from __future__ import annotations
@@ -71,9 +74,12 @@ def op(weight: int | Callable[..., Any] = 1, *, inserts: bool | None = None) -> 
                 fn(self)
             except Exception as exc:  # noqa: BLE001 - Locust counts it as a failure of this op
                 error = exc
-            self.environment.events.request.fire(
+            events = self.environment.events
+            events.request.fire(
                 request_type=self.store, name=name, response_time=(time.perf_counter() - started) * 1000.0,
                 response_length=0, exception=error, context={})
+            if error is not None and _own(error):
+                events.user_error.fire(user_instance=self, exception=error, tb=error.__traceback__)
 
         task.__name__, task.__qualname__, task.__doc__ = name, fn.__qualname__, fn.__doc__
         task.locust_task_weight = weight  # type: ignore[attr-defined]
@@ -82,6 +88,13 @@ def op(weight: int | Callable[..., Any] = 1, *, inserts: bool | None = None) -> 
         return task
 
     return decorate
+
+
+def _own(error: BaseException) -> bool:
+    """The workload's own exception, not a store's status (``keyramp.backends._errors``)."""
+    from keyramp.backends._errors import classify, raised_by_workload  # plain Locust only: grpc loads on failure
+
+    return raised_by_workload(classify(error), error)
 
 
 def collect_ops(cls: type) -> dict[str, OpSpec]:

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 from locust import User, constant, events
 
 from keyramp._errors import UsageError
+from keyramp.backends import spec_for
 from keyramp.pyworkload._keys import KeyHandle
 
 __all__ = ["BigtableUser", "DatastoreUser", "FirestoreUser", "WorkloadUser"]
@@ -43,6 +44,7 @@ class WorkloadUser(User):
     #: The plain-Locust cell (set on test start); ``keyramp run`` gives its users a ``context``.
     _plain: ClassVar[Any] = None
 
+    backend: Any  # the driver's Backend (Bigtable's has ``table``)
     client: Any
     namespace: str
     keys: KeyHandle
@@ -62,13 +64,15 @@ class WorkloadUser(User):
             ctx = type(self)._plain
             if ctx is None:
                 raise UsageError(f"{type(self).__name__}: the store was not prepared (test_start did not run)")
-            self.backend = ctx.backend_class(ctx.target)
+            # The official client whatever the profile's driver (which wrote the preload): ops use self.client.
+            self.backend = spec_for(ctx.target.backend).driver("client")(ctx.target)
             self.ops = UserOps(ctx.workload, self.backend, user_index=ctx.next_user_index())
         backend = self.backend
         self.client = backend.client
         self.namespace = backend.target.namespace
         self.no_retry = dict(backend.call_options)
-        self.keys = KeyHandle(self.ops)
+        self.keys = KeyHandle(self.ops, convert=spec_for(backend.target.backend).workload_key,
+                              namespace=self.namespace)
 
     def on_stop(self) -> None:
         super().on_stop()

@@ -8,6 +8,7 @@ measured phase began, ``partial`` holds the summary of what was recorded.
 from __future__ import annotations
 
 import csv
+import socket
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from locust.stats import PERCENTILES_TO_REPORT, StatsCSV, StatsCSVFileWriter
 from keyramp.backends import spec_for
 from keyramp.profile import Cell, Profile, cell_namespace
 from keyramp.run._coverage import load_generated
+from keyramp.run._exceptions import WorkloadFailed
 from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._observer import Observers, TeeSink
 from keyramp.run._pacer import Pacer
@@ -81,6 +83,8 @@ class CellRun:
         #: Where the cell's operations go (``RunTarget.address``).
         self.address = target.address(cell, base)
         self.backend_class = spec_for(cell.backend).driver(profile.driver)
+        #: The driver the cell's users run (a Python workload's ops use the official client).
+        self.users_backend = spec_for(cell.backend).driver(self.workload.users_driver(profile.driver))
         #: Set when the measured phase starts (a probe cell has none, and no key samples).
         self.measured = False
         #: The summary of what was recorded when the cell failed after its measured phase began.
@@ -97,7 +101,8 @@ class CellRun:
     def _recorder(self, extra_sinks: list[Any]) -> Recorder:
         sink = TeeSink([self.run, *extra_sinks, *self.observers.cell_sinks(self.cell)])
         return Recorder(cell=self.cell.id, ops=self.workload.ops, sink=sink,
-                        key_samples_per_s=self.profile.workload.key_samples_per_s)
+                        key_samples_per_s=self.profile.workload.key_samples_per_s,
+                        capture_exceptions=bool(self.workload.user_spec))
 
     def _preload(self) -> None:
         batches = self.workload.preload_batches()
@@ -153,18 +158,20 @@ class CellRun:
         """Where the users run: here, or on the master's workers."""
         cell, settings = self.cell, self.profile
         if self.master is None:
-            ctx = CellContext(workload=self.workload, backend_class=self.backend_class, target=self.address,
+            ctx = CellContext(workload=self.workload, backend_class=self.users_backend, target=self.address,
                               open_model=cell.schedule.open_model)
             from keyramp.run._local import LocalLoad
 
             load = LocalLoad(ctx, rate=cell.schedule.rate, duration_s=cell.duration_s, time_scale=cell.time_scale,
                              drop_after_s=settings.schedule.drop_after_s)
-            ctx.recorder = self._recorder([LocustStatsSink(load.environment.stats, request_type=cell.backend)])
+            ctx.recorder = self._recorder([LocustStatsSink(load.environment.stats, request_type=cell.backend,
+                                                          runner=load.runner)])
             return load, ctx.recorder
         from keyramp.run._master import WorkerLoad
 
         master = self.master
-        recorder = self._recorder([LocustStatsSink(master.env.stats, request_type=cell.backend)])
+        recorder = self._recorder([LocustStatsSink(master.env.stats, request_type=cell.backend,
+                                                  runner=master.runner, node="workers")])
         pacer = (Pacer(rate=cell.schedule.rate, start=0.0, duration_s=cell.duration_s, time_scale=cell.time_scale)
                  if cell.schedule.open_model else None)
         return WorkerLoad(master, plan=self._worker_plan, recorder=recorder, pacer=pacer,
@@ -199,8 +206,7 @@ class CellRun:
         summary["probe"] = result
         return summary
 
-    def _summary(self, recorder: Recorder, *, users: int, duration: float,
-                 load_cpu: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _identity(self) -> dict[str, Any]:
         cell = self.cell
         return {
             "backend": cell.backend,
@@ -208,6 +214,27 @@ class CellRun:
             "schedule": cell.schedule.name,
             "schedule_description": cell.schedule.describe(),
             "distribution": self.workload.distribution,
+        }
+
+    def failed_summary(self, failed: WorkloadFailed) -> dict[str, Any]:
+        """A cell stopped before its measured phase by its workload's own exception: what it
+        raised (``warmup_failure``), and that nothing was measured."""
+        example = failed.failure.example
+        return {
+            **self._identity(),
+            "status": "failed",
+            "reason": "workload error",
+            "warmup_s": self.warmup_used_s,
+            "namespace": self.address.namespace,
+            "operations": {},  # nothing was measured
+            "warmup_failure": {"ops": failed.failure.ops, "error_class": example.error_class, **example.to_json()},
+        }
+
+    def _summary(self, recorder: Recorder, *, users: int, duration: float,
+                 load_cpu: dict[str, Any] | None = None) -> dict[str, Any]:
+        cell = self.cell
+        return {
+            **self._identity(),
             "duration_s": round(duration, 3),
             "time_scale": cell.time_scale,
             "users": users,
@@ -215,6 +242,17 @@ class CellRun:
             **({"warmup_inserts": self.warmup_inserts} if self.warmup_inserts is not None else {}),
             "namespace": self.address.namespace,
             **recorder.summary(duration_s=duration),
-            **({"load_cpu": load_cpu} if load_cpu is not None else {}),
+            **({"load_cpu": {**load_cpu, "store_local": self._store_local()}} if load_cpu is not None else {}),
         }
+
+    def _store_local(self) -> bool:
+        """The store shares the load machine: an emulator on this host, and every load process here
+        (``keyramp.results._generator``: a saturated machine then limits the store's figures too)."""
+        if self.target.kind != "emulator":
+            return False
+        here = socket.gethostname()
+        host = (self.address.endpoint or "").rsplit(":", 1)[0].strip("[]")
+        if host not in ("127.0.0.1", "localhost", "::1", here) and not host.startswith("127."):
+            return False
+        return all(w.get("host") in (None, here) for w in self.worker_meta or [])
 

@@ -14,6 +14,7 @@ from locust.env import Environment
 from locust.event import Events
 
 from keyramp.run._cpu import CpuMeter, CpuSample, load_cpu_summary
+from keyramp.run._exceptions import WarmupFailure
 from keyramp.run._pacer import Pacer
 from keyramp.run._phases import DRAIN_S, drain, final_tick, freeze_heap, tick_phase
 from keyramp.run._recorder import TimeseriesRow
@@ -66,6 +67,9 @@ class LocalLoad:
     def problem(self) -> str | None:
         errors = self.ctx.user_errors
         return f"could not create a client: {errors[0]}" if errors else None
+
+    def warmup_failure(self) -> WarmupFailure | None:
+        return self.ctx.warmup.failure()
 
     def take_warmup_latencies(self) -> list[float]:
         taken, self.ctx.warmup_latencies = self.ctx.warmup_latencies, []

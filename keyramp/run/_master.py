@@ -36,6 +36,7 @@ from locust.runners import STATE_MISSING
 
 from keyramp._errors import RunFailed, UsageError
 from keyramp.run._cpu import load_cpu_summary
+from keyramp.run._exceptions import WarmupFailure, WarmupTally, examples_from_json
 from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._pacer import Pacer
 from keyramp.run._phases import DRAIN_S, PhaseAborted, StopFlag
@@ -95,6 +96,8 @@ class _CellMerge:
     ready: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     warmup: list[float] = field(default_factory=list)
+    #: Each worker's warm-up so far (operations, the workload's own exceptions among them).
+    warmup_tally: dict[str, WarmupTally] = field(default_factory=dict)
     #: Records each worker's warm-up inserted, reported as its measured phase starts.
     warmup_inserts: dict[str, int] = field(default_factory=dict)
     pending: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)
@@ -139,7 +142,8 @@ class _CellMerge:
             for op, o in p["ops"].items():
                 self.recorder.absorb(op, latency=HdrHistogram.decode(o["latency"]),
                                      service=HdrHistogram.decode(o["service"]), count=int(o["count"]),
-                                     errors=int(o["errors"]), late=int(o["late"]), classes=o["classes"])
+                                     errors=int(o["errors"]), late=int(o["late"]), classes=o["classes"],
+                                     examples=examples_from_json(o.get("exceptions")))
             keys.extend((float(t), op, key) for t, op, key in p["keys"])
         keys.sort(key=lambda k: k[0])
         self.recorder.absorb_keys(keys)
@@ -275,6 +279,7 @@ class Master:
         merge = self._merge_for(msg)
         if merge is not None:
             merge.warmup.extend(float(x) for x in msg.data.get("latencies") or ())
+            merge.warmup_tally[msg.node_id] = WarmupTally.from_wire(msg.data)
 
     def _on_interval(self, environment: Environment, msg: Any, **_: Any) -> None:
         merge = self.merge
@@ -389,6 +394,10 @@ class WorkerLoad:
         if self.merge.errors:
             return f"could not create a client: {self.merge.errors[0]}"
         return self.master.lost(self.workers)
+
+    def warmup_failure(self) -> WarmupFailure | None:
+        assert self.merge is not None
+        return WarmupTally.merged(self.merge.warmup_tally.values()).failure()
 
     def take_warmup_latencies(self) -> list[float]:
         assert self.merge is not None

@@ -20,6 +20,7 @@ import gevent
 from gevent.event import Event
 
 from keyramp._errors import KeyrampError, RunFailed
+from keyramp.run._exceptions import WarmupFailure, WorkloadFailed
 
 if TYPE_CHECKING:
     from locust.env import Environment
@@ -44,6 +45,8 @@ USERS_READY_S = 60.0
 MAX_WARMUP_S = 30.0
 _SETTLE_WINDOW_S = 2.0
 _SETTLED_RATIO = 1.1
+#: How often the warm-up checks for a workload whose every operation raised (fail fast).
+_FAIL_FAST_POLL_S = 0.5
 #: How long in-flight operations may finish after the phase ends before users are stopped.
 DRAIN_S = 2.0
 
@@ -104,6 +107,9 @@ class CellLoad(Protocol):
 
     def take_warmup_latencies(self) -> list[float]:
         """Service times (s) of the warm-up operations since the last call."""
+
+    def warmup_failure(self) -> WarmupFailure | None:
+        """Every warm-up operation so far raised the workload's own exception (None: not so)."""
 
     def start(self) -> float:
         """Begin the measured phase now (or a moment from now); returns its ``perf_counter`` start."""
@@ -311,8 +317,7 @@ class CellPhases:
         self.observers.cell_phase(self.cell, f"warming up {seconds:g}s" + (" + until settled" if settle else ""))
         started = time.perf_counter()
         try:
-            if self.stop.event.wait(timeout=seconds):
-                raise self.stop.interrupted()
+            self._wait_warming(seconds, started)
             previous: float | None = None
             while settle and time.perf_counter() - started < MAX_WARMUP_S:
                 self.load.take_warmup_latencies()
@@ -330,6 +335,24 @@ class CellPhases:
                 previous = median
         finally:
             self.warmup_used_s = round(time.perf_counter() - started, 1)
+        self._check_workload()
+
+    def _wait_warming(self, seconds: float, started: float) -> None:
+        """The first ``seconds`` of warm-up. A workload whose every operation raised its own
+        exception stops as soon as the profile's own warm-up is over (fail fast: not after a
+        fresh emulator's longer minimum)."""
+        own = min(seconds, self.cell.settings.schedule.warmup_s)
+        end = started + seconds
+        while (left := end - time.perf_counter()) > 0:
+            if self.stop.event.wait(timeout=min(left, _FAIL_FAST_POLL_S)):
+                raise self.stop.interrupted()
+            if time.perf_counter() - started >= own:
+                self._check_workload()
+
+    def _check_workload(self) -> None:
+        failure = self.load.warmup_failure()
+        if failure is not None:  # a broken workload: measuring it would show nothing but its bug
+            raise WorkloadFailed(self.cell.id, failure)
 
     def _follow(self) -> str | None:
         checks = SecondCheck(self.cell, self.target)

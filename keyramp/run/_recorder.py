@@ -22,6 +22,7 @@ from hdrh.histogram import HdrHistogram
 
 from keyramp._types import ALL_OPS, Key, key_sort_text
 from keyramp.backends._errors import classify
+from keyramp.run._exceptions import ExceptionExample, example_of
 from keyramp.run._hdr import HIGHEST_US, latency_summary_ms, new_histogram, percentiles_us, record, reset
 
 __all__ = ["ALL_OPS", "LATE_AFTER_S", "IntervalSink", "Recorder", "TimeseriesRow"]
@@ -45,6 +46,8 @@ class TimeseriesRow:
     late: int
     dropped: int
     error_classes: Mapping[str, int]
+    #: The workload's own exceptions first seen in this second (``run._exceptions``).
+    exceptions: tuple[ExceptionExample, ...] = ()
 
 
 class IntervalSink(Protocol):
@@ -75,6 +78,11 @@ class _OpStats:
     total_errors: int = 0
     total_late: int = 0
     total_classes: Counter[str] = field(default_factory=Counter)
+    #: Error class -> its first occurrence in the cell, if it is the workload's own exception
+    #: (None: a store status, or not captured). Every class seen is a key: one lookup per error.
+    examples: dict[str, ExceptionExample | None] = field(default_factory=dict)
+    #: Examples first seen in the current interval.
+    fresh: list[ExceptionExample] = field(default_factory=list)
 
     def add(
         self,
@@ -84,6 +92,7 @@ class _OpStats:
         errors: int,
         late: int,
         classes: Mapping[str, int] | None,
+        examples: Iterable[ExceptionExample] = (),
     ) -> None:
         """Fold another interval (another op's, or another process's) into this interval."""
         if latency is not None:
@@ -95,6 +104,19 @@ class _OpStats:
         self.late += late
         if classes:
             self.classes.update(classes)
+        for example in examples:
+            self.keep(example.error_class, example)
+
+    def keep(self, error_class: str, example: ExceptionExample | None) -> None:
+        """The first example of ``error_class`` (or that it has none)."""
+        if self.examples.get(error_class) is None:
+            self.examples[error_class] = example
+            if example is not None:
+                self.fresh.append(example)
+
+    @property
+    def total_workload_errors(self) -> int:
+        return sum(n for cls, n in self.total_classes.items() if self.examples.get(cls) is not None)
 
     def rotate(self) -> None:
         self.latency_total.add(self.latency)
@@ -107,10 +129,21 @@ class _OpStats:
         reset(self.service)
         self.count = self.errors = self.late = 0
         self.classes.clear()
+        self.fresh = []
 
 
 def _ms(us: int) -> float:
     return round(us / 1000.0, 4)
+
+
+def errors_by_class(classes: Mapping[str, int], examples: Mapping[str, ExceptionExample | None]) -> dict[str, Any]:
+    """summary.json's ``errors_by_class``: class -> ``{"count"}``, and for the workload's own
+    exceptions their first occurrence (``op``, ``message``, ``traceback``, ``where``)."""
+    out: dict[str, Any] = {}
+    for cls, n in sorted(classes.items()):
+        example = examples.get(cls)
+        out[cls] = {"count": n, **(example.to_json() if example is not None else {})}
+    return out
 
 
 def _op_summary(stats: _OpStats, duration_s: float, dropped: int) -> dict[str, Any]:
@@ -119,7 +152,9 @@ def _op_summary(stats: _OpStats, duration_s: float, dropped: int) -> dict[str, A
         "count": count,
         "errors": stats.total_errors,
         "error_rate": round(stats.total_errors / count, 6) if count else 0.0,
-        "errors_by_class": dict(sorted(stats.total_classes.items())),
+        "errors_by_class": errors_by_class(stats.total_classes, stats.examples),
+        # Exceptions of the workload's own code (not store statuses): a broken op.
+        "workload_errors": stats.total_workload_errors,
         # Client retries are disabled, so every attempt is one recorded operation.
         "attempts": count,
         "ops_per_s": round(count / duration_s, 3) if duration_s > 0 else 0.0,
@@ -140,8 +175,12 @@ class Recorder:
         ops: Iterable[str],
         sink: IntervalSink,
         key_samples_per_s: int = 500,
+        capture_exceptions: bool = False,
     ) -> None:
         self.cell = cell
+        #: Keep the first occurrence of each of the workload's own exceptions (a Python
+        #: workload's cell; built-in operations raise only what keyramp itself measures).
+        self._capture = capture_exceptions
         self._ops: dict[str, _OpStats] = {op: _OpStats() for op in ops}
         self._all = _OpStats()  # merged view, filled at each tick
         self._sink = sink
@@ -179,7 +218,10 @@ class Recorder:
             stats.late += 1
         if error is not None:
             stats.errors += 1
-            stats.classes[classify(error)] += 1
+            cls = classify(error)
+            stats.classes[cls] += 1
+            if cls not in stats.examples:  # the first of its class in this op: once per cell
+                stats.keep(cls, example_of(op, cls, error) if self._capture else None)
         if key is not None and self._budget:
             self._seen += 1
             if self._seen % self._stride == 0:
@@ -196,13 +238,15 @@ class Recorder:
         errors: int = 0,
         late: int = 0,
         classes: Mapping[str, int] | None = None,
+        examples: Iterable[ExceptionExample] = (),
     ) -> None:
         """Add another process's interval for ``op`` to the current interval.
 
         The next ``tick()`` then writes the merged interval exactly as if every operation
-        had been recorded here: counts summed, percentiles from the merged histograms.
+        had been recorded here: counts summed, percentiles from the merged histograms, the
+        first example of each exception class kept.
         """
-        self._ops[op].add(latency, service, count, errors, late, classes)
+        self._ops[op].add(latency, service, count, errors, late, classes, examples)
 
     def absorb_keys(self, samples: Iterable[tuple[float, str, str]]) -> None:
         """Add key samples (``(t, op, key_sort_text)``) to the current interval."""
@@ -229,7 +273,8 @@ class Recorder:
                 cell=self.cell, op=op, start_s=start_s, length_s=length, latency=stats.latency, service=stats.service
             )
             rows.append(self._row(op, stats, target_ops_per_s=None, dropped=0))
-            all_ops.add(stats.latency, stats.service, stats.count, stats.errors, stats.late, stats.classes)
+            all_ops.add(stats.latency, stats.service, stats.count, stats.errors, stats.late, stats.classes,
+                        stats.fresh)
             stats.rotate()
         rows.append(self._row(ALL_OPS, all_ops, target_ops_per_s=target_ops_per_s, dropped=dropped))
         self._sink.interval(
@@ -280,6 +325,7 @@ class Recorder:
             late=stats.late,
             dropped=dropped,
             error_classes=dict(stats.classes),
+            exceptions=tuple(stats.fresh),
         )
 
     # -- end of cell ----------------------------------------------------------------------

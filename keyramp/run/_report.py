@@ -13,7 +13,9 @@ from rich.text import Text
 
 from keyramp.forecast._text import forecast_short
 from keyramp.keyspace._headline import keyspace_headline
-from keyramp.results._generator import generator_limited, generator_reason
+from keyramp.profile._thresholds import WORKLOAD_ERRORS
+from keyramp.results._exceptions import ExceptionExample, cell_exceptions
+from keyramp.results._generator import generator_limited, generator_reason, machine_limited
 from keyramp.run._observer import RunObserver
 
 if TYPE_CHECKING:
@@ -36,12 +38,23 @@ def _mean_target(cell: Mapping[str, Any]) -> float | None:
     return sum(p["target"] for p in timeline) / len(timeline)
 
 
-def _threshold_verdict(checks: Sequence[Mapping[str, Any]]) -> str:
+def _is_workload_errors(name: str) -> bool:
+    return name.rpartition(".")[2] == WORKLOAD_ERRORS
+
+
+def _threshold_verdict(cell: Mapping[str, Any]) -> str:
+    """The thresholds column (rich markup): ``workload errors`` in red when the workload raised
+    its own exceptions beyond what the profile allows, ``FAIL …``, ``inconclusive …``, ``pass``."""
+    if cell.get("reason") == "workload error":
+        return "[bold red]failed: workload error[/bold red]"
+    checks = cell.get("thresholds", [])
     if not checks:
         return "-"
     failed = [t["name"] for t in checks if t.get("verdict", "pass" if t.get("passed") else "fail") == "fail"]
     unsure = [t["name"] for t in checks if t.get("verdict") == "inconclusive"]
-    parts = (["FAIL " + ", ".join(failed)] if failed else []) + (
+    parts = (["[bold red]workload errors[/bold red]"] if any(map(_is_workload_errors, failed)) else [])
+    failed = [n for n in failed if not _is_workload_errors(n)]
+    parts += (["FAIL " + ", ".join(failed)] if failed else []) + (
         ["inconclusive " + ", ".join(unsure)] if unsure else [])
     return "; ".join(parts) or "pass"
 
@@ -73,7 +86,7 @@ def _row(cell_id: str, cell: Mapping[str, Any], limited: bool) -> list[str]:
         str(total.get("dropped", 0)),
         keyspace_headline(cell.get("keyspace")),
         forecast_short(cell.get("forecast"), deciding=False),
-        _threshold_verdict(cell.get("thresholds", [])),
+        _threshold_verdict(cell),
     ]
 
 
@@ -83,8 +96,9 @@ def _fitting(rows: Sequence[Sequence[str]], width: int | None) -> list[int]:
     shown = list(range(len(_COLUMNS)))
     if width is None:
         return shown
-    # each column: its widest text + padding and border
-    need = {i: max(len(_COLUMNS[i][0]), max((len(r[i]) for r in rows), default=0)) + 3 for i in shown}
+    # each column: its widest text (markup excluded) + padding and border
+    need = {i: max(len(_COLUMNS[i][0]), max((Text.from_markup(r[i]).cell_len for r in rows), default=0)) + 3
+            for i in shown}
     for drop in sorted((rank, i) for i, (_, _, rank) in enumerate(_COLUMNS) if rank):
         if 1 + sum(need[i] for i in shown) <= width:
             break
@@ -103,8 +117,11 @@ def summary_table(summary: Mapping[str, Any], *, width: int | None = None) -> Ta
     limited_cells: list[tuple[str, str]] = []
     for cell_id, cell in summary.get("cells", {}).items():
         limited = bool(cell.get("total")) and generator_limited(cell)
-        if limited:
+        if limited and machine_limited(cell):  # its reason says it all: "machine-limited: …"
             limited_cells.append((cell_id, generator_reason(cell)))
+        elif limited:
+            limited_cells.append((cell_id, "generator-limited: its latency includes the load generator's own queue, "
+                                           f"not only the store's — {generator_reason(cell)}"))
         rows.append(_row(cell_id, cell, limited))
     shown = _fitting(rows, width)
     table = Table(title=title, title_justify="left", show_lines=False)
@@ -122,16 +139,34 @@ def summary_table(summary: Mapping[str, Any], *, width: int | None = None) -> Ta
         "low–high over the parameter ranges (uncertain: the band spans two verdicts; keyramp forecast RUN "
         "names the parameter that decides)"
     ) + (f" · narrow console: {', '.join(left_out)} left out (all in report.txt)" if left_out else "") + "".join(
-        f"\n† {cell_id} generator-limited: its latency includes the load generator's own queue, not "
-        f"only the store's — {reason}" for cell_id, reason in limited_cells)
+        f"\n† {cell_id} {reason}" for cell_id, reason in limited_cells)
     return table
 
 
+def workload_exceptions(summary: Mapping[str, Any]) -> list[str]:
+    """The workload's own exceptions of every cell, for the end of the run: per cell and
+    class, the first occurrence's message and traceback (user frames, file:line) and the count."""
+    lines: list[str] = []
+    for cell_id, cell in summary.get("cells", {}).items():
+        stopped = cell.get("reason") == "workload error"
+        for i, (example, count) in enumerate(cell_exceptions(cell)):
+            if stopped and i == 0:
+                lines.append(f"✗ {cell_id}: failed: workload error: every one of its {count:,} warm-up "
+                             "operations raised; stopped before its measured phase")
+            else:
+                lines.append(f"✗ {cell_id}: {example.error_class} raised by the workload {count:,} times; the first:")
+            lines.append("  " + example.text().replace("\n", "\n  "))
+    return lines
+
+
 def render_table(summary: Mapping[str, Any], *, width: int = 200) -> str:
-    """The summary table as plain text (for report.txt and non-terminal output)."""
+    """The summary table as plain text, then the workload's own exceptions (report.txt and
+    non-terminal output)."""
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, color_system=None, force_terminal=False)
     console.print(summary_table(summary))  # every column: report.txt is the full record
+    for line in workload_exceptions(summary):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     return buffer.getvalue()
 
 
@@ -169,7 +204,18 @@ class LiveStatus(RunObserver):
             return  # the first second says so
         self._show(f"[bold]{cell.index + 1}/{self.total}[/bold] {cell.id}: {what}")
 
+    def _exception(self, cell: Cell, example: ExceptionExample, what: str) -> None:
+        """The workload's own exception, with its traceback: printed as it first happens."""
+        self.console.print(f"[red]✗[/red] {cell.id}: {what}", highlight=False)
+        self.console.print("  " + example.text().replace("\n", "\n  "), markup=False, highlight=False,
+                           soft_wrap=True)
+
     def second(self, cell: Cell, rows: Sequence[TimeseriesRow], elapsed: float, *, users: int) -> None:
+        if self.enabled:
+            for op_row in rows[:-1]:
+                for example in op_row.exceptions:
+                    self._exception(cell, example, f"the workload raised {example.error_class} (first occurrence; "
+                                                   "the run goes on, counting them as workload errors)")
         row = rows[-1]
         width = 20
         done = min(width, int(width * elapsed / cell.duration_s))
@@ -188,15 +234,24 @@ class LiveStatus(RunObserver):
     def cell_finished(self, cell: Cell, summary: Mapping[str, Any]) -> None:
         if not self.enabled:
             return
+        self._last_plain = -10.0
+        if summary.get("reason") == "workload error":
+            example, ops = cell_exceptions(summary)[0]
+            self._exception(cell, example, f"[bold red]failed: workload error[/bold red] — every one of its {ops:,} "
+                                           "warm-up operations raised; stopped before its measured phase, going on "
+                                           "with the next cell")
+            return
         total = summary["total"]
         lat = total["latency_ms"]
-        self._last_plain = -10.0
         self.console.print(
             f"[green]✓[/green] {cell.index + 1}/{self.total} {cell.id}: {total['count']} ops, "
             f"{total['ops_per_s']:.0f} ops/s, p99 {lat['p99']:.2f} ms, errors {total['errors']}",
             highlight=False,
         )
-        if summary.get("generator_limited"):
+        if summary.get("generator_limited") and machine_limited(summary):
+            self.console.print(f"[yellow]⚠ {generator_reason(summary)}[/yellow] — rerun on a quieter machine, or "
+                               "with the emulator on another one", highlight=False)
+        elif summary.get("generator_limited"):
             self.console.print(f"[yellow]⚠ generator-limited[/yellow]: {generator_reason(summary)} — its latency "
                                "is not the store's (lower the rate, use driver = \"grpc\", or add --workers)",
                                highlight=False)

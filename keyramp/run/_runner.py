@@ -16,12 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+
 from keyramp._errors import KeyrampError, RunFailed, UsageError
 from keyramp.profile import Profile, cell_namespace, slug
 from keyramp.results._live import LiveFile
 from keyramp.results._rundir import RunDirectory, base_manifest, utc_now
 from keyramp.run._analysis import CellAnalysis, analyse_cell
 from keyramp.run._cell import CellRun
+from keyramp.run._exceptions import WorkloadFailed
 from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._observer import Observers, RunObserver
 from keyramp.run._phases import Interrupted, StopFlag
@@ -70,12 +73,12 @@ class RunOutcome:
 
 
 def _lint(profile: Profile, options: RunOptions, console: Console) -> list[dict[str, Any]]:
-    from keyramp.profile._lint import lint_profile
+    from keyramp.profile._lint import group_findings, lint_profile
 
     findings = lint_profile(profile)
     blocking = [f for f in findings if f.severity == "error" or (options.strict and f.severity == "warning")]
-    for f in findings:
-        console.print(f"[yellow]lint[/yellow] {f.severity} {f.rule}: {f.message}")
+    for g in group_findings(findings):  # once per finding, not once per cell
+        console.print(f"[yellow]lint[/yellow] {g.severity} {escape(g.line())}", highlight=False)
     if options.strict and blocking:
         raise RunFailed(f"{profile.name}: {len(blocking)} lint finding(s) block the run under --strict")
     return [f.to_dict() for f in findings]
@@ -139,6 +142,10 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
             summary["warnings"].append(f"closing the target failed: {exc}")
         if reason is not None:  # client errors can span lines (gRPC debug strings): keep the reason one line
             reason = " ".join(reason.split())
+        broken = [cid for cid, c in summary["cells"].items() if c.get("reason") == "workload error"]
+        if state == "complete" and broken:
+            state, reason = "failed", (f"workload error in {len(broken)} of {len(profile.cells)} cells "
+                                       f"({', '.join(broken)}): every warm-up operation raised")
         passed = all(t["passed"] for c in summary["cells"].values() for t in c.get("thresholds", []))
         summary["warnings"].extend(observers.problems)
         summary.update(status=state, reason=reason, thresholds_passed=passed)
@@ -175,6 +182,11 @@ def _run_cell(cell: Any, meta: dict[str, Any], *, profile: Profile, run: RunDire
         cleanup = target.after_cell(cell_run.backend_class, cell_run.address, failed=False)  # may raise RunFailed
         if cleanup is not None:
             meta["cleanup"] = cleanup
+    except WorkloadFailed as exc:  # stopped before its measured phase: the run goes on with the next cell
+        summary["cells"][cell.id] = cell_run.failed_summary(exc)
+        run.write_summary(summary)
+        observers.cell_finished(cell, summary["cells"][cell.id])
+        return
     except (RunFailed, Interrupted):
         if cell_run.partial is not None:
             cell_run.partial["incomplete"] = True

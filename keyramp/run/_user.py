@@ -18,6 +18,7 @@ from gevent.event import Event
 from locust import User, constant, task
 
 from keyramp.backends._base import Backend, Target
+from keyramp.run._exceptions import WarmupTally
 from keyramp.run._pacer import Pacer
 from keyramp.run._recorder import Recorder
 from keyramp.run._workload import CellWorkload, UserOps
@@ -47,6 +48,9 @@ class CellContext:
     warmup_interval: float | None = None
     #: Service times (s) of warm-up operations, for the runner to see when the store has settled.
     warmup_latencies: list[float] = field(default_factory=list)
+    #: Warm-up operations so far and the workload's own exceptions among them: a workload
+    #: that fails every one stops before its measured phase.
+    warmup: WarmupTally = field(default_factory=WarmupTally)
     user_errors: list[BaseException] = field(default_factory=list)
     _user_seq: Any = field(default_factory=itertools.count)
 
@@ -122,13 +126,16 @@ class KeyrampUser(User):
 
     def _warm_up(self, interval: float) -> None:
         """One unmeasured operation (JIT, connection pools, caches), then a pause."""
+        ctx = self.context
         started = time.perf_counter()
+        op = ctx.workload.choose_op(self.ops.rng)
         try:
-            self.ops.run(self.context.workload.choose_op(self.ops.rng))
-        except Exception:  # noqa: BLE001 - the measured phase will show what is wrong
-            pass
+            self.ops.run(op)
+        except Exception as exc:  # noqa: BLE001 - the measured phase shows what is wrong (or fail fast)
+            ctx.warmup.failed(op, exc, python_workload=bool(ctx.workload.user_spec))
         else:
-            self.context.warmup_latencies.append(time.perf_counter() - started)
+            ctx.warmup.ops += 1
+            ctx.warmup_latencies.append(time.perf_counter() - started)
         gevent.sleep(interval)
 
     def _park(self) -> None:

@@ -34,6 +34,7 @@ from keyramp.backends import spec_for
 from keyramp.profile import Settings
 from keyramp.profile._schedules import make_schedule
 from keyramp.run._cpu import CpuMeter
+from keyramp.run._exceptions import examples_to_json
 from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._pacer import Pacer
 from keyramp.run._phases import drain, final_tick, freeze_heap, tick_phase
@@ -108,7 +109,8 @@ class _ForwardingSink:
                 continue
             latency, service = self._hists[row.op]
             ops[row.op] = {"count": row.count, "errors": row.errors, "late": row.late,
-                           "classes": dict(row.error_classes), "latency": latency, "service": service}
+                           "classes": dict(row.error_classes), "latency": latency, "service": service,
+                           "exceptions": examples_to_json(row.exceptions)}
         self._send({"second": second, "start_s": self._span[0], "length_s": self._span[1], "dropped": dropped,
                     "ops": ops, "keys": self._keys, "final": self.final})
         self._hists, self._rows, self._keys = {}, (), []
@@ -128,8 +130,8 @@ class _WorkerCell:
         workload.allocated = list(plan.allocated)
         self.sink = _ForwardingSink(self._send_interval)
         self.recorder = Recorder(cell=plan.cell_id, ops=workload.ops, sink=self.sink,
-                                 key_samples_per_s=plan.key_samples_per_s)
-        backend_class = spec_for(plan.backend).driver(settings.driver)
+                                 key_samples_per_s=plan.key_samples_per_s, capture_exceptions=bool(workload.user_spec))
+        backend_class = spec_for(plan.backend).driver(workload.users_driver(settings.driver))
         self.ctx = CellContext(workload=workload, backend_class=backend_class, target=plan.address,
                                recorder=self.recorder, open_model=self.schedule.open_model)
         self.ctx.warmup_interval = plan.warmup_interval
@@ -148,6 +150,7 @@ class _WorkerCell:
         """Until the phase starts: how many users have their client, and the warm-up latencies."""
         ctx, token = self.ctx, self.plan.token
         last: tuple[int, int] = (-1, -1)
+        reported_ops = 0
         next_warmup = time.monotonic() + _WARMUP_REPORT_S
         while not ctx.phase_started.is_set() and not self.aborted.is_set():
             now = (ctx.users_ready, len(ctx.user_errors))
@@ -157,10 +160,14 @@ class _WorkerCell:
                     "token": token, "ready": now[0],
                     "error": None if error is None else one_line(f"{error.__class__.__name__}: {error}")})
                 last = now
-            if time.monotonic() >= next_warmup and ctx.warmup_latencies:
+            if time.monotonic() >= next_warmup and (ctx.warmup_latencies or ctx.warmup.ops != reported_ops):
                 taken, ctx.warmup_latencies = ctx.warmup_latencies, []
                 step = max(1, len(taken) // _WARMUP_SAMPLES)  # an even thinning keeps the median
-                self.runner.send_message(MSG_WARMUP, {"token": token, "latencies": taken[::step]})
+                # With the tally so far: the master stops a cell whose every warm-up operation
+                # raised the workload's own exception.
+                self.runner.send_message(MSG_WARMUP, {"token": token, "latencies": taken[::step],
+                                                      **ctx.warmup.to_wire()})
+                reported_ops = ctx.warmup.ops
                 next_warmup = time.monotonic() + _WARMUP_REPORT_S
             gevent.sleep(0.05)
 

@@ -116,6 +116,11 @@ class CellWorkload:
         self._user_class = loaded.cls
         self._op_table = {name: operation(spec) for name, spec in loaded.ops.items()}
 
+    def users_driver(self, driver: str) -> str:
+        """The driver the cell's users run: the profile's, but always the official client for a
+        Python workload (its ops call ``self.client``; ``driver`` still writes the preload)."""
+        return "client" if self.user_spec else driver
+
     # -- keys ----------------------------------------------------------------------------
     def key_of(self, index: int) -> Key | None:
         if self.strategy.server_allocated:

@@ -17,6 +17,7 @@ from keyramp.targets._base import RunTarget, Warmup
 
 if TYPE_CHECKING:
     from keyramp.profile import Profile
+    from keyramp.targets._cloud import PlanCosts
 
 __all__ = ["CloudCaps", "RunTarget", "TargetOptions", "Warmup", "open_target", "target_class"]
 
@@ -39,6 +40,8 @@ class TargetOptions:
     #: Emulator endpoints by emulator kind; ``None`` = attach from the environment, reuse or start.
     endpoints: Mapping[str, str] | None = None
     state_dir: Path | None = None
+    #: Prices a cloud plan (``keyramp.forecast._run_cost.plan_costs``), printed under it.
+    plan_costs: PlanCosts | None = None
 
 
 def target_class(kind: str) -> type[RunTarget]:
@@ -58,5 +61,6 @@ def open_target(profile: Profile, options: TargetOptions) -> RunTarget:
     from keyramp.targets._emulator_target import EmulatorTarget
 
     if check_opt_in(profile, allow_cloud=options.allow_cloud):
-        return CloudTarget(profile, allow_cloud=options.allow_cloud, **options.cloud_caps)
+        return CloudTarget(profile, allow_cloud=options.allow_cloud, plan_costs=options.plan_costs,
+                           **options.cloud_caps)
     return EmulatorTarget(profile, endpoints=options.endpoints, state_dir=options.state_dir)

@@ -15,7 +15,7 @@ What happens at run time (caps, credentials, clean-up) is ``_cloud_target.CloudT
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
@@ -29,6 +29,7 @@ __all__ = [
     "Caps",
     "CellPlan",
     "CloudPlan",
+    "PlanCosts",
     "check_opt_in",
     "emulator_variables",
     "format_count",
@@ -279,17 +280,25 @@ def preflight(profile: Profile, *, allow_cloud: str | None, environ: Mapping[str
     return plan
 
 
+#: Prices a cloud plan (``forecast._run_cost.plan_costs``: this layer cannot import it): the text.
+PlanCosts = Callable[["Profile", CloudPlan], str]
+
+
 def print_plans(profiles: Iterable[Profile], *, allow_cloud: str | None, out: TextIO,
                 environ: Mapping[str, str] | None = None, max_ops_per_s: float | None = None,
-                max_duration_s: float | None = None) -> int:
-    """``keyramp run --plan``: print each plan, then apply every offline check; no network call.
+                max_duration_s: float | None = None, costs: PlanCosts | None = None) -> int:
+    """``keyramp run --plan``: print each plan (a cloud plan with its ``costs``), then apply every
+    offline check; no network call.
 
     Returns 0; a refusal raises ``UsageError`` (exit 2) after the plan was printed, so the
     user sees both what was planned and why it would not run.
     """
     for profile in profiles:
         caps = Caps.of(profile, max_ops_per_s=max_ops_per_s, max_duration_s=max_duration_s)
-        print(render_plan(plan_run(profile, caps)), file=out)
+        plan = plan_run(profile, caps)
+        print(render_plan(plan), file=out)
+        if costs is not None and profile.target == "cloud":
+            print(costs(profile, plan), file=out)
         out.flush()
         if profile.target == "cloud" or allow_cloud is not None:
             preflight(profile, allow_cloud=allow_cloud, environ=environ, max_ops_per_s=max_ops_per_s,

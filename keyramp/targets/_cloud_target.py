@@ -21,7 +21,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from keyramp._errors import RunFailed, UsageError
 from keyramp.profile._durations import format_duration
 from keyramp.targets._base import RunTarget, Warmup
-from keyramp.targets._cloud import Caps, emulator_variables, format_count, plan_run, preflight, render_plan
+from keyramp.targets._cloud import (
+    Caps,
+    PlanCosts,
+    emulator_variables,
+    format_count,
+    plan_run,
+    preflight,
+    render_plan,
+)
 
 if TYPE_CHECKING:
     from keyramp.backends import Backend, Target
@@ -130,13 +138,16 @@ class CloudTarget(RunTarget):
     kind: ClassVar[str] = "cloud"
 
     def __init__(self, profile: Profile, *, allow_cloud: str | None, environ: Mapping[str, str] | None = None,
-                 max_ops_per_s: float | None = None, max_duration_s: float | None = None) -> None:
+                 max_ops_per_s: float | None = None, max_duration_s: float | None = None,
+                 plan_costs: PlanCosts | None = None) -> None:
         super().__init__(profile)
         plan = preflight(profile, allow_cloud=allow_cloud, environ=environ, max_ops_per_s=max_ops_per_s,
                          max_duration_s=max_duration_s)
         if plan is None:
             raise UsageError(f"{profile.name}: not a cloud profile (target = {profile.target!r})")
         self.plan = plan
+        #: The plan's estimated cost, priced now: a bad price location is refused before the run.
+        self.cost_text = plan_costs(profile, plan) if plan_costs is not None else None
         self.guard = CloudGuard.for_caps(plan.caps)
         self.credentials: str | None = None
         self.started: float | None = None
@@ -155,6 +166,8 @@ class CloudTarget(RunTarget):
              namespaces: Mapping[str, str]) -> dict[str, Any]:
         """Print the plan (with the run's real namespaces) and load credentials; then the clock starts."""
         say(render_plan(plan_run(self.profile, self.plan.caps, namespaces=namespaces)))
+        if self.cost_text:
+            say(self.cost_text)
         self.credentials = check_credentials()
         say(f"cloud: credentials {self.credentials}")
         self.started = time.perf_counter()

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from keyramp.profile._lint import Finding, group_findings
+from keyramp.profile._thresholds import WORKLOAD_ERRORS
 from keyramp.results._catalog import Run, cell_identity
-from keyramp.results._generator import check_generator
+from keyramp.results._exceptions import cell_exceptions
+from keyramp.results._generator import check_generator, machine_limited
 from keyramp.results._index import as_dict, as_list, num, run_row, text
 from keyramp.web._forecast import forecast_view
 from keyramp.web._keyspace import explain_keyspace
@@ -20,11 +23,25 @@ __all__ = ["LATENCY_KEYS", "as_dict", "as_list", "num", "run_detail", "run_row"]
 LATENCY_KEYS = ("p50", "p90", "p95", "p99", "p999", "max", "mean")
 
 
+def _error_class(raw: object) -> dict[str, Any]:
+    """An ``errors_by_class`` entry: ``{"count", …}`` (older runs: the count alone)."""
+    return as_dict(raw) if isinstance(raw, dict) else {"count": raw}
+
+
+def _workload_exceptions(s: dict[str, Any]) -> dict[str, Any]:
+    """What the workload itself raised (``results._exceptions``): each class's first occurrence
+    with its traceback and count, and whether the cell stopped on it in its warm-up."""
+    examples = [{"class": e.error_class, "count": n, "op": e.op, "message": e.message, "where": e.where,
+                 "traceback": list(e.traceback)} for e, n in cell_exceptions(s)]
+    return {"exceptions": examples, "workload_failed": s.get("reason") == "workload error"}
+
+
 def _op_stats(name: str, raw: object) -> dict[str, Any]:
     d = as_dict(raw)
     lat = as_dict(d.get("latency_ms"))
     svc = as_dict(d.get("service_ms"))
-    classes = {str(k): num(v) for k, v in as_dict(d.get("errors_by_class")).items() if num(v)}
+    classes = {str(k): n for k, v in as_dict(d.get("errors_by_class")).items()
+               if (n := num(_error_class(v).get("count")))}
     return {
         "op": name,
         "count": num(d.get("count")),
@@ -78,6 +95,7 @@ def _cells(manifest: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
             "thresholds": [_threshold(t) for t in as_list(s.get("thresholds"))],
             "forecast": forecast_view(s.get("forecast")),
             **_generator(s),
+            **_workload_exceptions(s),
         }
         # what matches cells across runs: the id without its cNN- index (backend, strategy, extras)
         cell["identity"] = cell_identity(cid)
@@ -112,7 +130,7 @@ def _generator(s: dict[str, Any]) -> dict[str, Any]:
     limited = s.get("generator_limited")
     return {
         "generator_limited": limited if isinstance(limited, bool) else bool(check.get("limited")),
-        "generator": {"reason": text(check.get("reason")),
+        "generator": {"reason": text(check.get("reason")), "machine_limited": machine_limited(s),
                       **{k: num(check.get(k)) for k in ("late_fraction", "dropped_fraction", "users_busy",
                                                          "cpu_cores", "max_process_cores", "machine_busy")}},
     }
@@ -125,10 +143,9 @@ def run_detail(run: Run) -> dict[str, Any]:
     profile = as_dict(manifest.get("profile"))
     row = run_row(run)
     versions = {str(k): text(v) for k, v in as_dict(manifest.get("versions")).items()}
-    lint = []
-    for item in as_list(manifest.get("lint")):
-        d = as_dict(item)
-        lint.append({k: text(d.get(k)) for k in ("rule", "severity", "message", "cell")})
+    lint = [{"rule": g.rule, "severity": g.severity, "message": g.message, "cells": list(g.cells)}
+            for g in group_findings(_finding(as_dict(item)) for item in as_list(manifest.get("lint")))]
+    cells = _cells(manifest, summary)
     return {
         **row,
         "description": text(profile.get("description")),
@@ -139,6 +156,20 @@ def run_detail(run: Run) -> dict[str, Any]:
         "host": text(manifest.get("host")),
         "versions": versions,
         "lint": lint,
-        "cells": _cells(manifest, summary),
+        "cells": cells,
         "cell_count": row["cells"],
+        # the workload's own exceptions beyond what the profile allows (or a cell stopped on them)
+        "workload_error_cells": [c["id"] for c in cells if c["workload_failed"] or any(
+            t["verdict"] == "fail" and _is_workload_errors(t["name"]) for t in c["thresholds"])],
+        "other_threshold_failed": any(t["verdict"] == "fail" and not _is_workload_errors(t["name"])
+                                      for c in cells for t in c["thresholds"]),
     }
+
+
+def _is_workload_errors(name: str | None) -> bool:
+    return (name or "").rpartition(".")[2] == WORKLOAD_ERRORS
+
+
+def _finding(d: dict[str, Any]) -> Finding:
+    return Finding(text(d.get("rule")) or "?", text(d.get("severity")) or "info", text(d.get("message")) or "",
+                   text(d.get("cell")))

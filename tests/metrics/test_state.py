@@ -68,7 +68,7 @@ def test_counters_and_histograms_equal_the_recorders_own_totals() -> None:
                       **labels) == stats["late"]
         for cls, n in stats["errors_by_class"].items():
             assert _value(families["keyramp_operation_errors"], "keyramp_operation_errors_total", op=op,
-                          **{"class": cls}, **labels) == n
+                          **{"class": cls}, **labels) == n["count"]
         hist = families["keyramp_operation_latency_seconds"]
         assert _value(hist, "keyramp_operation_latency_seconds_count", op=op, **labels) == stats["count"]
         # mean = sum / count agrees with the HdrHistogram's mean (same bucket medians)

@@ -245,8 +245,8 @@ def test_cli_exit_codes_and_lines(files: dict[str, Path], capsys: pytest.Capture
     assert capsys.readouterr().out.strip() == f"{files['clean']}: ok"
     assert run_lint([str(files["anti"])]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert f"{files['anti']}: ERROR BP-KEY-1 [c00-datastore-sequential] sequential keys" in "\n".join(lines)
-    assert any(line.startswith(f"{files['anti']}: ERROR BP-RAMP-1 ") for line in lines)
+    assert f"{files['anti']}: ERROR BP-KEY-1 [c00-datastore-sequential]: sequential keys" in "\n".join(lines)
+    assert any(line.startswith(f"{files['anti']}: ERROR BP-RAMP-1: ") for line in lines)
     assert run_lint([str(files["warn"])]) == 0
     assert run_lint([str(files["warn"]), "--strict"]) == 1
 
@@ -331,3 +331,38 @@ def test_a_launch_faster_than_500_50_5_is_information_the_forecast_quantifies() 
     assert "5000 ops/s at t=0s on a new key range" in finding.message
     ramp = lint_profile(parse_profile({**base, "launch": {"kind": "ramp_500_50_5", "ceiling": 5000}}))
     assert not [f for f in ramp if f.message.startswith("[launch]")]
+
+
+def test_identical_findings_of_several_cells_are_said_once() -> None:
+    from keyramp.profile._files import load_profile
+    from keyramp.profile._lint import group_findings
+
+    path = Path(__file__).resolve().parents[2] / "profiles" / "quickstart.toml"
+    findings = lint_profile(load_profile(path))
+    groups = group_findings(findings)
+    assert len({(g.rule, g.message) for g in groups}) == len(groups)  # each finding once
+    assert sum(len(g.cells) or 1 for g in groups) == len(findings)  # ... and none lost
+    key1 = [g for g in groups if g.rule == "BP-KEY-1" and len(g.cells) > 1]
+    assert [g.cells for g in key1] == [("c00-datastore-sequential", "c03-firestore-sequential",
+                                        "c06-firestore-datastore-sequential")]
+    assert key1[0].line().startswith("BP-KEY-1 on 3 cells (c00-datastore-sequential, c03-firestore-sequential, "
+                                     "c06-firestore-datastore-sequential): sequential keys increase monotonically")
+
+
+def test_a_python_workload_is_never_told_to_use_server_allocated_ids(tmp_path: Path) -> None:
+    """Its keys come from ``self.keys.new()``: the profile refuses server_allocated there, so lint
+    suggests neither BP-KEY-1's server_allocated nor BP-KEY-2 (a subprocess: the workload imports Locust)."""
+    from _runs import keyramp
+
+    (tmp_path / "w.py").write_text("import keyramp\n\n\nclass W(keyramp.DatastoreUser):\n"
+                                   "    @keyramp.op\n    def put(self):\n        return self.keys.new()\n")
+    profile = tmp_path / "p.toml"
+    profile.write_text('name = "p"\nbackend = ["datastore", "firestore-datastore"]\n[workload]\nuser = "w.py:W"\n'
+                       '[keys]\nstrategy = "sequential"\n[schedule]\nkind = "constant"\nrate = 100\n')
+    result = keyramp("lint", str(profile), "--json")
+    assert result.returncode == 0, result.stderr
+    (report,) = json.loads(result.stdout)
+    rules = {f["rule"] for f in report["findings"]}
+    assert "BP-KEY-1" in rules and "BP-KEY-2" not in rules
+    assert all("server_allocated" not in f["message"] for f in report["findings"])
+    assert any("use random or hashed_prefix keys" in f["message"] for f in report["findings"])

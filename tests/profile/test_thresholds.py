@@ -137,3 +137,22 @@ def test_forecast_threshold_missing_forecast_fails_but_probe_cells_are_skipped()
 def test_bad_forecast_threshold_names(name: str) -> None:
     with pytest.raises(UsageError, match="forecast"):
         parse_table({name: 0.1})
+
+
+def test_workload_errors_is_an_allowance_and_a_python_workload_gets_zero_by_default() -> None:
+    from keyramp.profile._profile import parse_profile
+    from keyramp.profile._thresholds import with_workload_errors
+
+    (allowed,) = parse_table({"workload_errors": 10})
+    assert (allowed.op, allowed.limit) == ("<=", 10.0)  # a bare number: how many are allowed
+    cell = {**CELL, "total": {**CELL["total"], "workload_errors": 10}}
+    assert evaluate([allowed], cell)[0].passed
+    assert not evaluate([allowed], {**CELL, "total": {**CELL["total"], "workload_errors": 11}})[0].passed
+    (implicit,) = with_workload_errors([], python_workload=True)
+    assert (implicit.name, implicit.op, implicit.limit) == ("workload_errors", "<=", 0.0)
+    assert not evaluate([implicit], {**CELL, "total": {**CELL["total"], "workload_errors": 1}})[0].passed
+    assert evaluate([implicit], CELL) == []  # a summary from before they were counted: not applicable
+    assert with_workload_errors([allowed], python_workload=True) == [allowed]  # the profile's own wins
+    assert with_workload_errors([], python_workload=False) == []  # built-in operations: nothing implicit
+    plain = parse_profile({"name": "p", "backend": "bigtable", "workload": {"ops": {"insert": 1.0}}})
+    assert [t.name for t in plain.thresholds] == []

@@ -32,6 +32,10 @@ MODULES = {
     "needs.py": ("import keyramp\n\nclass Orders(keyramp.FirestoreUser):\n    @keyramp.op\n"
                  "    def place(self, room):\n        return None\n"),
     "empty.py": "import keyramp\n\nclass Orders(keyramp.FirestoreUser):\n    def place(self):\n        return None\n",
+    "zero.py": ("import keyramp\n\nclass Orders(keyramp.FirestoreUser):\n    @keyramp.op(weight=0)\n"
+                "    def place(self):\n        return None\n"),
+    "text.py": ("import keyramp\n\nclass Orders(keyramp.FirestoreUser):\n    @keyramp.op(weight=\"3\")\n"
+                "    def place(self):\n        return None\n"),
 }
 
 # profile name -> (workload / keys / top-level patch, what the one line must say after "<file>: ")
@@ -52,6 +56,14 @@ CASES = {
         "needs.py: Orders.place: an op takes only self (it also needs: room)",
     ),
     "no_ops": ({"user": "empty.py:Orders"}, "empty.py:Orders has no @keyramp.op methods"),
+    "zero_weight": (
+        {"user": "zero.py:Orders"},
+        "zero.py: import failed (line 4): TypeError: keyramp.op: weight must be an integer ≥ 1, got 0",
+    ),
+    "text_weight": (
+        {"user": "text.py:Orders"},
+        "text.py: import failed (line 4): TypeError: keyramp.op: weight must be an integer ≥ 1, got '3'",
+    ),
     "no_file": ({"user": "gone.py:Orders"}, "gone.py: no such file"),
     "bad_spec": ({"user": "good.py"}, 'workload.user: expected "file.py:ClassName"'),
     "ops_too": ({"user": "good.py:Orders", "ops": {"insert": 1.0}}, "workload.ops: does not apply with workload.user"),
@@ -98,7 +110,7 @@ def test_every_bad_case_is_one_line_naming_file_and_problem(profiles: dict[str, 
             assert str(path.parent / needle.split(":")[0].split(" ")[0]) in line  # the workload's own file
 
 
-@pytest.mark.parametrize("name", ["raises", "template"])
+@pytest.mark.parametrize("name", ["raises", "template", "zero_weight", "wrong_store", "no_file"])
 def test_run_refuses_before_anything_starts(profiles: dict[str, Path], tmp_path: Path, name: str) -> None:
     out = tmp_path / "out"
     result = keyramp("run", str(profiles[name]), "--out", str(out), env={"PATH": "/nonexistent"} | _python_env())

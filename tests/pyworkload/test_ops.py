@@ -55,8 +55,10 @@ def test_subclass_inherits_and_overrides() -> None:
 
 def test_plain_locust_wrapper_reports_to_locust_events() -> None:
     fired: list[dict[str, Any]] = []
-    user = SimpleNamespace(store="firestore", environment=SimpleNamespace(
-        events=SimpleNamespace(request=SimpleNamespace(fire=lambda **kw: fired.append(kw)))))
+    user_errors: list[dict[str, Any]] = []
+    user = SimpleNamespace(store="firestore", environment=SimpleNamespace(events=SimpleNamespace(
+        request=SimpleNamespace(fire=lambda **kw: fired.append(kw)),
+        user_error=SimpleNamespace(fire=lambda **kw: user_errors.append(kw)))))
 
     class Flaky:
         @op
@@ -67,10 +69,20 @@ def test_plain_locust_wrapper_reports_to_locust_events() -> None:
         def fine(self) -> str:
             return "k"
 
+        @op
+        def refused(self) -> None:
+            from google.api_core import exceptions as gexc
+
+            raise gexc.Aborted("a store status: measured, not a bug")
+
     Flaky.fail(user)  # the exception is Locust's failure, not the greenlet's
     Flaky.fine(user)
+    Flaky.refused(user)
     assert [(f["name"], f["request_type"], type(f["exception"]).__name__) for f in fired] == [
-        ("fail", "firestore", "ValueError"), ("fine", "firestore", "NoneType")]
+        ("fail", "firestore", "ValueError"), ("fine", "firestore", "NoneType"), ("refused", "firestore", "Aborted")]
+    # The workload's own exception is also Locust's user error (its exceptions CSV), with its traceback.
+    assert [(type(e["exception"]).__name__, e["user_instance"] is user) for e in user_errors] == [("ValueError", True)]
+    assert user_errors[0]["tb"] is user_errors[0]["exception"].__traceback__
     assert all(f["response_time"] >= 0 for f in fired)
     # keyramp run calls the undecorated method: its return value is the key.
     assert collect_ops(Flaky)["fine"].fn(user) == "k"

@@ -66,7 +66,75 @@ def test_errors_are_classified_by_grpc_status() -> None:
     op = rec.summary(duration_s=1.0)["operations"]["update"]
     assert op["count"] == 3 and op["errors"] == 2
     assert op["error_rate"] == pytest.approx(2 / 3, rel=1e-4)
-    assert op["errors_by_class"] == {"ABORTED": 1, "UNAVAILABLE": 1}
+    assert op["errors_by_class"] == {"ABORTED": {"count": 1}, "UNAVAILABLE": {"count": 1}}
+    assert op["workload_errors"] == 0
+
+
+def _raise_in_user_code() -> BaseException:
+    """An exception raised two frames deep in this (non-library) file, as a workload's op raises."""
+
+    def helper() -> None:
+        {}["missing"]  # the bug under test
+
+    try:
+        helper()
+    except KeyError as exc:
+        return exc
+    raise AssertionError("unreachable")
+
+
+def test_the_workloads_own_exceptions_keep_their_first_occurrence() -> None:
+    sink = ListSink()
+    rec = Recorder(cell="c0", ops=["place", "look"], sink=sink, capture_exceptions=True)
+    rec.begin(0.0)
+    first = _raise_in_user_code()
+    rec.record("place", None, 0.0, 0.0, 0.001, first)
+    rec.record("place", None, 0.0, 0.0, 0.001, ValueError("second class"))
+    rec.record("place", None, 0.0, 0.0, 0.001, gexc.Aborted("a store status: measured, not a bug"))
+    rows = rec.tick(1.0, target_ops_per_s=None)
+    for _ in range(3):  # later occurrences are counted, not captured again
+        rec.record("place", None, 1.0, 1.0, 1.001, _raise_in_user_code())
+    rec.record("look", None, 1.0, 1.0, 1.001, KeyError("other op"))
+    later = rec.tick(2.0, target_ops_per_s=None)
+    by_op = {r.op: r for r in rows}
+    assert [e.error_class for e in by_op["place"].exceptions] == ["CLIENT_KeyError", "CLIENT_ValueError"]
+    assert [e.error_class for e in by_op[ALL_OPS].exceptions] == ["CLIENT_KeyError", "CLIENT_ValueError"]
+    assert {r.op: [e.op for e in r.exceptions] for r in later} == {"place": [], "look": ["look"], ALL_OPS: []}
+    place = rec.summary(duration_s=2.0)["operations"]["place"]
+    key_error = place["errors_by_class"]["CLIENT_KeyError"]
+    assert key_error["count"] == 4 and key_error["op"] == "place" and key_error["message"] == "KeyError: 'missing'"
+    assert key_error["traceback"][-1].endswith('in helper: {}["missing"]  # the bug under test')
+    assert all(f.startswith(__file__) for f in key_error["traceback"])  # the user's frames, not keyramp's
+    assert key_error["where"] == key_error["traceback"][-1].split(" in ")[0]  # the innermost user line
+    assert place["errors_by_class"]["ABORTED"] == {"count": 1}  # no example: a store status
+    assert place["workload_errors"] == 5
+    assert rec.summary(duration_s=2.0)["total"]["workload_errors"] == 6
+
+
+def test_without_capture_nothing_is_kept_and_examples_merge_from_other_processes() -> None:
+    from keyramp.run._exceptions import example_of
+
+    rec = Recorder(cell="c0", ops=["insert"], sink=ListSink())  # built-in operations: no capture
+    rec.begin(0.0)
+    rec.record("insert", None, 0.0, 0.0, 0.001, KeyError("x"))
+    # A worker's example of another class arrives with its interval (the master absorbs it).
+    example = example_of("insert", "CLIENT_ValueError", _value_error())
+    assert example is not None
+    rec.absorb("insert", latency=None, service=None, count=2, errors=2, classes={"CLIENT_ValueError": 2},
+               examples=[example])
+    rows = rec.tick(1.0, target_ops_per_s=None)
+    assert [e.error_class for e in rows[0].exceptions] == ["CLIENT_ValueError"]
+    classes = rec.summary(duration_s=1.0)["operations"]["insert"]["errors_by_class"]
+    assert classes["CLIENT_KeyError"] == {"count": 1}
+    assert classes["CLIENT_ValueError"]["message"] == "ValueError: from a worker" and classes["CLIENT_ValueError"][
+        "count"] == 2
+
+
+def _value_error() -> BaseException:
+    try:
+        raise ValueError("from a worker")
+    except ValueError as exc:
+        return exc
 
 
 def test_totals_accumulate_over_intervals_and_intervals_reset() -> None:

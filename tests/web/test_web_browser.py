@@ -50,6 +50,12 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     manifest = json.loads((hostile / "manifest.json").read_text())
     manifest["lint"] = [{"rule": "BP-KEY-1", "severity": "warning", "message": XSS, "cell": None}]
     (hostile / "manifest.json").write_text(json.dumps(manifest))
+    summary = json.loads((hostile / "summary.json").read_text())
+    cell = next(iter(summary["cells"].values()))  # a workload exception whose message is hostile too
+    cell["total"]["errors_by_class"]["CLIENT_KeyError"] = {
+        "count": 9, "op": "insert", "message": f"KeyError: {XSS}", "where": "/app/orders.py:31",
+        "traceback": ["/app/orders.py:12 in insert: return price_of(order)", f"/app/orders.py:31 in price_of: {XSS}"]}
+    (hostile / "summary.json").write_text(json.dumps(summary))
     _keyspace(first, png=True)
     _keyspace(hostile, png=False)  # JSON only: the page draws it on a canvas
     # a run written as CSV (before the Parquet format): the charts read it the same way
@@ -141,6 +147,13 @@ def test_hostile_profile_name_is_inert(page, base_url: str, results: Path) -> No
     page.wait_for_selector(".chart canvas")
     assert XSS in page.locator("h1").inner_text()  # shown as text
     assert XSS in page.locator(".lint").inner_text()
+    # the workload's own exception, with its traceback, beside the cell's error chart (as text)
+    exceptions = page.locator("figure.exceptions").first
+    assert exceptions.is_visible() and "/app/orders.py:31 in price_of" in exceptions.inner_text()
+    assert f"KeyError: {XSS}" in exceptions.inner_text()
+    errors_chart = page.locator('.chart[data-kind="errors"]').first.bounding_box()
+    box = exceptions.bounding_box()
+    assert errors_chart is not None and box is not None and box["y"] >= errors_chart["y"]  # in the chart grid, after it
     page.wait_for_selector(".heatmap-canvas canvas")
     assert page.locator(".heatmap-canvas canvas").first.evaluate(_INKED_PIXELS_JS) > 50
     assert page.locator("script:not([src]):not([type='application/json'])").count() == 0

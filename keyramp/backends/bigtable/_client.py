@@ -31,10 +31,9 @@ from google.cloud.bigtable.data import row_filters as rf
 from google.cloud.bigtable.data.read_modify_write_rules import IncrementRule
 
 from keyramp._errors import UnsupportedOperation, UsageError
-from keyramp._types import Key
+from keyramp._types import Key, key_text
 from keyramp.backends._base import Backend, QuerySpec, Record, Target
 from keyramp.backends.bigtable._admin import admin_client
-from keyramp.backends.firestore._client import doc_id
 
 __all__ = ["FAMILY", "BigtableBackend", "admin_client", "encode_value", "row_key"]
 
@@ -48,8 +47,8 @@ _LATEST = rf.CellsColumnLimitFilter(1)
 
 
 def row_key(key: Key) -> bytes:
-    """The Firestore document id as bytes: a key reads the same on every store."""
-    return doc_id(key).encode()
+    """The key's text id as bytes (``key_text``): a key reads the same on every store."""
+    return key_text(key).encode()
 
 
 def encode_value(value: Any) -> bytes | str | int:

@@ -19,6 +19,7 @@ from google.cloud.datastore.query import PropertyFilter
 from keyramp._errors import UsageError
 from keyramp._types import Key
 from keyramp.backends._base import Backend, QuerySpec, Record, Target
+from keyramp.backends.datastore._spec import parent_kind
 
 __all__ = ["NO_RETRY", "DatastoreBackend", "FirestoreDatastoreBackend", "make_datastore_client"]
 
@@ -59,7 +60,7 @@ def make_datastore_client(target: Target) -> datastore.Client:
 
 def _kinds(target: Target) -> tuple[str, str]:
     """The cell's kinds: its entities, and their entity-group parents (ancestor keys)."""
-    return target.namespace, f"{target.namespace}_parent"
+    return target.namespace, parent_kind(target.namespace)
 
 
 def _nested_excludes(unindexed: frozenset[str]) -> dict[str, Any]:

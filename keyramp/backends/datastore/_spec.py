@@ -14,12 +14,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from keyramp._types import Key
 from keyramp.backends._emulator import http_ok, http_reset, java_command
 from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, RecordLimits, ResetFn, StoreSpec
 from keyramp.backends.firestore._spec import FIRESTORE_JAR, FIRESTORE_TABLETS, firestore_emulator_command
 from keyramp.forecast._params import StoreParams, TabletModel
 
-__all__ = ["DATASTORE", "FIRESTORE_DATASTORE", "SPECS"]
+__all__ = ["DATASTORE", "FIRESTORE_DATASTORE", "SPECS", "datastore_key", "parent_kind"]
 
 _DRIVER: Final = "keyramp.backends.datastore._client:"
 _GRPC: Final = "keyramp.backends.datastore._grpc:"
@@ -37,6 +38,20 @@ def _datastore_cmd(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> 
     consistency = opts.get("consistency")
     return [*base, "start", f"--host={host}", f"--port={port}", "--store_on_disk=false",
             f"--consistency={1.0 if consistency is None else consistency}"]
+
+
+def parent_kind(kind: str) -> str:
+    """The kind of a cell's entity-group parents (ancestor keys): ``<kind>_parent``."""
+    return f"{kind}_parent"
+
+
+def datastore_key(key: Key, kind: str) -> int | str | tuple[str, int | str, str, int | str]:
+    """A keyramp key as the Datastore client takes it: an id (int) or a name (str) for
+    ``client.key(kind, key)``, an entity-group child as its ancestor path for ``client.key(*path)``."""
+    if isinstance(key, tuple):
+        parent, child = key
+        return (parent_kind(kind), parent, kind, child)
+    return key
 
 
 _RAMP: Final = "https://cloud.google.com/datastore/docs/best-practices#ramping_up_traffic"
@@ -87,7 +102,8 @@ DATASTORE = StoreSpec(
     records=_RECORDS,
     driver_lacks=_GRPC_LACKS,
     rules=frozenset({"BP-KEY-3", "BP-RATE-1"}),
-    hotspot_fix="server_allocated or random ids, or a hashed_prefix",
+    hotspot_fix=("server_allocated", "random", "hashed_prefix"),
+    workload_key=datastore_key,
     tablets=_tablets("datastore"),
     cloud=CloudSpec(writes_under="Datastore kind"),
     client_libraries=_LIBRARIES,
@@ -109,7 +125,8 @@ FIRESTORE_DATASTORE = StoreSpec(
     records=_RECORDS,
     driver_lacks=_GRPC_LACKS,
     rules=frozenset({"BP-RATE-1", "BP-RATE-2"}),
-    hotspot_fix="server_allocated or random ids, or a hashed_prefix",
+    hotspot_fix=("server_allocated", "random", "hashed_prefix"),
+    workload_key=datastore_key,
     tablets=_tablets("firestore-datastore"),
     cloud=CloudSpec(writes_under="Datastore-mode kind"),
     client_libraries=_LIBRARIES,

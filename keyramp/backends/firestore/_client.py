@@ -10,23 +10,16 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from keyramp._errors import UnsupportedOperation, UsageError
-from keyramp._types import Key
+from keyramp._types import Key, key_text
 from keyramp.backends._base import Backend, QuerySpec, Record, Target
 
-__all__ = ["FirestoreBackend", "doc_id", "make_firestore_client"]
+__all__ = ["FirestoreBackend", "make_firestore_client"]
 
 _OPS = {"==": "==", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "!=": "!="}
 _DOC_ID = "__name__"
 #: Clean-up: a write batch holds at most 500 writes; default client retries (it must finish).
 _CLEANUP_PAGE = 500
 _CLEANUP_TIMEOUT_S = 60.0
-
-
-def doc_id(key: Key) -> str:
-    """Document id of a keyramp key: ``str(key)``; an ancestor pair becomes ``parent#child``."""
-    if isinstance(key, tuple):
-        return f"{key[0]}#{key[1]}"
-    return str(key)
 
 
 def make_firestore_client(target: Target) -> firestore.Client:
@@ -93,7 +86,7 @@ class FirestoreBackend(Backend):
             client.close()
 
     def _doc(self, key: Key) -> Any:
-        return self._coll.document(doc_id(key))
+        return self._coll.document(key_text(key))
 
     # -- operations ------------------------------------------------------------------------
     def insert(self, key: Key | None, record: Record) -> Key:

@@ -23,10 +23,10 @@ from google.cloud.firestore_v1.types import write as _write
 from google.protobuf import empty_pb2
 
 from keyramp._errors import UnsupportedOperation, UsageError
-from keyramp._types import Key
+from keyramp._types import Key, key_text
 from keyramp.backends._base import QuerySpec, Record, Target
 from keyramp.backends._rpc import GrpcBackend, Method, Service, field_path, filter_key, routing
-from keyramp.backends.firestore._client import FirestoreBackend, doc_id
+from keyramp.backends.firestore._client import FirestoreBackend
 
 __all__ = ["FirestoreGrpcBackend", "value_pb"]
 
@@ -127,7 +127,7 @@ class FirestoreGrpcBackend(GrpcBackend):
         self.last_cursor: Any = None
 
     def _name(self, key: Key) -> str:
-        return self._prefix + doc_id(key)
+        return self._prefix + key_text(key)
 
     def _set(self, name: str, record: Record) -> Any:
         return _Write(update=_Document(name=name, fields={k: value_pb(v) for k, v in record.items()}))

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from keyramp._types import key_text
 from keyramp.backends._emulator import http_ok, http_reset, java_command
 from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, RecordLimits, StoreSpec
 from keyramp.forecast._params import ParamRange, StoreParams, TabletModel
@@ -93,7 +94,8 @@ FIRESTORE = StoreSpec(
     records=RecordLimits(max_bytes=1_048_576, index_entries_max=40_000,
                          source="Firestore limits: a document ≤ 1 MiB, ≤ 40,000 index entries"),
     rules=frozenset({"BP-RATE-2"}),
-    hotspot_fix="server_allocated or random ids, or a hashed_prefix",
+    hotspot_fix=("server_allocated", "random", "hashed_prefix"),
+    workload_key=lambda key, namespace: key_text(key),  # the document id the drivers write
     tablets=FIRESTORE_TABLETS,
     cloud=CloudSpec(writes_under="Firestore collection"),
     client_libraries=("google-cloud-firestore",),

@@ -1,0 +1,270 @@
+"""What a cell's load costs at list prices: the launch's hour at target, and the ramp to it.
+
+Billable quantities come from the cell's op mix (``_project.op_mix``: rows per operation
+read, written and deleted; a batch counts its rows), so the cost counts exactly what the
+forecast counts. Firestore and Datastore mode bill per document read, written and deleted
+(index entry writes are not billed apart: ``prices.json`` cites it); Bigtable bills its
+nodes by the hour, busy or idle, so its cost is node-hours of the nodes the caller plans —
+never fewer than the peak needs at Google's published per-node maximum rows/s.
+
+Storage is reported apart, as what the data a window adds costs per month to keep: it is
+billed for as long as the data stays, not for the hour that wrote it.
+
+Every figure is an estimate at list prices, before free tier and discounts (``LABEL``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from keyramp._errors import UsageError
+from keyramp.forecast._prices import LABEL, PRICE_UNITS, Location, Price, Prices, StorePrices
+from keyramp.forecast._stores import store_params
+
+if TYPE_CHECKING:
+    from keyramp.forecast._project import OpMix
+    from keyramp.profile._schedules import Schedule
+
+__all__ = ["GIB", "CellCost", "Cost", "CostLine", "PriceRef", "Usage", "cell_cost", "cost_notes", "format_usd",
+           "min_nodes", "price_usage", "record_bytes", "usage_of"]
+
+GIB = float(1 << 30)
+_HOUR = 3600.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Usage:
+    """Billable quantities of a window: rows read, written (not deleted), deleted; node-hours;
+    and the GiB the window's inserts add."""
+
+    reads: float = 0.0
+    writes: float = 0.0
+    deletes: float = 0.0
+    node_hours: float = 0.0
+    stored_gib: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(reads=self.reads + other.reads, writes=self.writes + other.writes,
+                     deletes=self.deletes + other.deletes, node_hours=self.node_hours + other.node_hours,
+                     stored_gib=self.stored_gib + other.stored_gib)
+
+
+def usage_of(mix: OpMix, ops: float, *, bytes_per_record: float = 0.0) -> Usage:
+    """``ops`` operations of ``mix``: the rows they read, write and delete, and what their inserts store."""
+    deletes = mix.deletes_per_op * ops
+    return Usage(reads=mix.reads_per_op * ops, writes=mix.writes_per_op * ops - deletes, deletes=deletes,
+                 stored_gib=mix.inserts_per_op * ops * bytes_per_record / GIB)
+
+
+def record_bytes(workload: Mapping[str, Any]) -> float:
+    """Stored bytes of one record: the ``[workload.document]`` shape's size, else the payload +
+    a small property overhead. Index entries and the key add more (an under-estimate)."""
+    from keyramp.keys import parse_shape
+
+    shape = parse_shape(workload.get("document") or {})
+    if shape:
+        return float(shape.size_bytes())
+    return float(workload.get("value_size", 0)) + 32.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostLine:
+    """One billed quantity at one price (``usd = quantity / per × price.usd``)."""
+
+    item: str  # "reads", "writes", "deletes", "ssd node-hours"
+    quantity: float
+    per: float
+    price: Price
+
+    @property
+    def usd(self) -> float:
+        return self.quantity / self.per * self.price.usd
+
+    def to_json(self) -> dict[str, Any]:
+        return {"item": self.item, "quantity": self.quantity, "per": self.per, "price_usd": self.price.usd,
+                "usd": self.usd, "source": self.price.source, "as_of": self.price.as_of, "note": self.price.note}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> CostLine:
+        price = Price(usd=float(doc["price_usd"]), source=str(doc["source"]), as_of=str(doc["as_of"]),
+                      note=str(doc.get("note") or ""))
+        return cls(item=str(doc["item"]), quantity=float(doc["quantity"]), per=float(doc["per"]), price=price)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cost:
+    """One window at list prices: its billed lines, and what the data it adds costs per month."""
+
+    lines: tuple[CostLine, ...] = ()
+    stored_gib: float = 0.0
+    storage: Price | None = None
+
+    @property
+    def usd(self) -> float:
+        return sum(line.usd for line in self.lines)
+
+    @property
+    def storage_usd_per_month(self) -> float:
+        return self.stored_gib * (self.storage.usd if self.storage else 0.0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"usd": self.usd, "lines": [line.to_json() for line in self.lines], "stored_gib": self.stored_gib,
+                "storage_usd_per_month": self.storage_usd_per_month,
+                "storage_price": None if self.storage is None else self.storage.to_json()}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Cost:
+        storage = doc.get("storage_price")
+        return cls(lines=tuple(CostLine.from_json(x) for x in doc.get("lines", ())),
+                   stored_gib=float(doc.get("stored_gib", 0.0)),
+                   storage=None if storage is None else Price.from_json(storage))
+
+
+def _line(item: str, quantity: float, location: Location, name: str) -> CostLine:
+    return CostLine(item=item, quantity=quantity, per=PRICE_UNITS[name][1], price=location.prices[name])
+
+
+def price_usage(usage: Usage, store: StorePrices, location: Location, *, storage: str | None = None) -> Cost:
+    """``usage`` at ``location``'s prices: per operation, or (Bigtable) node-hours on ``storage``."""
+    if store.billing == "nodes":
+        kind = _storage(storage)
+        return Cost(lines=(_line(f"{kind} node-hours", usage.node_hours, location, f"node_hour_{kind}"),),
+                    stored_gib=usage.stored_gib, storage=location.prices[f"storage_gib_month_{kind}"])
+    lines = tuple(_line(item, quantity, location, f"{item}_per_100k")
+                  for item, quantity in (("reads", usage.reads), ("writes", usage.writes), ("deletes", usage.deletes)))
+    return Cost(lines=lines, stored_gib=usage.stored_gib, storage=location.prices["storage_gib_month"])
+
+
+def _storage(storage: str | None) -> str:
+    kind = storage or "ssd"
+    if kind not in ("ssd", "hdd"):
+        raise UsageError(f"--storage: one of ssd, hdd, got {storage!r}")
+    return kind
+
+
+def min_nodes(backend: str, mix: OpMix, peak_ops_per_s: float, storage: str | None = None) -> int:
+    """Bigtable nodes below which ``peak_ops_per_s`` of ``mix`` cannot be served at all: rows/s at
+    Google's published per-node maximum (the ``high`` end of the model's node ranges)."""
+    box = store_params(backend, storage)
+    write, read = box.ranges["node_write_rows_per_s"].high, box.ranges["node_read_rows_per_s"].high
+    load = peak_ops_per_s * (mix.writes_per_op / write + mix.reads_per_op / read)
+    return max(1, math.ceil(load - 1e-9))
+
+
+@dataclass(frozen=True, kw_only=True)
+class PriceRef:
+    """Which prices a cost used: the table (and override), the oldest date among them, the location."""
+
+    source: str
+    as_of: str
+    location: str
+    location_type: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "as_of": self.as_of, "location": self.location,
+                "location_type": self.location_type}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> PriceRef:
+        return cls(source=str(doc["source"]), as_of=str(doc["as_of"]), location=str(doc["location"]),
+                   location_type=str(doc["location_type"]))
+
+    @classmethod
+    def of(cls, prices: Prices, location: Location, *costs: Cost) -> PriceRef:
+        """``as_of``: the oldest date among the prices ``costs`` used (all of the location's without)."""
+        used = [line.price for c in costs for line in c.lines] + [c.storage for c in costs if c.storage]
+        return cls(source=prices.source, as_of=min(p.as_of for p in used or location.prices.values()),
+                   location=location.name, location_type=location.type)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellCost:
+    """A cell's launch at list prices (all figures modelled: an estimate, not a bill)."""
+
+    backend: str
+    launch_usd_per_hour: float
+    #: The ramp to the target (None: no ramp given).
+    ramp_usd: float | None
+    #: "launch_hour" and (with a ramp) "ramp": the billed lines of each.
+    breakdown: Mapping[str, Cost]
+    prices: PriceRef
+    #: Bigtable: the nodes priced (at least what the peak needs) and their storage type.
+    nodes: int | None = None
+    storage: str | None = None
+    #: Operations of the mix the model cannot price (a query's reads depend on its results).
+    not_priced: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    label: str = LABEL
+
+    def to_json(self) -> dict[str, Any]:
+        return {"backend": self.backend, "launch_usd_per_hour": self.launch_usd_per_hour, "ramp_usd": self.ramp_usd,
+                "breakdown": {k: c.to_json() for k, c in self.breakdown.items()}, "prices": self.prices.to_json(),
+                "nodes": self.nodes, "storage": self.storage, "not_priced": list(self.not_priced),
+                "notes": list(self.notes), "label": self.label, "modelled": True}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> CellCost:
+        ramp = doc.get("ramp_usd")
+        return cls(backend=str(doc["backend"]), launch_usd_per_hour=float(doc["launch_usd_per_hour"]),
+                   ramp_usd=None if ramp is None else float(ramp),
+                   breakdown={k: Cost.from_json(v) for k, v in doc["breakdown"].items()},
+                   prices=PriceRef.from_json(doc["prices"]), nodes=doc.get("nodes"), storage=doc.get("storage"),
+                   not_priced=tuple(doc.get("not_priced", ())), notes=tuple(doc.get("notes", ())),
+                   label=str(doc.get("label") or LABEL))
+
+
+def cost_notes(store: StorePrices, mix: OpMix, *, python_workload: bool = False) -> tuple[str, ...]:
+    """What a reader of the figure must know: what is not priced, and how the store bills."""
+    notes = []
+    if mix.not_projected:
+        notes.append(f"not priced: {', '.join(mix.not_projected)} (a query bills a read per result, plus index "
+                     "entries it reads; the key stream does not show how many)")
+    if python_workload:
+        notes.append("a Python workload's operations are priced as the forecast counts them: an insert or one read")
+    if store.index_entry_writes is not None and not store.index_entry_writes.billed:
+        notes.append(f"index entry writes are not billed apart ({store.index_entry_writes.source}); "
+                     "index entries count as stored data")
+    if store.billing == "nodes":
+        notes.append("nodes bill by the hour whether busy or idle, at least one hour each; reads and writes are "
+                     "not billed (a ramp shorter than an hour still bills whole node-hours)")
+    return tuple(notes)
+
+
+def cell_cost(*, backend: str, mix: OpMix, target_ops_per_s: float, prices: Prices,
+              ramp: Schedule | None = None, ramp_s: float = 0.0, location: str | None = None,
+              nodes: int | None = None, storage: str | None = None, bytes_per_record: float = 0.0,
+              python_workload: bool = False) -> CellCost:
+    """The cost of ``backend`` serving ``mix`` at ``target_ops_per_s`` for an hour, and of ``ramp``
+    (rate over ``ramp_s`` seconds) when given. Bigtable: ``nodes`` on ``storage``, raised to what
+    the peak needs (:func:`min_nodes`)."""
+    if not 0 <= target_ops_per_s < math.inf:
+        raise UsageError(f"--target: ops/s must be a number >= 0, got {target_ops_per_s!r}")
+    store = prices.for_backend(backend)
+    loc = store.location(location, src=prices.files[-1] if prices.files else "prices")
+    kind: str | None = None
+    if store.billing == "nodes":
+        kind = _storage(storage)
+        peak = max(target_ops_per_s, ramp.peak(ramp_s) if ramp is not None and ramp_s > 0 else 0.0)
+        nodes = max(nodes or 0, min_nodes(backend, mix, peak, kind))
+    billed_nodes = float(nodes or 0) if kind else 0.0  # node-hours bill Bigtable only
+    hour = usage_of(mix, target_ops_per_s * _HOUR, bytes_per_record=bytes_per_record) + Usage(
+        node_hours=billed_nodes)
+    breakdown = {"launch_hour": price_usage(hour, store, loc, storage=kind)}
+    if ramp is not None:
+        ramp_usage = usage_of(mix, ramp.total_ops(ramp_s), bytes_per_record=bytes_per_record) + Usage(
+            node_hours=billed_nodes * ramp_s / _HOUR)
+        breakdown["ramp"] = price_usage(ramp_usage, store, loc, storage=kind)
+    return CellCost(backend=backend, launch_usd_per_hour=breakdown["launch_hour"].usd,
+                    ramp_usd=breakdown["ramp"].usd if "ramp" in breakdown else None, breakdown=breakdown,
+                    prices=PriceRef.of(prices, loc, *breakdown.values()), nodes=nodes if kind else None, storage=kind,
+                    not_priced=mix.not_projected, notes=cost_notes(store, mix, python_workload=python_workload))
+
+
+def format_usd(value: float) -> str:
+    """$1,234.50 / $0.0123 (three significant digits below a dollar, so a cent is not lost)."""
+    if value == 0:
+        return "$0"
+    return f"${value:,.2f}" if value >= 1 else f"${value:.3g}"

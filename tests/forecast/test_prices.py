@@ -1,0 +1,152 @@
+"""The price table (forecast/prices.json) and ``--prices`` overrides (forecast/_prices.py)."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _runs import keyramp
+
+from keyramp._errors import UsageError
+from keyramp.backends import STORES
+from keyramp.forecast._prices import BILLING, LABEL, PRICES_FILE, Prices, load_prices
+
+
+def _write(path: Path, doc: Any) -> Path:
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_every_price_has_a_source_url_a_date_and_a_note() -> None:
+    doc = json.loads(PRICES_FILE.read_text())
+    assert doc["label"] == LABEL
+    seen = 0
+    for store in doc["stores"].values():
+        for loc in store["locations"].values():
+            for name in BILLING[store["billing"]]:
+                price = loc[name]
+                assert price["source"].startswith("https://cloud.google.com/") or price["source"].startswith(
+                    "https://firebase.google.com/"), price
+                assert date.fromisoformat(price["as_of"]) <= date.today()
+                assert price["note"], f"{name}: say how the figure was read (or that it is unconfirmed)"
+                seen += 1
+        index = store.get("index_entry_writes")
+        if index is not None:
+            assert index["source"].startswith("https://") and date.fromisoformat(index["as_of"]) <= date.today()
+    assert seen == 2 * 2 * 4 + 4  # Firestore and Datastore mode at two locations, Bigtable at one
+
+
+def test_the_table_covers_every_cloud_store_by_location_type() -> None:
+    prices = load_prices()
+    for spec in STORES.specs():
+        if spec.cloud is not None:
+            store = prices.for_backend(spec.name)
+            assert store.default_location in store.locations
+    for name in ("firestore", "datastore"):
+        types = {loc.type for loc in prices.stores[name].locations.values()}
+        assert types == {"regional", "multi-region"}, name  # us-central1 and nam5
+        index = prices.stores[name].index_entry_writes
+        assert index is not None and index.billed is False
+    assert prices.stores["bigtable"].billing == "nodes"
+    # Published relations the table must keep (figures it was not built from): a multi-region
+    # bills more than a region; HDD storage is far cheaper than SSD storage.
+    fs = prices.stores["firestore"].locations
+    for name in BILLING["operations"]:
+        assert fs["nam5"].prices[name].usd > fs["us-central1"].prices[name].usd
+    bt = prices.stores["bigtable"].locations["us-central1"].prices
+    assert bt["storage_gib_month_hdd"].usd < bt["storage_gib_month_ssd"].usd / 5
+
+
+def test_unconfirmed_figures_say_so() -> None:
+    prices = load_prices()
+    for price in prices.stores["bigtable"].locations["us-central1"].prices.values():
+        assert price.note.startswith("NOT confirmed")
+
+
+def test_to_json_round_trips() -> None:
+    prices = load_prices()
+    again = Prices.from_json(prices.to_json(), src="copy")
+    assert again.to_json() == prices.to_json()
+
+
+def test_an_override_replaces_what_it_names_and_keeps_the_rest(tmp_path: Path) -> None:
+    path = _write(tmp_path / "ours.json", {"stores": {"firestore": {"locations": {"us-central1": {
+        "writes_per_100k": {"usd": 0.05, "source": "our contract, schedule B", "as_of": "2026-01-31"}}}}}})
+    base, ours = load_prices(), load_prices(path)
+    loc, base_loc = ours.stores["firestore"].locations["us-central1"], base.stores["firestore"].locations["us-central1"]
+    assert loc.prices["writes_per_100k"].usd == 0.05 and loc.prices["writes_per_100k"].note == ""
+    assert loc.prices["reads_per_100k"] == base_loc.prices["reads_per_100k"]
+    assert ours.stores["bigtable"] == base.stores["bigtable"]
+    assert ours.source.endswith(f" + {path}") and str(path) not in base.source
+
+
+def test_an_override_may_add_a_complete_location(tmp_path: Path) -> None:
+    price = {"usd": 0.04, "source": "https://cloud.google.com/firestore/pricing", "as_of": "2026-11-01"}
+    new = {"type": "regional", **{name: price for name in BILLING["operations"]}}
+    path = _write(tmp_path / "eu.json", {"stores": {"firestore": {"default_location": "europe-west1",
+                                                                  "locations": {"europe-west1": new}}}})
+    store = load_prices(path).stores["firestore"]
+    assert store.location().name == "europe-west1" and store.location("nam5").type == "multi-region"
+
+
+@pytest.mark.parametrize(
+    ("doc", "field"),
+    [
+        ({"stores": {"firestore": {"locations": {"us-central1": {"reads_per_100k": {"usd": -1, "source": "x",
+                                                                                   "as_of": "2026-01-01"}}}}}},
+         "stores.firestore.locations.us-central1.reads_per_100k.usd"),
+        ({"stores": {"firestore": {"locations": {"us-central1": {"reads_per_100k": {"usd": 0.1,
+                                                                                   "as_of": "2026-01-01"}}}}}},
+         "stores.firestore.locations.us-central1.reads_per_100k.source"),
+        ({"stores": {"bigtable": {"locations": {"us-central1": {"node_hour_ssd": {"usd": 1, "source": "x",
+                                                                                 "as_of": "last year"}}}}}},
+         "stores.bigtable.locations.us-central1.node_hour_ssd.as_of"),
+        ({"stores": {"firestore": {"locations": {"europe-west1": {"type": "regional"}}}}},
+         "stores.firestore.locations.europe-west1.reads_per_100k"),
+        ({"stores": {"firestore": {"locations": {"us-central1": {"node_hour_ssd": {}}}}}},
+         "stores.firestore.locations.us-central1.node_hour_ssd"),
+        ({"stores": {"spanner": {}}}, "stores.spanner"),
+        ({"stores": {"firestore": {"default_location": "mars1"}}}, "stores.firestore.default_location"),
+        ({"stores": {"firestore": {"index_entry_writes": {"billed": True, "source": "x", "as_of": "2026-01-01"}}}},
+         "stores.firestore.index_entry_writes.billed"),
+        ({"currency": "EUR"}, "currency"),
+        ({"schema": 2}, "schema"),
+        ({"prices": {}}, "prices"),
+    ],
+)
+def test_a_bad_override_names_its_file_and_field(tmp_path: Path, doc: dict[str, Any], field: str) -> None:
+    path = _write(tmp_path / "bad.json", doc)
+    with pytest.raises(UsageError) as exc:
+        load_prices(path)
+    message = str(exc.value)
+    assert "\n" not in message and message.startswith(f"{path}: {field}: "), message
+
+
+def test_unreadable_files_are_one_line(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    for path, expected in ((tmp_path / "none.json", "no such prices file"), (broken, "cannot read prices file")):
+        with pytest.raises(UsageError) as exc:
+            load_prices(path)
+        assert str(exc.value).startswith(f"{path}: {expected}") and "\n" not in str(exc.value)
+
+
+def test_a_bad_prices_file_exits_2_before_anything_through_the_cli(tmp_path: Path) -> None:
+    bad = _write(tmp_path / "prices.json", {"stores": {"datastore": {"locations": {"nam5": {
+        "writes_per_100k": {"usd": "cheap", "source": "x", "as_of": "2026-01-01"}}}}}})
+    profile = tmp_path / "cloudy.toml"
+    profile.write_text('name = "cloudy"\ntarget = "cloud"\nproject = "acme-load-test"\nbackend = "datastore"\n'
+                       'duration = "60s"\n[schedule]\nkind = "constant"\nrate = 200\n')
+    result = keyramp("run", str(profile), "--allow-cloud", "acme-load-test", "--plan", "--prices", str(bad),
+                     cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == (f"keyramp: {bad}: stores.datastore.locations.nam5.writes_per_100k.usd: "
+                                      "must be a number >= 0, got 'cheap'")
+    assert result.stdout == "" and not (tmp_path / "results").exists()
+    suite = keyramp("calibrate", "suite", "datastore", "--project", "acme-load-test", "--out", str(tmp_path / "c"),
+                    "--prices", str(bad), cwd=tmp_path)
+    assert suite.returncode == 2 and f"{bad}: stores.datastore" in suite.stderr
+    assert not (tmp_path / "c").exists()  # refused before the suite was written
