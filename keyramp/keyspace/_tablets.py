@@ -218,7 +218,8 @@ def _run(params: TabletParams, t_start: np.ndarray, t_end: np.ndarray, offered: 
     """Blocks of steps until the next split, then the split (``_simulate``)."""
     tablets = Tablets(params)
     cap, n_steps = params.capacity, len(t_end)
-    rows = block_size(params, float(t_end[0] - t_start[0]))
+    most = block_size(params, float(t_end[0] - t_start[0]))
+    rows = most
     parts: list[dict[str, np.ndarray]] = []
     k = 0
     while k < n_steps:
@@ -229,6 +230,9 @@ def _run(params: TabletParams, t_start: np.ndarray, t_end: np.ndarray, offered: 
         last = k1 - k - 1 if j is None else j
         parts.append(_rows(blk, last + 1, cap, offered[k:k + last + 1], t_end[k:k + last + 1]))
         tablets.carry(blk, last, float(t_end[k + last]))
+        # Splits in quick succession (many busy tablets): blocks as long as the last one went, so
+        # rows computed past a split are not thrown away; they grow back while nothing splits.
+        rows = most if j is None else max(2, min(most, 2 * (j + 1)))
         if j is not None:
             atoms, mass, reach = load.atoms(k + j, j, tablets.cuts, tablets.ready)
             if tablets.split(atoms, mass, float(t_end[k + j]), reach=reach) and load.samples is not None:

@@ -19,6 +19,7 @@ The profile is derandomized: CI runs the same examples every time.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,6 +29,7 @@ from _designs import DesignRuns
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import keyramp.forecast._forecast as ff
 from keyramp.forecast._cli import reforecast
 
 settings.register_profile("forecast", derandomize=True, deadline=None, print_blob=True,
@@ -96,7 +98,7 @@ def check_monotone(runs: DesignRuns, design: tuple[str, str, Any, Any], kind: st
         assert high["throttled_fraction"][end] >= low["throttled_fraction"][end] - 0.01, end
 
 
-@settings(PROFILE, max_examples=6)
+@settings(PROFILE, max_examples=4)
 @given(design=designs(), kind=KINDS, rate=RATES)
 def test_continuity_a_percent_more_traffic_moves_the_mid_by_at_most_3_points(
     runs: DesignRuns, design: tuple[str, str, Any, Any], kind: str, rate: float,
@@ -104,7 +106,7 @@ def test_continuity_a_percent_more_traffic_moves_the_mid_by_at_most_3_points(
     check_continuity(runs, design, kind, rate)
 
 
-@settings(PROFILE, max_examples=6)
+@settings(PROFILE, max_examples=5)
 @given(design=designs(), kind=KINDS, rate=RATES.filter(lambda r: r <= 250_000), factor=st.floats(1.5, 4.0))
 def test_monotone_more_traffic_never_throttles_less(
     runs: DesignRuns, design: tuple[str, str, Any, Any], kind: str, rate: float, factor: float,
@@ -112,7 +114,7 @@ def test_monotone_more_traffic_never_throttles_less(
     check_monotone(runs, design, kind, rate, factor)
 
 
-@settings(PROFILE, max_examples=5)
+@settings(PROFILE, max_examples=4)
 @given(backend=st.sampled_from(STORES), shards=st.integers(1, 512), template=st.booleans(), kind=KINDS, rate=RATES)
 def test_more_append_points_never_throttle_more(runs: DesignRuns, backend: str, shards: int, template: bool,
                                                 kind: str, rate: float) -> None:
@@ -127,7 +129,7 @@ def test_more_append_points_never_throttle_more(runs: DesignRuns, backend: str, 
         assert many["throttled_fraction"][end] <= few["throttled_fraction"][end] + 0.01, end
 
 
-@settings(PROFILE, max_examples=5)
+@settings(PROFILE, max_examples=3)
 @given(design=designs(stores=("bigtable",)), nodes=st.integers(1, 16), more=st.integers(1, 16), kind=KINDS,
        rate=RATES)
 def test_more_bigtable_nodes_never_throttle_more(runs: DesignRuns, design: tuple[str, str, Any, Any], nodes: int,
@@ -145,7 +147,7 @@ def _steady(fc: dict[str, Any], label: str) -> float:
     return float(np.asarray(tl["served_ops_per_s"][label])[t > 0.75 * t[-1]].mean())
 
 
-@settings(PROFILE, max_examples=4)
+@settings(PROFILE, max_examples=3)
 @given(shards=st.integers(1, 1024), store=st.sampled_from(SERVERLESS))
 def test_n_append_points_in_steady_state_serve_n_times_what_one_range_serves(
     runs: DesignRuns, shards: int, store: str,
@@ -159,7 +161,7 @@ def test_n_append_points_in_steady_state_serve_n_times_what_one_range_serves(
         assert _steady(fc, label) == pytest.approx(shards * per_range, rel=0.05), label
 
 
-@settings(PROFILE, max_examples=5)
+@settings(PROFILE, max_examples=4)
 @given(store=st.sampled_from(SERVERLESS), strategy=st.sampled_from(("random", "hashed_prefix", "hash4(user)#user")),
        ceiling=RATES, mix=st.sampled_from(MIXES))
 def test_uniform_keys_under_500_50_5_stay_unthrottled(runs: DesignRuns, store: str, strategy: str, ceiling: float,
@@ -170,7 +172,7 @@ def test_uniform_keys_under_500_50_5_stay_unthrottled(runs: DesignRuns, store: s
     assert fc["peak_throttled_fraction"]["high"] <= 0.01
 
 
-@settings(PROFILE, max_examples=4)
+@settings(PROFILE, max_examples=3)
 @given(store=st.sampled_from(SERVERLESS), factor=st.floats(4.0, 500.0))
 def test_a_jump_on_a_new_range_throttles_then_recovers(runs: DesignRuns, store: str, factor: float) -> None:
     """0 -> factor × one range's best capacity at once, on random keys: every point of the band
@@ -194,6 +196,10 @@ def broken_projection(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         return real(**{**kw, "exact": False})
 
     monkeypatch.setattr("keyramp.forecast._forecast.regenerated_projection", sampled)
+    # Without the stability re-run (the safety net that would call these verdicts uncertain): the
+    # properties alone must catch the broken projection; it also halves the test's time.
+    monkeypatch.setattr("keyramp.forecast._forecast.forecast_cell",
+                        functools.partial(ff.forecast_cell, stability=False))
     yield
 
 
