@@ -111,7 +111,7 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
 
 
 def format_table(results: dict[str, dict[str, Any]]) -> str:
-    from keyramp.forecast._text import band_text, forecast_short
+    from keyramp.forecast._text import band_text, forecast_short, keys_note
 
     head = ("cell", "forecast*", "mid", "peak step", "adapts in", "added p99", "keys", "decided by")
     rows = [head]
@@ -131,6 +131,9 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
                         f"{launch['total_ops']:,} operations)")
     lines.append("* modelled: share of launch operations throttled, low–high over the parameter ranges "
                  "(docs/keyspace-model.md); verdict ok/at_risk/hotspot only when the whole band agrees")
+    for cell_id, fc in results.items():  # why a verdict is uncertain or missing, and recorded keys
+        note = keys_note(fc) if fc.get("throttled_fraction") is not None else ""
+        lines += [f"{cell_id}: {text}" for text in (fc.get("reason"), note and f"forecast {note}") if text]
     return "\n".join(lines)
 
 

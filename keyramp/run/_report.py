@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, JustifyMethod
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from keyramp.forecast._text import forecast_short
+from keyramp.forecast._text import forecast_short, keys_note
 from keyramp.keyspace._headline import keyspace_headline
 from keyramp.profile._thresholds import WORKLOAD_ERRORS
 from keyramp.results._exceptions import ExceptionExample, cell_exceptions
@@ -85,7 +86,7 @@ def _row(cell_id: str, cell: Mapping[str, Any], limited: bool) -> list[str]:
         str(total.get("late", 0)),
         str(total.get("dropped", 0)),
         keyspace_headline(cell.get("keyspace")),
-        forecast_short(cell.get("forecast"), deciding=False),
+        forecast_short(cell.get("forecast"), deciding=False) + (" ‡" if keys_note(cell.get("forecast")) else ""),
         _threshold_verdict(cell),
     ]
 
@@ -115,7 +116,10 @@ def summary_table(summary: Mapping[str, Any], *, width: int | None = None) -> Ta
         title += f" ({summary['reason']})"
     rows: list[list[str]] = []
     limited_cells: list[tuple[str, str]] = []
+    recorded: list[tuple[str, str]] = []  # cells forecast from the keys they recorded, and why
     for cell_id, cell in summary.get("cells", {}).items():
+        if note := keys_note(cell.get("forecast")):
+            recorded.append((cell_id, note))
         limited = bool(cell.get("total")) and generator_limited(cell)
         if limited and machine_limited(cell):  # its reason says it all: "machine-limited: …"
             limited_cells.append((cell_id, generator_reason(cell)))
@@ -139,7 +143,8 @@ def summary_table(summary: Mapping[str, Any], *, width: int | None = None) -> Ta
         "low–high over the parameter ranges (uncertain: the band spans two verdicts; keyramp forecast RUN "
         "names the parameter that decides)"
     ) + (f" · narrow console: {', '.join(left_out)} left out (all in report.txt)" if left_out else "") + "".join(
-        f"\n† {cell_id} {reason}" for cell_id, reason in limited_cells)
+        f"\n† {cell_id} {reason}" for cell_id, reason in limited_cells) + "".join(
+        f"\n‡ {cell_id} forecast: {escape(note)}" for cell_id, note in recorded)
     return table
 
 

@@ -234,10 +234,11 @@ def _keyspace_evidence(ks: Mapping[str, Any], forecast: Mapping[str, Any] | None
               "throttled": model.get("max_throttled_fraction") if model else None,  # at this test's rate only
               "test_rate_ops_per_s": model.get("offered_ops_per_s") if model else None}
     if isinstance(forecast, Mapping) and forecast.get("verdict"):
-        from keyramp.forecast._text import forecast_line, forecast_short
+        from keyramp.forecast._text import forecast_line, forecast_short, keys_note
 
         mid = (forecast.get("throttled_fraction") or {}).get("mid")
-        text += f"; {forecast_line(forecast)}"
+        note = keys_note(forecast)
+        text += f"; {forecast_line(forecast)}" + (f" ({note})" if note else "")
         values.update(forecast=forecast_short(forecast, deciding=False), forecast_verdict=forecast.get("verdict"),
                       forecast_mid=mid, launch=(forecast.get("launch") or {}).get("description"))
         bars += _bars("launch operations throttled (%, modelled forecast, mid of the band)", " %",

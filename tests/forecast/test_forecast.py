@@ -10,6 +10,8 @@ import pytest
 
 from keyramp.forecast import forecast_cell
 from keyramp.forecast._band import HOTSPOT_MIN, OK_MAX
+from keyramp.forecast._cli import format_table
+from keyramp.forecast._text import forecast_line
 from keyramp.profile._profile import parse_profile
 
 
@@ -208,6 +210,11 @@ def test_a_recording_that_disagrees_with_the_design_is_projected_instead_never_s
     blind = forecast_cell(backend="firestore", strategy="sequential", profile=profile.data, launch=profile.launch,
                           cell_summary=summary, cell_schedule=cell.schedule, horizon_s=10.0)
     assert blind["verdict"] == "uncertain" and "disagrees" in blind["reason"]
+    # Never silent: the table `keyramp forecast` prints names the keys and why, under each verdict.
+    table = format_table({"c00": fc, "c01": blind}).splitlines()
+    assert "c00: forecast from the recorded keys: the recording disagrees with the design's keys" in table[-2]
+    assert table[-1].startswith("c01: the recording disagrees") and "no sampled keys to project" in table[-1]
+    assert forecast_line(blind).endswith("uncertain: " + blind["reason"])
 
 
 @pytest.mark.parametrize(("ceiling", "duration"), [(6000, "2h"), (6007, "2h"), (8000, "2h")])

@@ -59,3 +59,17 @@ def test_report_txt_keeps_every_column_at_its_width(tmp_path: Path) -> None:
 def test_a_run_stopped_before_any_cell_still_prints_its_table() -> None:
     text = _printed({"run_id": "r", "profile_name": "p", "status": "interrupted", "cells": {}}, 80)
     assert "interrupted" in text and "cell" in text
+
+
+def test_the_key_space_headline_and_recorded_keys_are_in_the_table(tmp_path: Path) -> None:
+    summary = _summary(tmp_path)
+    seq, hashed = summary["cells"].values()
+    seq["keyspace"] = {"samples": 3000, "append_points": 1, "append_fraction": 1.0, "hottest_1pct_share": 0.03}
+    hashed["keyspace"] = {"samples": 3000, "append_points": None, "hottest_1pct_share": 0.012}
+    why = "a Python workload writes its own [keys]: the keys it really wrote are projected"  # [..]: no markup
+    hashed["forecast"] = {"verdict": "ok", "throttled_fraction": {"low": 0.0, "mid": 0.0, "high": 0.0},
+                          "projection": {"keys": "recorded", "why": why}}
+    text = " ".join(render_table(summary).split())
+    # The headline reads the shape, not the 0.03 a rebuilt range gives a sequential stream.
+    assert "│ append ×1 │" in text and "│ spread │" in text and "0.03" not in text
+    assert "ok 0% ‡" in text and f"‡ {list(summary['cells'])[1]} forecast: from the recorded keys: {why}" in text

@@ -192,6 +192,18 @@ def test_the_launch_forecast_confirms_a_pair_the_key_stream_alone_cannot_tell_ap
     assert len(verdict_text.split()) < 45
 
 
+def test_a_forecast_from_recorded_keys_says_so_in_the_evidence(tmp_path: Path) -> None:
+    why = "a Python workload writes its own keys: the keys it really wrote are projected"
+    cell = {**_keyspace(0.02, 0.0), "forecast": {
+        "modelled": True, "verdict": "ok", "throttled_fraction": {"low": 0.0, "mid": 0.0, "high": 0.0},
+        "launch": {"description": "constant 5000 ops/s for 1h"}, "projection": {"keys": "recorded", "why": why}}}
+    rows = collect([_run(tmp_path, "app", ["BP-X-1"], cell, "Best practice: app ids")])["BP-X-1"]
+    assert f"(from the recorded keys: {why})" in rows[0].text and "key space (measured): spread" in rows[0].text
+    cell["forecast"]["projection"]["keys"] = "regenerated"  # the usual path: nothing to add
+    rows = collect([_run(tmp_path, "design", ["BP-X-1"], cell, "Best practice")])["BP-X-1"]
+    assert "recorded keys" not in rows[0].text
+
+
 def test_consistency_verdict_needs_enough_attempts_and_a_stale_rate_near_one_minus_c(tmp_path: Path) -> None:
     assert _status(tmp_path, ("c", _consistency(0.47), ""))[0] == "confirmed (measured)"
     assert _status(tmp_path, ("c", _consistency(0.5, attempts=5), ""))[0] == "measured"

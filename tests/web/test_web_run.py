@@ -230,9 +230,12 @@ def test_run_page_shows_the_launch_forecast_with_its_sources(tmp_path: Path) -> 
     assert 'href="https://firebase.google.com/docs/firestore/solutions/shard-timestamp"' in html
     assert '<polyline class="mid" points="' in html and "split_delay_s" in html
     assert XSS not in html and "&lt;script&gt;" in html
+    # Which keys were projected, in words (a template once printed the dict's own keys() method).
+    assert "Keys regenerated: " in html and "built-in method" not in html
     data = client.get(f"/runs/{path.name}.json").get_json()
     cells = {c["id"]: c for c in data["run"]["cells"]}
     assert cells["c00-datastore-sequential"]["forecast"]["verdict"] == "hotspot"
+    assert cells["c00-datastore-sequential"]["forecast"]["projection"]["keys_from"] == "regenerated"
     assert cells["c01-datastore-random"]["forecast"] is None
 
 
@@ -250,6 +253,12 @@ def test_keyspace_figures_are_an_explained_table_with_verdicts(client, run_dir: 
     assert "12.0 %" in rows["max_throttled_fraction"] and "verdict-bad" in rows["max_throttled_fraction"]
     assert "0.40 ms" in rows["max_added_latency_ms"] and "verdict-good" in rows["max_added_latency_ms"]
     assert "hottest_bucket_share" not in html  # no dump of field names
+    # The key-space headline is the one the run table prints (the same words everywhere).
+    from keyramp.keyspace import keyspace_headline
+
+    cells = json.loads((run_dir / "summary.json").read_text())["cells"]
+    heads = {keyspace_headline(c.get("keyspace")) for c in cells.values()} - {"-"}
+    assert heads and all(f">{h}</span></h4>" in html for h in heads), heads
     assert table.index("modelled") > table.index('data-field="samples"')  # modelled rows apart, labelled
 
 
