@@ -1,6 +1,7 @@
 """Benchmark: `keyramp forecast RUN` on a 12-cell run, the call the launch planner repeats.
 
     .venv/bin/python bench/bench_forecast.py [--repeat 3] [--cells 12] [--no-save] [--before-src DIR]
+    .venv/bin/python bench/bench_forecast.py --smoke --out FILE   # the suite's run: 2 cells, once
 
 Writes a run directory shaped like the quickstart's (4 stores × sequential, random and
 hashed-prefix ids, 70 % inserts / 30 % reads, 10 s at 300 ops/s, its 500/50/5 launch to
@@ -8,7 +9,8 @@ hashed-prefix ids, 70 % inserts / 30 % reads, 10 s at 300 ops/s, its 500/50/5 la
 counts and measured key-space figures in summary.json, as `keyramp run` leaves them. Then
 times ``reforecast`` (what the CLI calls: projection, the band over the parameter box and
 the stability re-run at twice the samples) for the whole run, in a fresh process each
-time so no cache carries over, and reports the median. Goal (issue 26): under 5 s.
+time so no cache carries over, and reports the median with the machine's load (the figure
+moves with what else the 2 cores run). Goal (issue 26): under 5 s for 12 cells.
 
 ``--before-src DIR`` (an older checkout: ``git archive main | tar -x -C DIR``) times that
 code on the same run directory, interleaved with this one (A B B A …), for a ratio from
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -82,7 +85,12 @@ def main() -> None:
     parser.add_argument("--cells", type=int, default=12)
     parser.add_argument("--no-save", action="store_true")
     parser.add_argument("--before-src", type=Path, default=None, metavar="DIR")
+    parser.add_argument("--smoke", action="store_true", help="2 cells, once, not saved (the test suite's run)")
+    parser.add_argument("--out", type=Path, default=None, help="write the result JSON here")
     args = parser.parse_args()
+    if args.smoke:
+        args.cells, args.repeat, args.no_save = 2, 1, True
+    load_before = f"{os.getloadavg()[0]:.1f}"
     with tempfile.TemporaryDirectory(prefix="keyramp-bench-forecast-") as tmp:
         run = write_run(Path(tmp), cells=args.cells)
         contestants = {"this": ROOT} | ({"before": args.before_src.resolve()} if args.before_src else {})
@@ -95,11 +103,15 @@ def main() -> None:
                 times[name].append(seconds)
     rows = [[name, args.cells, median(ts), min(ts), verdicts[name]] for name, ts in times.items()]
     print(table(["code", "cells", "median s", "best s", "verdicts"], rows))
+    print(f"load average before/after: {load_before} / {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     result: dict[str, Any] = {"machine": machine(), "cells": args.cells, "repeat": args.repeat,
-                              "seconds": {name: {"median": median(ts), "all": ts} for name, ts in times.items()}}
+                              "seconds": {name: {"median": median(ts), "all": ts} for name, ts in times.items()},
+                              "verdicts": verdicts}
     if "before" in times:
         result["speedup"] = median(times["before"]) / median(times["this"])
         print(f"speed-up: ×{result['speedup']:.1f}")
+    if args.out is not None:
+        args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     if not args.no_save:
         print(save("forecast", result))
 
