@@ -79,7 +79,7 @@ def _time(src: Path, run: Path) -> tuple[float, str]:
     return float(seconds), rest
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cells", type=int, default=12)
@@ -87,7 +87,7 @@ def main() -> None:
     parser.add_argument("--before-src", type=Path, default=None, metavar="DIR")
     parser.add_argument("--smoke", action="store_true", help="2 cells, once, not saved (the test suite's run)")
     parser.add_argument("--out", type=Path, default=None, help="write the result JSON here")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.smoke:
         args.cells, args.repeat, args.no_save = 2, 1, True
     load_before = f"{os.getloadavg()[0]:.1f}"
