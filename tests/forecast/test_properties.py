@@ -61,6 +61,9 @@ def forecast(runs: DesignRuns, design: tuple[str, str, Any, Any], kind: str, rat
     out = reforecast(run, launch_file=runs.launch_file(kind, duration=duration), rate=rate,
                      nodes=nodes if backend == "bigtable" else None)
     (fc,) = out.values()
+    # forecast.stability on every example: twice the samples never change the verdict (the broken
+    # projection below runs without the re-run).
+    assert fc.get("stability", {}).get("same_verdict", True) is True, fc["stability"]
     return fc
 
 
@@ -182,6 +185,14 @@ def test_a_jump_on_a_new_range_throttles_then_recovers(runs: DesignRuns, store: 
     assert all(max(thr[label][:6]) > 0.2 for label in ("favourable", "mid", "unfavourable"))
     assert fc["adapt_s"]["mid"] is not None and fc["adapt_s"]["low"] is not None
     assert max(thr["mid"][-10:]) < 0.01
+
+
+def test_append_points_are_counted_exactly_up_to_4096(runs: DesignRuns) -> None:
+    """The issue asks for at least 4,096 exactly: a strategy's and a template's, nothing sampled."""
+    for design in (("firestore", "sharded", {"shards": 4096}, {"insert": 1.0}),
+                   ("datastore", "shard(4096)#timestamp", None, {"insert": 1.0})):
+        fc = forecast(runs, design, "constant", 1000.0, duration="10m")
+        assert fc["projection"]["append_points"] == 4096 and fc["stability"]["exact"] is True, design
 
 
 @pytest.fixture
