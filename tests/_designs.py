@@ -13,9 +13,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from keyramp.profile._profile import parse_profile
 
-__all__ = ["LAUNCH_KINDS", "DesignRuns"]
+__all__ = ["LAUNCH_KINDS", "DesignRuns", "diagonal_line"]
 
 #: A [launch] per kind; ``--rate`` sets its peak (a ramp's ceiling, the others scale).
 LAUNCH_KINDS: Mapping[str, Mapping[str, Any]] = {
@@ -71,3 +73,16 @@ class DesignRuns:
             path.write_text("[launch]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in table.items()),
                             encoding="utf-8")
         return path
+
+
+def diagonal_line(counts: Any) -> tuple[float, float]:
+    """Key Visualizer's "bright diagonal line" in a heatmap (``counts[time_bin][bucket]``): the
+    correlation of the hottest bucket with time, and the mean share of each time bin's accesses
+    within a band of 10 % of the buckets (a line: both near 1; spread keys: neither)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    counts = counts[counts.sum(axis=1) > 0]
+    hottest = counts.argmax(axis=1)
+    corr = float(np.corrcoef(np.arange(len(hottest)), hottest)[0, 1]) if hottest.std() else 0.0
+    width = max(1, counts.shape[1] // 10)
+    band = np.array([np.convolve(row, np.ones(width), mode="valid").max() for row in counts])
+    return corr, float((band / counts.sum(axis=1)).mean())
