@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from keyramp._durations import format_duration, parse_duration
 from keyramp._errors import UsageError
 from keyramp.forecast._stores import default_boxes, model_of
-from keyramp.profile._durations import format_duration, parse_duration
 from keyramp.profile._schedules import KIND_FIELDS, Schedule, make_schedule
 
 __all__ = ["CLUSTER_FIELDS", "DEFAULT_DURATION_S", "Launch", "cluster_stores", "parse_launch"]

@@ -15,11 +15,11 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from keyramp._durations import parse_duration
 from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES
 from keyramp.keys import INDEXED_VALUES as _INDEXED_VALUES
 from keyramp.profile._app import check_query_field, check_shape, check_user, resolve_document, resolve_user
-from keyramp.profile._durations import parse_duration
 from keyramp.profile._model import Cell, Profile, Settings
 from keyramp.profile._schedules import SCHEDULE_FIELDS, check_kind_fields, make_schedule
 

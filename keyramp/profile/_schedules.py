@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from keyramp._durations import parse_duration
 from keyramp._errors import UsageError
-from keyramp.profile._durations import parse_duration
 
 __all__ = ["KIND_FIELDS", "SCHEDULES", "SCHEDULE_FIELDS", "Schedule", "check_kind_fields", "make_schedule"]
 
