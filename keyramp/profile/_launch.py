@@ -87,8 +87,9 @@ class LaunchSettings(Section):
             if name not in allowed:
                 raise _fail(src, name, f"not a field of a {kind!r} launch (allowed: {', '.join(sorted(allowed))})")
         clusters = cluster_stores(backends)
-        for name in sorted(CLUSTER_FIELDS & set(given)) if not clusters else ():
-            raise _fail(src, name, f"applies to {_CLUSTER} only; this profile's backends: {', '.join(backends)}")
+        stray = sorted(CLUSTER_FIELDS & set(given))
+        if stray and not clusters:
+            raise _fail(src, stray[0], f"applies to {_CLUSTER} only; this profile's backends: {', '.join(backends)}")
         resolved: dict[str, Any] = {k: v for k, v in given.items() if k in KIND_FIELDS[kind]}
         resolved["kind"] = kind
         rest = [o for o in cls.options() if o.toml != "kind" and (clusters or not o.applies)]

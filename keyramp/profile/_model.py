@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from keyramp._errors import UsageError
 from keyramp.backends import DEFAULT_BACKEND, STORES, spec_for
-from keyramp.keys import make_strategy
+from keyramp.keys import STRATEGIES, make_strategy
 from keyramp.profile._checks import (
     Bool,
     Check,
@@ -71,7 +71,8 @@ class KeySettings(Section):
     TABLE: ClassVar = "keys"
     strategies: tuple[str, ...] = field(metadata=option(
         Names(), toml="strategy", wire="strategy", default="random", bad=("bogus",),
-        doc="named strategies (docs/keys.md) or key templates (below); a list expands into cells"))
+        doc="named strategies (" + ", ".join(f"`{name}`" for name in STRATEGIES) + ") or key templates "
+            "(below); a list expands into cells"))
     params: Mapping[str, Any] = field(metadata=option(
         Table(), default={}, doc="strategy parameters; `[keys.params.<strategy>]` for one strategy only"))
 

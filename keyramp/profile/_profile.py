@@ -8,6 +8,7 @@ store). The sections are declared once (``_model``, ``_schema``); every problem 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import fields
@@ -19,10 +20,10 @@ from keyramp._types import OP_NAMES
 from keyramp.backends import spec_for
 from keyramp.keys import make_strategy
 from keyramp.profile._app import check_shape, check_user
+from keyramp.profile._checks import Context
 from keyramp.profile._launch import LaunchSettings
 from keyramp.profile._model import Cell, Profile, Settings
 from keyramp.profile._schedules import make_schedule
-from keyramp.profile._schema import Context
 from keyramp.profile._thresholds import Threshold, with_workload_errors
 from keyramp.profile._thresholds import parse_table as parse_thresholds
 
@@ -66,8 +67,7 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
         Cell(index=index, id=f"c{index:02d}-{slug(backend)}-{slug(strategy)}", backend=backend, strategy=strategy,
              schedule=schedule, duration_s=settings.duration_s, time_scale=settings.schedule.time_scale,
              settings=settings)
-        for index, (backend, strategy) in enumerate(
-            (b, s) for b in settings.backends for s in settings.keys.strategies)
+        for index, (backend, strategy) in enumerate(itertools.product(settings.backends, settings.keys.strategies))
     ]
     _check_strategies(cells, data, src)
     check_user(cells, data, src)
@@ -83,9 +83,9 @@ def _thresholds(data: Mapping[str, Any], src: str) -> tuple[Threshold, ...]:
         specs = tuple(with_workload_errors(given, python_workload=bool(data["workload"]["user"])))
     except UsageError as exc:
         raise _fail(src, str(exc)) from None
-    for spec in specs if "launch" not in data else ():
-        if spec.name.startswith("forecast."):
-            raise _fail(src, f"thresholds.{spec.name}: a forecast threshold needs a [launch] table")
+    forecast = [spec for spec in specs if spec.name.startswith("forecast.")]
+    if forecast and "launch" not in data:
+        raise _fail(src, f"thresholds.{forecast[0].name}: a forecast threshold needs a [launch] table")
     return specs
 
 

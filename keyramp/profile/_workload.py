@@ -114,12 +114,13 @@ class WorkloadSettings(Section):
         doc="what the `query` operation sends (`[workload.query]`)"))
     probe: str = _field(metadata=option(
         Known(_probes, noun="probe", also=("none",)), default="none", not_with=("user",),
-        doc="a scenario probe run instead of the operations (docs/scenarios.md)"))
+        doc="a direct measurement run instead of the operations (profiles/scenarios/README.md)"))
     probe_params: Mapping[str, Any] = _field(metadata=option(
         Table(), default={}, not_with=("user",), doc="the probe's parameters"))
     document: Mapping[str, Any] = _field(metadata=option(
         Free("table of properties", lambda v: dict(v or {})), default={}, legacy={}, bad=(5, {"x": "text"}),
         doc="`[workload.document]`: the application's record instead of `value_size` random bytes (below)"))
+    #: Resolved to ``"/abs/file.py:Class"``; ``""``: the built-in operations.
     user: str = _field(metadata=option(
         Free('`"file.py:Class"`', lambda v: str(v or "")), default="", legacy="", bad=(5, "missing.py:Orders"),
         doc='`"file.py:Class"`: a Python workload (docs/workloads.md), its path relative to the profile'))
