@@ -16,7 +16,7 @@ from typing import Any
 from keyramp.profile._checks import MISSING, Sub
 from keyramp.profile._model import Profile
 from keyramp.profile._schedules import OPEN_KINDS, PARAMS, SCHEDULES, ScheduleSettings
-from keyramp.profile._schema import Option, Section
+from keyramp.profile._schema import Option, Section, stores_with
 
 __all__ = ["BEGIN", "DOC", "END", "main", "render", "replace_reference"]
 
@@ -51,6 +51,8 @@ def _meaning(opt: Option) -> str:
     notes = [f"not with `{other}`" for other in opt.not_with]
     if opt.applies:
         notes.append(f"{opt.applies} only")
+    if opt.needs:
+        notes.append(", ".join(f"`{name}`" for name in stores_with(opt.needs)) + " only")
     if opt.kinds is not None and set(opt.kinds) == set(OPEN_KINDS):
         notes.append("open-model kinds")
     elif opt.kinds is not None and set(opt.kinds) != set(SCHEDULES):

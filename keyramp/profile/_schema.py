@@ -27,9 +27,10 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, TypeVar
 
 from keyramp._errors import UsageError
+from keyramp.backends import STORES, spec_for
 from keyramp.profile._checks import MISSING, Check, Context, Where
 
-__all__ = ["Option", "Section", "option"]
+__all__ = ["Option", "Section", "option", "stores_with"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,6 +53,9 @@ class Option:
     kinds: Mapping[str, Any] | None = None
     #: Where else it applies, in words, for the reference ("Bigtable").
     applies: str = ""
+    #: A store feature (``keyramp.backends.FEATURES``) every backend of the profile must have:
+    #: given beside a store without it, the field is an error (``entity_group_size``: ancestor paths).
+    needs: str = ""
     #: Bad values beyond its check's own (for ``Free`` fields, which a rule validates).
     bad: tuple[Any, ...] = ()
 
@@ -112,10 +116,24 @@ class Section:
     def resolve(cls, given: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
         """``given`` (the TOML table) validated, with every default filled in: the resolved table."""
         cls.reject_unknown(given, ctx)
+        cls.reject_stores(given, ctx)
         cls.applies(given, ctx)
         out = cls.resolve_options(given, ctx, (o for o in cls.options() if not o.derived))
         cls.finish(out, given, ctx)
         return out
+
+    @classmethod
+    def reject_stores(cls, given: Mapping[str, Any], ctx: Context) -> None:
+        """Refuse a field (``Option.needs``) given beside a backend without the store feature it
+        needs: in that store's cells it would change the keys into something the store lacks."""
+        for opt in cls.options():
+            if not opt.needs or opt.toml not in given:
+                continue
+            for backend in ctx.resolved.get("backend", ()):
+                spec = spec_for(backend)
+                if not spec.has(opt.needs):
+                    raise UsageError(f"{cls.where(ctx, opt.toml).path}: does not apply to {backend}: "
+                                     f"{spec.why_not(opt.needs)} (it applies to {', '.join(stores_with(opt.needs))})")
 
     @classmethod
     def applies(cls, given: Mapping[str, Any], ctx: Context) -> None:
@@ -156,6 +174,11 @@ class Section:
             else:
                 raise KeyError(opt.wire)
         return out
+
+
+def stores_with(feature: str) -> tuple[str, ...]:
+    """The registered stores that have ``feature`` (where an ``Option.needs`` field applies)."""
+    return tuple(name for name in STORES.names() if spec_for(name).has(feature))
 
 
 @functools.cache

@@ -101,7 +101,8 @@ class WorkloadSettings(Section):
     scan_length: int = _field(metadata=option(
         Int(1), default=20, not_with=("user",), doc="rows per scan, results per query"))
     entity_group_size: int = _field(metadata=option(
-        Int(0), default=0, doc="Datastore: children per parent (BP-RATE-1)"))
+        Int(0), default=0, needs="ancestor_queries",
+        doc="children per parent: keys become ancestor paths, consecutive inserts share a parent (BP-RATE-1)"))
     indexed_value: str = _field(metadata=option(
         Choice(INDEXED_VALUES), default="none", not_with=("document",),
         doc="a `created` property: monotonic, prefixed or unindexed (BP-RATE-2, BP-KEY-4)"))

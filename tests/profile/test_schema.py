@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 
 from keyramp._errors import UsageError
+from keyramp.backends import STORES, spec_for
 from keyramp.profile import Profile, Settings, parse_profile
 from keyramp.profile._checks import MISSING, Sub
 from keyramp.profile._docs import COMMAND, DOC, _sections, render, replace_reference
 from keyramp.profile._launch import CLUSTER_FIELDS, LaunchSettings
 from keyramp.profile._schedules import KIND_FIELDS, OPEN_KINDS, PARAMS, SCHEDULES, ScheduleSettings
-from keyramp.profile._schema import Option, Section
+from keyramp.profile._schema import Option, Section, stores_with
 from keyramp.profile._workload import WorkloadSettings
 
 #: Every section present, Bigtable among the stores (so ``[launch] nodes`` applies).
@@ -103,8 +104,10 @@ def _declared() -> list[tuple[tuple[str, ...], Option]]:
 @pytest.mark.parametrize(("path", "opt"), _declared(), ids=_id)
 def test_every_declared_field_refuses_bad_values_in_one_line_naming_it(path: tuple[str, ...], opt: Option) -> None:
     assert opt.bad_values(), f"{opt.toml}: declare values its check refuses (Option.bad)"
+    # a field that needs a store feature is given where it applies: its value is what is judged
+    base = {**BASE, "backend": list(stores_with(opt.needs)), "launch": {"rate": 5}} if opt.needs else None
     for bad in opt.bad_values():
-        message = _error(_with(path, opt.toml, bad))
+        message = _error(_with(path, opt.toml, bad, base))
         assert _names(message, path, opt.toml) or opt.toml == "thresholds", (bad, message)
 
 
@@ -155,6 +158,25 @@ def test_fields_that_do_not_apply_beside_others_are_errors() -> None:
         assert f"launch.{name}: applies to stores with nodes" in message
 
 
+def test_a_field_beside_a_store_without_the_feature_it_needs_is_an_error() -> None:
+    needing = [(path, opt) for path, opt in _declared() if opt.needs]
+    # the design: entity groups are ancestor paths in Datastore keys (legacy and Firestore's Datastore mode)
+    assert [(".".join((*path, opt.toml)), stores_with(opt.needs)) for path, opt in needing] == [
+        ("workload.entity_group_size", ("datastore", "firestore-datastore"))]
+    for path, opt in needing:
+        for store in STORES.names():
+            # given at all, even at its default: a field that does not apply is never silently read
+            raw = _with(path, opt.toml, copy.deepcopy(opt.default), {**BASE, "backend": store, "launch": {"rate": 5}})
+            if spec_for(store).has(opt.needs):
+                assert parse_profile(raw).cells
+                continue
+            message = _error(raw)
+            assert f"f.toml: {'.'.join((*path, opt.toml))}: does not apply to {store}: " in message, message
+            assert spec_for(store).why_not(opt.needs) in message
+            mixed = _with(path, opt.toml, 2, {**BASE, "backend": ["datastore", store], "launch": {"rate": 5}})
+            assert f"does not apply to {store}: " in _error(mixed)  # one store lacking it is enough
+
+
 def test_every_field_is_documented_in_the_generated_reference() -> None:
     reference = render()
     for section, path in SECTIONS:
@@ -188,7 +210,8 @@ GOLDEN = Path(__file__).parent / "data" / "resolved-profile.json"
 def test_the_resolved_table_is_the_wire_format_of_earlier_runs() -> None:
     """``resolved-profile.json`` was written by the loader before the schema was declared (main at
     5052b15): the same profile still resolves to the same table, and that table rebuilds the same
-    settings (what a worker and a re-read manifest do)."""
+    settings (what a worker and a re-read manifest do). Its raw profile has since lost
+    ``workload.entity_group_size = 0`` (the default), refused beside Firestore and Bigtable since issue 29."""
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     profile = parse_profile(golden["raw"], source="golden.toml")
     assert json.dumps(profile.data, sort_keys=True) == json.dumps(golden["resolved"], sort_keys=True)
