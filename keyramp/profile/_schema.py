@@ -125,7 +125,7 @@ class Section:
     @classmethod
     def reject_stores(cls, given: Mapping[str, Any], ctx: Context) -> None:
         """Refuse a field (``Option.needs``) given beside a backend without the store feature it
-        needs: in that store's cells it would change the keys into something the store lacks."""
+        needs: in that store's cells it would ask for what the store cannot do (one store lacking it is enough)."""
         for opt in cls.options():
             if not opt.needs or opt.toml not in given:
                 continue
