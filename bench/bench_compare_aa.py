@@ -68,10 +68,11 @@ def abba(models: Sequence[str], i: int) -> list[str]:
 
 
 @contextlib.contextmanager
-def machine_load(busy: bool) -> Iterator[MachineState]:
-    """The series' machine state; with ``busy`` one core kept busy meanwhile."""
+def machine_load(busy: bool, *, cores: float = 1.0) -> Iterator[MachineState]:
+    """The series' machine state; with ``busy`` one core kept busy meanwhile (a smoke run spins a
+    fraction of one: it proves the path, and the suite around it shares the machine)."""
     state = MachineState(label="one core kept busy by the bench" if busy else "no load added by the bench")
-    with busy_cores(1.0 if busy else 0.0):
+    with busy_cores(cores if busy else 0.0):
         time.sleep(0.5 if busy else 0.0)  # the spinner is running before the first run starts
         yield state.start()
 
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--set", type=int, default=0, metavar="K", help="also each run vs the K runs before it")
     parser.add_argument("--max-flag-rate", type=float, default=0.05)
     parser.add_argument("--keep", type=Path, help="keep the runs here (an existing series.json is reanalysed)")
-    parser.add_argument("--smoke", action="store_true", help="3 runs of 2 s per model, sets of 2: a few seconds each")
+    parser.add_argument("--smoke", action="store_true", help="3 runs of 2 s per model, sets of 2, a quarter core spun for --busy: a few seconds each")
     parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
     parser.add_argument("--save", action="store_true", help="write bench/results/compare_aa[_busy].json")
     parser.add_argument("--out", type=Path, help="write the result JSON here too")
@@ -151,7 +152,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             profiles = {m: write_model(Path(tmp), m, duration=duration, warmup="0s" if args.smoke else "2s")
                         for m in models}
             series = {"models": {m: [] for m in models}}
-            with bigtable(args.emulator) as (env, _), machine_load(args.busy) as state:
+            with bigtable(args.emulator) as (env, _), machine_load(args.busy, cores=0.25 if args.smoke else 1.0) as state:
                 for i in range(n):
                     for model in abba(models, i):
                         started = time.monotonic()
