@@ -9,6 +9,7 @@ from werkzeug.exceptions import HTTPException
 
 from keyramp import __version__
 from keyramp._errors import UsageError
+from keyramp._heatscale import scale_doc
 from keyramp.web._store import RunStore
 
 __all__ = ["CSP", "create_app", "warm_up"]
@@ -30,6 +31,7 @@ def create_app(results_dir: str | Path) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["keyramp_store"] = RunStore(Path(results_dir))
     app.jinja_env.globals["keyramp_version"] = __version__
+    app.jinja_env.globals["heat_scale"] = scale_doc()  # one heatmap colour scale, PNG and canvas
     app.jinja_env.filters.update(_filters())
 
     _views_runs.add_routes(app)
