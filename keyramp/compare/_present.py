@@ -8,7 +8,7 @@ key-space table is the headline hotspot figures, rounded, without the model's co
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,12 +79,14 @@ KEYSPACE_ROWS: tuple[KeyspaceRow, ...] = (
 )
 
 
-def keyspace_table(cmp: Comparison) -> list[tuple[str, str, bool, list[str]]]:
-    """(cell, label, modelled, text per run) for the headline figures any run of the cell has."""
+def keyspace_table(cmp: Comparison, run_ids: Sequence[str] | None = None) -> list[tuple[str, str, bool, list[str]]]:
+    """(cell, label, modelled, text per run) for the headline figures any run of the cell has;
+    runs in ``run_ids`` order (default: the comparison's, baseline first)."""
+    order = list(run_ids) if run_ids is not None else [r.run_id for r in cmp.runs]
     out = []
     for cell, per_run in cmp.keyspace.items():
         for row in KEYSPACE_ROWS:
-            values: list[Any] = [per_run.get(r.run_id, {}).get(row.field) for r in cmp.runs]
+            values: list[Any] = [per_run.get(run_id, {}).get(row.field) for run_id in order]
             if all(v is None for v in values):
                 continue
             out.append((cell, row.label, row.modelled, [row.text(v) for v in values]))

@@ -8,6 +8,7 @@ from flask import Flask, Response, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from keyramp import __version__
+from keyramp import _format as fmt
 from keyramp._errors import UsageError
 from keyramp._heatscale import scale_doc
 from keyramp.web._store import RunStore
@@ -71,26 +72,21 @@ def _error(code: int, message: str) -> tuple[Response | str, int]:
 
 
 def _filters() -> dict[str, object]:
-    def fmt_num(value: object, digits: int = 1) -> str:
-        if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-            return "–"
-        if abs(value) >= 1000:
-            return f"{value:,.0f}"
-        return f"{value:,.{digits}f}"
+    """Template filters: the one number format (``keyramp._format``), so a figure reads the same
+    on every page as in the terminal and ``keyramp compare``."""
 
-    def fmt_pct(value: object, digits: int = 2) -> str:
-        if value is None or not isinstance(value, (int, float)):
-            return "–"
-        return f"{value * 100:.{digits}f} %"
+    # ``digits`` only for templates written before the one format: 0 asks for a whole count,
+    # any other value reads as the one format (partials/forecast.html, until it is rewritten)
+    def fmt_num(value: object, digits: int | None = None) -> str:
+        return fmt.count(value) if digits == 0 else fmt.number(value)
 
-    def fmt_ratio(value: object) -> str:
-        if value is None or not isinstance(value, (int, float)):
-            return "–"
-        return f"×{value:.2f}"
+    def fmt_pct(value: object, digits: int | None = None) -> str:
+        return fmt.percent(value)
 
     def fmt_time(value: object) -> str:
         if not isinstance(value, str):
-            return "–"
+            return fmt.MISSING
         return value.replace("T", " ").rstrip("Z")[:19]
 
-    return {"num": fmt_num, "pct": fmt_pct, "ratio": fmt_ratio, "when": fmt_time}
+    return {"num": fmt_num, "pct": fmt_pct, "count": fmt.count, "ratio": fmt.ratio, "when": fmt_time, "ms": fmt.ms,
+            "ops": fmt.ops_per_s, "duration": fmt.duration, "plural": fmt.plural}
