@@ -14,9 +14,9 @@ from flask import Flask, Response, current_app, jsonify, render_template, reques
 
 from keyramp._errors import UsageError
 from keyramp.compare import Comparison, build_comparison
-from keyramp.compare._present import keyspace_table, verdict_rule
 from keyramp.compare._model import LATENCY_METRICS
 from keyramp.compare._model import METRICS as COMPARE_METRICS
+from keyramp.compare._present import keyspace_table, verdict_rule
 
 __all__ = ["METRICS", "add_routes", "compare_model"]
 
