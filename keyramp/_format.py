@@ -27,6 +27,8 @@ __all__ = [
 
 #: What a missing, non-numeric or non-finite value reads as.
 MISSING = "–"
+#: Below this a figure is float noise (a model's 1e-14), not a quantity: it reads as 0.
+_NOISE = 1e-9
 
 
 def _real(value: object) -> float | None:
@@ -38,7 +40,7 @@ def _real(value: object) -> float | None:
 
 def _sig(v: float, digits: int = 3) -> str:
     """``v`` with at most ``digits`` significant digits, thousands-separated, no exponent."""
-    if v == 0:
+    if abs(v) < _NOISE:
         return "0"
     exp = math.floor(math.log10(abs(v)))
     decimals = max(0, digits - 1 - exp)

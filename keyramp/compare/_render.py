@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow.compute as pc
 
+from keyramp._format import plural
 from keyramp.compare._model import METRICS, Comparison, MetricRow
 from keyramp.compare._present import keyspace_table, verdict_rule
 from keyramp.compare._present import ratio_text as _ratio_text
@@ -66,12 +67,13 @@ def _notes(cmp: Comparison) -> list[str]:
 def _headline(cmp: Comparison) -> str:
     parts = []
     if cmp.baseline is not None:
-        parts.append(f"{len(cmp.regressions)} regression(s) vs baseline {cmp.baseline.run_id}")
-    parts.append(f"{len(cmp.threshold_failures)} threshold failure(s)")
+        parts.append(f"{plural(len(cmp.regressions), 'regression')} vs baseline {cmp.baseline.run_id}")
+    parts.append(plural(len(cmp.threshold_failures), "threshold failure"))
     if cmp.forecast_regressions:
-        parts.append(f"{len(cmp.forecast_regressions)} launch forecast(s) worse (modelled)")
+        parts.append(f"{plural(len(cmp.forecast_regressions), 'launch forecast')} worse (modelled)")
     if cmp.new_exceptions:
-        parts.append(f"{len(cmp.new_exceptions)} new exception class(es) raised by the workload")
+        parts.append(f"{plural(len(cmp.new_exceptions), 'new exception class', 'new exception classes')} "
+                     "raised by the workload")
     return ("FAIL" if cmp.exit_code else "PASS") + ": " + ", ".join(parts)
 
 
