@@ -144,8 +144,8 @@ def test_same_module_under_plain_locust(firestore_emulator, workload_dir: Path, 
     """Locust's own closed model and stats; the profile (``$KEYRAMP_PROFILE``) gives the key
     strategy, preload and document shape (its ``user`` and thresholds are keyramp's)."""
     prefix = workload_dir / "plain"
-    # One cell (plain Locust runs one), and a small preload: -t counts the preload too, and a
-    # busy machine must still leave most of the 8 s to the ops.
+    # One cell (plain Locust runs one; two are refused: test_plain.py), and a small preload:
+    # -t counts the preload too, and a busy machine must still leave most of the 8 s to the ops.
     profile = write_profile(
         workload_dir / "plain.toml", {"name": "plain", "backend": "firestore", "seed": 3},
         workload={"user": "orders.py:Orders", "record_count": 50}, keys={"strategy": "random"},
