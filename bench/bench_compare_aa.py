@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--set", type=int, default=0, metavar="K", help="also each run vs the K runs before it")
     parser.add_argument("--max-flag-rate", type=float, default=0.05)
     parser.add_argument("--keep", type=Path, help="keep the runs here (an existing series.json is reanalysed)")
-    parser.add_argument("--smoke", action="store_true", help="3 runs of 2 s per model, sets of 2, a quarter core spun for --busy: a few seconds each")
+    parser.add_argument("--smoke", action="store_true", help="3 runs of 2 s, sets of 2, --busy: 1/4 core")
     parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
     parser.add_argument("--save", action="store_true", help="write bench/results/compare_aa[_busy].json")
     parser.add_argument("--out", type=Path, help="write the result JSON here too")
@@ -152,7 +152,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             profiles = {m: write_model(Path(tmp), m, duration=duration, warmup="0s" if args.smoke else "2s")
                         for m in models}
             series = {"models": {m: [] for m in models}}
-            with bigtable(args.emulator) as (env, _), machine_load(args.busy, cores=0.25 if args.smoke else 1.0) as state:
+            spin = 0.25 if args.smoke else 1.0
+            with bigtable(args.emulator) as (env, _), machine_load(args.busy, cores=spin) as state:
                 for i in range(n):
                     for model in abba(models, i):
                         started = time.monotonic()

@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--profiles", default="light,closed,overload")
     parser.add_argument("--levels", default=",".join(f"{x:g}" for x in LEVELS), help="cores kept busy")
     parser.add_argument("--duration", default="10s")
-    parser.add_argument("--smoke", action="store_true", help="levels 0 and 0.5, 2 s runs, light profile (the path, not the limit)")
+    parser.add_argument("--smoke", action="store_true", help="levels 0 and 0.5, 2 s runs, light profile: the path")
     parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
     parser.add_argument("--save", action="store_true", help="write bench/results/machine_limit.json")
     parser.add_argument("--out", type=Path, help="write the result JSON here too")
