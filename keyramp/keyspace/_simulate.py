@@ -20,12 +20,12 @@ import numpy as np
 if TYPE_CHECKING:
     from keyramp.keyspace._tablets import TabletParams
 
-__all__ = ["Block", "Tablets", "block_size", "p99_wait_ms", "rho_rows"]
+__all__ = ["MAX_BLOCK", "Block", "Tablets", "block_size", "p99_wait_ms", "rho_rows"]
 
 _LOG_P = math.log(0.01)  # the p99's tail probability
 _NEWTON_PASSES = 60
 _RHO_BINS = 100
-_BLOCK = 64  # most steps computed together while no tablet splits
+MAX_BLOCK = 64  # most steps computed together while no tablet splits
 _USEFUL = 0.99  # a split whose largest piece keeps this share of the tablet's load is not made
 _RELOOK = 4  # split delays before a tablet that could not be split usefully is looked at again
 
@@ -200,7 +200,7 @@ class Tablets:
 
 def block_size(params: TabletParams, step: float) -> int:
     """Steps per block: no tablet can split sooner than the split delay after a split."""
-    return int(min(_BLOCK, max(8, math.ceil(params.split_delay_s / max(step, 1e-9)) + 1)))
+    return int(min(MAX_BLOCK, max(8, math.ceil(params.split_delay_s / max(step, 1e-9)) + 1)))
 
 
 def rho_rows(served: np.ndarray, cap: float, rho_floor: np.ndarray) -> np.ndarray:

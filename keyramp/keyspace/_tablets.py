@@ -38,7 +38,7 @@ import numpy as np
 
 from keyramp._errors import UsageError
 from keyramp.keyspace._components import Frontiers, Load, SampleShares
-from keyramp.keyspace._simulate import Block, Tablets, block_size, p99_wait_ms, rho_rows
+from keyramp.keyspace._simulate import MAX_BLOCK, Block, Tablets, block_size, p99_wait_ms, rho_rows
 
 __all__ = [
     "SYNTHETIC_PATTERNS",
@@ -230,9 +230,10 @@ def _run(params: TabletParams, t_start: np.ndarray, t_end: np.ndarray, offered: 
         last = k1 - k - 1 if j is None else j
         parts.append(_rows(blk, last + 1, cap, offered[k:k + last + 1], t_end[k:k + last + 1]))
         tablets.carry(blk, last, float(t_end[k + last]))
-        # Splits in quick succession (many busy tablets): blocks as long as the last one went, so
-        # rows computed past a split are not thrown away; they grow back while nothing splits.
-        rows = most if j is None else max(2, min(most, 2 * (j + 1)))
+        # Any block length gives the same steps (a block stops at its first split): blocks double while
+        # nothing splits (a quiet launch is a few blocks), and after a split run about as long as the
+        # last one went, so few rows past the next split are computed and thrown away.
+        rows = min(MAX_BLOCK, 2 * rows) if j is None else max(2, min(most, 2 * (j + 1)))
         if j is not None:
             atoms, mass, reach = load.atoms(k + j, j, tablets.cuts, tablets.ready)
             if tablets.split(atoms, mass, float(t_end[k + j]), reach=reach) and load.samples is not None:
