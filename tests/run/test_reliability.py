@@ -53,8 +53,9 @@ def _our_emulators(mark: str) -> set[int]:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _no_orphaned_emulators() -> Iterator[None]:
-    """No emulator process started by this module outlives it (checked with psutil)."""
+def _no_orphaned_emulators(emulator_manager: EmulatorManager) -> Iterator[None]:
+    """No emulator process started by this module outlives it (checked with psutil), except
+    the session's own (a session fixture first asked for here inherits the mark)."""
     mark = uuid.uuid4().hex
     os.environ[_MARK] = mark
     try:
@@ -62,7 +63,8 @@ def _no_orphaned_emulators() -> Iterator[None]:
     finally:
         del os.environ[_MARK]
     deadline = time.monotonic() + 15
-    while (left := _our_emulators(mark)) and time.monotonic() < deadline:
+    session = {e.pid for e in emulator_manager.status()}
+    while (left := _our_emulators(mark) - session) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not left, f"orphaned emulator processes: {left}"
 
@@ -180,8 +182,10 @@ def test_emulator_killed_mid_run_fails_fast_and_keeps_the_record(
     emu = killable_emulators[kind]
     profile = _load_profile(tmp_path, _BACKEND_OF[kind])
     out = tmp_path / "out"
-    # (a 5 s deadline: a fresh JVM emulator on a busy machine can take 2 s over the preload)
-    with _running(profile, out, emulator_env(emu), "--timeout", "5") as proc:
+    # (a 10 s deadline: a JVM emulator's first requests on a busy machine took over 5 s in the
+    # preload; a killed emulator refuses connections at once, so the deadline does not delay
+    # the verdict)
+    with _running(profile, out, emulator_env(emu), "--timeout", "10") as proc:
         _wait_for_seconds(out, 1, proc)  # the measured phase is under way
         killed = time.monotonic()
         os.killpg(emu.pid, signal.SIGKILL)
@@ -252,8 +256,10 @@ def test_signal_during_preload_ends_promptly(tmp_path: Path, private_emulator: R
 def test_signal_between_cells_keeps_finished_cells_and_starts_no_more(tmp_path: Path,
                                                                      private_emulator: RunningEmulator) -> None:
     emu = private_emulator
+    # (5,000 rows: the second cell's preload is the moment to signal; the poll sees the first
+    # cell's summary within 0.05 s, and a signal a little later still stops the second cell)
     profile = _bt_profile(tmp_path, strategies=["random", "sequential", "hashed_prefix"], duration="2s",
-                          record_count=20_000)
+                          record_count=5_000)
     out = tmp_path / "out"
     with _running(profile, out, emulator_env(emu)) as proc:
         deadline = time.monotonic() + 90
@@ -359,12 +365,13 @@ _CORRUPTIONS = {
 
 @pytest.fixture(scope="module")
 def intact_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, list[str]]:
-    """Two good runs and the one to damage, written once for the module (3 × 4 s under load)."""
+    """Two good runs and the one to damage, written once for the module (3 s each: their
+    length is not the question)."""
     from _synthetic import make_run
 
     results = tmp_path_factory.mktemp("intact") / "results"
-    good = [make_run(results, seed=i, profile_name="good").name for i in range(2)]
-    return results, make_run(results, seed=9, profile_name="bad").name, good
+    good = [make_run(results, seed=i, profile_name="good", seconds=3).name for i in range(2)]
+    return results, make_run(results, seed=9, profile_name="bad", seconds=3).name, good
 
 
 @pytest.fixture
