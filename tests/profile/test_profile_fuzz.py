@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _runs import toml_value
+from _runs import keyramp_each, toml_value
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -141,27 +139,6 @@ def _key(k: str) -> str:
 
 _CASES = _cli_cases()
 
-#: Each case through the CLI's entry point (``keyramp run PROFILE --out DIR``, as ``python -m
-#: keyramp`` calls it), all in one fresh interpreter: a process per case cost ~30 start-ups.
-_DRIVER = r"""
-import contextlib, io, json, sys, traceback
-from keyramp.cli._main import main
-results = []
-for profile, out in json.loads(sys.argv[1]):
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        try:
-            code = main(["run", profile, "--out", out])
-        except SystemExit as exc:
-            code = exc.code
-        except BaseException:
-            traceback.print_exc()
-            code = None
-    results.append({"code": code, "stderr": err.getvalue()})
-print(json.dumps(results))
-"""
-
-
 @pytest.fixture(scope="module")
 def cli_results(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("cli-cases")
@@ -170,10 +147,9 @@ def cli_results(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]
         profile = tmp / f"bad{index}.toml"
         profile.write_text("\n".join(f"{_key(k)} = {toml_value(v)}" for k, v in raw.items()) + "\n")
         cases.append((str(profile), str(tmp / f"out{index}")))
-    proc = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(cases)], capture_output=True, text=True,
-                          timeout=300, check=False)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return [{**r, "out": out} for r, (_, out) in zip(json.loads(proc.stdout.splitlines()[-1]), cases, strict=True)]
+    # All cases in one interpreter (keyramp_each): a process per case cost ~30 start-ups.
+    results = keyramp_each(["run", profile, "--out", out] for profile, out in cases)
+    return [{**r, "out": out} for r, (_, out) in zip(results, cases, strict=True)]
 
 
 @pytest.mark.parametrize("index", range(len(_CASES)))
