@@ -76,6 +76,9 @@ def _check(raw: dict[str, Any]) -> None:
     # Anything else propagates and fails the test with the generated profile.
 
 
+# 1,200 examples: measured over three seeds, branches of parse_profile and the spec checks
+# were still first reached at examples 690-840 (16 lines on one seed), so fewer would test
+# less. Generating the nested profiles is nearly all of its time; parsing them is ~0.1 s.
 @pytest.mark.slow
 @settings(max_examples=1200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_profiles)
@@ -113,7 +116,9 @@ def _cli_cases() -> list[dict[str, Any]]:
     """A few dozen invalid generated profiles that survive a TOML round trip, fixed per run."""
     found: list[dict[str, Any]] = []
 
-    @settings(max_examples=400, deadline=None, database=None, derandomize=True,
+    # 100, not 400: about 4 in 5 generated profiles qualify (the 30th came at example 37), and
+    # generating an example (~18 ms) is what this costs, at collection, in every run.
+    @settings(max_examples=100, deadline=None, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
     @given(_profiles)
     def collect(raw: dict[str, Any]) -> None:
