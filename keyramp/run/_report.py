@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -143,9 +144,40 @@ def summary_table(summary: Mapping[str, Any], *, width: int | None = None) -> Ta
         "low–high over the parameter ranges (uncertain: the band spans two verdicts; keyramp forecast RUN "
         "names the parameter that decides)"
     ) + (f" · narrow console: {', '.join(left_out)} left out (all in report.txt)" if left_out else "") + "".join(
-        f"\n† {cell_id} {reason}" for cell_id, reason in limited_cells) + "".join(
+        f"\n† {line}" for line in grouped_footnotes(limited_cells, total=len(rows))) + "".join(
         f"\n‡ {cell_id} forecast: {escape(note)}" for cell_id, note in recorded)
     return table
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def grouped_footnotes(notes: Sequence[tuple[str, str]], *, total: int) -> list[str]:
+    """One footnote per reason, not per cell: cells whose reasons differ only in their figures
+    share a line, each figure shown as the range the cells spanned ("0.30–0.54 of a core")."""
+    groups: dict[str, list[tuple[str, list[str]]]] = {}
+    for cell_id, reason in notes:
+        groups.setdefault(_NUMBER.sub("#", reason), []).append((cell_id, _NUMBER.findall(reason)))
+    lines = []
+    for template, members in groups.items():
+        if len(members) == 1:
+            cell_id, figures = members[0]
+            lines.append(f"{cell_id} {_fill(template, [[f] for f in figures])}")
+            continue
+        slots = [[figs[i] for _, figs in members] for i in range(len(members[0][1]))]
+        who = f"all {total} cells" if len(members) == total else ", ".join(c for c, _ in members)
+        lines.append(f"{who}: {_fill(template, slots)}")
+    return lines
+
+
+def _fill(template: str, slots: list[list[str]]) -> str:
+    parts = template.split("#")
+    out = [parts[0]]
+    for values, rest in zip(slots, parts[1:], strict=True):
+        low, high = min(values, key=float), max(values, key=float)
+        out.append(low if float(low) == float(high) else f"{low}–{high}")
+        out.append(rest)
+    return "".join(out)
 
 
 def workload_exceptions(summary: Mapping[str, Any]) -> list[str]:

@@ -73,3 +73,15 @@ def test_the_key_space_headline_and_recorded_keys_are_in_the_table(tmp_path: Pat
     # The headline reads the shape, not the 0.03 a rebuilt range gives a sequential stream.
     assert "│ append ×1 │" in text and "│ spread │" in text and "0.03" not in text
     assert "ok 0% ‡" in text and f"‡ {list(summary['cells'])[1]} forecast: from the recorded keys: {why}" in text
+
+
+def test_footnotes_share_a_line_when_only_their_figures_differ() -> None:
+    from keyramp.run._report import grouped_footnotes
+
+    reason = "machine-limited: {busy}% of its cores busy (busiest load process {core} of a core)"
+    notes = [(f"c0{i}", reason.format(busy=100, core=core)) for i, core in enumerate(["0.32", "0.54", "0.30"])]
+    notes.append(("c03", "generator-limited: 12% of the schedule dropped"))
+    lines = grouped_footnotes(notes, total=5)
+    assert lines == ["c00, c01, c02: machine-limited: 100% of its cores busy (busiest load process 0.30–0.54 "
+                     "of a core)", "c03 generator-limited: 12% of the schedule dropped"]
+    assert grouped_footnotes(notes[:3], total=3)[0].startswith("all 3 cells: machine-limited: 100% of")
