@@ -96,6 +96,7 @@ def _run_probe(backend: str, endpoint: str) -> dict[str, float]:
 
 @pytest.mark.emulator
 @pytest.mark.slow
+@pytest.mark.extended
 @pytest.mark.parametrize("backend", ["datastore", "bigtable"])
 def test_twenty_greenlets_beat_one(backend: str, request: pytest.FixtureRequest) -> None:
     emulator: RunningEmulator = request.getfixturevalue(f"{backend}_emulator")

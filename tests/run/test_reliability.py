@@ -176,6 +176,7 @@ def _load_profile(tmp_path: Path, backend: str, *, duration: str = "120s", **wor
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 @pytest.mark.parametrize("kind", _KINDS)
 def test_emulator_killed_mid_run_fails_fast_and_keeps_the_record(
         tmp_path: Path, kind: str, killable_emulators: dict[str, RunningEmulator]) -> None:
@@ -327,6 +328,7 @@ def test_full_results_disk_exits_2_before_any_load(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_concurrent_runs_into_one_out_get_distinct_directories(tmp_path: Path,
                                                                 private_emulator: RunningEmulator) -> None:
     emu = private_emulator
@@ -447,6 +449,7 @@ _LOCK_PHASE_S = 4
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_firestore_lock_contention_does_not_delay_the_end(tmp_path: Path, firestore_emulator: RunningEmulator) -> None:
     # ≥ 4 writers in transactions on one document: the emulator serialises them behind a
     # 2 s lock timeout. The phase must still end on time and the drain stay bounded. (The

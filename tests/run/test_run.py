@@ -337,6 +337,7 @@ def test_signal_mid_run_keeps_what_was_recorded(tmp_path: Path, bt_env: dict[str
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_later_profiles_start_their_own_emulators_after_channels_exist(tmp_path: Path) -> None:
     # One `keyramp run` over several profiles starts each profile's emulators when it gets
     # there, i.e. from a process whose earlier profile opened gRPC channels. With gRPC's
