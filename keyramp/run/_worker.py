@@ -82,9 +82,11 @@ class _WorkerCell:
         self.sink = IntervalCollector(self._forward)
         recorder = Recorder(cell=plan.cell_id, ops=workload.ops, sink=self.sink,
                             key_samples_per_s=plan.key_samples_per_s)
-        self.load = ProcessLoad(workload=workload, backend_class=spec_for(plan.backend).driver(settings.driver),
-                                target=plan.address, recorder=recorder, pacing=plan.pacing(),
-                                user_class_name=USER_CLASS)
+        # A store's client library loads on first use: seconds of imports on a busy box. In a
+        # native thread, so this process's heartbeats go on (Locust drops a worker silent for 3 s).
+        driver = gevent.get_hub().threadpool.apply(spec_for(plan.backend).driver, (settings.driver,))
+        self.load = ProcessLoad(workload=workload, backend_class=driver, target=plan.address, recorder=recorder,
+                                pacing=plan.pacing(), user_class_name=USER_CLASS)
         self.load.warm_up(plan.warmup_interval)
         self.aborted = Event()
         env.user_classes = [self.load.user_class]
