@@ -5,7 +5,7 @@ shared and absolute figures are noisy: conclusions come from ratios within one r
 with A/B repetitions interleaved.
 
 Every bench has ``main(argv)`` and ``--smoke``: every code path of the bench in seconds, at
-toy sizes, through public hooks only; ``tests/bench/test_bench_smoke.py`` runs them all so
+toy sizes, never patching keyramp (public hooks only); ``tests/bench/test_bench_smoke.py`` runs them all so
 that a bench cannot rot. A smoke run's figures mean nothing.
 """
 
