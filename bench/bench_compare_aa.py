@@ -9,6 +9,8 @@ Exits 1 if more than ``--max-flag-rate`` of the comparisons against the first ru
 Saves bench/results/compare_aa.json.
 
     .venv/bin/python bench/bench_compare_aa.py --runs 4 --duration 10s
+
+``--smoke``: two 3-second runs without warm-up; every flag rate passes (figures mean nothing).
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
-from _common import machine, save
+from _common import machine, parse_args, save
 
 from keyramp.compare import Comparison, build_comparison
 from keyramp.results._catalog import Run, list_runs
@@ -48,10 +51,11 @@ strategy = ["random"]
 kind = "constant"
 rate = {rate}
 max_users = 10
+warmup = "{warmup}"
 """
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--duration", default="10s")
@@ -62,12 +66,15 @@ def main() -> int:
     parser.add_argument("--verbose", action="store_true", help="print every ratio and interval")
     parser.add_argument("--all-pairs", action="store_true", help="also compare every ordered pair of runs")
     parser.add_argument("--save", action="store_true", help="write bench/results/compare_aa.json")
-    args = parser.parse_args()
+    parser.add_argument("--warmup", default="2s", help="each run's unmeasured warm-up (schedule.warmup)")
+    args = parse_args(parser, argv, smoke={"runs": 2, "duration": "3s", "rate": 50, "warmup": "0s",
+                                           "max_flag_rate": 1.0, "save": True})
     start_machine = machine()
     keyramp = Path(sys.executable).with_name("keyramp")
     with tempfile.TemporaryDirectory(prefix="kr-aa-") as tmp:
         profile = Path(tmp) / "aa.toml"
-        profile.write_text(PROFILE.format(backend=args.backend, duration=args.duration, rate=args.rate))
+        profile.write_text(PROFILE.format(backend=args.backend, duration=args.duration, rate=args.rate,
+                                          warmup=args.warmup))
         results = args.keep or Path(tmp) / "results"
         have = len(list_runs(results)) if args.keep else 0
         for i in range(have, args.runs):

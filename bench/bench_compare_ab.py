@@ -9,6 +9,8 @@ p99 ``worse``. The reverse pairs (B_i vs A_i) must flag ``better``, and consecut
 injected round trip.
 
     .venv/bin/python bench/bench_compare_ab.py --pairs 5 --delay-ms 2 --keep /tmp/ab
+
+``--smoke``: one pair of 3-second runs without warm-up (its verdicts mean nothing).
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from _common import emulators, env_for, machine, median, save, table
+from _common import emulators, env_for, machine, median, parse_args, save, table
 from bench_compare_aa import PROFILE
 
 from keyramp.compare import build_comparison
@@ -48,7 +51,7 @@ def _compare(results: Path, cand: str, base: str) -> tuple[int, dict]:
         return proc.returncode, json.loads(Path(out.name).read_text())
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--duration", default="10s")
@@ -56,7 +59,8 @@ def main() -> int:
     parser.add_argument("--delay-ms", type=float, default=2.0, help="per direction (round trip gains twice this)")
     parser.add_argument("--keep", type=Path, help="keep the runs here; an existing series.json is reused")
     parser.add_argument("--name", default="compare_ab", help="bench/results/<name>.json (default %(default)s)")
-    args = parser.parse_args()
+    parser.add_argument("--warmup", default="2s", help="each run's unmeasured warm-up (schedule.warmup)")
+    args = parse_args(parser, argv, smoke={"pairs": 1, "duration": "3s", "rate": 50, "warmup": "0s"})
     start_load = machine()
     with tempfile.TemporaryDirectory(prefix="kr-ab-") as tmp:
         results = args.keep or Path(tmp) / "results"
@@ -67,7 +71,8 @@ def main() -> int:
         loads: list[float] = json.loads(loads_file.read_text()) if loads_file.exists() else []
         if not series:
             profile = Path(tmp) / "ab.toml"
-            profile.write_text(PROFILE.format(backend="bigtable", duration=args.duration, rate=args.rate))
+            profile.write_text(PROFILE.format(backend="bigtable", duration=args.duration, rate=args.rate,
+                                              warmup=args.warmup))
             with emulators("bigtable") as running:
                 emulator = running["bigtable"]
                 direct = env_for(emulator)

@@ -1,6 +1,6 @@
 """Benchmark: key-space analysis of 10 million sampled accesses, per stage, and the heatmap.
 
-    .venv/bin/python bench/bench_keyspace.py [--samples N] [--no-save] [--before-src DIR]
+    .venv/bin/python bench/bench_keyspace.py [--samples N] [--no-save] [--before-src DIR] [--smoke]
 
 For random 16-hex-digit keys and zero-padded sequential ids (N inserts evenly spread over
 a 1-hour cell), writes the samples as the run directory does (``keys/<cell>.parquet``
@@ -17,7 +17,7 @@ and the recorded 10 M positions replayed (the path for store-allocated keys: thi
 also writes the same samples as ``keys.csv`` and times that code's numpy CSV loader against
 this one's Parquet load, each in fresh processes, interleaved (A B B A), so the before and
 after figures come from one session on the same data. Writes bench/results/keyspace.json
-with the machine's load and versions.
+with the machine's load and versions. ``--smoke``: 20,000 samples.
 """
 
 from __future__ import annotations
@@ -28,12 +28,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from _common import machine, save, table
+from _common import machine, parse_args, save, table
 
 from keyramp.forecast._forecast import forecast_cell, recorded_samples
 from keyramp.keyspace import (
@@ -117,12 +118,12 @@ def _load_in_fresh_process(path: Path, src: Path | None) -> float:
     return float(seconds)
 
 
-def _forecast(name: str, ck: Any, metrics: dict[str, Any], *, regenerate: bool) -> dict[str, Any]:
-    """The launch forecast of the cell (500/50/5 to 10,000 ops/s for an hour), as the runner makes it."""
+def _forecast(name: str, ck: Any, metrics: dict[str, Any], *, regenerate: bool, ceiling: float) -> dict[str, Any]:
+    """The launch forecast of the cell (500/50/5 to ``ceiling`` ops/s for an hour), as the runner makes it."""
     strategy = {"random": "random", "sequential": "padded_sequential"}[name]
     profile = parse_profile({"name": "bench", "backend": "firestore", "workload": {"ops": {"insert": 1.0}},
                              "keys": {"strategy": strategy if regenerate else "server_allocated"},
-                             "launch": {"kind": "ramp_500_50_5", "ceiling": 10_000, "duration": "1h"}})
+                             "launch": {"kind": "ramp_500_50_5", "ceiling": ceiling, "duration": "1h"}})
     assert profile.launch is not None
     summary = {"operations": {"insert": {"count": len(ck)}}, "duration_s": 3600.0,
                "keyspace": {"hottest_1pct_share": metrics["hottest_1pct_share"], "samples": len(ck)}}
@@ -141,7 +142,8 @@ def _timed(stages: dict[str, float], name: str, fn: Any) -> Any:
     return out
 
 
-def bench(name: str, keys: np.ndarray, times: np.ndarray, tmp: Path, before_src: Path | None) -> dict[str, Any]:
+def bench(name: str, keys: np.ndarray, times: np.ndarray, tmp: Path, before_src: Path | None, *,
+          ceiling: float = 10_000) -> dict[str, Any]:
     n = len(keys)
     stages: dict[str, float] = {}
     run = tmp / f"run-{name}"
@@ -165,8 +167,8 @@ def bench(name: str, keys: np.ndarray, times: np.ndarray, tmp: Path, before_src:
                                                                    positions=kp))
     timeline = _timed(stages, "tablet_model", lambda: simulate(kp.pos, ck.t, rate_fn=lambda s: 2000.0,
                                                                 params=params_for("firestore"), duration_s=3600.0))
-    fc = _timed(stages, "forecast_regenerated", lambda: _forecast(name, ck, metrics, regenerate=True))
-    _timed(stages, "forecast_recorded", lambda: _forecast(name, ck, metrics, regenerate=False))
+    fc = _timed(stages, "forecast_regenerated", lambda: _forecast(name, ck, metrics, regenerate=True, ceiling=ceiling))
+    _timed(stages, "forecast_recorded", lambda: _forecast(name, ck, metrics, regenerate=False, ceiling=ceiling))
     heat = _timed(stages, "heatmap_matrix", lambda: heatmap_data(kp, ck.t, buckets=1000, duration_s=3600.0))
     _timed(stages, "png", lambda: render_png(heat, tmp / "cell.png", title=f"bench - {name}"))
     analysis = round(stages["positions"] + stages["metrics"] + stages["tablet_model"], 3)
@@ -186,12 +188,13 @@ def bench(name: str, keys: np.ndarray, times: np.ndarray, tmp: Path, before_src:
     }
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=10_000_000)
     parser.add_argument("--no-save", action="store_true")
     parser.add_argument("--before-src", type=Path, default=None, metavar="DIR")
-    args = parser.parse_args()
+    parser.add_argument("--launch-ceiling", type=float, default=10_000, help="the forecast launch's peak ops/s")
+    args = parse_args(parser, argv, smoke={"samples": 20_000, "launch_ceiling": 1000})
     n = args.samples
     facts = machine()
     rng = np.random.default_rng(1)
@@ -199,7 +202,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, make in (("random", lambda: _hex_keys(n, rng)), ("sequential", lambda: _sequential_keys(n))):
-            rows.append(bench(name, make(), times, Path(tmp), args.before_src))
+            rows.append(bench(name, make(), times, Path(tmp), args.before_src, ceiling=args.launch_ceiling))
             print(rows[-1], flush=True)
     cols = ["keys", "samples", "load", "positions", "metrics", "tablet_model", "analysis_s", "analysis_with_load_s",
             "forecast_regenerated", "forecast_recorded", "heatmap_matrix", "png", "parquet_mb", "hottest_1pct_share"]

@@ -8,18 +8,21 @@ exposition of 12 finished cells x 3 ops (the quickstart's shape) and a running o
 scrape renders all of them, a later one only the running cell (finished ones are kept).
 
 Run: ``.venv/bin/python bench/bench_metrics.py`` -> ``bench/results/metrics.json``.
+``--smoke``: 3 seconds, one round.
 """
 
 from __future__ import annotations
 
+import argparse
 import random
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, save, table
+from _common import machine, parse_args, save, table
 
 from keyramp.metrics import MetricsState, render
 from keyramp.run._observer import TeeSink
@@ -90,9 +93,13 @@ def scrape_cost(rounds: int = 7) -> tuple[float, float, int]:
     return best_first, best, len(body)
 
 
-def main() -> int:
-    ticks = tick_cost()
-    first_s, scrape_s, size = scrape_cost()
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=30, help="simulated seconds per tick measurement")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (best of)")
+    args = parse_args(parser, argv, smoke={"seconds": 3, "rounds": 1})
+    ticks = tick_cost(args.seconds, args.rounds)
+    first_s, scrape_s, size = scrape_cost(args.rounds)
     base, with_metrics = ticks["recorder tick"], ticks["recorder tick + metrics"]
     result = {
         "machine": machine(),
