@@ -96,9 +96,13 @@ def env_for(*running: RunningEmulator) -> dict[str, str]:
 def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None, *,
                smoke: Mapping[str, Any]) -> argparse.Namespace:
     """``parser.parse_args(argv)``, plus ``--smoke``: the defaults in ``smoke`` (toy sizes, no
-    warm-up) replace the parser's, flags given explicitly still win."""
+    warm-up) replace the parser's, flags given explicitly still win. A smoke default the
+    parser does not know is a bench bug, said at once (the smoke test parses every bench)."""
     parser.add_argument("--smoke", action="store_true",
                         help="every code path in seconds at toy sizes (the test suite's run; figures mean nothing)")
+    unknown = set(smoke) - {a.dest for a in parser._actions}
+    if unknown:
+        raise ValueError(f"smoke defaults for no option: {sorted(unknown)}")
     args = list(sys.argv[1:] if argv is None else argv)
     if "--smoke" in args:
         parser.set_defaults(**smoke)

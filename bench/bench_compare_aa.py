@@ -1,141 +1,94 @@
-"""A/A check for ``keyramp compare`` with real emulator runs.
+"""A/A check for ``keyramp compare`` with real emulator runs, per load model and machine state.
 
-Runs one small profile N times (same config, same machine) and compares every run with
-the first: on an A/A series every verdict should be ``same`` (or ``n/a``). A comparison
-*flags* when any of its metrics is ``worse`` or ``better`` (the strict, per-comparison
-reading of the issue's "20 comparisons flag at most 1"). Also compares every ordered
-pair (N x (N-1) comparisons: every run as the baseline once) for a steadier rate.
-Exits 1 if more than ``--max-flag-rate`` of the comparisons against the first run flag.
-Saves bench/results/compare_aa.json.
+Runs an open-model profile (200 ops/s, 70 % insert / 30 % read) and the closed-model
+profile of issue 32 (8 users as fast as they go, inserts) N times each against one Bigtable
+emulator, the models interleaved in ABBA order (open, closed, closed, open, …) so a drift
+in the machine's load hits both alike; ``--busy`` keeps one core busy with a spinning
+process for the whole series (started and stopped here). On an A/A series every verdict
+should be ``same`` or ``n/a``; a comparison *flags* when any metric is ``worse`` or
+``better`` (the strict reading of "20 comparisons flag at most 1"). Per model:
 
-    .venv/bin/python bench/bench_compare_aa.py --runs 4 --duration 10s
+* every run against the first: N-1 comparisons;
+* every ordered pair (``--all-pairs``): N(N-1);
+* baseline sets (``--set K``): each run against the K runs before it (cyclically), N
+  comparisons, the between-run noise measured from the set.
 
-``--smoke``: two 3-second runs without warm-up; every flag rate passes (figures mean nothing).
+Records per run what ``keyramp run`` measured of the machine (busy share, busiest load
+process, machine- or generator-limited) and, for the series, the machine's load average and
+CPU busy share (psutil). Exits 1 when a model flags more than ``--max-flag-rate`` against
+the first run.
+
+    .venv/bin/python bench/bench_compare_aa.py --runs 21 --all-pairs --set 4 --save          # ~15 min
+    .venv/bin/python bench/bench_compare_aa.py --runs 21 --all-pairs --set 4 --busy --save   # one core busy
+    .venv/bin/python bench/bench_compare_aa.py --smoke                                        # seconds
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
-from _common import machine, parse_args, save
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine, parse_args, save, write_profile
+from _series import MachineState, bigtable, busy_cores, run_profile
 
 from keyramp.compare import Comparison, build_comparison
-from keyramp.results._catalog import Run, list_runs
+from keyramp.results._catalog import Run, load_run
 
-PROFILE = """
-name = "bench-aa"
-description = "A/A series for compare"
-backend = "{backend}"
-duration = "{duration}"
-seed = 7
-
-[workload]
-ops = {{ insert = 0.7, read = 0.3 }}
-record_count = 300
-value_size = 128
-read_distribution = "uniform"
-
-[keys]
-strategy = ["random"]
-
-[schedule]
-kind = "constant"
-rate = {rate}
-max_users = 10
-warmup = "{warmup}"
-"""
+#: The two load models, as profile tables (the open one is the series docs/ci.md first measured).
+MODELS: dict[str, dict[str, dict[str, Any]]] = {
+    "open": {"workload": {"ops": {"insert": 0.7, "read": 0.3}, "record_count": 300, "value_size": 128,
+                          "read_distribution": "uniform"},
+             "schedule": {"kind": "constant", "rate": 200, "max_users": 10}},
+    "closed": {"workload": {"ops": {"insert": 1.0}, "record_count": 300, "value_size": 128},
+               "schedule": {"kind": "users", "users": 8}},
+}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=4)
-    parser.add_argument("--duration", default="10s")
-    parser.add_argument("--rate", type=int, default=200)
-    parser.add_argument("--backend", default="bigtable")
-    parser.add_argument("--max-flag-rate", type=float, default=0.05)
-    parser.add_argument("--keep", type=Path, help="keep the runs in this results directory (and reuse runs there)")
-    parser.add_argument("--verbose", action="store_true", help="print every ratio and interval")
-    parser.add_argument("--all-pairs", action="store_true", help="also compare every ordered pair of runs")
-    parser.add_argument("--save", action="store_true", help="write bench/results/compare_aa.json")
-    parser.add_argument("--warmup", default="2s", help="each run's unmeasured warm-up (schedule.warmup)")
-    args = parse_args(parser, argv, smoke={"runs": 2, "duration": "3s", "rate": 50, "warmup": "0s",
-                                           "max_flag_rate": 1.0, "save": True})
-    start_machine = machine()
-    keyramp = Path(sys.executable).with_name("keyramp")
-    with tempfile.TemporaryDirectory(prefix="kr-aa-") as tmp:
-        profile = Path(tmp) / "aa.toml"
-        profile.write_text(PROFILE.format(backend=args.backend, duration=args.duration, rate=args.rate,
-                                          warmup=args.warmup))
-        results = args.keep or Path(tmp) / "results"
-        have = len(list_runs(results)) if args.keep else 0
-        for i in range(have, args.runs):
-            started = time.monotonic()
-            subprocess.run([str(keyramp), "run", str(profile), "--out", str(results), "--quiet"], check=True,
-                           stdout=subprocess.DEVNULL)
-            print(f"run {i + 1}/{args.runs} in {time.monotonic() - started:.1f} s", flush=True)
-            loads_file = results / "loads.json"  # 1-min load average after each run
-            loads = json.loads(loads_file.read_text()) if loads_file.exists() else []
-            loads_file.write_text(json.dumps([*loads, round(os.getloadavg()[0], 2)]))
-        runs = sorted(list_runs(results), key=lambda r: r.run_id)
-        base, others = runs[0], runs[1:]
-        started = time.monotonic()
-        cmp = build_comparison(others, baseline=base)
-        elapsed = time.monotonic() - started
-        pairs = [_per_comparison(build_comparison([r for r in runs if r is not b], baseline=b))
-                 for b in runs] if args.all_pairs else []
-        late = {r.run_id: _late_share(r) for r in runs}
-        loads_file = results / "loads.json"
-        loads = json.loads(loads_file.read_text()) if loads_file.exists() else []
-    if args.verbose:
-        for r in cmp.rows:
-            ci = f"[{r.ci_low:.2f}, {r.ci_high:.2f}]" if r.ci_low is not None and r.metric != "error_rate" else ""
-            ratio = f"{r.ratio:.3f}" if r.ratio is not None else "-"
-            print(f"{r.run_id[-4:]} {r.op:7s} {r.metric:11s} x{ratio:6s} {ci:14s} {r.verdict}")
-    verdicts = Counter((r.metric, r.verdict) for r in cmp.rows)
-    flagged = sum(n for (_, v), n in verdicts.items() if v in ("worse", "better"))
-    judged = sum(n for (_, v), n in verdicts.items() if v != "n/a")
-    for metric in sorted({m for m, _ in verdicts}):
-        row = {v: verdicts[(metric, v)] for v in ("same", "worse", "better", "n/a")}
-        print(f"{metric:11s} {row}")
-    per = _per_comparison(cmp)
-    n_flag = sum(1 for f, _ in per.values() if f)
-    n_unsure = sum(1 for _, u in per.values() if u)
-    print(f"A/A: {flagged} of {judged} judged verdicts flagged; {n_flag} of {len(per)} comparisons flagged, "
-          f"{n_unsure} with an inconclusive metric; compare took {elapsed:.2f} s")
-    summary = {"comparisons": len(per), "flagged": n_flag, "with_inconclusive": n_unsure,
-               "verdicts_judged": judged, "verdicts_flagged": flagged,
-               "flagged_runs": sorted(k for k, (f, _) in per.items() if f)}
-    if pairs:
-        all_n = sum(len(p) for p in pairs)
-        all_flag = sum(1 for p in pairs for f, _ in p.values() if f)
-        all_unsure = sum(1 for p in pairs for _, u in p.values() if u)
-        summary |= {"all_pairs": all_n, "all_pairs_flagged": all_flag, "all_pairs_with_inconclusive": all_unsure}
-        print(f"all ordered pairs: {all_flag} of {all_n} comparisons flagged ({all_flag / all_n:.1%}), "
-              f"{all_unsure} with an inconclusive metric")
-    if args.save:
-        save("compare_aa", {
-            "machine_start": start_machine, "machine_end": machine(),
-            "conditions": {"backend": args.backend, "duration": args.duration, "rate": args.rate,
-                           "runs": len(runs), "options": cmp.to_dict()["options"],
-                           "loadavg_1m_during_runs": {"min": min(loads), "median": sorted(loads)[len(loads) // 2],
-                                                      "max": max(loads), "samples": len(loads)} if loads else None},
-            "late_share_per_run": late, "summary": summary,
-            "verdict_counts": {f"{m}:{v}": n for (m, v), n in sorted(verdicts.items())},
-        })
-    rate = n_flag / len(per) if per else 0.0
-    return 1 if rate > args.max_flag_rate else 0
+def write_model(directory: Path, model: str, *, duration: str, warmup: str, seed: int = 7) -> Path:
+    """The profile of one load model (shared with bench_compare_ab)."""
+    return write_profile(directory / f"{model}.toml",
+                         {"name": f"bench-{model}", "description": f"compare series, {model} model",
+                          "backend": "bigtable", "duration": duration, "seed": seed},
+                         workload=MODELS[model]["workload"], keys={"strategy": "random"},
+                         schedule={**MODELS[model]["schedule"], "warmup": warmup})
 
 
-def _per_comparison(cmp: Comparison) -> dict[str, tuple[bool, bool]]:
+def abba(models: Sequence[str], i: int) -> list[str]:
+    """Round ``i`` of an ABBA order: forwards on even rounds, backwards on odd ones."""
+    return list(models) if i % 2 == 0 else list(models)[::-1]
+
+
+@contextlib.contextmanager
+def machine_load(busy: bool) -> Iterator[MachineState]:
+    """The series' machine state; with ``busy`` one core kept busy meanwhile."""
+    state = MachineState(label="one core kept busy by the bench" if busy else "no load added by the bench")
+    with busy_cores(1.0 if busy else 0.0):
+        time.sleep(0.5 if busy else 0.0)  # the spinner is running before the first run starts
+        yield state.start()
+
+
+def run_facts(run: Run) -> dict[str, Any]:
+    """What ``keyramp run`` measured of the machine, per run."""
+    (cell,) = run.cells.values()
+    cpu, total, gen = cell.get("load_cpu") or {}, cell.get("total") or {}, cell.get("generator") or {}
+    count = total.get("count") or 0
+    return {"run_id": run.run_id, "ops_per_s": total.get("ops_per_s"),
+            "p50_ms": (total.get("latency_ms") or {}).get("p50"), "machine_busy": cpu.get("machine_busy"),
+            "busiest_process": cpu.get("max_process_cores"),
+            "late": round((total.get("late") or 0) / count, 3) if count else None,
+            "generator_limited": cell.get("generator_limited"), "machine_limited": gen.get("machine_limited")}
+
+
+def per_comparison(cmp: Comparison) -> dict[str, tuple[bool, bool]]:
     """Candidate run id -> (any metric flagged, any metric inconclusive)."""
     out: dict[str, tuple[bool, bool]] = {}
     for r in cmp.rows:
@@ -144,11 +97,94 @@ def _per_comparison(cmp: Comparison) -> dict[str, tuple[bool, bool]]:
     return out
 
 
-def _late_share(run: Run) -> float:
-    ops = [s for cell in run.cells.values() for s in (cell.get("operations") or {}).values()]
-    count = sum(s.get("count") or 0 for s in ops)
-    return round(sum(s.get("late") or 0 for s in ops) / count, 3) if count else 0.0
+def _tally(comparisons: list[dict[str, tuple[bool, bool]]]) -> dict[str, int]:
+    flags = [f for c in comparisons for f, _ in c.values()]
+    return {"comparisons": len(flags), "flagged": sum(flags),
+            "with_inconclusive": sum(u for c in comparisons for _, u in c.values())}
+
+
+def analyse(runs: list[Run], *, all_pairs: bool, set_k: int) -> dict[str, Any]:
+    """Flag counts of one model's series (runs oldest first)."""
+    first = build_comparison(runs[1:], baseline=runs[0])
+    verdicts = Counter(f"{r.metric}:{r.verdict}" for r in first.rows)
+    out: dict[str, Any] = {"runs": len(runs), "vs_first": _tally([per_comparison(first)]),
+                           "vs_first_flagged_rows": [f"{r.run_id[-4:]} {r.op} {r.metric} ×{r.ratio:.2f} "
+                                                     f"[{r.ci_low:.2f}, {r.ci_high:.2f}] {r.verdict}"
+                                                     for r in first.rows if r.verdict in ("worse", "better")
+                                                     and r.ratio and r.ci_low and r.ci_high],
+                           "verdict_counts": dict(sorted(verdicts.items()))}
+    if all_pairs:
+        out["all_pairs"] = _tally([per_comparison(build_comparison([r for r in runs if r is not b], baseline=b))
+                                   for b in runs])
+    if set_k and len(runs) > set_k:
+        sets = [per_comparison(build_comparison([runs[j]], baseline=[runs[(j - i) % len(runs)]
+                                                                     for i in range(set_k, 0, -1)]))
+                for j in range(len(runs))]
+        out[f"vs_set_of_{set_k}"] = _tally(sets)
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="open,closed", help="comma-separated: open, closed")
+    parser.add_argument("--runs", type=int, default=21, help="runs per model")
+    parser.add_argument("--duration", default="10s")
+    parser.add_argument("--busy", action="store_true", help="keep one core busy for the whole series")
+    parser.add_argument("--all-pairs", action="store_true", help="also compare every ordered pair of runs")
+    parser.add_argument("--set", type=int, default=0, metavar="K", help="also each run vs the K runs before it")
+    parser.add_argument("--max-flag-rate", type=float, default=0.05)
+    parser.add_argument("--keep", type=Path, help="keep the runs here (an existing series.json is reanalysed)")
+    parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
+    parser.add_argument("--save", action="store_true", help="write bench/results/compare_aa[_busy].json")
+    parser.add_argument("--out", type=Path, help="write the result JSON here too")
+    # --smoke: 3 runs of 2 s per model, sets of 2, every pair: a few seconds each
+    args = parse_args(parser, argv, smoke={"runs": 3, "duration": "2s", "set": 2, "all_pairs": True})
+    models = args.models.split(",")
+    n, duration, set_k = args.runs, args.duration, args.set
+    start = machine()
+    with tempfile.TemporaryDirectory(prefix="kr-aa-") as tmp:
+        results = args.keep or Path(tmp) / "results"
+        results.mkdir(parents=True, exist_ok=True)
+        series_file = results / "series.json"
+        series = json.loads(series_file.read_text()) if series_file.exists() else None
+        if series is None:
+            profiles = {m: write_model(Path(tmp), m, duration=duration, warmup="0s" if args.smoke else "2s")
+                        for m in models}
+            series = {"models": {m: [] for m in models}}
+            with bigtable(args.emulator) as (env, _), machine_load(args.busy) as state:
+                for i in range(n):
+                    for model in abba(models, i):
+                        started = time.monotonic()
+                        series["models"][model].append(run_profile(profiles[model], results, env))
+                        share = state.sample()
+                        print(f"{model} run {i + 1}/{n} in {time.monotonic() - started:.1f} s (machine {share:.0%} "
+                              f"busy, load {state.loads[-1]})", flush=True)
+            series["machine_state"] = state.to_dict()
+            series_file.write_text(json.dumps(series))
+        runs = {m: [load_run(results / rid) for rid in ids] for m, ids in series["models"].items()}
+        result = {"machine_start": start, "machine_end": machine(), "machine_state": series["machine_state"],
+                  "conditions": {"backend": "bigtable", "duration": duration, "order": "ABBA across models",
+                                 "emulator": "one for the series", "profiles": {m: MODELS[m] for m in runs},
+                                 "options": build_comparison([], baseline=None).to_dict()["options"]},
+                  "models": {m: {**analyse(rs, all_pairs=args.all_pairs, set_k=set_k),
+                                 "per_run": [run_facts(r) for r in rs]} for m, rs in runs.items()}}
+    for model, res in result["models"].items():
+        parts = [f"vs first {res['vs_first']['flagged']}/{res['vs_first']['comparisons']} flagged "
+                 f"({res['vs_first']['with_inconclusive']} with an inconclusive metric)"]
+        parts += [f"{k} {v['flagged']}/{v['comparisons']}" for k, v in res.items()
+                  if k == "all_pairs" or k.startswith("vs_set")]
+        print(f"A/A {model}: " + "; ".join(parts))
+        for line in res["vs_first_flagged_rows"]:
+            print(f"  {line}")
+    print(f"machine: {result['machine_state']}")
+    if args.save:
+        save("compare_aa_busy" if args.busy else "compare_aa", result)
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+    rates = [r["vs_first"]["flagged"] / max(r["vs_first"]["comparisons"], 1) for r in result["models"].values()]
+    result["passed"] = all(rate <= args.max_flag_rate for rate in rates)
+    return result
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(0 if main()["passed"] else 1)

@@ -1,16 +1,22 @@
-"""A/B check for ``keyramp compare``: a real, injected regression must be flagged every time.
+"""A/B check for ``keyramp compare``: a real, injected regression must be flagged, per load model.
 
 One Bigtable emulator; runs alternate between a direct connection (A) and one through
-``keyramp.targets._netem.LatencyProxy`` adding ``--delay-ms`` per direction (B), in ABBA order so
-a drift in machine load does not line up with one side. Every pair (A_i, B_i) goes
-through the real ``keyramp compare B_i --baseline A_i`` CLI: it must exit 1 with p50 and
-p99 ``worse``. The reverse pairs (B_i vs A_i) must flag ``better``, and consecutive A runs
-(A/A on the same emulator) must flag nothing. Records the added latency next to the
-injected round trip.
+``keyramp.targets._netem.LatencyProxy`` adding ``--delay-ms`` per direction (B, +4 ms per round
+trip by default), for the open- and the closed-model profile of ``bench_compare_aa`` in ABBA
+order (sides and models), so a drift in machine load does not line up with one side;
+``--busy`` keeps one core busy for the whole series (started and stopped here). Per model:
 
-    .venv/bin/python bench/bench_compare_ab.py --pairs 5 --delay-ms 2 --keep /tmp/ab
+* pairs: ``keyramp compare B_i --baseline A_i`` through the real CLI: exit 1 is a catch;
+* cross: every B against every A (pairs², ≥ 20 with 5 pairs): how often the regression is caught;
+* sets: every B against the set of all A runs (between-run noise measured from the set);
+* reverse pairs (A_i vs B_i) should say ``better``; consecutive A runs (A/A) should flag nothing.
 
-``--smoke``: one pair of 3-second runs without warm-up (its verdicts mean nothing).
+Records the added p50 next to the injected round trip, and the machine's load average and CPU
+busy share (psutil) over the series. Exits 1 when fewer than 4 in 5 open-model pairs are caught.
+
+    .venv/bin/python bench/bench_compare_ab.py --pairs 5 --save          # ~8 min
+    .venv/bin/python bench/bench_compare_ab.py --pairs 5 --busy --save   # one core kept busy
+    .venv/bin/python bench/bench_compare_ab.py --smoke                   # seconds
 """
 
 from __future__ import annotations
@@ -23,26 +29,20 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from _common import emulators, env_for, machine, median, parse_args, save, table
-from bench_compare_aa import PROFILE
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine, median, parse_args, save, table
+from _series import bigtable, run_profile
+from bench_compare_aa import abba, machine_load, run_facts, write_model
 
-from keyramp.compare import build_comparison
-from keyramp.results._catalog import list_runs
+from keyramp.compare import Comparison, build_comparison
+from keyramp.results._catalog import Run, load_run
 from keyramp.targets._netem import LatencyProxy
 
 
-def _run(profile: Path, results: Path, env: dict[str, str]) -> str:
-    before = {r.run_id for r in list_runs(results)} if results.exists() else set()
-    subprocess.run([sys.executable, "-m", "keyramp", "run", str(profile), "--out", str(results), "--quiet"],
-                   check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    (new,) = {r.run_id for r in list_runs(results)} - before
-    return new
-
-
-def _compare(results: Path, cand: str, base: str) -> tuple[int, dict]:
+def _cli_compare(results: Path, cand: str, base: str) -> tuple[int, dict[str, Any]]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         proc = subprocess.run([sys.executable, "-m", "keyramp", "compare", cand, "--baseline", base,
                                "--results", str(results), "--json", out.name, "--quiet"],
@@ -51,98 +51,127 @@ def _compare(results: Path, cand: str, base: str) -> tuple[int, dict]:
         return proc.returncode, json.loads(Path(out.name).read_text())
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _caught(cmp: Comparison) -> dict[str, Any]:
+    """Per candidate: caught (a regression), which metrics were worse, any inconclusive."""
+    out: dict[str, Any] = {}
+    for r in cmp.rows:
+        entry = out.setdefault(r.run_id, {"caught": False, "worse": [], "inconclusive": []})
+        if r.verdict == "worse":
+            entry["caught"] = True
+            entry["worse"].append(f"{r.op}.{r.metric}")
+        if r.note.startswith("inconclusive"):
+            entry["inconclusive"].append(f"{r.op}.{r.metric}")
+    return out
+
+
+def _count(entries: list[dict[str, Any]], metric: str | None = None) -> int:
+    if metric is None:
+        return sum(e["caught"] for e in entries)
+    return sum(any(w.endswith(metric) for w in e["worse"]) for e in entries)
+
+
+def analyse(results: Path, pairs: list[dict[str, str]]) -> dict[str, Any]:
+    runs: dict[str, Run] = {rid: load_run(results / rid) for p in pairs for rid in p.values()}
+    a_runs, b_runs = [runs[p["A"]] for p in pairs], [runs[p["B"]] for p in pairs]
+    record, rows = [], []
+    for i, pair in enumerate(pairs):
+        code, data = _cli_compare(results, pair["B"], pair["A"])
+        back = {(r.op, r.metric): r.verdict for r in build_comparison([runs[pair["A"]]], baseline=runs[pair["B"]]).rows}
+        for v in (v for v in data["verdicts"] if v["metric"] == "p50_ms"):
+            tput = next(x for x in data["verdicts"] if x["op"] == v["op"] and x["metric"] == "ops_per_s")
+            added = v["value"] - v["baseline"] if v["value"] is not None and v["baseline"] is not None else None
+            record.append({"pair": i + 1, "op": v["op"], "exit_code": code, "baseline": pair["A"],
+                           "candidate": pair["B"], "p50": {k: v[k] for k in ("baseline", "value", "ratio", "ci_low",
+                                                                             "ci_high", "verdict", "note")},
+                           "ops_per_s": {k: tput[k] for k in ("ratio", "ci_low", "ci_high", "verdict", "note")},
+                           "p50_added_ms": added, "reverse_p50_verdict": back.get((v["op"], "p50_ms"))})
+            rows.append([i + 1, v["op"], code, v["verdict"], tput["verdict"], v["baseline"], v["value"], v["ratio"],
+                         added, tput["ratio"], back.get((v["op"], "p50_ms"))])
+    print(table(["pair", "op", "exit", "p50", "ops/s", "A p50 ms", "B p50 ms", "ratio", "+ms", "ops/s ratio",
+                 "B→A p50"], rows))
+    cross = [e for a in a_runs for e in _caught(build_comparison(b_runs, baseline=a)).values()]
+    sets = list(_caught(build_comparison(b_runs, baseline=a_runs)).values()) if len(a_runs) > 1 else []
+    aa = [build_comparison([cur], baseline=prev) for prev, cur in itertools.pairwise(a_runs)]
+    added = [r["p50_added_ms"] for r in record if r["p50_added_ms"] is not None]
+    return {
+        "pairs": len(pairs), "pairs_exit_1": len({r["pair"] for r in record if r["exit_code"] == 1}),
+        "pairs_p50_worse": len({r["pair"] for r in record if r["p50"]["verdict"] == "worse"}),
+        "pairs_ops_per_s_worse": len({r["pair"] for r in record if r["ops_per_s"]["verdict"] == "worse"}),
+        "cross": {"comparisons": len(cross), "caught": _count(cross), "p50_worse": _count(cross, "p50_ms"),
+                  "ops_per_s_worse": _count(cross, "ops_per_s"),
+                  "with_inconclusive": sum(bool(e["inconclusive"]) for e in cross)},
+        "vs_set_of_all_a": {"comparisons": len(sets), "caught": _count(sets), "p50_worse": _count(sets, "p50_ms")},
+        "reverse_p50_better": sum(1 for r in record if r["reverse_p50_verdict"] == "better"), "reverse_of": len(record),
+        "p50_added_ms_median": median(added) if added else None,
+        "aa_consecutive_flagged": sum(1 for c in aa if any(r.verdict in ("worse", "better") for r in c.rows)),
+        "aa_consecutive_of": len(aa), "pairs_detail": record,
+        "per_run": {side: [run_facts(r) for r in rs] for side, rs in (("A", a_runs), ("B", b_runs))},
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="open,closed", help="comma-separated: open, closed")
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--duration", default="10s")
-    parser.add_argument("--rate", type=int, default=200)
     parser.add_argument("--delay-ms", type=float, default=2.0, help="per direction (round trip gains twice this)")
-    parser.add_argument("--keep", type=Path, help="keep the runs here; an existing series.json is reused")
-    parser.add_argument("--name", default="compare_ab", help="bench/results/<name>.json (default %(default)s)")
-    parser.add_argument("--warmup", default="2s", help="each run's unmeasured warm-up (schedule.warmup)")
-    args = parse_args(parser, argv, smoke={"pairs": 1, "duration": "3s", "rate": 50, "warmup": "0s"})
-    start_load = machine()
+    parser.add_argument("--busy", action="store_true", help="keep one core busy for the whole series")
+    parser.add_argument("--keep", type=Path, help="keep the runs here (an existing series.json is reanalysed)")
+    parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
+    parser.add_argument("--save", action="store_true", help="write bench/results/compare_ab[_busy].json")
+    parser.add_argument("--out", type=Path, help="write the result JSON here too")
+    args = parse_args(parser, argv, smoke={"pairs": 2, "duration": "2s"})  # a few seconds per model
+    models = args.models.split(",")
+    n, duration = args.pairs, args.duration
+    start = machine()
     with tempfile.TemporaryDirectory(prefix="kr-ab-") as tmp:
         results = args.keep or Path(tmp) / "results"
         results.mkdir(parents=True, exist_ok=True)
         series_file = results / "series.json"
-        series: list[dict] = json.loads(series_file.read_text()) if series_file.exists() else []
-        loads_file = results / "loads.json"  # 1-min load average after each run
-        loads: list[float] = json.loads(loads_file.read_text()) if loads_file.exists() else []
-        if not series:
-            profile = Path(tmp) / "ab.toml"
-            profile.write_text(PROFILE.format(backend="bigtable", duration=args.duration, rate=args.rate,
-                                              warmup=args.warmup))
-            with emulators("bigtable") as running:
-                emulator = running["bigtable"]
-                direct = env_for(emulator)
-                with LatencyProxy(emulator.endpoint, delay_ms=args.delay_ms) as proxy:
-                    slowed = {**direct, "BIGTABLE_EMULATOR_HOST": proxy.endpoint}
-                    for i in range(args.pairs):
-                        order = ("A", "B") if i % 2 == 0 else ("B", "A")  # ABBA: drift hits both sides
+        series = json.loads(series_file.read_text()) if series_file.exists() else None
+        if series is None:
+            profiles = {m: write_model(Path(tmp), m, duration=duration, warmup="0s" if args.smoke else "2s")
+                        for m in models}
+            series = {"models": {m: [] for m in models}}
+            with bigtable(args.emulator) as (direct, endpoint), machine_load(args.busy) as state, \
+                    LatencyProxy(endpoint, delay_ms=args.delay_ms) as proxy:
+                env = {"A": direct, "B": {**direct, "BIGTABLE_EMULATOR_HOST": proxy.endpoint}}
+                for i in range(n):
+                    for model in abba(models, i):
                         pair = {}
-                        for side in order:
+                        for side in abba(("A", "B"), i):  # ABBA: a drift hits both sides alike
                             started = time.monotonic()
-                            pair[side] = _run(profile, results, direct if side == "A" else slowed)
-                            load = round(os.getloadavg()[0], 2)
-                            loads.append(load)
-                            print(f"pair {i + 1}/{args.pairs} {side} in {time.monotonic() - started:.1f} s "
-                                  f"(load {load:.1f})", flush=True)
-                        series.append(pair)
+                            pair[side] = run_profile(profiles[model], results, env[side])
+                            share = state.sample()
+                            print(f"{model} pair {i + 1}/{n} {side} in {time.monotonic() - started:.1f} s "
+                                  f"(machine {share:.0%} busy, load {state.loads[-1]})", flush=True)
+                        series["models"][model].append(pair)
+            series["machine_state"] = state.to_dict()
             series_file.write_text(json.dumps(series))
-            loads_file.write_text(json.dumps(loads))
-        runs = {r.run_id: r for r in list_runs(results)}
-
-        rows, record = [], []
-        for i, pair in enumerate(series):
-            code, data = _compare(results, pair["B"], pair["A"])
-            verdicts = {(v["op"], v["metric"]): v for v in data["verdicts"]}
-            back = build_comparison([runs[pair["A"]]], baseline=runs[pair["B"]])
-            back_flags = {(r.op, r.metric): r.verdict for r in back.rows}
-            for op in ("insert", "read"):
-                p50, p99 = verdicts[(op, "p50_ms")], verdicts[(op, "p99_ms")]
-                added = p50["value"] - p50["baseline"]
-                rows.append([i + 1, op, code, p50["verdict"], p99["verdict"], p50["baseline"], p50["value"],
-                             p50["ratio"], added, back_flags[(op, "p50_ms")]])
-                record.append({"pair": i + 1, "op": op, "exit_code": code, "baseline": pair["A"],
-                               "candidate": pair["B"], "p50": {k: p50[k] for k in ("baseline", "value", "ratio",
-                                                                                       "ci_low", "ci_high", "verdict")},
-                               "p99": {k: p99[k] for k in ("baseline", "value", "ratio", "ci_low", "ci_high",
-                                                           "verdict")},
-                               "p50_added_ms": added, "reverse_p50_verdict": back_flags[(op, "p50_ms")]})
-        print(table(["pair", "op", "exit", "p50", "p99", "A p50 ms", "B p50 ms", "ratio", "+ms", "B→A"], rows))
-
-        # A/A on the same emulator: each A run against the previous one.
-        a_runs = [runs[p["A"]] for p in series]
-        aa = [build_comparison([cur], baseline=prev) for prev, cur in itertools.pairwise(a_runs)]
-        aa_flagged = sum(1 for c in aa if any(r.verdict in ("worse", "better") for r in c.rows))
-
-    exit1 = sum(1 for i in range(len(series)) if any(r["exit_code"] == 1 for r in record if r["pair"] == i + 1))
-    p50_worse = {
-        op: sum(1 for r in record if r["op"] == op and r["p50"]["verdict"] == "worse") for op in ("insert", "read")
-    }
-    p99_worse = {
-        op: sum(1 for r in record if r["op"] == op and r["p99"]["verdict"] == "worse") for op in ("insert", "read")
-    }
-    reversed_ok = sum(1 for r in record if r["reverse_p50_verdict"] == "better")
-    added = [r["p50_added_ms"] for r in record]
-    print(f"A/B: exit 1 in {exit1} of {len(series)} pairs; p50 worse {p50_worse}, p99 worse {p99_worse} "
-          f"(of {len(series)} each); reverse 'better' {reversed_ok}/{len(record)}; p50 added median "
-          f"{median(added):.2f} ms for an injected {2 * args.delay_ms:g} ms round trip; "
-          f"A/A (consecutive A runs): {aa_flagged} of {len(aa)} flagged")
-    save(args.name, {
-        "machine_start": start_load, "machine_end": machine(),
-        "conditions": {"backend": "bigtable", "duration": args.duration, "rate": args.rate,
-                       "delay_ms_per_direction": args.delay_ms, "pairs": len(series), "order": "ABBA",
-                       "loadavg_1m_after_each_run": loads},
-        "pairs": record,
-        "summary": {"pairs_exit_1": exit1, "pairs": len(series), "p50_worse": p50_worse, "p99_worse": p99_worse,
-                    "reverse_better": reversed_ok,
-                    "p50_added_ms_median": median(added), "injected_round_trip_ms": 2 * args.delay_ms,
-                    "aa_consecutive_flagged": aa_flagged, "aa_consecutive_of": len(aa)},
-    })
-    return 0 if exit1 == len(series) else 1
+        result: dict[str, Any] = {
+            "machine_start": start, "machine_end": machine(), "machine_state": series["machine_state"],
+            "conditions": {"backend": "bigtable", "duration": duration, "delay_ms_per_direction": args.delay_ms,
+                           "injected_round_trip_ms": 2 * args.delay_ms, "order": "ABBA (sides and models)"},
+            "models": {}}
+        for model, pairs in series["models"].items():
+            print(f"--- {model} model")
+            result["models"][model] = analyse(results, pairs)
+    for model, res in result["models"].items():
+        print(f"A/B {model}: exit 1 in {res['pairs_exit_1']} of {res['pairs']} pairs (p50 worse in "
+              f"{res['pairs_p50_worse']}, ops/s worse in {res['pairs_ops_per_s_worse']}); cross {res['cross']}; "
+              f"vs set of all A {res['vs_set_of_all_a']}; reverse 'better' {res['reverse_p50_better']}/"
+              f"{res['reverse_of']}; p50 added median {res['p50_added_ms_median']} ms for an injected "
+              f"{2 * args.delay_ms:g} ms; A/A consecutive A runs {res['aa_consecutive_flagged']} of "
+              f"{res['aa_consecutive_of']} flagged")
+    print(f"machine: {result['machine_state']}")
+    if args.save:
+        save("compare_ab_busy" if args.busy else "compare_ab", result)
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+    open_model = result["models"].get("open")
+    result["passed"] = open_model is None or open_model["pairs_exit_1"] >= 0.8 * open_model["pairs"]
+    return result
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(0 if main()["passed"] else 1)

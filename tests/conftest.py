@@ -4,11 +4,17 @@
 ``bigtable_emulator`` return a ``RunningEmulator``; ``target_factory(backend, **fields)``
 builds a ``Target`` on the right emulator with a unique namespace; ``backend_factory``
 also runs ``prepare`` and closes the backend after the test.
+
+The suite's time budget (README, "Developing keyramp") is guarded at the end of every run:
+a "time budget" section names the slowest modules and tests, and any test over
+``SLOW_TEST_S`` that is not marked ``slow``. It reports and never fails: CI shares its
+cores, so a test's wall time is the machine's as much as the code's.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -135,3 +141,53 @@ def pytest_configure(config: pytest.Config) -> None:
         return start(self, kinds, consistency=consistency)
 
     EmulatorManager._start = guarded  # type: ignore[method-assign]
+    config.pluginmanager.register(_TimeBudget(), "keyramp-time-budget")
+
+
+# -- The time budget: reported, never enforced ------------------------------------------------------
+#: A test whose own body (its call, not a shared fixture's set-up) takes longer than this
+#: should be marked ``slow``, or share its run with its module's other tests.
+SLOW_TEST_S = 30.0
+#: How many modules and tests the report names.
+_SHOW = 8
+
+
+class _TimeBudget:
+    """Adds up each test's time (a module fixture's set-up counts for its first test) and
+    prints the "time budget" section at the end of the run."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, float] = {}
+        self.marked_slow: set[str] = set()
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.marked_slow = {item.nodeid for item in session.items if item.get_closest_marker("slow")}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.spent[report.nodeid] += report.duration
+        if report.when == "call":
+            self.calls[report.nodeid] = report.duration
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if len(self.spent) < 2:
+            return  # a single test: nothing to budget
+        by_module: dict[str, float] = defaultdict(float)
+        for nodeid, seconds in self.spent.items():
+            by_module[nodeid.split("::", 1)[0]] += seconds
+        write = terminalreporter.write_line
+        terminalreporter.section("time budget")
+        write(f"{len(self.spent)} tests, {sum(self.spent.values()) / 60:.1f} min in tests "
+              "(all of .ci/run must stay under 20 min on a busy 2-core machine: README)")
+        for title, seconds in (("slowest modules", by_module), ("slowest tests", self.spent)):
+            write(f"{title}:")
+            for name, s in _top(seconds):
+                write(f"  {s:6.1f} s  {name}")
+        for name, s in self.calls.items():
+            if s > SLOW_TEST_S and name not in self.marked_slow:
+                write(f"{name} took {s:.0f} s and is not marked slow: mark it, or share its run through a "
+                      "module fixture", yellow=True)
+
+
+def _top(seconds: dict[str, float], n: int = _SHOW) -> list[tuple[str, float]]:
+    return sorted(seconds.items(), key=lambda kv: -kv[1])[:n]

@@ -14,13 +14,16 @@ import importlib
 import pkgutil
 from collections.abc import Iterator, Mapping
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from keyramp._errors import UsageError
 from keyramp.backends._spec import EmulatorSpec, StoreSpec
+from keyramp.forecast._params import load_params_file  # the specs' own parameter types live there too
 
 if TYPE_CHECKING:
     from keyramp.backends._base import Backend
+    from keyramp.forecast._params import StoreParams
 
 __all__ = [
     "BACKENDS",
@@ -69,6 +72,16 @@ class StoreRegistry:
 
     def __contains__(self, name: object) -> bool:
         return any(s.name == name for s in self.specs())
+
+    def tablet_boxes(self, calibration: Path | None = None) -> dict[str, StoreParams]:
+        """Every store's tablet-model parameter boxes by calibration name (``firestore``,
+        ``bigtable-ssd``, …): its spec's, with the fitted ranges of a ``calibration`` file
+        (``keyramp calibrate`` writes one) over them; ``UsageError`` for a bad file."""
+        boxes: dict[str, StoreParams] = {}
+        for spec in self.specs():
+            if spec.tablets is not None:
+                boxes.update(spec.tablets.keyed(spec.name))
+        return boxes if calibration is None else load_params_file(calibration, boxes)
 
     @contextlib.contextmanager
     def registered(self, *specs: StoreSpec) -> Iterator[None]:

@@ -154,7 +154,7 @@ def _check_run_args(args: argparse.Namespace) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     import locust  # noqa: F401  (gevent monkey-patching first, before gRPC creates anything)
 
-    from keyramp.profile._durations import parse_duration
+    from keyramp._durations import parse_duration
     from keyramp.profile._files import collect_profiles
     from keyramp.run._report import Console, summary_table, workload_exceptions
     from keyramp.run._runner import RunOptions, run_profile

@@ -33,9 +33,13 @@ def register(subparsers: Any) -> None:
                     "or worse. Exit 0 pass, 1 regression or threshold failed, 2 bad input.")
     parser.add_argument("runs", nargs="*", metavar="RUN", help="run id (under --results) or run directory")
     parser.add_argument("--last", type=int, metavar="N",
-                        help="also the newest N usable runs in --results (from the catalog; with --profile, of it)")
+                        help="the newest N usable runs in --results (from the catalog; with --profile, of it): "
+                             "without --baseline they are the baseline, a set whose spread measures the "
+                             "between-run noise, for the RUNs (no RUN: for the newest of them); with --baseline "
+                             "they are compared with it")
     parser.add_argument("--profile", help="with --last: only runs of this profile")
-    parser.add_argument("--baseline", metavar="RUN|NAME", help="baseline run id, directory or baseline name")
+    parser.add_argument("--baseline", metavar="RUN|NAME",
+                        help="baseline run id, directory or baseline name (a name can hold several runs)")
     parser.add_argument("--threshold", action="append", default=[], metavar="EXPR",
                         help="extra threshold, e.g. 'insert.p99_ms<50' (repeatable)")
     parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
@@ -68,33 +72,45 @@ def _options(args: argparse.Namespace) -> CompareOptions:
 
 
 def run_compare(specs: list[str], *, results: Path, baseline_spec: str | None = None,
-                thresholds: Sequence[str] = (), options: CompareOptions | None = None) -> Comparison:
-    """Resolve runs and baseline, then compare. UsageError for unknown runs or an unusable baseline."""
+                baseline_set: Sequence[str] = (), thresholds: Sequence[str] = (),
+                options: CompareOptions | None = None) -> Comparison:
+    """Resolve runs and baseline, then compare. UsageError for unknown runs or an unusable baseline.
+
+    The baseline: ``baseline_spec`` (a run, or a name of one run or a set), else the runs of
+    ``baseline_set``, else the first of ``specs``.
+    """
     warnings: list[str] = []
     resolved: list[Run] = [resolve_run(spec, results) for spec in specs]
-    baseline: Run | None = None
+    baseline: list[Run] = []
     if baseline_spec is not None:
         baseline = _baselines.resolve_baseline(baseline_spec, results)
+    elif baseline_set:
+        baseline = [resolve_run(spec, results) for spec in baseline_set]
     elif len(resolved) > 1:
-        baseline = resolved[0]
-        if not baseline.ok:
-            raise UsageError(f"baseline {baseline.run_id} (the first RUN) is not usable: {baseline.unusable_reason}")
+        baseline = resolved[:1]
+        if not baseline[0].ok:
+            raise UsageError(f"baseline {baseline[0].run_id} (the first RUN) is not usable: "
+                             f"{baseline[0].unusable_reason}")
+    for run in baseline:
+        if not run.ok:
+            raise UsageError(f"baseline {run.run_id} is not usable: {run.unusable_reason}")
     # A Python workload's operations are its method names: a threshold may name those too.
-    named = {op for run in [*resolved, *([baseline] if baseline else [])] for op in run_operations(run)}
+    named = {op for run in [*resolved, *baseline] for op in run_operations(run)}
     checks = [parse_expression(t, operations={*OP_NAMES, *named}) for t in thresholds]
+    in_base = {run.run_id for run in baseline}
     runs = []
     for run in resolved:
-        if baseline is not None and run.run_id == baseline.run_id:
+        if run.run_id in in_base:
             continue
         if not run.ok:
             warnings.append(f"skipping {run.run_id}: {run.unusable_reason}")
             continue
         runs.append(run)
-    if not runs and baseline is None:
+    if not runs and not baseline:
         raise UsageError("no usable run to compare: " + "; ".join(warnings))
-    if not runs and baseline is not None and len(resolved) > (0 if baseline_spec else 1):
+    if not runs and baseline and len(resolved) > (1 if baseline_spec is None and not baseline_set else 0):
         raise UsageError("no usable run to compare with the baseline: " + "; ".join(warnings))
-    cmp = build_comparison(runs, baseline=baseline, thresholds=checks, options=options)
+    cmp = build_comparison(runs, baseline=baseline or None, thresholds=checks, options=options)
     cmp.warnings[:0] = warnings
     return cmp
 
@@ -110,27 +126,39 @@ def _write(target: Path, text: str) -> None:
         raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
 
 
-def _run_specs(args: argparse.Namespace) -> list[str]:
-    """RUN arguments, then the newest ``--last N`` usable runs of the catalog (oldest first)."""
+def _run_specs(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """(runs to compare, baseline set): the RUN arguments and the newest ``--last N`` other usable
+    runs of the catalog (oldest first). Without ``--baseline`` those N are the baseline set, for the
+    RUNs or, with no RUN, for the newest of them."""
     if args.profile is not None and args.last is None:
         raise UsageError("--profile selects runs for --last; give --last N too")
     specs = list(args.runs)
+    found: list[str] = []
     if args.last is not None:
         if args.last < 1:
             raise UsageError("--last must be >= 1")
-        found = latest_runs(Path(args.results), args.last, profile=args.profile)
+        found = [r for r in latest_runs(Path(args.results), args.last + len(specs), profile=args.profile)
+                 if r not in specs][-args.last:]
         if not found:
             raise UsageError(
                 f"no usable run in {args.results}" + (f" of profile {args.profile!r}" if args.profile else "")
             )
-        specs += [r for r in found if r not in specs]
+    if args.baseline is not None or not found:
+        specs += found
+        if not specs:
+            raise UsageError("name runs to compare (RUN...) or select them with --last N")
+        return specs, []
     if not specs:
-        raise UsageError("name runs to compare (RUN...) or select them with --last N")
-    return specs
+        if len(found) < 2:
+            raise UsageError("--last N without --baseline compares the newest run with the N-1 before it: "
+                             "give N >= 2, or --baseline")
+        return found[-1:], found[:-1]
+    return specs, found
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    cmp = run_compare(_run_specs(args), results=Path(args.results), baseline_spec=args.baseline,
+    specs, baseline_set = _run_specs(args)
+    cmp = run_compare(specs, results=Path(args.results), baseline_spec=args.baseline, baseline_set=baseline_set,
                       thresholds=list(args.threshold), options=_options(args))
     if not args.quiet:
         from rich.console import Console

@@ -31,16 +31,15 @@ class NewException:
         return asdict(self)
 
 
-def new_exceptions(baseline: Run, candidates: Sequence[Run],
+def new_exceptions(baselines: Sequence[Run], candidates: Sequence[Run],
                    identities: Mapping[str, Mapping[str, str]]) -> list[NewException]:
     """Per candidate and cell (matched by identity; a cell only in the candidate counts too),
-    the workload exception classes its baseline cell did not raise."""
-    base_cells = identities[baseline.run_id]
+    the workload exception classes its baseline cell (in any run of a baseline set) did not raise."""
     out: list[NewException] = []
     for cand in candidates:
         for ident, cell_id in identities[cand.run_id].items():
-            base_id = base_cells.get(ident)
-            known = {e.error_class for e, _ in cell_exceptions(baseline.cells[base_id])} if base_id else set()
+            known = {e.error_class for base in baselines if (base_id := identities[base.run_id].get(ident))
+                     for e, _ in cell_exceptions(base.cells[base_id])}
             out += [NewException(cell=ident, run_id=cand.run_id, error_class=e.error_class, op=e.op,
                                  message=e.message, where=e.where, count=n)
                     for e, n in cell_exceptions(cand.cells[cell_id]) if e.error_class not in known]

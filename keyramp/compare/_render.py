@@ -75,6 +75,18 @@ def _short(run_id: str) -> str:
     return run_id if len(run_id) <= 28 else run_id[:19] + "…" + run_id[-4:]
 
 
+def _baseline_label(cmp: Comparison) -> str:
+    k = len(cmp.baseline_runs)
+    return "baseline" if k <= 1 else f"baseline: {k} runs pooled"
+
+
+def _notes(cmp: Comparison) -> list[str]:
+    """Why a flagged verdict stands when the machine could have explained it (Little's law, service
+    time): one line per row that says so; inconclusive rows are in the warnings."""
+    return [f"{r.cell}/{r.op} {r.metric} {r.verdict}: {r.note}" for r in cmp.rows
+            if r.verdict in ("worse", "better") and r.note and not r.note.startswith("p=")]
+
+
 def _headline(cmp: Comparison) -> str:
     parts = []
     if cmp.baseline is not None:
@@ -98,7 +110,7 @@ def render_terminal(cmp: Comparison, console: Any) -> None:
     for column in ("cell", "op", "metric"):
         table.add_column(column, no_wrap=True)
     for i, run in enumerate(cmp.runs):
-        label = ("baseline\n" if cmp.baseline is not None and i == 0 else "") + _short(run.run_id)
+        label = (f"{_baseline_label(cmp)}\n" if cmp.baseline is not None and i == 0 else "") + _short(run.run_id)
         table.add_column(label, justify="right")
         if cmp.baseline is not None and i > 0:
             table.add_column("ratio [95% CI]", justify="right")
@@ -156,8 +168,12 @@ def render_terminal(cmp: Comparison, console: Any) -> None:
             ne.add_row(_short(e.run_id), escape(e.cell), escape(e.error_class), str(e.count),
                        escape(f"{e.op}: {e.message}" + (f" at {e.where}" if e.where else "")))
         console.print(ne)
+    for note in _notes(cmp):
+        console.print(f"note: {escape(note)}", highlight=False)
     for warning in cmp.warnings:
         console.print(f"[yellow]warning[/]: {escape(warning)}", highlight=False)
+    if cmp.noise:
+        console.print(escape(cmp.noise), highlight=False)
     console.print(("[red]" if cmp.exit_code else "[green]") + escape(_headline(cmp)) + "[/]")
 
 
@@ -173,7 +189,7 @@ def render_markdown(cmp: Comparison) -> str:
     lines = [f"## keyramp compare — {'❌' if cmp.exit_code else '✅'} {_md(_headline(cmp))}", ""]
     header = ["cell", "op", "metric"]
     for i, run in enumerate(cmp.runs):
-        header.append(("baseline " if cmp.baseline is not None and i == 0 else "") + f"`{run.run_id}`")
+        header.append((f"{_baseline_label(cmp)} " if cmp.baseline is not None and i == 0 else "") + f"`{run.run_id}`")
         if cmp.baseline is not None and i > 0:
             header += ["ratio [95% CI]", "verdict"]
     lines.append("| " + " | ".join(header) + " |")
@@ -216,13 +232,15 @@ def render_markdown(cmp: Comparison) -> str:
         lines += [f"| `{e.run_id}` | {_md(e.cell)} | `{e.error_class}` | {e.count} | "
                   f"`{_md(e.op)}: {_md(e.message)}`" + (f" at `{_md(e.where)}`" if e.where else "") + " |"
                   for e in cmp.new_exceptions]
+    if _notes(cmp):
+        lines += ["", *[f"- {_md(n)}" for n in _notes(cmp)]]
     if cmp.warnings:
         lines += ["", *[f"> ⚠️ {_md(w)}" for w in cmp.warnings]]
     o = cmp.options
     lines += ["", f"<sub>verdict: worse/better only when the {o.confidence:.0%} bootstrap interval clears "
               f"+{o.min_effect_latency:.0%} (p50) / +{o.min_effect_tail:.0%} (p95+) / ±{o.min_effect_throughput:.0%} "
-              f"(throughput); n/a when the slower-looking run's load generator was starved; "
-              f"error rate: two-proportion test, α={o.alpha}.</sub>", ""]
+              f"(throughput); n/a when the machine explains it (a starved load generator, a saturated test box); "
+              f"error rate: two-proportion test, α={o.alpha}. {_md(cmp.noise)}</sub>", ""]
     return "\n".join(lines)
 
 
@@ -251,7 +269,7 @@ def render_junit(cmp: Comparison) -> str:
             case = ET.SubElement(el, "testcase", name=f"{r.op}.{r.metric}",
                                  classname=f"keyramp.compare.{r.cell}", time="0")
             detail = (f"{r.metric}: baseline {_fmt(r.baseline, r.metric)}, now {_fmt(r.value, r.metric)} "
-                      f"{_ratio_text(r)}").strip()
+                      f"{_ratio_text(r)}").strip() + (f" ({r.note})" if r.note and r.metric != "error_rate" else "")
             if r.verdict == "worse":
                 ET.SubElement(case, "failure", message=f"regression: {detail}", type="regression").text = detail
             elif r.verdict == "n/a":
@@ -426,13 +444,15 @@ def render_html(cmp: Comparison) -> str:
         + ", ".join(f"<code>{_e(r.run_id)}</code> ({_e(r.profile_name or '?')}, {_e(r.status)})" for r in cmp.runs)
         + "</p>",
     ]
+    for note in _notes(cmp):
+        out.append(f"<p>{_e(note)}</p>")
     for warning in cmp.warnings:
         out.append(f'<p class="warn">{_e(warning)}</p>')
 
     out.append("<h2>Side by side</h2><table><tr><th>cell</th><th>op</th><th>metric</th>")
     for i, run in enumerate(cmp.runs):
         label = (
-            "baseline<br>" if cmp.baseline is not None and i == 0 else ""
+            f"{_e(_baseline_label(cmp))}<br>" if cmp.baseline is not None and i == 0 else ""
         ) + f"<code>{_e(_short(run.run_id))}</code>"
         out.append(f"<th>{label}</th>")
         if cmp.baseline is not None and i > 0:
@@ -499,7 +519,7 @@ def render_html(cmp: Comparison) -> str:
     out.append(f"<p><small>Verdicts: worse/better only when the {o.confidence:.0%} bootstrap interval (resampling 1 s "
                f"interval histograms, {o.bootstrap} replicates, seed {o.seed}) clears +{o.min_effect_latency:.0%} "
                f"for p50, +{o.min_effect_tail:.0%} for p95 and above or ±{o.min_effect_throughput:.0%} for "
-               f"throughput (n/a when the slower-looking run's load generator was starved); error rate: "
-               f"two-proportion test, "
-               f"α={o.alpha}. Generated by keyramp.</small></p></body></html>")
+               f"throughput (n/a when the machine explains it: a starved load generator, a saturated test box); "
+               f"error rate: two-proportion test, α={o.alpha}. {_e(cmp.noise)} Generated by keyramp.</small></p>"
+               "</body></html>")
     return "\n".join(out) + "\n"

@@ -37,7 +37,7 @@ def suite_profiles(store: str, *, project: str, instance: str = "", database: st
                    rates: Sequence[float] = DEFAULT_RATES, step: str = "3m", jump: float = 2000.0,
                    jump_duration: str = "10m") -> dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]]]]:
     """name -> (top-level fields, tables) of the two calibration profiles for ``store``."""
-    from keyramp.profile._durations import parse_duration
+    from keyramp._durations import parse_duration
 
     if not rates or any(r <= 0 for r in rates):
         raise UsageError("--rates: positive ops/s, e.g. 250,500,1000,2000")

@@ -142,7 +142,7 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from keyramp.profile._durations import parse_duration
+    from keyramp._durations import parse_duration
     from keyramp.results._catalog import resolve_run
 
     run = resolve_run(args.run, args.results)

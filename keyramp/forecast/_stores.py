@@ -29,11 +29,7 @@ def default_boxes() -> dict[str, StoreParams]:
     """Every registered store's boxes by calibration name (``firestore``, ``bigtable-ssd``, …)."""
     from keyramp.backends import STORES
 
-    out: dict[str, StoreParams] = {}
-    for spec in STORES.specs():
-        if spec.tablets is not None:
-            out.update(spec.tablets.keyed(spec.name))
-    return out
+    return STORES.tablet_boxes()
 
 
 def store_key(backend: str, storage: str | None = None) -> str:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
+from keyramp._durations import parse_duration
 from keyramp._errors import UsageError
 from keyramp._types import Key
 from keyramp.keys._base import KeyStrategy, KeyTraits, checked_params
@@ -270,8 +271,6 @@ class _Compiler:
 
     def bucket(self, node: _Node) -> _Part:
         self.arity(node, 1, 1)
-        from keyramp.profile._durations import parse_duration
-
         arg = node.args[0]
         try:
             ms = round(parse_duration(arg.text or arg.name, field="bucket") * 1000)

@@ -1,5 +1,5 @@
-"""What a run is asked to do: profiles (validated, expanded into cells), schedules,
-durations, lint rules and thresholds."""
+"""What a run is asked to do: profiles (declared once in ``_schema``, validated, expanded into
+cells), schedules, the launch a forecast projects to, lint rules and thresholds."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from keyramp.profile._model import (
     CloudSettings,
     EmulatorSettings,
     KeySettings,
+    LaunchSettings,
     Profile,
     QuerySettings,
     ScheduleSettings,
@@ -17,6 +18,6 @@ from keyramp.profile._model import (
 )
 from keyramp.profile._profile import cell_namespace, parse_profile, slug
 
-__all__ = ["Cell", "CloudSettings", "EmulatorSettings", "KeySettings", "Profile", "QuerySettings",
+__all__ = ["Cell", "CloudSettings", "EmulatorSettings", "KeySettings", "LaunchSettings", "Profile", "QuerySettings",
            "ScheduleSettings", "Settings", "WorkloadSettings", "cell_namespace", "collect_profiles", "load_profile",
            "parse_profile", "slug"]

@@ -20,40 +20,26 @@ if TYPE_CHECKING:
 
 __all__ = ["check_query_field", "check_shape", "check_user", "resolve_document", "resolve_user"]
 
-#: Fields only the built-in operations read: with a Python workload they do not apply.
-_BUILTIN_ONLY = ("ops", "query", "batch_size", "scan_length", "probe", "probe_params")
-#: Fields a document shape replaces: giving both is an error, not a silent choice.
-_SHAPE_REPLACES = ("value_size", "indexed_value", "indexed_fields")
-
 
 def _fail(where: str, message: str) -> UsageError:
     return UsageError(f"{where}: {message}")
 
 
-def resolve_document(workload: Mapping[str, Any], given: Mapping[str, Any], src: str) -> DocumentShape:
-    """``[workload.document]`` parsed; ``value_size`` and friends given beside it are errors."""
+def resolve_document(workload: Mapping[str, Any], src: str) -> DocumentShape:
+    """``[workload.document]`` parsed (the fields it replaces are declared ``not_with`` it)."""
     from keyramp.keys import parse_shape
 
     try:
-        shape = parse_shape(workload["document"])
+        return parse_shape(workload["document"])
     except UsageError as exc:
         raise _fail(src, str(exc)) from None
-    for name in _SHAPE_REPLACES:
-        if shape and name in given:
-            raise _fail(src, f"workload.{name}: does not apply with workload.document (describe the record there, "
-                             f"e.g. payload = {{ type = \"bytes\", size = 256 }})")
-    return shape
 
 
-def resolve_user(workload: dict[str, Any], given: Mapping[str, Any], src: str, base_dir: Path) -> None:
+def resolve_user(workload: dict[str, Any], src: str, base_dir: Path) -> None:
     """``workload.user``: import the class now (one line and exit 2 if anything is wrong); its
     ``@keyramp.op`` weights become ``ops``, and ``user`` the absolute ``path:Class``."""
     from keyramp.pyworkload import load_user
 
-    for name in _BUILTIN_ONLY:
-        if name in given:
-            raise _fail(src, f"workload.{name}: does not apply with workload.user (the Python workload's "
-                             "@keyramp.op methods and their weights are the operations)")
     try:
         loaded = load_user(workload["user"], base_dir=base_dir)
     except UsageError as exc:

@@ -1,20 +1,48 @@
-"""Typed views of a resolved profile: what the code reads instead of nested dicts.
+"""The profile's sections, declared once (``_schema``): the typed objects the code reads.
 
 The loader (``_profile.py``) validates a TOML table into a *resolved* mapping (every
 default filled in); that mapping stays the wire and manifest format (JSON, Locust
 messages to workers). ``Settings.from_data`` turns it into frozen objects once — on the
 master from the profile file, on a worker from the frozen cell plan it receives.
+``[workload]`` is declared in ``_workload.py``, ``[schedule]`` in ``_schedules.py`` and
+``[launch]`` in ``_launch.py``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from keyramp._errors import UsageError
+from keyramp.backends import DEFAULT_BACKEND, STORES, spec_for
+from keyramp.keys import STRATEGIES, make_strategy
+from keyramp.profile._checks import (
+    Bool,
+    Check,
+    Choice,
+    Context,
+    Duration,
+    Int,
+    Known,
+    Names,
+    Number,
+    Pattern,
+    Strings,
+    Sub,
+    Table,
+    Text,
+    Where,
+    quoted,
+)
+from keyramp.profile._launch import LaunchSettings
+from keyramp.profile._schedules import ScheduleSettings
+from keyramp.profile._schema import Section, option
+from keyramp.profile._workload import QuerySettings, WorkloadSettings
 
 if TYPE_CHECKING:
-    from keyramp.forecast._launch import Launch
     from keyramp.profile._schedules import Schedule
     from keyramp.profile._thresholds import Threshold
 
@@ -23,6 +51,7 @@ __all__ = [
     "CloudSettings",
     "EmulatorSettings",
     "KeySettings",
+    "LaunchSettings",
     "Profile",
     "QuerySettings",
     "ScheduleSettings",
@@ -30,155 +59,131 @@ __all__ = [
     "WorkloadSettings",
 ]
 
-_T = TypeVar("_T")
-
-
-def _build(cls: type[_T], data: Mapping[str, Any], **converted: Any) -> _T:
-    """``cls`` from the keys of ``data`` named like its fields (``converted`` overrides some)."""
-    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
-    return cls(**{n: converted[n] if n in converted else data[n] for n in names})
+_DATABASE_ID = re.compile(r"\(default\)|[a-z][a-z0-9-]{2,61}[a-z0-9]")
+_BIGTABLE_INSTANCE_ID = re.compile(r"[a-z][a-z0-9-]{4,31}[a-z0-9]")
+_PROJECT_ID = re.compile(r"[a-z][a-z0-9-]{3,61}[a-z0-9]")
 
 
 @dataclass(frozen=True, kw_only=True)
-class QuerySettings:
-    """``[workload.query]``: what the ``query`` operation sends."""
+class KeySettings(Section):
+    """``[keys]``: the key strategies compared and their parameters."""
 
-    field: str
-    op: str
-    value: Any
-    order_by: str
-    limit: int
-    offset: int
-    paginate: str
-    page: int
-    keys_only: bool
-    projection: tuple[str, ...]
-    ancestor: bool
+    TABLE: ClassVar = "keys"
+    strategies: tuple[str, ...] = field(metadata=option(
+        Names(), toml="strategy", wire="strategy", default="random", bad=("bogus",),
+        doc="named strategies (" + ", ".join(f"`{name}`" for name in STRATEGIES) + ") or key templates "
+            "(below); a list expands into cells"))
+    params: Mapping[str, Any] = field(metadata=option(
+        Table(), default={}, doc="strategy parameters; `[keys.params.<strategy>]` for one strategy only"))
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> QuerySettings:
-        return _build(cls, data, projection=tuple(data["projection"]))
+    def finish(cls, out: dict[str, Any], given: Mapping[str, Any], ctx: Context) -> None:
+        for strategy in out["strategy"]:  # named strategies and templates (parsed once here, before any load)
+            try:
+                make_strategy(strategy, seed=ctx.resolved["seed"], params=out["params"])
+            except UsageError as exc:
+                raise UsageError(f"{ctx.src}: keys.strategy: {exc}") from None
 
 
 @dataclass(frozen=True, kw_only=True)
-class WorkloadSettings:
-    ops: Mapping[str, float]
-    record_count: int
-    value_size: int
-    read_distribution: str
-    distribution_params: Mapping[str, Any]
-    batch_size: int
-    scan_length: int
-    entity_group_size: int
-    indexed_value: str
-    indexed_fields: int
-    key_samples_per_s: int
-    query: QuerySettings
-    probe: str
-    probe_params: Mapping[str, Any]
-    #: ``[workload.document]`` as written (``keys.parse_shape`` reads it): the record's shape.
-    document: Mapping[str, Any]
-    #: ``"/abs/file.py:Class"``: a Python workload (``keyramp/pyworkload``), ``""`` for the built-in ops.
-    user: str
-    #: Besides insert / batch_write: the Python workload's ops that create keys (key-space analysis).
-    insert_ops: tuple[str, ...]
+class EmulatorSettings(Section):
+    """``[emulator]``: how the official emulators behave."""
+
+    TABLE: ClassVar = "emulator"
+    consistency: float = field(metadata=option(
+        Number(maximum=1.0), default=1.0,
+        doc="legacy Datastore emulator: the fraction of eventually consistent applies that succeed"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class CloudSettings(Section):
+    """``[cloud]``: where ``target = "cloud"`` runs go and the hard caps that stop them (docs/cloud.md);
+    validated whatever the target, so flipping ``target`` never uncovers a typo. Conservative caps:
+    a mistyped rate must not become a large bill."""
+
+    TABLE: ClassVar = "cloud"
+    COLON: ClassVar = True
+    instance: str = field(metadata=option(
+        Pattern(_BIGTABLE_INSTANCE_ID, "Bigtable instance id", empty=True), default="",
+        doc="Bigtable instance id (required for bigtable cells on the cloud)"))
+    database: str = field(metadata=option(
+        Pattern(_DATABASE_ID, "database id"), default="(default)", doc="Firestore / Datastore-mode database id"))
+    max_ops_per_s: float = field(metadata=option(
+        Number(), default=1000, doc="hard cap: a plan above it is refused, a run above it aborted"))
+    max_duration_s: float = field(metadata=option(
+        Duration(), toml="max_duration", default="10m",
+        doc="hard cap on the whole run (every cell's warm-up + measured phase)"))
+    cleanup: bool = field(metadata=option(
+        Bool(), default=True, doc="delete each cell's kind/collection/table afterwards and verify it is gone"))
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> WorkloadSettings:
-        # Fields added later default when absent (manifests of older runs are re-read).
-        return _build(
-            cls,
-            data,
-            query=QuerySettings.from_data(data["query"]),
-            document=dict(data.get("document") or {}),
-            user=str(data.get("user") or ""),
-            insert_ops=tuple(data.get("insert_ops") or ()),
-        )
+    def finish(cls, out: dict[str, Any], given: Mapping[str, Any], ctx: Context) -> None:
+        if ctx.resolved["target"] != "cloud":
+            return
+        # The default project id exists for the emulators; against the real service an
+        # implicit project would be a guess, so the profile must name it.
+        if "project" not in ctx.raw:
+            raise UsageError(f"{ctx.src}: target = 'cloud' needs an explicit project = \"<project id>\"")
+        for backend in ctx.resolved["backend"]:
+            cloud_spec = spec_for(backend).cloud
+            if cloud_spec is None:
+                raise UsageError(f"{ctx.src}: target = 'cloud': {backend} has no cloud service")
+            if cloud_spec.needs_instance and not out["instance"]:
+                raise UsageError(f"{ctx.src}: cloud: instance is required for {backend} with target = 'cloud'")
+
+
+class _Driver(Check):
+    """A driver every one of the profile's stores has (``StoreSpec.drivers``)."""
+
+    bad = ("raw",)
+
+    def resolve(self, value: Any, at: Where) -> Any:
+        for backend in at.ctx.resolved["backend"]:
+            drivers = STORES.get(backend).drivers
+            if not isinstance(value, str) or value not in drivers:
+                raise UsageError(f"{at.path}: {backend} has no driver {value!r} (one of: {', '.join(drivers)})")
+        return value
+
+    def describe(self) -> str:
+        drivers = dict.fromkeys(name for spec in STORES.specs() for name in spec.drivers)
+        return " \\| ".join(f"`{name}`" for name in drivers) + " (each store's: docs/stores.md)"
 
 
 @dataclass(frozen=True, kw_only=True)
-class KeySettings:
-    strategies: tuple[str, ...]
-    params: Mapping[str, Any]
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> KeySettings:
-        return cls(strategies=tuple(data["strategy"]), params=dict(data["params"]))
-
-
-@dataclass(frozen=True, kw_only=True)
-class ScheduleSettings:
-    kind: str
-    time_scale: float
-    max_users: int
-    drop_after_s: float
-    warmup_s: float
-    #: The whole resolved ``[schedule]`` table (what ``make_schedule`` builds the kind from).
-    table: Mapping[str, Any]
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> ScheduleSettings:
-        return _build(cls, data, table=dict(data))
-
-
-@dataclass(frozen=True, kw_only=True)
-class EmulatorSettings:
-    consistency: float
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> EmulatorSettings:
-        return cls(consistency=float(data["consistency"]))
-
-
-@dataclass(frozen=True, kw_only=True)
-class CloudSettings:
-    instance: str
-    database: str
-    max_ops_per_s: float
-    max_duration_s: float
-    cleanup: bool
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> CloudSettings:
-        return _build(cls, data)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Settings:
+class Settings(Section):
     """The resolved profile table, typed (everything but the matrix of cells)."""
 
-    name: str
-    description: str
-    rules: tuple[str, ...]
-    backends: tuple[str, ...]
+    name: str = field(metadata=option(Text(required=True), doc="shows in reports and the UI"))
+    description: str = field(metadata=option(Text(), default="", doc="one line on what the profile compares"))
+    rules: tuple[str, ...] = field(metadata=option(
+        Strings('a list of rule ids like "BP-KEY-1"'), default=[],
+        doc="the rules it exercises: ids from docs/best-practices.md"))
+    backends: tuple[str, ...] = field(metadata=option(
+        Names(Known(STORES.names, noun="backend", quote=quoted)), toml="backend", wire="backend",
+        default=DEFAULT_BACKEND, doc="the stores (docs/stores.md); a list expands into cells"))
     #: How operations reach the store: a name in each store's ``StoreSpec.drivers``.
-    driver: str
-    target: str
-    project: str
-    duration_s: float
-    seed: int
-    workload: WorkloadSettings
-    keys: KeySettings
-    schedule: ScheduleSettings
-    emulator: EmulatorSettings
-    cloud: CloudSettings
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Settings:
-        return Settings(**cls.fields_of(data))
-
-    @staticmethod
-    def fields_of(data: Mapping[str, Any]) -> dict[str, Any]:
-        return dict(
-            name=str(data["name"]), description=str(data["description"]), rules=tuple(data["rules"]),
-            backends=tuple(data["backend"]),
-            driver=str(data.get("driver", "client")),  # run directories from before drivers: the client
-            target=str(data["target"]), project=str(data["project"]),
-            duration_s=float(data["duration_s"]), seed=int(data["seed"]),
-            workload=WorkloadSettings.from_data(data["workload"]), keys=KeySettings.from_data(data["keys"]),
-            schedule=ScheduleSettings.from_data(data["schedule"]),
-            emulator=EmulatorSettings.from_data(data["emulator"]), cloud=CloudSettings.from_data(data["cloud"]),
-        )
+    driver: str = field(metadata=option(
+        _Driver(), default="client", legacy="client",
+        doc="`client`: the official client library; `grpc`: the same RPCs as raw gRPC with the official "
+            "protobuf types, 3-5x less CPU per op (below)"))
+    target: str = field(metadata=option(
+        Choice(("emulator", "cloud"), expected="must be 'emulator' or 'cloud'"), default="emulator",
+        doc="`cloud` is an explicit opt-in on the command line too (docs/cloud.md)"))
+    project: str = field(metadata=option(
+        Pattern(_PROJECT_ID, "project id"), default="keyramp-local",
+        doc="project id (emulators: any; `target = \"cloud\"`: required, the real project)"))
+    duration_s: float = field(metadata=option(
+        Duration(), toml="duration", default="60s", doc="wall-clock length of each cell's measured phase"))
+    seed: int = field(metadata=option(
+        Int(0), default=1, doc="keys, records, op choice and distributions derive from it"))
+    workload: WorkloadSettings = field(metadata=option(Sub(WorkloadSettings), default={}, doc="what the users do"))
+    keys: KeySettings = field(metadata=option(Sub(KeySettings), default={}, doc="the key strategies compared"))
+    schedule: ScheduleSettings = field(metadata=option(
+        Sub(ScheduleSettings), default={}, doc="the load over each cell"))
+    emulator: EmulatorSettings = field(metadata=option(
+        Sub(EmulatorSettings), default={}, doc="how the emulators behave"))
+    cloud: CloudSettings = field(metadata=option(
+        Sub(CloudSettings), default={}, doc="only read when `target = \"cloud\"`"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -228,6 +233,9 @@ class Profile(Settings):
     data: Mapping[str, Any] = field(repr=False)
     cells: tuple[Cell, ...]
     #: ``[thresholds]`` parsed (validated once, evaluated per cell).
-    thresholds: tuple[Threshold, ...] = ()
+    thresholds: tuple[Threshold, ...] = field(default=(), metadata=option(
+        Table(), default={}, bad=({"insert.p99_ms": "fast"},),
+        doc="pass/fail gates: failing one makes `run` exit 1 (below)"))
     #: ``[launch]``: the traffic every cell is forecast at (``keyramp.forecast``), or None.
-    launch: Launch | None = None
+    launch: LaunchSettings | None = field(default=None, metadata=option(
+        Sub(LaunchSettings), doc="the production traffic each cell is forecast at (modelled)"))

@@ -9,49 +9,17 @@ ramp can be exercised in seconds, and reports can still show schedule time.
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final
 
 from keyramp._errors import UsageError
-from keyramp.profile._durations import parse_duration
+from keyramp.profile._checks import MISSING, Context, Duration, Free, Int, Known, Number, Where
+from keyramp.profile._schema import Option, Section, option
 
-__all__ = ["KIND_FIELDS", "SCHEDULES", "SCHEDULE_FIELDS", "Schedule", "check_kind_fields", "make_schedule"]
-
-#: Every field a ``[schedule]`` table may hold (validated by the profile loader).
-SCHEDULE_FIELDS = frozenset(
-    {
-        "kind",
-        "rate",
-        "start_ops",
-        "end_ops",
-        "growth",
-        "increment",
-        "steps",
-        "step",
-        "ceiling",
-        "burst_ops",
-        "burst_at",
-        "burst_for",
-        "users",
-        "spawn_rate",
-        "time_scale",
-        "max_users",
-        "drop_after",
-        "warmup",
-    }
-)
-
-
-def _positive(params: Mapping[str, Any], name: str, default: float | None = None) -> float:
-    value = params.get(name, default)
-    if value is None:
-        raise UsageError(f"schedule: '{name}' is required for kind '{params.get('kind')}'")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or math.isinf(value):
-        raise UsageError(f"schedule.{name}: must be a positive number, got {value!r}")
-    return float(value)
+__all__ = ["KIND_FIELDS", "OPEN_KINDS", "PARAMS", "SCHEDULES", "Schedule", "ScheduleSettings", "check_kind_fields",
+           "make_schedule"]
 
 
 class Schedule(ABC):
@@ -218,50 +186,84 @@ class Users(Schedule):
         return [0.0, horizon]
 
 
+#: The rate fields of the kinds, each with the kinds that read it -> its default there
+#: (``MISSING``: required, or computed from the horizon). ``[launch]`` takes the same fields.
+PARAMS: Final[Mapping[str, Option]] = {o.toml: o for o in (
+    Option(toml="rate", check=Number(), kinds={"constant": MISSING, "soak": MISSING, "spike": MISSING},
+           doc="ops/s: the rate (`constant`, `soak`) or the baseline (`spike`)"),
+    Option(toml="steps", check=Free("list of numbers > 0"), kinds={"step": MISSING}, bad=([], [0], "x"),
+           doc="ops/s held for one step each, e.g. `[100, 200, 400]`"),
+    Option(toml="step", check=Duration(), kinds={"step": "60s", "ramp_500_50_5": "5m"},
+           doc="schedule time per step"),
+    Option(toml="start_ops", check=Number(), kinds={"step": MISSING, "linear": MISSING, "ramp_500_50_5": 500.0},
+           doc="ops/s at the start (`step`: with `increment`, instead of `steps`)"),
+    Option(toml="increment", check=Number(), kinds={"step": MISSING}, doc="ops/s added every step"),
+    Option(toml="end_ops", check=Number(), kinds={"linear": MISSING},
+           doc="ops/s at the end of the cell's schedule horizon"),
+    Option(toml="growth", check=Number(), kinds={"ramp_500_50_5": 0.5}, doc="growth per step (0.5: +50 %)"),
+    Option(toml="ceiling", check=Number(), kinds={"ramp_500_50_5": MISSING}, doc="optional cap, ops/s"),
+    Option(toml="burst_ops", check=Number(), kinds={"spike": MISSING}, doc="ops/s during the burst"),
+    Option(toml="burst_at", check=Duration(), kinds={"spike": MISSING},
+           doc="when the burst starts (default: a third of the horizon)"),
+    Option(toml="burst_for", check=Duration(), kinds={"spike": MISSING},
+           doc="how long it lasts (default: a third of the horizon)"),
+    Option(toml="users", check=Int(1, what="a positive integer"), kinds={"users": MISSING},
+           doc="users (closed model: each as fast as it can)"),
+    Option(toml="spawn_rate", check=Number(), kinds={"users": MISSING},
+           doc="users started per second (default: `users`, all in the first second)"),
+)}
+#: How a builder's errors name a field (``make_schedule`` has no file: the loader prefixes it).
+_NO_FILE = Context()
+
+
+def _param(p: Mapping[str, Any], name: str, *, default: Any = MISSING) -> Any:
+    """Field ``name`` of a ``[schedule]``-like table, validated: its kind's declared default when
+    absent, else ``default`` (computed from the horizon; None: the field is optional)."""
+    kind = p.get("kind", "constant")
+    value = p.get(name, PARAMS[name].default_of(kind))
+    if value is MISSING:
+        value = default
+    if value is MISSING:
+        raise UsageError(f"schedule: '{name}' is required for kind '{kind}'")
+    return None if value is None else PARAMS[name].check.resolve(value, Where(_NO_FILE, "schedule", name))
+
+
 def _constant(p: Mapping[str, Any], horizon: float) -> Schedule:
-    return Constant(_positive(p, "rate"))
+    return Constant(_param(p, "rate"))
 
 
 def _soak(p: Mapping[str, Any], horizon: float) -> Schedule:
-    return Soak(_positive(p, "rate"))
+    return Soak(_param(p, "rate"))
 
 
 def _step(p: Mapping[str, Any], horizon: float) -> Schedule:
-    step_s = parse_duration(p.get("step", "60s"), field="schedule.step")
+    step_s = _param(p, "step")
     if "steps" in p:
         raw = p["steps"]
         if not isinstance(raw, list) or not raw:
             raise UsageError("schedule.steps: must be a non-empty list of ops/s")
-        steps = tuple(_positive({"steps": v}, "steps") for v in raw)
-        return Step(steps, step_s)
-    return Step((_positive(p, "start_ops"),), step_s, increment=_positive(p, "increment"))
+        return Step(tuple(Number().resolve(v, Where(_NO_FILE, "schedule", "steps")) for v in raw), step_s)
+    return Step((_param(p, "start_ops"),), step_s, increment=_param(p, "increment"))
 
 
 def _linear(p: Mapping[str, Any], horizon: float) -> Schedule:
-    return Linear(_positive(p, "start_ops"), _positive(p, "end_ops"), horizon)
+    return Linear(_param(p, "start_ops"), _param(p, "end_ops"), horizon)
 
 
 def _ramp(p: Mapping[str, Any], horizon: float) -> Schedule:
-    ceiling = p.get("ceiling")
-    return Ramp50050(
-        start_ops=_positive(p, "start_ops", 500.0),
-        growth=_positive(p, "growth", 0.5),
-        step_s=parse_duration(p.get("step", "5m"), field="schedule.step"),
-        ceiling=None if ceiling is None else _positive(p, "ceiling"),
-    )
+    return Ramp50050(start_ops=_param(p, "start_ops"), growth=_param(p, "growth"), step_s=_param(p, "step"),
+                     ceiling=_param(p, "ceiling", default=None))
 
 
 def _spike(p: Mapping[str, Any], horizon: float) -> Schedule:
-    burst_at = parse_duration(p.get("burst_at", horizon / 3), field="schedule.burst_at")
-    burst_for = parse_duration(p.get("burst_for", horizon / 3), field="schedule.burst_for")
-    return Spike(_positive(p, "rate"), _positive(p, "burst_ops"), burst_at, burst_for)
+    burst_at = _param(p, "burst_at", default=horizon / 3)
+    burst_for = _param(p, "burst_for", default=horizon / 3)
+    return Spike(_param(p, "rate"), _param(p, "burst_ops"), burst_at, burst_for)
 
 
 def _users(p: Mapping[str, Any], horizon: float) -> Schedule:
-    users = p.get("users")
-    if isinstance(users, bool) or not isinstance(users, int) or users < 1:
-        raise UsageError(f"schedule.users: must be a positive integer, got {users!r}")
-    return Users(users, _positive(p, "spawn_rate", float(users)))
+    users = PARAMS["users"].check.resolve(p.get("users"), Where(_NO_FILE, "schedule", "users"))
+    return Users(users, _param(p, "spawn_rate", default=float(users)))
 
 
 #: kind -> builder(params, horizon_schedule_seconds)
@@ -274,38 +276,78 @@ SCHEDULES = {
     "spike": _spike,
     "users": _users,
 }
+#: Every kind but the closed-model ``users``: a rate to pace, compress and drop against.
+OPEN_KINDS: Final = tuple(k for k in SCHEDULES if k != "users")
 
-
-#: kind -> the rate fields it reads (the rest of ``SCHEDULE_FIELDS`` is run control: time_scale,
-#: max_users, drop_after, warmup). ``[launch]`` allows exactly these per kind.
-KIND_FIELDS: dict[str, frozenset[str]] = {
-    "constant": frozenset({"rate"}),
-    "soak": frozenset({"rate"}),
-    "step": frozenset({"steps", "step", "start_ops", "increment"}),
-    "linear": frozenset({"start_ops", "end_ops"}),
-    "ramp_500_50_5": frozenset({"start_ops", "growth", "step", "ceiling"}),
-    "spike": frozenset({"rate", "burst_ops", "burst_at", "burst_for"}),
-    "users": frozenset({"users", "spawn_rate"}),
+#: kind -> the rate fields it reads (``PARAMS``). ``[launch]`` allows exactly these per kind.
+KIND_FIELDS: Final[dict[str, frozenset[str]]] = {
+    kind: frozenset(name for name, o in PARAMS.items() if kind in (o.kinds or ())) for kind in SCHEDULES
 }
 
 
-#: Run control every open-model kind takes besides its rate fields (``warmup``: every kind).
-#: A closed-model ``users`` schedule has no rate to pace, compress or drop against.
-_OPEN_CONTROL = frozenset({"time_scale", "max_users", "drop_after"})
+@dataclass(frozen=True, kw_only=True)
+class ScheduleSettings(Section):
+    """``[schedule]``: the load of each cell's measured phase, in schedule time."""
+
+    TABLE: ClassVar = "schedule"
+    #: Defaults of ``[schedule]`` beyond the kinds' own (``[launch]`` must say its rate), written
+    #: into the resolved table (manifests have always carried them).
+    KIND_DEFAULTS: ClassVar[Mapping[str, Mapping[str, Any]]] = {"constant": {"rate": 200.0}}
+    kind: str = field(metadata=option(
+        Known(lambda: tuple(SCHEDULES), noun="kind"), default="constant",
+        doc="the shape of the load; its fields below (open model: a rate; `users`: closed)"))
+    time_scale: float = field(metadata=option(
+        Number(), default=1.0, kinds=dict.fromkeys(OPEN_KINDS, MISSING),
+        doc="compress wall time: at 100, 5 min of schedule pass in 3 s; rates stay real ops/s"))
+    max_users: int = field(metadata=option(
+        Int(1), default=50, kinds=dict.fromkeys(OPEN_KINDS, MISSING),
+        doc="cap on Locust users (concurrency) for open-model schedules"))
+    drop_after_s: float = field(metadata=option(
+        Duration(), toml="drop_after", default="1s", kinds=dict.fromkeys(OPEN_KINDS, MISSING),
+        doc="an intended operation this late is dropped (and counted)"))
+    warmup_s: float = field(metadata=option(
+        Duration(zero=True), toml="warmup", default="2s",
+        doc="unmeasured operations before each cell; the first cell on each emulator: then until latency "
+            "settles (≥ 10 s on an emulator the run started, ≤ 30 s)"))
+    #: The whole resolved table (what ``make_schedule`` builds the kind from).
+    table: Mapping[str, Any]
+
+    @classmethod
+    def toml_names(cls) -> tuple[str, ...]:
+        return (*super().toml_names(), *PARAMS)
+
+    @classmethod
+    def applies(cls, given: Mapping[str, Any], ctx: Context) -> None:
+        # Before defaults are filled in: only what the profile wrote can be a stray field.
+        try:
+            check_kind_fields(given)
+        except UsageError as exc:
+            raise UsageError(f"{ctx.src}: {exc}") from None
+
+    @classmethod
+    def finish(cls, out: dict[str, Any], given: Mapping[str, Any], ctx: Context) -> None:
+        for name in given.keys() & PARAMS.keys():  # validated when the kind's schedule is built
+            out[name] = given[name]
+        for name, default in cls.KIND_DEFAULTS.get(out["kind"], {}).items():
+            out.setdefault(name, default)
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> ScheduleSettings:
+        return cls(**cls.typed_fields(data), table=dict(data))
 
 
 def check_kind_fields(params: Mapping[str, Any]) -> None:
     """Refuse a field the schedule's kind does not read (``params`` as written, before defaults)."""
     kind = params.get("kind", "constant")
-    allowed = KIND_FIELDS.get(kind) if isinstance(kind, str) else None
-    if allowed is None:
+    if not isinstance(kind, str) or kind not in SCHEDULES:
         raise UsageError(f"schedule.kind: unknown kind {kind!r} (one of: {', '.join(SCHEDULES)})")
-    if kind != "users":
-        allowed = allowed | _OPEN_CONTROL
-    extra = sorted(set(params) - allowed - {"kind", "warmup"})
+    control = {o.toml: o for o in ScheduleSettings.options() if o.kinds is not None}
+    reads = {name for name, o in {**PARAMS, **control}.items() if kind in (o.kinds or ())}
+    extra = sorted((set(params) & (PARAMS.keys() | control.keys())) - reads)
     if extra:
-        takes = ", ".join(sorted(allowed - _OPEN_CONTROL)) + ("" if kind == "users" else "; and time_scale, "
-                                                                                       "max_users, drop_after")
+        takes = ", ".join(sorted(KIND_FIELDS[kind]))
+        if kind in OPEN_KINDS:
+            takes += "; and " + ", ".join(control)
         raise UsageError(f"schedule.{extra[0]}: not used by kind {kind!r} (it takes {takes})")
     if kind == "step" and "steps" in params and ({"start_ops", "increment"} & set(params)):
         other = sorted({"start_ops", "increment"} & set(params))[0]

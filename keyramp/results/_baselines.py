@@ -1,7 +1,9 @@
-"""Named baselines: ``<results>/baselines.json`` maps a name to a run.
+"""Named baselines: ``<results>/baselines.json`` maps a name to a run, or to a set of runs.
 
-``keyramp baseline set main RUN`` then ``keyramp compare NEW --baseline main``. The file
-is small and rewritten atomically (write + rename), so a crash never leaves it torn.
+``keyramp baseline set main RUN`` then ``keyramp compare NEW --baseline main``. Several runs of
+one build (``set main RUN RUN RUN``, or ``set main --last 3``) make one baseline whose spread
+``compare`` reads as the between-run noise (``keyramp.compare._noise``). The file is small and
+rewritten atomically (write + rename), so a crash never leaves it torn.
 """
 
 from __future__ import annotations
@@ -12,16 +14,18 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
-from keyramp.results._catalog import Run, load_run, resolve_run
+from keyramp.results._catalog import Run, list_runs, load_run, resolve_run
 
 __all__ = [
     "BASELINES_FILE",
     "NAME_RE",
+    "baseline_run_ids",
     "load_baselines",
     "register",
     "remove_baseline",
@@ -38,7 +42,8 @@ def _path(results_dir: Path) -> Path:
 
 
 def load_baselines(results_dir: Path) -> dict[str, dict[str, Any]]:
-    """name -> {"run_id", "path", "set_at"}; a missing file is empty, a corrupt one a UsageError."""
+    """name -> {"run_id", "path", "set_at", "runs": [{"run_id", "path"}, …]} (``run_id``/``path``: the
+    first run; ``runs`` only for a set); a missing file is empty, a corrupt one a UsageError."""
     path = _path(results_dir)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -67,21 +72,48 @@ def _check_name(name: str) -> None:
         raise UsageError(f"invalid baseline name {name!r} (letters, digits, . _ -; at most 64)")
 
 
-def set_baseline(results_dir: Path, name: str, run_spec: str) -> Run:
-    _check_name(name)
-    run = resolve_run(run_spec, results_dir)
-    if not run.ok:
-        raise UsageError(f"run {run.run_id} cannot be a baseline: {run.unusable_reason}")
+def _stored_path(run: Run, results_dir: Path) -> str:
     try:
         # Relative to the results directory when inside it, so the directory can move (CI artifacts).
-        stored = str(run.path.resolve().relative_to(Path(results_dir).resolve()))
+        return str(run.path.resolve().relative_to(Path(results_dir).resolve()))
     except ValueError:
-        stored = str(run.path.resolve())
+        return str(run.path.resolve())
+
+
+def _one_build(runs: list[Run]) -> None:
+    """Runs of one baseline set must be of one profile and one build (git commit, where recorded)."""
+    for what, values in (("profile", {r.run_id: r.profile_name for r in runs}),
+                         ("build (git commit)", {r.run_id: (r.manifest or {}).get("git_sha") for r in runs})):
+        if len({v for v in values.values() if v}) > 1:
+            raise UsageError(f"a baseline's runs must be of one {what}: "
+                             + ", ".join(f"{run_id}: {value}" for run_id, value in values.items()))
+
+
+def baseline_run_ids(entry: dict[str, Any]) -> list[str]:
+    """The run ids of one ``baselines.json`` entry (a set's every run)."""
+    members = [str(m.get("run_id")) for m in entry.get("runs") or [] if isinstance(m, dict)]
+    return members or [str(entry.get("run_id"))]
+
+
+def set_baseline(results_dir: Path, name: str, run_specs: str | Sequence[str]) -> list[Run]:
+    """Name one run, or several runs of one build, as the baseline ``name``."""
+    _check_name(name)
+    specs = [run_specs] if isinstance(run_specs, str) else list(run_specs)
+    if not specs:
+        raise UsageError("name the baseline's runs (RUN...) or select them with --last N")
+    runs = [resolve_run(spec, results_dir) for spec in dict.fromkeys(specs)]
+    for run in runs:
+        if not run.ok:
+            raise UsageError(f"run {run.run_id} cannot be a baseline: {run.unusable_reason}")
+    _one_build(runs)
     baselines = load_baselines(results_dir)
-    baselines[name] = {"run_id": run.run_id, "path": stored,
-                       "set_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    entry: dict[str, Any] = {"run_id": runs[0].run_id, "path": _stored_path(runs[0], results_dir),
+                             "set_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    if len(runs) > 1:
+        entry["runs"] = [{"run_id": r.run_id, "path": _stored_path(r, results_dir)} for r in runs]
+    baselines[name] = entry
     _save(results_dir, baselines)
-    return run
+    return runs
 
 
 def remove_baseline(results_dir: Path, name: str) -> None:
@@ -92,24 +124,33 @@ def remove_baseline(results_dir: Path, name: str) -> None:
     _save(results_dir, baselines)
 
 
-def resolve_baseline(spec: str, results_dir: Path) -> Run:
-    """``--baseline`` value: a run id or run directory, else a baseline name. Must be usable."""
+def _load_member(name: str, path_text: str, results_dir: Path) -> Run:
+    path = Path(path_text)
+    run = load_run(path if path.is_absolute() else Path(results_dir) / path)
+    if run.status == "missing":
+        raise UsageError(f"baseline {name!r} points to {run.path}, which no longer exists")
+    return run
+
+
+def resolve_baseline(spec: str, results_dir: Path) -> list[Run]:
+    """``--baseline`` value: a run id or run directory, else a baseline name (one run or a set).
+    Every run must be usable."""
     baselines = {}
     if NAME_RE.match(spec):
         baselines = load_baselines(results_dir)
     if spec in baselines:
-        path = Path(baselines[spec]["path"])
-        run = load_run(path if path.is_absolute() else Path(results_dir) / path)
-        if run.status == "missing":
-            raise UsageError(f"baseline {spec!r} points to {run.path}, which no longer exists")
+        entry = baselines[spec]
+        members = [m["path"] for m in entry.get("runs") or [] if isinstance(m, dict) and isinstance(m.get("path"), str)]
+        runs = [_load_member(spec, path, results_dir) for path in members or [entry["path"]]]
     else:
         try:
-            run = resolve_run(spec, results_dir)
+            runs = [resolve_run(spec, results_dir)]
         except UsageError:
             raise UsageError(f"unknown baseline {spec!r}: not a run id, run directory or baseline name") from None
-    if not run.ok:
-        raise UsageError(f"baseline {run.run_id} is not usable: {run.unusable_reason}")
-    return run
+    for run in runs:
+        if not run.ok:
+            raise UsageError(f"baseline {run.run_id} is not usable: {run.unusable_reason}")
+    return runs
 
 
 # ----------------------------------------------------------------------------- CLI
@@ -121,9 +162,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
                         help="results directory (default: ./results)")
     verbs = parser.add_subparsers(dest="baseline_verb", metavar="{set,list,rm}", required=True)
-    set_p = verbs.add_parser("set", help="name a run as baseline")
+    set_p = verbs.add_parser("set", help="name a run, or several runs of one build, as baseline",
+                             description="Several runs of one build make one baseline: compare measures the "
+                                         "between-run noise from their spread.")
     set_p.add_argument("name")
-    set_p.add_argument("run", help="run id or run directory")
+    set_p.add_argument("runs", nargs="*", metavar="RUN", help="run id or run directory")
+    set_p.add_argument("--last", type=int, metavar="N", help="also the newest N usable runs (with --profile, of it)")
+    set_p.add_argument("--profile", help="with --last: only runs of this profile")
     verbs.add_parser("list", help="list named baselines")
     rm_p = verbs.add_parser("rm", help="forget a named baseline (the run stays)")
     rm_p.add_argument("name")
@@ -133,8 +178,21 @@ def register(subparsers: Any) -> None:
 def _cmd_baseline(args: argparse.Namespace) -> int:
     results = Path(args.results)
     if args.baseline_verb == "set":
-        run = set_baseline(results, args.name, args.run)
-        print(f"baseline {args.name} -> {run.run_id}")
+        specs = list(args.runs)
+        if args.profile is not None and args.last is None:
+            raise UsageError("--profile selects runs for --last; give --last N too")
+        if args.last is not None:
+            if args.last < 1:
+                raise UsageError("--last must be >= 1")
+            # The directory, not the catalog index (which reads this module's file): a one-off scan.
+            usable = [r.run_id for r in list_runs(results)
+                      if r.ok and (args.profile is None or r.profile_name == args.profile)][:args.last]
+            if not usable:
+                raise UsageError(f"no usable run in {results}" + (f" of profile {args.profile!r}" if args.profile
+                                                                   else ""))
+            specs += [r for r in reversed(usable) if r not in specs]
+        runs = set_baseline(results, args.name, specs)
+        print(f"baseline {args.name} -> {', '.join(r.run_id for r in runs)}")
     elif args.baseline_verb == "rm":
         remove_baseline(results, args.name)
         print(f"removed baseline {args.name}")
@@ -146,5 +204,7 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
             path = Path(entry["path"])
             exists = (path if path.is_absolute() else results / path).is_dir()
             missing = "" if exists else "\t(missing)"
-            sys.stdout.write(f"{name}\t{entry.get('run_id', '?')}\t{entry.get('set_at', '')}{missing}\n")
+            more = len(entry.get("runs") or []) - 1
+            shown = f"{entry.get('run_id', '?')}" + (f" (+{more} run{'s' if more > 1 else ''})" if more > 0 else "")
+            sys.stdout.write(f"{name}\t{shown}\t{entry.get('set_at', '')}{missing}\n")
     return 0

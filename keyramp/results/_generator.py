@@ -20,6 +20,12 @@ moments while they are mostly idle also looks like a starved generator — the r
 the signal that decided, so a reader can tell. A CPU-bound load
 process limits any cell, late or not (every latency then includes waiting for its CPU; a
 closed model's throughput is the generator's ceiling, not the store's).
+
+When the store is an emulator on the load machine (``load_cpu.store_local``), a saturated
+machine limits the cell whatever else the figures say (*machine-limited*): the generator's
+queue and the emulator's slowness are then both the machine's, and neither says anything
+about the real store. The threshold, ``MACHINE_LIMIT``, is measured (docs/ci.md,
+``bench/bench_machine_limit.py``).
 """
 
 from __future__ import annotations
@@ -42,8 +48,12 @@ __all__ = [
     "generator_late",
     "generator_limited",
     "generator_reason",
+    "littles_rate",
     "load_cpu",
     "machine_busy",
+    "machine_limited",
+    "starved_reason",
+    "store_local",
 ]
 
 #: More than this share of operations late: the generator was behind its schedule.
@@ -55,8 +65,12 @@ CPU_LIMIT: Final = 0.9
 #: Users busier than this (Little's law) mean the store, not the machine, made operations late.
 BUSY_LIMIT: Final = 0.8
 #: A load machine this busy (all cores, every process) starves its load processes: their
-#: greenlets wait for a core, which inflates service times too (users then look busy).
-MACHINE_LIMIT: Final = 0.95
+#: greenlets wait for a core, which inflates service times too (users then look busy); with
+#: the emulator on it, the store's latency is the machine's as well. Measured on the 2-core
+#: development box (docs/ci.md, bench/bench_machine_limit.py): below 85 % busy a light profile's
+#: service time stayed within x1.1 of unloaded and <= 5 % of operations started late; from 87 %
+#: it was x1.2-1.3 with 7-10 % late, from 97 % x2-9 (the old 95 % let the reported 90 % pass).
+MACHINE_LIMIT: Final = 0.85
 
 
 def busy_users(cell: Mapping[str, Any]) -> float | None:
@@ -85,6 +99,44 @@ def load_cpu(cell: Mapping[str, Any]) -> tuple[float | None, float | None]:
 def machine_busy(cell: Mapping[str, Any]) -> float | None:
     """Busy share of the load machine's cores (the busiest, with workers) over the measured phase."""
     return num((cell.get("load_cpu") or {}).get("machine_busy"))
+
+
+def store_local(cell: Mapping[str, Any]) -> bool | None:
+    """Whether the store (an emulator) ran on the load machine; None: not recorded (older runs)."""
+    flag = (cell.get("load_cpu") or {}).get("store_local")
+    return flag if isinstance(flag, bool) else None
+
+
+def machine_limited(cell: Mapping[str, Any]) -> bool:
+    """The cell's recorded verdict, or the rule now: the emulator shared a saturated load machine."""
+    recorded = (cell.get("generator") or {}).get("machine_limited")
+    if isinstance(recorded, bool):
+        return recorded
+    machine = machine_busy(cell)
+    return bool(store_local(cell)) and machine is not None and machine >= MACHINE_LIMIT
+
+
+def starved_reason(cell: Mapping[str, Any], *, latency: bool = False) -> str | None:
+    """Why every figure of this cell includes waiting for a CPU ("load process was CPU-bound (…)",
+    "load machine was saturated (…)"), or None when neither. For its latency (``latency=True``) a
+    saturated machine counts only with the emulator on it (machine-limited); elsewhere the late
+    starts tell how much of it was the generator's (``generator_late``)."""
+    _, busiest = load_cpu(cell)
+    machine = machine_busy(cell)
+    if machine is not None and machine >= MACHINE_LIMIT and (not latency or machine_limited(cell)):
+        where = " with the emulator on it" if store_local(cell) else ""
+        return f"load machine was saturated ({machine:.0%} of its cores busy{where})"
+    if busiest is not None and busiest >= CPU_LIMIT:
+        return f"load process was CPU-bound ({busiest:.2f} of a core)"
+    return None
+
+
+def littles_rate(cell: Mapping[str, Any]) -> float | None:
+    """Operations per second the cell's users would complete if every one were always busy
+    (Little's law: users ÷ mean service time); None without the figures."""
+    busy = busy_users(cell)
+    rate = sum(num((stats or {}).get("ops_per_s")) or 0.0 for stats in (cell.get("operations") or {}).values())
+    return rate / busy if busy and rate > 0 else None
 
 
 def _open_model(cell: Mapping[str, Any]) -> bool:
@@ -133,6 +185,10 @@ class GeneratorCheck:
     cpu_cores: float | None
     max_process_cores: float | None
     machine_busy: float | None
+    #: The emulator shared a saturated load machine: the store's latency is the machine's too.
+    machine_limited: bool = False
+    #: The store (an emulator) ran on the load machine; None: not recorded.
+    store_local: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -150,18 +206,27 @@ def check_generator(cell: Mapping[str, Any]) -> GeneratorCheck:
     cores, busiest = load_cpu(cell)
     machine = machine_busy(cell)
 
-    def verdict(limited: bool, reason: str) -> GeneratorCheck:
+    local = store_local(cell)
+
+    def verdict(limited: bool, reason: str, *, by_machine: bool = False) -> GeneratorCheck:
         return GeneratorCheck(limited=limited, reason=reason, late_fraction=late, dropped_fraction=dropped,
-                              users_busy=busy, cpu_cores=cores, max_process_cores=busiest, machine_busy=machine)
+                              users_busy=busy, cpu_cores=cores, max_process_cores=busiest, machine_busy=machine,
+                              machine_limited=by_machine, store_local=local)
 
     open_model = _open_model(cell)
     lag = f"{late:.0%} of operations started late, {dropped:.1%} of the schedule dropped"
+    cpu_text = "load CPU not measured" if busiest is None else f"busiest load process {busiest:.2f} of a core"
+    if local and machine is not None and machine >= MACHINE_LIMIT:
+        # Checked first: it holds whatever the lateness says, and it is the cause a CPU-bound
+        # load process on such a machine would otherwise be blamed for.
+        return verdict(True, f"machine-limited: the test machine was saturated ({machine:.0%} of its cores busy) "
+                             f"with the emulator on it, so the generator's queue and the emulator's slowness are "
+                             f"both the machine's, not the store's ({cpu_text})", by_machine=True)
     if busiest is not None and busiest >= CPU_LIMIT:
         # Every operation's latency includes waiting for the generator's CPU, late or not.
         what = lag if open_model else "closed model: the throughput is the generator's ceiling"
         return verdict(True, f"the busiest load process used {busiest:.2f} of a core "
                                                     f"(CPU-bound); {what}")
-    cpu_text = "load CPU not measured" if busiest is None else f"busiest load process {busiest:.2f} of a core"
     if not open_model:
         return verdict(False, f"closed model; {cpu_text}")
     if late <= LATE_LIMIT and dropped <= DROP_LIMIT:

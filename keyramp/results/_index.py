@@ -287,7 +287,7 @@ class Catalog:
 
     def _baseline_names(self) -> dict[str, list[str]]:
         """run id -> the baseline names pointing at it (``baselines.json``: small, read per query)."""
-        from keyramp.results._baselines import load_baselines
+        from keyramp.results._baselines import baseline_run_ids, load_baselines
 
         try:
             baselines = load_baselines(self.results_dir)
@@ -295,7 +295,8 @@ class Catalog:
             return {}
         out: dict[str, list[str]] = {}
         for name, entry in sorted(baselines.items()):
-            out.setdefault(str(entry.get("run_id")), []).append(name)
+            for run_id in baseline_run_ids(entry):
+                out.setdefault(run_id, []).append(name)
         return out
 
     def facets(self, *, refresh: bool = False) -> dict[str, list[str]]:

@@ -8,6 +8,7 @@ measured phase began, ``partial`` holds the summary of what was recorded.
 from __future__ import annotations
 
 import csv
+import socket
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -238,6 +239,17 @@ class CellRun:
             **({"warmup_inserts": self.warmup_inserts} if self.warmup_inserts is not None else {}),
             "namespace": self.address.namespace,
             **recorder.summary(duration_s=duration),
-            **({"load_cpu": load_cpu} if load_cpu is not None else {}),
+            **({"load_cpu": {**load_cpu, "store_local": self._store_local()}} if load_cpu is not None else {}),
         }
+
+    def _store_local(self) -> bool:
+        """The store shares the load machine: an emulator on this host, and every load process here
+        (``keyramp.results._generator``: a saturated machine then limits the store's figures too)."""
+        if self.target.kind != "emulator":
+            return False
+        here = socket.gethostname()
+        host = (self.address.endpoint or "").rsplit(":", 1)[0].strip("[]")
+        if host not in ("127.0.0.1", "localhost", "::1", here) and not host.startswith("127."):
+            return False
+        return all(w.get("host") in (None, here) for w in self.worker_meta or [])
 

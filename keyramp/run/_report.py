@@ -14,7 +14,7 @@ from rich.text import Text
 from keyramp.forecast._text import forecast_short
 from keyramp.profile._thresholds import WORKLOAD_ERRORS
 from keyramp.results._exceptions import ExceptionExample, cell_exceptions
-from keyramp.results._generator import generator_limited, generator_reason
+from keyramp.results._generator import generator_limited, generator_reason, machine_limited
 from keyramp.run._observer import RunObserver
 
 if TYPE_CHECKING:
@@ -117,8 +117,11 @@ def summary_table(summary: Mapping[str, Any], *, width: int | None = None) -> Ta
     limited_cells: list[tuple[str, str]] = []
     for cell_id, cell in summary.get("cells", {}).items():
         limited = bool(cell.get("total")) and generator_limited(cell)
-        if limited:
+        if limited and machine_limited(cell):  # its reason says it all: "machine-limited: …"
             limited_cells.append((cell_id, generator_reason(cell)))
+        elif limited:
+            limited_cells.append((cell_id, "generator-limited: its latency includes the load generator's own queue, "
+                                           f"not only the store's — {generator_reason(cell)}"))
         rows.append(_row(cell_id, cell, limited))
     shown = _fitting(rows, width)
     table = Table(title=title, title_justify="left", show_lines=False)
@@ -135,8 +138,7 @@ def summary_table(summary: Mapping[str, Any], *, width: int | None = None) -> Ta
         "low–high over the parameter ranges (uncertain: the band spans two verdicts; keyramp forecast RUN "
         "names the parameter that decides)"
     ) + (f" · narrow console: {', '.join(left_out)} left out (all in report.txt)" if left_out else "") + "".join(
-        f"\n† {cell_id} generator-limited: its latency includes the load generator's own queue, not "
-        f"only the store's — {reason}" for cell_id, reason in limited_cells)
+        f"\n† {cell_id} {reason}" for cell_id, reason in limited_cells)
     return table
 
 
@@ -245,7 +247,10 @@ class LiveStatus(RunObserver):
             f"{total['ops_per_s']:.0f} ops/s, p99 {lat['p99']:.2f} ms, errors {total['errors']}",
             highlight=False,
         )
-        if summary.get("generator_limited"):
+        if summary.get("generator_limited") and machine_limited(summary):
+            self.console.print(f"[yellow]⚠ {generator_reason(summary)}[/yellow] — rerun on a quieter machine, or "
+                               "with the emulator on another one", highlight=False)
+        elif summary.get("generator_limited"):
             self.console.print(f"[yellow]⚠ generator-limited[/yellow]: {generator_reason(summary)} — its latency "
                                "is not the store's (lower the rate, use driver = \"grpc\", or add --workers)",
                                highlight=False)

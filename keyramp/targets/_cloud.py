@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
+from keyramp._durations import format_duration
 from keyramp._errors import UsageError
-from keyramp.profile._durations import format_duration
 
 if TYPE_CHECKING:
     from keyramp.profile import Profile

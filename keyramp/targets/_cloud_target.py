@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from keyramp._durations import format_duration
 from keyramp._errors import RunFailed, UsageError
-from keyramp.profile._durations import format_duration
 from keyramp.targets._base import RunTarget, Warmup
 from keyramp.targets._cloud import (
     Caps,

@@ -13,7 +13,7 @@ from keyramp.profile._lint import Finding, group_findings
 from keyramp.profile._thresholds import WORKLOAD_ERRORS
 from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._exceptions import cell_exceptions
-from keyramp.results._generator import check_generator
+from keyramp.results._generator import check_generator, machine_limited
 from keyramp.results._index import as_dict, as_list, num, run_row, text
 from keyramp.web._forecast import forecast_view
 from keyramp.web._keyspace import explain_keyspace
@@ -130,7 +130,7 @@ def _generator(s: dict[str, Any]) -> dict[str, Any]:
     limited = s.get("generator_limited")
     return {
         "generator_limited": limited if isinstance(limited, bool) else bool(check.get("limited")),
-        "generator": {"reason": text(check.get("reason")),
+        "generator": {"reason": text(check.get("reason")), "machine_limited": machine_limited(s),
                       **{k: num(check.get(k)) for k in ("late_fraction", "dropped_fraction", "users_busy",
                                                          "cpu_cores", "max_process_cores", "machine_busy")}},
     }

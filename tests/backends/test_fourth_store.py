@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from _memory import MemoryStore, memory_spec
-from _runs import load, write_profile
+from _runs import assert_rate_held, load, write_profile
 
 from keyramp._errors import UsageError
 from keyramp.backends import registered
@@ -117,7 +117,8 @@ def test_a_short_run_and_its_reports(tmp_path: Path) -> None:
     measured = 0
     for cell in summary["cells"].values():
         assert set(cell["operations"]) == {"insert", "read", "increment"}
-        assert cell["total"]["errors"] == 0 and cell["total"]["count"] > 200
+        assert cell["total"]["errors"] == 0
+        assert_rate_held(cell)  # 150 ops/s for 3 s, or the lateness that held it back is recorded
         measured += cell["total"]["count"]
         # Modelled with the store's own tablet defaults (40 ops/s per tablet): overloaded at 150 ops/s.
         assert cell["keyspace"]["model"]["max_throttled_fraction"] > 0.3

@@ -70,14 +70,15 @@ SMOKES = [
           emulator=True, cost=34),
     Smoke("bench_rundir.py", "rundir", lambda d: _every(d["runs"], "mb_per_hour_total"), emulator=True, cost=22),
     Smoke("bench_soak.py", "soak", lambda d: d["ops"] > 0 and d["errors"] == 0, emulator=True, cost=13),
-    Smoke("bench_compare_aa.py", "compare_aa", lambda d: d["summary"]["comparisons"] == 1, emulator=True, cost=18),
-    Smoke("bench_compare_ab.py", "compare_ab", lambda d: {p["op"] for p in d["pairs"]} == {"insert", "read"},
-          codes=(0, 1), emulator=True, cost=20),
 ]
 
 
+#: Benches whose smoke runs ``test_bench_compare.py`` checks in detail (issue 32).
+_COMPARE = ["bench_compare_aa.py", "bench_compare_ab.py", "bench_machine_limit.py"]
+
+
 def test_every_bench_has_a_smoke_run() -> None:
-    assert sorted(s.script for s in SMOKES) == sorted(p.name for p in BENCH.glob("bench_*.py"))
+    assert sorted([s.script for s in SMOKES] + _COMPARE) == sorted(p.name for p in BENCH.glob("bench_*.py"))
 
 
 def _run(smoke: Smoke, where: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -10,9 +10,10 @@ from _synthetic import make_run
 
 from keyramp._errors import UsageError
 from keyramp.compare import CompareOptions, build_comparison, register, run_compare
-from keyramp.compare._model import _verdict, busy_users
+from keyramp.compare._judge import _verdict
 from keyramp.profile._thresholds import parse_expression
 from keyramp.results._catalog import load_run
+from keyramp.results._generator import busy_users
 
 ONE_CELL = (("datastore", "sequential"),)
 

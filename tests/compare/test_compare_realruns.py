@@ -1,7 +1,8 @@
 """``keyramp compare`` on real emulator runs: an injected regression fails, a repeat passes.
 
 A/B: runs through ``keyramp.targets._netem.LatencyProxy`` (+3 ms per direction, so +6 ms per
-request round trip on a ~2 ms median) against direct runs on the same Bigtable emulator.
+request round trip on a ~2 ms median) against direct runs on the same Bigtable emulator; on a
+saturated test box the runs are machine-limited and compare must say it cannot tell (issue 32).
 A/A: two direct runs. Both go through the real CLI and its exit code. The full series
 (5 pairs, 20 A/A comparisons) is ``bench/bench_compare_ab.py`` / ``bench_compare_aa.py``.
 """
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 import pytest
 from _runs import emulator_env, keyramp, write_profile
 
+from keyramp.results._generator import starved_reason
 from keyramp.targets._emulators import RunningEmulator
 from keyramp.targets._netem import LatencyProxy
 
@@ -59,17 +61,34 @@ def _compare(series: dict, *args: str) -> tuple[int, dict]:
     return proc.returncode, json.loads(out.read_text())
 
 
+def _machine(series: dict, name: str) -> str | None:
+    """Why the machine, not the store, set that run's latency (issue 32), or None."""
+    summary = json.loads((series["results"] / series["runs"][name] / "summary.json").read_text())
+    (cell,) = summary["cells"].values()
+    return starved_reason(cell, latency=True)
+
+
 @pytest.mark.emulator
 def test_injected_latency_is_flagged(series: dict) -> None:
     runs = series["runs"]
     code, data = _compare(series, runs["B1"], runs["B2"], "--baseline", runs["A1"])
-    assert code == 1
     p50 = {v["run_id"]: v for v in data["verdicts"] if v["op"] == "insert" and v["metric"] == "p50_ms"}
     assert set(p50) == {runs["B1"], runs["B2"]}
-    for row in p50.values():
-        assert row["verdict"] == "worse", row
-        # the median grew by about the injected round trip (2 x 3 ms), not by noise
-        assert 0.5 * 2 * DELAY_MS < row["value"] - row["baseline"] < 4 * 2 * DELAY_MS, row
+    for name in ("B1", "B2"):
+        row = p50[runs[name]]
+        machine = [reason for reason in (_machine(series, name), _machine(series, "A1")) if reason]
+        if not machine:
+            assert code == 1 and row["verdict"] == "worse", row
+            # the median grew by about the injected round trip (2 x 3 ms), not by noise
+            assert 0.5 * 2 * DELAY_MS < row["value"] - row["baseline"] < 4 * 2 * DELAY_MS, row
+        else:
+            # A saturated test box (the emulator on it) or a CPU-bound load process: there identical
+            # runs' p50 differ x2 with tight intervals, so compare may say it cannot tell — and why —
+            # but never that the slower run is better.
+            assert row["verdict"] in ("worse", "same", "n/a"), row
+            if row["verdict"] == "n/a":
+                assert any(reason in row["note"] for reason in machine), row
+                assert any("rerun on a quieter machine" in w for w in data["warnings"])
 
 
 @pytest.mark.emulator

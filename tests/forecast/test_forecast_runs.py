@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from _runs import emulator_env, keyramp, load, write_profile
+from _runs import assert_append_points, emulator_env, keyramp, load, write_profile
 
 from keyramp.forecast._band import HOTSPOT_MIN, OK_MAX
 
@@ -53,9 +53,8 @@ def test_summary_json_holds_the_forecast_bands(run: tuple[Path, int, Path]) -> N
                                                                         abs=0.1)
     # The measured side: warm-up inserts counted, append points, the hot window in ops/s.
     assert cells["sequential"]["warmup_inserts"] > 0
-    assert (
-        cells["sequential"]["keyspace"]["append_points"] == 1 and cells["random"]["keyspace"]["append_points"] is None
-    )
+    assert_append_points(cells["sequential"], 1)
+    assert cells["random"]["keyspace"]["append_points"] is None
     assert cells["sequential"]["keyspace"]["hot_window_vs_capacity"] == "below the band"
 
 
@@ -66,7 +65,8 @@ def test_the_threshold_fails_the_sequential_cell_and_the_table_shows_the_forecas
     assert [t["passed"] for t in cells["sequential"]["thresholds"]] == [False]
     assert [t["passed"] for t in cells["random"]["thresholds"]] == [True]
     table = (run_dir / "report.txt").read_text()
-    rows = {line.split("│")[1].strip(): line for line in table.splitlines() if "c0" in line and "│" in line}
+    # (a cell id may carry † when a busy machine limited its generator)
+    rows = {line.split("│")[1].split()[0]: line for line in table.splitlines() if "c0" in line and "│" in line}
     assert "hotspot" in rows["c00-firestore-sequential"] and "ok 0%" in rows["c01-firestore-random"]
     assert "modelled launch forecast" in table
 

@@ -161,19 +161,29 @@ def test_shipped_profiles_all_load() -> None:
         assert load_profile(file).cells, file
 
 
-def test_stray_schedule_field_exits_2_before_any_load(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ('[schedule]\nkind = "constant"\nstart_ops = 900\n',
+         "schedule.start_ops: not used by kind 'constant' (it takes rate; and time_scale, max_users, drop_after)"),
+        # issue 28 let it through: Firestore cells then wrote "<parent>#<id>" document ids no one asked for
+        ('backend = ["datastore", "firestore"]\n[workload]\nentity_group_size = 10\n',
+         "workload.entity_group_size: does not apply to firestore: firestore has no ancestor queries"),
+    ],
+    ids=["stray-schedule-field", "entity-group-on-firestore"],
+)
+def test_a_field_that_does_not_apply_exits_2_before_any_load(tmp_path: Path, text: str, error: str) -> None:
     import subprocess
     import sys
 
     bad = tmp_path / "bad.toml"
-    bad.write_text('name = "x"\n[schedule]\nkind = "constant"\nstart_ops = 900\n')
+    bad.write_text('name = "x"\n' + text)
     out = tmp_path / "results"
     proc = subprocess.run([sys.executable, "-m", "keyramp", "run", str(bad), "--out", str(out)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [
-        f"keyramp: {bad}: schedule.start_ops: not used by kind 'constant' (it takes rate; and time_scale, "
-        "max_users, drop_after)"]
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert proc.stderr.startswith(f"keyramp: {bad}: {error}")
     assert not out.exists()  # refused before a run directory (or an emulator) existed
 
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _runs import keyramp, toml_value
+from _runs import toml_value
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -75,6 +78,7 @@ def _check(raw: dict[str, Any]) -> None:
     # Anything else propagates and fails the test with the generated profile.
 
 
+@pytest.mark.slow
 @settings(max_examples=1200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_profiles)
 def test_parse_profile_raises_only_one_line_usage_errors(raw: dict[str, Any]) -> None:
@@ -132,24 +136,54 @@ def _cli_cases() -> list[dict[str, Any]]:
 
 
 def _key(k: str) -> str:
-    import json
-
     return json.dumps(k)
 
 
 _CASES = _cli_cases()
 
+#: Each case through the CLI's entry point (``keyramp run PROFILE --out DIR``, as ``python -m
+#: keyramp`` calls it), all in one fresh interpreter: a process per case cost ~30 start-ups.
+_DRIVER = r"""
+import contextlib, io, json, sys, traceback
+from keyramp.cli._main import main
+results = []
+for profile, out in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            code = main(["run", profile, "--out", out])
+        except SystemExit as exc:
+            code = exc.code
+        except BaseException:
+            traceback.print_exc()
+            code = None
+    results.append({"code": code, "stderr": err.getvalue()})
+print(json.dumps(results))
+"""
+
+
+@pytest.fixture(scope="module")
+def cli_results(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    tmp = tmp_path_factory.mktemp("cli-cases")
+    cases = []
+    for index, raw in enumerate(_CASES):
+        profile = tmp / f"bad{index}.toml"
+        profile.write_text("\n".join(f"{_key(k)} = {toml_value(v)}" for k, v in raw.items()) + "\n")
+        cases.append((str(profile), str(tmp / f"out{index}")))
+    proc = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(cases)], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return [{**r, "out": out} for r, (_, out) in zip(json.loads(proc.stdout.splitlines()[-1]), cases, strict=True)]
+
 
 @pytest.mark.parametrize("index", range(len(_CASES)))
-def test_cli_rejects_generated_bad_profiles_with_exit_2_and_one_line(tmp_path: Path, index: int) -> None:
-    raw = _CASES[index]
-    profile = tmp_path / "bad.toml"
-    profile.write_text("\n".join(f"{_key(k)} = {toml_value(v)}" for k, v in raw.items()) + "\n")
-    result = keyramp("run", str(profile), "--out", str(tmp_path / "out"), timeout=60)
-    assert result.returncode == 2, (raw, result.stderr[-2000:])
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("keyramp: ") and "Traceback" not in result.stderr, result.stderr
-    assert not (tmp_path / "out").exists()
+def test_cli_rejects_generated_bad_profiles_with_exit_2_and_one_line(cli_results: list[dict[str, Any]],
+                                                                     index: int) -> None:
+    result = cli_results[index]
+    assert result["code"] == 2, (_CASES[index], result["stderr"][-2000:])
+    lines = result["stderr"].strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("keyramp: ") and "Traceback" not in result["stderr"], lines
+    assert not Path(result["out"]).exists()
 
 
 def test_enough_cli_cases_were_generated() -> None:

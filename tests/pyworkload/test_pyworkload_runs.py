@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _runs import emulator_env, keyramp, load, write_profile
+from _runs import assert_rate_held, assert_thresholds_hold, emulator_env, keyramp, load, write_profile
 
 pytestmark = pytest.mark.emulator
 
@@ -96,7 +96,8 @@ def test_both_cells_complete_with_both_ops_about_3_to_1(run_dirs: dict[str, Path
         assert set(ops) == {"place", "look"}, cell_id
         assert ops["place"]["errors"] == 0 and ops["look"]["errors"] == 0, (cell_id, ops)
         n = ops["place"]["count"] + ops["look"]["count"]
-        assert n > 450, cell_id
+        assert n == cell["total"]["count"] and n > 100, cell_id
+        assert_rate_held(cell)
         assert _weighted_1_in_4(ops["look"]["count"], n), (cell_id, ops["look"]["count"], n)
 
 
@@ -164,7 +165,12 @@ def test_compare_and_ui_use_the_method_names(run_dirs: dict[str, Path]) -> None:
     run = run_dirs["orders"]
     cmp = run_compare([str(run)], results=run.parent, thresholds=["look.p99_ms<60000", "place.error_rate<=0"])
     (by_cell,) = cmp.thresholds.values()
-    assert {r.name for results in by_cell.values() for r in results} == {"look.p99_ms", "place.error_rate"}
-    assert all(r.passed for results in by_cell.values() for r in results)
+    # The named thresholds, and the implicit gate every Python workload carries (issue 28).
+    names = {r.name for results in by_cell.values() for r in results}
+    assert names == {"look.p99_ms", "place.error_rate", "workload_errors"}
+    # Each passes, or (a busy machine) the latency one is inconclusive for the generator's reason.
+    cells = load(run, "summary.json")["cells"]
+    for cell_id, results in by_cell.items():
+        assert_thresholds_hold(cells[cell_id], results)
     page = create_app(run.parent).test_client().get(f"/runs/{run.name}")
     assert page.status_code == 200 and b"place" in page.data and b"look" in page.data

@@ -6,7 +6,16 @@ from typing import Any
 
 import pytest
 
-from keyramp.results._generator import busy_users, check_generator, generator_late, generator_limited
+from keyramp.results._generator import (
+    MACHINE_LIMIT,
+    busy_users,
+    check_generator,
+    generator_late,
+    generator_limited,
+    littles_rate,
+    machine_limited,
+    starved_reason,
+)
 
 
 def _cell(*, count: int = 10_000, late: int = 0, dropped: int = 0, users: int = 50, rate: float = 1000.0,
@@ -78,3 +87,63 @@ def test_busy_users_ignores_operations_that_never_completed() -> None:
     assert busy_users(cell) == pytest.approx(0.04)
     del cell["users"]
     assert busy_users(cell) is None
+
+
+# ----------------------------------------------------------------------------- machine-limited (issue 32)
+
+
+def _local(cell: dict[str, Any], machine: float, *, local: bool = True) -> dict[str, Any]:
+    cell["load_cpu"] = {**cell["load_cpu"], "machine_busy": machine, "store_local": local}
+    return cell
+
+
+def test_reported_case_is_machine_limited_not_the_store() -> None:
+    # Issue 32: 889 of 6,000 ops/s, every operation late, 85 % of the schedule dropped, the load
+    # process at 0.85 of a core, the machine 90 % busy, users busy (CPU waits inflate service times).
+    cell = _local(_cell(count=8890, late=8890, dropped=50_000, users=50, rate=889.0, service_mean_ms=50.0,
+                        cores=0.85), 0.90)
+    check = check_generator(cell)
+    assert check.limited and check.machine_limited and check.reason.startswith("machine-limited")
+    assert "90%" in check.reason and "emulator" in check.reason
+    assert machine_limited(cell)
+    # The same figures with the store elsewhere: the old rule (saturated machine, lateness) still limits it,
+    # but it is the generator, not the machine's emulator, that is blamed.
+    remote = check_generator(_local(_cell(count=8890, late=8890, dropped=50_000, users=50, rate=889.0,
+                                          service_mean_ms=50.0, cores=0.85), 0.90, local=False))
+    assert remote.limited and not remote.machine_limited
+
+
+def test_machine_limited_needs_no_lateness_and_holds_in_a_closed_model() -> None:
+    for open_model in (True, False):
+        check = check_generator(_local(_cell(open_model=open_model), 0.92))
+        assert check.limited and check.machine_limited, check.reason
+    # Below the measured threshold, or with the store elsewhere, a calm cell kept up.
+    assert not check_generator(_local(_cell(), MACHINE_LIMIT - 0.05)).limited
+    assert not check_generator(_local(_cell(), 0.99, local=False)).limited
+    assert not machine_limited(_cell(machine=0.99))  # store_local not recorded (an older run): unknown
+
+
+def test_recorded_machine_verdict_wins() -> None:
+    cell = _local(_cell(), 0.99)
+    cell["generator"] = {"machine_limited": False}
+    assert not machine_limited(cell)
+
+
+def test_starved_reason_names_the_cause() -> None:
+    assert starved_reason(_cell(cores=0.95)) == "load process was CPU-bound (0.95 of a core)"
+    saturated = starved_reason(_local(_cell(), 0.97))
+    assert saturated is not None and "saturated (97%" in saturated and "emulator" in saturated
+    assert starved_reason(_cell()) is None
+    # For latency, a saturated machine counts only with the emulator on it (else lateness tells).
+    assert starved_reason(_local(_cell(), 0.97, local=False), latency=True) is None
+    assert starved_reason(_local(_cell(), 0.97, local=False)) is not None
+
+
+def test_littles_rate_is_what_always_busy_users_would_complete() -> None:
+    # 10 users, 2 ms each: 5,000 ops/s if never idle, whatever the recorded rate.
+    for rate in (100.0, 1000.0, 4000.0):
+        assert littles_rate(_cell(users=10, rate=rate, service_mean_ms=2.0)) == pytest.approx(5000.0)
+    # Twice the service time halves it; twice the users doubles it.
+    assert littles_rate(_cell(users=10, service_mean_ms=4.0)) == pytest.approx(2500.0)
+    assert littles_rate(_cell(users=20, service_mean_ms=2.0)) == pytest.approx(10000.0)
+    assert littles_rate({**_cell(), "users": 0}) is None

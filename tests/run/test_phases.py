@@ -32,6 +32,7 @@ def test_freeze_heap_moves_live_objects_out_of_the_collectors_view() -> None:
     assert frozen >= 1000 + 10_000  # the objects above plus everything the imports left alive
 
 
+@pytest.mark.slow
 @pytest.mark.emulator
 def test_local_and_distributed_cells_warm_up_the_same_way(tmp_path: Path, bigtable_emulator: Any) -> None:
     """One lifecycle: the first cell on an emulator warms up until settled whether its users run

@@ -66,6 +66,7 @@ def test_contention_in_one_entity_group_aborts(datastore_emulator: RunningEmulat
     assert group["aborted"] > 0, group
 
 
+@pytest.mark.slow
 @pytest.mark.emulator
 def test_offset_page_150_is_ten_times_slower_than_cursor(datastore_emulator: RunningEmulator) -> None:
     # The legacy emulator skips ≤ 300 entities per RunQuery batch and each batch costs about

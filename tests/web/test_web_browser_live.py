@@ -34,6 +34,11 @@ def _wait(cond: Any, timeout: float, what: str) -> Any:
     raise AssertionError(what)
 
 
+#: Time series points drawn so far, over every cell's charts on the page.
+_ALL_POINTS = ("[...document.querySelectorAll('.charts')]"
+               ".reduce((n, c) => n + Number(c.getAttribute('data-points') || 0), 0)")
+
+
 def _points(page: Any, cell: str) -> int:
     return int(page.get_attribute(f'.charts[data-cell="{cell}"]', "data-points") or 0)
 
@@ -59,22 +64,21 @@ def test_a_running_run_grows_its_charts_in_the_browser(tmp_path: Path, bigtable_
             page.goto(f"{ui}/runs")
             row = page.locator("table.runs tbody tr").first
             assert row.locator(".badge").inner_text() == "running"
-            # the list follows live.json: the line names the first cell once it gets going
-            page.wait_for_function("() => /cell 1 of 2: c00-bigtable-sequential/.test("
+            # the list follows live.json: the line names the running cell once it gets going
+            page.wait_for_function("() => /cell [12] of 2: c0[01]-bigtable-/.test("
                                    "document.querySelector('.live-line').textContent)", timeout=60_000)
             shot(page, "web-live-runs")
             row.locator("a.run-link").click()
             page.wait_for_selector("#live")
             # charts grow without a reload: two different point counts seen on one page load
-            page.wait_for_function(f"() => Number(document.querySelector('.charts[data-cell=\"{first}\"]')"
-                                   ".getAttribute('data-points') || 0) >= 2", timeout=60_000)
-            early = _points(page, first)
+            # (counted over both cells: on a busy machine the first may end before the page looks)
+            page.wait_for_function(f"() => {_ALL_POINTS} >= 2", timeout=60_000)
+            early = page.evaluate(f"() => {_ALL_POINTS}")
             page.evaluate("() => { window.__sameDocument = true; }")
-            page.wait_for_function(f"() => Number(document.querySelector('.charts[data-cell=\"{first}\"]')"
-                                   f".getAttribute('data-points') || 0) > {early}", timeout=30_000)
+            page.wait_for_function(f"() => {_ALL_POINTS} > {early}", timeout=30_000)
             assert page.evaluate("() => window.__sameDocument") is True  # no reload happened
             banner = page.locator("#live .live-text").inner_text()
-            assert "of 2: c0" in banner and ("measuring" in banner or "finished" in banner), banner
+            assert "of 2: c0" in banner, banner  # names the current cell (its phase: as timing has it)
             shot(page, "web-live-run")
 
             # while it runs, its --metrics endpoint has non-zero samples labelled with the running cell

@@ -1,4 +1,5 @@
-"""Parse human durations ("90s", "5m", "1h30m", 2.5) into seconds."""
+"""Parse human durations ("90s", "5m", "1h30m", 2.5) into seconds (core: keys, profile and the
+CLI read them)."""
 
 from __future__ import annotations
 
