@@ -20,21 +20,25 @@ their share, which is what bounds every contestant's absolute ops/s.
 Run: ``.venv/bin/python bench/bench_drivers.py [--stores bigtable] [--ops insert] [--reps 3]``
 Writes ``bench/results/drivers.json``. ``--smoke``: Bigtable inserts, ``aio`` and
 ``kr-grpc-gevent``, 3 s each (``keyramp``'s window opens after the phase's first second).
+``--emulator HOST:PORT --emulator-pid PID``: a running Bigtable emulator instead of a fresh one.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, emulators, env_for, machine, median, parse_args, save, table, write_profile
+
+from keyramp.targets._emulators import RunningEmulator
 
 #: name -> (_contestant mode, driver, executor)
 CONTESTANTS: dict[str, tuple[str, str, str]] = {
@@ -92,6 +96,20 @@ def summarise(runs: list[dict[str, Any]], stores: list[str], ops: list[str], nam
     return summary
 
 
+@contextlib.contextmanager
+def _emulator(store: str, given: str | None, pid: int | None) -> Iterator[RunningEmulator]:
+    """A fresh emulator for ``store``, or the running Bigtable emulator ``given`` (HOST:PORT, its
+    process ``pid``): the test suite's, so a smoke run starts no JVM of its own."""
+    if given is None:
+        with emulators(store) as running:
+            yield running[store]
+        return
+    if store != "bigtable" or pid is None:
+        raise SystemExit("--emulator is a running Bigtable emulator: with --stores bigtable and --emulator-pid")
+    host, port = given.rsplit(":", 1)
+    yield RunningEmulator(kind="bigtable", host=host, port=int(port), pid=pid, log_path="", started_at="")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--stores", nargs="+", default=list(STORES), choices=STORES)
@@ -107,6 +125,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="seconds of unmeasured load on each fresh emulator first (JVM JIT)")
     parser.add_argument("--schedule-warmup", default="2s", help="each run's own unmeasured warm-up (schedule.warmup)")
     parser.add_argument("--name", default="drivers", help="result file name (bench/results/NAME.json)")
+    parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
+    parser.add_argument("--emulator-pid", type=int, help="its process (the emulator's CPU per op is measured)")
     args = parse_args(parser, argv, smoke={
         "stores": ["bigtable"], "ops": ["insert"], "contestants": ["aio", "kr-grpc-gevent"], "reps": 1,
         "duration": 3.0, "users": 4, "threads": 2, "latency_rate": 0.0, "warmup": 0.0, "schedule_warmup": "0s"})
@@ -116,8 +136,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="keyramp-bench-") as tmp:
         tmpdir = Path(tmp)
         for store in args.stores:
-            with emulators(store) as running:
-                emu = running[store]
+            with _emulator(store, args.emulator, args.emulator_pid) as emu:
                 env = env_for(emu)
                 if args.warmup > 0:  # a fresh JVM emulator is several times slower until JIT-compiled
                     warm = _profile(tmpdir, store, "insert", "grpc", users=args.users, duration=args.warmup,

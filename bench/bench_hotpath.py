@@ -21,7 +21,7 @@ client (``bench/results/overhead.json`` if present, otherwise ``--client-us``):
   lookup), and ``self.keys.new()`` in the store's form (a sequential id as a Firestore id).
 
 Run: ``.venv/bin/python bench/bench_hotpath.py`` -> ``bench/results/hotpath.json``.
-``--smoke``: 2,000 calls, one round.
+``--smoke``: 2,000 calls, one round, ticks over 3 seconds.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def best_tick(sink: Any, seconds: int = 30) -> float:
     return best_us
 
 
-def forwarding_us(null_tick_us: float) -> tuple[float, float]:
+def forwarding_us(null_tick_us: float, seconds: int = 30) -> tuple[float, float]:
     """Per second, µs a worker adds to its tick to forward the interval (collect + encode, as
     Locust's msgpack does), and µs the master spends to decode and absorb one worker's interval."""
     sent: list[bytes] = []
@@ -122,7 +122,7 @@ def forwarding_us(null_tick_us: float) -> tuple[float, float]:
     def emit(interval: ClosedInterval) -> None:
         sent.append(msgpack.dumps(IntervalReport(token="t", interval=interval).to_wire()))
 
-    worker_us = best_tick(IntervalCollector(emit)) - null_tick_us
+    worker_us = best_tick(IntervalCollector(emit), seconds) - null_tick_us
     master = Recorder(cell="c", ops=["insert", "read"], sink=_NullSink())
     best_us = float("inf")
     for raw in sent:
@@ -195,7 +195,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--client-us", type=float, default=None, help="client CPU µs per op (default: overhead.json)")
-    args = parse_args(parser, argv, smoke={"n": 2000, "rounds": 1})
+    parser.add_argument("--tick-seconds", type=int, default=30, help="seconds of 1,000 ops per tick measurement")
+    args = parse_args(parser, argv, smoke={"n": 2000, "rounds": 1, "tick_seconds": 3})
     n = args.n
 
     clock = [0.0]
@@ -209,10 +210,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     from locust.stats import RequestStats
 
     # tick(): once a second per cell; amortised over the ops of that second.
-    tick_best = best_tick(_NullSink())
+    tick_best = best_tick(_NullSink(), args.tick_seconds)
     # After issue 22: Locust's stats fed from the closed interval, once a second.
-    feed_best = best_tick(LocustStatsSink(RequestStats(), request_type="bigtable")) - tick_best
-    worker_us, master_us = forwarding_us(tick_best)
+    feed_best = best_tick(LocustStatsSink(RequestStats(), request_type="bigtable"), args.tick_seconds) - tick_best
+    worker_us, master_us = forwarding_us(tick_best, args.tick_seconds)
 
     client_us, source = _client_us(args.client_us)
 

@@ -9,7 +9,7 @@ HdrHistogram logs are left out: unchanged by the Parquet format), and the end of
 writer of that code runs too, in alternating fresh processes.
 
 Usage: ``.venv/bin/python bench/bench_sink.py [--seconds 600] [--reps 2] [--before-src DIR]``
--> bench/results/sink.json. ``--smoke``: 5 seconds, one repetition.
+-> bench/results/sink.json. ``--smoke``: 2 seconds, one repetition.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--before-src", type=Path, default=None)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
-    args = parse_args(parser, argv, smoke={"seconds": 5, "reps": 1})
+    args = parse_args(parser, argv, smoke={"seconds": 2, "reps": 1})
     if args.child:
         print(json.dumps(child(args.child)))
         return 0

@@ -17,7 +17,7 @@ fresh Python processes. Each one builds the app the way ``keyramp ui`` does
 First-view figures are medians over the fresh processes; load average is recorded before
 and after. Target: first view (page + all its series) < 300 ms.
 Usage: ``.venv/bin/python bench/bench_ui.py [--procs 5]`` -> bench/results/ui.json.
-``--smoke``: a 60-second run, one process.
+``--smoke``: a 20-second run, one process.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--procs", type=int, default=5, help="fresh processes for the first-view medians")
     parser.add_argument("--seconds", type=int, default=3600, help="length of the synthetic run")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
-    args = parse_args(parser, argv, smoke={"procs": 1, "seconds": 60})
+    args = parse_args(parser, argv, smoke={"procs": 1, "seconds": 20})
     if args.child:
         results, run_id, csv_id, *compare_ids = args.child
         print(json.dumps(child(Path(results), run_id, csv_id, compare_ids)))

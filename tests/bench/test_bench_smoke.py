@@ -1,25 +1,36 @@
-"""Every bench in ``bench/`` runs its ``--smoke`` path, so a bench cannot rot.
+"""Every bench in ``bench/`` is imported and parses its arguments; most run their ``--smoke`` path.
+So a bench cannot rot.
 
-A smoke run goes through every code path of its bench at toy sizes, in a few seconds, as
-``.venv/bin/python bench/<bench>.py --smoke`` (the way docs/performance.md runs the benches),
-and writes its JSON into a temporary directory (``KEYRAMP_BENCH_RESULTS``), never into
-``bench/results/``. The figures of a smoke run mean nothing; what is checked is that the bench
-ran to its end and measured something. Benches that need a quiet machine for their figures
-still run here: their smoke path does not judge a goal.
+Two processes, started together when the first test of this module asks (the emulator one
+only when its test is selected):
 
-Most of a smoke run is waiting (interpreter start-up, emulators, seconds-long phases at a low
-rate), so the benches selected in this module start together, at most ``_AT_ONCE`` at a time,
-when the first of their tests asks; each test then waits for its own bench. Nothing here
-times anything.
+* **One interpreter for the plain benches**: it imports every ``bench_*.py`` and calls its
+  ``main(["--smoke", "--help"])`` (its parser built, ``_common.parse_args`` checking that every
+  smoke default names an option), then runs ``main(["--smoke"])`` of each bench in ``PLAIN``,
+  one after another. Start-up and the imports (Locust, the clients, numpy, Flask) are paid
+  once, not once per bench.
+* **bench_drivers' smoke run** on the suite's Bigtable emulator (``EMULATOR``), its keyramp
+  contestant alone: the contestant that drives ``keyramp.run_profile`` through a
+  ``RunObserver``, the public hook that replaced the monkey-patching that broke the bench.
+
+The other emulator benches (``bench_overhead``, ``bench_rate``, …) take tens of seconds each
+to run: here they are imported and parsed (and ``mypy`` type-checks ``bench/`` against the
+library, as the README's test command runs it); ``KEYRAMP_BENCH_SMOKE=all`` runs their smoke
+paths too, each in its own process. The compare benches' smoke runs are checked in detail by
+``test_bench_compare.py``.
+
+A smoke run writes its JSON into a temporary directory (``KEYRAMP_BENCH_RESULTS``), never into
+``bench/results/``. Its figures mean nothing; what is checked is that the bench ran to its end
+and measured something. Nothing here times anything.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,9 +38,34 @@ from typing import Any
 import pytest
 from _runs import emulator_env
 
+from keyramp.targets._emulators import RunningEmulator
+
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-#: Bench smoke runs at once (2 cores: most of a smoke run waits).
-_AT_ONCE = 3
+ALL = os.environ.get("KEYRAMP_BENCH_SMOKE") == "all"
+
+#: Run in one interpreter: each bench's ``main(argv)``, its stdout captured, its exit code and
+#: any exception kept, a report written after every step (a crash still says how far it got).
+_SCRIPT = r"""
+import contextlib, importlib, io, json, sys, time, traceback
+bench, report_file, steps = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+sys.path.insert(0, bench)
+report = {}
+for name, mode, *extra in steps:
+    out, entry, started = io.StringIO(), {}, time.monotonic()
+    try:
+        with contextlib.redirect_stdout(out):
+            result = importlib.import_module(name).main(["--smoke", "--help"] if mode == "parse" else
+                                                        ["--smoke", *extra])
+        entry["code"] = (0 if result["passed"] else 1) if isinstance(result, dict) else (result or 0)
+    except SystemExit as exc:
+        entry["code"] = exc.code or 0
+    except BaseException:
+        entry["code"], entry["error"] = None, traceback.format_exc()
+    entry["stdout"], entry["s"] = out.getvalue(), round(time.monotonic() - started, 2)  # (for the curious)
+    report.setdefault(name, {})[mode] = entry
+    with open(report_file, "w") as fh:
+        json.dump(report, fh)
+"""
 
 
 @dataclass(frozen=True)
@@ -41,107 +77,154 @@ class Smoke:
     check: Callable[[Any], bool]
     #: Exit codes it may end with: a bench that judges a goal exits 1 when its (meaningless) smoke figure misses.
     codes: tuple[int, ...] = (0,)
-    #: Needs the official emulators (it starts its own, or runs against the session's Bigtable emulator).
-    emulator: bool = False
-    #: About how long its smoke run takes alone (s): the longest start first.
-    cost: float = 2.0
+
+    @property
+    def name(self) -> str:
+        return self.script.removesuffix(".py")
 
 
 def _every(rows: list[dict[str, Any]], key: str) -> bool:
     return bool(rows) and all((r.get(key) or 0) > 0 for r in rows)
 
 
-SMOKES = [
-    Smoke("bench_hotpath.py", "hotpath", lambda d: d["us_per_op"]["recorder.record (recording only)"] > 0),
+#: Run in the plain benches' interpreter.
+PLAIN = [
+    Smoke("bench_hotpath.py", "hotpath", lambda d: d["us_per_op"]["recorder.record (recording only)"] > 0 and
+          d["us_per_op"]["recorder.record, workload exception (capturing)"] > 0),
     Smoke("bench_keys.py", None, lambda out: "next_index" in out and "template" in out),
     Smoke("bench_metrics.py", "metrics", lambda d: d["tick_ms"] > 0 and d["scrape_bytes"] > 0),
     Smoke("bench_sink.py", "sink", lambda d: d["median"]["after (Parquet)"]["median_ms"] > 0),
-    Smoke("bench_keyspace.py", "keyspace", lambda d: [r["samples"] for r in d["rows"]] == [20_000, 20_000], cost=7),
-    Smoke("bench_catalog.py", "catalog", lambda d: d["runs"] == 12 and d["median_ms"]["list_warm"] > 0, cost=7),
-    Smoke("bench_ui.py", "ui", lambda d: d["median"]["first_view_ms"] > 0, codes=(0, 1), cost=5),
-    Smoke("bench_drivers.py", "drivers", lambda d: _every(d["runs"], "ops") and
-          {r["contestant"] for r in d["runs"]} == {"aio", "kr-grpc-gevent"}, emulator=True, cost=16),
-    Smoke("bench_overhead.py", "overhead", lambda d: _every(d["runs"], "ops") and
-          {r["mode"] for r in d["runs"]} == {"bare", "locust"}, emulator=True, cost=12),
-    Smoke("bench_saturation.py", "saturation", lambda d: _every(d["runs"], "ops_per_s"), emulator=True, cost=13),
-    Smoke("bench_workers.py", "workers", lambda d: _every(d["runs"], "count") and
-          d["summary"]["2 workers"]["ops_per_s"] > 0, emulator=True, cost=21),
-    Smoke("bench_rate.py", "rate", lambda d: all(_every(r["steps"], "achieved") for r in d["runs"]),
-          emulator=True, cost=34),
-    Smoke("bench_rundir.py", "rundir", lambda d: _every(d["runs"], "mb_per_hour_total"), emulator=True, cost=22),
-    Smoke("bench_soak.py", "soak", lambda d: d["ops"] > 0 and d["errors"] == 0, emulator=True, cost=13),
+    Smoke("bench_keyspace.py", "keyspace",
+          lambda d: [(r["keys"], r["samples"]) for r in d["rows"]] == [("random", 5_000)]),
+    Smoke("bench_catalog.py", "catalog", lambda d: d["runs"] == 12 and d["median_ms"]["list_warm"] > 0),
+    Smoke("bench_ui.py", "ui", lambda d: d["median"]["first_view_ms"] > 0, codes=(0, 1)),
 ]
+#: Each in its own process against the official emulators it starts (``ALL``: every one).
+EMULATOR = [
+    Smoke("bench_drivers.py", "drivers", lambda d: _every(d["runs"], "ops") and
+          {r["contestant"] for r in d["runs"]} == {"kr-grpc-gevent"}),
+]
+EMULATOR_TOO = [
+    Smoke("bench_overhead.py", "overhead", lambda d: _every(d["runs"], "ops") and
+          {r["mode"] for r in d["runs"]} == {"bare", "locust"}),
+    Smoke("bench_saturation.py", "saturation", lambda d: _every(d["runs"], "ops_per_s")),
+    Smoke("bench_workers.py", "workers", lambda d: _every(d["runs"], "count") and
+          d["summary"]["2 workers"]["ops_per_s"] > 0),
+    Smoke("bench_rate.py", "rate", lambda d: all(_every(r["steps"], "achieved") for r in d["runs"])),
+    Smoke("bench_rundir.py", "rundir", lambda d: _every(d["runs"], "mb_per_hour_total")),
+    Smoke("bench_soak.py", "soak", lambda d: d["ops"] > 0 and d["errors"] == 0),
+]
+if ALL:
+    EMULATOR += EMULATOR_TOO
+#: Smoke-run by ``test_bench_compare.py`` (issue 32), with checks of their own.
+COMPARE = ["bench_compare_aa.py", "bench_compare_ab.py", "bench_machine_limit.py"]
+BENCHES = sorted(p.stem for p in BENCH.glob("bench_*.py"))
 
 
-#: Benches whose smoke runs ``test_bench_compare.py`` checks in detail (issue 32).
-_COMPARE = ["bench_compare_aa.py", "bench_compare_ab.py", "bench_machine_limit.py"]
+def test_the_lists_name_every_bench_once() -> None:
+    listed = [s.script for s in PLAIN + EMULATOR] + ([] if ALL else [s.script for s in EMULATOR_TOO]) + COMPARE
+    assert sorted(listed) == [f"{b}.py" for b in BENCHES]
 
 
-def test_every_bench_has_a_smoke_run() -> None:
-    assert sorted([s.script for s in SMOKES] + _COMPARE) == sorted(p.name for p in BENCH.glob("bench_*.py"))
+class _Process:
+    """One interpreter running ``steps`` (``[bench, "parse"]`` or ``[bench, "run", *args]``) into ``where``."""
+
+    def __init__(self, steps: list[list[str]], where: Path, env: dict[str, str]) -> None:
+        where.mkdir(parents=True)
+        self.where, self.report_file = where, where / "report.json"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _SCRIPT, str(BENCH), str(self.report_file), json.dumps(steps)], cwd=where,
+            env={**env, "KEYRAMP_BENCH_RESULTS": str(where / "results")}, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        self._done: tuple[str, str] | None = None
+
+    def wait(self) -> tuple[dict[str, Any], str]:
+        if self._done is None:
+            try:
+                self._done = self.proc.communicate(timeout=600)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self._done = self.proc.communicate()
+        report = json.loads(self.report_file.read_text()) if self.report_file.exists() else {}
+        return report, f"exit {self.proc.returncode}; stderr:\n{self._done[1][-3000:]}"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
 
 
-def _run(smoke: Smoke, where: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    where.mkdir(parents=True)
-    return subprocess.run([sys.executable, str(BENCH / smoke.script), "--smoke"], cwd=where,
-                          env={**env, "KEYRAMP_BENCH_RESULTS": str(where / "results")}, capture_output=True,
-                          text=True, timeout=300, check=False)
-
-
-class _Runs:
-    """The smoke runs of the benches selected for one test function, started together."""
-
-    def __init__(self, request: pytest.FixtureRequest, tmp: Path, env: dict[str, str],
-                 test: Callable[..., None]) -> None:
-        self.tmp = tmp
-        selected = [item.callspec.params["smoke"] for item in request.session.items
-                    if getattr(item, "function", None) is test and hasattr(item, "callspec")]
-        self.pool = ThreadPoolExecutor(max_workers=_AT_ONCE)
-        self.runs: dict[str, Future[subprocess.CompletedProcess[str]]] = {
-            s.script: self.pool.submit(_run, s, self._dir(s), env) for s in sorted(selected, key=lambda s: -s.cost)}
-
-    def _dir(self, smoke: Smoke) -> Path:
-        return self.tmp / smoke.script.removesuffix(".py")
-
-    def check(self, smoke: Smoke) -> None:
-        proc = self.runs[smoke.script].result()
-        results = self._dir(smoke) / "results"
-        tail = f"{smoke.script} exited {proc.returncode}:\n{proc.stdout[-1500:]}\n{proc.stderr[-3000:]}"
-        assert proc.returncode in smoke.codes and "Traceback" not in proc.stderr, tail
-        if smoke.saves is None:
-            assert smoke.check(proc.stdout), tail
-            return
-        assert [p.name for p in results.iterdir()] == [f"{smoke.saves}.json"], tail
-        assert smoke.check(json.loads((results / f"{smoke.saves}.json").read_text())), tail
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+def _selected(request: pytest.FixtureRequest, test: Callable[..., None]) -> list[Smoke]:
+    return [item.callspec.params["smoke"] for item in request.session.items
+            if getattr(item, "function", None) is test and hasattr(item, "callspec")]
 
 
 @pytest.fixture(scope="module")
-def plain_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Runs]:
-    runs = _Runs(request, tmp_path_factory.mktemp("smoke"), emulator_env(), test_bench_smoke)
-    yield runs
-    runs.close()
+def plain(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Process]:
+    """The plain benches' interpreter: every bench parsed, the selected ones' smoke runs."""
+    steps = [[b, "parse"] for b in BENCHES] + [[s.name, "run"] for s in _selected(request, test_bench_smoke)]
+    process = _Process(steps, tmp_path_factory.mktemp("smoke") / "plain", emulator_env())
+    yield process
+    process.stop()
 
 
 @pytest.fixture(scope="module")
-def emulator_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-                  bigtable_emulator: Any) -> Iterator[_Runs]:
-    # Benches that start their own emulators stop them; the rest attach to the session's.
-    runs = _Runs(request, tmp_path_factory.mktemp("smoke"), emulator_env(bigtable_emulator),
-                 test_bench_smoke_against_an_emulator)
-    yield runs
-    runs.close()
+def emulator_benches(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, plain: _Process,
+                     bigtable_emulator: RunningEmulator) -> Iterator[dict[str, _Process]]:
+    """Each selected emulator bench's process, started while the plain interpreter runs.
+    bench_drivers runs on the suite's Bigtable emulator (no JVM of its own to start); the
+    others (``KEYRAMP_BENCH_SMOKE=all``) start and stop their own."""
+    tmp, env = tmp_path_factory.mktemp("smoke"), emulator_env()
+    # keyramp's contestant alone: the public-hook path (aio's is the bench's own, imported and type-checked)
+    shared = ["--emulator", bigtable_emulator.endpoint, "--emulator-pid", str(bigtable_emulator.pid),
+              "--contestants", "kr-grpc-gevent"]
+    started = {s.name: _Process([[s.name, "run", *(shared if s.name == "bench_drivers" else [])]], tmp / s.name, env)
+               for s in _selected(request, test_emulator_bench_smoke)}
+    yield started
+    for process in started.values():
+        process.stop()
 
 
-@pytest.mark.parametrize("smoke", [s for s in SMOKES if not s.emulator], ids=lambda s: s.script)
-def test_bench_smoke(smoke: Smoke, plain_runs: _Runs) -> None:
-    plain_runs.check(smoke)
+def _check(smoke: Smoke, process: _Process) -> None:
+    report, tail = process.wait()
+    run = report.get(smoke.name, {}).get("run")
+    assert run is not None, f"{smoke.script} did not run to its end: {tail}"
+    why = f"{smoke.script} exited {run['code']}:\n{run['stdout'][-1500:]}\n{run.get('error', '')}\n{tail}"
+    assert run["code"] in smoke.codes and "error" not in run, why
+    if smoke.saves is None:
+        assert smoke.check(run["stdout"]), why
+        return
+    saved = process.where / "results" / f"{smoke.saves}.json"
+    assert saved.exists(), why
+    assert smoke.check(json.loads(saved.read_text())), why
 
 
 @pytest.mark.emulator
-@pytest.mark.slow
-@pytest.mark.parametrize("smoke", [s for s in SMOKES if s.emulator], ids=lambda s: s.script)
-def test_bench_smoke_against_an_emulator(smoke: Smoke, emulator_runs: _Runs) -> None:
-    emulator_runs.check(smoke)
+@pytest.mark.parametrize("smoke", EMULATOR, ids=lambda s: s.script)
+def test_emulator_bench_smoke(smoke: Smoke, emulator_benches: dict[str, _Process]) -> None:
+    """First in the module: its fixture starts the plain interpreter too, so both run at once."""
+    _check(smoke, emulator_benches[smoke.name])
+
+
+@pytest.mark.parametrize("bench", BENCHES)
+def test_every_bench_imports_and_parses_its_arguments(bench: str, plain: _Process) -> None:
+    report, tail = plain.wait()
+    parsed = report.get(bench, {}).get("parse")
+    assert parsed is not None, f"{bench} was not parsed: {tail}"
+    assert parsed["code"] == 0 and "error" not in parsed, (parsed, tail)
+    assert "--smoke" in parsed["stdout"] and "usage:" in parsed["stdout"], parsed["stdout"]
+
+
+@pytest.mark.parametrize("smoke", PLAIN, ids=lambda s: s.script)
+def test_bench_smoke(smoke: Smoke, plain: _Process) -> None:
+    _check(smoke, plain)
+
+
+def test_smoke_runs_leave_only_their_own_results(plain: _Process) -> None:
+    """All plain benches share one results directory: each writes only its own file."""
+    plain.wait()
+    results = plain.where / "results"
+    report = json.loads(plain.report_file.read_text())
+    ran = [s for s in PLAIN if "run" in report.get(s.name, {})]
+    written = sorted(p.name for p in results.iterdir()) if results.exists() else []
+    assert written == sorted(f"{s.saves}.json" for s in ran if s.saves is not None)
