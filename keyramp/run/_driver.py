@@ -24,6 +24,7 @@ from gevent.event import Event
 from keyramp.run._cpu import CpuMeter, CpuSample, load_cpu_summary
 from keyramp.run._exceptions import WarmupFailure, WarmupTally
 from keyramp.run._pacer import Pacer, Pacing
+from keyramp.run._phases import DRAIN_S
 from keyramp.run._user import CellContext, KeyrampUser, user_class_for
 
 if TYPE_CHECKING:
@@ -31,10 +32,7 @@ if TYPE_CHECKING:
     from keyramp.run._recorder import Recorder, TimeseriesRow
     from keyramp.run._workload import CellWorkload
 
-__all__ = ["DRAIN_S", "ProcessLoad", "drain", "dropped_since", "final_tick", "freeze_heap", "tick_phase"]
-
-#: How long in-flight operations may finish after the phase ends before users are stopped.
-DRAIN_S = 2.0
+__all__ = ["ProcessLoad", "drain", "dropped_since", "final_tick", "freeze_heap", "tick_phase"]
 
 
 class ProcessLoad:

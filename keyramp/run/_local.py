@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 import gevent
 from locust.env import Environment
 
-from keyramp.run._driver import DRAIN_S, ProcessLoad
+from keyramp.run._driver import ProcessLoad
 from keyramp.run._pacer import Pacing
+from keyramp.run._phases import DRAIN_S
 
 if TYPE_CHECKING:
     from keyramp.backends import Backend, Target

@@ -35,13 +35,12 @@ from locust.runners import STATE_MISSING
 
 from keyramp._errors import RunFailed, UsageError
 from keyramp.run._cpu import CpuSample, load_cpu_summary
-from keyramp.run._driver import DRAIN_S
 from keyramp.run._exceptions import WarmupFailure, WarmupTally
 from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._interval import ClosedInterval
 from keyramp.run._messages import Abort, Hello, IntervalReport, Start, Status, WarmupReport, receive, send
 from keyramp.run._pacer import Pacer
-from keyramp.run._phases import PhaseAborted, StopFlag
+from keyramp.run._phases import DRAIN_S, PhaseAborted, StopFlag
 from keyramp.run._plan import WorkerPlan
 from keyramp.run._recorder import Recorder, TimeseriesRow
 from keyramp.run._worker import placeholder_user

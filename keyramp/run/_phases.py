@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from keyramp.run._recorder import TimeseriesRow
     from keyramp.targets import RunTarget, Warmup
 
-__all__ = ["CellLoad", "CellPhases", "Interrupted", "PhaseAborted", "SecondCheck", "StopFlag", "users_for",
+__all__ = ["DRAIN_S", "CellLoad", "CellPhases", "Interrupted", "PhaseAborted", "SecondCheck", "StopFlag", "users_for",
            "warmup_interval"]
 
 #: Consecutive seconds in which every operation failed as "unreachable" before a cell aborts.
@@ -45,6 +45,9 @@ _SETTLE_WINDOW_S = 2.0
 _SETTLED_RATIO = 1.1
 #: How often the warm-up checks for a workload whose every operation raised (fail fast).
 _FAIL_FAST_POLL_S = 0.5
+#: How long in-flight operations may finish after the phase ends before users are stopped
+#: (every load process's drain, and the master's wait for the last intervals).
+DRAIN_S = 2.0
 
 
 class Interrupted(KeyrampError):
