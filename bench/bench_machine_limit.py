@@ -64,8 +64,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
     parser.add_argument("--save", action="store_true", help="write bench/results/machine_limit.json")
     parser.add_argument("--out", type=Path, help="write the result JSON here too")
-    # --smoke: levels 0 and 2, 2 s runs, light profile, one way up
-    args = parse_args(parser, argv, smoke={"profiles": "light", "levels": "0,2", "duration": "2s"})
+    # --smoke: levels 0 and 0.5, 2 s runs, light profile, one way up: the path
+    args = parse_args(parser, argv, smoke={"profiles": "light", "levels": "0,0.5", "duration": "2s"})
     names = args.profiles.split(",")
     levels = [float(x) for x in args.levels.split(",")]
     order = levels + levels[::-1][1:-1] if not args.smoke else levels  # up, then down: drift hits both ends

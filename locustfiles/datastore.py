@@ -4,7 +4,8 @@
     locust -f locustfiles/datastore.py            # web UI on http://127.0.0.1:8089
     locust -f locustfiles/datastore.py --headless -u 20 -r 20 -t 30s
 
-Set KEYRAMP_PROFILE=profiles/....toml to use a profile's workload and key strategy.
+Set KEYRAMP_PROFILE=profiles/....toml to use a profile's workload and key strategy (one
+strategy: plain Locust runs one cell; `keyramp run` runs a profile's whole matrix).
 """
 
 # Firestore in Datastore mode uses the same client against its own emulator:

@@ -13,6 +13,7 @@ cores, so a test's wall time is the machine's as much as the code's.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 from keyramp.backends import BACKENDS, EMULATOR_FOR, Backend, Target
-from keyramp.targets._emulators import EmulatorManager, RunningEmulator
+from keyramp.targets._emulators import EmulatorManager, RunningEmulator, sdk_root
 
 TEST_PROJECT = "keyramp-test"
 
@@ -131,6 +132,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def pytest_configure(config: pytest.Config) -> None:
     """Also refuse, at run time, an unmarked test whose own fixture or body starts a real
     emulator (the name check above only knows the shared fixtures)."""
+    # Every `keyramp run` a test starts records the SDK version in its manifest; without this,
+    # each would ask `gcloud info` again (about a second of CPU, on a machine already short of it).
+    os.environ.setdefault("KEYRAMP_CLOUD_SDK_ROOT", str(sdk_root()))
     start = EmulatorManager._start
 
     def guarded(self: EmulatorManager, kinds: Any, *, consistency: float | None) -> Any:

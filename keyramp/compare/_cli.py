@@ -44,12 +44,16 @@ def register(subparsers: Any) -> None:
                         help="extra threshold, e.g. 'insert.p99_ms<50' (repeatable)")
     parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
                         help="results directory (default: ./results)")
-    for flag, what in (("markdown", "GitHub-flavoured Markdown"), ("junit", "JUnit XML"), ("json", "JSON"),
+    parser.add_argument("--json", action="store_true",
+                        help="print the comparison as one JSON document on stdout (the table goes to stderr), "
+                             "like `keyramp run --json`")
+    parser.add_argument("--out", type=Path, metavar="FILE", help="write the JSON document to FILE instead")
+    for flag, what in (("markdown", "GitHub-flavoured Markdown"), ("junit", "JUnit XML"),
                        ("html", "self-contained HTML report")):
         parser.add_argument(f"--{flag}", type=Path, metavar="FILE", help=f"write {what} to FILE ('-' for stdout)")
     defaults = CompareOptions()
     parser.add_argument("--min-effect", type=float, default=defaults.min_effect_latency, metavar="FRACTION",
-                        help="smallest latency change that counts (default %(default)s = 10 %%)")
+                        help="smallest p50 change that counts (default %(default)s)")
     parser.add_argument("--min-effect-tail", type=float, default=defaults.min_effect_tail, metavar="FRACTION",
                         help="smallest p95/p99/p99.9 change that counts (default %(default)s)")
     parser.add_argument("--min-effect-throughput", type=float, default=defaults.min_effect_throughput,
@@ -156,18 +160,28 @@ def _run_specs(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     return specs, found
 
 
+def _json_target(args: argparse.Namespace) -> Path | None:
+    """Where the JSON document goes: ``--out FILE``, else stdout with ``--json``, else nowhere."""
+    if args.json:  # the old `--json FILE` form: FILE was parsed as a RUN
+        old = [spec for spec in args.runs if spec.endswith(".json") and not Path(spec).is_dir()]
+        if old:
+            raise UsageError(f"--json prints to stdout and takes no FILE: write it with --json --out {old[0]}")
+    return args.out if args.out is not None else (Path("-") if args.json else None)
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
+    json_target = _json_target(args)
     specs, baseline_set = _run_specs(args)
     cmp = run_compare(specs, results=Path(args.results), baseline_spec=args.baseline, baseline_set=baseline_set,
                       thresholds=list(args.threshold), options=_options(args))
     if not args.quiet:
         from rich.console import Console
 
-        console = Console(stderr=any(str(p) == "-" for p in (args.markdown, args.junit, args.json, args.html) if p))
+        console = Console(stderr=any(str(p) == "-" for p in (args.markdown, args.junit, json_target, args.html) if p))
         if not console.is_terminal:
             console = Console(width=220, stderr=console.stderr)
         render_terminal(cmp, console)
-    for target, render in ((args.markdown, render_markdown), (args.junit, render_junit), (args.json, render_json),
+    for target, render in ((args.markdown, render_markdown), (args.junit, render_junit), (json_target, render_json),
                            (args.html, render_html)):
         if target is not None:
             _write(target, render(cmp))

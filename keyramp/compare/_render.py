@@ -17,7 +17,11 @@ from typing import Any
 
 import pyarrow.compute as pc
 
+from keyramp._format import plural
 from keyramp.compare._model import METRICS, Comparison, MetricRow
+from keyramp.compare._present import keyspace_table, verdict_rule
+from keyramp.compare._present import ratio_text as _ratio_text
+from keyramp.compare._present import value_text as _fmt
 from keyramp.results._catalog import Run
 from keyramp.results._read import read_timeseries
 
@@ -27,33 +31,6 @@ _UNITS = {"ops_per_s": "ops/s", "error_rate": ""}
 _MARK = {"worse": "🔴 worse", "better": "🟢 better", "same": "same", "n/a": "n/a"}
 _COLORS = {"worse": "#c62828", "better": "#2e7d32", "same": "#546e7a", "n/a": "#9e9e9e"}
 _RUN_COLORS = ("#1565c0", "#ef6c00", "#6a1b9a", "#00838f", "#ad1457", "#558b2f", "#4e342e", "#283593")
-
-
-def _fmt(value: float | None, metric: str = "") -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "–"
-    if metric == "error_rate":
-        return f"{value * 100:.2f} %"
-    if abs(value) >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.3g}" if abs(value) < 10 else f"{value:.1f}"
-
-
-def _ratio_text(row: MetricRow | None) -> str:
-    if row is None:
-        return ""
-    if row.metric == "error_rate":
-        if not row.baseline and not row.value:
-            return ""  # no errors on either side: nothing to say
-        if row.ci_low is None or row.ci_high is None:
-            return row.note
-        return f"Δ {row.ci_low * 100:+.2f}…{row.ci_high * 100:+.2f} pp ({row.note})"
-    if row.ratio is None:
-        return ""
-    text = f"×{row.ratio:.3f}"
-    if row.ci_low is not None and row.ci_high is not None:
-        text += f" [{row.ci_low:.2f}, {row.ci_high:.2f}]"
-    return text
 
 
 def grid(cmp: Comparison) -> Iterator[tuple[str, str, str, list[tuple[float | None, MetricRow | None]]]]:
@@ -90,12 +67,13 @@ def _notes(cmp: Comparison) -> list[str]:
 def _headline(cmp: Comparison) -> str:
     parts = []
     if cmp.baseline is not None:
-        parts.append(f"{len(cmp.regressions)} regression(s) vs baseline {cmp.baseline.run_id}")
-    parts.append(f"{len(cmp.threshold_failures)} threshold failure(s)")
+        parts.append(f"{plural(len(cmp.regressions), 'regression')} vs baseline {cmp.baseline.run_id}")
+    parts.append(plural(len(cmp.threshold_failures), "threshold failure"))
     if cmp.forecast_regressions:
-        parts.append(f"{len(cmp.forecast_regressions)} launch forecast(s) worse (modelled)")
+        parts.append(f"{plural(len(cmp.forecast_regressions), 'launch forecast')} worse (modelled)")
     if cmp.new_exceptions:
-        parts.append(f"{len(cmp.new_exceptions)} new exception class(es) raised by the workload")
+        parts.append(f"{plural(len(cmp.new_exceptions), 'new exception class', 'new exception classes')} "
+                     "raised by the workload")
     return ("FAIL" if cmp.exit_code else "PASS") + ": " + ", ".join(parts)
 
 
@@ -129,17 +107,13 @@ def render_terminal(cmp: Comparison, console: Any) -> None:
         table.add_row(*row)
     console.print(table)
     if cmp.keyspace:
-        ks = Table(title="key space (hotspot metrics; modelled figures are not measured)")
+        ks = Table(title="key space (headline hotspot figures; modelled ones are not measured)")
         ks.add_column("cell")
-        ks.add_column("metric")
+        ks.add_column("figure")
         for run in cmp.runs:
             ks.add_column(_short(run.run_id), justify="right")
-        for cell, per_run in cmp.keyspace.items():
-            names = sorted({k for v in per_run.values() for k in v})
-            for name in names:
-                ks.add_row(
-                    escape(cell), escape(name), *[str(per_run.get(r.run_id, {}).get(name, "–")) for r in cmp.runs]
-                )
+        for cell, label, modelled, texts in keyspace_table(cmp):
+            ks.add_row(escape(cell), escape(label + (" (modelled)" if modelled else "")), *texts)
         console.print(ks)
     if cmp.forecast:
         fc = Table(title="launch forecast (modelled: share of launch operations throttled, low–high)")
@@ -220,12 +194,10 @@ def render_markdown(cmp: Comparison) -> str:
                     for r in cmp.runs]
             lines.append(f"| {_md(cell)} | " + " | ".join(vals) + " |")
     if cmp.keyspace:
-        lines += ["", "### Key space (hotspot metrics)", "", "| cell | metric | " +
+        lines += ["", "### Key space (headline hotspot figures)", "", "| cell | figure | " +
                   " | ".join(f"`{r.run_id}`" for r in cmp.runs) + " |", "|---|---|" + "---:|" * len(cmp.runs)]
-        for cell, per_run in cmp.keyspace.items():
-            for name in sorted({k for v in per_run.values() for k in v}):
-                vals = [str(per_run.get(r.run_id, {}).get(name, "–")) for r in cmp.runs]
-                lines.append(f"| {_md(cell)} | {_md(name)} | " + " | ".join(vals) + " |")
+        lines += [f"| {_md(cell)} | {_md(label)}{' (modelled)' if modelled else ''} | " + " | ".join(texts) + " |"
+                  for cell, label, modelled, texts in keyspace_table(cmp)]
     if cmp.new_exceptions:
         lines += ["", "### New exception classes (the workload's own; the baseline's cell did not raise them)", "",
                   "| run | cell | class | count | first occurrence |", "|---|---|---|---:|---|"]
@@ -236,11 +208,7 @@ def render_markdown(cmp: Comparison) -> str:
         lines += ["", *[f"- {_md(n)}" for n in _notes(cmp)]]
     if cmp.warnings:
         lines += ["", *[f"> ⚠️ {_md(w)}" for w in cmp.warnings]]
-    o = cmp.options
-    lines += ["", f"<sub>verdict: worse/better only when the {o.confidence:.0%} bootstrap interval clears "
-              f"+{o.min_effect_latency:.0%} (p50) / +{o.min_effect_tail:.0%} (p95+) / ±{o.min_effect_throughput:.0%} "
-              f"(throughput); n/a when the machine explains it (a starved load generator, a saturated test box); "
-              f"error rate: two-proportion test, α={o.alpha}. {_md(cmp.noise)}</sub>", ""]
+    lines += ["", f"<sub>verdict: {_md(verdict_rule(cmp.options))}. {_md(cmp.noise)}</sub>", ""]
     return "\n".join(lines)
 
 
@@ -508,18 +476,14 @@ def render_html(cmp: Comparison) -> str:
                 f"<td>{_e(per_run.get(r.run_id, {}).get('short', '–'))}</td>" for r in cmp.runs) + "</tr>")
         out.append("</table>")
     if cmp.keyspace:
-        out.append("<h2>Key space (hotspot metrics)</h2><table><tr><th>cell</th><th>metric</th>"
+        out.append("<h2>Key space (headline hotspot figures)</h2><table><tr><th>cell</th><th>figure</th>"
                    + "".join(f"<th><code>{_e(_short(r.run_id))}</code></th>" for r in cmp.runs) + "</tr>")
-        for cell, per_run in cmp.keyspace.items():
-            for name in sorted({k for v in per_run.values() for k in v}):
-                out.append(f"<tr><td>{_e(cell)}</td><td>{_e(name)}</td>" + "".join(
-                    f"<td>{_e(per_run.get(r.run_id, {}).get(name, '–'))}</td>" for r in cmp.runs) + "</tr>")
+        for cell, label, modelled, texts in keyspace_table(cmp):
+            out.append(f"<tr><td>{_e(cell)}</td><td>{_e(label)}{' (modelled)' if modelled else ''}</td>"
+                       + "".join(f"<td>{_e(t)}</td>" for t in texts) + "</tr>")
         out.append("</table>")
     o = cmp.options
-    out.append(f"<p><small>Verdicts: worse/better only when the {o.confidence:.0%} bootstrap interval (resampling 1 s "
-               f"interval histograms, {o.bootstrap} replicates, seed {o.seed}) clears +{o.min_effect_latency:.0%} "
-               f"for p50, +{o.min_effect_tail:.0%} for p95 and above or ±{o.min_effect_throughput:.0%} for "
-               f"throughput (n/a when the machine explains it: a starved load generator, a saturated test box); "
-               f"error rate: two-proportion test, α={o.alpha}. {_e(cmp.noise)} Generated by keyramp.</small></p>"
+    out.append(f"<p><small>Verdicts: {_e(verdict_rule(o))} (bootstrap: 1 s interval histograms resampled, "
+               f"{o.bootstrap:,} replicates, seed {o.seed}). {_e(cmp.noise)} Generated by keyramp.</small></p>"
                "</body></html>")
     return "\n".join(out) + "\n"

@@ -1,7 +1,8 @@
 """Key-space heatmap: ops over time x key-range buckets, as JSON (web UI) and PNG.
 
 Drawn like Key Visualizer: time on x, key range on y with the first key at the top,
-a log colour scale, and real key text at bucket edges so the y axis is readable.
+a log colour scale from 1 (``keyramp._heatscale``: one sampled op is visible, empty is
+background), and real key text at bucket edges so the y axis is readable.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from keyramp._heatscale import mpl_colormap
 from keyramp.keyspace._load import KeyPositions
 from keyramp.keyspace._metrics import bucket_matrix
 
@@ -66,13 +68,12 @@ def render_png(data: dict[str, Any], path: Path, *, title: str, time_scale: floa
     edges = data["time_edges_s"]
     masked = np.ma.masked_less_equal(counts, 0)
     fig, ax = plt.subplots(figsize=(11, 6.2), dpi=110)
-    ax.set_facecolor("black")
     vmax = max(1.0, float(counts.max()))
     image = ax.imshow(
         masked,
         aspect="auto",
         interpolation="nearest",
-        cmap="inferno",
+        cmap=mpl_colormap(),
         norm=LogNorm(vmin=1.0, vmax=max(vmax, 1.0 + 1e-9)),
         extent=(edges[0], edges[-1], nb, 0),  # first key at the top, like Key Visualizer
     )
@@ -85,8 +86,9 @@ def render_png(data: dict[str, Any], path: Path, *, title: str, time_scale: floa
         to_schedule = (lambda x: np.multiply(x, time_scale), lambda x: np.divide(x, time_scale))
         top = ax.secondary_xaxis("top", functions=to_schedule)
         top.set_xlabel(f"schedule time (s, x{time_scale:g})")
-    bar = fig.colorbar(image, ax=ax, pad=0.02)
-    bar.set_label("sampled ops per bin (log scale)")
+    bar = fig.colorbar(image, ax=ax, pad=0.02, extend="min")  # the grey triangle: no sampled op
+    bar.set_label("sampled ops per bin (log scale from 1; grey = none)")
+    bar.ax.yaxis.set_major_formatter(lambda v, _pos: f"{v:,.0f}")  # "10", not "10^1"
     ax.set_title(title, fontsize=11)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

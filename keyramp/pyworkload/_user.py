@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import tomllib
+from pathlib import Path
 from typing import Any, ClassVar
 
 from locust import User, constant, events
@@ -29,6 +31,7 @@ from locust import User, constant, events
 from keyramp._errors import UsageError
 from keyramp.backends import spec_for
 from keyramp.pyworkload._keys import KeyHandle
+from keyramp.pyworkload._plain import plain_cell
 
 __all__ = ["BigtableUser", "DatastoreUser", "FirestoreUser", "WorkloadUser"]
 
@@ -54,6 +57,7 @@ class WorkloadUser(User):
         super().__init_subclass__(**kw)
         if not cls.__dict__.get("abstract") and "context" not in cls.__dict__:
             # Plain `locust -f`: prepare and preload the store when the test starts.
+            events.init.add_listener(functools.partial(_check_plain, cls))
             events.test_start.add_listener(functools.partial(_prepare_plain, cls))
 
     def on_start(self) -> None:
@@ -143,15 +147,38 @@ def _plain_profile(cls: type[WorkloadUser]) -> tuple[str, Any]:
         raw["workload"] = workload
     wanted = raw.get("backend") or sorted(cls.backends)[0]
     choices = wanted if isinstance(wanted, list) else [wanted]
-    backend = next((b for b in choices if b in cls.backends), None)
-    if backend is None:
+    served = [b for b in choices if b in cls.backends]
+    if not served:
         raise UsageError(f"{source}: backend {wanted!r} does not serve {cls.__name__} (a {cls.store} user)")
+    if len(served) > 1:  # several cells: plain Locust runs one, and must not silently take the first
+        raise UsageError(f"{source}: backend lists {len(served)} stores for {cls.__name__} ({', '.join(served)}) and "
+                         f"plain `locust -f` runs one cell: keep one (backend = {served[0]!r}), or run them all "
+                         f"with `keyramp run {source}`")
+    backend = served[0]
     raw["backend"] = backend
-    return backend, parse_profile(raw, source=source)
+    profile = parse_profile(raw, source=source, path=Path(path) if path else None)
+    plain_cell(profile, backend)  # one key strategy, or a usage error saying how to pick one
+    return backend, profile
+
+
+def _runs_plain(cls: type[WorkloadUser], environment: Any) -> bool:
+    return any(issubclass(u, cls) for u in getattr(environment, "user_classes", ()) or ())
+
+
+def _check_plain(cls: type[WorkloadUser], environment: Any, **_: Any) -> None:
+    """Plain ``locust -f`` (its ``init`` event, which ``keyramp run`` never fires): a profile that
+    does not name one cell for ``cls`` stops Locust now, in one line, exit 2, before any load."""
+    if not _runs_plain(cls, environment):
+        return
+    try:
+        _plain_profile(cls)
+    except UsageError as exc:
+        sys.stderr.write(f"keyramp: $KEYRAMP_PROFILE: {exc}\n")
+        raise SystemExit(2) from None
 
 
 def _prepare_plain(cls: type[WorkloadUser], environment: Any, **_: Any) -> None:
-    if not any(issubclass(u, cls) for u in getattr(environment, "user_classes", ()) or ()):
+    if not _runs_plain(cls, environment):
         return  # another user class of the locustfile is running, not this one
     from keyramp.run._locustfile import plain_context, prepare
 

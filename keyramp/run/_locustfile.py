@@ -3,7 +3,7 @@
 ``locust -f locustfiles/bigtable.py`` then gets a Locust user class that drives one
 backend through keyramp's workload (key strategy, op mix, records) in Locust's usual
 closed model, with Locust's own web UI and statistics. The profile comes from
-``$KEYRAMP_PROFILE`` (a TOML file; its first cell for this backend is used) or a small
+``$KEYRAMP_PROFILE`` (a TOML file with one cell on this backend: one strategy) or a small
 default; the emulator from the standard env var (``DATASTORE_EMULATOR_HOST`` …) or from
 ``keyramp emulators up``. ``keyramp run`` adds the open-model pacer, phases and run directory.
 """
@@ -14,6 +14,7 @@ import locust  # noqa: F401  (monkey-patches the standard library before anythin
 
 # isort: split
 import os
+import sys
 import time
 import uuid
 from typing import Any
@@ -21,10 +22,11 @@ from typing import Any
 import gevent
 from locust import events
 
-from keyramp._errors import EmulatorError
+from keyramp._errors import EmulatorError, UsageError
 from keyramp.backends import EMULATOR_FOR, spec_for
 from keyramp.profile._files import load_profile
 from keyramp.profile._profile import Profile, parse_profile
+from keyramp.pyworkload._plain import plain_cell
 from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._recorder import Recorder
@@ -56,12 +58,11 @@ def emulator_endpoint(backend: str) -> str:
 
 
 def plain_context(backend: str, profile: Profile) -> CellContext:
-    """A closed-model cell context for plain Locust: ``profile``'s first cell on ``backend``,
-    a fresh namespace on the running emulator. Nothing is created yet (see ``prepare``)."""
+    """A closed-model cell context for plain Locust: ``profile``'s one cell on ``backend``
+    (``plain_cell``), a fresh namespace on the running emulator. Nothing is created yet (see
+    ``prepare``)."""
     ensure_gevent_grpc()
-    cell = next((c for c in profile.cells if c.backend == backend), None)
-    strategy = cell.strategy if cell else profile.keys.strategies[0]
-    workload = CellWorkload(backend=backend, strategy=strategy, settings=profile)
+    workload = CellWorkload(backend=backend, strategy=plain_cell(profile, backend).strategy, settings=profile)
     target = workload.target(project=profile.project, endpoint=emulator_endpoint(backend),
                              namespace=f"locust_{uuid.uuid4().hex[:8]}")
     return CellContext(workload=workload, backend_class=spec_for(backend).driver(profile.driver), target=target,
@@ -86,8 +87,12 @@ def make_user(backend: str) -> type[KeyrampUser]:
     statistics (web UI, ``--csv``): the same request path as ``keyramp run``, closed model.
     """
     path = os.environ.get("KEYRAMP_PROFILE")
-    profile = load_profile(path) if path else parse_profile({**_DEFAULT_PROFILE, "backend": backend})
-    context = plain_context(backend, profile)
+    try:
+        profile = load_profile(path) if path else parse_profile({**_DEFAULT_PROFILE, "backend": backend})
+        context = plain_context(backend, profile)
+    except UsageError as exc:  # at import of the locustfile: one line, exit 2, before any load
+        sys.stderr.write(f"keyramp: $KEYRAMP_PROFILE: {exc}\n")
+        raise SystemExit(2) from None
     workload = context.workload
     ticker: list[gevent.Greenlet] = []
 

@@ -40,6 +40,13 @@ class Warmup:
     settle: bool = False
     minimum_s: float | None = None
 
+    def seconds(self, profile_warmup_s: float) -> float:
+        """The fixed part of the warm-up: the profile's ``warmup``, raised to ``minimum_s`` (a
+        profile without warm-up gets none: it asked to measure from the first operation)."""
+        if profile_warmup_s > 0 and self.minimum_s is not None:
+            return max(profile_warmup_s, self.minimum_s)
+        return profile_warmup_s
+
 
 class RunTarget(ABC):
     """Where one run's load goes. Subclasses are registered by ``profile.target`` name."""

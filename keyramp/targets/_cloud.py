@@ -21,6 +21,10 @@ from typing import TYPE_CHECKING, TextIO
 
 from keyramp._durations import format_duration
 from keyramp._errors import UsageError
+from keyramp.backends import EMULATOR_FOR, Target
+from keyramp.targets._base import Warmup
+from keyramp.targets._emulator_target import FIRST_WARMUP_S, cell_warmup
+from keyramp.targets._emulators import endpoints_from_env
 
 if TYPE_CHECKING:
     from keyramp.profile import Profile
@@ -77,6 +81,9 @@ class CellPlan:
     time_scale: float
     namespace: str
     writes_under: str
+    #: The emulator this cell is the first on: it warms ``warmup_s`` (a cold JVM's minimum
+    #: included), then until its latency settles (``targets._emulator_target.cell_warmup``).
+    settles_on: str | None = None
 
     @property
     def wall_s(self) -> float:
@@ -188,9 +195,15 @@ def plan_run(profile: Profile, caps: Caps | None = None, *,
 
     cloud = profile.cloud
     caps = caps or Caps.of(profile)
-    warmup_s = profile.schedule.warmup_s
+    profile_warmup_s = profile.schedule.warmup_s
+    on_emulators = profile.target == "emulator"
+    # the run starts every emulator no *_EMULATOR_HOST names (one already up is reused: no cold JVM)
+    started = set(EMULATOR_FOR.values()) - set(endpoints_from_env(os.environ))
+    warmed: set[str] = set()
     cells = []
     for cell in profile.cells:
+        warmup = cell_warmup(cell.backend, warmed=warmed, started=started) if on_emulators else Warmup()
+        warmup_s = warmup.seconds(profile_warmup_s)
         sched = cell.schedule
         namespace = (namespaces or {}).get(cell.id) or cell_namespace(cell, "<run>")  # run id not known yet
         if sched.open_model:
@@ -206,8 +219,10 @@ def plan_run(profile: Profile, caps: Caps | None = None, *,
             peak_ops_per_s=peak, total_ops=total, duration_s=cell.duration_s, warmup_s=warmup_s,
             warmup_ops=warm, preload_records=profile.workload.record_count, time_scale=cell.time_scale,
             namespace=namespace,
+            # an emulator run uses the client's default instance (cloud.instance is for target = 'cloud')
             writes_under=_writes_under(cell.backend, namespace, project=profile.project,
-                                       instance=cloud.instance, database=cloud.database),
+                                       instance=cloud.instance or Target.instance, database=cloud.database),
+            settles_on=EMULATOR_FOR[cell.backend] if warmup.settle and warmup_s > 0 else None,
         ))
     return CloudPlan(profile=profile.name, project=profile.project, caps=caps, cells=tuple(cells),
                      cleanup=cloud.cleanup, database=cloud.database, instance=cloud.instance,
@@ -230,25 +245,30 @@ def render_plan(plan: CloudPlan) -> str:
     for c in plan.cells:
         if c.open_model:
             rate = f"peak {format_count(c.peak_ops_per_s or 0)} ops/s"
-            ops = f"{format_count(c.total_ops or 0)} operations + {format_count(c.warmup_ops or 0)} warm-up"
+            ops = (f"{format_count(c.total_ops or 0)} operations + {'≥ ' if c.settles_on else ''}"
+                   f"{format_count(c.warmup_ops or 0)} warm-up")
         elif cloud:
             bound = caps.max_ops_per_s * c.wall_s
             rate = f"peak unbounded (closed model), capped at {format_count(caps.max_ops_per_s)} ops/s"
             ops = f"operations unbounded, capped at {format_count(bound)}"
         else:
             rate, ops = "peak unbounded (closed model)", "operations unbounded"
-        lines.append(f"  {c.cell_id}: {c.schedule}; {rate}; {ops}; "
-                     f"{format_duration(c.duration_s)} + {format_duration(c.warmup_s)} warm-up"
+        warm = (f"≥ {format_duration(c.warmup_s)} warm-up (the first cell on the {c.settles_on} emulator: at least "
+                f"{format_duration(FIRST_WARMUP_S)} on a freshly started JVM, then until its latency settles)"
+                if c.settles_on else f"{format_duration(c.warmup_s)} warm-up")
+        lines.append(f"  {c.cell_id}: {c.schedule}; {rate}; {ops}; {format_duration(c.duration_s)} + {warm}"
                      + (f" (time_scale {c.time_scale:g}: {format_duration(c.duration_s * c.time_scale)} of schedule)"
                         if c.time_scale != 1 else ""))
         lines.append(f"      preload {format_count(c.preload_records)} records (batch writes, not paced); "
                      f"writes under {c.writes_under}")
     peak, total = plan.peak_ops_per_s, plan.total_ops
-    total_text = (f"{format_count(total)} operations" if total is not None else
+    at_least = "≥ " if any(c.settles_on for c in plan.cells) else ""
+    total_text = (f"{at_least}{format_count(total)} operations" if total is not None else
                   f"operations unbounded, capped at {format_count(caps.max_ops_per_s * plan.duration_s)}" if cloud else
                   "operations unbounded")
     lines.append(f"total: peak {'unbounded' if peak is None else format_count(peak) + ' ops/s'}; {total_text}"
-                 f" + {format_count(plan.preload_records)} preloaded records; {format_duration(plan.duration_s)}")
+                 f" + {format_count(plan.preload_records)} preloaded records; "
+                 f"{at_least}{format_duration(plan.duration_s)}")
     if not cloud:
         pass
     elif plan.cleanup:

@@ -7,7 +7,7 @@ test) is local too: its spec names its endpoint and how to clear it; nothing is 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -21,10 +21,26 @@ if TYPE_CHECKING:
     from keyramp.backends import Backend, Target
     from keyramp.profile import Cell, Profile
 
-__all__ = ["FIRST_WARMUP_S", "EmulatorTarget"]
+__all__ = ["FIRST_WARMUP_S", "EmulatorTarget", "cell_warmup"]
 
 #: Warm-up of the first cell on an emulator this run started itself (a cold JVM) at least.
 FIRST_WARMUP_S = 10.0
+
+
+def cell_warmup(backend: str, *, warmed: set[str], started: Collection[str]) -> Warmup:
+    """How a cell on ``backend`` warms up, cells taken in run order (the run and ``run --plan``).
+
+    The first cell on each emulator settles (a JVM emulator keeps JIT-compiling well after its
+    first requests), for at least ``FIRST_WARMUP_S`` on an emulator this run ``started`` (a
+    cold JVM); later cells, and a store with no emulator process, warm up for the profile's
+    ``warmup`` alone. Adds the cell's emulator to ``warmed``.
+    """
+    if spec_for(backend).in_process is not None:
+        return Warmup()
+    kind = EMULATOR_FOR[backend]
+    first = kind not in warmed
+    warmed.add(kind)
+    return Warmup(settle=first, minimum_s=FIRST_WARMUP_S if first and kind in started else None)
 
 
 class EmulatorTarget(RunTarget):
@@ -94,9 +110,7 @@ class EmulatorTarget(RunTarget):
             raise RunFailed(f"{cell.id}: {died}")
         phase("resetting store")
         reset(kind, address.endpoint or "", project=address.project)
-        first = kind not in self._warmed
-        self._warmed.add(kind)
-        return Warmup(settle=first, minimum_s=FIRST_WARMUP_S if first and kind in self.started else None)
+        return cell_warmup(cell.backend, warmed=self._warmed, started=self.started)
 
     def check(self, cell: Cell, *, ops_last_second: int) -> str | None:
         kind = EMULATOR_FOR.get(cell.backend)

@@ -8,7 +8,9 @@ from flask import Flask, Response, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from keyramp import __version__
+from keyramp import _format as fmt
 from keyramp._errors import UsageError
+from keyramp._heatscale import scale_doc
 from keyramp.web._store import RunStore
 
 __all__ = ["CSP", "create_app", "warm_up"]
@@ -30,6 +32,7 @@ def create_app(results_dir: str | Path) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["keyramp_store"] = RunStore(Path(results_dir))
     app.jinja_env.globals["keyramp_version"] = __version__
+    app.jinja_env.globals["heat_scale"] = scale_doc()  # one heatmap colour scale, PNG and canvas
     app.jinja_env.filters.update(_filters())
 
     _views_runs.add_routes(app)
@@ -69,26 +72,21 @@ def _error(code: int, message: str) -> tuple[Response | str, int]:
 
 
 def _filters() -> dict[str, object]:
-    def fmt_num(value: object, digits: int = 1) -> str:
-        if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-            return "–"
-        if abs(value) >= 1000:
-            return f"{value:,.0f}"
-        return f"{value:,.{digits}f}"
+    """Template filters: the one number format (``keyramp._format``), so a figure reads the same
+    on every page as in the terminal and ``keyramp compare``."""
 
-    def fmt_pct(value: object, digits: int = 2) -> str:
-        if value is None or not isinstance(value, (int, float)):
-            return "–"
-        return f"{value * 100:.{digits}f} %"
+    # ``digits`` only for templates written before the one format: 0 asks for a whole count,
+    # any other value reads as the one format (partials/forecast.html, until it is rewritten)
+    def fmt_num(value: object, digits: int | None = None) -> str:
+        return fmt.count(value) if digits == 0 else fmt.number(value)
 
-    def fmt_ratio(value: object) -> str:
-        if value is None or not isinstance(value, (int, float)):
-            return "–"
-        return f"×{value:.2f}"
+    def fmt_pct(value: object, digits: int | None = None) -> str:
+        return fmt.percent(value)
 
     def fmt_time(value: object) -> str:
         if not isinstance(value, str):
-            return "–"
+            return fmt.MISSING
         return value.replace("T", " ").rstrip("Z")[:19]
 
-    return {"num": fmt_num, "pct": fmt_pct, "ratio": fmt_ratio, "when": fmt_time}
+    return {"num": fmt_num, "pct": fmt_pct, "count": fmt.count, "ratio": fmt.ratio, "when": fmt_time, "ms": fmt.ms,
+            "ops": fmt.ops_per_s, "duration": fmt.duration, "plural": fmt.plural}

@@ -7,14 +7,16 @@ strategy + extras). The table shows each run's value and its ratio to the baseli
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from flask import Flask, Response, current_app, jsonify, render_template, request
 
 from keyramp._errors import UsageError
-from keyramp.compare import build_comparison
+from keyramp.compare import Comparison, build_comparison
 from keyramp.compare._model import LATENCY_METRICS
 from keyramp.compare._model import METRICS as COMPARE_METRICS
+from keyramp.compare._present import keyspace_table, verdict_rule
 
 __all__ = ["METRICS", "add_routes", "compare_model"]
 
@@ -71,26 +73,51 @@ def _align(runs: list[tuple[str, dict[str, Any]]], fields: tuple[str, ...]) -> d
     return out
 
 
-def _verdicts(run_ids: list[str], baseline: str) -> tuple[dict[tuple[str, str, str, str], dict[str, Any]], str | None]:
-    """Statistical verdicts from keyramp.compare (bootstrap CIs over the .hlog intervals):
-    {(run, identity, op, metric): {verdict, ci_low, ci_high, note}}. Cached per run files,
-    since the bootstrap costs far more than rendering."""
+@dataclass(frozen=True)
+class _Judged:
+    """What ``keyramp compare`` says about these runs, as the page shows it."""
+
+    #: (run, identity, op, metric) -> {verdict, ci_low, ci_high, note}
+    verdicts: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
+    note: str | None = None
+    #: when a row is worse/better, from the options the verdicts were judged with
+    rule: str = ""
+    #: identity -> [(label, modelled, text per run in the page's order)]
+    keyspace: dict[str, list[tuple[str, bool, list[str]]]] = field(default_factory=dict)
+    #: identity -> [{"text", "verdict", "worse"} per run in the page's order]
+    forecast: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def _judged(cmp: Comparison, run_ids: list[str]) -> _Judged:
+    verdicts = {(row.run_id, row.cell, row.op, row.metric): {"verdict": row.verdict, "ci_low": row.ci_low,
+                                                              "ci_high": row.ci_high, "note": row.note}
+                for row in cmp.rows}
+    keyspace: dict[str, list[tuple[str, bool, list[str]]]] = {}
+    for ident, label, modelled, texts in keyspace_table(cmp, run_ids):
+        keyspace.setdefault(ident, []).append((label, modelled, texts))
+    worse = {(ident, run_id) for ident, run_id, _, _ in cmp.forecast_regressions}
+    forecast = {ident: [{"text": per_run.get(r, {}).get("short"), "verdict": per_run.get(r, {}).get("verdict"),
+                         "worse": (ident, r) in worse} for r in run_ids]
+                for ident, per_run in cmp.forecast.items()}
+    return _Judged(verdicts, "; ".join(cmp.warnings) or None, verdict_rule(cmp.options), keyspace, forecast)
+
+
+def _verdicts(run_ids: list[str], baseline: str) -> _Judged:
+    """Statistical verdicts, key-space and forecast tables from keyramp.compare (bootstrap CIs
+    over the .hlog intervals), cached per run files: the bootstrap costs far more than rendering."""
     store = current_app.extensions["keyramp_store"]
     paths = [store.run_path(r) for r in run_ids]
 
-    def build() -> tuple[dict[tuple[str, str, str, str], dict[str, Any]], str | None]:
+    def build() -> _Judged:
         runs = [store.run(r) for r in run_ids]
         unusable = [r.run_id for r in runs if not r.ok]
         if unusable:
-            return {}, f"no verdicts: unusable run(s) {', '.join(unusable)}"
+            return _Judged(note=f"no verdicts: unusable run(s) {', '.join(unusable)}")
         try:
             result = build_comparison(runs, baseline=next(r for r in runs if r.run_id == baseline))
         except Exception as exc:  # noqa: BLE001 - verdicts are an extra; the ratio table still stands
-            return {}, f"verdicts unavailable: {type(exc).__name__}: {exc}"
-        out = {(row.run_id, row.cell, row.op, row.metric): {"verdict": row.verdict, "ci_low": row.ci_low,
-                                                              "ci_high": row.ci_high, "note": row.note}
-               for row in result.rows}
-        return out, "; ".join(result.warnings) or None
+            return _Judged(note=f"verdicts unavailable: {type(exc).__name__}: {exc}")
+        return _judged(result, run_ids)
 
     files = tuple(f for p in paths for f in (p / "manifest.json", p / "summary.json", p / "histograms"))
     return store.cache.get(("verdicts", tuple(run_ids), baseline), files, build)
@@ -103,7 +130,7 @@ def compare_model(run_ids: list[str], baseline: str | None) -> dict[str, Any]:
         raise UsageError(f"baseline {baseline!r} is not one of the compared runs")
     details = {run_id: store.detail(run_id) for run_id in run_ids}
     series = {run_id: store.series(run_id) for run_id in run_ids}
-    verdicts, verdict_note = _verdicts(run_ids, baseline)
+    judged = _verdicts(run_ids, baseline)
 
     identities: list[str] = []
     cells: dict[tuple[str, str], dict[str, Any]] = {}
@@ -133,19 +160,13 @@ def compare_model(run_ids: list[str], baseline: str | None) -> dict[str, Any]:
                             (o for o in cell["operations"] if o["op"] == op), None)
                     values.append(_get(stats, path))
                 base_value = values[run_ids.index(baseline)]
-                entries = []
-                for run_id, value in zip(run_ids, values, strict=True):
-                    ratio = value / base_value if value is not None and base_value else None
-                    entries.append({
-                        "run_id": run_id,
-                        "value": value,
-                        "ratio": ratio,
-                        # plain direction hint when no statistical verdict exists
-                        "direction": None if ratio is None or run_id == baseline or abs(ratio - 1) < 0.05
-                        else ("better" if (ratio > 1) == higher_better else "worse"),
-                        **(verdicts.get((run_id, identity, op, key))
-                           or {"verdict": None, "ci_low": None, "ci_high": None, "note": None}),
-                    })
+                # colour and arrows come only from the comparison's verdict: a ratio it did not
+                # judge (a cell's total, no verdicts at all) is shown, never painted
+                entries = [{"run_id": run_id, "value": value,
+                            "ratio": value / base_value if value is not None and base_value else None,
+                            **(judged.verdicts.get((run_id, identity, op, key))
+                               or {"verdict": None, "ci_low": None, "ci_high": None, "note": None})}
+                           for run_id, value in zip(run_ids, values, strict=True)]
                 rows.append({"op": op, "metric": key, "label": label, "higher_is_better": higher_better,
                              "values": entries})
         chart_ops = sorted({op for run_id in run_ids for cell in [cells.get((run_id, identity))] if cell
@@ -165,11 +186,14 @@ def compare_model(run_ids: list[str], baseline: str | None) -> dict[str, Any]:
             "cell_ids": {r: cells[(r, identity)]["id"] for r in run_ids if (r, identity) in cells},
             "rows": rows,
             "charts": charts,
+            "keyspace": [{"label": label, "modelled": modelled, "values": texts}
+                         for label, modelled, texts in judged.keyspace.get(identity, [])],
+            "forecast": judged.forecast.get(identity),
         })
     runs = [{k: details[r][k] for k in ("run_id", "profile_name", "status", "reason", "started_at", "warnings", "ok")}
             | {"is_baseline": r == baseline} for r in run_ids]
-    return {"baseline": baseline, "runs": runs, "groups": groups,
-            "verdicts_available": bool(verdicts), "verdict_note": verdict_note}
+    return {"baseline": baseline, "runs": runs, "groups": groups, "verdicts_available": bool(judged.verdicts),
+            "verdict_note": judged.note, "verdict_rule": judged.rule or verdict_rule()}
 
 
 def add_routes(app: Flask) -> None:

@@ -144,12 +144,31 @@ def test_cli_writes_every_output(results: Path, base: str, tmp_path: Path, capsy
     slow = make_run(results, seed=304, cells=ONE_CELL, latency_ms=4.0).name
     out = tmp_path / "out"
     code = _cli(["compare", base, slow, "--results", str(results), "--markdown", str(out / "r.md"),
-                 "--junit", str(out / "r.xml"), "--json", str(out / "r.json"), "--html", str(out / "r.html")])
+                 "--junit", str(out / "r.xml"), "--out", str(out / "r.json"), "--html", str(out / "r.html")])
     assert code == 1
     assert "worse" in capsys.readouterr().out
     data = json.loads((out / "r.json").read_text())
     assert data["passed"] is False and data["baseline"] == base and data["regressions"] >= 3
     assert all((out / name).stat().st_size > 500 for name in ("r.md", "r.xml", "r.html"))
+
+
+def test_json_flag_prints_one_document_on_stdout(results: Path, base: str, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """`compare A B --json` like `run --json`: stdout is the JSON document, the table is on stderr;
+    the old `--json FILE` form is a clear usage error, not a run named FILE."""
+    from keyramp._errors import UsageError
+
+    slow = make_run(results, seed=305, cells=ONE_CELL, latency_ms=4.0).name
+    assert _cli(["compare", base, slow, "--results", str(results), "--json"]) == 1
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["passed"] is False and data["baseline"] == base
+    assert "worse" in captured.err
+    with pytest.raises(UsageError, match=r"--json --out r\.json"):
+        _cli(["compare", "--json", "r.json", base, slow, "--results", str(results)])
+    with pytest.raises(SystemExit) as exc:  # after the RUNs argparse refuses it: "unrecognized arguments"
+        _cli(["compare", base, slow, "--results", str(results), "--json", "r.json"])
+    assert exc.value.code == 2 and "r.json" in capsys.readouterr().err
 
 
 def test_late_operations_are_flagged_in_notes(results: Path, base: str) -> None:
@@ -265,7 +284,7 @@ def test_a_worse_launch_forecast_fails_the_comparison(results: Path, tmp_path: P
     assert back.forecast_regressions == [] and back.forecast["datastore-sequential"][good.name]["short"] == "ok 0%–1%"
     out = tmp_path / "fc"
     assert _cli(["compare", good.name, bad.name, "--results", str(results), "--markdown", str(out / "r.md"),
-                 "--junit", str(out / "r.xml"), "--json", str(out / "r.json")]) == 1
+                 "--junit", str(out / "r.xml"), "--out", str(out / "r.json")]) == 1
     assert "launch forecast" in capsys.readouterr().out
     assert "hotspot 50%–85% ❌" in (out / "r.md").read_text()
     assert 'type="forecast"' in (out / "r.xml").read_text()

@@ -79,7 +79,7 @@ def test_compare_the_last_runs_of_a_profile_from_the_catalog(
     r = ["--results", str(results)]
     assert _cli(["baseline", *r, "set", "main", base]) == 0
     out = tmp_path / "cmp.json"
-    assert _cli(["compare", "--last", "1", "--profile", "checkout", "--baseline", "main", "--quiet", "--json",
+    assert _cli(["compare", "--last", "1", "--profile", "checkout", "--baseline", "main", "--quiet", "--out",
                  str(out), *r]) == 1
     data = json.loads(out.read_text())
     assert {v["run_id"] for v in data["verdicts"]} == {slow}
@@ -107,7 +107,7 @@ def test_a_baseline_of_several_runs_of_one_build(tmp_path: Path, capsys: pytest.
     assert f"main\t{runs[0]} (+2 runs)" in capsys.readouterr().out
     assert [x.run_id for x in resolve_baseline("main", results)] == runs
     out = tmp_path / "cmp.json"
-    assert _cli(["compare", slow, "--baseline", "main", "--quiet", "--json", str(out), *r]) == 1
+    assert _cli(["compare", slow, "--baseline", "main", "--quiet", "--out", str(out), *r]) == 1
     data = json.loads(out.read_text())
     assert data["baseline_runs"] == runs and data["between_run_noise"].startswith("between-run noise measured from 3")
     assert {v["baseline_runs"] for v in data["verdicts"]} == {3}
@@ -132,11 +132,11 @@ def test_compare_last_n_is_the_newest_run_against_the_ones_before(tmp_path: Path
     newest = make_run(results, seed=24, cells=ONE_CELL, seconds=5, profile_name="checkout", latency_ms=6.0).name
     r = ["--results", str(results), "--quiet"]
     out = tmp_path / "cmp.json"
-    assert _cli(["compare", "--last", "4", "--json", str(out), *r]) == 1
+    assert _cli(["compare", "--last", "4", "--out", str(out), *r]) == 1
     data = json.loads(out.read_text())
     assert data["baseline_runs"] == older and {v["run_id"] for v in data["verdicts"]} == {newest}
     # With RUNs, the newest N other runs are their baseline set.
-    assert _cli(["compare", newest, "--last", "3", "--json", str(out), *r]) == 1
+    assert _cli(["compare", newest, "--last", "3", "--out", str(out), *r]) == 1
     assert json.loads(out.read_text())["baseline_runs"] == older
     with pytest.raises(UsageError, match="give N >= 2"):
         _cli(["compare", "--last", "1", *r])

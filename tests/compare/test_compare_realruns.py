@@ -55,7 +55,7 @@ def series(bigtable_emulator: RunningEmulator, tmp_path_factory: pytest.TempPath
 
 def _compare(series: dict, *args: str) -> tuple[int, dict]:
     out = series["results"].parent / f"cmp-{time.monotonic_ns()}.json"
-    proc = keyramp("compare", *args, "--results", str(series["results"]), "--json", str(out), "--quiet",
+    proc = keyramp("compare", *args, "--results", str(series["results"]), "--out", str(out), "--quiet",
                    timeout=120)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     return proc.returncode, json.loads(out.read_text())

@@ -26,7 +26,9 @@ from keyramp.results._catalog import load_run
 @pytest.fixture(scope="module")
 def cmp(tmp_path_factory: pytest.TempPathFactory) -> Comparison:
     results = tmp_path_factory.mktemp("results")
-    base = load_run(make_run(results, seed=1, keyspace={"top1_share": 0.4, "modelled": True}))
+    base = load_run(make_run(results, seed=1, keyspace={
+        "hottest_1pct_share": 0.4, "gini": 0.9901112484548825, "modelled": False,
+        "model": {"modelled": True, "step_s": 0.5, "max_throttled_fraction": 0.0123456}}))
     slow = load_run(make_run(results, seed=2, latency_ms={"insert": 4.0}, profile_name="a|b <i>"))
     same = load_run(make_run(results, seed=3))
     return build_comparison([slow, same], baseline=base,
@@ -146,5 +148,9 @@ def test_terminal_table(cmp: Comparison) -> None:
     buffer = io.StringIO()
     render_terminal(cmp, Console(file=buffer, width=250, color_system=None))
     out = buffer.getvalue()
-    assert "worse" in out and "FAIL" in out and "top1_share" in out
+    assert "worse" in out and "FAIL" in out
     assert cmp.runs[1].run_id[:19] in out
+    # the key-space table: headline figures, rounded and labelled; no model constants, no raw floats
+    assert "hottest 1 % of the key range" in out and "40 %" in out and "0.99" in out
+    assert "throttled load (peak) (modelled)" in out and "1.2 %" in out
+    assert "step_s" not in out and "0.990111" not in out

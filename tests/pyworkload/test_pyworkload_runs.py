@@ -144,17 +144,25 @@ def test_same_module_under_plain_locust(firestore_emulator, workload_dir: Path, 
     """Locust's own closed model and stats; the profile (``$KEYRAMP_PROFILE``) gives the key
     strategy, preload and document shape (its ``user`` and thresholds are keyramp's)."""
     prefix = workload_dir / "plain"
-    env = {**emulator_env(firestore_emulator), "KEYRAMP_PROFILE": str(workload_dir / "orders.toml")}
+    # One cell (plain Locust runs one; two are refused: test_plain.py), and a small preload:
+    # -t counts the preload too, and a busy machine must still leave most of the 8 s to the ops.
+    profile = write_profile(
+        workload_dir / "plain.toml", {"name": "plain", "backend": "firestore", "seed": 3},
+        workload={"user": "orders.py:Orders", "record_count": 50}, keys={"strategy": "random"},
+    )
+    env = {**emulator_env(firestore_emulator), "KEYRAMP_PROFILE": str(profile)}
     result = subprocess.run(
         [sys.executable, "-m", "locust", "-f", str(workload_dir / "orders.py"), "--headless", "-u", "4", "-r", "4",
-         "-t", "5s", "--only-summary", "--csv", str(prefix), "Orders"],  # -t counts the preload too
+         "-t", "8s", "--only-summary", "--csv", str(prefix), "Orders"],
         capture_output=True, text=True, timeout=120, env=env, check=False, cwd=workload_dir)
     assert result.returncode == 0, result.stderr[-3000:]
     with open(f"{prefix}_stats.csv") as fh:
         rows = {r["Name"]: r for r in csv.DictReader(fh)}
     assert rows["place"]["Type"] == rows["look"]["Type"] == "firestore"
     place, look = int(rows["place"]["Request Count"]), int(rows["look"]["Request Count"])
-    assert place + look > 100 and _weighted_1_in_4(look, place + look), (place, look)
+    # A busy machine leaves plain Locust few seconds after its start-up and preload: enough ops to
+    # see both names and a 3:1 mix within the binomial band (the weights are tested sharply above).
+    assert place + look >= 20 and _weighted_1_in_4(look, place + look), (place, look)
     assert rows["Aggregated"]["Failure Count"] == "0"
 
 

@@ -431,3 +431,27 @@ def test_a_worker_refuses_a_cloud_cell_when_an_emulator_variable_is_set(monkeypa
         target_class("cloud").check_host(os.environ)
     assert str(exc.value) == ("target = 'cloud' but BIGTABLE_EMULATOR_HOST is set on this host: "
                               "its clients would silently go to an emulator")
+
+
+def test_emulator_plan_shows_real_paths_and_the_warm_up_the_run_takes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run --plan` on the emulators: Bigtable tables under the instance the run uses (never
+    `instances//`), and the first cell on each emulator warms as the runner's rule says
+    (`cell_warmup`: a cold JVM's 10 s at least, then until settled) — not the profile's 2 s."""
+    for name in [k for k in os.environ if k.endswith("_EMULATOR_HOST")]:
+        monkeypatch.delenv(name)
+    profile = _profile(target="emulator", project=None, backend=["datastore", "bigtable"],
+                       keys={"strategy": ["random", "sequential"]}, duration="10s")
+    plan = plan_run(profile)
+    warm = {c.cell_id: (c.warmup_s, c.settles_on) for c in plan.cells}
+    assert warm == {"c00-datastore-random": (10.0, "datastore"), "c01-datastore-sequential": (2.0, None),
+                    "c02-bigtable-random": (10.0, "bigtable"), "c03-bigtable-sequential": (2.0, None)}
+    assert plan.duration_s == 4 * 10 + 10 + 2 + 10 + 2
+    text = render_plan(plan)
+    assert "instances//" not in text and f"instances/{Target.instance}/tables/kr_<run>_02_random" in text
+    assert "10s + ≥ 10s warm-up (the first cell on the bigtable emulator" in text
+    assert "c01-datastore-sequential: constant 200 ops/s; peak 200 ops/s; 2,000 operations + 400 warm-up; 10s + 2s" \
+        in text
+    assert text.splitlines()[-1].endswith("; ≥ 1m4s")
+    # an emulator the user started and named is reused: no cold JVM, the profile's warm-up (then settling)
+    monkeypatch.setenv("BIGTABLE_EMULATOR_HOST", "127.0.0.1:1")
+    assert [c.warmup_s for c in plan_run(profile).cells] == [10.0, 2.0, 2.0, 2.0]

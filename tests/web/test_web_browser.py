@@ -35,6 +35,20 @@ _INKED_PIXELS_JS = """(canvas) => {
   return n;
 }"""
 
+# the canvas pixel of the first bin with exactly one sampled op, and of the first empty bin
+_ONE_HIT_AND_EMPTY_JS = """async (el) => {
+  const doc = await (await fetch(el.getAttribute('data-heatmap-src'))).json();
+  const canvas = el.querySelector('canvas.heatmap');
+  const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  const px = (t, b) => { const p = (b * canvas.width + t) * 4; return [d[p], d[p + 1], d[p + 2]]; };
+  let one = null, empty = null;
+  doc.counts.forEach((row, t) => row.forEach((v, b) => {
+    if (v === 1 && !one) one = px(t, b);
+    if (v === 0 && !empty) empty = px(t, b);
+  }));
+  return [one, empty];
+}"""
+
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -156,6 +170,10 @@ def test_hostile_profile_name_is_inert(page, base_url: str, results: Path) -> No
     assert errors_chart is not None and box is not None and box["y"] >= errors_chart["y"]  # in the chart grid, after it
     page.wait_for_selector(".heatmap-canvas canvas")
     assert page.locator(".heatmap-canvas canvas").first.evaluate(_INKED_PIXELS_JS) > 50
+    # a bin with one sampled op is drawn clearly apart from an empty bin (log scale from 1)
+    one, empty = page.locator(".heatmap-canvas").first.evaluate(_ONE_HIT_AND_EMPTY_JS)
+    assert one is not None and empty is not None
+    assert sum((a - b) ** 2 for a, b in zip(one, empty, strict=True)) ** 0.5 >= 100, (one, empty)
     assert page.locator("script:not([src]):not([type='application/json'])").count() == 0
     _shot(page, "web-run-hostile")
     assert page.dialogs == []  # type: ignore[attr-defined]

@@ -13,10 +13,16 @@ from keyramp.web import create_app
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str, str]:
     root = tmp_path_factory.mktemp("cmp")
-    a = make_run(root, seconds=20, seed=11, latency_ms=2.0).name
-    b = make_run(root, seconds=20, seed=12, latency_ms={"insert": 4.0, "read": 2.0}).name  # insert 2x slower
+    a = make_run(root, seconds=20, seed=11, latency_ms=2.0, keyspace=_keyspace(0.0123456789)).name
+    b = make_run(root, seconds=20, seed=12, latency_ms={"insert": 4.0, "read": 2.0},  # insert 2x slower
+                 keyspace=_keyspace(0.9901112484548825)).name
     c = make_run(root, seconds=20, seed=13, cells=(("bigtable", "reverse_timestamp"), ("datastore", "random"))).name
     return root, a, b, c
+
+
+def _keyspace(hot1: float) -> dict:
+    return {"hottest_1pct_share": hot1, "gini": 0.4567891, "samples": 2471,
+            "model": {"modelled": True, "step_s": 0.25, "max_throttled_fraction": 0.0, "peak_tablets": 3}}
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +43,7 @@ def test_compare_json_ratios_vs_baseline(client, runs) -> None:  # type: ignore[
     p99 = _row(data, "datastore-sequential", "insert", "p99_ms")["values"]
     assert p99[0]["ratio"] == 1.0
     assert 1.6 < p99[1]["ratio"] < 2.5
-    assert p99[1]["direction"] == "worse" and p99[1]["verdict"] == "worse"  # keyramp.compare agrees
+    assert p99[1]["verdict"] == "worse"  # keyramp.compare's verdict
     read = _row(data, "datastore-sequential", "read", "p50_ms")["values"][1]
     assert 0.8 < read["ratio"] < 1.25 and read["verdict"] in ("same", "n/a")
     assert data["verdicts_available"]
@@ -52,7 +58,7 @@ def test_baseline_switch_inverts_ratio(client, runs) -> None:  # type: ignore[no
     data = client.get(f"/compare.json?runs={a},{b}&baseline={b}").get_json()
     assert data["baseline"] == b
     p99 = _row(data, "datastore-sequential", "insert", "p99_ms")["values"]
-    assert p99[1]["ratio"] == 1.0 and p99[0]["ratio"] < 0.65 and p99[0]["direction"] == "better"
+    assert p99[1]["ratio"] == 1.0 and p99[0]["ratio"] < 0.65 and p99[0]["verdict"] == "better"
 
 
 def test_compare_page_renders_badge_ratios_and_charts(client, runs) -> None:  # type: ignore[no-untyped-def]
@@ -64,6 +70,41 @@ def test_compare_page_renders_badge_ratios_and_charts(client, runs) -> None:  # 
     assert 'class="ratio worse"' in html and "▼" in html
     assert 'id="kr-compare"' in html and 'data-kind="cmp-p99"' in html
     assert f"baseline={b}" in html  # "make baseline" link for the other run
+
+
+def test_page_paints_only_the_comparisons_verdicts(client, runs) -> None:  # type: ignore[no-untyped-def]
+    """The UI says what `keyramp compare` says: red/green only where its verdict is worse/better,
+    neutral where it says `same`, n/a or nothing (a cell's total); its hint reads compare's defaults."""
+    import re
+
+    from keyramp import _format as fmt
+    from keyramp.compare import CompareOptions, build_comparison
+    from keyramp.results._catalog import load_run
+
+    root, a, b, _ = runs
+    cmp = build_comparison([load_run(root / b)], baseline=load_run(root / a))
+    judged = {(r.cell, r.op, r.metric): r.verdict for r in cmp.rows}
+    data = client.get(f"/compare.json?runs={a},{b}").get_json()
+    painted = 0
+    for group in data["groups"]:
+        for row in group["rows"]:
+            want = judged.get((group["identity"], row["op"], row["metric"]))
+            assert row["values"][1]["verdict"] == want, (group["identity"], row["op"], row["metric"])
+            painted += want in ("worse", "better")
+    assert painted >= 1 and any(v == "same" for v in judged.values())
+    html = client.get(f"/compare?runs={a},{b}").data.decode()
+    cells = re.findall(r'<span class="ratio (\w+)"', html)
+    assert cells.count("worse") + cells.count("better") == painted  # nothing painted from raw direction
+    o = CompareOptions()
+    hint = re.search(r'<p class="hint verdict-rule">(.*?)</p>', html, re.S)
+    assert hint is not None
+    for default in (o.min_effect_latency, o.min_effect_tail, o.min_effect_throughput):
+        assert f"{fmt.percent(default)}" in hint.group(1)
+    # key space and forecast under each group: rounded, labelled, no model constants or raw floats
+    ks = html[html.index('class="data compact compare-keyspace"'):]
+    ks = ks[:ks.index("</table>")]
+    assert "hottest 1 % of the key range" in ks and "1.2 %" in ks and "99 %" in ks and "2,471" in ks
+    assert "step_s" not in ks and "0.99011" not in ks and "0.45678" not in ks
 
 
 def test_cells_matched_by_identity_not_index(client, runs) -> None:  # type: ignore[no-untyped-def]

@@ -279,11 +279,41 @@
   }
 
   /* ---- key-space heatmap from RUN/keyspace/<cell>.json when no PNG exists ---- */
-  function heatColour(f) {
-    // white -> amber -> red -> dark red, on a log-scaled fraction f in [0,1]
-    var stops = [[255, 255, 255], [253, 224, 71], [234, 88, 12], [127, 29, 29]];
-    var x = Math.min(1, Math.max(0, f)) * (stops.length - 1), i = Math.min(stops.length - 2, Math.floor(x)), t = x - i;
+  // The colour scale is keyramp._heatscale's (embedded by base.html), the same as the PNG's:
+  // empty = background, 1 sampled op = the first, clearly visible stop, log scale from 1 to max.
+  var HEAT = null;
+  function heatScale() {
+    if (!HEAT) HEAT = readJSON("keyramp-heat-scale");  // every page has it (base.html)
+    return HEAT;
+  }
+
+  function heatColour(count, max) {
+    var scale = heatScale(), stops = scale.stops;
+    if (!(count > 0)) return scale.empty;
+    var f = (max <= 1 || count <= 1) ? 0 : Math.min(1, Math.log(count) / Math.log(max));
+    var x = f * (stops.length - 1), i = Math.min(stops.length - 2, Math.floor(x)), t = x - i;
     return stops[i].map(function (c, k) { return Math.round(c + (stops[i + 1][k] - c) * t); });
+  }
+
+  function heatLegend(max) {
+    // a strip: the empty swatch, then the scale from 1 to max (log), labelled below
+    var legend = document.createElement("div"), strip = document.createElement("canvas"), w = 180;
+    legend.className = "heat-legend";
+    strip.width = w + 24; strip.height = 10;
+    var ctx = strip.getContext("2d"), img = ctx.createImageData(strip.width, 10);
+    for (var x = 0; x < strip.width; x++) {
+      var rgb = x < 16 ? heatScale().empty : (x < 24 ? [255, 255, 255] : heatColour(Math.exp((x - 24) / (w - 1) * Math.log(Math.max(max, 1))), max));
+      for (var y = 0; y < 10; y++) {
+        var p = (y * strip.width + x) * 4;
+        img.data[p] = rgb[0]; img.data[p + 1] = rgb[1]; img.data[p + 2] = rgb[2]; img.data[p + 3] = 255;
+      }
+    }
+    ctx.putImageData(img, 0, 0);
+    var text = document.createElement("span");
+    text.textContent = "none · 1 … " + max.toLocaleString("en-US") + " sampled ops per bin (log scale)";
+    legend.appendChild(strip);
+    legend.appendChild(text);
+    return legend;
   }
 
   function drawHeatmap(el, doc) {
@@ -299,23 +329,23 @@
     var canvas = document.createElement("canvas");
     canvas.width = nt; canvas.height = nb;
     canvas.className = "heatmap";
-    var ctx = canvas.getContext("2d"), img = ctx.createImageData(nt, nb), logMax = Math.log1p(max || 1);
+    var ctx = canvas.getContext("2d"), img = ctx.createImageData(nt, nb);
     for (var t = 0; t < nt; t++) {
       for (var b = 0; b < nb; b++) {
-        var rgb = heatColour(Math.log1p(counts[t][b] || 0) / logMax), p = (b * nt + t) * 4;
+        var rgb = heatColour(counts[t][b] || 0, max), p = (b * nt + t) * 4;
         img.data[p] = rgb[0]; img.data[p + 1] = rgb[1]; img.data[p + 2] = rgb[2]; img.data[p + 3] = 255;
       }
     }
     ctx.putImageData(img, 0, 0);
     el.textContent = "";
     el.appendChild(canvas);
+    el.appendChild(heatLegend(max));
     var labels = doc.bucket_labels || [], times = doc.time_edges_s || [];
     if (labels.length || times.length) {
       var note = document.createElement("p");
       note.className = "hint";
       note.textContent = (labels.length ? "keys " + labels[0] + " (top) … " + labels[labels.length - 1] + " (bottom)" : "") +
-        (times.length ? " · time " + times[0] + "–" + times[times.length - 1] + " s" : "") +
-        " · colour: log(accesses)";
+        (times.length ? " · time " + times[0] + "–" + times[times.length - 1] + " s" : "");
       el.appendChild(note);
     }
   }
