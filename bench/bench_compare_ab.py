@@ -45,7 +45,7 @@ from keyramp.targets._netem import LatencyProxy
 def _cli_compare(results: Path, cand: str, base: str) -> tuple[int, dict[str, Any]]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         proc = subprocess.run([sys.executable, "-m", "keyramp", "compare", cand, "--baseline", base,
-                               "--results", str(results), "--json", out.name, "--quiet"],
+                               "--results", str(results), "--out", out.name, "--quiet"],
                               capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
                               check=False)
         return proc.returncode, json.loads(Path(out.name).read_text())
