@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 from _common import machine, parse_args, save, table
 
-from keyramp.forecast._forecast import forecast_cell, recorded_samples
+from keyramp.forecast._forecast import forecast_cell
 from keyramp.keyspace import (
     heatmap_data,
     hotspot_metrics,
@@ -128,11 +128,9 @@ def _forecast(name: str, ck: Any, metrics: dict[str, Any], *, regenerate: bool, 
     assert profile.launch is not None
     summary = {"operations": {"insert": {"count": len(ck)}}, "duration_s": 3600.0,
                "keyspace": {"hottest_1pct_share": metrics["hottest_1pct_share"], "samples": len(ck)}}
-    samples, recorded = (None, None) if regenerate else recorded_samples(
-        ck, profile=None, backend="firestore", strategy="server_allocated", launch=profile.launch)
     cell = profile.cells[0]
     return forecast_cell(backend="firestore", strategy=cell.strategy, profile=profile.data, launch=profile.launch,
-                         cell_summary=summary, samples=samples, recorded_pos=recorded, cell_schedule=cell.schedule,
+                         cell_summary=summary, samples=None if regenerate else ck, cell_schedule=cell.schedule,
                          horizon_s=float(launch_s))
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "emulator_env",
     "key_rows",
     "keyramp",
+    "keyramp_each",
     "load",
     "only_run_dir",
     "recorded_seconds",
@@ -49,6 +50,41 @@ def keyramp(*args: str, env: dict[str, str] | None = None, timeout: float = 240,
         [sys.executable, "-m", "keyramp", *args], capture_output=True, text=True, timeout=timeout,
         env=env, cwd=cwd, check=False,
     )
+
+
+#: Each command line through the CLI's entry point (as ``python -m keyramp`` calls it), all in
+#: one fresh interpreter: a process per command costs a start-up (~2-4 s CPU importing Locust,
+#: grpc and numpy) that a test of refusals, which never get to start anything, need not pay.
+_EACH = r"""
+import contextlib, io, json, sys, traceback
+from keyramp.cli._main import main
+results = []
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code
+        except BaseException:
+            traceback.print_exc()
+            code = None
+    results.append({"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()})
+print(json.dumps(results))
+"""
+
+
+def keyramp_each(argvs: Iterable[Iterable[str]], *, env: dict[str, str] | None = None,
+                 timeout: float = 300) -> list[dict[str, Any]]:
+    """``{"code", "stdout", "stderr"}`` of each ``keyramp`` command line, run one after another in
+    one subprocess (see ``_EACH``)."""
+    argvs = [list(a) for a in argvs]
+    proc = subprocess.run([sys.executable, "-c", _EACH, json.dumps(argvs)], capture_output=True, text=True,
+                          timeout=timeout, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results: list[dict[str, Any]] = json.loads(proc.stdout.splitlines()[-1])
+    assert len(results) == len(argvs), results
+    return results
 
 
 def only_run_dir(out: Path) -> Path:

@@ -146,6 +146,29 @@ def pytest_configure(config: pytest.Config) -> None:
 
     EmulatorManager._start = guarded  # type: ignore[method-assign]
     config.pluginmanager.register(_TimeBudget(), "keyramp-time-budget")
+    _share_compiled_templates()
+
+
+def _share_compiled_templates() -> None:
+    """Every web app the tests create (one per results directory, ~100 of them) shares one
+    in-memory Jinja bytecode cache: compiling the templates afresh cost ~2 s CPU per app,
+    most of a page test's time. Jinja keys each entry by template name and checks the
+    source's checksum, so a page is rendered from exactly the code it would compile."""
+    import jinja2
+    from flask import Flask
+
+    class SharedCode(jinja2.BytecodeCache):
+        def __init__(self) -> None:
+            self.code: dict[str, bytes] = {}
+
+        def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            if (code := self.code.get(bucket.key)) is not None:
+                bucket.bytecode_from_string(code)
+
+        def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            self.code[bucket.key] = bucket.bytecode_to_string()
+
+    Flask.jinja_options = {**Flask.jinja_options, "bytecode_cache": SharedCode()}
 
 
 # -- The time budget: reported, never enforced ------------------------------------------------------

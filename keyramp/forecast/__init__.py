@@ -19,6 +19,9 @@ from keyramp._lazy import lazy_exports
 
 __all__ = [
     "CellCost",
+    "CellDesign",
+    "Forecast",
+    "Forecaster",
     "Launch",
     "ParamRange",
     "Prices",
@@ -26,6 +29,7 @@ __all__ = [
     "TabletModel",
     "cell_cost",
     "default_boxes",
+    "forecast",
     "forecast_cell",
     "forecast_run_cell",
     "forecast_step",
@@ -37,6 +41,10 @@ __all__ = [
 ]
 
 _LAZY = {
+    "CellDesign": "keyramp.forecast._design",
+    "Forecast": "keyramp.forecast._result",
+    "Forecaster": "keyramp.forecast._forecast",
+    "forecast": "keyramp.forecast._forecast",
     "CellCost": "keyramp.forecast._cost",
     "cell_cost": "keyramp.forecast._cost",
     "Prices": "keyramp.forecast._prices",
@@ -61,8 +69,10 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY, __all__)
 
 if TYPE_CHECKING:
     from keyramp.forecast._cost import CellCost, cell_cost
-    from keyramp.forecast._forecast import forecast_cell, forecast_run_cell, forecast_step
+    from keyramp.forecast._design import CellDesign
+    from keyramp.forecast._forecast import Forecaster, forecast, forecast_cell, forecast_run_cell, forecast_step
     from keyramp.forecast._launch import Launch, parse_launch
     from keyramp.forecast._params import ParamRange, StoreParams, TabletModel, load_params_file
     from keyramp.forecast._prices import Prices, load_prices
+    from keyramp.forecast._result import Forecast
     from keyramp.forecast._stores import default_boxes, store_params, tablet_capacity_band

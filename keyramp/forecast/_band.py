@@ -66,8 +66,16 @@ class Band:
     outcomes: dict[str, Outcome]
 
 
-def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome]) -> Band:
-    """Run the model over the box's points; ``run(point)`` simulates one point."""
+def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome], *,
+                  only_when_throttled: Mapping[str, bool] | None = None) -> Band:
+    """Run the model over the box's points; ``run(point)`` simulates one point.
+
+    ``only_when_throttled``: parameters that change nothing unless something is throttled
+    (retries re-offer throttled requests), each with whether that holds at any value (True)
+    or only at lower ones (False: a longer wait can start throttling). A point that
+    throttled nothing stands for the points that differ from it only there.
+    """
+    special = dict(only_when_throttled or {})
     mid_point = box.mid()
     points: dict[str, Mapping[str, float]] = {
         "favourable": box.corner(favourable=True),
@@ -79,11 +87,18 @@ def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome
         points[f"{name}=low"] = {**mid_point, name: r.low}
         points[f"{name}=high"] = {**mid_point, name: r.high}
     done: dict[tuple[float, ...], Outcome] = {}  # an OAT end that equals the mid (e.g. fan-out 2) runs once
+    clean: dict[tuple[float, ...], list[tuple[Mapping[str, float], Outcome]]] = {}  # by the other parameters
+    rest = [name for name in box.ranges if name not in special]
     outcomes = {}
     for label, point in points.items():
         key = tuple(point[name] for name in box.ranges)
         if key not in done:
-            done[key] = run(point)
+            other = tuple(point[name] for name in rest)
+            same = [o for p, o in clean.get(other, ())
+                    if all(any_value or point[name] <= p[name] for name, any_value in special.items() if name in p)]
+            done[key] = same[0] if same else run(point)
+            if not done[key].throttled.any():
+                clean.setdefault(other, []).append((point, done[key]))
         outcomes[label] = done[key]
     verdicts = {label: verdict_of(o) for label, o in outcomes.items()}
     figs = {label: _figures(o) for label, o in outcomes.items()}

@@ -57,11 +57,10 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
                storage: str | None = None, duration_s: float | None = None, params: Path | None = None,
                cell: str | None = None) -> dict[str, dict[str, Any]]:
     """Cell id -> forecast for a loaded run (``keyramp.results._catalog.Run``)."""
-    from keyramp.forecast._forecast import forecast_cell, recorded_samples, why_not_regenerated
+    from keyramp.forecast._forecast import cell_samples, forecast_cell
     from keyramp.forecast._launch import Launch, cluster_stores, parse_launch
     from keyramp.forecast._params import load_params_file
     from keyramp.forecast._stores import default_boxes
-    from keyramp.keyspace._load import load_keys
     from keyramp.profile._schedules import make_schedule
     from keyramp.results._read import data_cells
 
@@ -95,15 +94,9 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
         if "probe" in cell_summary:
             continue
         backend, strategy = str(meta.get("backend")), str(meta.get("strategy"))
-        samples, recorded = None, None
-        replay = False
-        if why_not_regenerated(profile, backend, strategy) is not None:
-            if with_keys is None:
-                with_keys = set(data_cells(run, "keys"))
-            replay = cell_id in with_keys
-        if replay:
-            samples, recorded = recorded_samples(load_keys(run, cell=cell_id).get(cell_id),
-                                                 profile=profile, backend=backend, strategy=strategy, launch=launch)
+        if with_keys is None:
+            with_keys = set(data_cells(run, "keys"))
+        samples = cell_samples(run, cell_id) if cell_id in with_keys else None
         schedule, horizon = None, 0.0
         if profile:
             horizon = float(meta.get("duration_s") or profile.get("duration_s", 0)) * float(meta.get("time_scale") or 1)
@@ -112,13 +105,13 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
             except (UsageError, KeyError, TypeError):
                 schedule = None
         out[cell_id] = forecast_cell(backend=backend, strategy=strategy, profile=profile, launch=launch,
-                                     cell_summary=cell_summary, samples=samples, recorded_pos=recorded, boxes=boxes,
+                                     cell_summary=cell_summary, samples=samples, boxes=boxes,
                                      cell_schedule=schedule, horizon_s=horizon)
     return out
 
 
 def format_table(results: dict[str, dict[str, Any]]) -> str:
-    from keyramp.forecast._text import band_text, forecast_short
+    from keyramp.forecast._text import band_text, forecast_short, keys_note
 
     head = ("cell", "forecast*", "mid", "peak step", "adapts in", "added p99", "keys", "decided by")
     rows = [head]
@@ -138,6 +131,9 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
                         f"{launch['total_ops']:,} operations)")
     lines.append("* modelled: share of launch operations throttled, low–high over the parameter ranges "
                  "(docs/keyspace-model.md); verdict ok/at_risk/hotspot only when the whole band agrees")
+    for cell_id, fc in results.items():  # why a verdict is uncertain or missing, and recorded keys
+        note = keys_note(fc) if fc.get("throttled_fraction") is not None else ""
+        lines += [f"{cell_id}: {text}" for text in (fc.get("reason"), note and f"forecast {note}") if text]
     return "\n".join(lines)
 
 

@@ -1,217 +1,216 @@
-"""One cell's launch forecast: projection, the band over the parameter box, and the JSON for summary.json."""
+"""A cell's launch forecast: the typed entry point (``Forecaster``, ``forecast``) and the
+``summary.json`` form the runner and ``keyramp forecast`` write (``forecast_cell``).
+
+One ``Forecaster`` per cell answers any number of launches: the choice of keys (and its
+check against the recording) is made once, and each projection is kept per launch
+traffic, so a launch that differs only in Bigtable nodes, storage or parameter ranges
+reuses it (the launch planner's loop). Everything is deterministic for the same inputs.
+"""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from keyramp._errors import UsageError
-from keyramp.forecast._band import HOTSPOT_MIN, OK_MAX, PEAK_OK_MAX, Band, evaluate_band
+from keyramp.forecast._band import Band, evaluate_band
+from keyramp.forecast._design import CellDesign, KeysChoice, choose_keys
 from keyramp.forecast._launch import Launch
 from keyramp.forecast._model import Outcome, run_point
 from keyramp.forecast._params import StoreParams
-from keyramp.forecast._project import OpMix, Projection, op_mix, recorded_projection, regenerated_projection
-from keyramp.forecast._stores import model_of, store_params
+from keyramp.forecast._project import Projection, regenerated_projection
+from keyramp.forecast._recorded import RecordedKeys, recorded_keys, recorded_projection
+from keyramp.forecast._result import Forecast, Stability
+from keyramp.forecast._stores import store_params
 
-__all__ = ["forecast_cell", "forecast_run_cell", "forecast_step", "projection_for", "recorded_samples", "samples_for",
-           "why_not_regenerated"]
+__all__ = ["Forecaster", "forecast", "forecast_cell", "forecast_run_cell", "forecast_step", "samples_for"]
 
-_TIMELINE_POINTS = 120
+
+#: Parameters that act on throttled requests only: retries re-offer them (at any share), pieces of a
+#: split wait for a node (a shorter wait throttles no more than a longer one that throttled nothing).
+ONLY_WHEN_THROTTLED = {"retry_reoffer": True, "placement_delay_s": False}
 
 
 def samples_for(duration_s: float) -> int:
-    """Sampled row accesses per projected range: ~6 per launch second (60 per 10-s step), 12,000–30,000."""
+    """Sampled accesses per projected range: ~6 per launch second (60 per 10-s step), 12,000–30,000."""
     return int(min(30_000, max(12_000, 6 * duration_s)))
 
 
-def _counts(cell_summary: Mapping[str, Any]) -> dict[str, float]:
-    ops = cell_summary.get("operations")
-    out: dict[str, float] = {}
-    for op, stats in (ops.items() if isinstance(ops, Mapping) else ()):
-        count = stats.get("count") if isinstance(stats, Mapping) else None
-        if isinstance(count, int | float) and not isinstance(count, bool):
-            out[str(op)] = float(count)
-    return out
+def _traffic(launch: Launch) -> str:
+    """What a projection depends on: the launch's rates over time (not its nodes, storage or params)."""
+    spec = {k: v for k, v in launch.spec.items() if k not in ("nodes", "storage", "params")}
+    return json.dumps(spec, sort_keys=True, default=str)
 
 
-def why_not_regenerated(profile: Mapping[str, Any] | None, backend: str, strategy: str) -> str | None:
-    """Why the cell's keys cannot be regenerated, or None if they can."""
-    if not profile:
-        return "no profile in the run: the recorded positions are replayed"
-    try:
-        from keyramp.keys import make_strategy
+class Forecaster:
+    """Forecasts of one cell (``CellDesign``) at any launch.
 
-        made = make_strategy(strategy, seed=int(profile["seed"]), params=profile["keys"]["params"], backend=backend)
-    except (UsageError, KeyError, TypeError, ValueError) as exc:
-        return f"the strategy cannot be rebuilt ({exc}): the recorded positions are replayed"
-    if made.server_allocated:
-        return "the store allocates the keys: the recorded positions are replayed"
-    return None
+    ``recorded``: the cell's sampled keys (``CellKeys``) or a function that loads them; read
+    only when the recorded keys are projected.
+    """
 
+    def __init__(self, design: CellDesign, *, recorded: Any = None) -> None:
+        self.design = design
+        self._recorded_source = recorded
+        self._recorded: RecordedKeys | None = None
+        self._loaded = False
+        self._keys: KeysChoice | None = None
+        self._projections: dict[tuple[str, int, int, bool], Projection] = {}
+        self._keys_cache: dict[str, dict[int, str]] = {}  # launch traffic -> insert index -> key
 
-def projection_for(*, backend: str, strategy: str, profile: Mapping[str, Any] | None, mix: OpMix, launch: Launch,
-                   samples: Any = None, recorded_pos: np.ndarray | None = None, seed: int = 0,
+    def _samples(self) -> Any:
+        source = self._recorded_source
+        return source() if callable(source) else source
+
+    def recording(self, keep: int) -> RecordedKeys | None:
+        if not self._loaded:
+            d = self.design
+            self._recorded = recorded_keys(self._samples(), profile=d.profile, backend=d.backend,
+                                           strategy=d.strategy, existing=d.existing, keep=keep)
+            self._loaded = True
+        return self._recorded
+
+    @property
+    def keys(self) -> KeysChoice:
+        if self._keys is None:
+            self._keys = choose_keys(self.design, has_recording=lambda: self.recording(4 * 30_000) is not None)
+        return self._keys
+
+    def projection(self, launch: Launch, *, samples: int | None = None, draws: int = 1,
                    index_ranges: bool = True) -> Projection | None:
-    """The launch stream of a cell: regenerated from its strategy, else its recorded positions replayed.
+        """The launch stream: ``draws`` × ``samples`` sampled accesses (kept per launch traffic, samples,
+        draws); None: nothing to project. Twice the draws keep the first one (the stability check)."""
+        n = samples or samples_for(launch.duration_s)
+        traffic = _traffic(launch)
+        key = (traffic, n, draws, index_ranges)
+        if key not in self._projections:
+            made = self._project(launch, n, draws, index_ranges, self._keys_cache.setdefault(traffic, {}))
+            if made is None:
+                return None
+            self._projections[key] = made
+        return self._projections[key]
 
-    ``index_ranges``: project an indexed field's own key range (stores that index every field).
-    """
-    n = samples_for(launch.duration_s)
-    why = why_not_regenerated(profile, backend, strategy)
-    if why is None:
-        return regenerated_projection(profile=profile, backend=backend, strategy=strategy, mix=mix,  # type: ignore[arg-type]
-                                      rate=launch.rate, duration_s=launch.duration_s,
-                                      existing=int(profile["workload"]["record_count"]), samples=n, seed=seed,  # type: ignore[index]
-                                      index_ranges=index_ranges)
-    if samples is None or recorded_pos is None or len(recorded_pos) == 0:
-        return None
-    return recorded_projection(pos=recorded_pos, ops=samples.op, mix=mix, duration_s=launch.duration_s, samples=n,
-                               why=why)
+    def _project(self, launch: Launch, n: int, draws: int, index_ranges: bool,
+                 cache: dict[int, str]) -> Projection | None:
+        d, keys = self.design, self.keys
+        if keys.keys == "regenerated":
+            assert d.profile is not None
+            return regenerated_projection(profile=d.profile, backend=d.backend, strategy=d.strategy, mix=d.mix,
+                                          rate=launch.rate, duration_s=launch.duration_s, existing=d.record_count,
+                                          samples=n, seeds=draws, index_ranges=index_ranges, cache=cache,
+                                          rates=launch.rates)
+        rec = self.recording(4 * 30_000)
+        if rec is None:
+            return None
+        return recorded_projection(rec, mix=d.mix, rate=launch.rate, duration_s=launch.duration_s,
+                                   samples=n * draws, seed=draws - 1, why=keys.why, rates=launch.rates)
+
+    def forecast(self, launch: Launch, *, box: StoreParams | None = None,
+                 boxes: Mapping[str, StoreParams] | None = None, stability: bool = True) -> Forecast:
+        """The forecast at ``launch`` over ``box`` (default: the store's published figures and stated
+        guesses, or the box of ``boxes``, a calibration file, for the launch's storage)."""
+        from keyramp.forecast._stores import model_of
+
+        d = self.design
+        model = model_of(d.backend)
+        box = box or store_params(d.backend, launch.storage if model.storage_types else None,
+                                  boxes=dict(boxes) if boxes else None)
+        kind = box.kind
+        if kind is None:
+            raise ValueError(f"{box.store}: its parameter box names no tablet model to run")
+        keys = self.keys
+        proj, why_not = self._projection_or_reason(launch, box)
+        if proj is None:
+            disagreement = keys.unavailable is not None and keys.check is not None
+            return Forecast(backend=d.backend, launch=launch.for_backend(d.backend), box=box, keys=keys,
+                            verdict="uncertain" if disagreement else None, reason=why_not)
+        band = self._band(proj, launch, box, kind)
+        verdict, deciding, reason, stable = band.verdict, band.deciding, None, None
+        if stability:
+            stable = self._stability(proj, launch, box, kind, band)
+            if not stable.same_verdict:
+                verdict, deciding = "uncertain", "samples"
+                reason = (f"sampling: {stable.verdicts[0]} at {stable.samples[0]:,} samples, {stable.verdicts[1]} "
+                          "at twice")
+        return Forecast(backend=d.backend, launch=launch.for_backend(d.backend), box=box, verdict=verdict,
+                        deciding_param=deciding, reason=reason, band=band, keys=keys, projection=proj,
+                        stability=stable)
+
+    def _projection_or_reason(self, launch: Launch, box: StoreParams) -> tuple[Projection | None, str]:
+        """The launch stream for ``box``'s ranges, or why there is none."""
+        from keyramp.backends import STORES
+
+        d, keys = self.design, self.keys
+        if keys.unavailable:
+            return None, keys.unavailable if keys.check is not None else "no sampled keys to project"
+        if d.mix.rows_per_op <= 0:
+            return None, "no projectable operations (only " + ", ".join(d.mix.not_projected) + ")"
+        indexes = STORES.get(d.backend).has("secondary_indexes") and "index_append_ops_per_s" in box.ranges
+        proj = self.projection(launch, index_ranges=indexes)
+        return proj, "" if proj is not None else "no sampled keys to project"
+
+    def _band(self, proj: Projection, launch: Launch, box: StoreParams, kind: str) -> Band:
+        nodes = int(launch.nodes or 1)
+
+        def run(point: Mapping[str, float]) -> Outcome:
+            return run_point(proj, kind=kind, point=point, rate=launch.rate, duration_s=launch.duration_s, nodes=nodes,
+                             rates=launch.rates)
+
+        return evaluate_band(box, run, only_when_throttled=ONLY_WHEN_THROTTLED)
+
+    def _stability(self, proj: Projection, launch: Launch, box: StoreParams, kind: str, band: Band) -> Stability:
+        exact = not any(r.sampled for r in (proj.docs, *proj.index.values()))
+        again = band if exact else None
+        if again is None:
+            twice = self.projection(launch, samples=proj.samples, draws=2, index_ranges=bool(proj.index))
+            assert twice is not None
+            again = self._band(twice, launch, box, kind)
+        a, b = band.figures["throttled_fraction"], again.figures["throttled_fraction"]
+        diff = max(abs((a[k] or 0.0) - (b[k] or 0.0)) for k in ("low", "mid", "high"))
+        return Stability(samples=(proj.samples, 2 * proj.samples), mid=(a["mid"] or 0.0, b["mid"] or 0.0),
+                         max_difference=diff, verdicts=(band.verdict, again.verdict), exact=exact)
 
 
-def _timeline(band: Band) -> dict[str, Any]:
-    mid = band.outcomes["mid"]
-    stride = max(1, math.ceil(len(mid.t) / _TIMELINE_POINTS))
-    return {
-        "t": [round(float(v), 1) for v in mid.t[::stride]],
-        "offered_ops_per_s": [round(float(v), 1) for v in mid.offered[::stride]],
-        "throttled": {label: [round(float(v), 4) for v in o.throttled[::stride]] for label, o in band.outcomes.items()},
-    }
-
-
-def _pattern_check(*, backend: str, strategy: str, profile: Mapping[str, Any], mix: OpMix,
-                   cell_summary: Mapping[str, Any], cell_schedule: Any, horizon_s: float) -> dict[str, Any] | None:
-    """The regenerated stream at the cell's own rate, held against what the cell measured.
-
-    If the projection reproduces the recorded hotspot share at the emulator's scale, the
-    launch stream it builds the same way is the cell's pattern, not an invention.
-    """
-    keyspace = cell_summary.get("keyspace") or {}
-    measured, sampled = keyspace.get("hottest_1pct_share"), keyspace.get("samples")
-    if measured is None or not sampled or cell_schedule is None or not cell_schedule.open_model or horizon_s <= 0:
-        return None
-    from keyramp.keyspace._metrics import hotspot_metrics
-    from keyramp.keyspace._reference import existing_before
-
-    proj = regenerated_projection(profile=profile, backend=backend, strategy=strategy, mix=mix,
-                                  rate=cell_schedule.rate, duration_s=horizon_s,
-                                  existing=existing_before(cell_summary, profile),
-                                  samples=int(min(20_000, sampled)), index_ranges=False)  # as many as measured
-    kp = proj.positions
-    assert kp is not None
-    m = hotspot_metrics(kp.pos, proj.t, inserts=proj.is_new, distinct=kp.distinct, positions=kp)
-    return {"measured_hottest_1pct_share": round(float(measured), 4),
-            "regenerated_hottest_1pct_share": round(float(m["hottest_1pct_share"]), 4)}
+def forecast(design: CellDesign, launch: Launch, *, box: StoreParams | None = None, recorded: Any = None,
+             stability: bool = True) -> Forecast:
+    """One forecast: ``Forecaster(design, recorded=recorded).forecast(launch, box=box)``."""
+    return Forecaster(design, recorded=recorded).forecast(launch, box=box, stability=stability)
 
 
 def forecast_cell(*, backend: str, strategy: str, profile: Mapping[str, Any] | None, launch: Launch,
-                  cell_summary: Mapping[str, Any], samples: Any = None, recorded_pos: np.ndarray | None = None,
+                  cell_summary: Mapping[str, Any], samples: Any = None,
                   boxes: Mapping[str, StoreParams] | None = None, cell_schedule: Any = None,
-                  horizon_s: float = 0.0) -> dict[str, Any]:
-    """``cells[id].forecast`` for summary.json: bands, verdict, sensitivity, params, launch, projection.
+                  horizon_s: float = 0.0, stability: bool = True) -> dict[str, Any]:
+    """``cells[id].forecast`` for summary.json (the runner, ``keyramp forecast``).
 
-    ``profile``: the resolved profile (keys are regenerated from it); ``samples`` /
-    ``recorded_pos``: the cell's sampled keys and their positions, replayed when the keys
-    cannot be regenerated; ``boxes``: parameter boxes of a calibration file (default: the
-    published figures and stated guesses).
+    ``profile``: the resolved profile (keys are regenerated from it); ``samples``: the cell's
+    sampled keys (``CellKeys``) or a function loading them, projected when the keys cannot be
+    regenerated or the recording disagrees; ``boxes``: parameter boxes of a calibration file.
     """
-    workload = (profile or {}).get("workload") or {"ops": {}, "batch_size": 1, "scan_length": 1}
-    mix = op_mix(_counts(cell_summary), workload)
-    from keyramp.backends import STORES
+    design = CellDesign.from_summary(backend=backend, strategy=strategy, profile=profile, cell_summary=cell_summary,
+                                     schedule=cell_schedule, horizon_s=horizon_s)
+    return Forecaster(design, recorded=samples).forecast(launch, boxes=boxes, stability=stability).to_json()
 
-    model = model_of(backend)
-    box = store_params(backend, launch.storage if model.storage_types else None, boxes=dict(boxes) if boxes else None)
-    nodes = int(launch.nodes or 1)
-    base: dict[str, Any] = {"modelled": True, "launch": launch.for_backend(backend),
-                            "params": box.to_json(), "params_from": box.origin}
-    indexes = STORES.get(backend).has("secondary_indexes") and "index_append_ops_per_s" in box.ranges
-    proj = projection_for(backend=backend, strategy=strategy, profile=profile, mix=mix, launch=launch,
-                          samples=samples, recorded_pos=recorded_pos, index_ranges=indexes)
-    if proj is None:
-        return {**base, "verdict": None, "reason": "no sampled keys to project"}
-    if mix.rows_per_op <= 0:
-        return {**base, "verdict": None, "reason": "no projectable operations (only " +
-                ", ".join(mix.not_projected) + ")"}
 
-    kind = box.kind
-    if kind is None:
-        raise ValueError(f"{box.store}: its parameter box names no tablet model to run")
+def cell_samples(run: Path | Any, cell_id: str) -> Callable[[], Any]:
+    """A loader of one cell's sampled keys (read only if the forecast projects them)."""
+    def load() -> Any:
+        from keyramp.keyspace._load import load_keys
 
-    def run(point: Mapping[str, float]) -> Outcome:
-        return run_point(proj, kind=kind, point=point, rate=launch.rate, duration_s=launch.duration_s,
-                         nodes=nodes)
-
-    band = evaluate_band(box, run)
-    projection: dict[str, Any] = {
-        "keys": proj.source,
-        "why": proj.why,
-        "ranges": ["rows" if box.kind == "nodes" else "documents", *proj.index],
-        "op_mix": {op: round(v, 4) for op, v in proj.mix.shares.items()},
-        "rows_per_op": round(proj.mix.rows_per_op, 4),
-        "read_rows_share": round(proj.mix.reads_per_op / proj.mix.rows_per_op, 4),
-        "not_projected": list(proj.mix.not_projected),
-    }
-    if proj.source == "regenerated" and profile:
         try:
-            check = _pattern_check(backend=backend, strategy=strategy, profile=profile, mix=mix,
-                                   cell_summary=cell_summary, cell_schedule=cell_schedule, horizon_s=horizon_s)
-        except (UsageError, KeyError, TypeError, ValueError):
-            check = None
-        if check is not None:
-            projection["check"] = check
-    return {
-        **base,
-        "verdict": band.verdict,
-        "deciding_param": band.deciding,
-        **band.figures,
-        "verdicts": band.verdicts,
-        "sensitivity": band.sensitivity,
-        "criteria": {"ok": f"throttled ≤ {OK_MAX:.0%} and no 10-s step above {PEAK_OK_MAX:.0%}",
-                     "hotspot": f"throttled ≥ {HOTSPOT_MIN:.0%}", "at_risk": "in between"},
-        "projection": projection,
-        "timeline": _timeline(band),
-    }
+            return load_keys(run, cell=cell_id).get(cell_id)
+        except (OSError, ValueError):
+            return None
 
-
-def recorded_samples(samples: Any, *, profile: Mapping[str, Any] | None, backend: str, strategy: str,
-                     launch: Launch) -> tuple[Any, np.ndarray | None]:
-    """The sampled keys thinned evenly in time to what a replay uses, and their positions.
-
-    A replay takes ``samples_for(launch)`` accesses: a few times that many recorded ones are
-    plenty, so 10 M samples cost no more than 100,000.
-    """
-    if samples is None or not len(samples):
-        return samples, None
-    from keyramp.keyspace._analyse import reference_or_none
-    from keyramp.keyspace._load import CellKeys, key_positions
-
-    keep = 4 * samples_for(launch.duration_s)
-    if len(samples) > keep:
-        idx = np.linspace(0, len(samples) - 1, keep).round().astype(np.int64)
-        samples = CellKeys(cell=samples.cell, t=samples.t[idx], op=samples.op[idx], key=samples.key[idx])
-    ref = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=samples, sample_rate=1.0)
-    return samples, key_positions(samples.key, reference=ref).pos
+    return load
 
 
 def forecast_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], cell_summary: Mapping[str, Any],
                       launch: Launch, boxes: Mapping[str, StoreParams] | None = None) -> dict[str, Any]:
-    """``forecast_cell`` for a cell the runner just finished (``cell``: a profile ``Cell``).
-
-    The sampled keys are read only when the keys cannot be regenerated (replayed instead).
-    """
-    samples = recorded = None
-    if why_not_regenerated(profile, cell.backend, cell.strategy) is not None:
-        from keyramp.keyspace._load import load_keys
-
-        samples, recorded = recorded_samples(
-            load_keys(run_dir, cell=cell.id).get(cell.id), profile=profile,
-            backend=cell.backend, strategy=cell.strategy, launch=launch)
+    """``forecast_cell`` for a cell the runner just finished (``cell``: a profile ``Cell``)."""
     return forecast_cell(backend=cell.backend, strategy=cell.strategy, profile=profile, launch=launch,
-                         cell_summary=cell_summary, samples=samples, recorded_pos=recorded, boxes=boxes,
+                         cell_summary=cell_summary, samples=cell_samples(run_dir, cell.id), boxes=boxes,
                          cell_schedule=cell.schedule, horizon_s=cell.horizon_s)
 
 

@@ -13,11 +13,12 @@ cluster takes ``nodes`` of them. Reads and writes load a node differently (17,00
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from keyramp.forecast._project import Projection
+from keyramp.forecast._project import Projection, RangeStream
+from keyramp.keyspace._components import Frontiers
 from keyramp.keyspace._tablets import TabletParams, simulate
 
 __all__ = ["THROTTLED_STEP", "Outcome", "run_point"]
@@ -32,15 +33,24 @@ class Outcome:
     """What the model says at one parameter point (every figure modelled)."""
 
     t: np.ndarray  # end of each step, launch seconds
-    offered: np.ndarray  # operations/s
-    throttled: np.ndarray  # share of the step's operations the store cannot serve
+    offered: np.ndarray  # operations/s the launch offers
+    throttled: np.ndarray  # share of the step's requests the store cannot serve
     added_p99_ms: np.ndarray
     tablets: np.ndarray
+    #: requests/s: the operations and the throttled ones clients send again (None: no retries)
+    attempts: np.ndarray | None = None
 
     @property
     def throttled_fraction(self) -> float:
-        total = float(self.offered.sum())
-        return float((self.throttled * self.offered).sum() / total) if total > 0 else 0.0
+        """Throttled requests ÷ requests over the launch (without retries: ÷ operations)."""
+        w = self.offered if self.attempts is None else self.attempts
+        total = float(w.sum())
+        return float((self.throttled * w).sum() / total) if total > 0 else 0.0
+
+    @property
+    def served(self) -> np.ndarray:
+        """Requests/s the store served per step (modelled)."""
+        return (self.offered if self.attempts is None else self.attempts) * (1.0 - self.throttled)
 
     @property
     def peak_throttled_fraction(self) -> float:
@@ -67,13 +77,24 @@ def _step_s(duration_s: float) -> float:
     return max(10.0, duration_s / 480.0)  # ≤ 480 steps: a day-long launch stays cheap
 
 
+def _frontiers(stream: RangeStream, cost_share: float, existing: float = 0.0) -> Frontiers | None:
+    return (None if stream.frontiers is None
+            else replace(stream.frontiers, load_share=cost_share, existing_share=existing))
+
+
 def run_point(projection: Projection, *, kind: str, point: Mapping[str, float], rate: Callable[[float], float],
-              duration_s: float, nodes: int = 1) -> Outcome:
-    """Simulate the launch once with the parameter values ``point`` of a ``kind`` box (``MODEL_KINDS``)."""
+              duration_s: float, nodes: int = 1, rates: Callable[[np.ndarray], np.ndarray] | None = None) -> Outcome:
+    """Simulate the launch once with the parameter values ``point`` of a ``kind`` box (``MODEL_KINDS``).
+    ``rates``: ``rate`` at many times at once (``Launch.rates``).
+
+    Parameters a box does not name (an older calibration file) take the value that adds
+    nothing: no retries, no placement delay.
+    """
     mix = projection.mix
     step = _step_s(duration_s)
     fanout = round(point["split_fanout"])
     delay = float(point["split_delay_s"])
+    retry = float(point.get("retry_reoffer", 0.0))
     if kind == "ranges":
         capacity, total, read_cost = float(point["tablet_ops_per_s"]), None, 1.0
     else:
@@ -83,24 +104,31 @@ def run_point(projection: Projection, *, kind: str, point: Mapping[str, float], 
     cost_per_op = mix.writes_per_op + read_cost * mix.reads_per_op
     params = TabletParams(capacity=capacity, split_threshold=float(point["split_threshold_frac"]) * capacity,
                           split_delay_s=delay, step_s=step, min_window_samples=_MIN_WINDOW, total_capacity=total,
-                          split_fanout=fanout)
-    weights = None if read_cost == 1.0 else np.where(projection.is_read, read_cost, 1.0)
-    docs = simulate(projection.pos, projection.t, rate_fn=lambda t: rate(t) * cost_per_op, params=params,
-                    duration_s=duration_s, weights=weights)
-    ops = docs.offered / max(cost_per_op, 1e-12)
-    throttled = docs.throttled.copy()
-    p99 = docs.added_p99_ms.copy()
+                          split_fanout=fanout, retry=retry,
+                          placement_delay_s=float(point.get("placement_delay_s", 0.0)))
+    docs = projection.docs
+    weights = None if read_cost == 1.0 else np.where(docs.is_read, read_cost, 1.0)
+    rows_cost = max(cost_per_op / max(mix.rows_per_op, 1e-12), 1e-12)  # per row access, on average
+    appends = docs.appends / rows_cost  # appends are writes: cost 1 per row
+    uniform = (docs.uniform_writes + read_cost * docs.uniform_reads) / rows_cost
+    existing = (docs.existing_writes + read_cost * docs.existing_reads) / rows_cost
+    tl = simulate(docs.pos, docs.t, rate_fn=lambda t: rate(t) * cost_per_op, params=params, duration_s=duration_s,
+                  weights=weights, frontiers=_frontiers(docs, appends, existing), uniform=uniform,
+                  rates=None if rates is None else lambda ts: rates(ts) * cost_per_op)
+    ops = tl.offered / max(cost_per_op, 1e-12)
+    attempts = (tl.attempts if tl.attempts is not None else tl.offered) / max(cost_per_op, 1e-12)
+    throttled = tl.throttled.copy()
+    p99 = tl.added_p99_ms.copy()
     if kind == "ranges" and projection.index and "index_append_ops_per_s" in point and mix.inserts_per_op > 0:
         cap = float(point["index_append_ops_per_s"])
-        idx_params = TabletParams(capacity=cap, split_threshold=float(point["split_threshold_frac"]) * cap,
-                                  split_delay_s=delay, step_s=step, min_window_samples=_MIN_WINDOW,
-                                  split_fanout=fanout)
+        idx_params = replace(params, capacity=cap, split_threshold=float(point["split_threshold_frac"]) * cap)
         share = mix.inserts_per_op / max(mix.rows_per_op, 1e-12)  # of the row accesses, in the index too
-        for t_idx, pos_idx in projection.index.values():
-            tl = simulate(pos_idx, t_idx, rate_fn=lambda t: rate(t) * mix.inserts_per_op, params=idx_params,
-                          duration_s=duration_s)
-            n = min(len(tl.throttled), len(throttled))
+        for stream in projection.index.values():
+            itl = simulate(stream.pos, stream.t, rate_fn=lambda t: rate(t) * mix.inserts_per_op, params=idx_params,
+                           duration_s=duration_s, frontiers=_frontiers(stream, 1.0),
+                           rates=None if rates is None else lambda ts: rates(ts) * mix.inserts_per_op)
+            n = min(len(itl.throttled), len(throttled))
             # A write needs both ranges: the step loses the larger of the two throttled shares.
-            throttled[:n] = np.maximum(throttled[:n], tl.throttled[:n] * share)
-            p99[:n] = np.maximum(p99[:n], tl.added_p99_ms[:n])
-    return Outcome(t=docs.t, offered=ops, throttled=throttled, added_p99_ms=p99, tablets=docs.tablets)
+            throttled[:n] = np.maximum(throttled[:n], itl.throttled[:n] * share)
+            p99[:n] = np.maximum(p99[:n], itl.added_p99_ms[:n])
+    return Outcome(t=tl.t, offered=ops, attempts=attempts, throttled=throttled, added_p99_ms=p99, tablets=tl.tablets)

@@ -1,4 +1,4 @@
-"""A cell's key pattern driven at the launch traffic: the sampled stream the tablet model reads.
+"""A cell's key pattern driven at the launch traffic: the stream the tablet model reads.
 
 Keys are a pure function of the insert index (``keys/``), and which record a read hits is
 a seeded distribution over the records that exist. So the stream a launch would send is
@@ -6,15 +6,27 @@ a seeded distribution over the records that exist. So the stream a launch would 
 time t the next insert is index ``I0 + inserted(t)``, reads pick among ``I0 + inserted(t)``
 records, and time-based keys read a clock set to the launch's time (a time bucket holds
 what the launch writes in it, not what the emulator wrote). The op mix is the cell's
-measured one. Where keys cannot be rebuilt (the store allocated them, or no profile), the
-recorded positions are replayed, stretched over the launch (``source = "recorded"``).
+measured one.
 
-Monotonic indexed fields (``indexed_value``) write one index entry per insert into an
-index range ordered by the field's value; it is projected alongside (serverless stores).
+Two parts, neither of which can alias with the key design:
+
+* **append points** the design declares (``KeyStrategy.append_points``: sequential 1,
+  ``sharded(64)`` 64, …) are found exactly from dense blocks of keys (``_pattern``) and
+  handed to the model as ``Frontiers``: no insert of theirs is sampled;
+* everything else (reads, spread inserts, moving designs) is sampled at jittered times:
+  one random instant in each of ``samples`` equal slices of the launch, so insert indexes
+  are random within their slice, never evenly spaced (evenly spaced indexes put
+  ``sharded(10)`` in one shard at any rate that is a multiple of 60).
+
+Monotonic indexed fields (``indexed_value``, a document shape's timestamps) write one
+index entry per insert into a range ordered by the field's value: projected alongside
+(serverless stores), with its own append points. Recorded keys (``_recorded``) replace
+all this when the keys cannot be rebuilt or the recording says otherwise.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,10 +36,13 @@ from typing import Any
 import numpy as np
 
 from keyramp._types import key_sort_text
+from keyramp.forecast._pattern import MAX_POINTS, AppendPoints, Layout, find_append_points
+from keyramp.keyspace._components import Frontiers
+from keyramp.keyspace._encode import key_bytes
 from keyramp.keyspace._load import KeyPositions, key_positions, make_reference
 from keyramp.keyspace._reference import preload_indexes
 
-__all__ = ["OpMix", "Projection", "op_mix", "recorded_projection", "regenerated_projection"]
+__all__ = ["OpMix", "Projection", "RangeStream", "jittered_times", "op_mix", "regenerated_projection"]
 
 #: op -> row accesses it makes: (kind, where, rows-field or count). ``query`` is not projected:
 #: what it reads depends on its filter and index, which the key stream does not show.
@@ -104,29 +119,76 @@ def op_mix(counts: Mapping[str, float], workload: Mapping[str, Any]) -> OpMix:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Projection:
-    """Sampled row accesses of the launch: times (launch seconds), positions, what they are."""
+class RangeStream:
+    """One key range of the launch: what is known exactly, and sampled accesses for the rest.
+
+    Shares are of the range's row accesses (the model weighs them by cost): ``appends`` land
+    on the append points (``frontiers``) and ``existing_*`` evenly on the records that exist
+    in their regions; ``uniform_*`` spread evenly over the range (hashed keys, uniform reads
+    of them); the samples (times, positions) stand for what remains.
+    """
 
     t: np.ndarray
-    pos: np.ndarray  # in the document/row range as it is at the end of the launch
+    pos: np.ndarray
     is_read: np.ndarray
+    frontiers: Frontiers | None = None
+    appends: float = 0.0
+    uniform_writes: float = 0.0
+    uniform_reads: float = 0.0
+    #: with append points: accesses spread evenly over the records that exist (uniform reads)
+    existing_writes: float = 0.0
+    existing_reads: float = 0.0
+
+    @property
+    def points(self) -> int | None:
+        return len(self.frontiers) if self.frontiers is not None else None
+
+    @property
+    def sampled(self) -> bool:
+        """Whether sampling noise can move what the model makes of this range."""
+        return len(self.t) > 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Projection:
+    """The launch's key pattern: the document (row) range and any index ranges, and where it came from."""
+
+    docs: RangeStream
     mix: OpMix
     source: str  # "regenerated" | "recorded"
     why: str
-    #: index name -> (times, positions) of the index entries inserts write (serverless stores)
-    index: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
-    #: the document positions with their range, and which samples insert (regenerated only)
+    samples: int  # sampled accesses drawn (the stability check doubles it)
+    #: index name -> the index entries inserts write (serverless stores)
+    index: Mapping[str, RangeStream] = field(default_factory=dict)
+    #: sampled mode only: the document positions with their range, and which samples insert (the check)
     positions: KeyPositions | None = None
     is_new: np.ndarray | None = None
 
+    @property
+    def t(self) -> np.ndarray:
+        return self.docs.t
 
-def _cumulative(rate: Callable[[float], float], duration_s: float, per_op: float) -> tuple[np.ndarray, np.ndarray]:
-    """Rows inserted by time t on a grid (trapezoids of the rate; steps land on grid points)."""
+    @property
+    def pos(self) -> np.ndarray:
+        return self.docs.pos
+
+
+def _cumulative(rate: Callable[[float], float], duration_s: float, per_op: float,
+                rates: Callable[[np.ndarray], np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Rows inserted by time t on a grid (trapezoids of the rate; steps land on grid points).
+    ``rates``: ``rate`` for the whole grid at once (``Launch.rates``)."""
     n = int(min(20_000, max(200, duration_s)))
     grid = np.linspace(0.0, duration_s, n + 1)
-    r = np.array([rate(min(x, duration_s * (1 - 1e-12))) for x in grid]) * per_op
+    at = np.minimum(grid, duration_s * (1 - 1e-12))
+    r = (np.asarray(rates(at)) if rates is not None else np.array([rate(x) for x in at.tolist()])) * per_op
     cum = np.concatenate([[0.0], np.cumsum((r[1:] + r[:-1]) / 2 * np.diff(grid))])
     return grid, cum
+
+
+def jittered_times(n: int, duration_s: float, seed: int) -> np.ndarray:
+    """One random instant in each of ``n`` equal slices of the launch (ascending): no fixed spacing."""
+    u = np.random.default_rng([seed, 0x5EED]).random(n)
+    return (np.arange(n, dtype=np.float64) + u) * (duration_s / n)
 
 
 def _classes(n: int, mix: OpMix, seed: int) -> np.ndarray:
@@ -145,17 +207,91 @@ def _entry_text(value: Any, doc: str) -> str:
     return f"{head}\x00{doc}"
 
 
-def _index_fields(workload: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(record field, index name) of the indexed fields whose own range the forecast projects:
-    ``created`` (``indexed_value``), or a document shape's indexed timestamps."""
+def _index_fields(workload: Mapping[str, Any], records: Any) -> list[tuple[str, str, int]]:
+    """(record field, index name, declared append points) of the indexed fields whose own range the
+    forecast projects: ``created`` (``indexed_value``), or a document shape's indexed timestamps."""
     indexed = workload.get("indexed_value", "none")
     if indexed in INDEXED:
-        return [("created", f"index:created ({indexed})")]
+        points = int(getattr(records, "users", 1000)) if indexed == "prefixed" else 1
+        return [("created", f"index:created ({indexed})", points)]
     from keyramp.keys import parse_shape
 
-    return [
-        (name, f"index:{name} (monotonic)") for name in parse_shape(workload.get("document") or {}).monotonic_indexed()
-    ]
+    return [(name, f"index:{name} (monotonic)", 1)
+            for name in parse_shape(workload.get("document") or {}).monotonic_indexed()]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Launch:
+    """What the projection needs of the launch: inserts by time, and the existing records."""
+
+    grid: np.ndarray
+    cum: np.ndarray
+    existing: int
+    duration_s: float
+
+    @property
+    def new(self) -> float:
+        return float(self.cum[-1])
+
+    def inserted(self, t: np.ndarray) -> np.ndarray:
+        return np.floor(np.interp(t, self.grid, self.cum)).astype(np.int64)
+
+    def progress(self) -> np.ndarray:
+        return self.cum / max(self.new, 1e-12)
+
+
+class _Cell:
+    """The cell's key code on the launch's clock, its keys kept by insert index, and sample draws."""
+
+    def __init__(self, *, profile: Mapping[str, Any], backend: str, strategy: str, launch: _Launch,
+                 cache: dict[int, str] | None) -> None:
+        from keyramp.profile import Settings
+        from keyramp.run._workload import CellWorkload  # the runner's own key code, imported late
+
+        self.wl = wl = CellWorkload(backend=backend, strategy=strategy, settings=Settings.from_data(profile))
+        self.launch = launch
+        start_ms = int(getattr(wl.strategy, "start_ms", 1_700_000_000_000))
+        existing, grid, cum = launch.existing, launch.grid.tolist(), launch.cum.tolist()
+        last = len(cum) - 1
+
+        def launch_clock(index: int) -> int:
+            # Records before the launch were written 1 ms apart; launch inserts at their launch time
+            # (the inverse of inserts-by-time, interpolated: a key is made per call, so no numpy here).
+            n = index - existing
+            if n < 0 or cum[-1] <= 0:
+                return start_ms + n
+            k = min(bisect.bisect_right(cum, n), last)
+            lo, hi = cum[k - 1], cum[k]
+            frac = min((n - lo) / (hi - lo), 1.0) if hi > lo else 0.0
+            return start_ms + int(1000.0 * (grid[k - 1] + frac * (grid[k] - grid[k - 1])))
+
+        wl.strategy.clock = launch_clock  # time-based keys: a bucket holds what the launch writes in it
+        wl.records.created = launch_clock
+        self.keys: dict[int, str] = {} if cache is None else cache
+
+    def key_text(self, i: int) -> str:
+        text = self.keys.get(i)
+        if text is None:
+            text = self.keys[i] = key_sort_text(self.wl.key_of(i))  # type: ignore[arg-type]
+        return text
+
+    def draw(self, samples: int, seeds: range, mix: OpMix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Times (jittered), row classes and insert indexes of ``samples`` accesses per seed, merged in time."""
+        from keyramp.keys import make_distribution
+
+        parts = []
+        for seed in seeds:
+            t = jittered_times(samples, self.launch.duration_s, seed)
+            cls = _classes(samples, mix, seed)
+            dist = make_distribution(self.wl.distribution, seed=seed + 1, params=self.wl.distribution_params)
+            inserted = self.launch.inserted(t)
+            idx = np.where(cls == 0, self.launch.existing + inserted, 0)
+            for i in np.flatnonzero(cls != 0).tolist():
+                idx[i] = dist.next_index(max(1, self.launch.existing + int(inserted[i])))
+            parts.append((t, cls, idx))
+        t = np.concatenate([p[0] for p in parts])
+        order = np.argsort(t, kind="stable")
+        return t[order], np.concatenate([p[1] for p in parts])[order], np.concatenate([p[2] for p in parts])[order]
 
 
 def regenerated_projection(
@@ -170,66 +306,135 @@ def regenerated_projection(
     samples: int,
     seed: int = 0,
     index_ranges: bool = True,
+    exact: bool = True,
+    seeds: int = 1,
+    cache: dict[int, str] | None = None,
+    rates: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Projection:
-    """The cell's keys at ``rate`` (ops/s at time t) over ``duration_s``, after ``existing`` records."""
-    from keyramp.keys import make_distribution
-    from keyramp.profile import Settings
-    from keyramp.run._workload import CellWorkload  # the runner's own key code, imported late
+    """The cell's keys at ``rate`` (ops/s at time t) over ``duration_s``, after ``existing`` records.
 
-    wl = CellWorkload(backend=backend, strategy=strategy, settings=Settings.from_data(profile))
-    grid, cum = _cumulative(rate, duration_s, mix.inserts_per_op)
-    start_ms = int(getattr(wl.strategy, "start_ms", 1_700_000_000_000))
-
-    def launch_clock(index: int) -> int:
-        # Records before the launch were written 1 ms apart; launch inserts at their launch time.
-        if index < existing or cum[-1] <= 0:
-            return start_ms + (index - existing)
-        return start_ms + int(1000.0 * float(np.interp(index - existing, cum, grid)))
-
-    wl.strategy.clock = launch_clock  # time-based keys: a bucket holds what the launch writes in it
-    wl.records.created = launch_clock
-    t = (np.arange(samples, dtype=np.float64) + 0.5) * (duration_s / samples)
-    cls = _classes(samples, mix, seed)
-    inserted = np.floor(np.interp(t, grid, cum)).astype(np.int64)
-    dist = make_distribution(wl.distribution, seed=seed + 1, params=wl.distribution_params)
+    ``exact``: what the design says exactly (append points, hashed keys, uniform reads) as
+    such; False samples every access (the check at the cell's own rate, which the measured
+    metrics come from). ``seeds``: draws of ``samples`` each (seeds ``seed``, ``seed + 1`` …),
+    merged: twice the samples for the stability check keep the first draw. ``cache``: insert
+    index -> key text, shared by projections of the same launch traffic (keys follow its clock).
+    ``rates``: ``rate`` at many times at once (``Launch.rates``).
+    """
+    grid, cum = _cumulative(rate, duration_s, mix.inserts_per_op, rates)
+    launch = _Launch(grid=grid, cum=cum, existing=existing, duration_s=duration_s)
+    cell = _Cell(profile=profile, backend=backend, strategy=strategy, launch=launch, cache=cache)
+    wl = cell.wl
+    declared = 1 if wl.group_size else wl.strategy.append_points()
+    points = (find_append_points(cell.key_text, declared=declared, total=existing + math.ceil(launch.new))
+              if exact and mix.inserts_per_op > 0 else None)
+    # Hashed keys (no append point, or more than are treated exactly): new keys land evenly.
+    spread = (exact and points is None and (declared is None or declared > MAX_POINTS) and not wl.group_size
+              and wl.strategy.traits.spreads)
+    uniform_reads = wl.distribution == "uniform"
+    # Nothing to sample when the design says everything exactly: no draw, no key.
+    none = (points is not None or spread) and uniform_reads
+    t, cls, idx = (np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)) if none else \
+        cell.draw(samples, range(seed, seed + seeds), mix)
     new = cls == 0
-    idx = np.empty(samples, dtype=np.int64)
-    idx[new] = existing + inserted[new]
-    for i in np.flatnonzero(~new).tolist():
-        idx[i] = dist.next_index(max(1, existing + int(inserted[i])))
-    keys = [key_sort_text(wl.key_of(int(i))) for i in idx.tolist()]  # type: ignore[arg-type]
-    pre = preload_indexes(existing)
-    pre_keys = [key_sort_text(wl.key_of(int(i))) for i in pre.tolist()]  # type: ignore[arg-type]
-    total_new = float(cum[-1])
-    n_new = int(new.sum())
-    ref_keys = pre_keys + [k for k, is_new in zip(keys, new.tolist(), strict=True) if is_new]
-    weight = np.concatenate([np.full(len(pre_keys), existing / max(len(pre_keys), 1)),
-                             np.full(n_new, total_new / max(n_new, 1))])
-    since = np.concatenate([np.full(len(pre_keys), -math.inf), t[new]])
-    reference = make_reference(ref_keys, weight=weight, since=since)
-    kp = key_positions(keys, reference=reference, inserts=new, times=t)
-    index: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for field_name, label in _index_fields(profile["workload"]) if index_ranges and n_new else ():
-        entries = [
-            _entry_text(wl.records.record(int(i))[field_name], keys[j]) for j, i in enumerate(idx.tolist()) if new[j]
-        ]
-        pre_entries = [
-            _entry_text(wl.records.record(int(i))[field_name], k) for i, k in zip(pre.tolist(), pre_keys, strict=True)
-        ]
-        ref = make_reference(pre_entries + entries, weight=weight, since=since)
-        index[label] = (t[new], key_positions(entries, reference=ref).pos)
-    return Projection(t=t, pos=kp.pos, is_read=cls == 2, mix=mix, source="regenerated",
-                      why="keys regenerated from the strategy and read distribution at the launch rate",
-                      index=index, positions=kp, is_new=new)
+    positions = is_new = None
+    if points is not None:
+        docs = _frontier_range(points, launch, t=t, idx=idx, new=new, cls=cls, key_text=cell.key_text, mix=mix,
+                               uniform_reads=uniform_reads)
+    elif spread:
+        docs = _spread_range(launch, t=t, idx=idx, new=new, cls=cls, key_text=cell.key_text, mix=mix,
+                             uniform_reads=uniform_reads)
+    else:
+        docs, positions = _sampled_range(launch, t=t, idx=idx, new=new, cls=cls, key_text=cell.key_text)
+        is_new = new
+    index: dict[str, RangeStream] = {}
+    for field_name, label, declared_index in (_index_fields(profile["workload"], wl.records)
+                                              if index_ranges and mix.inserts_per_op > 0 else []):
+        def entry(i: int, f: str = field_name) -> str:
+            return _entry_text(wl.records.record(i)[f], cell.key_text(i))
+
+        index[label] = _index_range(entry, declared_index, launch,
+                                    draw=lambda: cell.draw(samples, range(seed, seed + seeds), mix))
+    return Projection(docs=docs, mix=mix, source="regenerated", samples=0 if none else samples * seeds, index=index,
+                      positions=positions, is_new=is_new,
+                      why="keys regenerated from the strategy and read distribution at the launch rate")
 
 
-def recorded_projection(*, pos: np.ndarray, ops: np.ndarray, mix: OpMix, duration_s: float, samples: int,
-                        why: str) -> Projection:
-    """The recorded positions replayed in order, stretched over the launch (keys that cannot be rebuilt)."""
-    n = len(pos)
-    t = (np.arange(samples, dtype=np.float64) + 0.5) * (duration_s / samples)
-    pick = np.minimum((np.arange(samples) * n) // samples, n - 1)
-    names = np.asarray(ops)
-    read_names = [b"read", b"batch_read", b"scan"] if names.dtype.kind == "S" else ["read", "batch_read", "scan"]
-    return Projection(t=t, pos=np.asarray(pos, dtype=np.float64)[pick], is_read=np.isin(names[pick], read_names),
-                      mix=mix, source="recorded", why=why)
+def _frontier_range(points: AppendPoints, launch: _Launch, *, t: np.ndarray, idx: np.ndarray, new: np.ndarray,
+                    cls: np.ndarray, key_text: Callable[[int], str], mix: OpMix, uniform_reads: bool) -> RangeStream:
+    """The append points as frontiers; uniform accesses to existing records spread over what exists,
+    skewed ones sampled and placed by the layout."""
+    layout = Layout(points=points, existing=launch.existing, new=launch.new)
+    frontiers = layout.frontiers(launch.grid, launch.progress())
+    rows = max(mix.rows_per_op, 1e-12)
+    appends = mix.inserts_per_op / rows
+    if uniform_reads:
+        return RangeStream(t=t[:0], pos=np.zeros(0), is_read=np.zeros(0, dtype=bool), frontiers=frontiers,
+                           appends=appends, existing_writes=mix.per_op.get(("write", "existing"), 0.0) / rows,
+                           existing_reads=mix.reads_per_op / rows)
+    keep = ~new
+    keys = key_bytes([key_text(int(i)) for i in idx[keep].tolist()])
+    pos = layout.positions(keys, idx[keep]) if len(keys) else np.zeros(0)
+    return RangeStream(t=t[keep], pos=pos, is_read=cls[keep] == 2, frontiers=frontiers, appends=appends)
+
+
+def _reference(launch: _Launch, key_text: Callable[[int], str], new_keys: list[str], new_t: np.ndarray) -> Any:
+    """The range at the end of the launch: a sample of the existing records and the sampled inserts."""
+    pre = preload_indexes(launch.existing)
+    pre_keys = [key_text(int(i)) for i in pre.tolist()]
+    weight = np.concatenate([np.full(len(pre_keys), launch.existing / max(len(pre_keys), 1)),
+                             np.full(len(new_keys), launch.new / max(len(new_keys), 1))])
+    since = np.concatenate([np.full(len(pre_keys), -math.inf), new_t])
+    return make_reference(pre_keys + new_keys, weight=weight, since=since)
+
+
+def _sampled_range(launch: _Launch, *, t: np.ndarray, idx: np.ndarray, new: np.ndarray, cls: np.ndarray,
+                   key_text: Callable[[int], str]) -> tuple[RangeStream, KeyPositions]:
+    """Every access sampled, placed against the range at the end of the launch (preload + sampled inserts)."""
+    keys = [key_text(int(i)) for i in idx.tolist()]
+    ref = _reference(launch, key_text, [k for k, is_new in zip(keys, new.tolist(), strict=True) if is_new], t[new])
+    kp = key_positions(keys, reference=ref, inserts=new, times=t)
+    return RangeStream(t=t, pos=kp.pos, is_read=cls == 2), kp
+
+
+#: Inserts a spread design's reference takes when reads are sampled against it.
+_SPREAD_REFERENCE = 4096
+
+
+def _spread_range(launch: _Launch, *, t: np.ndarray, idx: np.ndarray, new: np.ndarray, cls: np.ndarray,
+                  key_text: Callable[[int], str], mix: OpMix, uniform_reads: bool) -> RangeStream:
+    """Hashed keys: inserts land evenly over the range at every moment, and so do uniform reads of
+    them. Only skewed reads (zipfian, latest, hotspot) are sampled, against a reference."""
+    rows = max(mix.rows_per_op, 1e-12)
+    writes = mix.inserts_per_op + mix.per_op.get(("write", "existing"), 0.0)
+    if uniform_reads:
+        return RangeStream(t=t[:0], pos=np.zeros(0), is_read=np.zeros(0, dtype=bool),
+                           uniform_writes=writes / rows, uniform_reads=mix.reads_per_op / rows)
+    keep = ~new & (cls == 2)  # reads sampled; inserts and writes to existing rows spread evenly
+    ins = np.flatnonzero(new)
+    ins = ins[preload_indexes(len(ins), points=_SPREAD_REFERENCE)] if len(ins) else ins
+    ref = _reference(launch, key_text, [key_text(int(i)) for i in idx[ins].tolist()], t[ins])
+    reads = [key_text(int(i)) for i in idx[keep].tolist()]
+    pos = key_positions(reads, reference=ref).pos if reads else np.zeros(0)
+    return RangeStream(t=t[keep], pos=pos, is_read=np.ones(int(keep.sum()), dtype=bool),
+                       uniform_writes=writes / rows)
+
+
+def _index_range(entry_of: Callable[[int], str], declared: int, launch: _Launch, *,
+                 draw: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]]) -> RangeStream:
+    """An indexed field's own range: only inserts write to it, one entry each."""
+    total = launch.existing + math.ceil(launch.new)
+    points = find_append_points(entry_of, declared=declared, total=total)
+    if points is not None:
+        layout = Layout(points=points, existing=launch.existing, new=launch.new)
+        return RangeStream(t=np.zeros(0), pos=np.zeros(0), is_read=np.zeros(0, dtype=bool),
+                           frontiers=layout.frontiers(launch.grid, launch.progress()), appends=1.0)
+    t, cls, idx = draw()
+    t, idx = t[cls == 0], idx[cls == 0]
+    entries = [entry_of(int(i)) for i in idx.tolist()]
+    pre = preload_indexes(launch.existing)
+    pre_entries = [entry_of(int(i)) for i in pre.tolist()]
+    weight = np.concatenate([np.full(len(pre), launch.existing / max(len(pre), 1)),
+                             np.full(len(entries), launch.new / max(len(entries), 1))])
+    since = np.concatenate([np.full(len(pre), -math.inf), t])
+    ref = make_reference(pre_entries + entries, weight=weight, since=since)
+    return RangeStream(t=t, pos=key_positions(entries, reference=ref).pos, is_read=np.zeros(len(t), dtype=bool))

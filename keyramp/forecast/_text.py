@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["band_text", "forecast_line", "forecast_short"]
+__all__ = ["band_text", "forecast_line", "forecast_short", "keys_note"]
 
 
 def _pct(value: Any) -> str:
@@ -51,6 +51,8 @@ def forecast_line(forecast: Any) -> str:
         where += f" on {launch['nodes']} {str(launch.get('storage', 'ssd')).upper()} node(s)"
     if forecast.get("verdict") is None:
         return f"forecast at {where}: {forecast.get('reason', 'not available')}"
+    if forecast.get("throttled_fraction") is None:  # a verdict without a band: what stopped the projection
+        return f"forecast at {where}: {forecast['verdict']}: {forecast.get('reason', 'no band')}"
     text = (
         f"forecast at {where}: {forecast_short(forecast)} of operations throttled (modelled band over the "
         f"parameter ranges; mid {_pct((forecast.get('throttled_fraction') or {}).get('mid'))}), peak 10-s step "
@@ -61,3 +63,19 @@ def forecast_line(forecast: Any) -> str:
     if forecast.get("deciding_param"):
         text += f"; decided by {forecast['deciding_param']}, whose published value is unknown"
     return text
+
+
+
+def keys_note(forecast: Any) -> str:
+    """Where the launch stream's keys came from when they are not the design's own (``projection.keys``
+    ``recorded``): ``from the recorded keys: <why>``; without a band (nothing to project), the
+    reason no verdict could be made; empty when the keys were regenerated (the usual path)."""
+    if not isinstance(forecast, Mapping):
+        return ""
+    projection = forecast.get("projection")
+    if not isinstance(projection, Mapping) or projection.get("keys") != "recorded":
+        return ""
+    if forecast.get("throttled_fraction") is None:
+        return str(forecast.get("reason") or "")
+    why = str(projection.get("why") or "").strip()
+    return "from the recorded keys" + (f": {why}" if why else "")

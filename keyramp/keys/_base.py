@@ -70,6 +70,13 @@ class KeyStrategy(ABC):
     def key(self, index: int) -> Key:
         """The key of the ``index``-th inserted record (``index >= 0``)."""
 
+    def append_points(self) -> int | None:
+        """How many places new keys land at, each past every earlier key of its own part of the
+        range: 1 for monotonic keys, n for an n-way prefix in front of a growing part. None: keys
+        land spread, or the places move (time buckets). The launch forecast treats that many
+        append points exactly instead of sampling them."""
+        return 1 if self.traits.monotonic else None
+
 
 class Distribution(ABC):
     """Which existing record an operation hits: an index in ``[0, n)``."""

@@ -245,6 +245,9 @@ class HashedPrefix(_Strategy):
         self._hash_fmt = f"{{:0{chars}x}}#{self._str('id_prefix')}{{:0{self._int('digits', minimum=1, maximum=40)}d}}"
         self._salt = mix64(seed & _M64)
 
+    def append_points(self) -> int | None:
+        return None  # 16**hash_chars prefixes: the ids under each are too few to form an append point
+
     def key(self, index: int) -> Key:
         return self._hash_fmt.format(mix64((index ^ self._salt) & _M64) >> self._shift, index + 1)
 
@@ -274,6 +277,9 @@ class ReverseTimestamp(_Clocked):
     name = "reverse_timestamp"
     traits = KeyTraits(monotonic=False, spreads=False, readable=True)
 
+    def append_points(self) -> int | None:
+        return 1  # every new key before the earlier ones
+
     def key(self, index: int) -> Key:
         return f"{LONG_MAX - self.clock(index):019d}#{index:010d}"
 
@@ -296,6 +302,9 @@ class FieldPromotion(_Clocked):
             raise UsageError(f"{self.name}: machines × interval_ms must be ≥ 1 so each machine's timestamps are unique")
         width = max(4, len(str(self.machines - 1)))
         self._fmt = f"{self._str('field')}_{{:0{width}d}}#{{:013d}}".format
+
+    def append_points(self) -> int | None:
+        return self.machines  # each machine's timestamps grow
 
     def key(self, index: int) -> Key:
         return self._fmt(index % self.machines, self.clock(index))
@@ -331,6 +340,9 @@ class Domain(_Strategy):
             hosts.append(".".join(reversed(host.split("."))) if self.reverse else host)
         self.hosts = tuple(hosts)
 
+    def append_points(self) -> int | None:
+        return len(self.hosts)  # each host's counter grows
+
     def key(self, index: int) -> Key:
         count = len(self.hosts)
         return f"{self.hosts[index % count]}#{index // count:08d}"
@@ -357,6 +369,9 @@ class Sharded(_Strategy):
         super().__init__(seed=seed, params=params)
         self.shards = self._int("shards", minimum=1, maximum=100_000)
         self._fmt = f"shard{{:0{max(2, len(str(self.shards - 1)))}d}}#{{:010d}}".format
+
+    def append_points(self) -> int | None:
+        return self.shards  # each shard's ids grow
 
     def key(self, index: int) -> Key:
         return self._fmt(index % self.shards, index)

@@ -396,6 +396,8 @@ class TemplatePlan:
     prepends: bool
     hashed: bool  # a hash or uuid part (Key Visualizer unreadable, BP-KEY-8)
     has_time: bool
+    #: The growing part is a coarse time bucket: the append points move to a new bucket as time passes.
+    moving: bool = False
 
 
 class TemplateStrategy(KeyStrategy):
@@ -430,6 +432,10 @@ class TemplateStrategy(KeyStrategy):
 
     def key(self, index: int) -> Key:  # replaced by the compiled function in __init__
         raise NotImplementedError
+
+    def append_points(self) -> int | None:
+        plan = self.plan
+        return plan.append_points if plan.append_points and not plan.moving else None
 
 
 def _join(parts: list[_Part]) -> Callable[[int], str]:
@@ -471,11 +477,11 @@ def _plan(template: str, parts: list[_Part], *, interval_ms: float) -> TemplateP
     else:
         leads = "time" if (first.time or first.bucketed) else "sequence"
     # Append points: distinct values in front of the first growing/shrinking part.
-    points, prepends = 0, False
+    points, prepends, moving = 0, False, False
     count = 1
     for p in varying:
         if p.order != 0:
-            points, prepends = count, p.order < 0
+            points, prepends, moving = count, p.order < 0, p.bucketed
             break
         count = count * (p.cardinality or 1 << 62)
     return TemplatePlan(
@@ -484,6 +490,7 @@ def _plan(template: str, parts: list[_Part], *, interval_ms: float) -> TemplateP
         prepends=prepends,
         hashed=any(p.hashed for p in varying),
         has_time=any(p.time or p.bucketed for p in varying),
+        moving=moving,
     )
 
 

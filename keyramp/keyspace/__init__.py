@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from keyramp.keyspace._analyse import cell_heatmap, summarize_run_cell
 from keyramp.keyspace._cli import register, run_keyspace
+from keyramp.keyspace._components import Frontiers
+from keyramp.keyspace._headline import keyspace_headline
 from keyramp.keyspace._heatmap import heatmap_data, render_png
 from keyramp.keyspace._load import (
     CellKeys,
@@ -27,13 +29,13 @@ from keyramp.keyspace._tablets import (
     has_model,
     params_for,
     simulate,
-    simulate_collection,
     synthetic_stream,
 )
 
 __all__ = [
     "SYNTHETIC_PATTERNS",
     "CellKeys",
+    "Frontiers",
     "KeyPositions",
     "Reference",
     "TabletParams",
@@ -45,6 +47,7 @@ __all__ = [
     "heatmap_data",
     "hotspot_metrics",
     "key_positions",
+    "keyspace_headline",
     "load_keys",
     "make_reference",
     "params_for",
@@ -52,7 +55,6 @@ __all__ = [
     "render_png",
     "run_keyspace",
     "simulate",
-    "simulate_collection",
     "summarize_cell",
     "summarize_run_cell",
     "synthetic_stream",

@@ -37,6 +37,10 @@ def key_bytes(keys: Sequence[Any] | np.ndarray) -> np.ndarray:
         if int(cp.max()) < 128:  # ASCII: one byte a code point, no Python per key
             return np.ascontiguousarray(cp.astype(np.uint8)).view(f"S{width}").reshape(n)
         return np.array([k.encode("utf-8") for k in keys.tolist()], dtype=bytes)
+    if len(keys) and isinstance(keys[0], str):  # sort texts: numpy builds the array, ASCII is one pass
+        arr = np.array(keys)
+        if arr.dtype.kind == "U":
+            return key_bytes(arr)
     out = [k.encode("utf-8") if isinstance(k, str) else k if isinstance(k, bytes) else key_sort_text(k).encode("utf-8")
            for k in keys]
     return np.array(out, dtype=bytes) if out else np.zeros(0, dtype="S1")

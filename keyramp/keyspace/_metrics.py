@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,8 +27,10 @@ from keyramp.keyspace._tablets import (
 )
 
 __all__ = [
+    "AppendRuns",
     "analyze_cell",
     "append_points",
+    "append_runs",
     "bucket_matrix",
     "default_time_bins",
     "hotspot_metrics",
@@ -190,6 +193,20 @@ def append_points(order_key: np.ndarray, pos: np.ndarray, t: np.ndarray) -> int 
     less than ``_RUN_SLACK`` of the span stays inside a run (interleaved worker processes).
     None when runs are short (mean < ``_MIN_RUN``): keys land spread, not at a few points.
     """
+    runs = append_runs(order_key, pos, t)
+    return None if runs is None else int(runs.run.max()) + 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppendRuns:
+    """The append points of sampled inserts: which one each insert belongs to (0, 1, … in key order)."""
+
+    run: np.ndarray  # per insert, in the order given
+    forward: bool  # appends (new keys above the earlier ones) rather than prepends
+
+
+def append_runs(order_key: np.ndarray, pos: np.ndarray, t: np.ndarray) -> AppendRuns | None:
+    """``append_points`` with the point of every insert, or None when the keys land spread."""
     n = len(t)
     if n < 2 * _MIN_RUN:
         return None
@@ -198,8 +215,13 @@ def append_points(order_key: np.ndarray, pos: np.ndarray, t: np.ndarray) -> int 
     slack = _RUN_SLACK * float(t.max() - t.min())
     # Appends make time run forward along the keys (prepends backward) more than it jumps back.
     forward = float(dt[dt > 0].sum()) >= float(-dt[dt < 0].sum())
-    runs = 1 + int(np.count_nonzero(dt < -slack) if forward else np.count_nonzero(dt > slack))
-    return runs if n / runs >= _MIN_RUN else None
+    breaks = dt < -slack if forward else dt > slack
+    runs = 1 + int(np.count_nonzero(breaks))
+    if n / runs < _MIN_RUN:
+        return None
+    run = np.empty(n, dtype=np.int64)
+    run[order] = np.concatenate([[0], np.cumsum(breaks)])
+    return AppendRuns(run=run, forward=forward)
 
 
 def analyze_cell(

@@ -33,10 +33,18 @@ PRELOAD_POINTS = 4096
 
 
 def preload_indexes(count: int, *, points: int = PRELOAD_POINTS) -> np.ndarray:
-    """Up to ``points`` evenly spaced indexes of ``count`` preloaded records (int64; empty when none)."""
+    """Up to ``points`` indexes of ``count`` preloaded records, one at random in each of ``points``
+    equal slices (int64, ascending; all of them when there are fewer; empty when none).
+
+    Not evenly spaced: a stride that is a multiple of a design's period (``sharded(64)`` at
+    a spacing of 64) would sample one shard only and misplace every other one.
+    """
     if count <= 0:
         return np.zeros(0, dtype=np.int64)
-    return np.unique(np.linspace(0, count - 1, min(count, points)).round().astype(np.int64))
+    if count <= points:
+        return np.arange(count, dtype=np.int64)
+    u = np.random.default_rng([count, 0x9E37]).random(points)
+    return np.unique(np.minimum(((np.arange(points) + u) * (count / points)).astype(np.int64), count - 1))
 
 
 def existing_before(cell_summary: Mapping[str, Any], profile: Mapping[str, Any]) -> int:
@@ -102,8 +110,8 @@ def cell_reference(
         # A sampled batch_write stands for batch_size new keys (its first key is sampled).
         batch = np.asarray(samples.op[ins]) == (b"batch_write" if samples.op.dtype.kind == "S" else "batch_write")
         inserted = float(np.where(batch, wl.batch_size, 1).sum()) / max(sample_rate, 1e-12)
-        if len(ins_keys) > MAX_REFERENCE:  # evenly in time: appends stay spread over the cell
-            keep = np.linspace(0, len(ins_keys) - 1, MAX_REFERENCE).round().astype(np.int64)
+        if len(ins_keys) > MAX_REFERENCE:  # spread in time (one per slice, at random: no fixed stride)
+            keep = preload_indexes(len(ins_keys), points=MAX_REFERENCE)
             ins_keys, ins_t = ins_keys[keep], ins_t[keep]
     if not pre and not len(ins_keys):
         return None

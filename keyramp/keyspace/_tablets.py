@@ -2,37 +2,43 @@
 
 The emulators are single-node stores that never split, so what sequential keys or a
 fast ramp would do to Datastore, Firestore or Bigtable is modelled here from the
-sampled key stream and the scheduled rate. Every figure this module produces is a
-model output (``modelled: true``); parameters and their sources are in
-docs/keyspace-model.md.
+key stream and the scheduled rate. Every figure this module produces is a model output
+(``modelled: true``); parameters and their sources are in docs/keyspace-model.md.
 
-The model, per step of ``step_s`` schedule seconds:
+The model, per step of ``step_s`` schedule seconds (the engine is ``_simulate``):
 
-* the load of the cell (scheduled rate, or observed sample rate) is spread over the
-  key space as the samples of the step are; tablets are contiguous position ranges;
-* a tablet throttles what exceeds ``capacity`` ops/s; the rest waits in an M/M/1
-  queue with service rate ``capacity`` (a rough added-latency figure);
+* the load of the step (scheduled rate, or observed sample rate) is spread over the key
+  space: sampled accesses as their samples fall, append points known exactly
+  (``Frontiers``) on the tablet holding each point's newest key; tablets are contiguous
+  position ranges;
+* a tablet serves up to ``capacity`` ops/s and throttles the rest; the served load waits
+  in an M/M/1 queue with service rate ``capacity`` (a rough added-latency figure);
+  clients send ``retry`` of the throttled requests again the next step;
+* with a cluster (``total_capacity``, Bigtable) the nodes serve at most that, and the
+  pieces of a split stay on their parent's node for ``placement_delay_s``;
 * a tablet whose load stays above ``split_threshold`` for ``split_delay_s`` splits at
-  the median of its recent samples (a single hot key cannot split);
+  quantiles of its recent load (a single hot key cannot split);
 * a new key range starts as one tablet; tablets never merge (runs are short).
 
 Sampling noise: with few samples per tablet a uniform stream looks lumpy and would
-predict throttling that is not there. The load shape therefore comes from a long
-window (at least ``min_window_samples``) unless the current step's counts differ from
-it beyond Poisson noise (a moving hotspot: chi-square test), in which case the step's
-own samples are used.
+predict throttling that is not there. The sampled load's shape therefore comes from a
+long window (at least ``min_window_samples``) unless the current step's counts differ
+from it beyond Poisson noise (a moving hotspot: chi-square test). Append points are not
+sampled at all when the projection knows them (``Frontiers``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from keyramp._errors import UsageError
+from keyramp.keyspace._components import Frontiers, Load, SampleShares
+from keyramp.keyspace._simulate import MAX_BLOCK, Block, Tablets, block_size, p99_wait_ms, rho_rows
 
 __all__ = [
     "SYNTHETIC_PATTERNS",
@@ -41,14 +47,10 @@ __all__ = [
     "has_model",
     "params_for",
     "simulate",
-    "simulate_collection",
     "synthetic_stream",
 ]
 
 RateFn = Callable[[float], float]
-_QUANTA = 1 << 16  # position resolution of tablet bounds
-_SAMPLES_PER_TABLET = 30  # long-window samples per tablet (Poisson noise ~18 %)
-_WAIT_GRID = np.geomspace(1e-4, 1.0, 97)  # waits the p99 is searched on, × the slowest tablet's bound
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,7 +63,9 @@ class TabletParams:
     min_window_samples: int = 20_000
     total_capacity: float | None = None  # cluster cap (Bigtable nodes x per-node ops/s)
     max_tablets: int = 1 << 16
-    split_fanout: int = 2  # pieces a split tablet becomes (at quantiles of its recent samples)
+    split_fanout: int = 2  # pieces a split tablet becomes (at quantiles of its recent load)
+    retry: float = 0.0  # share of throttled requests clients send again the next step
+    placement_delay_s: float = 0.0  # pieces of a split stay on their parent's node this long (clusters)
 
 
 def has_model(backend: str) -> bool:
@@ -95,20 +99,24 @@ class TabletTimeline:
 
     params: TabletParams
     t: np.ndarray  # end of step, schedule seconds
-    offered: np.ndarray  # ops/s offered to the key range
+    offered: np.ndarray  # ops/s offered to the key range (the schedule's)
     tablets: np.ndarray
     max_load: np.ndarray  # ops/s on the busiest tablet
     max_share: np.ndarray  # share of the load on the busiest tablet
     hot_is_last: np.ndarray  # busiest tablet is the last of the range (appending)
-    throttled: np.ndarray  # predicted throttled fraction of offered ops
+    throttled: np.ndarray  # share of the step's requests the store throttles
     added_latency_ms: np.ndarray  # load-weighted queueing estimate
     #: 99th percentile of the step's M/M/1 queueing wait over served ops (mixture over tablets)
     added_p99_ms: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    #: requests/s the range received: the offered load and the throttled requests sent again
+    attempts: np.ndarray | None = None
     achieved: np.ndarray = field(init=False)
     modelled: bool = True
 
     def __post_init__(self) -> None:
-        self.achieved = self.offered * (1.0 - self.throttled)
+        if self.attempts is None:
+            self.attempts = self.offered
+        self.achieved = self.attempts * (1.0 - self.throttled)
 
     def at(self, t: float) -> int:
         """Index of the step containing schedule time ``t``."""
@@ -134,6 +142,8 @@ class TabletTimeline:
             "final_max_share": float(self.max_share[last]),
             "max_added_latency_ms": float(self.added_latency_ms.max()),
             "peak_achieved_ops_per_s": float(self.achieved.max()),
+            #: the rate this model ran at (the test's own, not a launch's): what its figures are "at"
+            "offered_ops_per_s": round(float(self.offered.mean()), 1),
             "params": {k: v for k, v in asdict(self.params).items() if v is not None},
         }
 
@@ -142,50 +152,6 @@ class TabletTimeline:
         for name in ("t", "offered", "tablets", "max_load", "throttled", "added_latency_ms", "achieved"):
             out[name] = [round(float(v), 4) for v in getattr(self, name)]
         return out
-
-
-def _moved(counts: np.ndarray, expected: np.ndarray) -> bool:
-    """Whether a step's counts differ from the long-window shape beyond Poisson noise.
-
-    A chi-square statistic against its degrees of freedom (k - 1, std sqrt(2(k - 1))),
-    with a wide margin: only a real move (an appending hotspot) passes, not sampling noise.
-    """
-    if (counts[expected == 0] > 0).any():
-        return True
-    live = expected > 0
-    chi2 = float((((counts[live] - expected[live]) ** 2) / expected[live]).sum())
-    dof = max(1, int(live.sum()) - 1)
-    return chi2 > dof + 5.0 * math.sqrt(2.0 * dof) + 10.0
-
-
-def _p99_wait_ms(load: np.ndarray, cap: float, rho_floor: float) -> float:
-    """99th percentile of the M/M/1 waiting time over a step's served ops, mixed over tablets.
-
-    A tablet at utilisation rho (service rate ``cap``) has P(W > x) = rho·exp(-cap(1-rho)x);
-    the step's tail is the load-weighted sum, solved for 1 % by bisection.
-    """
-    total = float(load.sum())
-    if total <= 0:
-        return 0.0
-    # Tablets grouped by utilisation in steps of 0.01 (rounded up): ≤ 100 terms per step.
-    rho_t = np.maximum(np.minimum(load / cap, 0.99), rho_floor)
-    grid = np.bincount(np.minimum(np.ceil(rho_t * 100.0).astype(np.int64), 99), weights=load / total,
-                       minlength=100)
-    live = np.flatnonzero(grid)
-    weight, rho = grid[live], np.maximum(live / 100.0, rho_floor)
-    if float((weight * rho).sum()) <= 0.01:
-        return 0.0
-    rate = cap * (1.0 - rho)
-    # The tail on a log grid of waits (one vectorised pass), then log-linear interpolation.
-    hi = float(math.log(100.0) / rate.min())
-    xs = _WAIT_GRID * hi
-    tail = (weight * rho) @ np.exp(-np.outer(rate, xs))
-    k = int(np.argmax(tail <= 0.01))
-    if k == 0:
-        return float(xs[0]) * 1000.0
-    t0, t1 = math.log(tail[k - 1]), math.log(max(float(tail[k]), 1e-300))
-    frac = (t0 - math.log(0.01)) / (t0 - t1) if t0 != t1 else 1.0
-    return float(math.exp(math.log(xs[k - 1]) + frac * (math.log(xs[k]) - math.log(xs[k - 1])))) * 1000.0
 
 
 def simulate(
@@ -198,6 +164,9 @@ def simulate(
     sample_rate: float = 1.0,
     duration_s: float | None = None,
     weights: np.ndarray | None = None,
+    frontiers: Frontiers | None = None,
+    uniform: float = 0.0,
+    rates: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> TabletTimeline:
     """Simulate tablets for one key range.
 
@@ -207,6 +176,10 @@ def simulate(
     accesses that were sampled). ``duration_s`` is in schedule seconds. ``weights``: what
     each sample costs a tablet relative to the others (e.g. a Bigtable read vs a write);
     the load is spread over the tablets by weight, ``rate_fn`` is then in the same units.
+    ``frontiers``: append points known exactly; they carry ``frontiers.load_share`` of the
+    load. ``uniform``: the share of the load known to spread evenly over the range (hashed
+    keys, uniform reads of them). The samples carry the rest. ``rates``: ``rate_fn`` for many
+    times at once (the same load, evaluated once for every parameter point).
     """
     if time_scale <= 0 or sample_rate <= 0:
         raise UsageError("time_scale and sample_rate must be positive")
@@ -220,154 +193,76 @@ def simulate(
     horizon = duration_s if duration_s is not None else (float(sched[-1]) if len(sched) else 0.0)
     # Aim for >= 20 samples a step on average, so a moving hotspot is significant.
     step = params.step_s
-    if len(sched):
+    if len(sched) and frontiers is None and uniform <= 0:
         step = max(step, 20.0 * horizon / len(sched))
     n_steps = max(1, math.ceil(horizon / step - 1e-9))
-
-    # Positions on a grid of 2^16 quanta: a tablet is a run of quanta, so the tablet of a
-    # sample is a table lookup (rebuilt on splits) instead of a search per sample per step.
-    qpos = np.minimum((pos * _QUANTA).astype(np.int64), _QUANTA - 1).astype(np.uint16)
-    bounds = np.array([0, _QUANTA], dtype=np.int64)
-    tablet_of = np.zeros(_QUANTA, dtype=np.int32)
-    over_since = np.array([math.nan])
-    cols: dict[str, list[float]] = {k: [] for k in ("t", "offered", "tablets", "max_load", "max_share", "last", "thr",
-                                                     "lat", "p99")}
-    share = np.ones(1)
-    cap = params.capacity
-    fanout = max(2, int(params.split_fanout))
-
-    for k in range(n_steps):
-        t_end = (k + 1) * step
-        t_start = t_end - step
-        e = int(np.searchsorted(sched, t_end, side="right"))
-        s0 = int(np.searchsorted(sched, t_start, side="right")) if k > 0 else 0
-        n_tab = len(bounds) - 1
-        # Enough samples in the long window that each tablet's share is not mostly noise.
-        need = max(params.min_window_samples, _SAMPLES_PER_TABLET * n_tab)
-        l0 = min(int(np.searchsorted(sched, t_end - max(params.window_s, step), side="right")), max(0, e - need), s0)
-        short = qpos[s0:e]
-        # The long window's shape needs ~min_window_samples, not all of (say) 60 s x 3,000
-        # samples/s: thin it evenly, so dense key logs cost O(samples) over the whole run.
-        stride = max(1, (e - l0) // (2 * need))
-        window = qpos[l0:e:stride]
-        w_tab = tablet_of[window]
-        use_short = False
-        if len(window):
-            if wts is None:
-                share = np.bincount(w_tab, minlength=n_tab)[:n_tab] / len(window)
-            else:
-                cw = np.bincount(w_tab, weights=wts[l0:e:stride], minlength=n_tab)[:n_tab]
-                share = cw / max(float(cw.sum()), 1e-300)
-            if len(short):
-                s_tab = w_tab[s0 - l0 :] if stride == 1 else tablet_of[short]
-                # The move test counts samples (Poisson noise); the shares it picks are weighted.
-                c_short = np.bincount(s_tab, minlength=n_tab)[:n_tab]
-                c_long = c_short if wts is None else np.bincount(w_tab, minlength=n_tab)[:n_tab]
-                expected = (share if wts is None else c_long / max(len(window), 1)) * len(short)
-                use_short = _moved(c_short, expected)
-                if use_short:
-                    if wts is None:
-                        share = c_short / len(short)
-                    else:
-                        cs = np.bincount(s_tab, weights=wts[s0:e], minlength=n_tab)[:n_tab]
-                        share = cs / max(float(cs.sum()), 1e-300)
-        elif len(share) != n_tab:
-            share = np.full(n_tab, 1.0 / n_tab)
-
-        if rate_fn is not None:
-            offered = float(rate_fn(t_start + step / 2))
-        else:
-            offered = len(short) / sample_rate / (step / time_scale)
-        load = offered * share
-        served = np.minimum(load, cap).sum()
-        cluster_rho = 0.0
-        if params.total_capacity is not None:
-            served = min(served, params.total_capacity)
-            cluster_rho = min(offered / params.total_capacity, 0.99)  # the nodes queue too
-        throttled = 1.0 - served / offered if offered > 0 else 0.0
-        rho = np.maximum(np.minimum(load / cap, 0.99), cluster_rho)
-        wait_ms = rho / (1.0 - rho) / cap * 1000.0
-        latency = float((load * wait_ms).sum() / offered) if offered > 0 else 0.0
-        cols["p99"].append(_p99_wait_ms(np.minimum(load, cap), cap, cluster_rho))
-        hot = int(np.argmax(load))
-        cols["t"].append(t_end)
-        cols["offered"].append(offered)
-        cols["tablets"].append(n_tab)
-        cols["max_load"].append(float(load[hot]))
-        cols["max_share"].append(float(share[hot]))
-        cols["last"].append(float(hot == n_tab - 1 and load[hot] > 0))
-        cols["thr"].append(max(0.0, throttled))
-        cols["lat"].append(latency)
-
-        # Splits: sustained load above threshold, at the median of the recent samples
-        # that produced the tablet's share (the step's own when it was significant).
-        over = load > params.split_threshold
-        over_since = np.where(over, np.where(np.isnan(over_since), t_start, over_since), math.nan)
-        ready = np.flatnonzero(over & (t_end - over_since >= params.split_delay_s - 1e-9))
-        if len(ready) == 0 or n_tab >= params.max_tablets:
-            continue
-        # Quantiles (the median for 2 pieces) of the recent samples that produced the share
-        # (the step's own if it moved).
-        src = np.sort(short if use_short else window)
-        ed = np.searchsorted(src, bounds, side="left")
-        new_points: list[int] = []
-        for i in ready[: max(0, (params.max_tablets - n_tab) // (fanout - 1))]:
-            a, b = ed[i], ed[i + 1]
-            if b - a < 2:
-                continue
-            cuts = {int(src[a + (b - a) * j // fanout]) for j in range(1, fanout)}
-            new_points.extend(m for m in cuts if bounds[i] < m < bounds[i + 1])
-        if not new_points:
-            continue
-        new_points = sorted(set(new_points))
-        new_bounds = np.sort(np.concatenate([bounds, np.asarray(new_points, dtype=np.int64)]))
-        parent = np.searchsorted(bounds, new_bounds[:-1], side="right") - 1
-        was_split = np.zeros(n_tab, dtype=bool)
-        was_split[np.searchsorted(bounds, new_points, side="right") - 1] = True
-        over_since = np.where(was_split[parent], math.nan, over_since[parent])
-        share = share[parent] / np.bincount(parent, minlength=n_tab)[parent]  # refined next step
-        bounds = new_bounds
-        tablet_of = np.repeat(np.arange(len(bounds) - 1, dtype=np.int32), np.diff(bounds))
-
-    return TabletTimeline(
-        params=params,
-        t=np.asarray(cols["t"]),
-        offered=np.asarray(cols["offered"]),
-        tablets=np.asarray(cols["tablets"], dtype=np.int64),
-        max_load=np.asarray(cols["max_load"]),
-        max_share=np.asarray(cols["max_share"]),
-        hot_is_last=np.asarray(cols["last"], dtype=bool),
-        throttled=np.asarray(cols["thr"]),
-        added_latency_ms=np.asarray(cols["lat"]),
-        added_p99_ms=np.asarray(cols["p99"]),
-    )
+    t_end = (np.arange(n_steps) + 1.0) * step
+    t_start = t_end - step
+    if rates is not None:
+        offered = np.asarray(rates(t_start + step / 2), dtype=np.float64)
+    elif rate_fn is not None:
+        offered = np.array([float(rate_fn(t)) for t in (t_start + step / 2).tolist()])
+    else:
+        counts = np.diff(np.searchsorted(sched, np.concatenate([[-np.inf], t_end]), side="right"))
+        offered = counts / sample_rate / (step / time_scale)
+    known = uniform + (frontiers.load_share + frontiers.existing_share if frontiers is not None else 0.0)
+    samples = None
+    if known < 1.0 - 1e-12 and len(sched):
+        samples = SampleShares(pos, sched, wts, t_start=t_start, t_end=t_end, min_window=params.min_window_samples,
+                               window_s=params.window_s)
+    return _run(params, t_start, t_end, offered, Load(samples=samples, frontiers=frontiers, uniform=uniform))
 
 
-def simulate_collection(
-    doc_positions: np.ndarray,
-    times: np.ndarray,
-    *,
-    index_positions: Mapping[str, np.ndarray],
-    rate_fn: RateFn | None = None,
-    time_scale: float = 1.0,
-    params: TabletParams,
-    duration_s: float | None = None,
-) -> dict[str, Any]:
-    """Model writes that also write index entries (Firestore/Datastore single-field indexes).
+def _run(params: TabletParams, t_start: np.ndarray, t_end: np.ndarray, offered: np.ndarray, load: Load,
+         ) -> TabletTimeline:
+    """Blocks of steps until the next split, then the split (``_simulate``)."""
+    tablets = Tablets(params)
+    cap, n_steps = params.capacity, len(t_end)
+    most = block_size(params, float(t_end[0] - t_start[0]))
+    rows = most
+    parts: list[dict[str, np.ndarray]] = []
+    k = 0
+    while k < n_steps:
+        k1 = min(n_steps, k + rows)
+        share = load.shares(k, k1, tablets.cuts, float(t_start[k]), t_end[k:k1])
+        blk = tablets.serve(offered[k:k1, None] * share, t_end[k:k1])
+        j = tablets.first_split(blk.load, t_start[k:k1], t_end[k:k1])
+        last = k1 - k - 1 if j is None else j
+        parts.append(_rows(blk, last + 1, cap, offered[k:k + last + 1], t_end[k:k + last + 1]))
+        tablets.carry(blk, last, float(t_end[k + last]))
+        # Any block length gives the same steps (a block stops at its first split): blocks double while
+        # nothing splits (a quiet launch is a few blocks), and after a split run about as long as the
+        # last one went, so few rows past the next split are computed and thrown away.
+        rows = min(MAX_BLOCK, 2 * rows) if j is None else max(2, min(most, 2 * (j + 1)))
+        if j is not None:
+            atoms, mass, reach = load.atoms(k + j, j, tablets.cuts, tablets.ready)
+            if tablets.split(atoms, mass, float(t_end[k + j]), reach=reach) and load.samples is not None:
+                load.samples.retab(tablets.added)
+        k += last + 1
+    col = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+    return TabletTimeline(params=params, t=col["t"], offered=col["offered"], attempts=col["attempts"],
+                          tablets=col["tablets"].astype(np.int64), max_load=col["max_load"],
+                          max_share=col["max_share"], hot_is_last=col["last"].astype(bool), throttled=col["thr"],
+                          added_latency_ms=col["lat"], added_p99_ms=p99_wait_ms(col["hist"], cap, col["floor"]))
 
-    Each write touches the document range and one entry per indexed field, each index
-    its own key range (ordered by the field's value). A write succeeds only if every
-    range accepts it, so the collection's throttled fraction is the worst range's.
-    """
-    ranges = {"documents": doc_positions, **{f"index:{k}": v for k, v in index_positions.items()}}
-    timelines = {
-        name: simulate(p, times, rate_fn=rate_fn, time_scale=time_scale, params=params, duration_s=duration_s)
-        for name, p in ranges.items()
+
+def _rows(blk: Block, n: int, cap: float, offered: np.ndarray, t: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-step figures of the first ``n`` rows of a block."""
+    load, served, floor = blk.load[:n], blk.served[:n], blk.rho_floor[:n]
+    attempts = load.sum(axis=1)
+    busy = attempts > 0
+    safe = np.where(busy, attempts, 1.0)
+    hot = load.argmax(axis=1)
+    max_load = load[np.arange(n), hot]
+    rho = np.maximum(np.minimum(load / cap, 0.99), floor[:, None])
+    return {
+        "t": t, "offered": offered, "attempts": attempts, "tablets": np.full(n, load.shape[1], dtype=np.float64),
+        "max_load": max_load, "max_share": np.where(busy, max_load / safe, 0.0),
+        "last": ((hot == load.shape[1] - 1) & (max_load > 0)).astype(np.float64),
+        "thr": np.where(busy, np.maximum(0.0, 1.0 - served.sum(axis=1) / safe), 0.0),
+        "lat": np.where(busy, (load * (rho / (1.0 - rho) / cap * 1000.0)).sum(axis=1) / safe, 0.0),
+        "floor": floor, "hist": rho_rows(served, cap, floor),
     }
-    stack = np.vstack([tl.throttled for tl in timelines.values()])
-    offered = next(iter(timelines.values())).offered
-    throttled = stack.max(axis=0)
-    return {"ranges": timelines, "throttled": throttled, "achieved": offered * (1.0 - throttled), "modelled": True}
 
 
 def _uniform(n: int, rng: np.random.Generator, *, stratified: bool) -> np.ndarray:

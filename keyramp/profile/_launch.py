@@ -35,6 +35,8 @@ from keyramp.profile._schedules import KIND_FIELDS, OPEN_KINDS, Schedule, make_s
 from keyramp.profile._schema import Section, option
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from keyramp.forecast._params import StoreParams
 
 __all__ = ["CLUSTER_FIELDS", "DEFAULT_DURATION_S", "LaunchSettings", "cluster_stores", "parse_launch"]
@@ -132,11 +134,32 @@ class LaunchSettings(Section):
     def rate(self, t: float) -> float:
         return self.schedule.rate(t)
 
+    def rates(self, times: np.ndarray) -> np.ndarray:
+        """``rate`` at many times (kept: a forecast asks for the same step times at every point of its band)."""
+        import numpy as np  # start-up cost: every CLI command loads the profile, few forecast
+
+        memo = self._rates
+        out = np.empty(len(times))
+        for i, t in enumerate(np.asarray(times, dtype=np.float64).tolist()):
+            value = memo.get(t)
+            if value is None:
+                value = memo[t] = self.schedule.rate(t)
+            out[i] = value
+        return out
+
+    @cached_property
+    def _rates(self) -> dict[float, float]:
+        return {}
+
     @property
     def peak(self) -> float:
         return self.schedule.peak(self.duration_s)
 
     def total_ops(self) -> float:
+        return self._total_ops
+
+    @cached_property
+    def _total_ops(self) -> float:
         return self.schedule.total_ops(self.duration_s, dt=max(0.5, self.duration_s / 20_000))
 
     def with_overrides(self, *, peak: float | None = None, nodes: int | None = None,

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, JustifyMethod
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from keyramp.forecast._text import forecast_short
+from keyramp.forecast._text import forecast_short, keys_note
+from keyramp.keyspace._headline import keyspace_headline
 from keyramp.profile._thresholds import WORKLOAD_ERRORS
 from keyramp.results._exceptions import ExceptionExample, cell_exceptions
 from keyramp.results._generator import generator_limited, generator_reason, machine_limited
@@ -62,7 +65,7 @@ def _threshold_verdict(cell: Mapping[str, Any]) -> str:
 _COLUMNS: tuple[tuple[str, JustifyMethod, int], ...] = (
     ("cell", "left", 0), ("ops/s", "right", 0), ("target", "right", 2), ("count", "right", 1),
     ("err %", "right", 0), ("p50 ms", "right", 0), ("p95 ms", "right", 4), ("p99 ms", "right", 0),
-    ("p99.9 ms", "right", 3), ("late", "right", 6), ("dropped", "right", 5), ("hot 1%*", "right", 0),
+    ("p99.9 ms", "right", 3), ("late", "right", 6), ("dropped", "right", 5), ("key space*", "left", 0),
     ("forecast**", "left", 0), ("thresholds", "left", 0),
 )
 
@@ -71,7 +74,6 @@ def _row(cell_id: str, cell: Mapping[str, Any], limited: bool) -> list[str]:
     total = cell.get("total", {})
     lat = total.get("latency_ms", {})
     target = _mean_target(cell)
-    hot = (cell.get("keyspace") or {}).get("hottest_1pct_share")
     return [
         cell_id + (" (incomplete)" if cell.get("incomplete") else "") + (" †" if limited else ""),
         f"{total.get('ops_per_s', 0):.0f}",
@@ -84,8 +86,8 @@ def _row(cell_id: str, cell: Mapping[str, Any], limited: bool) -> list[str]:
         _fmt_ms(lat.get("p999")),
         str(total.get("late", 0)),
         str(total.get("dropped", 0)),
-        "-" if hot is None else f"{hot:.2f}",
-        forecast_short(cell.get("forecast"), deciding=False),
+        keyspace_headline(cell.get("keyspace")),
+        forecast_short(cell.get("forecast"), deciding=False) + (" ‡" if keys_note(cell.get("forecast")) else ""),
         _threshold_verdict(cell),
     ]
 
@@ -115,7 +117,10 @@ def summary_table(summary: Mapping[str, Any], *, width: int | None = None) -> Ta
         title += f" ({summary['reason']})"
     rows: list[list[str]] = []
     limited_cells: list[tuple[str, str]] = []
+    recorded: list[tuple[str, str]] = []  # cells forecast from the keys they recorded, and why
     for cell_id, cell in summary.get("cells", {}).items():
+        if note := keys_note(cell.get("forecast")):
+            recorded.append((cell_id, note))
         limited = bool(cell.get("total")) and generator_limited(cell)
         if limited and machine_limited(cell):  # its reason says it all: "machine-limited: …"
             limited_cells.append((cell_id, generator_reason(cell)))
@@ -133,13 +138,46 @@ def summary_table(summary: Mapping[str, Any], *, width: int | None = None) -> Ta
     left_out = [name for i, (name, _, _) in enumerate(_COLUMNS) if i not in shown]
     table.caption = (
         "latency from intended start (coordinated-omission corrected) · "
-        "* key-space share of the hottest 1 % of the key range (1.0 = one hotspot, 0.01 = even) · "
+        "* measured key-space pattern: append ×n = new keys land at n places (n hot ranges a split cannot cool), "
+        "hot range = share of ops on the busiest 1 % of keys, spread = neither · "
         "** modelled launch forecast (\\[launch]): verdict and share of launch operations throttled, "
         "low–high over the parameter ranges (uncertain: the band spans two verdicts; keyramp forecast RUN "
         "names the parameter that decides)"
     ) + (f" · narrow console: {', '.join(left_out)} left out (all in report.txt)" if left_out else "") + "".join(
-        f"\n† {cell_id} {reason}" for cell_id, reason in limited_cells)
+        f"\n† {line}" for line in grouped_footnotes(limited_cells, total=len(rows))) + "".join(
+        f"\n‡ {cell_id} forecast: {escape(note)}" for cell_id, note in recorded)
     return table
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def grouped_footnotes(notes: Sequence[tuple[str, str]], *, total: int) -> list[str]:
+    """One footnote per reason, not per cell: cells whose reasons differ only in their figures
+    share a line, each figure shown as the range the cells spanned ("0.30–0.54 of a core")."""
+    groups: dict[str, list[tuple[str, list[str]]]] = {}
+    for cell_id, reason in notes:
+        groups.setdefault(_NUMBER.sub("#", reason), []).append((cell_id, _NUMBER.findall(reason)))
+    lines = []
+    for template, members in groups.items():
+        if len(members) == 1:
+            cell_id, figures = members[0]
+            lines.append(f"{cell_id} {_fill(template, [[f] for f in figures])}")
+            continue
+        slots = [[figs[i] for _, figs in members] for i in range(len(members[0][1]))]
+        who = f"all {total} cells" if len(members) == total else ", ".join(c for c, _ in members)
+        lines.append(f"{who}: {_fill(template, slots)}")
+    return lines
+
+
+def _fill(template: str, slots: list[list[str]]) -> str:
+    parts = template.split("#")
+    out = [parts[0]]
+    for values, rest in zip(slots, parts[1:], strict=True):
+        low, high = min(values, key=float), max(values, key=float)
+        out.append(low if float(low) == float(high) else f"{low}–{high}")
+        out.append(rest)
+    return "".join(out)
 
 
 def workload_exceptions(summary: Mapping[str, Any]) -> list[str]:

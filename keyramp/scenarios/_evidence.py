@@ -213,29 +213,34 @@ def _probe_evidence(probe: Mapping[str, Any]) -> tuple[str, str, dict[str, Any],
     return "measured", json.dumps(r)[:300], {}, []
 
 
-def _keyspace_evidence(ks: Mapping[str, Any], forecast: Mapping[str, Any] | None = None,
+def _keyspace_evidence(ks: Mapping[str, Any], forecast: Mapping[str, Any] | None = None, *, strategy: str = "",
                        ) -> tuple[str, str, dict[str, Any], list[ChartValue]]:
+    """A Locust cell's key-space evidence: the measured pattern, and the launch forecast as the one model.
+
+    The tablet model at the test's own rate (``keyspace.model``) is not cited: at emulator
+    rates it throttles nothing, and a second model next to the launch forecast read as two
+    answers to one question. Its figure stays in the values (``throttled``), labelled so.
+    """
+    from keyramp.keyspace._headline import keyspace_headline
+
     model = ks.get("model") or {}
     hot1 = ks.get("hottest_1pct_share")
-    text = (f"measured key stream: hottest 1 % of the key range takes {hot1 or 0:.1%} of accesses, append "
-            f"fraction {ks.get('append_fraction', 0):.2f}, moving hotspot "
-            f"{'yes' if ks.get('moving_hotspot') else 'no'}")
-    throttled = model.get("max_throttled_fraction") if model else None
-    if model:
-        text += (f"; modelled range-partitioned store: peak {model.get('peak_tablets', '-')} tablets, throttled "
-                 f"up to {throttled or 0:.1%} of offered load")
+    headline = keyspace_headline(ks)
+    text = f"key space (measured): {headline}; the busiest 1 % of the range takes {hot1 or 0:.1%} of accesses"
     bars = _bars("hottest 1 % of the key range (% of accesses, measured key stream)", " %",
                  share=None if hot1 is None else 100.0 * hot1)
-    bars += _bars("throttled fraction of offered load (%, modelled)", " %",
-                  throttled=None if throttled is None else 100.0 * throttled)
-    values = {"hot1": hot1, "throttled": throttled, "moving": bool(ks.get("moving_hotspot")),
-              "append": ks.get("append_fraction")}
+    values = {"hot1": hot1, "headline": headline, "strategy": strategy, "moving": bool(ks.get("moving_hotspot")),
+              "append": ks.get("append_fraction"),
+              "throttled": model.get("max_throttled_fraction") if model else None,  # at this test's rate only
+              "test_rate_ops_per_s": model.get("offered_ops_per_s") if model else None}
     if isinstance(forecast, Mapping) and forecast.get("verdict"):
-        from keyramp.forecast._text import forecast_line, forecast_short
+        from keyramp.forecast._text import forecast_line, forecast_short, keys_note
 
         mid = (forecast.get("throttled_fraction") or {}).get("mid")
-        text += f"; {forecast_line(forecast)}"
-        values.update(forecast=forecast_short(forecast), forecast_verdict=forecast.get("verdict"), forecast_mid=mid)
+        note = keys_note(forecast)
+        text += f"; {forecast_line(forecast)}" + (f" ({note})" if note else "")
+        values.update(forecast=forecast_short(forecast, deciding=False), forecast_verdict=forecast.get("verdict"),
+                      forecast_mid=mid, launch=(forecast.get("launch") or {}).get("description"))
         bars += _bars("launch operations throttled (%, modelled forecast, mid of the band)", " %",
                       forecast=None if mid is None else 100.0 * mid)
     return "modelled", text, values, bars
@@ -276,7 +281,8 @@ def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run
             probe_name = cell["probe"].get("name")
             kind, text, values, bars = _probe_evidence(cell["probe"])
         elif cell.get("keyspace"):
-            kind, text, values, bars = _keyspace_evidence(cell["keyspace"], cell.get("forecast"))
+            kind, text, values, bars = _keyspace_evidence(cell["keyspace"], cell.get("forecast"),
+                                                          strategy=str(cell.get("strategy") or ""))
             if limited:  # the model saw only the load that was generated
                 text += f" (generator-limited: {_generated(cell)} of the scheduled operations were generated)"
             timeline = _timeline(cell)

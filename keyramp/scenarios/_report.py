@@ -155,39 +155,57 @@ def _ratio_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
     return out
 
 
-def _keyspace_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
-    def peak(role: str, key: str) -> float | None:
-        vals = [v for r in rows if r.role == role and (v := r.values.get(key)) is not None]
-        return max(vals) if vals else None
+#: Verdicts from better to worse (uncertain spans two, so it ranks with at_risk).
+_VERDICT_RANK = {"ok": 0, "at_risk": 1, "uncertain": 1, "hotspot": 2}
 
-    base = "not observable on the emulator (single node, no tablet splits); modelled from the key stream"
-    anti_hot, best_hot = peak("anti-pattern", "hot1"), peak("best practice", "hot1")
-    anti_thr, best_thr = peak("anti-pattern", "throttled"), peak("best practice", "throttled")
-    if anti_hot is None or best_hot is None:
-        hot = [r.values["hot1"] for r in rows if r.values.get("hot1") is not None]
-        span = f": hottest-1 % share {min(hot):.1%}–{max(hot):.1%}" if hot else ""
-        return [("modelled", f"{base}{span}")]
-    moving = {role: any(r.values.get("moving") for r in rows if r.role == role)
-              for role in ("anti-pattern", "best practice")}
-    facts = f"hottest 1 % of the key range takes {anti_hot:.1%} of accesses for the anti-pattern vs {best_hot:.1%}"
-    facts += (f"; moving hotspot (new keys always at one end): {'yes' if moving['anti-pattern'] else 'no'} vs "
-              f"{'yes' if moving['best practice'] else 'no'}")
-    if anti_thr is not None and best_thr is not None:
-        facts += f"; modelled throttling up to {anti_thr:.1%} vs {best_thr:.1%}"
-    anti_fc, best_fc = peak("anti-pattern", "forecast_mid"), peak("best practice", "forecast_mid")
-    if anti_fc is not None and best_fc is not None:
-        shorts = {
-            role: "; ".join(str(r.values["forecast"]) for r in rows if r.role == role and r.values.get("forecast"))
-            for role in ("anti-pattern", "best practice")
-        }
-        facts += (f"; launch forecast (modelled): {shorts['anti-pattern']} of launch operations throttled for the "
-                  f"anti-pattern vs {shorts['best practice']}")
-    if (anti_hot > 1.5 * best_hot or (moving["anti-pattern"] and not moving["best practice"])
-            or (anti_thr is not None and best_thr is not None and anti_thr > best_thr + 0.01)
-            or (anti_fc is not None and best_fc is not None and anti_fc > best_fc + 0.05)):
-        return [("confirmed (modelled)", f"confirmed (modelled): {facts}. {base}")]
-    return [("modelled", f"not confirmed by the model (both variants load the key range alike): {facts}. "
-                         f"{base}")]
+
+def _design(rows: list[Evidence], role: str) -> str:
+    """``sequential ids (append ×1)``: the role's key designs with their measured pattern."""
+    seen: dict[str, str] = {}
+    for r in rows:
+        if r.role == role:
+            seen.setdefault(str(r.values.get("strategy") or r.profile), str(r.values.get("headline") or "-"))
+    return ", ".join(f"{s} ({h})" if h != "-" else s for s, h in seen.items()) or role
+
+
+def _at_launch(rows: list[Evidence], role: str) -> tuple[str, int | None]:
+    """``hotspot 42%–68% on datastore, firestore; ok 0% on bigtable``, and the worst verdict's rank."""
+    by_verdict: dict[str, list[str]] = {}
+    for r in rows:
+        if r.role == role and r.values.get("forecast"):
+            by_verdict.setdefault(str(r.values["forecast"]), []).append(r.backend or r.profile)
+    if not by_verdict:
+        return "", None
+    worst = max(_VERDICT_RANK.get(str(r.values.get("forecast_verdict")), 1) for r in rows
+                if r.role == role and r.values.get("forecast"))
+    if len(by_verdict) == 1:
+        return next(iter(by_verdict)), worst
+    return "; ".join(f"{v} on {', '.join(dict.fromkeys(b))}" for v, b in by_verdict.items()), worst
+
+
+def _keyspace_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
+    """One breath: which design, what it does at the launch (the forecast), the fix; figures in the rows."""
+    base = "not observable on the emulator (single node, no tablet splits): modelled from the key stream"
+    anti, best = _design(rows, "anti-pattern"), _design(rows, "best practice")
+    has = {role: any(r.role == role for r in rows) for role in ("anti-pattern", "best practice")}
+    if not (has["anti-pattern"] and has["best practice"]):
+        shapes = "; ".join(dict.fromkeys(f"{r.values.get('strategy') or r.profile}: {r.values.get('headline')}"
+                                         for r in rows))
+        return [("modelled", f"{shapes} ({base})")]
+    anti_fc, anti_rank = _at_launch(rows, "anti-pattern")
+    best_fc, best_rank = _at_launch(rows, "best practice")
+    launch = next((str(r.values["launch"]) for r in rows if r.values.get("launch")), "")
+    if anti_rank is not None and best_rank is not None:
+        sentence = f"{anti}: {anti_fc} at the launch ({launch}); fix: {best}: {best_fc}"
+        confirmed = anti_rank > best_rank
+    else:  # no [launch]: the measured patterns only (a hot or appending anti-pattern against a spread fix)
+        sentence = f"{anti} vs {best}; no launch forecast (the profile has no [launch])"
+        patterns = {role: {str(r.values.get("headline")) for r in rows if r.role == role}
+                    for role in ("anti-pattern", "best practice")}
+        confirmed = patterns["best practice"] == {"spread"} and "spread" not in patterns["anti-pattern"]
+    if confirmed:
+        return [("confirmed (modelled)", f"confirmed (modelled): {sentence}. {base}")]
+    return [("modelled", f"not confirmed by the model (both designs fare alike at the launch): {sentence}. {base}")]
 
 
 def _hygiene_parts(rows: list[Evidence]) -> list[tuple[str, str]]:

@@ -86,6 +86,7 @@ def forecast_view(raw: object) -> dict[str, Any] | None:
         )
     projection = as_dict(fc.get("projection"))
     check = as_dict(projection.get("check"))
+    stability = as_dict(fc.get("stability"))
     verdict = text(fc.get("verdict"))
     return {
         "verdict": verdict,
@@ -99,10 +100,17 @@ def forecast_view(raw: object) -> dict[str, Any] | None:
         "params": params,
         "params_from": text(fc.get("params_from")),
         "sensitivity": sensitivity,
-        "projection": {"keys": text(projection.get("keys")), "why": text(projection.get("why")),
+        # "keys_from", not "keys": a template's fc.projection.keys is the dict's own keys() method
+        "projection": {"keys_from": text(projection.get("keys")), "why": text(projection.get("why")),
                        "ranges": [str(r) for r in as_list(projection.get("ranges"))],
+                       "append_points": num(projection.get("append_points")),
                        "not_projected": [str(r) for r in as_list(projection.get("not_projected"))],
                        "measured_hot1": num(check.get("measured_hottest_1pct_share")),
-                       "regenerated_hot1": num(check.get("regenerated_hottest_1pct_share"))},
+                       "regenerated_hot1": num(check.get("regenerated_hottest_1pct_share")),
+                       "agrees": check.get("agrees") if isinstance(check.get("agrees"), bool) else None},
+        "stability": {"samples": [num(v) for v in as_list(stability.get("samples"))],
+                      "difference": num(stability.get("max_difference")),
+                      "same_verdict": stability.get("same_verdict") is not False,
+                      "exact": stability.get("exact") is True} if stability else None,
         "chart": _chart(as_dict(fc.get("timeline"))),
     }

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from keyramp.keyspace._headline import keyspace_headline
 from keyramp.results._index import as_dict, num
 
 __all__ = ["MEASURED", "MODELLED", "explain_keyspace"]
@@ -75,8 +76,8 @@ MODELLED: tuple[_Metric, ...] = (
             "(published figures, modelled)", "below the band", "above the band",
             lambda v: "", fmt="band"),
     _Metric("max_throttled_fraction", "throttled load (peak)",
-            "share of the offered load a range-partitioned store would have throttled at worst, at this "
-            "cell's scheduled rate", "0 %", "≥ 1 %", _below(0.0, 0.01)),
+            "share of the offered load a range-partitioned store would have throttled at worst at this test's "
+            "own rate (not the launch: the launch forecast above says that)", "0 %", "≥ 1 %", _below(0.0, 0.01)),
     _Metric("peak_tablets", "tablets (peak)",
             "tablets the model splits the range into under this load", "more than 1 under heavy load",
             "1 while throttling: the load sits on one tablet", lambda v: "", fmt="count"),
@@ -145,5 +146,6 @@ def explain_keyspace(keyspace: object) -> dict[str, Any] | None:
         return None
     model: dict[str, Any] = {**as_dict(ks.get("model")),
                              **{k: ks[k] for k in ("hot_window_vs_capacity", "tablet_capacity_ops_per_s") if k in ks}}
-    return {"measured": _rows(ks, MEASURED), "modelled": _rows(model, MODELLED),
+    return {"headline": keyspace_headline(ks), "measured": _rows(ks, MEASURED), "modelled": _rows(model, MODELLED),
+            "model_rate": num(as_dict(ks.get("model")).get("offered_ops_per_s")),
             "range_from": ks.get("range_from") if isinstance(ks.get("range_from"), str) else None}

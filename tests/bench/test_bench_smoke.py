@@ -16,8 +16,8 @@ only when its test is selected):
 The other emulator benches (``bench_overhead``, ``bench_rate``, …) take tens of seconds each
 to run: here they are imported and parsed (and ``mypy`` type-checks ``bench/`` against the
 library, as the README's test command runs it); ``KEYRAMP_BENCH_SMOKE=all`` runs their smoke
-paths too, each in its own process. The compare benches' smoke runs are checked in detail by
-``test_bench_compare.py``.
+paths too, each in its own process. The compare benches' and ``bench_forecast``'s smoke runs
+are checked in detail by ``test_bench_compare.py`` and ``test_bench_forecast.py``.
 
 A smoke run writes its JSON into a temporary directory (``KEYRAMP_BENCH_RESULTS``), never into
 ``bench/results/``. Its figures mean nothing; what is checked is that the bench ran to its end
@@ -116,13 +116,13 @@ EMULATOR_TOO = [
 ]
 if ALL:
     EMULATOR += EMULATOR_TOO
-#: Smoke-run by ``test_bench_compare.py`` (issue 32), with checks of their own.
-COMPARE = ["bench_compare_aa.py", "bench_compare_ab.py", "bench_machine_limit.py"]
+#: Smoke-run by a test of their own (``test_bench_compare.py``, ``test_bench_forecast.py``).
+OWN_TEST = ["bench_compare_aa.py", "bench_compare_ab.py", "bench_machine_limit.py", "bench_forecast.py"]
 BENCHES = sorted(p.stem for p in BENCH.glob("bench_*.py"))
 
 
 def test_the_lists_name_every_bench_once() -> None:
-    listed = [s.script for s in PLAIN + EMULATOR] + ([] if ALL else [s.script for s in EMULATOR_TOO]) + COMPARE
+    listed = [s.script for s in PLAIN + EMULATOR] + ([] if ALL else [s.script for s in EMULATOR_TOO]) + OWN_TEST
     assert sorted(listed) == [f"{b}.py" for b in BENCHES]
 
 

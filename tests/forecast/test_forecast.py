@@ -10,6 +10,8 @@ import pytest
 
 from keyramp.forecast import forecast_cell
 from keyramp.forecast._band import HOTSPOT_MIN, OK_MAX
+from keyramp.forecast._cli import format_table
+from keyramp.forecast._text import forecast_line
 from keyramp.profile._profile import parse_profile
 
 
@@ -61,7 +63,7 @@ def test_the_forecast_json_is_a_band_with_sources(firestore: dict[str, dict]) ->
                             "duration_s": 3600.0, "peak_ops_per_s": 5000.0, "total_ops": fc["launch"]["total_ops"]}
     assert 10e6 < fc["launch"]["total_ops"] < 13e6
     assert {s["param"] for s in fc["sensitivity"]} == {"tablet_ops_per_s", "split_threshold_frac", "split_delay_s",
-                                                       "split_fanout"}
+                                                       "split_fanout", "retry_reoffer"}
     assert fc["sensitivity"] == sorted(fc["sensitivity"], key=lambda s: -s["swing"])
     tl = fc["timeline"]
     assert len(tl["t"]) == len(tl["offered_ops_per_s"]) == len(tl["throttled"]["mid"]) <= 120
@@ -79,19 +81,27 @@ def test_bigtable_random_keys_at_30k_writes_throttle_on_one_node_and_far_less_on
 ) -> None:
     one, three = bigtable[1], bigtable[3]
     assert one["verdict"] == "hotspot" and one["throttled_fraction"]["low"] >= 0.5  # 14,000 of 30,000 at best
-    assert three["throttled_fraction"]["mid"] < 0.25 * one["throttled_fraction"]["mid"]
+    assert three["throttled_fraction"]["mid"] < 0.5 * one["throttled_fraction"]["mid"]
     assert three["throttled_fraction"]["low"] < 0.05
     assert one["launch"]["nodes"] == 1 and three["launch"]["nodes"] == 3 and three["launch"]["storage"] == "ssd"
-    # Three nodes: the answer turns on how fast a new table splits, which Google does not publish.
-    assert three["verdict"] == "uncertain" and three["deciding_param"] == "split_delay_s"
+    # Three nodes: the answer turns on how soon the pieces of a new table's splits reach the other
+    # nodes, which Google bounds ("up to 20 minutes under load") but does not pin down.
+    assert three["verdict"] == "uncertain" and three["deciding_param"] == "placement_delay_s"
+
+
+def _without_retries(fc: dict) -> float:
+    """The throttled share with every parameter at mid but clients that do not retry."""
+    return next(s["low"]["throttled_fraction"] for s in fc["sensitivity"] if s["param"] == "retry_reoffer")
 
 
 def test_a_monotonic_indexed_field_caps_random_documents_at_the_index_range() -> None:
     fc = _forecast("firestore", "random", {"kind": "constant", "rate": 2000, "duration": "30m"},
                    workload={"indexed_value": "monotonic"})
     assert fc["projection"]["ranges"] == ["documents", "index:created (monotonic)"]
-    # 2,000 writes/s against an append point of 500: three quarters throttled once the documents have split.
-    assert fc["verdict"] == "hotspot" and fc["throttled_fraction"]["mid"] == pytest.approx(0.75, abs=0.05)
+    # 2,000 writes/s against an append point of 500: three quarters throttled once the documents have split
+    # (without retries; clients that send throttled writes again only raise the share of requests refused).
+    assert fc["verdict"] == "hotspot" and _without_retries(fc) == pytest.approx(0.75, abs=0.05)
+    assert fc["throttled_fraction"]["mid"] > _without_retries(fc)
     exempt = _forecast("firestore", "random", {"kind": "constant", "rate": 2000, "duration": "30m"},
                        workload={"indexed_value": "unindexed"})
     assert exempt["projection"]["ranges"] == ["documents"]
@@ -107,18 +117,17 @@ def test_reads_follow_the_read_distribution_and_queries_are_listed_as_not_projec
     assert proj["read_rows_share"] == pytest.approx(0.4 / 0.9, abs=1e-3)
 
 
-def test_server_allocated_keys_are_replayed_from_the_recording() -> None:
+def test_server_allocated_keys_are_projected_from_the_recording() -> None:
+    from keyramp.keyspace import CellKeys
+
     rng = np.random.default_rng(2)
-    pos = rng.random(3000)
-    ops = np.array([b"insert"] * 3000)
-
-    class Samples:
-        op = ops
-
+    keys = np.array([f"{v:016x}".encode() for v in rng.integers(0, 2**62, 3000)])
+    samples = CellKeys(cell="c", t=np.linspace(0, 10, 3000), op=np.array([b"insert"] * 3000), key=keys)
     fc = _forecast("firestore", "server_allocated", {"kind": "constant", "rate": 800, "duration": "20m"},
-                   samples=Samples(), recorded_pos=pos)
+                   samples=samples)
     assert fc["projection"]["keys"] == "recorded" and "allocates" in fc["projection"]["why"]
     assert fc["verdict"] in ("ok", "at_risk", "uncertain")  # spread ids: no hotspot
+    assert fc["projection"]["append_points"] is None
     missing = _forecast("firestore", "server_allocated", {"kind": "constant", "rate": 800, "duration": "20m"})
     assert missing["verdict"] is None and missing["reason"] == "no sampled keys to project"
 
@@ -127,27 +136,105 @@ def test_a_document_shapes_indexed_timestamp_is_an_index_range_like_created() ->
     launch = {"kind": "constant", "rate": 2000, "duration": "30m"}
     fc = _forecast("firestore", "random", launch, workload={"document": {"room": "string", "sent_at": "timestamp"}})
     assert fc["projection"]["ranges"] == ["documents", "index:sent_at (monotonic)"]
-    assert fc["verdict"] == "hotspot" and fc["throttled_fraction"]["mid"] == pytest.approx(0.75, abs=0.05)
+    assert fc["verdict"] == "hotspot" and _without_retries(fc) == pytest.approx(0.75, abs=0.05)
     exempt = _forecast("firestore", "random", launch,
                        workload={"document": {"room": "string", "sent_at": {"type": "timestamp", "indexed": False}}})
     assert exempt["projection"]["ranges"] == ["documents"] and exempt["throttled_fraction"]["mid"] < 0.1
 
 
-def test_a_python_workloads_ops_project_as_inserts_and_existing_rows() -> None:
-    """Methods that call keys.new() are inserts, the others one existing row each: a 3:1
-    Python workload forecasts exactly like insert 0.75 / read 0.25 (same keys, same seed)."""
-    launch = {"kind": "ramp_500_50_5", "ceiling": 5000, "duration": "1h"}
-    for strategy in ("sequential", "random"):
-        builtin = _forecast("firestore", strategy, launch, ops={"insert": 0.75, "read": 0.25})
-        profile = parse_profile({"name": "f", "backend": "firestore", "duration": "10s", "seed": 4,
-                                 "workload": {"ops": {"insert": 0.75, "read": 0.25}, "record_count": 500},
-                                 "keys": {"strategy": strategy}, "schedule": {"kind": "constant", "rate": 300},
-                                 "launch": launch})
-        data = json.loads(json.dumps(profile.data))  # as a manifest stores it
-        data["workload"].update(user="/app/orders.py:Orders", ops={"place": 0.75, "look": 0.25}, insert_ops=["place"])
-        own = forecast_cell(backend="firestore", strategy=strategy, profile=data, launch=profile.launch,
-                            cell_summary={"operations": {"place": {"count": 2250}, "look": {"count": 750}}})
-        assert own["projection"]["op_mix"] == {"place": 0.75, "look": 0.25}
-        assert own["projection"]["not_projected"] == []
-        assert own["verdict"] == builtin["verdict"]
-        assert own["throttled_fraction"] == builtin["throttled_fraction"], strategy
+def _samples(keys: list[str], ops: list[str], seconds: float = 10.0):
+    from keyramp.keyspace import CellKeys
+
+    n = len(keys)
+    return CellKeys(cell="c", t=np.linspace(0, seconds, n), op=np.array([o.encode() for o in ops]),
+                    key=np.array([k.encode() for k in keys]))
+
+
+def _app_profile(strategy: str, launch: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    profile = parse_profile({"name": "f", "backend": "firestore", "duration": "10s", "seed": 4,
+                             "workload": {"ops": {"insert": 0.75, "read": 0.25}, "record_count": 500},
+                             "keys": {"strategy": strategy}, "schedule": {"kind": "constant", "rate": 300},
+                             "launch": launch})
+    data = json.loads(json.dumps(profile.data))  # as a manifest stores it
+    data["workload"].update(user="/app/orders.py:Orders", ops={"place": 0.75, "look": 0.25}, insert_ops=["place"])
+    return data, profile.launch
+
+
+def test_a_python_workload_is_forecast_from_the_keys_it_wrote_not_from_its_profiles_strategy() -> None:
+    """The issue's case: an app writes random uuids under a profile that says sequential. The
+    profile's strategy forecast it a hotspot; the keys it wrote are spread."""
+    rng = np.random.default_rng(3)
+    uuids = [f"{v:032x}" for v in rng.integers(0, 2**62, 3000)]
+    ops = ["place" if i % 4 else "look" for i in range(3000)]
+    launch = {"kind": "constant", "rate": 5000, "duration": "1h"}
+    data, parsed = _app_profile("sequential", launch)
+    summary = {"operations": {"place": {"count": 2250}, "look": {"count": 750}}}
+    fc = forecast_cell(backend="firestore", strategy="sequential", profile=data, launch=parsed, cell_summary=summary,
+                       samples=_samples(uuids, ops))
+    assert fc["projection"]["keys"] == "recorded" and "Python workload" in fc["projection"]["why"]
+    assert fc["projection"]["append_points"] is None  # spread: what the app wrote
+    assert fc["verdict"] != "hotspot" and fc["throttled_fraction"]["low"] < 0.05
+    # Recorded spread keys are replayed as samples: twice the samples keep the verdict. At this jump
+    # (0 -> 5,000 ops/s on a new range) the samples decide when the first splits come: the band moves
+    # 0.06 (measured; said in forecast.stability and docs/keyspace-model.md), not more than 0.1.
+    stable = fc["stability"]
+    assert stable["exact"] is False and stable["same_verdict"] is True and stable["max_difference"] <= 0.1, stable
+    # The same app writing a counter of its own: one append point, forecast from the recording.
+    counter = [f"order-{i:012d}" for i in range(3000)]
+    seq = forecast_cell(backend="firestore", strategy="random", profile=data, launch=parsed, cell_summary=summary,
+                        samples=_samples(counter, ops))
+    assert seq["projection"]["keys"] == "recorded" and seq["projection"]["append_points"] == 1
+    assert seq["verdict"] == "hotspot"
+    # Without sampled keys there is nothing to project: no verdict, said so.
+    none = forecast_cell(backend="firestore", strategy="sequential", profile=data, launch=parsed, cell_summary=summary)
+    assert none["verdict"] is None and none["reason"] == "no sampled keys to project"
+
+
+def test_a_recording_that_disagrees_with_the_design_is_projected_instead_never_silently() -> None:
+    """A built-in cell whose measured key space contradicts its strategy (the check at the cell's own
+    rate): the recorded keys are projected, and the check says why."""
+    launch = {"kind": "constant", "rate": 5000, "duration": "1h"}
+    profile = parse_profile({"name": "f", "backend": "firestore", "duration": "10s", "seed": 4,
+                             "workload": {"ops": {"insert": 1.0}, "record_count": 500},
+                             "keys": {"strategy": "sequential"}, "schedule": {"kind": "constant", "rate": 300},
+                             "launch": launch})
+    assert profile.launch is not None
+    cell = profile.cells[0]
+    rng = np.random.default_rng(5)
+    spread = [f"{v:020d}" for v in rng.integers(0, 10**18, 3000)]
+    measured = {"samples": 3000, "hottest_1pct_share": 0.012, "append_points": None}
+    summary = {"operations": {"insert": {"count": 3000}}, "keyspace": measured}
+    fc = forecast_cell(backend="firestore", strategy="sequential", profile=profile.data, launch=profile.launch,
+                       cell_summary=summary, samples=_samples(spread, ["insert"] * 3000), cell_schedule=cell.schedule,
+                       horizon_s=10.0)
+    check = fc["projection"]["check"]
+    assert check["agrees"] is False and check["regenerated_append_points"] == 1
+    assert fc["projection"]["keys"] == "recorded" and "disagrees" in fc["projection"]["why"]
+    assert fc["verdict"] != "hotspot"
+    # No keys to project: uncertain, with the reason, instead of the design's verdict.
+    blind = forecast_cell(backend="firestore", strategy="sequential", profile=profile.data, launch=profile.launch,
+                          cell_summary=summary, cell_schedule=cell.schedule, horizon_s=10.0)
+    assert blind["verdict"] == "uncertain" and "disagrees" in blind["reason"]
+    # Never silent: the table `keyramp forecast` prints names the keys and why, under each verdict.
+    table = format_table({"c00": fc, "c01": blind}).splitlines()
+    assert "c00: forecast from the recorded keys: the recording disagrees with the design's keys" in table[-2]
+    assert table[-1].startswith("c01: the recording disagrees") and "no sampled keys to project" in table[-1]
+    assert forecast_line(blind).endswith("uncertain: " + blind["reason"])
+
+
+@pytest.mark.parametrize(("ceiling", "duration"), [(6000, "2h"), (6007, "2h"), (8000, "2h")])
+def test_sixty_four_shards_well_under_64_ranges_are_ok_at_any_ceiling(ceiling: int, duration: str) -> None:
+    """The issue's aliasing case: sharded(64), insert only, 500/50/5. Evenly spaced samples put
+    every insert at 6,000 ops/s into a few shards (uncertain, mid 58 %) and at 6,007 into all
+    (ok); 8,000 ops/s is 125 ops/s a shard, a quarter of one range's published floor."""
+    profile = parse_profile({"name": "f", "backend": "firestore", "duration": "10s", "seed": 4,
+                             "workload": {"ops": {"insert": 1.0}, "record_count": 500},
+                             "keys": {"strategy": "sharded", "params": {"shards": 64}},
+                             "schedule": {"kind": "constant", "rate": 300},
+                             "launch": {"kind": "ramp_500_50_5", "ceiling": ceiling, "duration": duration}})
+    assert profile.launch is not None
+    fc = forecast_cell(backend="firestore", strategy="sharded", profile=profile.data, launch=profile.launch,
+                       cell_summary={"operations": {"insert": {"count": 3000}}})
+    assert fc["projection"]["append_points"] == 64
+    assert fc["verdict"] == "ok" and fc["throttled_fraction"]["high"] == 0.0
+    assert fc["stability"]["exact"] is True and fc["stability"]["same_verdict"] is True

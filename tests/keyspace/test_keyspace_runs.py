@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _designs import diagonal_line
 from _runs import emulator_env, keyramp, load, only_run_dir, write_profile
 
 from keyramp.keyspace import load_keys, params_for, run_keyspace, simulate
@@ -37,7 +38,9 @@ def run_dir(bigtable_emulator, tmp_path_factory: pytest.TempPathFactory) -> Path
         workload={"ops": {"insert": INSERT_SHARE, "read": 1 - INSERT_SHARE}, "record_count": 3000,
                   "key_samples_per_s": 2000},
         keys={"strategy": [*MONOTONIC, *SPREAD]},
-        schedule={"kind": "constant", "rate": RATE},
+        # No warm-up (the default is 2 s a cell): nothing here is a latency, and the key
+        # stream's shape does not depend on a warm emulator.
+        schedule={"kind": "constant", "rate": RATE, "warmup": "0s"},
     )
     result = keyramp("run", str(profile), "--out", str(tmp / "out"), "--quiet", env=emulator_env(bigtable_emulator))
     assert result.returncode == 0, result.stderr[-2000:]
@@ -69,6 +72,19 @@ def test_spread_cells_are_near_uniform(run_dir: Path) -> None:
         assert ks["hottest_1pct_share"] <= 0.05, (name, ks)
         assert ks["moving_hotspot"] is False and ks["append_fraction"] < 0.05, (name, ks)
         assert ks["entropy_norm"] > 0.9 and ks["gini"] < 0.35, (name, ks)
+
+
+def test_the_measured_heatmap_draws_key_visualizers_diagonal_line_for_sequential_keys(run_dir: Path) -> None:
+    """Key Visualizer's published pattern (a strictly increasing key: one bright diagonal line),
+    held against the heatmap of what the emulator run really wrote (docs/keyspace-model.md, validation)."""
+    from keyramp.keyspace import cell_heatmap
+    from keyramp.results._catalog import load_run
+
+    run, cells = load_run(run_dir), _cells(run_dir)
+    line = {name: diagonal_line(cell_heatmap(run, cells[name]["id"], buckets=100, time_bins=8)["counts"])
+            for name in ("sequential", "random")}
+    assert line["sequential"][0] >= 0.9 and line["sequential"][1] >= 0.8, line
+    assert abs(line["random"][0]) < 0.6 and line["random"][1] < 0.3, line
 
 
 def test_model_at_the_run_rate_predicts_no_throttling(run_dir: Path) -> None:

@@ -119,3 +119,28 @@ def test_bad_input() -> None:
         synthetic_stream("zigzag", duration_s=1, samples_per_s=1)
     with pytest.raises(UsageError, match="positive"):
         simulate(np.zeros(1), np.zeros(1), params=P, time_scale=0)
+
+
+def test_the_block_length_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine computes steps in blocks that stop at a split; how long the blocks are is a
+    matter of speed only: two-step blocks give the very same timeline."""
+    import keyramp.keyspace._tablets as tablets
+
+    rng = np.random.default_rng(4)
+    n = 2500
+    t = np.sort(rng.random(n) * 4.0)
+    t = np.where(t > 2.0, t + 0.8, t)  # a stall: the noise guard's fallback is exercised
+    pos = np.concatenate([np.linspace(0.6, 1.0, n // 2, endpoint=False), rng.random(n - n // 2)])[rng.permutation(n)]
+
+    def run() -> np.ndarray:
+        tl = simulate(pos, t, rate_fn=lambda s: 2000.0 + 3.0 * s, time_scale=1800.0 / float(t[-1]),
+                      params=params_for("firestore"), duration_s=1800.0, weights=rng.choice([1.0, 2.0], n))
+        assert tl.throttled.max() > 0 and tl.tablets[-1] > 4  # it throttles and splits: blocks to cut
+        return np.concatenate([tl.throttled, tl.tablets, tl.added_p99_ms, tl.max_load])
+
+    rng_state = rng.bit_generator.state
+    usual = run()
+    monkeypatch.setattr(tablets, "MAX_BLOCK", 2)
+    monkeypatch.setattr(tablets, "block_size", lambda params, step: 2)
+    rng.bit_generator.state = rng_state
+    assert np.array_equal(run(), usual)

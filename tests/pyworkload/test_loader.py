@@ -1,13 +1,15 @@
 """Bad Python workloads and templates: one line naming the file and the problem, exit 2,
 before any load, nothing written (``keyramp lint`` and ``keyramp run`` in subprocesses:
-importing a workload imports Locust, which monkey-patches the process)."""
+importing a workload imports Locust, which monkey-patches the process; the refused runs
+share one)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from _runs import keyramp
+from _runs import keyramp, keyramp_each
 
 GOOD = '''import keyramp
 
@@ -110,14 +112,27 @@ def test_every_bad_case_is_one_line_naming_file_and_problem(profiles: dict[str, 
             assert str(path.parent / needle.split(":")[0].split(" ")[0]) in line  # the workload's own file
 
 
-@pytest.mark.parametrize("name", ["raises", "template", "zero_weight", "wrong_store", "no_file"])
-def test_run_refuses_before_anything_starts(profiles: dict[str, Path], tmp_path: Path, name: str) -> None:
-    out = tmp_path / "out"
-    result = keyramp("run", str(profiles[name]), "--out", str(out), env={"PATH": "/nonexistent"} | _python_env())
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
+REFUSED = ("raises", "template", "zero_weight", "wrong_store", "no_file")
+
+
+@pytest.fixture(scope="module")
+def refusals(profiles: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """``keyramp run`` of each refused profile, all in one fresh interpreter (the CLI's entry
+    point each time): a process per case only re-paid the start-up."""
+    tmp = tmp_path_factory.mktemp("refused")
+    outs = {name: tmp / name / "out" for name in REFUSED}
+    results = keyramp_each((["run", str(profiles[name]), "--out", str(outs[name])] for name in REFUSED),
+                           env={"PATH": "/nonexistent"} | _python_env())
+    return {name: {**r, "out": outs[name]} for name, r in zip(REFUSED, results, strict=True)}
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_run_refuses_before_anything_starts(refusals: dict[str, dict[str, Any]], name: str) -> None:
+    result = refusals[name]
+    assert result["code"] == 2, result["stderr"]
+    lines = result["stderr"].strip().splitlines()
     assert len(lines) == 1 and CASES[name][1] in lines[0], lines
-    assert not out.exists()  # nothing written
+    assert not result["out"].exists()  # nothing written
 
 
 def _python_env() -> dict[str, str]:

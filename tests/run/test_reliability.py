@@ -1,7 +1,10 @@
 """Faults, interrupts and bad input never lose what was recorded (issue 10).
 
 Each fault test runs the real CLI in a subprocess against a *private* emulator (its own
-state dir), so killing that emulator cannot disturb the session fixtures.
+state dir), so killing that emulator cannot disturb the session fixtures. Each kind's
+killable emulator is started once for the module, all four side by side; the tests that
+kill nothing share one private Bigtable emulator. Runs skip the warm-up (which would settle
+a JVM for seconds) unless it is the question.
 """
 
 from __future__ import annotations
@@ -50,8 +53,9 @@ def _our_emulators(mark: str) -> set[int]:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _no_orphaned_emulators() -> Iterator[None]:
-    """No emulator process started by this module outlives it (checked with psutil)."""
+def _no_orphaned_emulators(emulator_manager: EmulatorManager) -> Iterator[None]:
+    """No emulator process started by this module outlives it (checked with psutil), except
+    the session's own (a session fixture first asked for here inherits the mark)."""
     mark = uuid.uuid4().hex
     os.environ[_MARK] = mark
     try:
@@ -59,23 +63,33 @@ def _no_orphaned_emulators() -> Iterator[None]:
     finally:
         del os.environ[_MARK]
     deadline = time.monotonic() + 15
-    while (left := _our_emulators(mark)) and time.monotonic() < deadline:
+    session = {e.pid for e in emulator_manager.status()}
+    while (left := _our_emulators(mark) - session) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not left, f"orphaned emulator processes: {left}"
 
 
-@pytest.fixture
-def private_emulator(tmp_path: Path) -> Iterator[Any]:
-    """``private_emulator(kind)`` -> a RunningEmulator owned by this test only; stopped after it."""
-    managers: list[EmulatorManager] = []
+_KINDS = ("datastore", "firestore", "firestore-datastore", "bigtable")
 
-    def start(kind: str) -> RunningEmulator:
-        manager = EmulatorManager(state_dir=tmp_path / f"state-{kind}")
-        managers.append(manager)
-        return manager.up([kind])[kind]
 
-    yield start
-    for manager in managers:
+@pytest.fixture(scope="module")
+def killable_emulators(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, RunningEmulator]]:
+    """A private emulator of each kind (started concurrently), each for the one test that kills it."""
+    manager = EmulatorManager(state_dir=tmp_path_factory.mktemp("state-killable"))
+    try:
+        yield manager.up(_KINDS)
+    finally:
+        manager.down()
+
+
+@pytest.fixture(scope="module")
+def private_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningEmulator]:
+    """A private Bigtable emulator shared by the module's tests that kill nothing (each run
+    has its own namespace)."""
+    manager = EmulatorManager(state_dir=tmp_path_factory.mktemp("state-bigtable"))
+    try:
+        yield manager.up(["bigtable"])["bigtable"]
+    finally:
         manager.down()
 
 
@@ -157,20 +171,22 @@ def _load_profile(tmp_path: Path, backend: str, *, duration: str = "120s", **wor
     return write_profile(
         tmp_path / "p.toml", {"name": f"fault-{backend}", "backend": backend, "duration": duration},
         workload={"ops": {"insert": 0.5, "read": 0.5}, "record_count": 20, **workload},
-        keys={"strategy": "random"}, schedule={"kind": "constant", "rate": 100},
+        keys={"strategy": "random"}, schedule={"kind": "constant", "rate": 100, "warmup": "0s"},
     )
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["datastore", "firestore", "firestore-datastore", "bigtable"])
-def test_emulator_killed_mid_run_fails_fast_and_keeps_the_record(tmp_path: Path, private_emulator: Any,
-                                                                 kind: str) -> None:
-    emu = private_emulator(kind)
+@pytest.mark.parametrize("kind", _KINDS)
+def test_emulator_killed_mid_run_fails_fast_and_keeps_the_record(
+        tmp_path: Path, kind: str, killable_emulators: dict[str, RunningEmulator]) -> None:
+    emu = killable_emulators[kind]
     profile = _load_profile(tmp_path, _BACKEND_OF[kind])
     out = tmp_path / "out"
-    # (a 5 s deadline: a fresh JVM emulator on a busy machine can take 2 s over the preload)
-    with _running(profile, out, emulator_env(emu), "--timeout", "5") as proc:
-        _wait_for_seconds(out, 3, proc)
+    # (a 10 s deadline: a JVM emulator's first requests on a busy machine took over 5 s in the
+    # preload; a killed emulator refuses connections at once, so the deadline does not delay
+    # the verdict)
+    with _running(profile, out, emulator_env(emu), "--timeout", "10") as proc:
+        _wait_for_seconds(out, 1, proc)  # the measured phase is under way
         killed = time.monotonic()
         os.killpg(emu.pid, signal.SIGKILL)
         _, stderr = proc.communicate(timeout=60)
@@ -192,7 +208,7 @@ def test_owned_emulator_that_dies_fails_the_run_with_its_log_tail(tmp_path: Path
     profile = _load_profile(tmp_path, "bigtable")
     out = tmp_path / "out"
     with _running(profile, out, env) as proc:
-        _wait_for_seconds(out, 2, proc)
+        _wait_for_seconds(out, 1, proc)
         state = json.loads((tmp_path / "state" / "emulators.json").read_text())
         # The run's own emulator (keyed by kind and the run's lease).
         (pid,) = [e["pid"] for e in state["emulators"].values() if e["kind"] == "bigtable"]
@@ -211,13 +227,14 @@ def _bt_profile(tmp_path: Path, *, name: str = "sig", strategies: list[str] | No
         tmp_path / f"{name}.toml", {"name": name, "backend": "bigtable", "duration": duration},
         workload={"ops": {"insert": 0.5, "read": 0.5} if record_count else {"insert": 1.0},
                   "record_count": record_count, "batch_size": 100},
-        keys={"strategy": strategies or ["random"]}, schedule={"kind": "constant", "rate": 200},
+        keys={"strategy": strategies or ["random"]}, schedule={"kind": "constant", "rate": 200, "warmup": "0s"},
     )
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_signal_during_preload_ends_promptly(tmp_path: Path, private_emulator: Any, signum: int) -> None:
-    emu = private_emulator("bigtable")
+def test_signal_during_preload_ends_promptly(tmp_path: Path, private_emulator: RunningEmulator,
+                                            signum: int) -> None:
+    emu = private_emulator
     profile = _bt_profile(tmp_path, record_count=2_000_000)  # minutes of preload
     out = tmp_path / "out"
     with _running(profile, out, emulator_env(emu)) as proc:
@@ -236,10 +253,13 @@ def test_signal_during_preload_ends_promptly(tmp_path: Path, private_emulator: A
     assert summary["cells"] == {}  # nothing was measured yet, and nothing is made up
 
 
-def test_signal_between_cells_keeps_finished_cells_and_starts_no_more(tmp_path: Path, private_emulator: Any) -> None:
-    emu = private_emulator("bigtable")
+def test_signal_between_cells_keeps_finished_cells_and_starts_no_more(tmp_path: Path,
+                                                                     private_emulator: RunningEmulator) -> None:
+    emu = private_emulator
+    # (5,000 rows: the second cell's preload is the moment to signal; the poll sees the first
+    # cell's summary within 0.05 s, and a signal a little later still stops the second cell)
     profile = _bt_profile(tmp_path, strategies=["random", "sequential", "hashed_prefix"], duration="2s",
-                          record_count=20_000)
+                          record_count=5_000)
     out = tmp_path / "out"
     with _running(profile, out, emulator_env(emu)) as proc:
         deadline = time.monotonic() + 90
@@ -307,10 +327,11 @@ def test_full_results_disk_exits_2_before_any_load(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_concurrent_runs_into_one_out_get_distinct_directories(tmp_path: Path, private_emulator: Any) -> None:
-    emu = private_emulator("bigtable")
+def test_concurrent_runs_into_one_out_get_distinct_directories(tmp_path: Path,
+                                                                private_emulator: RunningEmulator) -> None:
+    emu = private_emulator
     out = tmp_path / "out"
-    profiles = [_bt_profile(tmp_path, name="same", duration="3s") for _ in range(1)] * 3
+    profiles = [_bt_profile(tmp_path, name="same", duration="1s")] * 3
     procs = [_popen_run(p, out, emulator_env(emu)) for p in profiles]
     for proc in procs:
         _, stderr = proc.communicate(timeout=120)
@@ -344,12 +365,13 @@ _CORRUPTIONS = {
 
 @pytest.fixture(scope="module")
 def intact_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, list[str]]:
-    """Two good runs and the one to damage, written once for the module (3 × 4 s under load)."""
+    """Two good runs and the one to damage, written once for the module (3 s each: their
+    length is not the question)."""
     from _synthetic import make_run
 
     results = tmp_path_factory.mktemp("intact") / "results"
-    good = [make_run(results, seed=i, profile_name="good").name for i in range(2)]
-    return results, make_run(results, seed=9, profile_name="bad").name, good
+    good = [make_run(results, seed=i, profile_name="good", seconds=3).name for i in range(2)]
+    return results, make_run(results, seed=9, profile_name="bad", seconds=3).name, good
 
 
 @pytest.fixture
@@ -378,13 +400,26 @@ def test_list_warns_and_skips_corrupt_runs(damaged_results: tuple[Path, str, lis
         assert rows[run_id]["status"] == "complete"
 
 
+def _compare_in_process(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``keyramp compare`` through the CLI's own ``main`` (no Locust: nothing to keep out of
+    pytest), in this process: 16 interpreters importing the compare stack cost more CPU than
+    the tests. An exception that escapes ``main`` fails the test as a traceback would."""
+    from keyramp.cli import main
+
+    capsys.readouterr()
+    code = main(["compare", *args])
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(["keyramp", "compare", *args], code, captured.out, captured.err)
+
+
 @pytest.mark.parametrize("damaged_results", sorted(_CORRUPTIONS), indirect=True)
-def test_compare_skips_or_rejects_a_corrupt_run_cleanly(damaged_results: tuple[Path, str, list[str]]) -> None:
+def test_compare_skips_or_rejects_a_corrupt_run_cleanly(damaged_results: tuple[Path, str, list[str]],
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
     results, bad, good = damaged_results
-    both_good = keyramp("compare", *good, "--results", str(results), "--quiet", timeout=120)
+    both_good = _compare_in_process(capsys, *good, "--results", str(results), "--quiet")
     _one_line_cli_ok(both_good)
     assert both_good.returncode in (0, 1), both_good.stderr[-2000:]
-    with_bad = keyramp("compare", good[0], bad, "--results", str(results), "--quiet", timeout=120)
+    with_bad = _compare_in_process(capsys, good[0], bad, "--results", str(results), "--quiet")
     _one_line_cli_ok(with_bad)
     # Either skipped with a warning (0/1) or refused as bad input (2, one line) — never a crash.
     assert with_bad.returncode in (0, 1, 2), with_bad.stderr[-2000:]
@@ -408,6 +443,9 @@ def test_ui_warns_and_skips_corrupt_runs(damaged_results: tuple[Path, str, list[
         assert status in (200, 404, 400, 422), (url, status)  # a page or a clean error, never a 500
 
 
+_LOCK_PHASE_S = 4
+
+
 @pytest.mark.slow
 def test_firestore_lock_contention_does_not_delay_the_end(tmp_path: Path, firestore_emulator: RunningEmulator) -> None:
     # ≥ 4 writers in transactions on one document: the emulator serialises them behind a
@@ -415,9 +453,10 @@ def test_firestore_lock_contention_does_not_delay_the_end(tmp_path: Path, firest
     # session emulator: the locks are on this run's own namespace and expire with it.)
     emu = firestore_emulator
     profile = write_profile(
-        tmp_path / "p.toml", {"name": "lock", "backend": "firestore", "duration": "6s"},
+        tmp_path / "p.toml", {"name": "lock", "backend": "firestore", "duration": f"{_LOCK_PHASE_S}s"},
         workload={"ops": {"transaction": 0.8, "read": 0.2}, "record_count": 1},
-        keys={"strategy": "sequential"}, schedule={"kind": "constant", "rate": 200, "max_users": 16},
+        keys={"strategy": "sequential"},
+        schedule={"kind": "constant", "rate": 200, "max_users": 16, "warmup": "0s"},  # contended within 1 s
     )
     out = tmp_path / "out"
     with _running(profile, out, emulator_env(emu), "--timeout", "5") as proc:
@@ -430,16 +469,17 @@ def test_firestore_lock_contention_does_not_delay_the_end(tmp_path: Path, firest
     assert load(run_dir, "manifest.json")["status"] == "complete"
     cell_id, cell = next(iter(load(run_dir, "summary.json")["cells"].items()))
     print(
-        f"lock: measured phase + drain + wrap-up {ended:.1f} s for a 6 s phase; "
+        f"lock: measured phase + drain + wrap-up {ended:.1f} s for a {_LOCK_PHASE_S} s phase; "
         f"errors {cell['total']['errors_by_class']}, "
         f"txn p99 {cell['operations']['transaction']['latency_ms']['p99']} ms"
     )
-    assert cell["duration_s"] == pytest.approx(6, abs=0.2)
+    assert cell["duration_s"] == pytest.approx(_LOCK_PHASE_S, abs=0.2)
     # By the run's own clock (the wall time of a whole process is a busy machine's): the last
     # second started within the phase and closed after at most the drain and the users' bounded
     # stop — not after the queued transactions timed out one by one (5 s deadline each).
     last = (run_dir / "histograms" / f"{cell_id}.transaction.hlog").read_text().splitlines()[-1]
     start_s, length_s = map(float, last.split(",")[:2])
     stop_grace_s = DRAIN_S + 3.0  # run._local.stop_runner's (importing it here would import Locust)
-    assert start_s < 6 and start_s + length_s < 6 + DRAIN_S + stop_grace_s + 1, (start_s, length_s)
+    assert start_s < _LOCK_PHASE_S and start_s + length_s < _LOCK_PHASE_S + DRAIN_S + stop_grace_s + 1, (
+        start_s, length_s)
     assert cell["operations"]["transaction"]["count"] > 0

@@ -38,7 +38,7 @@ def test_a_narrow_console_leaves_out_the_least_read_columns_and_says_so(tmp_path
     summary = _summary(tmp_path)
     header = _header(_printed(summary, 120))
     # What a reader needs to judge the run stays whole; nothing is squeezed to "…".
-    for name in ("cell", "ops/s", "err %", "p50 ms", "p99 ms", "hot 1%*", "forecast**", "thresholds"):
+    for name in ("cell", "ops/s", "err %", "p50 ms", "p99 ms", "key space*", "forecast**", "thresholds"):
         assert name in header
     assert "…" not in header and "count" not in header
     text = _printed(summary, 120)
@@ -59,3 +59,29 @@ def test_report_txt_keeps_every_column_at_its_width(tmp_path: Path) -> None:
 def test_a_run_stopped_before_any_cell_still_prints_its_table() -> None:
     text = _printed({"run_id": "r", "profile_name": "p", "status": "interrupted", "cells": {}}, 80)
     assert "interrupted" in text and "cell" in text
+
+
+def test_the_key_space_headline_and_recorded_keys_are_in_the_table(tmp_path: Path) -> None:
+    summary = _summary(tmp_path)
+    seq, hashed = summary["cells"].values()
+    seq["keyspace"] = {"samples": 3000, "append_points": 1, "append_fraction": 1.0, "hottest_1pct_share": 0.03}
+    hashed["keyspace"] = {"samples": 3000, "append_points": None, "hottest_1pct_share": 0.012}
+    why = "a Python workload writes its own [keys]: the keys it really wrote are projected"  # [..]: no markup
+    hashed["forecast"] = {"verdict": "ok", "throttled_fraction": {"low": 0.0, "mid": 0.0, "high": 0.0},
+                          "projection": {"keys": "recorded", "why": why}}
+    text = " ".join(render_table(summary).split())
+    # The headline reads the shape, not the 0.03 a rebuilt range gives a sequential stream.
+    assert "│ append ×1 │" in text and "│ spread │" in text and "0.03" not in text
+    assert "ok 0% ‡" in text and f"‡ {list(summary['cells'])[1]} forecast: from the recorded keys: {why}" in text
+
+
+def test_footnotes_share_a_line_when_only_their_figures_differ() -> None:
+    from keyramp.run._report import grouped_footnotes
+
+    reason = "machine-limited: {busy}% of its cores busy (busiest load process {core} of a core)"
+    notes = [(f"c0{i}", reason.format(busy=100, core=core)) for i, core in enumerate(["0.32", "0.54", "0.30"])]
+    notes.append(("c03", "generator-limited: 12% of the schedule dropped"))
+    lines = grouped_footnotes(notes, total=5)
+    assert lines == ["c00, c01, c02: machine-limited: 100% of its cores busy (busiest load process 0.30–0.54 "
+                     "of a core)", "c03 generator-limited: 12% of the schedule dropped"]
+    assert grouped_footnotes(notes[:3], total=3)[0].startswith("all 3 cells: machine-limited: 100% of")

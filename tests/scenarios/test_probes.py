@@ -72,8 +72,11 @@ def test_offset_page_150_is_ten_times_slower_than_cursor(datastore_emulator: Run
     # The legacy emulator skips ≤ 300 entities per RunQuery batch and each batch costs about
     # one cursor query, so the ratio is ≈ offset / 300: page 150 × 60 (offset 9000, 30 round
     # trips) keeps ×10 clear of load and JIT noise; page 150 × 20 (offset 3000) sat right at it.
-    r = _probe("datastore", datastore_emulator.endpoint, "offset_cursor")
-    assert (r["page"], r["page_size"], r["offset"]) == (150, 60, 9000)
+    # The shipped page and offset, but 3 interleaved trials rather than 7: each offset query
+    # re-sorts the kind 30 times (seconds on a busy machine), and the fastest of 3 measured
+    # ×30–55 at load average 10, as clear of ×10 as the fastest of 7 (×31).
+    r = _probe("datastore", datastore_emulator.endpoint, "offset_cursor", repeat=3)
+    assert (r["page"], r["page_size"], r["offset"], r["trials"]) == (150, 60, 9000, 3)
     assert r["cursor_page_rows"] == 60
     assert r["ratio"] >= 10, r
 

@@ -25,10 +25,11 @@ PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                     "1f15c4890000000d49444154789c6360000002000154a24f5f0000000049454e44ae426082")
 
 
-@pytest.fixture()
-def run_dir(tmp_path: Path) -> Path:
-    path = make_run(tmp_path, profile_name=XSS, seconds=20, seed=4, keyspace=KEYSPACE, error_rate={"insert": 0.05},
-                    status="interrupted")
+@pytest.fixture(scope="module")
+def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run the page tests read, written once: a test gets its own copy (some damage it)."""
+    path = make_run(tmp_path_factory.mktemp("web-run"), profile_name=XSS, seconds=20, seed=4, keyspace=KEYSPACE,
+                    error_rate={"insert": 0.05}, status="interrupted")
     manifest = json.loads((path / "manifest.json").read_text())
     manifest["lint"] = [{"rule": "BP-KEY-1", "severity": "warning", "message": f"monotonic ids {XSS}", "cell": None}]
     manifest["profile"]["description"] = "desc <b>bold</b>"
@@ -43,6 +44,16 @@ def run_dir(tmp_path: Path) -> Path:
     (path / "keyspace" / "c00-datastore-sequential.png").write_bytes(PNG)
     (path / "keyspace" / "c01-datastore-random.json").write_text(json.dumps({"counts": [[1, 2], [3, 4]]}))
     return path
+
+
+@pytest.fixture()
+def run_dir(_template: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(_template, tmp_path / _template.name))
+
+
+@pytest.fixture(scope="module")
+def _small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_run(tmp_path_factory.mktemp("web-small"), seconds=5, seed=5)
 
 
 @pytest.fixture()
@@ -157,8 +168,8 @@ def test_keyspace_files_are_served_through_validated_route(client, run_dir: Path
 
 @pytest.mark.parametrize("damage", ["truncate-summary", "no-summary", "garbage-timeseries", "garbage-csv-timeseries",
                                     "no-timeseries", "summary-wrong-types"])
-def test_damaged_runs_render_with_warnings(tmp_path: Path, damage: str) -> None:
-    path = make_run(tmp_path, seconds=5, seed=5)
+def test_damaged_runs_render_with_warnings(_small: Path, tmp_path: Path, damage: str) -> None:
+    path = Path(shutil.copytree(_small, tmp_path / _small.name))
     if damage == "truncate-summary":
         text = (path / "summary.json").read_text()
         (path / "summary.json").write_text(text[: len(text) // 2])
@@ -230,9 +241,12 @@ def test_run_page_shows_the_launch_forecast_with_its_sources(tmp_path: Path) -> 
     assert 'href="https://firebase.google.com/docs/firestore/solutions/shard-timestamp"' in html
     assert '<polyline class="mid" points="' in html and "split_delay_s" in html
     assert XSS not in html and "&lt;script&gt;" in html
+    # Which keys were projected, in words (a template once printed the dict's own keys() method).
+    assert "Keys regenerated: " in html and "built-in method" not in html
     data = client.get(f"/runs/{path.name}.json").get_json()
     cells = {c["id"]: c for c in data["run"]["cells"]}
     assert cells["c00-datastore-sequential"]["forecast"]["verdict"] == "hotspot"
+    assert cells["c00-datastore-sequential"]["forecast"]["projection"]["keys_from"] == "regenerated"
     assert cells["c01-datastore-random"]["forecast"] is None
 
 
@@ -250,6 +264,12 @@ def test_keyspace_figures_are_an_explained_table_with_verdicts(client, run_dir: 
     assert "12.0 %" in rows["max_throttled_fraction"] and "verdict-bad" in rows["max_throttled_fraction"]
     assert "0.40 ms" in rows["max_added_latency_ms"] and "verdict-good" in rows["max_added_latency_ms"]
     assert "hottest_bucket_share" not in html  # no dump of field names
+    # The key-space headline is the one the run table prints (the same words everywhere).
+    from keyramp.keyspace import keyspace_headline
+
+    cells = json.loads((run_dir / "summary.json").read_text())["cells"]
+    heads = {keyspace_headline(c.get("keyspace")) for c in cells.values()} - {"-"}
+    assert heads and all(f">{h}</span></h4>" in html for h in heads), heads
     assert table.index("modelled") > table.index('data-field="samples"')  # modelled rows apart, labelled
 
 

@@ -24,6 +24,8 @@ def _bigtable_cmd(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> l
 _PERFORMANCE: Final = "https://cloud.google.com/bigtable/docs/performance"
 _CPU_TARGETS: Final = "https://cloud.google.com/bigtable/docs/monitoring-instance"
 _SCALING: Final = "https://cloud.google.com/bigtable/docs/scaling"
+_CLIENT_DOCS: Final = "https://cloud.google.com/python/docs/reference/bigtable/latest"
+_CLIENT_RETRY: Final = "https://github.com/googleapis/python-bigtable/blob/main/google/cloud/bigtable/data/_async/client.py"
 
 
 def _box(storage: str, writes: float, reads: float) -> StoreParams:
@@ -43,9 +45,20 @@ def _box(storage: str, writes: float, reads: float) -> StoreParams:
             note=("unpublished: Bigtable splits busy tablets and moves them between nodes; the trigger is not "
                   "published (the OSDI'06 paper splits by size, 100-200 MB)")),
         "split_delay_s": ParamRange(
-            low=60.0, mid=300.0, high=1200.0, unit="s", source=_SCALING, better="low",
-            note=("unpublished for splits; 'up to 20 minutes under load' is Google's figure for rebalancing after "
-                  "nodes are added, used as the upper bound; 60 s is a guess")),
+            low=30.0, mid=120.0, high=300.0, unit="s", source="unpublished", better="low",
+            note=("unpublished: how long a busy tablet takes to split; a guess of the same order as Firestore's "
+                  "(moving the pieces to other nodes is placement_delay_s)")),
+        "placement_delay_s": ParamRange(
+            low=0.0, mid=300.0, high=1200.0, unit="s", source=_SCALING, better="low",
+            note=("the upper bound is published: after nodes are added 'it can take up to 20 minutes under load' "
+                  "before performance improves while Bigtable rebalances; here the pieces of a split serve from "
+                  "their parent's node for that long; 0 and 300 s are guesses")),
+        "retry_reoffer": ParamRange(
+            low=0.0, mid=0.5, high=0.67, unit="share of throttled requests sent again", source=_CLIENT_DOCS,
+            better="low",
+            note=("unpublished as a number: an overloaded node queues requests until DEADLINE_EXCEEDED, which "
+                  "clients retry; 0: the client gives up; 0.67: the Python data client's defaults (20-s attempts "
+                  f"within a 60-s operation: up to 3 attempts; {_CLIENT_RETRY})")),
         "split_fanout": ParamRange(
             low=2.0, mid=2.0, high=4.0, unit="pieces", source="unpublished", better="high",
             note="unpublished: the Bigtable paper splits in two; 2-4 pieces per split is a wide guess"),

@@ -55,6 +55,7 @@ def datastore_key(key: Key, kind: str) -> int | str | tuple[str, int | str, str,
 
 
 _RAMP: Final = "https://cloud.google.com/datastore/docs/best-practices#ramping_up_traffic"
+_ERRORS: Final = "https://cloud.google.com/datastore/docs/concepts/errors"
 _INDEX_HOTSPOT: Final = "https://cloud.google.com/datastore/docs/keyvis-patterns-index"
 
 
@@ -65,6 +66,7 @@ def _tablets(store: str) -> TabletModel:
     ranges = dict(fs.ranges)
     for name in ("split_threshold_frac", "split_delay_s"):
         ranges[name] = dataclasses.replace(ranges[name], source=_RAMP)
+    ranges["retry_reoffer"] = dataclasses.replace(ranges["retry_reoffer"], source=_ERRORS)
     index = ranges["index_append_ops_per_s"]
     ranges["index_append_ops_per_s"] = dataclasses.replace(
         index, note=index.note + f" (a Firestore page; Datastore mode's docs show the same index hotspot without a "

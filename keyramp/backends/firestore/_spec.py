@@ -38,6 +38,8 @@ def _reset(endpoint: str, *, project: str, instance: str, table: str | None, tim
 #: The one per-range figure Google publishes: a sequential indexed field takes 500 writes/s.
 SHARD_TIMESTAMP: Final = "https://firebase.google.com/docs/firestore/solutions/shard-timestamp"
 _RAMP: Final = "https://cloud.google.com/firestore/docs/best-practices#ramping_up_traffic"
+_ERRORS: Final = "https://cloud.google.com/firestore/docs/understand-error-codes"
+_CLIENT_RETRY: Final = "https://github.com/googleapis/python-firestore/blob/main/google/cloud/firestore_v1/"
 
 #: The tablet model's parameters (the launch forecast's box; docs/keyspace-model.md): each a
 #: range, each bound with its source. What Google does not publish is a stated, wide guess.
@@ -61,6 +63,13 @@ FIRESTORE_TABLETS: Final = TabletModel.single(StoreParams(store="firestore", kin
     "split_fanout": ParamRange(
         low=2.0, mid=2.0, high=4.0, unit="pieces", source="unpublished", better="high",
         note="unpublished: the Bigtable paper splits in two; 2-4 pieces per split is a wide guess"),
+    "retry_reoffer": ParamRange(
+        low=0.0, mid=0.5, high=0.8, unit="share of throttled requests sent again", source=_ERRORS, better="low",
+        note=("unpublished as a number: an overloaded range answers ABORTED (traffic beyond 500/50/5, hotspots), "
+              "RESOURCE_EXHAUSTED or DEADLINE_EXCEEDED, and Google asks clients to retry with exponential backoff; "
+              "0: the client gives up (keyramp's own runs, no_retry); 0.8: up to 5 attempts, the Python client's "
+              f"transaction default for ABORTED ({_CLIENT_RETRY}base_transaction.py MAX_ATTEMPTS); a request "
+              "sent again lands in the next 10-s step")),
 }))
 
 FIRESTORE = StoreSpec(

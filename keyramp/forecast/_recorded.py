@@ -1,0 +1,126 @@
+"""The keys the cell really wrote, projected to the launch: for Python workloads, store-allocated
+ids, runs without a profile, and cells whose recording disagrees with the regenerated stream.
+
+What the recording shows is kept and scaled to the launch rate:
+
+* **append points and their rates**: the recorded inserts, sorted by key, fall into runs of
+  rising time, one per place new keys land (``keyspace.append_runs``); each run's share of
+  the inserts is that point's share of the launch's appends, and the points become
+  ``Frontiers`` laid out like regenerated ones (``_pattern.Layout``): exact, not sampled;
+* **read spread**: each recorded read's place within its point's region, over the part of
+  the region that exists at its launch time;
+* **positions over time** when the keys land spread (no append points): the recorded
+  accesses replayed in order, stretched over the launch, one picked at random in each of
+  ``samples`` slices (never an even stride).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from keyramp.forecast._pattern import AppendPoints, Layout
+from keyramp.forecast._project import OpMix, Projection, RangeStream, _cumulative, jittered_times
+
+__all__ = ["RecordedKeys", "recorded_keys", "recorded_projection"]
+
+_READS = ("read", "batch_read", "scan")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordedKeys:
+    """A cell's sampled accesses placed in its key range (time-sorted)."""
+
+    t: np.ndarray  # seconds since the measured phase began
+    pos: np.ndarray  # share of the cell's range below each key (the range as at the end of the cell)
+    lead: np.ndarray  # key order (equal: same key or undecided): what append runs are found on
+    inserts: np.ndarray  # bool: the access created its key (a Python workload's insert_ops included)
+    is_read: np.ndarray
+    existing: int  # records when the cell began
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+
+def recorded_keys(samples: Any, *, profile: Mapping[str, Any] | None, backend: str, strategy: str,
+                  existing: int | None, keep: int) -> RecordedKeys | None:
+    """The cell's sampled keys (``CellKeys``), at most ``keep`` of them (one at random per slice of time)."""
+    if samples is None or not len(samples):
+        return None
+    from keyramp.keyspace._analyse import as_inserts, reference_or_none
+    from keyramp.keyspace._load import CellKeys, insert_mask, key_positions
+    from keyramp.keyspace._reference import preload_indexes
+
+    if len(samples) > keep:
+        idx = preload_indexes(len(samples), points=keep)
+        samples = CellKeys(cell=samples.cell, t=samples.t[idx], op=samples.op[idx], key=samples.key[idx])
+    samples = as_inserts(samples, ((profile or {}).get("workload") or {}).get("insert_ops") or ())
+    ins = insert_mask(samples.op)
+    assert ins is not None
+    ref = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=samples, sample_rate=1.0,
+                            existing=existing)
+    kp = key_positions(samples.key, reference=ref, inserts=ins, times=samples.t)
+    names = np.asarray(samples.op)
+    reads = [n.encode() for n in _READS] if names.dtype.kind == "S" else list(_READS)
+    return RecordedKeys(t=samples.t, pos=kp.pos, lead=kp.lead, inserts=ins, is_read=np.isin(names, reads),
+                        existing=int(existing or 0))
+
+
+def _points(keys: RecordedKeys) -> tuple[AppendPoints, np.ndarray] | None:
+    """The recorded append points (shares, direction) and each one's upper bound in the recorded range."""
+    from keyramp.keyspace._metrics import append_runs
+
+    ins = keys.inserts
+    if int(ins.sum()) < 16:
+        return None
+    runs = append_runs(keys.lead[ins], keys.pos[ins], keys.t[ins])
+    if runs is None:
+        return None
+    sizes = np.bincount(runs.run)
+    bounds = np.zeros(len(sizes))
+    np.maximum.at(bounds, runs.run, keys.pos[ins])
+    points = AppendPoints(first_keys=np.zeros(len(sizes), dtype="S1"), share=sizes / sizes.sum(),
+                          prepend=not runs.forward)
+    return points, np.maximum.accumulate(bounds)
+
+
+def _pick(n: int, samples: int, seed: int) -> np.ndarray:
+    """One recorded access at random in each of ``samples`` equal slices of the recording (in time order)."""
+    u = np.random.default_rng([seed, 0xACC5]).random(samples)
+    return np.minimum(((np.arange(samples) + u) * (n / samples)).astype(np.int64), n - 1)
+
+
+def recorded_projection(keys: RecordedKeys, *, mix: OpMix, rate: Callable[[float], float], duration_s: float,
+                        samples: int, seed: int, why: str,
+                        rates: Callable[[np.ndarray], np.ndarray] | None = None) -> Projection:
+    """The recorded pattern at the launch: append points exact, the rest replayed over the launch."""
+    grid, cum = _cumulative(rate, duration_s, mix.inserts_per_op, rates)
+    t = jittered_times(samples, duration_s, seed)
+    found = _points(keys) if mix.inserts_per_op > 0 else None
+    if found is None:
+        pick = _pick(len(keys), samples, seed)
+        docs = RangeStream(t=t, pos=keys.pos[pick], is_read=keys.is_read[pick])
+    else:
+        points, upper = found
+        layout = Layout(points=points, existing=keys.existing, new=float(cum[-1]))
+        others = np.flatnonzero(~keys.inserts)
+        appends = mix.inserts_per_op / max(mix.rows_per_op, 1e-12)
+        n_other = round(samples * (1.0 - appends))
+        if len(others) and n_other:
+            t = jittered_times(n_other, duration_s, seed)
+            pick = others[_pick(len(others), n_other, seed)]
+            x = keys.pos[pick]
+            k = np.clip(np.searchsorted(upper, x, side="left"), 0, len(upper) - 1)
+            lower = np.concatenate([[0.0], upper[:-1]])[k]
+            within = np.clip((x - lower) / np.maximum(upper[k] - lower, 1e-12), 0.0, 1.0)
+            exists = (keys.existing + np.interp(t, grid, cum)) / layout.total  # the part of a region that exists
+            pos = layout.place(k, within * exists)
+            docs = RangeStream(t=t, pos=pos, is_read=keys.is_read[pick],
+                               frontiers=layout.frontiers(grid, cum / max(float(cum[-1]), 1e-12)), appends=appends)
+        else:
+            docs = RangeStream(t=np.zeros(0), pos=np.zeros(0), is_read=np.zeros(0, dtype=bool),
+                               frontiers=layout.frontiers(grid, cum / max(float(cum[-1]), 1e-12)), appends=appends)
+    return Projection(docs=docs, mix=mix, source="recorded", why=why, samples=samples)

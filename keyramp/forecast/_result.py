@@ -1,0 +1,120 @@
+"""A cell's launch forecast as a typed object, and its ``summary.json`` form (``forecast.*``)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from keyramp.forecast._band import HOTSPOT_MIN, OK_MAX, PEAK_OK_MAX, Band
+from keyramp.forecast._design import KeysChoice
+from keyramp.forecast._params import StoreParams
+from keyramp.forecast._project import Projection
+
+__all__ = ["Forecast", "Stability"]
+
+_TIMELINE_POINTS = 120
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stability:
+    """The same forecast at twice the samples (another seed): how much sampling moves it."""
+
+    samples: tuple[int, int]
+    mid: tuple[float, float]  # throttled_fraction mid at the samples and at twice them
+    max_difference: float  # over the low, mid and high of throttled_fraction
+    verdicts: tuple[str, str]
+    exact: bool  # nothing was sampled: both runs are the same model
+
+    @property
+    def same_verdict(self) -> bool:
+        return self.verdicts[0] == self.verdicts[1]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"samples": list(self.samples), "throttled_fraction_mid": [round(v, 4) for v in self.mid],
+                "max_difference": round(self.max_difference, 4), "verdict_at_twice_the_samples": self.verdicts[1],
+                "same_verdict": self.same_verdict, "exact": self.exact}
+
+
+def _timeline(band: Band) -> dict[str, Any]:
+    mid = band.outcomes["mid"]
+    stride = max(1, math.ceil(len(mid.t) / _TIMELINE_POINTS))
+    return {
+        "t": [round(float(v), 1) for v in mid.t[::stride]],
+        "offered_ops_per_s": [round(float(v), 1) for v in mid.offered[::stride]],
+        "throttled": {label: [round(float(v), 4) for v in o.throttled[::stride]] for label, o in band.outcomes.items()},
+        "served_ops_per_s": {label: [round(float(v), 1) for v in o.served[::stride]]
+                             for label, o in band.outcomes.items()},
+    }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Forecast:
+    """One cell at one launch: the verdict over the parameter box, its band, and what it rests on.
+
+    ``verdict`` None: no forecast (``reason`` says why). ``uncertain`` also when the recording
+    contradicts the design without keys to project, or when twice the samples change the verdict.
+    """
+
+    backend: str
+    launch: dict[str, Any]  # Launch.for_backend
+    box: StoreParams
+    verdict: str | None
+    reason: str | None = None
+    deciding_param: str | None = None
+    band: Band | None = None
+    keys: KeysChoice | None = None
+    projection: Projection | None = None
+    stability: Stability | None = None
+
+    @property
+    def throttled_fraction(self) -> dict[str, float | None] | None:
+        return None if self.band is None else self.band.figures["throttled_fraction"]
+
+    def _projection_json(self) -> dict[str, Any]:
+        proj, keys = self.projection, self.keys
+        assert proj is not None and keys is not None
+        mix = proj.mix
+        out: dict[str, Any] = {
+            "keys": keys.keys,
+            "why": keys.why,
+            "ranges": ["rows" if self.box.kind == "nodes" else "documents", *proj.index],
+            "append_points": proj.docs.points,
+            "samples": proj.samples,
+            "op_mix": {op: round(v, 4) for op, v in mix.shares.items()},
+            "rows_per_op": round(mix.rows_per_op, 4),
+            "read_rows_share": round(mix.reads_per_op / mix.rows_per_op, 4) if mix.rows_per_op else 0.0,
+            "not_projected": list(mix.not_projected),
+        }
+        if keys.check is not None:
+            out["check"] = keys.check.to_json()
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """``cells[id].forecast`` in summary.json (plain JSON)."""
+        base: dict[str, Any] = {"modelled": True, "launch": self.launch, "params": self.box.to_json(),
+                                "params_from": self.box.origin}
+        if self.band is None:
+            out = {**base, "verdict": self.verdict, "reason": self.reason}
+            if self.keys is not None:
+                out["projection"] = {"keys": self.keys.keys, "why": self.keys.why,
+                                     **({"check": self.keys.check.to_json()} if self.keys.check else {})}
+            return out
+        band = self.band
+        out = {
+            **base,
+            "verdict": self.verdict,
+            "deciding_param": self.deciding_param,
+            **band.figures,
+            "verdicts": band.verdicts,
+            "sensitivity": band.sensitivity,
+            "criteria": {"ok": f"throttled ≤ {OK_MAX:.0%} and no 10-s step above {PEAK_OK_MAX:.0%}",
+                         "hotspot": f"throttled ≥ {HOTSPOT_MIN:.0%}", "at_risk": "in between"},
+            "projection": self._projection_json(),
+            "timeline": _timeline(band),
+        }
+        if self.reason:
+            out["reason"] = self.reason
+        if self.stability is not None:
+            out["stability"] = self.stability.to_json()
+        return out
