@@ -94,7 +94,7 @@ def test_a_running_run_grows_its_charts_in_the_browser(tmp_path: Path, bigtable_
             # the page notices the end: head and summaries swapped in, heatmaps drawn from the keys
             page.wait_for_selector("#run-head .badge.status-complete", timeout=30_000)
             page.wait_for_function("() => !document.querySelector('.cell-pending')", timeout=30_000)
-            page.wait_for_function("() => document.querySelectorAll('.heatmap-canvas canvas').length === 2",
+            page.wait_for_function("() => document.querySelectorAll('.heatmap-canvas canvas.heatmap').length === 2",
                                    timeout=60_000)
             assert page.locator("#live b").inner_text() == "Ended"
             assert page.locator("table.keyspace-metrics").count() == 2
