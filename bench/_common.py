@@ -1,12 +1,17 @@
-"""Shared bench helpers: machine/version facts, emulators, profiles, JSON results.
+"""Shared bench helpers: machine/version facts, emulators, profiles, JSON results, ``--smoke``.
 
 Every bench records the machine load and versions with its numbers, because the box is
 shared and absolute figures are noisy: conclusions come from ratios within one run,
 with A/B repetitions interleaved.
+
+Every bench has ``main(argv)`` and ``--smoke``: every code path of the bench in seconds, at
+toy sizes, never patching keyramp (public hooks only); ``tests/bench/test_bench_smoke.py`` runs them all so
+that a bench cannot rot. A smoke run's figures mean nothing.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import datetime as _dt
 import json
@@ -16,13 +21,14 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
+#: Where the JSON goes; ``KEYRAMP_BENCH_RESULTS`` moves it (the smoke test leaves bench/results alone).
+RESULTS = Path(os.environ.get("KEYRAMP_BENCH_RESULTS") or ROOT / "bench" / "results")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -37,6 +43,7 @@ __all__ = [
     "env_for",
     "machine",
     "median",
+    "parse_args",
     "save",
     "table",
     "write_profile",
@@ -84,6 +91,22 @@ def env_for(*running: RunningEmulator) -> dict[str, str]:
     env.update({ENV_FOR_KIND[e.kind]: e.endpoint for e in running})
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None, *,
+               smoke: Mapping[str, Any]) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, plus ``--smoke``: the defaults in ``smoke`` (toy sizes, no
+    warm-up) replace the parser's, flags given explicitly still win. A smoke default the
+    parser does not know is a bench bug, said at once (the smoke test parses every bench)."""
+    parser.add_argument("--smoke", action="store_true",
+                        help="every code path in seconds at toy sizes (the test suite's run; figures mean nothing)")
+    unknown = set(smoke) - {a.dest for a in parser._actions}
+    if unknown:
+        raise ValueError(f"smoke defaults for no option: {sorted(unknown)}")
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--smoke" in args:
+        parser.set_defaults(**smoke)
+    return parser.parse_args(args)
 
 
 def save(name: str, payload: Mapping[str, Any]) -> Path:

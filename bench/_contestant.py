@@ -11,8 +11,9 @@ profile's backend binding, same keys and records), so the differences are the ha
 - ``bare``: N OS threads in a ``while`` loop, no gevent, no Locust, no recording.
 - ``locust``: a plain Locust ``User`` (gRPC gevent support on, one client per user,
   ``events.request`` fired by hand), Locust's stats only.
-- ``keyramp``: ``keyramp run`` (closed-model ``users`` schedule), everything recorded;
-  the window is the measured phase (``Recorder.begin`` .. the last whole-second tick).
+- ``keyramp``: ``keyramp.run_profile`` (closed-model ``users`` schedule), everything recorded;
+  the window is the measured phase from the end of its first second to its last whole
+  second, marked by a ``keyramp.RunObserver`` (public hooks only: nothing is patched).
   ``--driver``/``--executor`` pick the driver (the profile's ``driver``) and, for
   ``grpc``, how calls wait (``aio`` or ``gevent``).
 - ``aio``: the practical limit of raw gRPC in Python: N asyncio tasks on one
@@ -193,42 +194,41 @@ def run_locust(args: argparse.Namespace) -> dict[str, Any]:
 def run_keyramp(args: argparse.Namespace) -> dict[str, Any]:
     import locust  # noqa: F401  (monkey-patches first, as the CLI does)
 
-    from keyramp.cli._main import main
-    from keyramp.run import _recorder
+    import keyramp
 
     if args.driver == "grpc":
         from keyramp.backends._rpc import GrpcBackend
 
-        GrpcBackend.executor = args.executor  # how the grpc driver's calls wait
-    window: dict[str, Any] = {"ticks": []}
-    begin, tick = _recorder.Recorder.begin, _recorder.Recorder.tick
+        GrpcBackend.executor = args.executor  # how the grpc driver's calls wait (the driver's documented knob)
 
-    def timed_begin(self: Any, start: float) -> None:
-        window["w"] = Window(args.emulator_pid)
-        begin(self, start)
+    class MeasuredWindow(keyramp.RunObserver):
+        """The window, from the run's public observer events: it opens when the phase's first second
+        closes and ends at its last whole second, so start-up, preload, the heap freeze and ramp-in of
+        the first second, the drain and the summary writing are outside it."""
 
-    def timed_tick(self: Any, now: float, **kw: Any) -> Any:
-        rows = tick(self, now, **kw)
-        total = rows[-1]
-        window["ticks"].append((window["w"]._mark(), total.count, total.errors))
-        return rows
+        def __init__(self) -> None:
+            self.window: Window | None = None
+            self.ticks: list[tuple[tuple[float, float, float, float, float], int, int]] = []
 
-    # A bench-only wrapper: reads the clock at each 1 s tick of the measured phase, so the
-    # window excludes start-up, preload, drain and the final CSV/summary writing.
-    _recorder.Recorder.begin = timed_begin  # type: ignore[method-assign]
-    _recorder.Recorder.tick = timed_tick  # type: ignore[method-assign]
-    out = Path(args.out) / f"kr-{os.getpid()}"
-    argv = ["run", args.profile, "--out", str(out), "--quiet"]
-    if args.duration:
-        argv += ["--duration", f"{args.duration}s"]
-    code = main(argv)
-    ticks = window["ticks"][:-1]  # the last one is the final (partial) tick after the drain
-    if code or not ticks:
-        raise SystemExit(f"keyramp run failed with exit code {code}")
+        def second(self, cell: Any, rows: Any, elapsed_s: float, *, users: int) -> None:
+            if self.window is None:
+                self.window = Window(args.emulator_pid)
+                return
+            total = rows[-1]
+            self.ticks.append((self.window._mark(), total.count, total.errors))
+
+    observer = MeasuredWindow()
+    overrides = {"duration": args.duration} if args.duration else None
+    outcome = keyramp.run_profile(keyramp.load_profile(args.profile, overrides=overrides),
+                                  keyramp.RunOptions(out=Path(args.out) / f"kr-{os.getpid()}", quiet=True,
+                                                     observers=[observer]))
+    ticks = observer.ticks
+    if outcome.exit_code or observer.window is None or not ticks:
+        raise SystemExit(f"keyramp run ended {outcome.status} ({outcome.reason}) after {len(ticks)} measured s")
     # The run's own latency figures (intended start and service time), for open-model comparisons.
-    total = next(iter(json.loads(next(out.glob("*/summary.json")).read_text())["cells"].values()))["total"]
+    total = next(iter(outcome.summary["cells"].values()))["total"]
     latency = {f"{kind}_{p}": total[kind][p] for kind in ("latency_ms", "service_ms") for p in ("p50", "p99")}
-    return _result(sum(t[1] for t in ticks), window["w"].stop(ticks[-1][0]), errors=sum(t[2] for t in ticks),
+    return _result(sum(t[1] for t in ticks), observer.window.stop(ticks[-1][0]), errors=sum(t[2] for t in ticks),
                    late=total.get("late"), **latency)
 
 

@@ -14,7 +14,8 @@ JSON in all. Then it times, in fresh processes, interleaved:
 * ``keyramp list`` as a whole command (subprocess, interpreter start included), warm.
 
 Goals (issue 20): warm < 200 ms, cold < 2 s. Usage: ``.venv/bin/python bench/bench_catalog.py
-[--runs 1000] [--reps 3]`` -> bench/results/catalog.json.
+[--runs 1000] [--reps 3]`` -> bench/results/catalog.json. ``--smoke``: 12 runs, one repetition,
+every measurement in the bench's own process (``--in-process``: not the fresh-process figures).
 """
 
 from __future__ import annotations
@@ -27,12 +28,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, save, table
+from _common import machine, parse_args, save, table
 
 PROFILES = ("checkout", "search", "ingest", "quickstart", "soak")
 BACKENDS = ("datastore", "firestore", "firestore-datastore", "bigtable")
@@ -117,17 +119,20 @@ def _fresh(results: Path, what: str) -> float:
     return float(proc.stdout.strip().splitlines()[-1])
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    parser.add_argument("--in-process", action="store_true",
+                        help="measure in this process, not in fresh ones (warm imports: not the figures)")
+    args = parse_args(parser, argv, smoke={"runs": 12, "reps": 1, "in_process": True})
     if args.child:
         print(child(Path(args.child[0]), args.child[1]))
         return 0
     from keyramp.results._index import INDEX_FILE
 
+    measure = child if args.in_process else _fresh
     samples: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         results = Path(tmp)
@@ -139,10 +144,10 @@ def main() -> int:
             order = ["list_before", "list_cold", "page_cold"]
             for what in order if rep % 2 == 0 else order[::-1]:
                 index.unlink(missing_ok=True)
-                samples.setdefault(what, []).append(_fresh(results, what))
-            _fresh(results, "list_cold")  # builds the index the warm figures use
+                samples.setdefault(what, []).append(measure(results, what))
+            measure(results, "list_cold")  # builds the index the warm figures use
             for what in ("list_warm", "page_warm", "page_filtered_warm"):
-                samples.setdefault(what, []).append(_fresh(results, what))
+                samples.setdefault(what, []).append(measure(results, what))
             t0 = time.perf_counter()
             subprocess.run([sys.executable, "-m", "keyramp", "list", "--results", str(results)], capture_output=True,
                            check=True, timeout=120)

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, save, write_profile
+from _common import machine, parse_args, save, write_profile
 from _series import MachineState, bigtable, busy_cores, run_profile
 
 from keyramp.compare import Comparison, build_comparison
@@ -135,13 +135,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--set", type=int, default=0, metavar="K", help="also each run vs the K runs before it")
     parser.add_argument("--max-flag-rate", type=float, default=0.05)
     parser.add_argument("--keep", type=Path, help="keep the runs here (an existing series.json is reanalysed)")
-    parser.add_argument("--smoke", action="store_true", help="3 runs of 2 s, sets of 2, --busy: 1/4 core")
     parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
     parser.add_argument("--save", action="store_true", help="write bench/results/compare_aa[_busy].json")
     parser.add_argument("--out", type=Path, help="write the result JSON here too")
-    args = parser.parse_args(argv)
+    # --smoke: 3 runs of 2 s per model, sets of 2, every pair (--busy spins 1/4 core): a few seconds each
+    args = parse_args(parser, argv, smoke={"runs": 3, "duration": "2s", "set": 2, "all_pairs": True})
     models = args.models.split(",")
-    n, duration, set_k = (3, "2s", 2) if args.smoke else (args.runs, args.duration, args.set)
+    n, duration, set_k = args.runs, args.duration, args.set
     start = machine()
     with tempfile.TemporaryDirectory(prefix="kr-aa-") as tmp:
         results = args.keep or Path(tmp) / "results"
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                   "conditions": {"backend": "bigtable", "duration": duration, "order": "ABBA across models",
                                  "emulator": "one for the series", "profiles": {m: MODELS[m] for m in runs},
                                  "options": build_comparison([], baseline=None).to_dict()["options"]},
-                  "models": {m: {**analyse(rs, all_pairs=args.all_pairs or args.smoke, set_k=set_k),
+                  "models": {m: {**analyse(rs, all_pairs=args.all_pairs, set_k=set_k),
                                  "per_run": [run_facts(r) for r in rs]} for m, rs in runs.items()}}
     for model, res in result["models"].items():
         parts = [f"vs first {res['vs_first']['flagged']}/{res['vs_first']['comparisons']} flagged "

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, median, save, table
+from _common import machine, median, parse_args, save, table
 from _series import bigtable, run_profile
 from bench_compare_aa import abba, machine_load, run_facts, write_model
 
@@ -45,7 +45,7 @@ from keyramp.targets._netem import LatencyProxy
 def _cli_compare(results: Path, cand: str, base: str) -> tuple[int, dict[str, Any]]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         proc = subprocess.run([sys.executable, "-m", "keyramp", "compare", cand, "--baseline", base,
-                               "--results", str(results), "--json", out.name, "--quiet"],
+                               "--results", str(results), "--out", out.name, "--quiet"],
                               capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
                               check=False)
         return proc.returncode, json.loads(Path(out.name).read_text())
@@ -117,13 +117,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--delay-ms", type=float, default=2.0, help="per direction (round trip gains twice this)")
     parser.add_argument("--busy", action="store_true", help="keep one core busy for the whole series")
     parser.add_argument("--keep", type=Path, help="keep the runs here (an existing series.json is reanalysed)")
-    parser.add_argument("--smoke", action="store_true", help="2 pairs of 2 s runs per model: a few seconds each")
     parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
     parser.add_argument("--save", action="store_true", help="write bench/results/compare_ab[_busy].json")
     parser.add_argument("--out", type=Path, help="write the result JSON here too")
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv, smoke={"pairs": 2, "duration": "2s"})  # a few seconds per model
     models = args.models.split(",")
-    n, duration = (2, "2s") if args.smoke else (args.pairs, args.duration)
+    n, duration = args.pairs, args.duration
     start = machine()
     with tempfile.TemporaryDirectory(prefix="kr-ab-") as tmp:
         results = args.keep or Path(tmp) / "results"

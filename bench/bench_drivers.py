@@ -18,21 +18,27 @@ cores over the same measured window: on 2 cores, the emulator and other processe
 their share, which is what bounds every contestant's absolute ops/s.
 
 Run: ``.venv/bin/python bench/bench_drivers.py [--stores bigtable] [--ops insert] [--reps 3]``
-Writes ``bench/results/drivers.json``.
+Writes ``bench/results/drivers.json``. ``--smoke``: Bigtable inserts, ``aio`` and
+``kr-grpc-gevent``, 3 s each (``keyramp``'s window opens after the phase's first second).
+``--emulator HOST:PORT --emulator-pid PID``: a running Bigtable emulator instead of a fresh one.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, emulators, env_for, machine, median, save, table, write_profile
+from _common import ROOT, emulators, env_for, machine, median, parse_args, save, table, write_profile
+
+from keyramp.targets._emulators import RunningEmulator
 
 #: name -> (_contestant mode, driver, executor)
 CONTESTANTS: dict[str, tuple[str, str, str]] = {
@@ -59,11 +65,11 @@ def contestant(name: str, profile: Path, endpoint: str, emulator_pid: int, *, us
     return {"contestant": name, **json.loads(line[6:])}
 
 
-def _profile(tmp: Path, store: str, op: str, driver: str, *, users: int, duration: float,
+def _profile(tmp: Path, store: str, op: str, driver: str, *, users: int, duration: float, warmup: str,
              rate: float | None = None) -> Path:
     """Closed model with ``users`` users, or (``rate``) an open-model constant rate."""
-    schedule = ({"kind": "users", "users": users, "spawn_rate": users, "warmup": "2s"} if rate is None else
-                {"kind": "constant", "rate": rate, "max_users": users, "warmup": "2s"})
+    schedule = ({"kind": "users", "users": users, "spawn_rate": users, "warmup": warmup} if rate is None else
+                {"kind": "constant", "rate": rate, "max_users": users, "warmup": warmup})
     return write_profile(
         tmp / f"{store}-{op}-{driver}-{rate or 'closed'}.toml",
         {"name": f"bench-{store}-{op}-{driver}", "backend": store, "driver": driver, "duration": f"{duration}s",
@@ -90,7 +96,21 @@ def summarise(runs: list[dict[str, Any]], stores: list[str], ops: list[str], nam
     return summary
 
 
-def main() -> None:
+@contextlib.contextmanager
+def _emulator(store: str, given: str | None, pid: int | None) -> Iterator[RunningEmulator]:
+    """A fresh emulator for ``store``, or the running Bigtable emulator ``given`` (HOST:PORT, its
+    process ``pid``): the test suite's, so a smoke run starts no JVM of its own."""
+    if given is None:
+        with emulators(store) as running:
+            yield running[store]
+        return
+    if store != "bigtable" or pid is None:
+        raise SystemExit("--emulator is a running Bigtable emulator: with --stores bigtable and --emulator-pid")
+    host, port = given.rsplit(":", 1)
+    yield RunningEmulator(kind="bigtable", host=host, port=int(port), pid=pid, log_path="", started_at="")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--stores", nargs="+", default=list(STORES), choices=STORES)
     parser.add_argument("--ops", nargs="+", default=["insert", "read"])
@@ -103,24 +123,29 @@ def main() -> None:
                         help="also run keyramp client vs grpc at this open-model rate (0: skip)")
     parser.add_argument("--warmup", type=float, default=20.0,
                         help="seconds of unmeasured load on each fresh emulator first (JVM JIT)")
+    parser.add_argument("--schedule-warmup", default="2s", help="each run's own unmeasured warm-up (schedule.warmup)")
     parser.add_argument("--name", default="drivers", help="result file name (bench/results/NAME.json)")
-    args = parser.parse_args()
+    parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
+    parser.add_argument("--emulator-pid", type=int, help="its process (the emulator's CPU per op is measured)")
+    args = parse_args(parser, argv, smoke={
+        "stores": ["bigtable"], "ops": ["insert"], "contestants": ["aio", "kr-grpc-gevent"], "reps": 1,
+        "duration": 3.0, "users": 4, "threads": 2, "latency_rate": 0.0, "warmup": 0.0, "schedule_warmup": "0s"})
     before = machine()
     runs: list[dict[str, Any]] = []
     latencies: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="keyramp-bench-") as tmp:
         tmpdir = Path(tmp)
         for store in args.stores:
-            with emulators(store) as running:
-                emu = running[store]
+            with _emulator(store, args.emulator, args.emulator_pid) as emu:
                 env = env_for(emu)
-                # A fresh JVM emulator is several times slower until JIT-compiled: warm it first.
-                warm = _profile(tmpdir, store, "insert", "grpc", users=args.users, duration=args.warmup)
-                contestant("kr-grpc", warm, emu.endpoint, emu.pid, users=args.users, threads=args.threads,
-                           duration=args.warmup, env=env, out=tmpdir / "out")
+                if args.warmup > 0:  # a fresh JVM emulator is several times slower until JIT-compiled
+                    warm = _profile(tmpdir, store, "insert", "grpc", users=args.users, duration=args.warmup,
+                                    warmup=args.schedule_warmup)
+                    contestant("kr-grpc", warm, emu.endpoint, emu.pid, users=args.users, threads=args.threads,
+                               duration=args.warmup, env=env, out=tmpdir / "out")
                 for op in args.ops:
-                    profiles = {d: _profile(tmpdir, store, op, d, users=args.users, duration=args.duration)
-                                for d in ("client", "grpc")}
+                    profiles = {d: _profile(tmpdir, store, op, d, users=args.users, duration=args.duration,
+                                            warmup=args.schedule_warmup) for d in ("client", "grpc")}
                     for rep in range(args.reps):
                         shift = rep % len(args.contestants)
                         order = args.contestants[shift:] + args.contestants[:shift]
@@ -140,7 +165,8 @@ def main() -> None:
                         continue
                     # The same open-model rate through both drivers: what switching driver does to latency.
                     paced = {d: _profile(tmpdir, store, op, d, users=args.users, duration=args.duration,
-                                         rate=args.latency_rate) for d in ("client", "grpc")}
+                                         warmup=args.schedule_warmup, rate=args.latency_rate)
+                             for d in ("client", "grpc")}
                     for rep in range(args.reps):
                         for name in (("kr-client", "kr-grpc") if rep % 2 == 0 else ("kr-grpc", "kr-client")):
                             r = contestant(name, paced[CONTESTANTS[name][1]], emu.endpoint, emu.pid,

@@ -30,7 +30,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, machine, median, save, table
+from _common import ROOT, machine, median, parse_args, save, table
 
 _CHILD = """
 import sys, time
@@ -85,11 +85,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cells", type=int, default=12)
     parser.add_argument("--no-save", action="store_true")
     parser.add_argument("--before-src", type=Path, default=None, metavar="DIR")
-    parser.add_argument("--smoke", action="store_true", help="2 cells, once, not saved (the test suite's run)")
     parser.add_argument("--out", type=Path, default=None, help="write the result JSON here")
-    args = parser.parse_args(argv)
-    if args.smoke:
-        args.cells, args.repeat, args.no_save = 2, 1, True
+    args = parse_args(parser, argv, smoke={"cells": 2, "repeat": 1, "no_save": True})  # the test suite's run
     load_before = f"{os.getloadavg()[0]:.1f}"
     with tempfile.TemporaryDirectory(prefix="keyramp-bench-forecast-") as tmp:
         run = write_run(Path(tmp), cells=args.cells)

@@ -2,13 +2,19 @@
 
 Compare with one emulator operation, which costs the client 300–700 µs of CPU: keyramp's
 share should be a small fraction. Run: ``.venv/bin/python bench/bench_keys.py [--n 200000]``.
+``--smoke``: 1,000 calls each.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import parse_args
 
 from keyramp.keys import DISTRIBUTIONS, STRATEGIES, RecordFactory, make_distribution, make_strategy, parse_shape
 
@@ -34,10 +40,10 @@ def per_call_us(fn: Callable[[int], object], n: int, *, start: int = 0) -> float
     return best / n * 1e6
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=200_000, help="calls per measurement")
-    args = parser.parse_args()
+    args = parse_args(parser, argv, smoke={"n": 1000})
     n = args.n
     rows: list[tuple[str, str, float]] = []
 

@@ -1,6 +1,6 @@
 """Benchmark: key-space analysis of 10 million sampled accesses, per stage, and the heatmap.
 
-    .venv/bin/python bench/bench_keyspace.py [--samples N] [--no-save] [--before-src DIR]
+    .venv/bin/python bench/bench_keyspace.py [--samples N] [--no-save] [--before-src DIR] [--smoke]
 
 For random 16-hex-digit keys and zero-padded sequential ids (N inserts evenly spread over
 a 1-hour cell), writes the samples as the run directory does (``keys/<cell>.parquet``
@@ -17,7 +17,7 @@ and the recorded 10 M positions replayed (the path for store-allocated keys: thi
 also writes the same samples as ``keys.csv`` and times that code's numpy CSV loader against
 this one's Parquet load, each in fresh processes, interleaved (A B B A), so the before and
 after figures come from one session on the same data. Writes bench/results/keyspace.json
-with the machine's load and versions.
+with the machine's load and versions. ``--smoke``: 5,000 random keys, a 10-minute launch to 200 ops/s.
 """
 
 from __future__ import annotations
@@ -28,12 +28,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from _common import machine, save, table
+from _common import machine, parse_args, save, table
 
 from keyramp.forecast._forecast import forecast_cell
 from keyramp.keyspace import (
@@ -117,19 +118,20 @@ def _load_in_fresh_process(path: Path, src: Path | None) -> float:
     return float(seconds)
 
 
-def _forecast(name: str, ck: Any, metrics: dict[str, Any], *, regenerate: bool) -> dict[str, Any]:
-    """The launch forecast of the cell (500/50/5 to 10,000 ops/s for an hour), as the runner makes it."""
+def _forecast(name: str, ck: Any, metrics: dict[str, Any], *, regenerate: bool, ceiling: float,
+              launch_s: int = 3600) -> dict[str, Any]:
+    """The launch forecast of the cell (500/50/5 to ``ceiling`` ops/s for ``launch_s``), as the runner makes it."""
     strategy = {"random": "random", "sequential": "padded_sequential"}[name]
     profile = parse_profile({"name": "bench", "backend": "firestore", "workload": {"ops": {"insert": 1.0}},
                              "keys": {"strategy": strategy if regenerate else "server_allocated"},
-                             "launch": {"kind": "ramp_500_50_5", "ceiling": 10_000, "duration": "1h"}})
+                             "launch": {"kind": "ramp_500_50_5", "ceiling": ceiling, "duration": f"{launch_s}s"}})
     assert profile.launch is not None
     summary = {"operations": {"insert": {"count": len(ck)}}, "duration_s": 3600.0,
                "keyspace": {"hottest_1pct_share": metrics["hottest_1pct_share"], "samples": len(ck)}}
     cell = profile.cells[0]
     return forecast_cell(backend="firestore", strategy=cell.strategy, profile=profile.data, launch=profile.launch,
                          cell_summary=summary, samples=None if regenerate else ck, cell_schedule=cell.schedule,
-                         horizon_s=3600.0)
+                         horizon_s=float(launch_s))
 
 
 def _timed(stages: dict[str, float], name: str, fn: Any) -> Any:
@@ -139,7 +141,8 @@ def _timed(stages: dict[str, float], name: str, fn: Any) -> Any:
     return out
 
 
-def bench(name: str, keys: np.ndarray, times: np.ndarray, tmp: Path, before_src: Path | None) -> dict[str, Any]:
+def bench(name: str, keys: np.ndarray, times: np.ndarray, tmp: Path, before_src: Path | None, *,
+          ceiling: float = 10_000, launch_s: int = 3600) -> dict[str, Any]:
     n = len(keys)
     stages: dict[str, float] = {}
     run = tmp / f"run-{name}"
@@ -163,8 +166,10 @@ def bench(name: str, keys: np.ndarray, times: np.ndarray, tmp: Path, before_src:
                                                                    positions=kp))
     timeline = _timed(stages, "tablet_model", lambda: simulate(kp.pos, ck.t, rate_fn=lambda s: 2000.0,
                                                                 params=params_for("firestore"), duration_s=3600.0))
-    fc = _timed(stages, "forecast_regenerated", lambda: _forecast(name, ck, metrics, regenerate=True))
-    _timed(stages, "forecast_recorded", lambda: _forecast(name, ck, metrics, regenerate=False))
+    fc = _timed(stages, "forecast_regenerated", lambda: _forecast(name, ck, metrics, regenerate=True, ceiling=ceiling,
+                                                                  launch_s=launch_s))
+    _timed(stages, "forecast_recorded", lambda: _forecast(name, ck, metrics, regenerate=False, ceiling=ceiling,
+                                                          launch_s=launch_s))
     heat = _timed(stages, "heatmap_matrix", lambda: heatmap_data(kp, ck.t, buckets=1000, duration_s=3600.0))
     _timed(stages, "png", lambda: render_png(heat, tmp / "cell.png", title=f"bench - {name}"))
     analysis = round(stages["positions"] + stages["metrics"] + stages["tablet_model"], 3)
@@ -184,20 +189,27 @@ def bench(name: str, keys: np.ndarray, times: np.ndarray, tmp: Path, before_src:
     }
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=10_000_000)
     parser.add_argument("--no-save", action="store_true")
     parser.add_argument("--before-src", type=Path, default=None, metavar="DIR")
-    args = parser.parse_args()
+    parser.add_argument("--launch-ceiling", type=float, default=10_000, help="the forecast launch's peak ops/s")
+    parser.add_argument("--launch-s", type=int, default=3600, help="the forecast launch's length (s)")
+    parser.add_argument("--keys", nargs="+", default=["random", "sequential"], choices=["random", "sequential"])
+    # (--smoke: random keys only; sequential ones take the same code path, with a different answer)
+    args = parse_args(parser, argv, smoke={"samples": 5_000, "launch_ceiling": 200, "launch_s": 600,
+                                                  "keys": ["random"]})
     n = args.samples
     facts = machine()
     rng = np.random.default_rng(1)
     times = np.linspace(0.0, 3600.0, n, endpoint=False)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, make in (("random", lambda: _hex_keys(n, rng)), ("sequential", lambda: _sequential_keys(n))):
-            rows.append(bench(name, make(), times, Path(tmp), args.before_src))
+        makers = {"random": lambda: _hex_keys(n, rng), "sequential": lambda: _sequential_keys(n)}
+        for name in args.keys:
+            rows.append(bench(name, makers[name](), times, Path(tmp), args.before_src, ceiling=args.launch_ceiling,
+                              launch_s=args.launch_s))
             print(rows[-1], flush=True)
     cols = ["keys", "samples", "load", "positions", "metrics", "tablet_model", "analysis_s", "analysis_with_load_s",
             "forecast_regenerated", "forecast_recorded", "heatmap_matrix", "png", "parquet_mb", "hottest_1pct_share"]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, median, save, table, write_profile
+from _common import machine, median, parse_args, save, table, write_profile
 from _series import MachineState, bigtable, busy_cores, run_profile
 
 from keyramp.results._catalog import load_run
@@ -61,16 +61,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--profiles", default="light,closed,overload")
     parser.add_argument("--levels", default=",".join(f"{x:g}" for x in LEVELS), help="cores kept busy")
     parser.add_argument("--duration", default="10s")
-    parser.add_argument("--smoke", action="store_true", help="levels 0 and 0.5, 2 s runs, light profile: the path")
     parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
     parser.add_argument("--save", action="store_true", help="write bench/results/machine_limit.json")
     parser.add_argument("--out", type=Path, help="write the result JSON here too")
-    args = parser.parse_args(argv)
-    names = ["light"] if args.smoke else args.profiles.split(",")
-    levels = [0.0, 0.5] if args.smoke else [float(x) for x in args.levels.split(",")]
+    # --smoke: levels 0 and 0.5, 2 s runs, light profile, one way up: the path
+    args = parse_args(parser, argv, smoke={"profiles": "light", "levels": "0,0.5", "duration": "2s"})
+    names = args.profiles.split(",")
+    levels = [float(x) for x in args.levels.split(",")]
     order = levels + levels[::-1][1:-1] if not args.smoke else levels  # up, then down: drift hits both ends
     warmup = "0s" if args.smoke else "2s"
-    duration = "2s" if args.smoke else args.duration
+    duration = args.duration
     start = machine()
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="kr-machine-") as tmp, bigtable(args.emulator) as (env, _):

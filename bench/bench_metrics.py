@@ -8,18 +8,21 @@ exposition of 12 finished cells x 3 ops (the quickstart's shape) and a running o
 scrape renders all of them, a later one only the running cell (finished ones are kept).
 
 Run: ``.venv/bin/python bench/bench_metrics.py`` -> ``bench/results/metrics.json``.
+``--smoke``: 1 second, one round, a scrape of 3 finished cells.
 """
 
 from __future__ import annotations
 
+import argparse
 import random
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, save, table
+from _common import machine, parse_args, save, table
 
 from keyramp.metrics import MetricsState, render
 from keyramp.run._observer import TeeSink
@@ -61,11 +64,11 @@ def tick_cost(seconds: int = 30, rounds: int = 7) -> dict[str, float]:
     return best
 
 
-def scrape_cost(rounds: int = 7) -> tuple[float, float, int]:
+def scrape_cost(rounds: int = 7, cells: int = 12) -> tuple[float, float, int]:
     state = MetricsState()
     state.run_started(run_id="bench", profile="quickstart")
     rng = random.Random(2)
-    for c in range(12):
+    for c in range(cells):
         cell = f"c{c:02d}-datastore-random"
         state.cell_started(cell=cell, backend="datastore", strategy="random", duration_s=10.0, users=20)
         rec = Recorder(cell=cell, ops=OPS, sink=state, key_samples_per_s=0)
@@ -73,8 +76,9 @@ def scrape_cost(rounds: int = 7) -> tuple[float, float, int]:
         for s in range(10):
             _one_second(rec, rng, s)
         state.cell_finished(cell=cell, summary={})
-    state.cell_started(cell="c12-datastore-random", backend="datastore", strategy="random", duration_s=10.0)
-    rec = Recorder(cell="c12-datastore-random", ops=OPS, sink=state, key_samples_per_s=0)
+    running = f"c{cells:02d}-datastore-random"
+    state.cell_started(cell=running, backend="datastore", strategy="random", duration_s=10.0)
+    rec = Recorder(cell=running, ops=OPS, sink=state, key_samples_per_s=0)
     rec.begin(0.0, duration_s=10.0)
     best_first = best = float("inf")
     for _ in range(rounds):
@@ -90,9 +94,14 @@ def scrape_cost(rounds: int = 7) -> tuple[float, float, int]:
     return best_first, best, len(body)
 
 
-def main() -> int:
-    ticks = tick_cost()
-    first_s, scrape_s, size = scrape_cost()
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=30, help="simulated seconds per tick measurement")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (best of)")
+    parser.add_argument("--cells", type=int, default=12, help="finished cells in the scraped state")
+    args = parse_args(parser, argv, smoke={"seconds": 1, "rounds": 1, "cells": 3})
+    ticks = tick_cost(args.seconds, args.rounds)
+    first_s, scrape_s, size = scrape_cost(args.rounds, args.cells)
     base, with_metrics = ticks["recorder tick"], ticks["recorder tick + metrics"]
     result = {
         "machine": machine(),
@@ -103,6 +112,7 @@ def main() -> int:
         "first_scrape_13_cells_ms": round(first_s * 1000, 2),
         "scrape_12_finished_1_running_ms": round(scrape_s * 1000, 2),
         "scrape_bytes": size,
+        "finished_cells": args.cells,  # 12 but in a smoke run (the two keys above name the full run's)
     }
     print(table(["measure", "value"], [[k, v] for k, v in result.items() if k != "machine"]))
     save("metrics", result)

@@ -10,7 +10,8 @@ schedule visits 20/40/60/80 % of it; the 500/50/5 ramp (100 -> 337 ops/s) runs w
 337 ops/s is below 80 % of that capacity.
 
 Run: ``.venv/bin/python bench/bench_rate.py [--backends bigtable datastore]``
-Writes ``bench/results/rate.json``.
+Writes ``bench/results/rate.json``. ``--smoke``: Bigtable, a 3 s capacity run, then the steps
+at 1 s each (no ramp).
 """
 
 from __future__ import annotations
@@ -21,16 +22,17 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, emulators, env_for, machine, save, table, write_profile
+from _common import ROOT, emulators, env_for, machine, parse_args, save, table, write_profile
 
-#: Fractions of the measured capacity the step schedule visits (4 s each).
+#: Fractions of the measured capacity the step schedule visits (``--step-s`` each).
 STEP_FRACTIONS = (0.2, 0.4, 0.6, 0.8)
 #: The issue's 500/50/5 check: 100 -> 150 -> 225 -> 337 ops/s, 5 min steps at 60x (5 s wall).
-RAMP = {"kind": "ramp_500_50_5", "start_ops": 100, "growth": 0.5, "step": "5m", "time_scale": 60}
+RAMP: dict[str, Any] = {"kind": "ramp_500_50_5", "start_ops": 100, "growth": 0.5, "step": "5m", "time_scale": 60}
 OPS = {"insert": 0.5, "read": 0.5}
 
 
@@ -74,11 +76,18 @@ def steps_of(run_dir: Path) -> tuple[list[dict[str, Any]], float]:
     return steps, worst_second
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--backends", nargs="+", default=["bigtable", "datastore"])
     parser.add_argument("--reps", type=int, default=2)
-    args = parser.parse_args()
+    parser.add_argument("--capacity-s", type=float, default=8.0, help="the closed-model capacity run's duration")
+    parser.add_argument("--step-s", type=float, default=4.0, help="wall seconds per step of the step schedule")
+    parser.add_argument("--ramp", action=argparse.BooleanOptionalAction, default=True,
+                        help="also the 500/50/5 ramp where capacity allows (default on)")
+    parser.add_argument("--schedule-warmup", default="2s", help="each run's unmeasured warm-up (schedule.warmup)")
+    args = parse_args(parser, argv, smoke={"backends": ["bigtable"], "reps": 1, "capacity_s": 3.0, "step_s": 1.0,
+                                           "ramp": False, "schedule_warmup": "0s"})
+    step_s = args.step_s
     before = machine()
     results: list[dict[str, Any]] = []
     table_rows: list[list[Any]] = []
@@ -91,17 +100,18 @@ def main() -> None:
                     # Capacity now (the shared box changes minute to minute): closed model, 50 users.
                     cap_profile = write_profile(
                         tmpdir / "cap.toml",
-                        {"name": "bench-capacity", "backend": backend, "duration": "8s", "seed": 3},
+                        {"name": "bench-capacity", "backend": backend, "duration": f"{args.capacity_s}s",
+                         "seed": 3},
                         workload={"ops": OPS, "record_count": 1000}, keys={"strategy": "random"},
-                        schedule={"kind": "users", "users": 50, "spawn_rate": 50},
+                        schedule={"kind": "users", "users": 50, "spawn_rate": 50, "warmup": args.schedule_warmup},
                     )
                     cap_dir = run_keyramp(cap_profile, tmpdir / "out", env)
                     (cap_cell,) = json.loads((cap_dir / "summary.json").read_text())["cells"].values()
                     capacity = cap_cell["total"]["ops_per_s"]
                     steps = [round(capacity * f, -1) for f in STEP_FRACTIONS]
                     schedules = {f"step {'/'.join(str(int(x)) for x in steps)} (20-80 % of capacity)":
-                                 ({"kind": "step", "steps": steps, "step": "4s"}, 4 * len(steps))}
-                    if 0.8 * capacity >= 337.5:
+                                 ({"kind": "step", "steps": steps, "step": f"{step_s}s"}, step_s * len(steps))}
+                    if args.ramp and 0.8 * capacity >= 337.5:
                         schedules["ramp_500_50_5 @60x from 100"] = (RAMP, 20)
                     print(f"{backend} rep{rep}: capacity {capacity} ops/s", flush=True)
                     for name, (schedule, duration) in schedules.items():
@@ -110,7 +120,7 @@ def main() -> None:
                             {"name": "bench-rate", "backend": backend, "duration": f"{duration}s", "seed": 3},
                             workload={"ops": OPS, "record_count": 1000},
                             keys={"strategy": "random"},
-                            schedule=schedule,
+                            schedule={**schedule, "warmup": args.schedule_warmup},
                         )
                         run_dir = run_keyramp(profile, tmpdir / "out", env)
                         steps_out, worst = steps_of(run_dir)

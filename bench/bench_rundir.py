@@ -12,7 +12,7 @@ code, interleaved (before, after, after, before), so both figures come from one 
 Goal (issue 20): ≤ 15 MB per hour at 100 key samples/s (44 MB/h with CSV).
 
 Run: ``.venv/bin/python bench/bench_rundir.py [--rate 300] [--durations 20 80] [--before-src DIR]``
-Writes ``bench/results/rundir.json``.
+Writes ``bench/results/rundir.json``. ``--smoke``: random keys, 2 s and 3 s runs at 50 ops/s.
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ import json
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import emulators, env_for, machine, save, table, write_profile
+from _common import emulators, env_for, machine, parse_args, save, table, write_profile
 
 OPS = {"insert": 0.4, "read": 0.3, "update": 0.1, "scan": 0.1, "delete": 0.1}
 
@@ -67,7 +68,7 @@ def measure(run_dir: Path) -> tuple[float, dict[str, int], float]:
     return cell["duration_s"], sizes, cell["total"]["ops_per_s"]
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--backend", default="bigtable")
     parser.add_argument("--rate", type=float, default=300.0)
@@ -76,7 +77,9 @@ def main() -> None:
     parser.add_argument("--strategies", nargs="+", default=["random", "sequential"])
     parser.add_argument("--before-src", type=Path, default=None, metavar="DIR",
                         help="a checkout of the code before Parquet, run interleaved with this one")
-    args = parser.parse_args()
+    parser.add_argument("--schedule-warmup", default="2s", help="each run's unmeasured warm-up (schedule.warmup)")
+    args = parse_args(parser, argv, smoke={"rate": 50.0, "durations": [2, 3], "strategies": ["random"],
+                                           "schedule_warmup": "0s"})
     before = machine()
     versions: list[tuple[str, Path | None]] = [("after", None)]
     if args.before_src is not None:
@@ -96,7 +99,7 @@ def main() -> None:
                         {"name": "bench-rundir", "backend": args.backend, "duration": f"{duration}s", "seed": 9},
                         workload={"ops": OPS, "record_count": 2000, "key_samples_per_s": args.key_samples},
                         keys={"strategy": strategy},
-                        schedule={"kind": "constant", "rate": args.rate},
+                        schedule={"kind": "constant", "rate": args.rate, "warmup": args.schedule_warmup},
                     )
                     out = tmpdir / f"out-{name}-{strategy}-{duration}"
                     measured[name].append(measure(run_keyramp(profile, out, env, src)))

@@ -7,6 +7,7 @@ processes every 0.5 s; the busiest middle of the run (the load processes' measur
 phases) gives cores used by each side. 1 and 2 processes alternate (1,2,1,2…).
 
 Run: ``.venv/bin/python bench/bench_saturation.py`` -> ``bench/results/saturation.json``.
+``--smoke``: one Bigtable load process, 4 users, 3 s.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import itertools
 
-from _common import ROOT, emulators, env_for, machine, median, save, table, write_profile
+from _common import ROOT, emulators, env_for, machine, median, parse_args, save, table, write_profile
 
 
 def _cpu(proc: psutil.Process) -> float:
@@ -88,13 +90,16 @@ def one_config(n: int, profile: Path, emulator_pid: int, env: dict[str, str], ou
     }
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--backends", nargs="+", default=["bigtable", "datastore"])
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--duration", type=float, default=10.0)
-    args = parser.parse_args()
+    parser.add_argument("--processes", type=int, nargs="+", default=[1, 2], help="load processes per configuration")
+    parser.add_argument("--schedule-warmup", default="2s", help="each run's unmeasured warm-up (schedule.warmup)")
+    args = parse_args(parser, argv, smoke={"backends": ["bigtable"], "reps": 1, "users": 4, "duration": 3.0,
+                                           "processes": [1], "schedule_warmup": "0s"})
     before = machine()
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="keyramp-bench-") as tmp:
@@ -106,10 +111,11 @@ def main() -> None:
                     tmpdir / f"sat-{backend}.toml",
                     {"name": f"bench-sat-{backend}", "backend": backend, "duration": f"{args.duration}s", "seed": 5},
                     workload={"ops": {"insert": 1.0}, "record_count": 0}, keys={"strategy": "random"},
-                    schedule={"kind": "users", "users": args.users, "spawn_rate": args.users},
+                    schedule={"kind": "users", "users": args.users, "spawn_rate": args.users,
+                              "warmup": args.schedule_warmup},
                 )
                 for rep in range(args.reps):
-                    for n in (1, 2):
+                    for n in args.processes:
                         r = one_config(n, profile, emu.pid, env_for(emu), tmpdir / f"out-{backend}-{rep}-{n}",
                                        users=args.users, duration=args.duration)
                         r.update(backend=backend, rep=rep, loadavg=[round(x, 2) for x in __import__("os").getloadavg()])
@@ -119,13 +125,13 @@ def main() -> None:
     rows, summary = [], []
     for backend in args.backends:
         med = {}
-        for n in (1, 2):
+        for n in args.processes:
             rs = [r for r in runs if r["backend"] == backend and r["processes"] == n]
             med[n] = {k: median([r[k] for r in rs]) for k in ("ops_per_s", "emulator_cores", "load_cores",
                                                                "load_cpu_us_per_op", "machine_cpu_pct")}
             rows.append([backend, n, *med[n].values()])
-        summary.append({"backend": backend, "one": med[1], "two": med[2],
-                        "scaling_2_vs_1": round(med[2]["ops_per_s"] / med[1]["ops_per_s"], 3)})
+        scaling = round(med[2]["ops_per_s"] / med[1]["ops_per_s"], 3) if 1 in med and 2 in med else None
+        summary.append({"backend": backend, "one": med.get(1), "two": med.get(2), "scaling_2_vs_1": scaling})
     print(table(["backend", "procs", "ops/s (sum)", "emulator cores", "load cores", "load µs CPU/op", "machine CPU %"],
                 rows))
     for s in summary:

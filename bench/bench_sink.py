@@ -9,7 +9,7 @@ HdrHistogram logs are left out: unchanged by the Parquet format), and the end of
 writer of that code runs too, in alternating fresh processes.
 
 Usage: ``.venv/bin/python bench/bench_sink.py [--seconds 600] [--reps 2] [--before-src DIR]``
--> bench/results/sink.json.
+-> bench/results/sink.json. ``--smoke``: 2 seconds, one repetition.
 """
 
 from __future__ import annotations
@@ -23,11 +23,12 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, save, table
+from _common import machine, parse_args, save, table
 
 OPS = ("insert", "read", "update", "scan", "delete", "*")
 
@@ -70,13 +71,13 @@ def _fresh(seconds: int, src: Path | None) -> dict[str, Any]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=600)
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--before-src", type=Path, default=None)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parse_args(parser, argv, smoke={"seconds": 2, "reps": 1})
     if args.child:
         print(json.dumps(child(args.child)))
         return 0

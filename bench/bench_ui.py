@@ -17,6 +17,7 @@ fresh Python processes. Each one builds the app the way ``keyramp ui`` does
 First-view figures are medians over the fresh processes; load average is recorded before
 and after. Target: first view (page + all its series) < 300 ms.
 Usage: ``.venv/bin/python bench/bench_ui.py [--procs 5]`` -> bench/results/ui.json.
+``--smoke``: a 20-second run, one process.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,18 +40,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, save, table
+from _common import machine, parse_args, save, table
 from _synthetic import make_run
 
 OPS = ("insert", "read", "update", "delete", "scan", "query", "batch_write", "batch_read", "transaction", "increment")
-SECONDS = 3600
 TARGET_MS = 300.0
 WARM_REPEATS = 15
 
 
-def one_hour_run(root: Path) -> tuple[Path, str]:
-    """A short synthetic run, then its time series and target timeline stretched to one hour
-    (real .hlog files for an hour of 10 ops take minutes to write and the page does not read them).
+def one_hour_run(root: Path, seconds: int = 3600) -> tuple[Path, str]:
+    """A short synthetic run, then its time series and target timeline stretched to ``seconds``, one
+    hour (real .hlog files for an hour of 10 ops take minutes to write and the page does not read them).
     Written as CSV first (rows as the recorder wrote them), then as Parquet through the writer."""
     from keyramp.results._export import migrate_run
 
@@ -60,9 +61,9 @@ def one_hour_run(root: Path) -> tuple[Path, str]:
         w = csv.writer(fh)  # csv's default "\r\n", as keyramp's recorder writes it
         w.writerow(["cell", "op", "second", "count", "errors", "p50_ms", "p99_ms", "service_p99_ms", "max_ms",
                     "target_ops_per_s", "late", "dropped", "error_classes"])
-        series = {(cell, op): (rng.poisson(200 if op == "*" else 20, SECONDS), rng.lognormal(0.5, 0.2, SECONDS))
+        series = {(cell, op): (rng.poisson(200 if op == "*" else 20, seconds), rng.lognormal(0.5, 0.2, seconds))
                   for cell in cells for op in (*OPS, "*")}
-        for s in range(SECONDS):  # row order as the recorder writes: every op of a cell each second
+        for s in range(seconds):  # row order as the recorder writes: every op of a cell each second
             for (cell, op), (n, p50) in series.items():
                 err = int(n[s] > 215)
                 w.writerow([cell, op, s, int(n[s]), err, round(p50[s], 3), round(p50[s] * 3, 3),
@@ -70,8 +71,8 @@ def one_hour_run(root: Path) -> tuple[Path, str]:
                             f"UNAVAILABLE:{err}" if err else ""])
     summary = json.loads((run / "summary.json").read_text())
     for cell in summary["cells"].values():
-        cell["duration_s"] = float(SECONDS)
-        cell["target_ops_per_s"] = [{"t": s, "target": 200.0, "achieved": 199.0} for s in range(SECONDS)]
+        cell["duration_s"] = float(seconds)
+        cell["target_ops_per_s"] = [{"t": s, "target": 200.0, "achieved": 199.0} for s in range(seconds)]
     (run / "summary.json").write_text(json.dumps(summary))
     csv_id = _copy_run(run, "c5c5")
     migrate_run(run)  # this one as Parquet, the copy stays CSV
@@ -161,18 +162,19 @@ def child(results: Path, run_id: str, csv_id: str, compare_ids: list[str]) -> di
     return out
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--procs", type=int, default=5, help="fresh processes for the first-view medians")
+    parser.add_argument("--seconds", type=int, default=3600, help="length of the synthetic run")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parse_args(parser, argv, smoke={"procs": 1, "seconds": 20})
     if args.child:
         results, run_id, csv_id, *compare_ids = args.child
         print(json.dumps(child(Path(results), run_id, csv_id, compare_ids)))
         return 0
 
     with tempfile.TemporaryDirectory() as tmp:
-        run, csv_id = one_hour_run(Path(tmp))
+        run, csv_id = one_hour_run(Path(tmp), args.seconds)
         compare_ids = [_copy_run(run, f"{i:04x}") for i in (0xB001, 0xB002)]
         rows = sum(1 for _ in (run.parent / csv_id / "timeseries.csv").open()) - 1
         load_before = os.getloadavg()
@@ -187,7 +189,7 @@ def main() -> int:
     spread = {key: [round(min(s[key] for s in samples), 1), round(max(s[key] for s in samples), 1)]
               for key in ("first_view_ms", "page_first_ms", "series_first_ms")}
     ok = med["first_view_ms"] < TARGET_MS
-    print(f"1-hour run, 2 cells x 10 ops (+ '*'), {rows:,} timeseries rows; {args.procs} fresh processes; "
+    print(f"{args.seconds} s run, 2 cells x 10 ops (+ '*'), {rows:,} timeseries rows; {args.procs} fresh processes; "
           f"load average {load_before[0]:.2f} -> {load_after[0]:.2f} on {os.cpu_count()} cores")
     print(table(["request", "first view ms (median)", "cached ms (median)", "KiB"], [
         ["run page HTML", med["page_first_ms"], med["page_cached_ms"], med["page_kib"]],
@@ -213,7 +215,7 @@ def main() -> int:
         "loadavg_before": [round(x, 2) for x in load_before], "loadavg_after": [round(x, 2) for x in load_after],
         "median": med, "range": spread, "met": ok, "samples": samples,
     })
-    print(f"-> {path.relative_to(Path(__file__).resolve().parent.parent)}")
+    print(f"-> {path}")
     return 0 if ok else 1
 
 

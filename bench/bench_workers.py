@@ -14,6 +14,7 @@ from the run's summary.json.
 
 Run: ``.venv/bin/python bench/bench_workers.py [--backend bigtable] [--reps 2]``
 -> ``bench/results/workers.json`` (``workers-<backend>.json`` for other backends).
+``--smoke``: ``--workers 2`` alone at 200 ops/s for 3 s.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +36,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import itertools
 
-from _common import ROOT, emulators, env_for, machine, median, save, table, write_profile
+from _common import ROOT, emulators, env_for, machine, median, parse_args, save, table, write_profile
 
 CONFIGS = ("single", "1 worker", "2 workers")
 
@@ -129,13 +131,21 @@ def one_config(config: str, profile: Path, emulator_pid: int, env: dict[str, str
     }
 
 
-def main() -> None:
+def _ratio(summary: dict[str, Any], a: str, b: str) -> float | None:
+    return round(summary[a]["ops_per_s"] / summary[b]["ops_per_s"], 3) if a in summary and b in summary else None
+
+
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--backend", default="bigtable")
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--rate", type=float, default=20_000)
     parser.add_argument("--duration", type=float, default=10.0)
-    args = parser.parse_args()
+    parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=CONFIGS)
+    parser.add_argument("--schedule-warmup", default="2s", help="each run's unmeasured warm-up (schedule.warmup)")
+    args = parse_args(parser, argv, smoke={"reps": 1, "rate": 200.0, "duration": 3.0, "configs": ["2 workers"],
+                                           "schedule_warmup": "0s"})
+    configs = [c for c in CONFIGS if c in args.configs]
     before = machine()
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="keyramp-bench-") as tmp, emulators(args.backend) as running:
@@ -145,10 +155,10 @@ def main() -> None:
             tmpdir / "workers.toml",
             {"name": "bench-workers", "backend": args.backend, "duration": f"{args.duration}s", "seed": 9},
             workload={"ops": {"insert": 1.0}, "record_count": 0}, keys={"strategy": "field_promotion"},
-            schedule={"kind": "constant", "rate": args.rate},
+            schedule={"kind": "constant", "rate": args.rate, "warmup": args.schedule_warmup},
         )
         for rep in range(args.reps):
-            order = CONFIGS if rep % 2 == 0 else tuple(reversed(CONFIGS))
+            order = configs if rep % 2 == 0 else configs[::-1]
             for config in order:
                 r = one_config(config, profile, emu.pid, env_for(emu), tmpdir / f"{rep}-{config.replace(' ', '')}",
                                args.duration)
@@ -157,15 +167,16 @@ def main() -> None:
                 print(f"rep{rep} {config}: {r['ops_per_s']} ops/s, p99 {r['p99_ms']} ms, emulator "
                       f"{r['emulator_cores']} cores, master {r['master_cores']}, workers {r['worker_cores']}, "
                       f"load {r['loadavg']}", flush=True)
-    rows, summary = [], {}
-    for config in CONFIGS:
+    rows: list[list[Any]] = []
+    summary: dict[str, Any] = {}
+    for config in configs:
         rs = [r for r in runs if r["config"] == config]
         med = {k: median([r[k] for r in rs]) for k in ("ops_per_s", "p99_ms", "emulator_cores", "master_cores",
                                                         "worker_cores", "machine_cpu_pct")}
         summary[config] = med
         rows.append([config, *med.values()])
-    summary["two_vs_one_worker"] = round(summary["2 workers"]["ops_per_s"] / summary["1 worker"]["ops_per_s"], 3)
-    summary["two_workers_vs_single"] = round(summary["2 workers"]["ops_per_s"] / summary["single"]["ops_per_s"], 3)
+    summary["two_vs_one_worker"] = _ratio(summary, "2 workers", "1 worker")
+    summary["two_workers_vs_single"] = _ratio(summary, "2 workers", "single")
     print(table(["config", "ops/s", "p99 ms", "emulator cores", "master cores", "worker cores", "machine CPU %"],
                 rows))
     print(f"2 workers / 1 worker = {summary['two_vs_one_worker']}×, "

@@ -14,24 +14,25 @@ from typing import TYPE_CHECKING, Any
 
 import gevent
 from locust.env import Environment
+from locust.event import Events
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV, StatsCSVFileWriter
 
 from keyramp.backends import spec_for
 from keyramp.profile import Cell, Profile, cell_namespace
 from keyramp.run._coverage import load_generated
 from keyramp.run._exceptions import WorkloadFailed
+from keyramp.run._local import LocalLoad
 from keyramp.run._locust_stats import LocustStatsSink
+from keyramp.run._master import Master, WorkerLoad
 from keyramp.run._observer import Observers, TeeSink
-from keyramp.run._pacer import Pacer
+from keyramp.run._pacer import Pacing
 from keyramp.run._phases import CellLoad, CellPhases, StopFlag
 from keyramp.run._plan import WorkerPlan, key_sample_share
 from keyramp.run._recorder import Recorder
-from keyramp.run._user import CellContext
 from keyramp.run._workload import CellWorkload
 
 if TYPE_CHECKING:
     from keyramp.results._rundir import RunDirectory
-    from keyramp.run._master import Master
     from keyramp.targets import RunTarget
 
 __all__ = ["CellRun"]
@@ -155,26 +156,22 @@ class CellRun:
         locust_csv.start()
 
     def _load(self) -> tuple[CellLoad, Recorder]:
-        """Where the users run: here, or on the master's workers."""
-        cell, settings = self.cell, self.profile
+        """Where the users run: here, or on the master's workers. Either way the recorder
+        that writes the run directory also feeds the Locust environment's statistics."""
+        cell, pacing = self.cell, Pacing.of(self.cell)
+        env = self.master.env if self.master is not None else Environment(
+            events=Events(), host=f"emulator://{self.address.endpoint}")
+        # A workload's own exceptions also go to the Locust runner's exceptions table (its CSV).
+        stats = LocustStatsSink(env.stats, request_type=cell.backend)
+        recorder = self._recorder([stats])
         if self.master is None:
-            ctx = CellContext(workload=self.workload, backend_class=self.users_backend, target=self.address,
-                              open_model=cell.schedule.open_model)
-            from keyramp.run._local import LocalLoad
-
-            load = LocalLoad(ctx, rate=cell.schedule.rate, duration_s=cell.duration_s, time_scale=cell.time_scale,
-                             drop_after_s=settings.schedule.drop_after_s)
-            ctx.recorder = self._recorder([LocustStatsSink(load.environment.stats, request_type=cell.backend,
-                                                          runner=load.runner)])
-            return load, ctx.recorder
-        from keyramp.run._master import WorkerLoad
-
-        master = self.master
-        recorder = self._recorder([LocustStatsSink(master.env.stats, request_type=cell.backend,
-                                                  runner=master.runner, node="workers")])
-        pacer = (Pacer(rate=cell.schedule.rate, start=0.0, duration_s=cell.duration_s, time_scale=cell.time_scale)
-                 if cell.schedule.open_model else None)
-        return WorkerLoad(master, plan=self._worker_plan, recorder=recorder, pacer=pacer,
+            load = LocalLoad(env, workload=self.workload, backend_class=self.users_backend, target=self.address,
+                             recorder=recorder, pacing=pacing)
+            stats.runner = load.runner  # the local runner exists once its load does
+            return load, recorder
+        stats.runner, stats.node = self.master.runner, "workers"
+        # The workers pace; the master's pacer only tells each merged second's target rate.
+        return WorkerLoad(self.master, plan=self._worker_plan, recorder=recorder, pacer=pacing.pacer(0.0),
                           duration_s=cell.duration_s, stop=self.stop, say=self._phase), recorder
 
     def _worker_plan(self, index: int, workers: int, warmup_interval: float | None) -> WorkerPlan:

@@ -29,27 +29,19 @@ from typing import Any
 
 import gevent
 from gevent.event import Event
-from hdrh.histogram import HdrHistogram
 from locust.env import Environment
 from locust.event import Events
 from locust.runners import STATE_MISSING
 
 from keyramp._errors import RunFailed, UsageError
-from keyramp.run._cpu import load_cpu_summary
-from keyramp.run._exceptions import WarmupFailure, WarmupTally, examples_from_json
+from keyramp.run._cpu import CpuSample, load_cpu_summary
+from keyramp.run._exceptions import WarmupFailure, WarmupTally
 from keyramp.run._gevent import ensure_gevent_grpc
+from keyramp.run._interval import ClosedInterval
+from keyramp.run._messages import Abort, Hello, IntervalReport, Start, Status, WarmupReport, receive, send
 from keyramp.run._pacer import Pacer
 from keyramp.run._phases import DRAIN_S, PhaseAborted, StopFlag
-from keyramp.run._plan import (
-    MSG_ABORT,
-    MSG_CELL,
-    MSG_HELLO,
-    MSG_INTERVAL,
-    MSG_START,
-    MSG_STATUS,
-    MSG_WARMUP,
-    WorkerPlan,
-)
+from keyramp.run._plan import WorkerPlan
 from keyramp.run._recorder import Recorder, TimeseriesRow
 from keyramp.run._worker import placeholder_user
 from keyramp.targets._emulators import free_port, log_tail
@@ -100,31 +92,32 @@ class _CellMerge:
     warmup_tally: dict[str, WarmupTally] = field(default_factory=dict)
     #: Records each worker's warm-up inserted, reported as its measured phase starts.
     warmup_inserts: dict[str, int] = field(default_factory=dict)
-    pending: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    #: Intervals that arrived, by second and worker, until every worker's interval of that second is there.
+    pending: dict[int, dict[str, ClosedInterval]] = field(default_factory=dict)
     finished: dict[str, int] = field(default_factory=dict)
     next: int = 0
     rows: list[list[TimeseriesRow]] = field(default_factory=list)
     counts: dict[str, Counter[str]] = field(default_factory=dict)
     dropped: Counter[str] = field(default_factory=Counter)
     #: Each worker's ``CpuSample`` since its phase started, from its latest interval in the phase.
-    cpu: dict[str, list[float]] = field(default_factory=dict)
+    cpu: dict[str, CpuSample] = field(default_factory=dict)
     #: The last second each worker reported (a lost worker's record ends there).
     last_second: dict[str, int] = field(default_factory=dict)
 
-    def add(self, client_id: str, data: dict[str, Any]) -> None:
+    def add(self, client_id: str, report: IntervalReport) -> None:
         if client_id not in self.workers or client_id in self.finished:
             return
-        second = int(data["second"])
+        interval = report.interval
+        second = interval.second
         self.last_second[client_id] = max(second, self.last_second.get(client_id, -1))
-        cpu = data.get("cpu")
-        if cpu and (not data["final"] or client_id not in self.cpu):  # the last one includes the drain
-            self.cpu[client_id] = [float(x) for x in cpu]
-        self.pending.setdefault(second, {})[client_id] = data
+        if report.cpu and (not interval.final or client_id not in self.cpu):  # the last one includes the drain
+            self.cpu[client_id] = report.cpu
+        self.pending.setdefault(second, {})[client_id] = interval
         per_op = self.counts.setdefault(client_id, Counter())
-        for op, o in data["ops"].items():
-            per_op[op] += int(o["count"])
-        self.dropped[client_id] += int(data["dropped"])
-        if data["final"]:
+        for op, o in interval.ops.items():
+            per_op[op] += o.count
+        self.dropped[client_id] += interval.dropped
+        if interval.final:
             self.finished[client_id] = second
         while self.next in self.pending and self._complete(self.next):
             self._merge(self.next)
@@ -135,22 +128,12 @@ class _CellMerge:
         return all(w in parts or self.finished.get(w, second) < second for w in self.workers)
 
     def _merge(self, second: int) -> None:
-        parts = self.pending.pop(second)
-        end_s = max(p["start_s"] + p["length_s"] for p in parts.values())
-        keys: list[tuple[float, str, str]] = []
-        for p in parts.values():
-            for op, o in p["ops"].items():
-                self.recorder.absorb(op, latency=HdrHistogram.decode(o["latency"]),
-                                     service=HdrHistogram.decode(o["service"]), count=int(o["count"]),
-                                     errors=int(o["errors"]), late=int(o["late"]), classes=o["classes"],
-                                     examples=examples_from_json(o.get("exceptions")))
-            keys.extend((float(t), op, key) for t, op, key in p["keys"])
-        keys.sort(key=lambda k: k[0])
-        self.recorder.absorb_keys(keys)
-        dropped = sum(int(p["dropped"]) for p in parts.values())
+        parts = self.pending.pop(second).values()
+        self.recorder.absorb(parts)
         # the rate at the second's start (the last second closes after the drain)
-        target = self.pacer.target_rate(min(p["start_s"] for p in parts.values())) if self.pacer else None
-        self.rows.append(self.recorder.tick(end_s, target_ops_per_s=target, dropped=dropped))
+        target = self.pacer.target_rate(min(p.start_s for p in parts)) if self.pacer else None
+        self.rows.append(self.recorder.tick(max(p.end_s for p in parts), target_ops_per_s=target,
+                                            dropped=sum(p.dropped for p in parts)))
 
     @property
     def done(self) -> bool:
@@ -187,10 +170,10 @@ class Master:
         self.merge: _CellMerge | None = None
         self.procs: list[subprocess.Popen[bytes]] = []
         self._log_dir: Path | None = None
-        self.runner.register_message(MSG_HELLO, self._on_hello)
-        self.runner.register_message(MSG_STATUS, self._on_status)
-        self.runner.register_message(MSG_WARMUP, self._on_warmup)
-        self.runner.register_message(MSG_INTERVAL, self._on_interval)
+        receive(self.runner, Hello, self._on_hello)
+        receive(self.runner, Status, self._on_status)
+        receive(self.runner, WarmupReport, self._on_warmup)
+        receive(self.runner, IntervalReport, self._on_interval)
         if options.local_workers:
             self._launch(options.local_workers)
 
@@ -255,36 +238,36 @@ class Master:
         self.close()
 
     # -- messages -----------------------------------------------------------------------
-    def _merge_for(self, msg: Any) -> _CellMerge | None:
+    def _merge_for(self, sender: str, token: str) -> _CellMerge | None:
+        """The cell a worker's message belongs to (None: an earlier cell's, or not a worker of this one)."""
         merge = self.merge
-        if merge is None or msg.data.get("token") != merge.token or msg.node_id not in merge.workers:
+        if merge is None or token != merge.token or sender not in merge.workers:
             return None
         return merge
 
-    def _on_hello(self, environment: Environment, msg: Any, **_: Any) -> None:
-        data = msg.data or {}
-        self.hello[msg.node_id] = _WorkerInfo(msg.node_id, str(data.get("host", "?")), int(data.get("pid", 0)))
+    def _on_hello(self, sender: str, hello: Hello) -> None:
+        self.hello[sender] = _WorkerInfo(sender, hello.host, hello.pid)
 
-    def _on_status(self, environment: Environment, msg: Any, **_: Any) -> None:
-        merge = self._merge_for(msg)
+    def _on_status(self, sender: str, status: Status) -> None:
+        merge = self._merge_for(sender, status.token)
         if merge is None:
             return
-        merge.ready[msg.node_id] = int(msg.data.get("ready", 0))
-        if "warmup_inserts" in msg.data:
-            merge.warmup_inserts[msg.node_id] = int(msg.data["warmup_inserts"])
-        if msg.data.get("error"):
-            merge.errors.append(str(msg.data["error"]))
+        merge.ready[sender] = status.ready
+        if status.warmup_inserts is not None:
+            merge.warmup_inserts[sender] = status.warmup_inserts
+        if status.error:
+            merge.errors.append(status.error)
 
-    def _on_warmup(self, environment: Environment, msg: Any, **_: Any) -> None:
-        merge = self._merge_for(msg)
+    def _on_warmup(self, sender: str, warmup: WarmupReport) -> None:
+        merge = self._merge_for(sender, warmup.token)
         if merge is not None:
-            merge.warmup.extend(float(x) for x in msg.data.get("latencies") or ())
-            merge.warmup_tally[msg.node_id] = WarmupTally.from_wire(msg.data)
+            merge.warmup.extend(warmup.latencies)
+            merge.warmup_tally[sender] = warmup.tally
 
-    def _on_interval(self, environment: Environment, msg: Any, **_: Any) -> None:
-        merge = self.merge
-        if merge is not None and msg.data.get("token") == merge.token:
-            merge.add(msg.node_id, msg.data)
+    def _on_interval(self, sender: str, report: IntervalReport) -> None:
+        merge = self._merge_for(sender, report.token)
+        if merge is not None:
+            merge.add(sender, report)
 
     # -- workers ------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -382,7 +365,7 @@ class WorkerLoad:
         self.merge = self.master.merge = _CellMerge(token=self.token, workers=self.workers, recorder=self.recorder,
                                                     pacer=self._pacer)
         for cid, plan in zip(self.workers, plans, strict=True):
-            self.master.runner.send_message(MSG_CELL, plan.to_wire(), client_id=cid)
+            send(self.master.runner, plan, to=cid)
         self.master.runner.start(users, spawn_rate=min(users * 10, 100 * n))
 
     def ready(self) -> int:
@@ -407,7 +390,7 @@ class WorkerLoad:
     def start(self) -> float:
         start_epoch = time.time() + _START_LEAD_S
         self._start = time.perf_counter() + _START_LEAD_S
-        self.master.runner.send_message(MSG_START, {"token": self.token, "start_epoch": start_epoch})
+        send(self.master.runner, Start(token=self.token, start_epoch=start_epoch))
         self.recorder.begin(0.0, duration_s=self.duration_s)  # merged intervals carry seconds since the phase start
         return self._start
 
@@ -437,7 +420,7 @@ class WorkerLoad:
         merge = self.merge
         if merge is not None and (aborted or not merge.done):
             with contextlib.suppress(Exception):
-                self.master.runner.send_message(MSG_ABORT, {"token": self.token})
+                send(self.master.runner, Abort(token=self.token))
         self.master.stop_users(2.0 if aborted else _STOP_S)
         self.master.merge = None
         if merge is not None and measured:
@@ -448,6 +431,7 @@ class WorkerLoad:
         if merge is None or set(merge.warmup_inserts) != set(self.workers):
             return None  # a worker did not report: estimated from the warm-up's length instead
         return sum(merge.warmup_inserts.values())
+
     def load_cpu(self) -> dict[str, Any] | None:
         return load_cpu_summary(list(self.merge.cpu.values())) if self.merge is not None else None
 

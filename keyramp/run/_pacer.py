@@ -7,15 +7,22 @@ stalled store shows up as latency instead of silently lowering the request rate
 counted as dropped (k6's "dropped iterations"): users could not keep up.
 
 All users of a process share one ``Pacer``; gevent runs them on one thread, so taking
-a slot needs no lock. With N worker processes each gets ``share = 1/N`` of the rate.
+a slot needs no lock. With N worker processes each gets ``share = 1/N`` of the rate:
+``Pacing`` is that share of a cell's schedule, the same on the master and on a worker.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["Pacer"]
+if TYPE_CHECKING:
+    from keyramp.profile import Cell
+    from keyramp.profile._schedules import Schedule
+
+__all__ = ["Pacer", "Pacing"]
 
 #: Below this rate (ops/s) we re-read the schedule at least every second of slack.
 _MIN_RATE = 1e-3
@@ -97,3 +104,28 @@ class Pacer:
             if slot >= 0:
                 self.issued += 1
                 return slot
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pacing:
+    """One load process's share of a cell's schedule over the measured phase."""
+
+    schedule: Schedule
+    duration_s: float
+    time_scale: float
+    #: Slots older than this are dropped, not executed (``Pacer``).
+    drop_after_s: float
+    #: This process's share of the rate (1/N on each of N workers).
+    share: float = 1.0
+
+    @classmethod
+    def of(cls, cell: Cell, *, share: float = 1.0) -> Pacing:
+        return cls(schedule=cell.schedule, duration_s=cell.duration_s, time_scale=cell.time_scale,
+                   drop_after_s=cell.settings.schedule.drop_after_s, share=share)
+
+    def pacer(self, start: float) -> Pacer | None:
+        """The phase's pacer from ``start`` (a ``perf_counter`` instant); None for a closed model."""
+        if not self.schedule.open_model:
+            return None
+        return Pacer(rate=self.schedule.rate, start=start, duration_s=self.duration_s, time_scale=self.time_scale,
+                     share=self.share, drop_after_s=self.drop_after_s)

@@ -4,12 +4,12 @@ fresh emulator), the measured phase on a 1-second clock, drain, stop.
 ``CellPhases`` drives them for the single-process runner and for the distributed master
 alike; where the users run is behind ``CellLoad`` (``_local.LocalLoad``: a Locust
 ``LocalRunner`` in this process; ``_master.WorkerLoad``: Locust workers that receive a frozen
-plan of the cell and report their intervals). A worker never runs these phases itself.
+plan of the cell and report their intervals). A worker never runs these phases itself; the
+measured phase inside each load process, local or worker, is ``_driver.ProcessLoad``.
 """
 
 from __future__ import annotations
 
-import gc
 import math
 import signal
 import time
@@ -27,13 +27,11 @@ if TYPE_CHECKING:
 
     from keyramp.profile import Cell
     from keyramp.run._observer import Observers
-    from keyramp.run._pacer import Pacer
-    from keyramp.run._recorder import Recorder, TimeseriesRow
-    from keyramp.run._user import CellContext
+    from keyramp.run._recorder import TimeseriesRow
     from keyramp.targets import RunTarget, Warmup
 
-__all__ = ["CellLoad", "CellPhases", "Interrupted", "PhaseAborted", "SecondCheck", "StopFlag", "drain",
-           "dropped_since", "final_tick", "freeze_heap", "tick_phase", "users_for", "warmup_interval"]
+__all__ = ["DRAIN_S", "CellLoad", "CellPhases", "Interrupted", "PhaseAborted", "SecondCheck", "StopFlag", "users_for",
+           "warmup_interval"]
 
 #: Consecutive seconds in which every operation failed as "unreachable" before a cell aborts.
 _UNREACHABLE_ABORT_S = 5
@@ -47,7 +45,8 @@ _SETTLE_WINDOW_S = 2.0
 _SETTLED_RATIO = 1.1
 #: How often the warm-up checks for a workload whose every operation raised (fail fast).
 _FAIL_FAST_POLL_S = 0.5
-#: How long in-flight operations may finish after the phase ends before users are stopped.
+#: How long in-flight operations may finish after the phase ends before users are stopped
+#: (every load process's drain, and the master's wait for the last intervals).
 DRAIN_S = 2.0
 
 
@@ -127,6 +126,7 @@ class CellLoad(Protocol):
     def warmup_inserts(self) -> int | None:
         """Records the warm-up inserted before the measured phase began (None: not reported).
         They are part of the key range the cell runs against (key-space analysis)."""
+
     def load_cpu(self) -> dict[str, Any] | None:
         """The load processes' CPU over the measured phase (``run._cpu.load_cpu_summary``), or None."""
 
@@ -150,59 +150,6 @@ def warmup_interval(cell: Cell, users: int) -> float:
     schedule's starting rate (a closed model, or a zero rate, runs back to back)."""
     rate = cell.schedule.rate(0.0) if cell.schedule.open_model else 0.0
     return users / rate if rate > 0 else 0.001
-
-
-def dropped_since(pacer: Pacer | None, recorder: Recorder) -> int:
-    """Slots ``pacer`` dropped that no ``recorder.tick`` has been told of yet."""
-    return max(0, pacer.dropped - recorder.dropped_total) if pacer else 0
-
-
-def tick_phase(ctx: CellContext, recorder: Recorder, *, start: float, duration_s: float,
-               stop: Event) -> Iterator[tuple[float, list[TimeseriesRow]]]:
-    """The measured phase's 1-second clock in one load process (the local runner or a worker).
-
-    Closes one recorder interval per second, with the pacer's target rate and the slots it
-    dropped since the last second, and yields ``(now, rows)``. Ends with the phase or as
-    soon as ``stop`` is set (the caller tells which by ``stop.is_set()``).
-
-    The phase's last second is left open: ``final_tick`` closes it after the drain, so it
-    holds its in-flight operations instead of being followed by a drain-only second (which
-    showed as 0 % achieved at the end of every cell). A remainder under half a second joins
-    the last whole second.
-    """
-    end = start + duration_s
-    for k in range(1, max(1, round(duration_s))):
-        if stop.wait(timeout=max(0.0, start + k - time.perf_counter())):
-            return
-        now = time.perf_counter()
-        pacer = ctx.pacer
-        target = pacer.target_rate(k - 1.0) if pacer else None
-        yield now, recorder.tick(now, target_ops_per_s=target, dropped=dropped_since(pacer, recorder))
-    stop.wait(timeout=max(0.0, end - time.perf_counter()))
-
-
-def final_tick(ctx: CellContext, recorder: Recorder) -> list[TimeseriesRow]:
-    """Close the phase's last second (after the drain), at the target rate of its start."""
-    pacer = ctx.pacer
-    target = pacer.target_rate(recorder.interval_start_s) if pacer else None
-    return recorder.tick(time.perf_counter(), target_ops_per_s=target, dropped=dropped_since(pacer, recorder))
-
-
-def freeze_heap() -> None:
-    """Before a measured phase: move every object alive now (imports, clients, preload
-    leftovers) out of the garbage collector's view, so the phase's collections scan only
-    what the phase allocates. keyramp's process holds more long-lived objects than a
-    plain Locust User's, and full collections over them showed up as CPU per operation:
-    A/B on Datastore inserts, keyramp ÷ plain Locust ×0.90 → ×0.96 (bench/bench_overhead.py)."""
-    gc.collect()
-    gc.freeze()
-
-
-def drain(ctx: CellContext) -> None:
-    """Give in-flight operations a moment to finish so they are recorded, not killed."""
-    deadline = time.perf_counter() + DRAIN_S
-    while ctx.in_flight and time.perf_counter() < deadline:
-        gevent.sleep(0.005)
 
 
 class SecondCheck:

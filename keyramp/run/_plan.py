@@ -1,47 +1,32 @@
-"""What a distributed worker receives: a frozen plan of its cell, and the message names.
-
-Coordination is Locust's own (a ``MasterRunner`` tracks ``WorkerRunner``s by heartbeat and
-dispatches users); keyramp adds custom messages on top:
-
-* ``keyramp_hello``    worker → master: handlers registered, ready for cells (host, pid)
-* ``keyramp_cell``     master → worker: the cell's ``WorkerPlan``
-* ``keyramp_status``   worker → master: users ready / a client that could not be created
-* ``keyramp_warmup``   worker → master: service times of warm-up operations (the master's
-  phases judge when the store has settled, as for a single process)
-* ``keyramp_start``    master → worker: the epoch instant the measured phase starts
-* ``keyramp_interval`` worker → master: one closed 1 s interval (encoded HdrHistograms,
-  counts, errors by class, late, dropped, key samples); ``final`` marks the last one
-* ``keyramp_abort``    master → worker: end the cell now (failure or Ctrl-C)
-"""
+"""What a distributed worker receives: a frozen plan of its cell (the ``keyramp_cell``
+message; the other messages are in ``_messages``)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import Any, ClassVar
 
 from keyramp._types import Key
 from keyramp.backends import Target
+from keyramp.profile import Settings
+from keyramp.profile._schedules import make_schedule
+from keyramp.run._messages import Message
+from keyramp.run._pacer import Pacing
 
-__all__ = ["MSG_ABORT", "MSG_CELL", "MSG_HELLO", "MSG_INTERVAL", "MSG_START", "MSG_STATUS", "MSG_WARMUP",
-           "USER_CLASS", "WorkerPlan", "key_sample_share"]
+__all__ = ["USER_CLASS", "WorkerPlan", "key_sample_share"]
 
 #: Locust dispatches users by class name: master and workers must agree on it.
 USER_CLASS = "KeyrampUser"
-MSG_HELLO = "keyramp_hello"
-MSG_CELL = "keyramp_cell"
-MSG_STATUS = "keyramp_status"
-MSG_WARMUP = "keyramp_warmup"
-MSG_START = "keyramp_start"
-MSG_INTERVAL = "keyramp_interval"
-MSG_ABORT = "keyramp_abort"
 
 
 @dataclass(frozen=True, kw_only=True)
-class WorkerPlan:
+class WorkerPlan(Message):
     """One worker's share of one cell: everything it needs, nothing it must decide."""
 
+    kind: ClassVar[str] = "keyramp_cell"
     token: str
     cell_id: str
     backend: str
@@ -61,6 +46,16 @@ class WorkerPlan:
     warmup_interval: float | None
     #: Keys the store allocated during the master's preload (server-allocated strategy).
     allocated: tuple[Key, ...] = field(default=())
+
+    @cached_property
+    def settings(self) -> Settings:
+        return Settings.from_data(self.profile)
+
+    def pacing(self) -> Pacing:
+        """This worker's share (1/N) of the cell's schedule, as the master's cell has it."""
+        schedule = make_schedule(self.settings.schedule.table, horizon=self.duration_s * self.time_scale)
+        return Pacing(schedule=schedule, duration_s=self.duration_s, time_scale=self.time_scale,
+                      drop_after_s=self.settings.schedule.drop_after_s, share=1.0 / self.workers)
 
     def to_wire(self) -> dict[str, Any]:
         data = asdict(self)

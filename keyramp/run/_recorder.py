@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hdrh.histogram import HdrHistogram
 
@@ -24,6 +24,9 @@ from keyramp._types import ALL_OPS, Key, key_sort_text
 from keyramp.backends._errors import classify
 from keyramp.run._exceptions import ExceptionExample, example_of
 from keyramp.run._hdr import HIGHEST_US, latency_summary_ms, new_histogram, percentiles_us, record, reset
+
+if TYPE_CHECKING:
+    from keyramp.run._interval import ClosedInterval, KeySample
 
 __all__ = ["ALL_OPS", "LATE_AFTER_S", "IntervalSink", "Recorder", "TimeseriesRow"]
 
@@ -228,28 +231,19 @@ class Recorder:
                 self._samples.append((round(ended - self.start, 4), op, key_sort_text(key)))
 
     # -- merging (the master of a distributed run) -----------------------------------------
-    def absorb(
-        self,
-        op: str,
-        *,
-        latency: HdrHistogram | None,
-        service: HdrHistogram | None,
-        count: int,
-        errors: int = 0,
-        late: int = 0,
-        classes: Mapping[str, int] | None = None,
-        examples: Iterable[ExceptionExample] = (),
-    ) -> None:
-        """Add another process's interval for ``op`` to the current interval.
+    def absorb(self, intervals: Iterable[ClosedInterval]) -> None:
+        """Add other processes' closed intervals (interval *k* of each worker) to the current one.
 
         The next ``tick()`` then writes the merged interval exactly as if every operation
         had been recorded here: counts summed, percentiles from the merged histograms, the
-        first example of each exception class kept.
+        first example of each of the workload's exception classes kept, key samples in time order.
         """
-        self._ops[op].add(latency, service, count, errors, late, classes, examples)
-
-    def absorb_keys(self, samples: Iterable[tuple[float, str, str]]) -> None:
-        """Add key samples (``(t, op, key_sort_text)``) to the current interval."""
+        samples: list[KeySample] = []
+        for interval in intervals:
+            for op, o in interval.ops.items():
+                self._ops[op].add(o.latency, o.service, o.count, o.errors, o.late, o.classes, o.exceptions)
+            samples.extend(interval.keys)
+        samples.sort(key=lambda s: s[0])
         self._samples.extend(samples)
 
     # -- once a second --------------------------------------------------------------------

@@ -1,10 +1,12 @@
 """A Locust worker of a distributed run (``keyramp run --worker`` or ``--workers N``).
 
-A worker needs no profile: the master sends each cell as a frozen ``WorkerPlan``. It
-spawns the users Locust dispatches to it, lets them warm up (reporting warm-up latencies
-so the master can tell when the store has settled), paces ``1/N`` of the schedule from
-the master's start instant and forwards every closed 1-second interval. It decides
-nothing about phases: the master's ``CellPhases`` does (see ``_phases``, ``_master``).
+A worker needs no profile: the master sends each cell as a frozen ``WorkerPlan``. It is a
+local load (``_driver.ProcessLoad``, the same object a single-process run drives) whose
+recorder's sink forwards: its users are the ones Locust dispatches to it, they warm up
+(the worker reports their warm-up latencies so the master can tell when the store has
+settled), then it paces ``1/N`` of the schedule from the master's start instant and
+forwards every closed 1-second interval. It decides nothing about phases: the master's
+``CellPhases`` does (see ``_phases``, ``_master``).
 """
 
 from __future__ import annotations
@@ -13,48 +15,41 @@ import locust  # noqa: F401  (monkey-patches the standard library before anythin
 
 # isort: split
 import contextlib
-import gc
 import os
 import signal
 import socket
 import sys
 import time
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import gevent
 from gevent.event import Event
-from hdrh.histogram import HdrHistogram
 from locust import User, constant, task
 from locust.env import Environment
 from locust.event import Events
 
 from keyramp._errors import RunFailed
 from keyramp.backends import spec_for
-from keyramp.profile import Settings
-from keyramp.profile._schedules import make_schedule
-from keyramp.run._cpu import CpuMeter
-from keyramp.run._exceptions import examples_to_json
+from keyramp.run._driver import ProcessLoad
 from keyramp.run._gevent import ensure_gevent_grpc
-from keyramp.run._pacer import Pacer
-from keyramp.run._phases import drain, final_tick, freeze_heap, tick_phase
-from keyramp.run._plan import (
-    MSG_ABORT,
-    MSG_CELL,
-    MSG_HELLO,
-    MSG_INTERVAL,
-    MSG_START,
-    MSG_STATUS,
-    MSG_WARMUP,
-    USER_CLASS,
-    WorkerPlan,
+from keyramp.run._interval import ClosedInterval, IntervalCollector
+from keyramp.run._messages import (
+    Abort,
+    Hello,
+    IntervalReport,
+    Start,
+    Status,
+    WarmupReport,
+    one_line,
+    receive,
+    send,
 )
-from keyramp.run._recorder import ALL_OPS, Recorder, TimeseriesRow
-from keyramp.run._user import CellContext, user_class_for
+from keyramp.run._plan import USER_CLASS, WorkerPlan
+from keyramp.run._recorder import Recorder
 from keyramp.run._workload import CellWorkload
 from keyramp.targets import target_class
 
-__all__ = ["one_line", "placeholder_user", "run_worker"]
+__all__ = ["placeholder_user", "run_worker"]
 
 #: How often a warming worker sends its warm-up latencies, and at most how many at a time.
 _WARMUP_REPORT_S = 0.25
@@ -70,104 +65,60 @@ def placeholder_user() -> type[User]:
     return type(USER_CLASS, (User,), {"abstract": False, "wait_time": constant(1), "tasks": [task(idle)]})
 
 
-def one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
-class _ForwardingSink:
-    """An ``IntervalSink`` that sends each closed interval to the master instead of disk."""
-
-    def __init__(self, send: Callable[[dict[str, Any]], None]) -> None:
-        self._send = send
-        self._hists: dict[str, tuple[bytes, bytes]] = {}
-        self._rows: Sequence[TimeseriesRow] = ()
-        self._keys: list[tuple[float, str, str]] = []
-        self._span = (0.0, 0.0)
-        self.final = False
-
-    def interval(self, *, cell: str, op: str, start_s: float, length_s: float, latency: HdrHistogram,
-                 service: HdrHistogram) -> None:
-        if op == ALL_OPS:  # the master rebuilds the merged view from the per-op histograms
-            self._span = (start_s, length_s)
-        elif latency.get_total_count():
-            self._hists[op] = (latency.encode(), service.encode())
-
-    def timeseries(self, rows: Sequence[TimeseriesRow]) -> None:
-        self._rows = rows
-
-    def keys(self, cell: str, samples: Sequence[tuple[float, str, str]]) -> None:
-        self._keys.extend(samples)
-
-    def flush(self) -> None:
-        ops: dict[str, Any] = {}
-        dropped = second = 0
-        for row in self._rows:
-            if row.op == ALL_OPS:
-                dropped, second = row.dropped, row.second
-                continue
-            if not row.count:
-                continue
-            latency, service = self._hists[row.op]
-            ops[row.op] = {"count": row.count, "errors": row.errors, "late": row.late,
-                           "classes": dict(row.error_classes), "latency": latency, "service": service,
-                           "exceptions": examples_to_json(row.exceptions)}
-        self._send({"second": second, "start_s": self._span[0], "length_s": self._span[1], "dropped": dropped,
-                    "ops": ops, "keys": self._keys, "final": self.final})
-        self._hists, self._rows, self._keys = {}, (), []
+def _error_line(exc: BaseException) -> str:
+    return one_line(f"{exc.__class__.__name__}: {exc}")
 
 
 class _WorkerCell:
-    """One cell on a worker: its context, user class, pacer share and forwarding recorder."""
+    """One cell on a worker: its ``ProcessLoad`` at a 1/N share, forwarding each closed interval."""
 
     def __init__(self, env: Environment, runner: Any, plan: WorkerPlan) -> None:
-        self.env, self.runner, self.plan = env, runner, plan
+        self.runner, self.plan = runner, plan
         target_class(plan.target_kind).check_host(os.environ)  # the master's checks ran on its own host
-        settings = Settings.from_data(plan.profile)
-        self.schedule = make_schedule(settings.schedule.table, horizon=plan.duration_s * plan.time_scale)
-        self.drop_after_s = settings.schedule.drop_after_s
+        settings = plan.settings
         workload = CellWorkload(backend=plan.backend, strategy=plan.strategy, settings=settings,
                                 worker_index=plan.worker_index, workers=plan.workers)
         workload.allocated = list(plan.allocated)
-        self.sink = _ForwardingSink(self._send_interval)
-        self.recorder = Recorder(cell=plan.cell_id, ops=workload.ops, sink=self.sink,
-                                 key_samples_per_s=plan.key_samples_per_s, capture_exceptions=bool(workload.user_spec))
-        backend_class = spec_for(plan.backend).driver(workload.users_driver(settings.driver))
-        self.ctx = CellContext(workload=workload, backend_class=backend_class, target=plan.address,
-                               recorder=self.recorder, open_model=self.schedule.open_model)
-        self.ctx.warmup_interval = plan.warmup_interval
+        self.sink = IntervalCollector(self._forward)
+        recorder = Recorder(cell=plan.cell_id, ops=workload.ops, sink=self.sink,
+                            key_samples_per_s=plan.key_samples_per_s, capture_exceptions=bool(workload.user_spec))
+        # A store's client library loads on first use: seconds of imports on a busy box. In a
+        # native thread, so this process's heartbeats go on (Locust drops a worker silent for 3 s).
+        # A Python workload's users run the official client whatever the profile's driver.
+        driver = gevent.get_hub().threadpool.apply(spec_for(plan.backend).driver,
+                                                   (workload.users_driver(settings.driver),))
+        self.load = ProcessLoad(workload=workload, backend_class=driver, target=plan.address, recorder=recorder,
+                                pacing=plan.pacing(), user_class_name=USER_CLASS)
+        self.load.warm_up(plan.warmup_interval)
         self.aborted = Event()
-        self._cpu: CpuMeter | None = None
-        env.user_classes = [user_class_for(self.ctx, name=USER_CLASS)]
+        env.user_classes = [self.load.user_class]
         self._greenlets: list[gevent.Greenlet[..., None]] = [gevent.spawn(self._report_status)]
 
-    def _send_interval(self, payload: dict[str, Any]) -> None:
-        # Each interval carries this process's CPU since the phase started: a worker lost later
-        # still counts for what it used until its last interval.
-        cpu = list(self._cpu.sample()) if self._cpu is not None else None
-        self.runner.send_message(MSG_INTERVAL, {"token": self.plan.token, **payload, "cpu": cpu})
+    def _send(self, message: Status | WarmupReport | IntervalReport) -> None:
+        send(self.runner, message)
+
+    def _forward(self, interval: ClosedInterval) -> None:
+        self._send(IntervalReport(token=self.plan.token, interval=interval, cpu=self.load.cpu_sample()))
 
     def _report_status(self) -> None:
-        """Until the phase starts: how many users have their client, and the warm-up latencies."""
-        ctx, token = self.ctx, self.plan.token
+        """Until the phase starts: how many users have their client; the warm-up latencies and tally."""
+        load, token = self.load, self.plan.token
         last: tuple[int, int] = (-1, -1)
         reported_ops = 0
         next_warmup = time.monotonic() + _WARMUP_REPORT_S
-        while not ctx.phase_started.is_set() and not self.aborted.is_set():
-            now = (ctx.users_ready, len(ctx.user_errors))
+        while not load.ctx.phase_started.is_set() and not self.aborted.is_set():
+            errors = load.user_errors()
+            now = (load.ready(), len(errors))
             if now != last:
-                error = ctx.user_errors[0] if ctx.user_errors else None
-                self.runner.send_message(MSG_STATUS, {
-                    "token": token, "ready": now[0],
-                    "error": None if error is None else one_line(f"{error.__class__.__name__}: {error}")})
+                self._send(Status(token=token, ready=now[0], error=_error_line(errors[0]) if errors else None))
                 last = now
-            if time.monotonic() >= next_warmup and (ctx.warmup_latencies or ctx.warmup.ops != reported_ops):
-                taken, ctx.warmup_latencies = ctx.warmup_latencies, []
+            if time.monotonic() >= next_warmup and (tally := load.warmup_tally()).ops != reported_ops:
+                taken = load.take_warmup_latencies()
                 step = max(1, len(taken) // _WARMUP_SAMPLES)  # an even thinning keeps the median
-                # With the tally so far: the master stops a cell whose every warm-up operation
-                # raised the workload's own exception.
-                self.runner.send_message(MSG_WARMUP, {"token": token, "latencies": taken[::step],
-                                                      **ctx.warmup.to_wire()})
-                reported_ops = ctx.warmup.ops
+                # With the tally so far (every warm-up operation counts, a failed one too): the
+                # master stops a cell whose every warm-up operation raised the workload's own exception.
+                self._send(WarmupReport(token=token, latencies=taken[::step], tally=tally))
+                reported_ops = tally.ops
                 next_warmup = time.monotonic() + _WARMUP_REPORT_S
             gevent.sleep(0.05)
 
@@ -176,49 +127,35 @@ class _WorkerCell:
 
     def abort(self) -> None:
         self.aborted.set()
-        self.ctx.phase_ended.set()
+        self.load.ctx.phase_ended.set()
         for g in self._greenlets:
             g.kill(block=False)
 
     def _phase(self, start_epoch: float) -> None:
-        ctx, plan = self.ctx, self.plan
-        freeze_heap()
+        load, completed = self.load, False
         try:
             # perf_counter is per process: convert the master's epoch instant once.
-            start = time.perf_counter() + (start_epoch - time.time())
-            if start > time.perf_counter():
-                gevent.sleep(start - time.perf_counter())
-            self.recorder.begin(start)
-            self._cpu = CpuMeter()
-            ctx.warmup_interval = None
+            load.start(at=time.perf_counter() + (start_epoch - time.time()))
             # What this worker's warm-up inserted: the master adds them to the cell's key range.
-            self.runner.send_message(MSG_STATUS, {"token": plan.token, "ready": ctx.users_ready,
-                                                  "warmup_inserts": ctx.workload.inserted})
-            if ctx.open_model:
-                ctx.pacer = Pacer(rate=self.schedule.rate, start=start, duration_s=plan.duration_s,
-                                  time_scale=plan.time_scale, share=1.0 / plan.workers,
-                                  drop_after_s=self.drop_after_s)
-            ctx.phase_started.set()
-            for _ in tick_phase(ctx, self.recorder, start=start, duration_s=plan.duration_s, stop=self.aborted):
+            self._send(Status(token=self.plan.token, ready=load.ready(), warmup_inserts=load.warmup_inserts()))
+            for _ in load.seconds(self.aborted):
                 pass
-            if self.aborted.is_set():
-                return
-            ctx.phase_ended.set()
-            drain(ctx)
-            self.sink.final = True
-            final_tick(ctx, self.recorder)
+            completed = not self.aborted.is_set()
         finally:
-            gc.unfreeze()  # the next cell freezes what is alive then
+            # Aborted (or killed by ``abort``): no drain, no last interval; the master has what arrived.
+            self.sink.final = completed
+            load.finish(measured=completed, aborted=not completed)
 
 
 class _WorkerAgent:
     def __init__(self, env: Environment, runner: Any) -> None:
         self.env, self.runner = env, runner
         self.cell: _WorkerCell | None = None
-        runner.register_message(MSG_CELL, self._on_cell)
-        runner.register_message(MSG_START, self._on_start)
-        runner.register_message(MSG_ABORT, self._on_abort)
-        runner.send_message(MSG_HELLO, {"host": socket.gethostname(), "pid": os.getpid()})
+        # The plan is decoded in the handler: a plan this worker cannot set up is reported, not raised.
+        runner.register_message(WorkerPlan.kind, self._on_cell)
+        receive(runner, Start, self._on_start)
+        receive(runner, Abort, self._on_abort)
+        send(runner, Hello(host=socket.gethostname(), pid=os.getpid()))
 
     def _on_cell(self, environment: Environment, msg: Any, **_: Any) -> None:
         if self.cell is not None:
@@ -230,16 +167,18 @@ class _WorkerAgent:
             print(f"keyramp worker: cell {plan.token} (worker {plan.worker_index} of {plan.workers})",
                   file=sys.stderr, flush=True)
         except Exception as exc:  # noqa: BLE001 - tell the master why instead of timing out there
-            self.runner.send_message(MSG_STATUS, {"token": msg.data.get("token"), "ready": 0,
-                                                  "error": one_line(f"{exc.__class__.__name__}: {exc}")})
+            send(self.runner, Status(token=str(msg.data.get("token")), ready=0, error=_error_line(exc)))
 
-    def _on_start(self, environment: Environment, msg: Any, **_: Any) -> None:
-        if self.cell is not None and self.cell.plan.token == msg.data["token"]:
-            self.cell.start(float(msg.data["start_epoch"]))
+    def _cell_for(self, token: str) -> _WorkerCell | None:
+        return self.cell if self.cell is not None and self.cell.plan.token == token else None
 
-    def _on_abort(self, environment: Environment, msg: Any, **_: Any) -> None:
-        if self.cell is not None and self.cell.plan.token == msg.data["token"]:
-            self.cell.abort()
+    def _on_start(self, sender: str, message: Start) -> None:
+        if (cell := self._cell_for(message.token)) is not None:
+            cell.start(message.start_epoch)
+
+    def _on_abort(self, sender: str, message: Abort) -> None:
+        if (cell := self._cell_for(message.token)) is not None:
+            cell.abort()
 
 
 def run_worker(*, master_host: str, master_port: int, exit_with_parent: bool = False) -> int:

@@ -77,7 +77,8 @@ def runs(firestore_emulator: Any, tmp_path_factory: pytest.TempPathFactory) -> d
         schedule={"kind": "constant", "rate": 50, "warmup": "1s"})
     env = emulator_env(firestore_emulator)
     out: dict[str, Any] = {"dir": tmp}
-    for name, profile, extra in (("allowed", allowed, ()), ("broken", broken, ("--quiet",)),
+    for name, profile, extra in (("allowed", allowed, ()), ("allowed-workers", allowed, ("--workers", "2")),
+                                 ("broken", broken, ("--quiet",)),
                                  ("broken-workers", broken, ("--quiet", "--workers", "2"))):
         result = keyramp("run", str(profile), "--out", str(tmp / name), *extra, env=env)
         run_dir = next(p for p in (tmp / name).iterdir() if p.is_dir())
@@ -85,8 +86,10 @@ def runs(firestore_emulator: Any, tmp_path_factory: pytest.TempPathFactory) -> d
     return out
 
 
-def test_allowed_workload_errors_exit_0_and_are_still_shown(runs: dict[str, Any]) -> None:
-    r = runs["allowed"]
+@pytest.mark.parametrize("name", ["allowed", "allowed-workers"])
+def test_allowed_workload_errors_exit_0_and_are_still_shown(runs: dict[str, Any], name: str) -> None:
+    """With workers, each worker's first occurrence travels in its interval (``OpInterval.exceptions``)."""
+    r = runs[name]
     assert r["result"].returncode == 0, r["result"].stderr[-3000:]
     (cell,) = r["summary"]["cells"].values()
     boom = cell["operations"]["boom"]
@@ -103,27 +106,30 @@ def test_allowed_workload_errors_exit_0_and_are_still_shown(runs: dict[str, Any]
         ("workload_errors", "<=", 1_000_000, True)]
 
 
-def test_the_terminal_shows_the_first_occurrence_and_the_end_summary(runs: dict[str, Any]) -> None:
-    result = runs["allowed"]["result"]
+@pytest.mark.parametrize("name", ["allowed", "allowed-workers"])
+def test_the_terminal_shows_the_first_occurrence_and_the_end_summary(runs: dict[str, Any], name: str) -> None:
+    result = runs[name]["result"]
     module = str(runs["dir"] / "shop.py")
-    # As it first happens (the live status on stderr), once, with the user's frames.
+    # As it first happens (the live status on stderr), once (two workers' first occurrences
+    # merge into one on the master), with the user's frames.
     assert result.stderr.count("the workload raised CLIENT_KeyError (first occurrence") == 1, result.stderr
     assert f"{module}:{_BUG_LINE} in price_of" in result.stderr
     # Again after the table, with its count (stdout), and in report.txt.
-    (cell,) = runs["allowed"]["summary"]["cells"].values()
+    (cell,) = runs[name]["summary"]["cells"].values()
     count = cell["operations"]["boom"]["count"]
-    for text in (result.stdout, (runs["allowed"]["run"] / "report.txt").read_text()):
+    for text in (result.stdout, (runs[name]["run"] / "report.txt").read_text()):
         assert f"CLIENT_KeyError raised by the workload {count:,} times; the first:" in text
         assert "boom: KeyError: 'price'" in text and f"{module}:{_BUG_LINE} in price_of" in text
 
 
-def test_locusts_exceptions_csv_has_them(runs: dict[str, Any]) -> None:
-    run = runs["allowed"]["run"]
-    (cell_id,) = runs["allowed"]["summary"]["cells"]
-    count = runs["allowed"]["summary"]["cells"][cell_id]["operations"]["boom"]["count"]
+@pytest.mark.parametrize(("name", "nodes"), [("allowed", "local"), ("allowed-workers", "workers")])
+def test_locusts_exceptions_csv_has_them(runs: dict[str, Any], name: str, nodes: str) -> None:
+    run = runs[name]["run"]
+    (cell_id,) = runs[name]["summary"]["cells"]
+    count = runs[name]["summary"]["cells"][cell_id]["operations"]["boom"]["count"]
     with open(run / "locust" / f"{cell_id}_exceptions.csv") as fh:
         (row,) = list(csv.DictReader(fh))
-    assert int(row["Count"]) == count and row["Message"] == "KeyError: 'price'" and row["Nodes"] == "local"
+    assert int(row["Count"]) == count and row["Message"] == "KeyError: 'price'" and row["Nodes"] == nodes
     assert f"shop.py:{_BUG_LINE} in price_of" in row["Traceback"]
     with open(run / "locust" / f"{cell_id}_failures.csv") as fh:
         failures = {r["Name"]: r for r in csv.DictReader(fh)}

@@ -14,7 +14,7 @@ from keyramp.run._phases import _SETTLE_WINDOW_S, MAX_WARMUP_S
 # fresh interpreter, as `keyramp run` does, not in pytest's process.
 _CHECK = """
 import gc
-from keyramp.run._phases import freeze_heap
+from keyramp.run._driver import freeze_heap
 gc.unfreeze()
 before = gc.get_freeze_count()
 kept = [object() for _ in range(1000)]
@@ -61,7 +61,7 @@ def test_local_and_distributed_cells_warm_up_the_same_way(tmp_path: Path, bigtab
 _CLOCK = """
 import json, time
 from gevent.event import Event
-from keyramp.run._phases import final_tick, tick_phase
+from keyramp.run._driver import final_tick, tick_phase
 from keyramp.run._recorder import ALL_OPS, Recorder
 
 class Sink:

@@ -2,10 +2,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgpack
 import pytest
 from google.api_core import exceptions as gexc
 
 from keyramp.run._hdr import percentiles_us
+from keyramp.run._interval import ClosedInterval, IntervalCollector
 from keyramp.run._recorder import ALL_OPS, Recorder
 
 
@@ -112,16 +114,23 @@ def test_the_workloads_own_exceptions_keep_their_first_occurrence() -> None:
 
 
 def test_without_capture_nothing_is_kept_and_examples_merge_from_other_processes() -> None:
-    from keyramp.run._exceptions import example_of
-
     rec = Recorder(cell="c0", ops=["insert"], sink=ListSink())  # built-in operations: no capture
     rec.begin(0.0)
     rec.record("insert", None, 0.0, 0.0, 0.001, KeyError("x"))
-    # A worker's example of another class arrives with its interval (the master absorbs it).
-    example = example_of("insert", "CLIENT_ValueError", _value_error())
-    assert example is not None
-    rec.absorb("insert", latency=None, service=None, count=2, errors=2, classes={"CLIENT_ValueError": 2},
-               examples=[example])
+    # A worker's example of another class arrives with its interval, over Locust's wire (msgpack),
+    # and the master absorbs it; the worker sends each example once, with the interval it first raised in.
+    sent: list[ClosedInterval] = []
+    worker = Recorder(cell="c0", ops=["insert"], sink=IntervalCollector(sent.append), capture_exceptions=True)
+    worker.begin(0.0)
+    for t in (0.0, 0.5, 1.0):
+        worker.record("insert", None, t, t, t + 0.001, _value_error())
+        if t:
+            worker.tick(t + 0.01, target_ops_per_s=None)
+    first, second = (ClosedInterval.from_wire(msgpack.loads(msgpack.dumps(i.to_wire()), raw=False,
+                                                            strict_map_key=False)) for i in sent)
+    assert [e.error_class for e in first.ops["insert"].exceptions] == ["CLIENT_ValueError"]
+    assert second.ops["insert"].exceptions == () and second.ops["insert"].classes == {"CLIENT_ValueError": 1}
+    rec.absorb([first])
     rows = rec.tick(1.0, target_ops_per_s=None)
     assert [e.error_class for e in rows[0].exceptions] == ["CLIENT_ValueError"]
     classes = rec.summary(duration_s=1.0)["operations"]["insert"]["errors_by_class"]

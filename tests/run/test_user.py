@@ -22,9 +22,11 @@ import gevent
 from gevent.event import Event
 from keyramp.backends import Backend, Target
 from keyramp.profile import parse_profile
+from locust.env import Environment
+from locust.event import Events
+from keyramp.run._pacer import Pacing
 from keyramp.run._local import LocalLoad
 from keyramp.run._recorder import Recorder
-from keyramp.run._user import CellContext
 from keyramp.run._workload import CellWorkload
 
 delay_s, rate = float(sys.argv[1]), float(sys.argv[2])
@@ -55,14 +57,16 @@ class Rows:
     def keys(self, cell, samples): self.samples.extend(samples)
     def flush(self): pass
 
-profile = parse_profile({"name": "u", "backend": "bigtable", "seed": 2,
-                         "workload": {"ops": {"insert": 0.5, "read": 0.5}, "record_count": 10}})
+profile = parse_profile({"name": "u", "backend": "bigtable", "seed": 2, "duration": "2s",
+                         "workload": {"ops": {"insert": 0.5, "read": 0.5}, "record_count": 10},
+                         "schedule": {"kind": "constant", "rate": rate, "drop_after": "1s"}})
 workload = CellWorkload(backend="bigtable", strategy="sequential", settings=profile)
 sink = Rows()
 recorder = Recorder(cell="c", ops=workload.ops, sink=sink, key_samples_per_s=10_000)
 target = Target(backend="bigtable", project="p", endpoint="fake:1", namespace="n")
-ctx = CellContext(workload=workload, backend_class=FakeBackend, target=target, recorder=recorder, open_model=True)
-load = LocalLoad(ctx, rate=lambda t: rate, duration_s=2.0, time_scale=1.0, drop_after_s=1.0)
+load = LocalLoad(Environment(events=Events()), workload=workload, backend_class=FakeBackend, target=target,
+                 recorder=recorder, pacing=Pacing.of(profile.cells[0]))
+ctx = load.ctx
 load.spawn(8, warmup_interval=0.02)
 while load.ready() < 8:
     gevent.sleep(0.01)
