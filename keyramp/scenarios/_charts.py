@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
+from keyramp._format import number
+
 __all__ = ["ROLE_COLOURS", "Bar", "Line", "bar_chart_svg", "line_chart_svg", "png_data_uri"]
 
 #: Bar colour by the profile's role in its pair: the anti-pattern stands out.
@@ -31,16 +33,6 @@ class Bar:
     role: str = ""
     #: The number printed after the bar (defaults to ``value`` with ``unit``).
     text: str | None = None
-
-
-def _fmt(value: float) -> str:
-    if abs(value) < 1e-9:  # float noise from the model (1e-14 %) reads as zero
-        return "0"
-    if abs(value) >= 100:
-        return f"{value:,.0f}"
-    if abs(value) >= 10:
-        return f"{value:.1f}"
-    return f"{value:.3g}"
 
 
 def bar_chart_svg(title: str, bars: Sequence[Bar], *, unit: str = "") -> str:
@@ -64,7 +56,7 @@ def bar_chart_svg(title: str, bars: Sequence[Bar], *, unit: str = "") -> str:
         width = max(0.0, bar.value) / peak * plot_w
         colour = ROLE_COLOURS.get(bar.role, ROLE_COLOURS[""])
         parts.append(f"<rect x='{_LABEL_W}' y='{y}' width='{width:.1f}' height='{_BAR_H}' fill='{colour}'/>")
-        text = bar.text if bar.text is not None else f"{_fmt(bar.value)}{unit}"
+        text = bar.text if bar.text is not None else f"{number(bar.value)}{unit}"
         parts.append(f"<text x='{_LABEL_W + width + 4:.1f}' y='{y + 13}' font-size='11'>{escape(text)}</text>")
     parts.append("</svg>")
     return "".join(parts)
@@ -96,9 +88,9 @@ def line_chart_svg(title: str, lines: Sequence[Line], *, x_label: str = "", y_la
              f"<text x='0' y='16' font-size='13' font-weight='bold'>{escape(title)}</text>",
              f"<line x1='{left}' y1='{bottom}' x2='{w - right}' y2='{bottom}' stroke='#999'/>",
              f"<line x1='{left}' y1='{top}' x2='{left}' y2='{bottom}' stroke='#999'/>",
-             f"<text x='{left - 4}' y='{top + 10}' font-size='10' text-anchor='end'>{_fmt(y_max)}</text>",
+             f"<text x='{left - 4}' y='{top + 10}' font-size='10' text-anchor='end'>{number(y_max)}</text>",
              f"<text x='{left - 4}' y='{bottom}' font-size='10' text-anchor='end'>0</text>",
-             f"<text x='{w - right}' y='{bottom + 14}' font-size='10' text-anchor='end'>{_fmt(x_max)}</text>",
+             f"<text x='{w - right}' y='{bottom + 14}' font-size='10' text-anchor='end'>{number(x_max)}</text>",
              f"<text x='{(left + w) / 2:.0f}' y='{bottom + 14}' font-size='11' text-anchor='middle'>"
              f"{escape(x_label)}</text>",
              f"<text x='12' y='{(top + bottom) / 2:.0f}' font-size='11' text-anchor='middle' "
