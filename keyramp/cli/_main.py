@@ -36,7 +36,7 @@ _VERBS = {
     "list": "keyramp.results._index",
     "export": "keyramp.results._export",
     "migrate": "keyramp.results._export",
-    "compare": "keyramp.compare",
+    "compare": "keyramp.cli._compare",
     "baseline": "keyramp.results._baselines",
     "ui": "keyramp.web",
     "scenarios": "keyramp.scenarios._report",

@@ -9,7 +9,7 @@ import pytest
 from _synthetic import make_run
 
 from keyramp._errors import UsageError
-from keyramp.compare import register
+from keyramp.cli._compare import register
 from keyramp.results import _baselines
 from keyramp.results._baselines import load_baselines, remove_baseline, resolve_baseline, set_baseline
 
