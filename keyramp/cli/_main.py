@@ -37,7 +37,7 @@ _VERBS = {
     "export": "keyramp.results._export",
     "migrate": "keyramp.results._export",
     "compare": "keyramp.cli._compare",
-    "baseline": "keyramp.results._baselines",
+    "baseline": "keyramp.cli._baseline",
     "ui": "keyramp.web",
     "scenarios": "keyramp.scenarios._report",
 }
