@@ -33,7 +33,7 @@ _VERBS = {
     "keyspace": "keyramp.keyspace",
     "forecast": "keyramp.forecast._cli",
     "calibrate": "keyramp.forecast._calibrate",
-    "list": "keyramp.results._index",
+    "list": "keyramp.cli._list",
     "export": "keyramp.results._export",
     "migrate": "keyramp.results._export",
     "compare": "keyramp.cli._compare",
