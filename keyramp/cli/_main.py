@@ -38,7 +38,7 @@ _VERBS = {
     "migrate": "keyramp.cli._export",
     "compare": "keyramp.cli._compare",
     "baseline": "keyramp.cli._baseline",
-    "ui": "keyramp.web",
+    "ui": "keyramp.cli._ui",
     "scenarios": "keyramp.scenarios._report",
 }
 _VERB_MODULES = tuple(dict.fromkeys(_VERBS.values()))
