@@ -39,7 +39,7 @@ _VERBS = {
     "compare": "keyramp.cli._compare",
     "baseline": "keyramp.cli._baseline",
     "ui": "keyramp.cli._ui",
-    "scenarios": "keyramp.scenarios._report",
+    "scenarios": "keyramp.cli._scenarios",
 }
 _VERB_MODULES = tuple(dict.fromkeys(_VERBS.values()))
 
