@@ -30,7 +30,7 @@ __all__ = ["build_parser", "main"]
 _VERBS = {
     "emulators": "keyramp.targets._emulators",
     "lint": "keyramp.profile._lint",
-    "keyspace": "keyramp.keyspace",
+    "keyspace": "keyramp.cli._keyspace",
     "forecast": "keyramp.forecast._cli",
     "calibrate": "keyramp.forecast._calibrate",
     "list": "keyramp.cli._list",
