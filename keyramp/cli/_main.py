@@ -31,7 +31,7 @@ _VERBS = {
     "emulators": "keyramp.targets._emulators",
     "lint": "keyramp.profile._lint",
     "keyspace": "keyramp.cli._keyspace",
-    "forecast": "keyramp.forecast._cli",
+    "forecast": "keyramp.cli._forecast",
     "calibrate": "keyramp.forecast._calibrate",
     "list": "keyramp.cli._list",
     "export": "keyramp.cli._export",
