@@ -32,7 +32,7 @@ _VERBS = {
     "lint": "keyramp.profile._lint",
     "keyspace": "keyramp.cli._keyspace",
     "forecast": "keyramp.cli._forecast",
-    "calibrate": "keyramp.forecast._calibrate",
+    "calibrate": "keyramp.cli._calibrate",
     "list": "keyramp.cli._list",
     "export": "keyramp.cli._export",
     "migrate": "keyramp.cli._export",
