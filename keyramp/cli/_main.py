@@ -28,7 +28,7 @@ __all__ = ["build_parser", "main"]
 #: verb's module is imported (``keyramp list`` need not load the store clients); help and
 #: unknown verbs import them all.
 _VERBS = {
-    "emulators": "keyramp.targets._emulators",
+    "emulators": "keyramp.cli._emulators",
     "lint": "keyramp.profile._lint",
     "keyspace": "keyramp.cli._keyspace",
     "forecast": "keyramp.cli._forecast",
