@@ -29,7 +29,7 @@ __all__ = ["build_parser", "main"]
 #: unknown verbs import them all.
 _VERBS = {
     "emulators": "keyramp.cli._emulators",
-    "lint": "keyramp.profile._lint",
+    "lint": "keyramp.cli._lint",
     "keyspace": "keyramp.cli._keyspace",
     "forecast": "keyramp.cli._forecast",
     "calibrate": "keyramp.cli._calibrate",
