@@ -21,6 +21,7 @@ __all__ = [
     "FirestoreUser",
     "KeyrampError",
     "Launch",
+    "MasterOptions",
     "Profile",
     "QuerySpec",
     "RunFailed",
@@ -28,6 +29,7 @@ __all__ = [
     "RunOptions",
     "RunOutcome",
     "RunTarget",
+    "RunsOutcome",
     "StoreSpec",
     "Target",
     "TargetOptions",
@@ -42,6 +44,7 @@ __all__ = [
     "read_timeseries",
     "registered",
     "run_profile",
+    "run_profiles",
     "spec_for",
 ]
 
@@ -76,6 +79,10 @@ _LAZY = {
     "RunOptions": "keyramp.run._runner",
     "RunOutcome": "keyramp.run._runner",
     "run_profile": "keyramp.run._runner",
+    # everything `keyramp run` does: profiles, master/workers, metrics exporter, scenario report
+    "run_profiles": "keyramp.run._api",
+    "RunsOutcome": "keyramp.run._api",
+    "MasterOptions": "keyramp.run._master",
     "RunTarget": "keyramp.targets",
     "TargetOptions": "keyramp.targets",
     # Python workloads (docs/workloads.md): the decorator is light, the user classes are Locust users.
@@ -101,6 +108,8 @@ if TYPE_CHECKING:
     from keyramp.pyworkload._ops import op
     from keyramp.pyworkload._user import BigtableUser, DatastoreUser, FirestoreUser
     from keyramp.results._read import read_intervals, read_keys, read_timeseries
+    from keyramp.run._api import RunsOutcome, run_profiles
+    from keyramp.run._master import MasterOptions
     from keyramp.run._observer import RunObserver
     from keyramp.run._runner import RunOptions, RunOutcome, run_profile
     from keyramp.targets import RunTarget, TargetOptions

@@ -8,14 +8,10 @@ number) an error.
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
-from keyramp._errors import UsageError
 from keyramp.backends import spec_for
 from keyramp.keys import (
     STRATEGIES,
@@ -26,11 +22,10 @@ from keyramp.keys import (
     make_strategy,
     parse_shape,
 )
-from keyramp.profile._files import load_profile, profile_paths
 from keyramp.profile._model import Profile
 from keyramp.profile._schedules import Schedule
 
-__all__ = ["SEVERITIES", "Finding", "FindingGroup", "group_findings", "lint_profile", "register"]
+__all__ = ["SEVERITIES", "Finding", "FindingGroup", "group_findings", "lint_profile"]
 
 SEVERITIES: Final = ("error", "warning", "info")
 #: Google: start a new key range at ≤ 500 ops/s, +50 % every 5 minutes (BP-RAMP-1).
@@ -405,48 +400,3 @@ def lint_profile(profile: Profile) -> list[Finding]:
     for backend, strategy, cell in plan.cells():
         findings += _cell_rules(plan, backend, strategy, cell)
     return sorted(findings, key=lambda f: _ORDER.get(f.severity, 9))
-
-
-# -- CLI ---------------------------------------------------------------------------------------
-
-
-def _cmd_lint(args: argparse.Namespace) -> int:
-    invalid = False
-    failing = {"error", "warning"} if args.strict else {"error"}
-    failed = False
-    report: list[dict[str, Any]] = []
-    files = profile_paths(args.profiles)
-    if not files:
-        raise UsageError("lint: no *.toml profiles found")
-    for path in files:
-        try:
-            findings = lint_profile(load_profile(path))
-        except UsageError as exc:
-            invalid = True
-            print(str(exc), file=sys.stderr)
-            report.append({"path": str(path), "error": str(exc), "findings": []})
-            continue
-        failed |= any(f.severity in failing for f in findings)
-        report.append({"path": str(path), "error": None, "findings": [f.to_dict() for f in findings]})
-        if not args.json:
-            for g in group_findings(findings):
-                print(f"{path}: {g.severity.upper()} {g.line()}")
-            if not findings:
-                print(f"{path}: ok")
-    if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-    return 2 if invalid else 1 if failed else 0
-
-
-def register(subparsers: Any) -> None:
-    """Add ``keyramp lint PROFILE... [--strict] [--json]``."""
-    parser = subparsers.add_parser(
-        "lint",
-        help="check profiles against the best-practice rules (BP-*)",
-        description="Check profiles against best-practices.md. Exit 0 clean, 1 an error "
-        "(with --strict also a warning), 2 an unreadable or invalid profile.",
-    )
-    parser.add_argument("profiles", nargs="+", metavar="PROFILE", help="profile file or directory of *.toml")
-    parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
-    parser.add_argument("--json", action="store_true", help="print findings as JSON")
-    parser.set_defaults(func=_cmd_lint)

@@ -17,13 +17,14 @@ from keyramp.backends import spec_for
 from keyramp.backends._base import Backend, Target
 from keyramp.scenarios import _consistency, _contention, _hygiene, _queries, _writes
 from keyramp.scenarios._base import ProbeContext
-from keyramp.scenarios._report import default_report_dir, report_for_runs
+from keyramp.scenarios._report import default_report_dir, expand_runs, report_for_runs
 
 __all__ = [
     "PROBES",
     "ProbeContext",
     "ProbeSpec",
     "default_report_dir",
+    "expand_runs",
     "is_scenario_profile",
     "probe_params",
     "report_for_runs",

@@ -11,7 +11,6 @@ never as "no difference"; modelled figures are labelled as modelled.
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
 import math
@@ -48,7 +47,7 @@ __all__ = [
     "collect",
     "default_report_dir",
     "evidence_for",
-    "register",
+    "expand_runs",
     "render_html",
     "render_markdown",
     "report_for_runs",
@@ -487,7 +486,8 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
     return report_for_runs(run_dirs, out=out)
 
 
-def _expand(paths: list[str]) -> list[Path]:
+def expand_runs(paths: list[str]) -> list[Path]:
+    """Run directories from ``paths``: each a run, or a results directory holding runs (oldest first)."""
     runs: list[Path] = []
     for item in paths:
         p = Path(item)
@@ -500,19 +500,3 @@ def _expand(paths: list[str]) -> list[Path]:
     if not runs:
         raise UsageError("no run directories found")
     return runs
-
-
-def _cmd_report(args: argparse.Namespace) -> int:
-    runs = _expand(args.runs)
-    out = report_for_runs(runs, out=Path(args.out) if args.out else None)
-    print(f"report: {out / 'report.html'} (also report.md, report.json)")
-    return 0
-
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("scenarios", help="best-practice scenario tools")
-    sub = parser.add_subparsers(dest="scenarios_command", required=True)
-    report = sub.add_parser("report", help="per-rule verdicts with evidence and charts from scenario runs")
-    report.add_argument("runs", nargs="+", metavar="RUN", help="run directories (or a results dir holding runs)")
-    report.add_argument("--out", default=None, help="report directory (default results/reports/scenarios-<stamp>)")
-    report.set_defaults(func=_cmd_report)

@@ -10,7 +10,7 @@ import pytest
 
 from keyramp.forecast import forecast_cell
 from keyramp.forecast._band import HOTSPOT_MIN, OK_MAX
-from keyramp.forecast._cli import format_table
+from keyramp.forecast._reforecast import format_table
 from keyramp.forecast._text import forecast_line
 from keyramp.profile._profile import parse_profile
 

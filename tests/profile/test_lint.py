@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from keyramp._errors import UsageError
+from keyramp.cli._lint import register
 from keyramp.profile import Profile, parse_profile
-from keyramp.profile._lint import Finding, lint_profile, register
+from keyramp.profile._lint import Finding, lint_profile
 
 
 def profile(
@@ -267,6 +268,22 @@ def test_cli_json(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) ->
     anti_rules = {f["rule"]: f["severity"] for f in report[0]["findings"]}
     assert anti_rules["BP-KEY-1"] == "error" and anti_rules["BP-RAMP-1"] == "error"
     assert report[1]["findings"] == []
+
+
+def test_cli_out_writes_the_json_and_keeps_the_lines(files: dict[str, Path], tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # --out FILE (issue 30): the JSON --json prints goes to FILE; stdout keeps the human lines.
+    assert run_lint([str(files["anti"]), str(files["clean"]), "--json"]) == 1
+    printed = capsys.readouterr().out
+    for flags in (["--out"], ["--json", "--out"]):
+        target = tmp_path / "report" / "lint.json"
+        assert run_lint([str(files["anti"]), str(files["clean"]), *flags, str(target)]) == 1
+        assert target.read_text(encoding="utf-8") == printed  # the same document, byte for byte
+        assert f"{files['clean']}: ok" in capsys.readouterr().out.splitlines()
+    with pytest.raises(UsageError, match=r"--json prints to stdout and takes no FILE: write it with --json --out"):
+        run_lint(["--json", str(tmp_path / "lint.json"), str(files["clean"])])  # the old `--json FILE` form
+    with pytest.raises(UsageError, match=r"^cannot write "):
+        run_lint([str(files["clean"]), "--out", str(files["clean"] / "lint.json")])
 
 
 def test_repository_profiles_lint_without_crashing() -> None:

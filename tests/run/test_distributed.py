@@ -250,7 +250,8 @@ def test_sigterm_to_the_master_interrupts_and_stops_its_workers(tmp_path: Path, 
     ],
 )
 def test_contradictory_distributed_flags_are_refused(argv: list[str], needle: str) -> None:
-    from keyramp.cli._main import _check_run_args, build_parser
+    from keyramp.cli._main import build_parser
+    from keyramp.cli._run import _check_run_args
 
     args = build_parser().parse_args(["run", *argv])
     with pytest.raises(UsageError) as info:
