@@ -12,6 +12,7 @@ import os as _os
 from typing import TYPE_CHECKING
 
 from keyramp._lazy import lazy_exports
+from keyramp._version import __version__
 
 __all__ = [
     "Backend",
@@ -44,8 +45,6 @@ __all__ = [
     "run_profile",
     "spec_for",
 ]
-
-__version__ = "0.1.0"
 
 # gRPC's C core re-arms its event engine in a forked child. gevent's subprocess forks with
 # Python code running before exec, so an emulator started by a process that already has

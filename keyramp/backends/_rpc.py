@@ -37,7 +37,7 @@ from typing import Any, ClassVar, Final
 
 import grpc
 
-from keyramp import __version__
+from keyramp._version import __version__
 from keyramp.backends._base import Backend, Target
 
 __all__ = [

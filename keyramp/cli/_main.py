@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from keyramp import __version__
+from keyramp._version import __version__
 from keyramp._errors import KeyrampError
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from hdrh.histogram import HdrHistogram
 
-from keyramp import __version__
+from keyramp._version import __version__
 from keyramp._errors import UsageError
 from keyramp.results._parquet import KEYS_SCHEMA, KINDS, TIMESERIES_SCHEMA, CellWriter
 from keyramp.run._recorder import ALL_OPS, TimeseriesRow

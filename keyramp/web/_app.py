@@ -7,7 +7,7 @@ from pathlib import Path
 from flask import Flask, Response, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
-from keyramp import __version__
+from keyramp._version import __version__
 from keyramp import _format as fmt
 from keyramp._errors import UsageError
 from keyramp._heatscale import scale_doc
