@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES, Key
+from keyramp.backends._params import TabletModel
 
 if TYPE_CHECKING:
     from keyramp.backends._base import Backend
-    from keyramp.forecast._params import TabletModel
     from keyramp.run._workload import UserOps
 
 __all__ = [

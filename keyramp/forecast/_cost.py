@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from keyramp._errors import UsageError
 from keyramp.forecast._prices import LABEL, PRICE_UNITS, Location, Price, Prices, StorePrices
-from keyramp.forecast._stores import store_params
+from keyramp.backends._boxes import store_params
 
 if TYPE_CHECKING:
     from keyramp.forecast._project import OpMix

@@ -25,9 +25,9 @@ import numpy as np
 from keyramp._errors import UsageError
 from keyramp._types import ALL_OPS
 from keyramp.forecast._model import run_point
-from keyramp.forecast._params import ParamRange
+from keyramp.backends._params import ParamRange
 from keyramp.forecast._project import op_mix, regenerated_projection
-from keyramp.forecast._stores import store_key, store_params
+from keyramp.backends._boxes import store_key, store_params
 
 __all__ = ["FitResult", "Trace", "fit", "model_throttled", "traces_from_runs", "write_params_file"]
 

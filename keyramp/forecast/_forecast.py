@@ -18,11 +18,11 @@ from keyramp.forecast._band import Band, evaluate_band
 from keyramp.forecast._design import CellDesign, KeysChoice, choose_keys
 from keyramp.forecast._launch import Launch
 from keyramp.forecast._model import Outcome, run_point
-from keyramp.forecast._params import StoreParams
+from keyramp.backends._params import StoreParams
 from keyramp.forecast._project import Projection, regenerated_projection
 from keyramp.forecast._recorded import RecordedKeys, recorded_keys, recorded_projection
 from keyramp.forecast._result import Forecast, Stability
-from keyramp.forecast._stores import store_params
+from keyramp.backends._boxes import model_of, store_params
 
 __all__ = ["Forecaster", "forecast", "forecast_cell", "forecast_run_cell", "forecast_step", "samples_for"]
 
@@ -110,8 +110,6 @@ class Forecaster:
                  boxes: Mapping[str, StoreParams] | None = None, stability: bool = True) -> Forecast:
         """The forecast at ``launch`` over ``box`` (default: the store's published figures and stated
         guesses, or the box of ``boxes``, a calibration file, for the launch's storage)."""
-        from keyramp.forecast._stores import model_of
-
         d = self.design
         model = model_of(d.backend)
         box = box or store_params(d.backend, launch.storage if model.storage_types else None,
