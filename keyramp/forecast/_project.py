@@ -36,6 +36,8 @@ from typing import Any
 import numpy as np
 
 from keyramp._types import key_sort_text
+from keyramp.profile import Settings
+from keyramp.workload import CellWorkload
 from keyramp.forecast._pattern import MAX_POINTS, AppendPoints, Layout, find_append_points
 from keyramp.keyspace._components import Frontiers
 from keyramp.keyspace._encode import key_bytes
@@ -245,9 +247,6 @@ class _Cell:
 
     def __init__(self, *, profile: Mapping[str, Any], backend: str, strategy: str, launch: _Launch,
                  cache: dict[int, str] | None) -> None:
-        from keyramp.profile import Settings
-        from keyramp.run._workload import CellWorkload  # the runner's own key code, imported late
-
         self.wl = wl = CellWorkload(backend=backend, strategy=strategy, settings=Settings.from_data(profile))
         self.launch = launch
         start_ms = int(getattr(wl.strategy, "start_ms", 1_700_000_000_000))

@@ -18,6 +18,8 @@ import numpy as np
 
 from keyramp._errors import UsageError
 from keyramp._types import key_sort_text
+from keyramp.profile import Settings
+from keyramp.workload import CellWorkload
 from keyramp.keyspace._load import (
     MAX_REFERENCE,
     CellKeys,
@@ -91,9 +93,6 @@ def cell_reference(
     index, so leaving them out would pile every read of them into one slot of the range: a
     fake static hotspot. None when keys cannot be rebuilt (the store allocated them).
     """
-    from keyramp.profile import Settings
-    from keyramp.run._workload import CellWorkload  # the runner's own key code, imported late
-
     # An old or hand-edited profile raises here; the caller then ranks among the samples.
     wl = CellWorkload(backend=backend, strategy=strategy, settings=Settings.from_data(profile))
     if wl.strategy.server_allocated:

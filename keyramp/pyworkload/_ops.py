@@ -128,7 +128,7 @@ def collect_ops(cls: type) -> dict[str, OpSpec]:
 
 
 def operation(spec: OpSpec) -> Callable[[Any], Any]:
-    """``spec`` as an entry of the cell's operation table (``run/_ops.py``): ``fn(user_ops)``
+    """``spec`` as an entry of the cell's operation table (``workload/_ops.py``): ``fn(user_ops)``
     calls the undecorated method on the Locust user and returns its key for key sampling."""
     method = spec.fn
 

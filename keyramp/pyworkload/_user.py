@@ -63,7 +63,7 @@ class WorkloadUser(User):
     def on_start(self) -> None:
         super().on_start()  # keyramp run: KeyrampUser.on_start (client, UserOps); plain: Locust's no-op
         if getattr(self, "ops", None) is None:
-            from keyramp.run._workload import UserOps
+            from keyramp.workload._workload import UserOps
 
             ctx = type(self)._plain
             if ctx is None:

@@ -29,7 +29,7 @@ from keyramp.run._pacer import Pacing
 from keyramp.run._phases import CellLoad, CellPhases, StopFlag
 from keyramp.run._plan import WorkerPlan, key_sample_share
 from keyramp.run._recorder import Recorder
-from keyramp.run._workload import CellWorkload
+from keyramp.workload._workload import CellWorkload
 
 if TYPE_CHECKING:
     from keyramp.results._rundir import RunDirectory

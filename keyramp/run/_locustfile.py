@@ -31,7 +31,7 @@ from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._recorder import Recorder
 from keyramp.run._user import CellContext, KeyrampUser, user_class_for
-from keyramp.run._workload import CellWorkload
+from keyramp.workload._workload import CellWorkload
 from keyramp.targets._emulators import EmulatorManager, endpoints_from_env
 
 __all__ = ["emulator_endpoint", "make_user", "plain_context", "prepare"]

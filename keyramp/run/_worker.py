@@ -46,7 +46,7 @@ from keyramp.run._messages import (
 )
 from keyramp.run._plan import USER_CLASS, WorkerPlan
 from keyramp.run._recorder import Recorder
-from keyramp.run._workload import CellWorkload
+from keyramp.workload._workload import CellWorkload
 from keyramp.targets import target_class
 
 __all__ = ["placeholder_user", "run_worker"]

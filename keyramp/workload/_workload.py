@@ -1,7 +1,7 @@
 """What one operation of a cell does: pick the op, the key, the record; call the backend.
 
 ``CellWorkload`` is shared by all users of a process for one cell (insert counter,
-key strategy, op mix and its table of operations, ``run/_ops.py``); ``UserOps`` is per
+key strategy, op mix and its table of operations, ``workload/_ops.py``); ``UserOps`` is per
 user (its own RNG and read distribution, its own backend client). Neither measures
 anything: the recorder does.
 """
@@ -20,7 +20,7 @@ from keyramp.backends._spec import Operation
 from keyramp.keys import make_distribution, make_strategy, parse_shape
 from keyramp.keys._values import RecordFactory, entity_group_key
 from keyramp.profile import QuerySettings, Settings
-from keyramp.run._ops import COUNTER_FIELD, op_table
+from keyramp.workload._ops import COUNTER_FIELD, op_table
 
 __all__ = ["COUNTER_FIELD", "CellWorkload", "UserOps", "query_spec"]
 
