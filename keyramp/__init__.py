@@ -79,9 +79,9 @@ _LAZY = {
     "TargetOptions": "keyramp.targets",
     # Python workloads (docs/workloads.md): the decorator is light, the user classes are Locust users.
     "op": "keyramp.pyworkload._ops",
-    "DatastoreUser": "keyramp.pyworkload._user",
-    "FirestoreUser": "keyramp.pyworkload._user",
-    "BigtableUser": "keyramp.pyworkload._user",
+    "DatastoreUser": "keyramp.run._pyuser",
+    "FirestoreUser": "keyramp.run._pyuser",
+    "BigtableUser": "keyramp.run._pyuser",
     # a run's recorded data, Parquet or CSV runs, finished or still running (docs/run-format.md)
     "read_intervals": "keyramp.results._read",
     "read_keys": "keyramp.results._read",
@@ -98,7 +98,7 @@ if TYPE_CHECKING:
     from keyramp.forecast import Launch, forecast_cell
     from keyramp.profile import Cell, Profile, load_profile, parse_profile
     from keyramp.pyworkload._ops import op
-    from keyramp.pyworkload._user import BigtableUser, DatastoreUser, FirestoreUser
+    from keyramp.run._pyuser import BigtableUser, DatastoreUser, FirestoreUser
     from keyramp.results._read import read_intervals, read_keys, read_timeseries
     from keyramp.run._observer import RunObserver
     from keyramp.run._runner import RunOptions, RunOutcome, run_profile

@@ -26,7 +26,7 @@ from keyramp._errors import EmulatorError, UsageError
 from keyramp.backends import EMULATOR_FOR, spec_for
 from keyramp.profile._files import load_profile
 from keyramp.profile._profile import Profile, parse_profile
-from keyramp.pyworkload._plain import plain_cell
+from keyramp.run._plain import plain_cell
 from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._recorder import Recorder
