@@ -18,6 +18,7 @@ from locust.event import Events
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV, StatsCSVFileWriter
 
 from keyramp.backends import spec_for
+from keyramp.probes import run_probe
 from keyramp.profile import Cell, Profile, cell_namespace
 from keyramp.run._coverage import load_generated
 from keyramp.run._exceptions import WorkloadFailed
@@ -185,8 +186,6 @@ class CellRun:
 
     def _probe(self, name: str) -> dict[str, Any]:
         """A scenario probe (consistency, contention, …) instead of the Locust phase."""
-        from keyramp.scenarios import run_probe
-
         self._phase(f"probe {name}")
         recorder = self._recorder([])
         started = time.perf_counter()
