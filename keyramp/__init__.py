@@ -71,7 +71,7 @@ _LAZY = {
     "forecast_cell": "keyramp.forecast",
     "RunFailed": "keyramp._errors",
     "UsageError": "keyramp._errors",
-    "RunObserver": "keyramp.run._observer",
+    "RunObserver": "keyramp.results._observer",
     "RunOptions": "keyramp.run._runner",
     "RunOutcome": "keyramp.run._runner",
     "run_profile": "keyramp.run._runner",
@@ -100,6 +100,6 @@ if TYPE_CHECKING:
     from keyramp.pyworkload._ops import op
     from keyramp.run._pyuser import BigtableUser, DatastoreUser, FirestoreUser
     from keyramp.results._read import read_intervals, read_keys, read_timeseries
-    from keyramp.run._observer import RunObserver
+    from keyramp.results._observer import RunObserver
     from keyramp.run._runner import RunOptions, RunOutcome, run_profile
     from keyramp.targets import RunTarget, TargetOptions

@@ -20,7 +20,8 @@ import numpy as np
 from hdrh.histogram import HdrHistogram
 
 from keyramp.run._hdr import _layout, counts
-from keyramp.run._recorder import ALL_OPS, TimeseriesRow
+from keyramp._types import ALL_OPS
+from keyramp.results._rows import TimeseriesRow
 
 __all__ = ["BUCKETS_S", "CellState", "MetricsState", "OpState", "RunState"]
 

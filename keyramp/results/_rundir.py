@@ -31,7 +31,8 @@ from hdrh.histogram import HdrHistogram
 from keyramp._version import __version__
 from keyramp._errors import UsageError
 from keyramp.results._parquet import KEYS_SCHEMA, KINDS, TIMESERIES_SCHEMA, CellWriter
-from keyramp.run._recorder import ALL_OPS, TimeseriesRow
+from keyramp._types import ALL_OPS
+from keyramp.results._rows import TimeseriesRow
 from keyramp.targets._emulators import sdk_root
 
 __all__ = ["SCHEMA", "RunDirectory", "collect_versions", "utc_now", "write_json_atomic"]

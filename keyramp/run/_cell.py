@@ -25,7 +25,7 @@ from keyramp.run._exceptions import WorkloadFailed
 from keyramp.run._local import LocalLoad
 from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._master import Master, WorkerLoad
-from keyramp.run._observer import Observers, TeeSink
+from keyramp.results._observer import Observers, TeeSink
 from keyramp.run._pacer import Pacing
 from keyramp.run._phases import CellLoad, CellPhases, StopFlag
 from keyramp.run._plan import WorkerPlan, key_sample_share

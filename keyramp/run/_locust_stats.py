@@ -22,7 +22,8 @@ from locust.stats import RequestStats, StatsEntry, StatsError, bucket_response_t
 
 from keyramp.run._exceptions import ExceptionExample
 from keyramp.run._hdr import counts, median_values_us
-from keyramp.run._recorder import ALL_OPS, TimeseriesRow
+from keyramp._types import ALL_OPS
+from keyramp.results._rows import TimeseriesRow
 
 __all__ = ["LocustStatsSink"]
 

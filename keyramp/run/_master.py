@@ -42,7 +42,8 @@ from keyramp.run._messages import Abort, Hello, IntervalReport, Start, Status, W
 from keyramp.run._pacer import Pacer
 from keyramp.run._phases import DRAIN_S, PhaseAborted, StopFlag
 from keyramp.run._plan import WorkerPlan
-from keyramp.run._recorder import Recorder, TimeseriesRow
+from keyramp.results._rows import TimeseriesRow
+from keyramp.run._recorder import Recorder
 from keyramp.run._worker import placeholder_user
 from keyramp.targets._emulators import free_port, log_tail
 

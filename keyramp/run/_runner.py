@@ -26,7 +26,7 @@ from keyramp.run._analysis import CellAnalysis, analyse_cell
 from keyramp.run._cell import CellRun
 from keyramp.run._exceptions import WorkloadFailed
 from keyramp.run._gevent import ensure_gevent_grpc
-from keyramp.run._observer import Observers, RunObserver
+from keyramp.results._observer import Observers, RunObserver
 from keyramp.run._phases import Interrupted, StopFlag
 from keyramp.run._report import Console, LiveStatus, render_table
 from keyramp.targets import RunTarget, TargetOptions, open_target

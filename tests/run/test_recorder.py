@@ -8,7 +8,8 @@ from google.api_core import exceptions as gexc
 
 from keyramp.run._hdr import percentiles_us
 from keyramp.run._interval import ClosedInterval, IntervalCollector
-from keyramp.run._recorder import ALL_OPS, Recorder
+from keyramp._types import ALL_OPS
+from keyramp.run._recorder import Recorder
 
 
 class ListSink:

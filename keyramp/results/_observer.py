@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from keyramp.profile import Cell, Profile
-    from keyramp.run._recorder import IntervalSink, TimeseriesRow
+    from keyramp.results._rows import IntervalSink, TimeseriesRow
 
 __all__ = ["Observers", "RunObserver", "TeeSink"]
 
