@@ -26,8 +26,9 @@ from keyramp.compare._judge import (
     judge,
     summary_values,
 )
-from keyramp.profile._thresholds import Threshold, ThresholdResult, evaluate, parse_table, with_workload_errors
+from keyramp.profile._thresholds import Threshold, parse_table, with_workload_errors
 from keyramp.results._catalog import Run, cell_identity
+from keyramp.results._thresholds import ThresholdResult, evaluate
 
 __all__ = [
     "LATENCY_METRICS",

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from keyramp.profile import Cell, Profile
+from keyramp.results._thresholds import evaluate
 
 __all__ = ["ANALYSIS_STEPS", "CellAnalysis", "analyse_cell"]
 
@@ -70,8 +71,6 @@ ANALYSIS_STEPS: tuple[tuple[str, Callable[[CellAnalysis], None]], ...] = (
 def analyse_cell(a: CellAnalysis, warnings: list[str], *,
                  steps: Sequence[tuple[str, Callable[[CellAnalysis], None]]] = ANALYSIS_STEPS) -> None:
     """Run every step on a finished cell, then its thresholds; never raises for a step."""
-    from keyramp.profile._thresholds import evaluate
-
     for name, step in steps:
         try:
             step(a)
