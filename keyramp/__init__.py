@@ -98,8 +98,8 @@ if TYPE_CHECKING:
     from keyramp.forecast import Launch, forecast_cell
     from keyramp.profile import Cell, Profile, load_profile, parse_profile
     from keyramp.pyworkload._ops import op
-    from keyramp.run._pyuser import BigtableUser, DatastoreUser, FirestoreUser
-    from keyramp.results._read import read_intervals, read_keys, read_timeseries
     from keyramp.results._observer import RunObserver
+    from keyramp.results._read import read_intervals, read_keys, read_timeseries
+    from keyramp.run._pyuser import BigtableUser, DatastoreUser, FirestoreUser
     from keyramp.run._runner import RunOptions, RunOutcome, run_profile
     from keyramp.targets import RunTarget, TargetOptions

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from keyramp._errors import UsageError
-from keyramp.backends._spec import EmulatorSpec, StoreSpec
 from keyramp.backends._params import StoreParams, load_params_file
+from keyramp.backends._spec import EmulatorSpec, StoreSpec
 
 if TYPE_CHECKING:
     from keyramp.backends._base import Backend

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from keyramp._version import __version__
 from keyramp._errors import KeyrampError
+from keyramp._version import __version__
 
 if TYPE_CHECKING:
     from keyramp.profile import Profile

@@ -14,15 +14,17 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from keyramp.backends import STORES
+from keyramp.backends._boxes import model_of, store_params
+from keyramp.backends._params import StoreParams
 from keyramp.forecast._band import Band, evaluate_band
 from keyramp.forecast._design import CellDesign, KeysChoice, choose_keys
 from keyramp.forecast._launch import Launch
 from keyramp.forecast._model import Outcome, run_point
-from keyramp.backends._params import StoreParams
 from keyramp.forecast._project import Projection, regenerated_projection
 from keyramp.forecast._recorded import RecordedKeys, recorded_keys, recorded_projection
 from keyramp.forecast._result import Forecast, Stability
-from keyramp.backends._boxes import model_of, store_params
+from keyramp.keyspace._load import load_keys
 
 __all__ = ["Forecaster", "forecast", "forecast_cell", "forecast_run_cell", "forecast_step", "samples_for"]
 
@@ -137,8 +139,6 @@ class Forecaster:
 
     def _projection_or_reason(self, launch: Launch, box: StoreParams) -> tuple[Projection | None, str]:
         """The launch stream for ``box``'s ranges, or why there is none."""
-        from keyramp.backends import STORES
-
         d, keys = self.design, self.keys
         if keys.unavailable:
             return None, keys.unavailable if keys.check is not None else "no sampled keys to project"
@@ -194,8 +194,6 @@ def forecast_cell(*, backend: str, strategy: str, profile: Mapping[str, Any] | N
 def cell_samples(run: Path | Any, cell_id: str) -> Callable[[], Any]:
     """A loader of one cell's sampled keys (read only if the forecast projects them)."""
     def load() -> Any:
-        from keyramp.keyspace._load import load_keys
-
         try:
             return load_keys(run, cell=cell_id).get(cell_id)
         except (OSError, ValueError):

@@ -11,6 +11,7 @@ import numpy as np
 
 from keyramp._errors import UsageError
 from keyramp.backends import tablet_capacity_band
+from keyramp.keyspace._heatmap import heatmap_data
 from keyramp.keyspace._load import CellKeys, KeyPositions, Reference, insert_mask, key_positions, load_keys
 from keyramp.keyspace._metrics import analyze_cell, summary_entry
 from keyramp.keyspace._reference import cell_reference, existing_before
@@ -147,8 +148,6 @@ def cell_heatmap(run: Any, cell: str, *, buckets: int = 250, time_bins: int | No
     Keys are placed against the same reference the runner used (rebuilt from the manifest's
     profile), so the picture matches the summary's metrics. ``None`` when the cell sampled no keys.
     """
-    from keyramp.keyspace._heatmap import heatmap_data
-
     samples = load_keys(run, cell=cell).get(cell)
     if samples is None or len(samples) == 0:
         return None

@@ -18,8 +18,6 @@ import numpy as np
 
 from keyramp._errors import UsageError
 from keyramp._types import key_sort_text
-from keyramp.profile import Settings
-from keyramp.workload import CellWorkload
 from keyramp.keyspace._load import (
     MAX_REFERENCE,
     CellKeys,
@@ -27,6 +25,9 @@ from keyramp.keyspace._load import (
     insert_mask,
     make_reference,
 )
+from keyramp.profile import Settings
+from keyramp.profile._schedules import make_schedule
+from keyramp.workload import CellWorkload
 
 __all__ = ["PRELOAD_POINTS", "cell_reference", "existing_before", "preload_indexes"]
 
@@ -64,7 +65,6 @@ def existing_before(cell_summary: Mapping[str, Any], profile: Mapping[str, Any])
     warmup_s = cell_summary.get("warmup_s")
     if not isinstance(warmup_s, int | float) or isinstance(warmup_s, bool) or warmup_s <= 0:
         return count
-    from keyramp.profile._schedules import make_schedule
 
     try:
         rate = make_schedule(profile["schedule"], horizon=float(profile["duration_s"])).rate(0.0)

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-from keyramp.run._hdr import _layout, counts
 from keyramp._types import ALL_OPS
 from keyramp.results._rows import TimeseriesRow
+from keyramp.run._hdr import _layout, counts
 
 __all__ = ["BUCKETS_S", "CellState", "MetricsState", "OpState", "RunState"]
 

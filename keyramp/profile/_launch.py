@@ -134,7 +134,7 @@ class LaunchSettings(Section):
 
     def rates(self, times: np.ndarray) -> np.ndarray:
         """``rate`` at many times (kept: a forecast asks for the same step times at every point of its band)."""
-        import numpy as np  # start-up cost: every CLI command loads the profile, few forecast
+        import numpy as np  # deferred: start-up cost (numpy: every command loads the profile, few forecast)
 
         memo = self._rates
         out = np.empty(len(times))

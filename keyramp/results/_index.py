@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp.results._baselines import baseline_run_ids, load_baselines
 from keyramp.results._catalog import RUN_ID_RE, Run, load_run
 
 __all__ = [
@@ -287,8 +288,6 @@ class Catalog:
 
     def _baseline_names(self) -> dict[str, list[str]]:
         """run id -> the baseline names pointing at it (``baselines.json``: small, read per query)."""
-        from keyramp.results._baselines import baseline_run_ids, load_baselines
-
         try:
             baselines = load_baselines(self.results_dir)
         except UsageError:  # a corrupt baselines.json must not hide the runs

@@ -20,12 +20,12 @@ from locust.stats import PERCENTILES_TO_REPORT, StatsCSV, StatsCSVFileWriter
 from keyramp.backends import spec_for
 from keyramp.probes import run_probe
 from keyramp.profile import Cell, Profile, cell_namespace
+from keyramp.results._observer import Observers, TeeSink
 from keyramp.run._coverage import load_generated
 from keyramp.run._exceptions import WorkloadFailed
 from keyramp.run._local import LocalLoad
 from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._master import Master, WorkerLoad
-from keyramp.results._observer import Observers, TeeSink
 from keyramp.run._pacer import Pacing
 from keyramp.run._phases import CellLoad, CellPhases, StopFlag
 from keyramp.run._plan import WorkerPlan, key_sample_share

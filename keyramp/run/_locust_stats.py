@@ -20,10 +20,10 @@ from hdrh.histogram import HdrHistogram
 from locust.runners import ExceptionDict, Runner
 from locust.stats import RequestStats, StatsEntry, StatsError, bucket_response_time
 
-from keyramp.run._exceptions import ExceptionExample
-from keyramp.run._hdr import counts, median_values_us
 from keyramp._types import ALL_OPS
 from keyramp.results._rows import TimeseriesRow
+from keyramp.run._exceptions import ExceptionExample
+from keyramp.run._hdr import counts, median_values_us
 
 __all__ = ["LocustStatsSink"]
 

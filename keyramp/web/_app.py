@@ -7,10 +7,10 @@ from pathlib import Path
 from flask import Flask, Response, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
-from keyramp._version import __version__
-from keyramp import _format as fmt
+import keyramp._format as fmt
 from keyramp._errors import UsageError
 from keyramp._heatscale import scale_doc
+from keyramp._version import __version__
 from keyramp.web._store import RunStore
 
 __all__ = ["CSP", "create_app", "warm_up"]
