@@ -15,8 +15,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from keyramp import __version__
 from keyramp._errors import KeyrampError
+from keyramp._version import __version__
 
 __all__ = ["build_parser", "main"]
 

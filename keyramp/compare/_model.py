@@ -26,8 +26,10 @@ from keyramp.compare._judge import (
     judge,
     summary_values,
 )
-from keyramp.profile._thresholds import Threshold, ThresholdResult, evaluate, parse_table, with_workload_errors
+from keyramp.forecast._text import forecast_short
+from keyramp.profile._thresholds import Threshold, parse_table, with_workload_errors
 from keyramp.results._catalog import Run, cell_identity
+from keyramp.results._thresholds import ThresholdResult, evaluate
 
 __all__ = [
     "LATENCY_METRICS",
@@ -152,8 +154,6 @@ _VERDICT_RANK = {"ok": 0, "at_risk": 1, "uncertain": 1, "hotspot": 2}
 
 
 def _forecast_entry(forecast: dict[str, Any]) -> dict[str, Any]:
-    from keyramp.forecast._text import forecast_short
-
     return {"verdict": forecast.get("verdict"), "short": forecast_short(forecast),
             "throttled_fraction": forecast.get("throttled_fraction"),
             "launch": (forecast.get("launch") or {}).get("description"), "modelled": True}

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from keyramp import _format as fmt
+import keyramp._format as fmt
 from keyramp.compare._judge import CompareOptions, MetricRow
 from keyramp.compare._model import Comparison
 

@@ -7,8 +7,8 @@ parameter is a range with its source (declared in each store's spec,
 (``modelled: true``). See docs/keyspace-model.md. What a launch, its ramp or a cloud run
 costs at list prices: ``cell_cost`` over ``load_prices()`` (docs/plan.md).
 
-Names load on first use: the store specs import the parameter types from here, and the
-model builds on the key-space analysis, which reads the specs.
+The parameter boxes the model runs over are the stores' own (``keyramp.backends``: ``StoreParams``,
+``store_params``). Names load on first use: the model pulls in numpy and the key-space analysis.
 """
 
 from __future__ import annotations
@@ -23,21 +23,14 @@ __all__ = [
     "Forecast",
     "Forecaster",
     "Launch",
-    "ParamRange",
     "Prices",
-    "StoreParams",
-    "TabletModel",
     "cell_cost",
-    "default_boxes",
     "forecast",
     "forecast_cell",
     "forecast_run_cell",
     "forecast_step",
-    "load_params_file",
     "load_prices",
     "parse_launch",
-    "store_params",
-    "tablet_capacity_band",
 ]
 
 _LAZY = {
@@ -51,13 +44,6 @@ _LAZY = {
     "load_prices": "keyramp.forecast._prices",
     "Launch": "keyramp.forecast._launch",
     "parse_launch": "keyramp.forecast._launch",
-    "ParamRange": "keyramp.forecast._params",
-    "StoreParams": "keyramp.forecast._params",
-    "TabletModel": "keyramp.forecast._params",
-    "load_params_file": "keyramp.forecast._params",
-    "default_boxes": "keyramp.forecast._stores",
-    "store_params": "keyramp.forecast._stores",
-    "tablet_capacity_band": "keyramp.forecast._stores",
     "forecast_cell": "keyramp.forecast._forecast",
     "forecast_run_cell": "keyramp.forecast._forecast",
     "forecast_step": "keyramp.forecast._forecast",
@@ -72,7 +58,5 @@ if TYPE_CHECKING:
     from keyramp.forecast._design import CellDesign
     from keyramp.forecast._forecast import Forecaster, forecast, forecast_cell, forecast_run_cell, forecast_step
     from keyramp.forecast._launch import Launch, parse_launch
-    from keyramp.forecast._params import ParamRange, StoreParams, TabletModel, load_params_file
     from keyramp.forecast._prices import Prices, load_prices
     from keyramp.forecast._result import Forecast
-    from keyramp.forecast._stores import default_boxes, store_params, tablet_capacity_band

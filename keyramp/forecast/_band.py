@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from keyramp.backends._params import StoreParams
 from keyramp.forecast._model import Outcome
-from keyramp.forecast._params import StoreParams
 from keyramp.profile._thresholds import FORECAST_METRICS
 
 __all__ = ["HOTSPOT_MIN", "OK_MAX", "PEAK_OK_MAX", "Band", "evaluate_band", "verdict_of"]

@@ -14,15 +14,17 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from keyramp.backends import STORES
+from keyramp.backends._boxes import model_of, store_params
+from keyramp.backends._params import StoreParams
 from keyramp.forecast._band import Band, evaluate_band
 from keyramp.forecast._design import CellDesign, KeysChoice, choose_keys
 from keyramp.forecast._launch import Launch
 from keyramp.forecast._model import Outcome, run_point
-from keyramp.forecast._params import StoreParams
 from keyramp.forecast._project import Projection, regenerated_projection
 from keyramp.forecast._recorded import RecordedKeys, recorded_keys, recorded_projection
 from keyramp.forecast._result import Forecast, Stability
-from keyramp.forecast._stores import store_params
+from keyramp.keyspace._load import load_keys
 
 __all__ = ["Forecaster", "forecast", "forecast_cell", "forecast_run_cell", "forecast_step", "samples_for"]
 
@@ -110,8 +112,6 @@ class Forecaster:
                  boxes: Mapping[str, StoreParams] | None = None, stability: bool = True) -> Forecast:
         """The forecast at ``launch`` over ``box`` (default: the store's published figures and stated
         guesses, or the box of ``boxes``, a calibration file, for the launch's storage)."""
-        from keyramp.forecast._stores import model_of
-
         d = self.design
         model = model_of(d.backend)
         box = box or store_params(d.backend, launch.storage if model.storage_types else None,
@@ -139,8 +139,6 @@ class Forecaster:
 
     def _projection_or_reason(self, launch: Launch, box: StoreParams) -> tuple[Projection | None, str]:
         """The launch stream for ``box``'s ranges, or why there is none."""
-        from keyramp.backends import STORES
-
         d, keys = self.design, self.keys
         if keys.unavailable:
             return None, keys.unavailable if keys.check is not None else "no sampled keys to project"
@@ -196,8 +194,6 @@ def forecast_cell(*, backend: str, strategy: str, profile: Mapping[str, Any] | N
 def cell_samples(run: Path | Any, cell_id: str) -> Callable[[], Any]:
     """A loader of one cell's sampled keys (read only if the forecast projects them)."""
     def load() -> Any:
-        from keyramp.keyspace._load import load_keys
-
         try:
             return load_keys(run, cell=cell_id).get(cell_id)
         except (OSError, ValueError):

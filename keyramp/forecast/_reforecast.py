@@ -28,10 +28,10 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
                storage: str | None = None, duration_s: float | None = None, params: Path | None = None,
                cell: str | None = None) -> dict[str, dict[str, Any]]:
     """Cell id -> forecast for a loaded run (``keyramp.results._catalog.Run``)."""
+    from keyramp.backends._boxes import default_boxes
+    from keyramp.backends._params import load_params_file
     from keyramp.forecast._forecast import cell_samples, forecast_cell
     from keyramp.forecast._launch import Launch, cluster_stores, parse_launch
-    from keyramp.forecast._params import load_params_file
-    from keyramp.forecast._stores import default_boxes
     from keyramp.profile._schedules import make_schedule
     from keyramp.results._read import data_cells
 

@@ -6,9 +6,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from keyramp.backends._params import StoreParams
 from keyramp.forecast._band import HOTSPOT_MIN, OK_MAX, PEAK_OK_MAX, Band
 from keyramp.forecast._design import KeysChoice
-from keyramp.forecast._params import StoreParams
 from keyramp.forecast._project import Projection
 
 __all__ = ["Forecast", "Stability"]

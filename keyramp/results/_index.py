@@ -12,7 +12,6 @@ directories; an unwritable results directory gets an in-memory index (cold every
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 import threading
@@ -23,7 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp.results._baselines import baseline_run_ids, load_baselines
 from keyramp.results._catalog import RUN_ID_RE, Run, load_run
+from keyramp.results._generator import generator_limited
+from keyramp.results._values import as_dict, num, text
 
 __all__ = [
     "FILTERS",
@@ -31,13 +33,9 @@ __all__ = [
     "SORT_KEYS",
     "Catalog",
     "RunQuery",
-    "as_dict",
-    "as_list",
     "latest_runs",
-    "num",
     "query_rows",
     "run_row",
-    "text",
 ]
 
 INDEX_FILE = ".keyramp-catalog.sqlite"
@@ -61,27 +59,6 @@ CREATE TABLE IF NOT EXISTS run_tags (run_id TEXT NOT NULL, kind TEXT NOT NULL, v
 CREATE INDEX IF NOT EXISTS run_tags_by_value ON run_tags (kind, value, run_id);
 CREATE INDEX IF NOT EXISTS runs_by_profile ON runs (profile_name, started_at);
 """
-
-
-# -- defensive accessors of hand-editable JSON (shared with the web view models) -----------------
-def as_dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def num(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def text(value: object) -> str | None:
-    if value is None:
-        return None
-    return value if isinstance(value, str) else str(value)
 
 
 def run_row(run: Run) -> dict[str, Any]:
@@ -119,8 +96,6 @@ def run_row(run: Run) -> dict[str, Any]:
 
 def limited_cells(summary: dict[str, Any]) -> list[str]:
     """Cells whose load generator could not keep up (``keyramp.results._generator``; probes have none)."""
-    from keyramp.results._generator import generator_limited
-
     return [cid for cid, c in as_dict(summary.get("cells")).items()
             if isinstance(as_dict(c).get("total"), dict) and "probe" not in as_dict(c)
             and generator_limited(as_dict(c))]
@@ -283,8 +258,6 @@ class Catalog:
 
     def _baseline_names(self) -> dict[str, list[str]]:
         """run id -> the baseline names pointing at it (``baselines.json``: small, read per query)."""
-        from keyramp.results._baselines import baseline_run_ids, load_baselines
-
         try:
             baselines = load_baselines(self.results_dir)
         except UsageError:  # a corrupt baselines.json must not hide the runs

@@ -18,11 +18,11 @@ from keyramp.keyspace._headline import keyspace_headline
 from keyramp.profile._thresholds import WORKLOAD_ERRORS
 from keyramp.results._exceptions import ExceptionExample, cell_exceptions
 from keyramp.results._generator import generator_limited, generator_reason, machine_limited
-from keyramp.run._observer import RunObserver
+from keyramp.results._observer import RunObserver
 
 if TYPE_CHECKING:
     from keyramp.profile import Cell
-    from keyramp.run._recorder import TimeseriesRow
+    from keyramp.results._rows import TimeseriesRow
 
 __all__ = ["Console", "LiveStatus", "render_table", "summary_table"]
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp.forecast._text import forecast_line, forecast_short, keys_note
+from keyramp.keyspace._headline import keyspace_headline
 from keyramp.results._catalog import Run, load_run
 from keyramp.results._generator import generator_limited, generator_reason
 
@@ -221,8 +223,6 @@ def _keyspace_evidence(ks: Mapping[str, Any], forecast: Mapping[str, Any] | None
     rates it throttles nothing, and a second model next to the launch forecast read as two
     answers to one question. Its figure stays in the values (``throttled``), labelled so.
     """
-    from keyramp.keyspace._headline import keyspace_headline
-
     model = ks.get("model") or {}
     hot1 = ks.get("hottest_1pct_share")
     headline = keyspace_headline(ks)
@@ -234,8 +234,6 @@ def _keyspace_evidence(ks: Mapping[str, Any], forecast: Mapping[str, Any] | None
               "throttled": model.get("max_throttled_fraction") if model else None,  # at this test's rate only
               "test_rate_ops_per_s": model.get("offered_ops_per_s") if model else None}
     if isinstance(forecast, Mapping) and forecast.get("verdict"):
-        from keyramp.forecast._text import forecast_line, forecast_short, keys_note
-
         mid = (forecast.get("throttled_fraction") or {}).get("mid")
         note = keys_note(forecast)
         text += f"; {forecast_line(forecast)}" + (f" ({note})" if note else "")

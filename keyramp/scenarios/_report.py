@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp.keyspace import run_keyspace
 from keyramp.results._catalog import list_runs
 from keyramp.scenarios._charts import (
     Bar,
@@ -298,8 +299,6 @@ def _heatmaps(rows: list[Evidence], out: Path,
     """Key-space heatmap PNGs (``keyramp.keyspace``) of the rule's Locust cells. Each run is analysed
     once for all its sampled cells (``cache``: run -> cell -> png), since every analysis parses the
     run's whole key samples and time series."""
-    from keyramp.keyspace import run_keyspace
-
     found = []
     for r in rows:
         if r.kind != "modelled" or r.run is None:

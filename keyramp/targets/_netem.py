@@ -22,6 +22,7 @@ import contextlib
 import socket
 import subprocess
 import sys
+import threading
 from types import TracebackType
 
 __all__ = ["LatencyProxy", "serve"]
@@ -148,8 +149,6 @@ class LatencyProxy:
 
 def _readline(proc: subprocess.Popen[str], timeout_s: float) -> str:
     """First stdout line of ``proc``, or '' after ``timeout_s`` (a thread: pipes have no timeout)."""
-    import threading
-
     out: list[str] = []
     reader = threading.Thread(target=lambda: out.append(proc.stdout.readline() if proc.stdout else ""), daemon=True)
     reader.start()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from keyramp.forecast._text import band_text, forecast_line, forecast_short
-from keyramp.results._index import as_dict, as_list, num, text
+from keyramp.results._values import as_dict, as_list, num, text
 
 __all__ = ["forecast_view"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from keyramp.keyspace._headline import keyspace_headline
-from keyramp.results._index import as_dict, num
+from keyramp.results._values import as_dict, num
 
 __all__ = ["MEASURED", "MODELLED", "explain_keyspace"]
 

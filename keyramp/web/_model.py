@@ -14,7 +14,8 @@ from keyramp.profile._thresholds import WORKLOAD_ERRORS
 from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._exceptions import cell_exceptions
 from keyramp.results._generator import check_generator, machine_limited
-from keyramp.results._index import as_dict, as_list, num, run_row, text
+from keyramp.results._index import run_row
+from keyramp.results._values import as_dict, as_list, num, text
 from keyramp.web._forecast import forecast_view
 from keyramp.web._keyspace import explain_keyspace
 

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from keyramp.backends._params import ParamRange, StoreParams
 from keyramp.forecast._band import evaluate_band, verdict_of
 from keyramp.forecast._model import Outcome
-from keyramp.forecast._params import ParamRange, StoreParams
 
 BOX = StoreParams(store="toy", ranges={
     "capacity": ParamRange(low=500, mid=1000, high=2000, unit="ops/s", source="unpublished", note="", better="high"),

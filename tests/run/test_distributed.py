@@ -282,7 +282,7 @@ def test_master_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
 def test_insert_indexes_interleave_across_workers() -> None:
     """CellWorkload's interleaving: worker w takes w, w+N, … after the preload (no collisions)."""
     from keyramp.profile._profile import parse_profile
-    from keyramp.run._workload import CellWorkload
+    from keyramp.workload._workload import CellWorkload
 
     profile = parse_profile({"name": "x", "backend": "bigtable", "workload": {"record_count": 10}})
     taken: Counter[int] = Counter()

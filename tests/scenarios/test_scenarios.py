@@ -13,9 +13,9 @@ import pytest
 from keyramp._errors import UsageError
 from keyramp.profile._files import collect_profiles
 from keyramp.profile._profile import parse_profile
-from keyramp.run._workload import query_spec
 from keyramp.scenarios import report_for_runs
 from keyramp.scenarios._report import collect, verdict, write_report
+from keyramp.workload._workload import query_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "profiles" / "scenarios"
