@@ -7,7 +7,8 @@ from keyramp.keys._distributions import DISTRIBUTIONS, hottest_share, make_distr
 from keyramp.keys._make import make_strategy
 from keyramp.keys._shape import DocumentShape, Property, parse_shape, shape_problem
 from keyramp.keys._strategies import STRATEGIES, key_problem
-from keyramp.keys._template import TemplateError, TemplatePlan, TemplateStrategy
+from keyramp.keys._template import TemplatePlan, TemplateStrategy
+from keyramp.keys._template_syntax import TemplateError
 from keyramp.keys._values import INDEXED_VALUES, RecordFactory, entity_group_key
 
 __all__ = [

@@ -13,7 +13,8 @@ from keyramp._errors import UnsupportedOperation, UsageError
 from keyramp.backends import spec_for
 from keyramp.keys._base import KeyStrategy, refusal
 from keyramp.keys._strategies import STRATEGIES
-from keyramp.keys._template import TemplateError, TemplateStrategy, looks_like_template
+from keyramp.keys._template import TemplateStrategy, looks_like_template
+from keyramp.keys._template_syntax import TemplateError
 
 __all__ = ["make_strategy"]
 

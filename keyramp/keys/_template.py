@@ -5,14 +5,7 @@
 template is parsed and compiled once into a ``KeyStrategy`` whose ``key(index)`` joins
 precompiled part functions: like every strategy it is a pure function of the insert
 index, so preload, reads of existing keys and the key-space reference rebuild the same
-keys. Grammar (columns in errors are 1-based)::
-
-    template  := item+
-    item      := part | literal | separator
-    part      := NAME [ "(" arg ("," arg)* ")" ]       seq, timestamp, shard(8), hash4(user)
-    arg       := part | NUMBER | DURATION | NAME        8, 1h, zipfian, user
-    literal   := "'" text "'"                          'v1'
-    separator := one of  # : | - . ~ @ + = , ; ! $ % & * / ^
+keys. The grammar is in ``_template_syntax``.
 
 Besides the key, a compiled template states what its format implies (``TemplatePlan``):
 whether it leads with time, how many append points it has (``shard(8)#timestamp``: 8,
@@ -37,20 +30,16 @@ from keyramp._types import Key
 from keyramp.keys._base import KeyStrategy, KeyTraits, checked_params
 from keyramp.keys._distributions import ZIPFIAN_CONSTANT, _ZipfRanks
 from keyramp.keys._strategies import _DEFAULT_START_MS, _M64, LONG_MAX, RandomUuid, mix64, virtual_clock
+from keyramp.keys._template_syntax import NAME, Node, Parser, TemplateError
 
 __all__ = [
     "ENTITIES",
     "PARTS",
-    "SEPARATORS",
-    "TemplateError",
     "TemplatePlan",
     "TemplateStrategy",
     "looks_like_template",
 ]
 
-SEPARATORS: Final = "#:|-.~@+=,;!$%&*/^"
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ARG = re.compile(r"[0-9][0-9A-Za-z.]*")
 _HASH = re.compile(r"hash([0-9]+)?")
 #: Entity nouns: ``name -> (population, how an insert picks one)``. ``None``: each record is
 #: its own entity (``user`` of record 42 is ``user00000042``), like an id column.
@@ -68,103 +57,6 @@ ENTITIES: Final[Mapping[str, tuple[int | None, str]]] = {
 }
 _PICKS: Final = ("round_robin", "uniform", "zipfian")
 _PARAM_DEFAULTS: Final[Mapping[str, Any]] = {"start_ms": _DEFAULT_START_MS, "interval_ms": 1.0}
-
-
-class TemplateError(UsageError):
-    """A template that does not parse or compile; ``column`` is 1-based."""
-
-    def __init__(self, template: str, column: int, problem: str) -> None:
-        super().__init__(f"template {template!r} at column {column}: {problem}")
-        self.template, self.column, self.problem = template, column, problem
-
-
-# -- syntax -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Node:
-    """A parsed item: a part (``name`` + ``args``), a literal (``text``), or a bare argument."""
-
-    column: int
-    name: str = ""
-    args: tuple[_Node, ...] = ()
-    text: str | None = None  # literal / separator / number-like argument
-    called: bool = False  # written with parentheses
-
-
-class _Parser:
-    def __init__(self, template: str) -> None:
-        self.src, self.pos = template, 0
-
-    def fail(self, problem: str, pos: int | None = None) -> TemplateError:
-        return TemplateError(self.src, (self.pos if pos is None else pos) + 1, problem)
-
-    def items(self) -> list[_Node]:
-        if not self.src:
-            raise self.fail("empty template")
-        out: list[_Node] = []
-        while self.pos < len(self.src):
-            c = self.src[self.pos]
-            if c == "'":
-                end = self.src.find("'", self.pos + 1)
-                if end < 0:
-                    raise self.fail("unterminated literal (closing ' missing)")
-                if end == self.pos + 1:
-                    raise self.fail("empty literal ''")
-                out.append(_Node(self.pos, text=self.src[self.pos + 1:end]))
-                self.pos = end + 1
-            elif _NAME.match(c):
-                out.append(self.part())
-            elif c in SEPARATORS:
-                out.append(_Node(self.pos, text=c))
-                self.pos += 1
-            elif c.isspace():
-                raise self.fail("spaces are not allowed in keys (quote a literal: ' ')")
-            elif c in "0123456789":
-                raise self.fail("a number outside parentheses: quote literals ('2024')")
-            elif c in "()":
-                raise self.fail(f"unexpected {c!r}")
-            else:
-                raise self.fail(f"unexpected character {c!r} (separators: {SEPARATORS}; quote other literals)")
-        return out
-
-    def blanks(self) -> None:
-        """Spaces are allowed between arguments (never in the key itself)."""
-        while self.pos < len(self.src) and self.src[self.pos] == " ":
-            self.pos += 1
-
-    def part(self) -> _Node:
-        start = self.pos
-        m = _NAME.match(self.src, self.pos)
-        assert m is not None
-        self.pos = m.end()
-        if self.pos >= len(self.src) or self.src[self.pos] != "(":
-            return _Node(start, name=m.group())
-        self.pos += 1
-        args: list[_Node] = []
-        while True:
-            self.blanks()
-            if self.pos >= len(self.src):
-                raise self.fail("expected ')'")
-            c = self.src[self.pos]
-            if _NAME.match(c):
-                args.append(self.part())
-            elif c in "0123456789":
-                a = _ARG.match(self.src, self.pos)
-                assert a is not None
-                args.append(_Node(self.pos, text=a.group()))
-                self.pos = a.end()
-            else:
-                raise self.fail("expected an argument (a number, a duration or a name)")
-            self.blanks()
-            if self.pos >= len(self.src):
-                raise self.fail("expected ')'")
-            c = self.src[self.pos]
-            self.pos += 1
-            if c == ")":
-                return _Node(start, name=m.group(), args=tuple(args), called=True)
-            if c != ",":
-                raise self.fail("expected ',' or ')'", self.pos - 1)
 
 
 # -- parts ------------------------------------------------------------------------------------
@@ -196,7 +88,7 @@ class _Compiler:
         self.uses_clock = False
         self._salts = 0
 
-    def fail(self, node: _Node, problem: str) -> TemplateError:
+    def fail(self, node: Node, problem: str) -> TemplateError:
         return TemplateError(self.src, node.column + 1, problem)
 
     def salt(self) -> int:
@@ -204,17 +96,17 @@ class _Compiler:
         return mix64((self.seed * 0x9E3779B1 + self._salts) & _M64)
 
     # argument helpers
-    def int_arg(self, node: _Node, arg: _Node, what: str, *, minimum: int, maximum: int) -> int:
+    def int_arg(self, node: Node, arg: Node, what: str, *, minimum: int, maximum: int) -> int:
         if arg.text is None or not arg.text.isdigit() or not minimum <= int(arg.text) <= maximum:
             raise self.fail(arg, f"{node.name}: {what} must be an integer in [{minimum:,}, {maximum:,}]")
         return int(arg.text)
 
-    def arity(self, node: _Node, low: int, high: int) -> None:
+    def arity(self, node: Node, low: int, high: int) -> None:
         if not low <= len(node.args) <= high:
             want = f"{low}" if low == high else f"{low} to {high}"
             raise self.fail(node, f"{node.name} takes {want} argument{'' if high == 1 else 's'}, got {len(node.args)}")
 
-    def compile(self, node: _Node) -> _Part:
+    def compile(self, node: Node) -> _Part:
         if node.text is not None:
             text = node.text
             return _Part(render=lambda i: text, text=text, constant=True, cardinality=1)
@@ -229,30 +121,30 @@ class _Compiler:
             return self.entity(node)
         raise self.fail(node, f"unknown part {name!r} (parts: {', '.join(part_names())})")
 
-    def seq(self, node: _Node) -> _Part:
+    def seq(self, node: Node) -> _Part:
         self.arity(node, 0, 1)
         digits = self.int_arg(node, node.args[0], "digits", minimum=1, maximum=40) if node.args else 10
         fmt = f"{{:0{digits}d}}".format
         return _Part(render=lambda i: fmt(i + 1), text=node.name, unique=True, order=1)
 
-    def uuid(self, node: _Node) -> _Part:
+    def uuid(self, node: Node) -> _Part:
         self.arity(node, 0, 0)
         gen = RandomUuid(seed=self.salt())
         return _Part(render=gen.key, text="uuid", unique=True, readable=False, hashed=True)  # type: ignore[arg-type]
 
-    def timestamp(self, node: _Node) -> _Part:
+    def timestamp(self, node: Node) -> _Part:
         self.arity(node, 0, 0)
         self.uses_clock = True
         clock = self.clock
         return _Part(render=lambda i: f"{clock(i):013d}", text=node.name, order=1, time=True)
 
-    def reverse_ts(self, node: _Node) -> _Part:
+    def reverse_ts(self, node: Node) -> _Part:
         self.arity(node, 0, 0)
         self.uses_clock = True
         clock = self.clock
         return _Part(render=lambda i: f"{LONG_MAX - clock(i):019d}", text=node.name, order=-1, time=True)
 
-    def calendar(self, node: _Node) -> _Part:
+    def calendar(self, node: Node) -> _Part:
         """``yyyymmddhh`` and friends: the UTC calendar bucket of the virtual clock (cached:
         consecutive inserts share a bucket, so formatting runs once per bucket)."""
         self.arity(node, 0, 0)
@@ -269,7 +161,7 @@ class _Compiler:
 
         return _Part(render=render, text=node.name, order=1, bucketed=True)
 
-    def bucket(self, node: _Node) -> _Part:
+    def bucket(self, node: Node) -> _Part:
         self.arity(node, 1, 1)
         arg = node.args[0]
         try:
@@ -282,13 +174,13 @@ class _Compiler:
         clock = self.clock
         return _Part(render=lambda i: f"{clock(i) // ms * ms:013d}", text=f"bucket({arg.text})", order=1, bucketed=True)
 
-    def shard(self, node: _Node) -> _Part:
+    def shard(self, node: Node) -> _Part:
         self.arity(node, 1, 1)
         n = self.int_arg(node, node.args[0], "shard count", minimum=1, maximum=1_000_000)
         fmt = f"{{:0{len(str(n - 1))}d}}".format
         return _Part(render=lambda i: fmt(i % n), text=f"shard({n})", cardinality=n, period=n)
 
-    def entity(self, node: _Node) -> _Part:
+    def entity(self, node: Node) -> _Part:
         """``tenant``, ``device(500)``, ``room(200, uniform)``: an id drawn from a population."""
         self.arity(node, 0, 2)
         default_n, default_pick = ENTITIES[node.name]
@@ -318,7 +210,7 @@ class _Compiler:
         return _Part(render=lambda i: fmt(rank_at((mix64((i ^ salt) & _M64) >> 11) * scale)), text=node.name,
                      cardinality=n)
 
-    def hash_part(self, node: _Node, chars: int) -> _Part:
+    def hash_part(self, node: Node, chars: int) -> _Part:
         if not 1 <= chars <= 16:
             raise self.fail(node, f"{node.name}: 1 to 16 hex characters")
         if len(node.args) != 1:
@@ -334,7 +226,7 @@ class _Compiler:
         card = 16**chars if inner.cardinality is None else min(16**chars, inner.cardinality)
         return _Part(render=render, text=f"{node.name}({inner.text})", cardinality=card, readable=False, hashed=True)
 
-    def reverse(self, node: _Node) -> _Part:
+    def reverse(self, node: Node) -> _Part:
         """``reverse(seq)``: the text reversed, so the fastest-changing digit leads (BP-KEY-7)."""
         self.arity(node, 1, 1)
         inner = self.compile(node.args[0])
@@ -361,7 +253,7 @@ _CALENDAR: Final[Mapping[str, tuple[str, int]]] = {
     "yyyymmddhh": ("%Y%m%d%H", 3_600_000),
     "yyyymmddhhmm": ("%Y%m%d%H%M", 60_000),
 }
-_BUILDERS: Final[Mapping[str, Callable[[_Compiler, _Node], _Part]]] = {
+_BUILDERS: Final[Mapping[str, Callable[[_Compiler, Node], _Part]]] = {
     "seq": _Compiler.seq,
     "uuid": _Compiler.uuid,
     "timestamp": _Compiler.timestamp,
@@ -418,7 +310,7 @@ class TemplateStrategy(KeyStrategy):
         self.name = template  # type: ignore[misc]
         self.template = template
         compiler = _Compiler(template, seed=seed, start_ms=start_ms, interval_ms=float(interval))
-        parts = [compiler.compile(node) for node in _Parser(template).items()]
+        parts = [compiler.compile(node) for node in Parser(template).items()]
         self.plan = _plan(template, parts, interval_ms=float(interval))
         monotonic = self.plan.leads_with in ("time", "sequence")
         self.traits = KeyTraits(  # type: ignore[misc]
@@ -496,4 +388,4 @@ def _plan(template: str, parts: list[_Part], *, interval_ms: float) -> TemplateP
 
 def looks_like_template(text: str) -> bool:
     """More than a bare word, or a part's name: read as a template, not as a mistyped strategy."""
-    return not _NAME.fullmatch(text) or text in PARTS or text in ENTITIES or bool(_HASH.fullmatch(text))
+    return not NAME.fullmatch(text) or text in PARTS or text in ENTITIES or bool(_HASH.fullmatch(text))

@@ -4,7 +4,7 @@ The master does everything that is not load (target, reset, preload, analysis,
 thresholds, the run directory) and drives each cell's phases (``_phases.CellPhases``)
 through ``WorkerLoad``: the workers receive a frozen ``WorkerPlan``, pace ``1/N`` of the
 schedule from the same start instant and forward every closed interval; the master
-merges interval *k* of all workers into the cell's recorder (``Recorder.absorb``) and
+merges interval *k* of all workers into the cell's recorder (``_merge.CellMerge``) and
 ticks it, so the run directory is written exactly as a single process writes it.
 """
 
@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +35,10 @@ from locust.runners import STATE_MISSING
 
 from keyramp._errors import RunFailed, UsageError
 from keyramp.results._rows import TimeseriesRow
-from keyramp.run._cpu import CpuSample, load_cpu_summary
+from keyramp.run._cpu import load_cpu_summary
 from keyramp.run._exceptions import WarmupFailure, WarmupTally
 from keyramp.run._gevent import ensure_gevent_grpc
-from keyramp.run._interval import ClosedInterval
+from keyramp.run._merge import CellMerge
 from keyramp.run._messages import Abort, Hello, IntervalReport, Start, Status, WarmupReport, receive, send
 from keyramp.run._pacer import Pacer
 from keyramp.run._phases import DRAIN_S, PhaseAborted, StopFlag
@@ -77,79 +77,6 @@ class _WorkerInfo:
     pid: int
 
 
-@dataclass
-class _CellMerge:
-    """Merges interval *k* of every worker into the master's recorder, in order."""
-
-    token: str
-    workers: list[str]
-    recorder: Recorder
-    #: The whole schedule's pacer (share 1), for the merged target rate; None for a closed model.
-    pacer: Pacer | None
-    ready: dict[str, int] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
-    warmup: list[float] = field(default_factory=list)
-    #: Each worker's warm-up so far (operations, the workload's own exceptions among them).
-    warmup_tally: dict[str, WarmupTally] = field(default_factory=dict)
-    #: Records each worker's warm-up inserted, reported as its measured phase starts.
-    warmup_inserts: dict[str, int] = field(default_factory=dict)
-    #: Intervals that arrived, by second and worker, until every worker's interval of that second is there.
-    pending: dict[int, dict[str, ClosedInterval]] = field(default_factory=dict)
-    finished: dict[str, int] = field(default_factory=dict)
-    next: int = 0
-    rows: list[list[TimeseriesRow]] = field(default_factory=list)
-    counts: dict[str, Counter[str]] = field(default_factory=dict)
-    dropped: Counter[str] = field(default_factory=Counter)
-    #: Each worker's ``CpuSample`` since its phase started, from its latest interval in the phase.
-    cpu: dict[str, CpuSample] = field(default_factory=dict)
-    #: The last second each worker reported (a lost worker's record ends there).
-    last_second: dict[str, int] = field(default_factory=dict)
-
-    def add(self, client_id: str, report: IntervalReport) -> None:
-        if client_id not in self.workers or client_id in self.finished:
-            return
-        interval = report.interval
-        second = interval.second
-        self.last_second[client_id] = max(second, self.last_second.get(client_id, -1))
-        if report.cpu and (not interval.final or client_id not in self.cpu):  # the last one includes the drain
-            self.cpu[client_id] = report.cpu
-        self.pending.setdefault(second, {})[client_id] = interval
-        per_op = self.counts.setdefault(client_id, Counter())
-        for op, o in interval.ops.items():
-            per_op[op] += o.count
-        self.dropped[client_id] += interval.dropped
-        if interval.final:
-            self.finished[client_id] = second
-        while self.next in self.pending and self._complete(self.next):
-            self._merge(self.next)
-            self.next += 1
-
-    def _complete(self, second: int) -> bool:
-        parts = self.pending[second]
-        return all(w in parts or self.finished.get(w, second) < second for w in self.workers)
-
-    def _merge(self, second: int) -> None:
-        parts = self.pending.pop(second).values()
-        self.recorder.absorb(parts)
-        # the rate at the second's start (the last second closes after the drain)
-        target = self.pacer.target_rate(min(p.start_s for p in parts)) if self.pacer else None
-        self.rows.append(self.recorder.tick(max(p.end_s for p in parts), target_ops_per_s=target,
-                                            dropped=sum(p.dropped for p in parts)))
-
-    @property
-    def done(self) -> bool:
-        return len(self.finished) == len(self.workers) and not self.pending
-
-    def flush(self) -> None:
-        """Merge whatever arrived (a failed or interrupted cell keeps what was recorded)."""
-        for second in sorted(self.pending):
-            self._merge(second)
-
-    def take_rows(self) -> list[list[TimeseriesRow]]:
-        rows, self.rows = self.rows, []
-        return rows
-
-
 class Master:
     """A Locust ``MasterRunner`` for one ``keyramp run``, optionally with local workers."""
 
@@ -168,7 +95,7 @@ class Master:
         except Exception as exc:  # noqa: BLE001 - any bind failure is a usage problem, said in one line
             raise UsageError(f"--master-bind-host {options.bind_host}:{self.port}: cannot listen: {exc}") from None
         self.hello: dict[str, _WorkerInfo] = {}
-        self.merge: _CellMerge | None = None
+        self.merge: CellMerge | None = None
         self.procs: list[subprocess.Popen[bytes]] = []
         self._log_dir: Path | None = None
         receive(self.runner, Hello, self._on_hello)
@@ -239,7 +166,7 @@ class Master:
         self.close()
 
     # -- messages -----------------------------------------------------------------------
-    def _merge_for(self, sender: str, token: str) -> _CellMerge | None:
+    def _merge_for(self, sender: str, token: str) -> CellMerge | None:
         """The cell a worker's message belongs to (None: an earlier cell's, or not a worker of this one)."""
         merge = self.merge
         if merge is None or token != merge.token or sender not in merge.workers:
@@ -299,7 +226,7 @@ class Master:
             if stop.event.wait(timeout=0.1):
                 raise stop.interrupted()
 
-    def lost(self, workers: list[str], merge: _CellMerge | None = None) -> str | None:
+    def lost(self, workers: list[str], merge: CellMerge | None = None) -> str | None:
         dead = self._dead_local(workers)
         if dead is not None:
             return dead
@@ -349,7 +276,7 @@ class WorkerLoad:
         self.stop = stop
         self.say = say
         self.workers: list[str] = []
-        self.merge: _CellMerge | None = None
+        self.merge: CellMerge | None = None
         self.token = ""
         self._start = 0.0
         #: Workers found lost when the phase aborted (their records end at their last interval).
@@ -363,7 +290,7 @@ class WorkerLoad:
         n = len(self.workers)
         plans = [self._plan(i, n, warmup_interval) for i in range(n)]
         self.token = plans[0].token
-        self.merge = self.master.merge = _CellMerge(token=self.token, workers=self.workers, recorder=self.recorder,
+        self.merge = self.master.merge = CellMerge(token=self.token, workers=self.workers, recorder=self.recorder,
                                                     pacer=self._pacer)
         for cid, plan in zip(self.workers, plans, strict=True):
             send(self.master.runner, plan, to=cid)
