@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from keyramp.forecast._band import Band, evaluate_band
+from keyramp.forecast._verdict import span_verdict
 from keyramp.forecast._design import CellDesign, KeysChoice, choose_keys
 from keyramp.forecast._launch import Launch
 from keyramp.forecast._model import Outcome, run_point
@@ -130,7 +131,7 @@ class Forecaster:
         if stability:
             stable = self._stability(proj, launch, box, kind, band)
             if not stable.same_verdict:
-                verdict, deciding = "uncertain", "samples"
+                verdict, deciding = span_verdict(stable.verdicts), "samples"
                 reason = (f"sampling: {stable.verdicts[0]} at {stable.samples[0]:,} samples, {stable.verdicts[1]} "
                           "at twice")
         return Forecast(backend=d.backend, launch=launch.for_backend(d.backend), box=box, verdict=verdict,

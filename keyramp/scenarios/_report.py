@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp.forecast._verdict import VERDICT_RANK
 from keyramp.results._catalog import list_runs
 from keyramp.scenarios._charts import (
     Bar,
@@ -155,9 +156,6 @@ def _ratio_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
     return out
 
 
-#: Verdicts from better to worse (uncertain spans two, so it ranks with at_risk).
-_VERDICT_RANK = {"ok": 0, "at_risk": 1, "uncertain": 1, "hotspot": 2}
-
 
 def _design(rows: list[Evidence], role: str) -> str:
     """``sequential ids (append ×1)``: the role's key designs with their measured pattern."""
@@ -176,7 +174,7 @@ def _at_launch(rows: list[Evidence], role: str) -> tuple[str, int | None]:
             by_verdict.setdefault(str(r.values["forecast"]), []).append(r.backend or r.profile)
     if not by_verdict:
         return "", None
-    worst = max(_VERDICT_RANK.get(str(r.values.get("forecast_verdict")), 1) for r in rows
+    worst = max(VERDICT_RANK.get(str(r.values.get("forecast_verdict")), 1) for r in rows
                 if r.role == role and r.values.get("forecast"))
     if len(by_verdict) == 1:
         return next(iter(by_verdict)), worst
