@@ -111,7 +111,7 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
 
 
 def format_table(results: dict[str, dict[str, Any]]) -> str:
-    from keyramp.forecast._text import band_text, forecast_short, keys_note
+    from keyramp.forecast._text import band_text, figure_text, forecast_short, keys_note
 
     head = ("cell", "forecast*", "mid", "peak step", "adapts in", "added p99", "keys", "decided by")
     rows = [head]
@@ -120,7 +120,7 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
         rows.append((
             cell_id, forecast_short(fc), "-" if thr.get("mid") is None else f"{100 * thr['mid']:.1f}%",
             band_text(fc.get("peak_throttled_fraction")), band_text(fc.get("adapt_s"), unit=" s"),
-            band_text(fc.get("added_p99_ms"), unit=" ms"), (fc.get("projection") or {}).get("keys", "-"),
+            figure_text(fc, "added_p99_ms"), (fc.get("projection") or {}).get("keys", "-"),
             fc.get("deciding_param") or "-",
         ))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]

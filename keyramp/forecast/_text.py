@@ -38,11 +38,11 @@ def band_text(band: Any, *, unit: str = "%") -> str:
 
 def figure_text(forecast: Any, name: str) -> str:
     """One band of ``forecast`` in words, as every view shows it: ``added_p99_ms`` of an ``ok``
-    cell reads as nothing throttled, never as the model's capped queueing."""
+    cell reads ``n/a (ok)``, never as the model's queueing at its utilisation cap."""
     if not isinstance(forecast, Mapping):
         return fmt.MISSING
     if name == "added_p99_ms" and forecast.get("verdict") == "ok":
-        return "none (nothing throttled)"
+        return "n/a (ok)"
     unit = {"adapt_s": " s", "added_p99_ms": " ms"}.get(name, "%")
     return band_text(forecast.get(name), unit=unit)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from keyramp import _format as fmt
 from keyramp._errors import UsageError
 from keyramp.results._catalog import Run, load_run
 from keyramp.results._generator import generator_limited, generator_reason
@@ -114,7 +115,7 @@ def role_of(description: str) -> str:
 
 
 def _pct(value: Any) -> str:
-    return "-" if value is None else f"{value:.0%}"
+    return fmt.percent(value)
 
 
 def _ratio_kind(ratio: Any, threshold: float = OBSERVABLE_RATIO) -> str:
@@ -226,7 +227,7 @@ def _keyspace_evidence(ks: Mapping[str, Any], forecast: Mapping[str, Any] | None
     model = ks.get("model") or {}
     hot1 = ks.get("hottest_1pct_share")
     headline = keyspace_headline(ks)
-    text = f"key space (measured): {headline}; the busiest 1 % of the range takes {hot1 or 0:.1%} of accesses"
+    text = f"key space (measured): {headline}; the busiest 1 % of the range takes {fmt.percent(hot1 or 0)} of accesses"
     bars = _bars("hottest 1 % of the key range (% of accesses, measured key stream)", " %",
                  share=None if hot1 is None else 100.0 * hot1)
     values = {"hot1": hot1, "headline": headline, "strategy": strategy, "moving": bool(ks.get("moving_hotspot")),
@@ -259,11 +260,21 @@ def _timeline(cell: Mapping[str, Any]) -> tuple[tuple[float, float | None, float
 
 
 def _generated(cell: Mapping[str, Any]) -> str:
-    """Share of the scheduled operations a cell generated (achieved ÷ target over its timeline)."""
+    """What limited a generator-limited cell, and how much of its schedule it still generated
+    (achieved ÷ target over its timeline): all of it means the key stream is complete and only
+    its latency is the generator's."""
+    why = f"generator-limited: {generator_reason(cell)}"
     points = [p for p in cell.get("target_ops_per_s") or [] if isinstance(p, Mapping) and p.get("target")]
     target = sum(float(p["target"]) for p in points)
     achieved = sum(float(p.get("achieved") or 0.0) for p in points)
-    return _pct(achieved / target) if target > 0 else "an unknown share"
+    if target <= 0:
+        return f"{why}; the share of the schedule it generated is not recorded"
+    share = achieved / target
+    if share >= 0.995:
+        return (f"{why}; it still generated the scheduled operations ({fmt.percent(share)}), so the key "
+                "stream the model read is complete: only the cell's latency is the generator's")
+    return (f"{why}; it generated {fmt.percent(share)} of the scheduled operations, so the model read "
+            f"{fmt.percent(share)} of the planned key stream")
 
 
 def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run: Path | None = None) -> list[Evidence]:
@@ -284,7 +295,7 @@ def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run
             kind, text, values, bars = _keyspace_evidence(cell["keyspace"], cell.get("forecast"),
                                                           strategy=str(cell.get("strategy") or ""))
             if limited:  # the model saw only the load that was generated
-                text += f" (generator-limited: {_generated(cell)} of the scheduled operations were generated)"
+                text += f" ({_generated(cell)})"
             timeline = _timeline(cell)
         elif limited:
             # Never cite this cell's latency: it is the load generator's own queue.
