@@ -63,8 +63,8 @@ def _consistency_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
             label = "confirmed (measured)" if close else "measured"
             few = f" (only {fmt.plural(n, 'attempt')}: too few to judge)" if n < _MIN_ATTEMPTS else ""
             out.append((label, f"{label} ({r.profile}): global queries missed a just-written entity in "
-                               f"{fmt.percent(stale)} of {fmt.plural(n, 'attempt')} (≈ 1 − consistency = {fmt.percent(expected)}){few}; "
-                               f"{strong}"))
+                               f"{fmt.percent(stale)} of {fmt.plural(n, 'attempt')} (≈ 1 − consistency = "
+                               f"{fmt.percent(expected)}){few}; {strong}"))
         elif expected > 0:
             out.append(("not observable on the emulator",
                         f"not observable on the emulator ({r.profile}): no stale global query although the "
@@ -217,8 +217,9 @@ def verdict(rows: Sequence[Evidence]) -> tuple[str, str]:
 #: What a rule asks beyond the rule whose runs it shares (profiles that cite both), said instead of
 #: repeating that rule's verdict as its own.
 _BEYOND: dict[str, str] = {
-    "BP-RAMP-2": "they show the ramp both rules ask for; what BP-RAMP-2 adds, moving users to the new kind in the order of a deterministic hash of "
-                 "their ids while reads fall back to the old kind, is not exercised: these runs ramp one new kind",
+    "BP-RAMP-2": "they show the ramp both rules ask for; what BP-RAMP-2 adds, moving users to the new kind "
+                 "in the order of a deterministic hash of their ids while reads fall back to the old kind, is not "
+                 "exercised: these runs ramp one new kind",
 }
 
 
