@@ -257,12 +257,12 @@ def test_keyspace_figures_are_an_explained_table_with_verdicts(client, run_dir: 
     table = html.split('class="data compact keyspace-metrics"')[1].split("</table>")[0]
     rows = {m.group(1): m.group(2) for m in re.finditer(r'<tr data-field="(\w+)">(.*?)</tr>', table, re.S)}
     # each row: a plain-words label, the value judged against its good/bad range, and what it means
-    assert "74.0 %" in rows["hottest_1pct_share"] and "verdict-bad" in rows["hottest_1pct_share"]
+    assert "74 %" in rows["hottest_1pct_share"] and "verdict-bad" in rows["hottest_1pct_share"]
     assert "one hotspot takes the load" in rows["hottest_1pct_share"]
     assert ">yes<" in rows["moving_hotspot"] and "verdict-bad" in rows["moving_hotspot"]
     assert "0.35" in rows["entropy_norm"] and "verdict-bad" in rows["entropy_norm"]
-    assert "12.0 %" in rows["max_throttled_fraction"] and "verdict-bad" in rows["max_throttled_fraction"]
-    assert "0.40 ms" in rows["max_added_latency_ms"] and "verdict-good" in rows["max_added_latency_ms"]
+    assert "12 %" in rows["max_throttled_fraction"] and "verdict-bad" in rows["max_throttled_fraction"]
+    assert "0.4 ms" in rows["max_added_latency_ms"] and "verdict-good" in rows["max_added_latency_ms"]
     assert "hottest_bucket_share" not in html  # no dump of field names
     # The key-space headline is the one the run table prints (the same words everywhere).
     from keyramp.keyspace import keyspace_headline
@@ -281,7 +281,7 @@ def test_explained_keyspace_holds_the_hot_window_against_the_modelled_band() -> 
                             "tablet_capacity_ops_per_s": {"low": 500, "mid": 1000, "high": 1500, "modelled": True}})
     assert hot is not None
     measured = {m["field"]: m for m in hot["measured"]}
-    assert measured["hottest_1pct_ops_per_s"]["text"] == "2,100.0 ops/s"
+    assert measured["hottest_1pct_ops_per_s"]["text"] == "2,100 ops/s"
     assert measured["hottest_1pct_ops_per_s"]["verdict"] == "bad" and measured["append_points"]["verdict"] == "bad"
     (band,) = hot["modelled"]
     assert band["text"] == "above the band (500–1,500 ops/s)" and band["verdict"] == "bad"
