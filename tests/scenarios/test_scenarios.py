@@ -188,7 +188,7 @@ def test_the_launch_forecast_confirms_a_pair_the_key_stream_alone_cannot_tell_ap
     # One breath: the design, what it does at the launch, the fix; the figures are in the evidence rows.
     verdict_text = text.split(". not observable")[0]
     assert verdict_text == ("confirmed (modelled): idx (spread): hotspot 60%–75% at the launch (ramp 500 ops/s "
-                            "+50% every 300s up to 5000 for 1h); fix: exempt (spread): ok 0%"), verdict_text
+                            "+50% every 300s up to 5000 for 1h); fix: exempt (spread): ok 0 %–0.1 %"), verdict_text
     assert len(verdict_text.split()) < 45
 
 
