@@ -171,7 +171,7 @@ def test_keyspace_verdict_compares_the_pair_by_role(tmp_path: Path) -> None:
                                                                                   "Best practice"))
     assert status == "modelled" and "not confirmed by the model" in text
     # The tablet model at the test's own rate (0.4 vs 0.0 here) is cited nowhere: one model per claim.
-    assert "40.0%" not in text and "modelled throttling" not in text
+    assert "40 %" not in text and "modelled throttling" not in text
 
 
 def test_the_launch_forecast_confirms_a_pair_the_key_stream_alone_cannot_tell_apart(tmp_path: Path) -> None:
@@ -187,7 +187,7 @@ def test_the_launch_forecast_confirms_a_pair_the_key_stream_alone_cannot_tell_ap
     assert status == "confirmed (modelled)", text
     # One breath: the design, what it does at the launch, the fix; the figures are in the evidence rows.
     verdict_text = text.split(". not observable")[0]
-    assert verdict_text == ("confirmed (modelled): idx (spread): hotspot 60%–75% at the launch (ramp 500 ops/s "
+    assert verdict_text == ("confirmed (modelled): idx (spread): hotspot 60 %–75 % at the launch (ramp 500 ops/s "
                             "+50% every 300s up to 5000 for 1h); fix: exempt (spread): ok 0 %–0.1 %"), verdict_text
     assert len(verdict_text.split()) < 45
 
