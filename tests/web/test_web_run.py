@@ -289,7 +289,7 @@ def test_explained_keyspace_holds_the_hot_window_against_the_modelled_band() -> 
                                "hot_window_vs_capacity": "below the band"})
     assert spread is not None
     assert {m["field"]: (m["text"], m["verdict"]) for m in spread["measured"]} == {
-        "hottest_1pct_ops_per_s": ("3.0 ops/s", "good"), "append_points": ("none (spread)", "good")}
+        "hottest_1pct_ops_per_s": ("3 ops/s", "good"), "append_points": ("none (spread)", "good")}
 
 
 def test_explained_keyspace_judges_spread_keys_good() -> None:
