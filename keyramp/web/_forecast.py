@@ -26,7 +26,7 @@ __all__ = ["forecast_view"]
 _FIGURES = (
     ("throttled_fraction", "throttled share of launch operations", "%"),
     ("peak_throttled_fraction", "worst 10-s step", "%"),
-    ("adapt_s", "throttled spell (first to last throttled step)", " s"),
+    ("adapt_s", "adapts in (first to last throttled step; never: still throttled at the end)", " s"),
     ("added_p99_ms", "added p99 queueing, worst step", " ms"),
 )
 _W, _H = 520.0, 170.0

@@ -104,7 +104,8 @@ def _launch_runs(root: Path) -> None:
         assert profile.launch is not None
         forecasts[strategy] = forecast_cell(backend="datastore", strategy=strategy, profile=profile.data,
                                             launch=profile.launch, cell_summary=_ONE_OP)
-    assert forecasts["sequential"]["verdict"] == "hotspot" and forecasts["random"]["verdict"] == "ok"
+    # sequential ids at 500/50/5: every point of the band throttles (some at_risk, some hotspot)
+    assert forecasts["sequential"]["verdict"] == "at_risk-hotspot" and forecasts["random"]["verdict"] == "ok"
     for seed, insert_ms in ((5, 4.0), (6, 2.0)):
         run = make_run(root, profile_name="launch", seconds=6, seed=seed, keyspace=_RAW_KEYSPACE,
                        cells=(("datastore", "sequential"), ("datastore", "random"), ("firestore", "sequential")),
@@ -279,7 +280,7 @@ def test_every_page_reads_cleanly(page, base_url: str, results: Path) -> None:  
     quick = [r for r in runs if "quickstart" in r]
     pages = ["/", "/runs?profile=launch&backend=firestore", *(f"/runs/{r}" for r in runs),
              f"/compare?runs={','.join(launch)}", f"/compare?runs={','.join(quick)}",
-             "/runs/20990101T000000000Z-gone-0000"]
+             "/runs/20990101T000000000Z-gone-0000"]  # the error page last: its 404 is the one console error
     texts = {}
     for path in pages:
         page.goto(f"{base_url}{path}")
@@ -288,7 +289,7 @@ def test_every_page_reads_cleanly(page, base_url: str, results: Path) -> None:  
         texts[path] = page.locator("body").inner_text()
         bad = _UNREADABLE.findall(texts[path])
         assert not bad, (path, bad)
-    assert page.console_errors == []  # type: ignore[attr-defined]
+    assert page.console_errors == ["Failed to load resource: the server responded with a status of 404 (NOT FOUND)"]
 
     run = texts[f"/runs/{launch[0]}"]
     # the forecast chart has axes, units and a legend; the ok cell says so in one line, no empty box
