@@ -247,6 +247,6 @@ def own_verdicts(groups: Mapping[str, Sequence[Evidence]]) -> dict[str, RuleVerd
             continue
         beyond = _BEYOND.get(rule, f"nothing in them tells {rule} apart from {first}")
         out[rule] = RuleVerdict(
-            status=f"partly tested (the runs of {first})", shared_with=first,
+            status=f"partly tested: the runs of {first}", shared_with=first,
             text=f"the same runs as {first} ({out[first].status} there: see {first}); {beyond}")
     return out
