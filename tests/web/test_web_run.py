@@ -305,3 +305,39 @@ def test_explained_keyspace_judges_spread_keys_good() -> None:
     assert {m["field"]: m["verdict"] for m in spread["modelled"]} == {"max_throttled_fraction": "good",
                                                                        "peak_tablets": ""}
     assert explain_keyspace({}) is None and explain_keyspace("junk") is None
+
+
+def test_a_cell_without_keys_says_why() -> None:
+    from keyramp.web._model import _no_keys_reason
+
+    failed = {"total": {"count": 2000, "errors": 2000, "errors_by_class": {
+        "PERMISSION_DENIED": {"count": 1990}, "UNAVAILABLE": {"count": 10}}}}
+    assert _no_keys_reason(failed, {}) == ("No sampled keys: all 2,000 operations failed (most often "
+                                           "PERMISSION_DENIED ×1,990), so no key was written or read.")
+    assert _no_keys_reason({"probe": {"name": "batch"}}, {}).startswith("A probe cell")
+    warmup = {"total": {"count": 0}, "warmup_failure": {"error_class": "CLIENT_KeyError", "message": "KeyError: 'sku'"}}
+    assert "stopped in its warm-up, where every operation raised CLIENT_KeyError KeyError: 'sku'" in _no_keys_reason(
+        warmup, {})
+    off = {"total": {"count": 50, "errors": 0}}
+    assert "key sampling was off" in _no_keys_reason(off, {"workload": {"key_samples_per_s": 0}})
+    assert "key sampling was off" not in _no_keys_reason(off, {"workload": {"key_samples_per_s": 100}})
+
+
+def test_the_forecast_chart_has_axes_and_an_ok_cell_none() -> None:
+    from keyramp.web._forecast import forecast_view
+
+    timeline = {"t": [0.0, 600.0, 1200.0], "throttled": {"favourable": [0.0, 0.0, 0.0], "mid": [0.0, 0.2, 0.1],
+                                                         "unfavourable": [0.1, 0.4, 0.3]}}
+    hot = forecast_view({"verdict": "at_risk-hotspot", "throttled_fraction": {"low": 0.1, "mid": 0.2, "high": 0.4},
+                         "added_p99_ms": {"low": 5.0, "mid": 50.0, "high": 919.0}, "timeline": timeline})
+    assert hot is not None and hot["verdict_class"] == "at_risk-hotspot" and hot["no_throttling"] is None
+    chart = hot["chart"]
+    assert [t["text"] for t in chart["y_ticks"]] == ["0 %", "25 %", "50 %"]  # the axis ends at the next step above 40 %
+    assert [t["text"] for t in chart["x_ticks"]] == ["0 s", "10 min", "20 min"]
+    assert [line["name"] for line in chart["lines"]] == ["favourable", "unfavourable", "mid"]
+    assert any(b["name"] == "added_p99_ms" for b in hot["bands"])
+    ok = forecast_view({"verdict": "ok", "throttled_fraction": {"low": 0.0, "mid": 0.0, "high": 0.0},
+                        "peak_throttled_fraction": {"low": 0.0, "mid": 0.0, "high": 0.0},
+                        "added_p99_ms": {"low": 5.0, "mid": 50.0, "high": 919.0}, "timeline": timeline})
+    assert ok is not None and ok["chart"] is None and ok["no_throttling"] == "no throttling forecast"
+    assert all(b["name"] != "added_p99_ms" for b in ok["bands"])  # the capped queueing of nothing throttled
