@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from keyramp.forecast._band import Band, evaluate_band
-from keyramp.forecast._verdict import span_verdict
 from keyramp.forecast._design import CellDesign, KeysChoice, choose_keys
 from keyramp.forecast._launch import Launch
 from keyramp.forecast._model import Outcome, run_point
@@ -24,6 +23,7 @@ from keyramp.forecast._project import Projection, regenerated_projection
 from keyramp.forecast._recorded import RecordedKeys, recorded_keys, recorded_projection
 from keyramp.forecast._result import Forecast, Stability
 from keyramp.forecast._stores import store_params
+from keyramp.forecast._verdict import span_verdict
 
 __all__ = ["Forecaster", "forecast", "forecast_cell", "forecast_run_cell", "forecast_step", "samples_for"]
 
