@@ -148,7 +148,6 @@ def _flat_keyspace(keyspace: Any) -> dict[str, Any]:
     return out
 
 
-
 def _forecast_entry(forecast: dict[str, Any]) -> dict[str, Any]:
     from keyramp.forecast._text import forecast_short
 

@@ -114,10 +114,6 @@ def role_of(description: str) -> str:
     return ""
 
 
-def _pct(value: Any) -> str:
-    return fmt.percent(value)
-
-
 def _ratio_kind(ratio: Any, threshold: float = OBSERVABLE_RATIO) -> str:
     return "measured" if ratio is not None and ratio >= threshold else "not observable"
 
@@ -138,9 +134,10 @@ def _probe_evidence(probe: Mapping[str, Any]) -> tuple[str, str, dict[str, Any],
         expected = r.get("expected_stale_rate") or 0.0
         kind = "not observable" if expected > 0 and not r.get("global_stale") else "measured"
         qv = r.get("queries_until_visible") or {}
-        text = (f"global query stale {_pct(r.get('global_stale_rate'))} of {r.get('attempts')} (expected ≈ "
-                f"{_pct(r.get('expected_stale_rate'))} at consistency {r.get('emulator_consistency')}), ancestor "
-                f"{_pct(r.get('ancestor_stale_rate'))}, lookup {_pct(r.get('lookup_stale_rate'))}; "
+        text = (f"global query stale {fmt.percent(r.get('global_stale_rate'))} of {r.get('attempts')} (expected "
+                f"≈ {fmt.percent(r.get('expected_stale_rate'))} at consistency {r.get('emulator_consistency')}), "
+                "ancestor "
+                f"{fmt.percent(r.get('ancestor_stale_rate'))}, lookup {fmt.percent(r.get('lookup_stale_rate'))}; "
                 f"queries until visible: mean {qv.get('mean')}, max {qv.get('max')}")
         values = {"stale_rate": r.get("global_stale_rate"), "expected": r.get("expected_stale_rate"),
                   "attempts": r.get("attempts"),
@@ -153,7 +150,7 @@ def _probe_evidence(probe: Mapping[str, Any]) -> tuple[str, str, dict[str, Any],
         where = "one entity group" if r.get("same_group") else f"{r['keys']} key(s), {r['assign']}"
         lat = r.get("latency_ms") or {}
         text = (f"{r['threads']} writers × {r['op']} on {where}: {r['committed']} committed "
-                f"({r['committed_per_s']}/s), {r['aborted']} aborted ({_pct(r.get('abort_rate'))}), "
+                f"({r['committed_per_s']}/s), {r['aborted']} aborted ({fmt.percent(r.get('abort_rate'))}), "
                 f"p50 {lat.get('p50')} ms, p99 {lat.get('p99')} ms")
         others = {k: v for k, v in (r.get("errors") or {}).items() if k != "ABORTED"}
         if others:
@@ -307,7 +304,7 @@ def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run
             total = cell.get("total") or {}
             lat = total.get("latency_ms") or {}
             kind, text, values = "measured", (f"{total.get('ops_per_s', 0)} ops/s, p99 {lat.get('p99')} ms, "
-                                              f"error rate {_pct(total.get('error_rate'))}"), {}
+                                              f"error rate {fmt.percent(total.get('error_rate'))}"), {}
             bars = _bars("latency (ms)", " ms", p50=lat.get("p50"), p99=lat.get("p99"))
             timeline = _timeline(cell)
         if cell.get("incomplete"):
