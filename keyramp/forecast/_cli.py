@@ -130,7 +130,7 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
         lines.insert(0, f"launch: {launch['description']} (peak {launch['peak_ops_per_s']:,.0f} ops/s, "
                         f"{launch['total_ops']:,} operations)")
     lines.append("* modelled: share of launch operations throttled, low–high over the parameter ranges "
-                 "(docs/keyspace-model.md); verdict ok/at_risk/hotspot only when the whole band agrees")
+                 "(docs/keyspace-model.md); at_risk-hotspot: every point throttles; uncertain: the band reaches ok")
     for cell_id, fc in results.items():  # why a verdict is uncertain or missing, and recorded keys
         note = keys_note(fc) if fc.get("throttled_fraction") is not None else ""
         lines += [f"{cell_id}: {text}" for text in (fc.get("reason"), note and f"forecast {note}") if text]
