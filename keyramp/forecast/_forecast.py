@@ -24,6 +24,7 @@ from keyramp.forecast._model import Outcome, run_point
 from keyramp.forecast._project import Projection, regenerated_projection
 from keyramp.forecast._recorded import RecordedKeys, recorded_keys, recorded_projection
 from keyramp.forecast._result import Forecast, Stability
+from keyramp.forecast._verdict import span_verdict
 from keyramp.keyspace._load import load_keys
 
 __all__ = ["Forecaster", "forecast", "forecast_cell", "forecast_run_cell", "forecast_step", "samples_for"]
@@ -130,7 +131,7 @@ class Forecaster:
         if stability:
             stable = self._stability(proj, launch, box, kind, band)
             if not stable.same_verdict:
-                verdict, deciding = "uncertain", "samples"
+                verdict, deciding = span_verdict(stable.verdicts), "samples"
                 reason = (f"sampling: {stable.verdicts[0]} at {stable.samples[0]:,} samples, {stable.verdicts[1]} "
                           "at twice")
         return Forecast(backend=d.backend, launch=launch.for_backend(d.backend), box=box, verdict=verdict,

@@ -82,7 +82,7 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
 
 
 def format_table(results: dict[str, dict[str, Any]]) -> str:
-    from keyramp.forecast._text import band_text, forecast_short, keys_note
+    from keyramp.forecast._text import band_text, figure_text, forecast_short, keys_note
 
     head = ("cell", "forecast*", "mid", "peak step", "adapts in", "added p99", "keys", "decided by")
     rows = [head]
@@ -91,7 +91,7 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
         rows.append((
             cell_id, forecast_short(fc), "-" if thr.get("mid") is None else f"{100 * thr['mid']:.1f}%",
             band_text(fc.get("peak_throttled_fraction")), band_text(fc.get("adapt_s"), unit=" s"),
-            band_text(fc.get("added_p99_ms"), unit=" ms"), (fc.get("projection") or {}).get("keys", "-"),
+            figure_text(fc, "added_p99_ms"), (fc.get("projection") or {}).get("keys", "-"),
             fc.get("deciding_param") or "-",
         ))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
@@ -101,7 +101,7 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
         lines.insert(0, f"launch: {launch['description']} (peak {launch['peak_ops_per_s']:,.0f} ops/s, "
                         f"{launch['total_ops']:,} operations)")
     lines.append("* modelled: share of launch operations throttled, low–high over the parameter ranges "
-                 "(docs/keyspace-model.md); verdict ok/at_risk/hotspot only when the whole band agrees")
+                 "(docs/keyspace-model.md); at_risk-hotspot: every point throttles; uncertain: the band reaches ok")
     for cell_id, fc in results.items():  # why a verdict is uncertain or missing, and recorded keys
         note = keys_note(fc) if fc.get("throttled_fraction") is not None else ""
         lines += [f"{cell_id}: {text}" for text in (fc.get("reason"), note and f"forecast {note}") if text]

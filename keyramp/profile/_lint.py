@@ -199,6 +199,13 @@ def _key_hygiene(keys: KeyStrategy, backend: str, strategy: str, cell: str) -> l
 # -- profile-wide rules -------------------------------------------------------------------------
 
 
+def _on_cells(plan: _Plan, backend: str, rule: str, severity: str, message: str) -> list[Finding]:
+    """A finding about one store, on each cell of that store: ``group_findings`` says it once with
+    their ids, so a run's lint line names the cells it is about."""
+    cells = [cell for b, _, cell in plan.cells() if b == backend]
+    return [Finding(rule, severity, message, cell) for cell in cells] or [Finding(rule, severity, message)]
+
+
 def _steepest(sched: Schedule, horizon: float) -> tuple[float, float, float, float] | None:
     """Where ``sched`` most exceeds rate(t) ≤ max(500, 1.5 × rate(t − 5 min)): (ratio, t, rate, allowed)."""
     points = set(sched.change_points(horizon))
@@ -287,9 +294,9 @@ def _entity_rates(plan: _Plan) -> list[Finding]:
         rate, how = max(parts)
         if rate > 1.0:
             severity = "error" if rate > 10.0 else "warning"
-            out.append(Finding("BP-RATE-1", severity,
-                               f"{backend}: ~{rate:.3g} writes/s per {unit} ({how}), limit ≈ 1/s sustained: expect "
-                               f"contention and timeouts; spread writes over more {unit}s or batch them"))
+            out += _on_cells(plan, backend, "BP-RATE-1", severity,
+                             f"{backend}: ~{rate:.3g} writes/s per {unit} ({how}), limit ≈ 1/s sustained: expect "
+                             f"contention and timeouts; spread writes over more {unit}s or batch them")
     return out
 
 
@@ -309,14 +316,15 @@ def _indexed_value(plan: _Plan) -> list[Finding]:
             rules = spec_for(backend).rules
             if "BP-RATE-2" in rules:
                 severity = "error" if writes is None or writes > 500 else "info"
-                out.append(Finding("BP-RATE-2", severity,
-                                   f"{backend}: indexed monotonic '{name}' caps the collection at ~500 writes/s "
-                                   f"(planned {_rate_text(writes, 'writes/s')}); exempt it from indexing "
-                                   f"({exempt}) or prefix it ({prefix})"))
+                out += _on_cells(plan, backend, "BP-RATE-2", severity,
+                                 f"{backend}: indexed monotonic '{name}' caps the collection at ~500 writes/s "
+                                 f"(planned {_rate_text(writes, 'writes/s')}); exempt it from indexing "
+                                 f"({exempt}) or prefix it ({prefix})")
             elif "BP-KEY-3" in rules:
-                out.append(Finding("BP-KEY-3", "warning" if writes is None or writes > 500 else "info",
-                                   f"{backend}: indexed monotonic '{name}' makes its index range a hotspot; prefix "
-                                   f"it with a high-cardinality id ({prefix}) or exclude it ({exempt})"))
+                severity = "warning" if writes is None or writes > 500 else "info"
+                out += _on_cells(plan, backend, "BP-KEY-3", severity,
+                                 f"{backend}: indexed monotonic '{name}' makes its index range a hotspot; prefix "
+                                 f"it with a high-cardinality id ({prefix}) or exclude it ({exempt})")
     return out
 
 
@@ -328,16 +336,17 @@ def _sizes(plan: _Plan) -> list[Finding]:
     for backend in plan.backends:
         rules = spec_for(backend).rules
         if "BP-SIZE-1" in rules and size > 100 * MIB:
-            out.append(Finding("BP-SIZE-1", "error", f"{backend}: value_size {size / MIB:.3g} MiB exceeds 100 MiB "
-                               "per row; split the value over rows"))
+            out += _on_cells(plan, backend, "BP-SIZE-1", "error",
+                             f"{backend}: value_size {size / MIB:.3g} MiB exceeds 100 MiB per row; split the value "
+                             "over rows")
         elif "BP-SIZE-1" in rules and size > 10 * MIB:
-            out.append(Finding("BP-SIZE-1", "warning",
-                               f"{backend}: value_size {size / MIB:.3g} MiB exceeds the recommended 10 MiB per cell; "
-                               f"split it over cells or rows"))
+            out += _on_cells(plan, backend, "BP-SIZE-1", "warning",
+                             f"{backend}: value_size {size / MIB:.3g} MiB exceeds the recommended 10 MiB per cell; "
+                             f"split it over cells or rows")
         if "BP-SIZE-3" in rules and fields >= 10:
-            out.append(Finding("BP-SIZE-3", "warning" if fields >= 100 else "info",
-                               f"{backend}: {fields} tiny cells per row cost more than one packed cell; pack small "
-                               f"values into one cell"))
+            out += _on_cells(plan, backend, "BP-SIZE-3", "warning" if fields >= 100 else "info",
+                             f"{backend}: {fields} tiny cells per row cost more than one packed cell; pack small "
+                             f"values into one cell")
     if fields >= 20 and any(spec_for(b).has("secondary_indexes") for b in plan.backends):
         out.append(Finding("BP-IDX-1", "info",
                            f"{fields} indexed properties per entity: index fan-out drives write latency; exclude "
@@ -350,9 +359,9 @@ def _sizes(plan: _Plan) -> list[Finding]:
     row = plan.shape.size_bytes() if plan.shape else 0
     for backend in plan.backends:
         if "BP-SIZE-1" in spec_for(backend).rules and row > 10 * MIB:
-            out.append(Finding("BP-SIZE-1", "error" if row > 100 * MIB else "warning",
-                               f"{backend}: a workload.document row is ~{row / MIB:.3g} MiB (recommended ≤ 10 MiB a "
-                               f"cell, ≤ 100 MiB a row); split it over rows"))
+            out += _on_cells(plan, backend, "BP-SIZE-1", "error" if row > 100 * MIB else "warning",
+                             f"{backend}: a workload.document row is ~{row / MIB:.3g} MiB (recommended ≤ 10 MiB a "
+                             f"cell, ≤ 100 MiB a row); split it over rows")
     return out
 
 

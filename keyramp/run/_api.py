@@ -23,8 +23,8 @@ from typing import Any, Protocol, TextIO
 from keyramp._errors import UsageError
 from keyramp.profile import Profile
 from keyramp.profile._files import collect_profiles
+from keyramp.results._observer import RunObserver
 from keyramp.run._master import Master, MasterOptions
-from keyramp.run._observer import RunObserver
 from keyramp.run._report import Console
 from keyramp.run._runner import RunOptions, RunOutcome, run_profile
 from keyramp.targets import TargetOptions

@@ -383,3 +383,16 @@ def test_a_python_workload_is_never_told_to_use_server_allocated_ids(tmp_path: P
     assert "BP-KEY-1" in rules and "BP-KEY-2" not in rules
     assert all("server_allocated" not in f["message"] for f in report["findings"])
     assert any("use random or hashed_prefix keys" in f["message"] for f in report["findings"])
+
+
+def test_a_finding_about_one_store_names_that_stores_cells() -> None:
+    """A run's lint line once read "BP-RATE-2: firestore: …" with no cell: it now names the cells of
+    that store (and only those), said once."""
+    from keyramp.profile._lint import group_findings
+
+    found = lint_profile(profile(backend=["firestore", "bigtable"], strategy=["random", "hashed_prefix"],
+                                 indexed_value="monotonic"))
+    rate = [f for f in found if f.rule == "BP-RATE-2"]
+    assert {f.cell for f in rate} == {"c00-firestore-random", "c01-firestore-hashed-prefix"}
+    (line,) = [g.line() for g in group_findings(found) if g.rule == "BP-RATE-2"]
+    assert line.startswith("BP-RATE-2 on 2 cells (c00-firestore-random, c01-firestore-hashed-prefix): firestore: ")
