@@ -1,12 +1,12 @@
 """Evidence rows of scenario runs: one per rule × cell, with the numbers its charts compare.
 
-Evidence comes from each cell's ``probe`` (measured on the emulator) or ``keyspace``
-(hotspot metrics measured from the key stream + a modelled tablet store).
+Evidence comes from each cell's ``probe`` (measured on the emulator; what each probe's result
+shows is ``_probe_evidence``) or ``keyspace`` (hotspot metrics measured from the key stream + a
+modelled tablet store).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +18,10 @@ from keyramp.forecast._text import forecast_line, forecast_short, keys_note
 from keyramp.keyspace._headline import keyspace_headline
 from keyramp.results._catalog import Run, load_run
 from keyramp.results._generator import generator_limited, generator_reason
+from keyramp.scenarios._probe_evidence import ChartValue, chart_bars, probe_evidence
 
 __all__ = [
-    "OBSERVABLE_RATIO",
     "RULE_STRATEGIES",
-    "ChartValue",
     "Evidence",
     "RunInfo",
     "by_rule",
@@ -31,9 +30,6 @@ __all__ = [
     "load_runs",
     "role_of",
 ]
-
-#: A measured ratio below this is within emulator noise: the effect is not observable.
-OBSERVABLE_RATIO = 2.0
 
 _ANTI, _BEST = "anti-pattern", "best practice"
 _MONOTONIC = ("sequential", "padded_sequential", "prefixed_sequential", "timestamp_only")
@@ -50,16 +46,6 @@ RULE_STRATEGIES: dict[str, dict[str, str]] = {
     "BP-KEY-7": {"sequential": _ANTI, "padded_sequential": _ANTI, "domain": _ANTI, "reversed_id": _BEST,
                  "reverse_domain": _BEST},
 }
-
-
-@dataclass(frozen=True, kw_only=True)
-class ChartValue:
-    """One bar: ``chart`` groups bars of all rows of a rule; ``series`` names it within a row."""
-
-    chart: str
-    series: str
-    value: float | None
-    unit: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,103 +102,6 @@ def role_of(description: str) -> str:
     return ""
 
 
-def _ratio_kind(ratio: Any, threshold: float = OBSERVABLE_RATIO) -> str:
-    return "measured" if ratio is not None and ratio >= threshold else "not observable"
-
-
-def _bars(chart: str, unit: str, **series: Any) -> list[ChartValue]:
-    return [ChartValue(chart=chart, series=name.replace("_", " "), value=None if v is None else float(v), unit=unit)
-            for name, v in series.items()]
-
-
-def _probe_evidence(probe: Mapping[str, Any]) -> tuple[str, str, dict[str, Any], list[ChartValue]]:
-    name = probe["name"]
-    if "unsupported" in probe:
-        return "unsupported", f"{name}: {probe['unsupported']}", {}, []
-    r = probe.get("result") or {}
-    if name == "consistency":
-        # At consistency < 1 and no stale query, the emulator did not simulate it; at 1.0
-        # "no stale query" is the measured reference.
-        expected = r.get("expected_stale_rate") or 0.0
-        kind = "not observable" if expected > 0 and not r.get("global_stale") else "measured"
-        qv = r.get("queries_until_visible") or {}
-        text = (f"global query stale {fmt.percent(r.get('global_stale_rate'))} of {r.get('attempts')} (expected "
-                f"≈ {fmt.percent(r.get('expected_stale_rate'))} at consistency {r.get('emulator_consistency')}), "
-                "ancestor "
-                f"{fmt.percent(r.get('ancestor_stale_rate'))}, lookup {fmt.percent(r.get('lookup_stale_rate'))}; "
-                f"queries until visible: mean {qv.get('mean')}, max {qv.get('max')}")
-        values = {"stale_rate": r.get("global_stale_rate"), "expected": r.get("expected_stale_rate"),
-                  "attempts": r.get("attempts"),
-                  "ancestor": r.get("ancestor_stale_rate"), "lookup": r.get("lookup_stale_rate")}
-        pct = {k: None if v is None else 100.0 * v for k, v in values.items()}
-        bars = _bars("stale reads (% of attempts)", " %", global_query=pct["stale_rate"],
-                     expected_1_minus_c=pct["expected"], ancestor_query=pct["ancestor"], lookup=pct["lookup"])
-        return kind, text, values, bars
-    if name == "contention":
-        where = "one entity group" if r.get("same_group") else f"{r['keys']} key(s), {r['assign']}"
-        lat = r.get("latency_ms") or {}
-        text = (f"{r['threads']} writers × {r['op']} on {where}: {r['committed']} committed "
-                f"({r['committed_per_s']}/s), {r['aborted']} aborted ({fmt.percent(r.get('abort_rate'))}), "
-                f"p50 {lat.get('p50')} ms, p99 {lat.get('p99')} ms")
-        others = {k: v for k, v in (r.get("errors") or {}).items() if k != "ABORTED"}
-        if others:
-            text += "; other errors: " + ", ".join(f"{k} {v}" for k, v in sorted(others.items()))
-        samples = r.get("error_samples") or {}
-        if samples:
-            first = next(iter(samples.values()))
-            text += f"; error: `{first['message']}`"
-        values = {"aborted": r["aborted"], "failed": sum((r.get("errors") or {}).values()),
-                  "committed_per_s": r["committed_per_s"], "hot": r["keys"] == 1 or bool(r.get("same_group"))}
-        bars = (_bars("aborted transactions", "", aborted=r["aborted"])
-                + _bars("committed transactions per second", "/s", committed=r["committed_per_s"])
-                + _bars("latency of committed transactions (ms)", " ms", p50=lat.get("p50"), p99=lat.get("p99")))
-        return "measured", text, values, bars
-    if name == "offset_cursor":
-        text = (f"page {r['page']} ({r['page_size']} per page) by offset {r['offset_ms']} ms vs cursor "
-                f"{r['cursor_ms']} ms (fastest of {r.get('trials', '?')} interleaved trials; medians "
-                f"{r.get('offset_median_ms', '-')} vs {r.get('cursor_median_ms', '-')} ms); offset vs cursor: "
-                f"×{r.get('ratio')}")
-        bars = _bars("query time for one page (ms, fastest trial)", " ms", offset=r["offset_ms"], cursor=r["cursor_ms"])
-        return _ratio_kind(r.get("ratio")), text, {"ratio": r.get("ratio")}, bars
-    if name == "projection":
-        ratio = r.get("full_vs_keys_only")
-        text = (f"{r['entities']} entities: full {r['full_ms']} ms, projection {r['projection_ms']} ms, keys-only "
-                f"{r['keys_only_ms']} ms; full vs keys-only: ×{ratio}")
-        bars = _bars("query time (ms)", " ms", full_entities=r["full_ms"], projection=r["projection_ms"],
-                     keys_only=r["keys_only_ms"])
-        return _ratio_kind(ratio, 1.2), text, {"ratio": ratio}, bars
-    if name == "deleted_range":
-        text = (f"after deleting {r['deleted']} of {r['entities']}: head query {r['head_query_ms']} ms vs stored "
-                f"start {r['stored_start_ms']} ms; head vs stored: ×{r.get('ratio')}")
-        bars = _bars("query time (ms)", " ms", head_of_deleted_range=r["head_query_ms"],
-                     stored_start=r["stored_start_ms"])
-        return _ratio_kind(r.get("ratio")), text, {"ratio": r.get("ratio")}, bars
-    if name == "batch":
-        ratio = max(r["write_speedup"], r["read_speedup"])  # batching helps if either side gains
-        text = (f"{r['entities']} entities: writes {r['single_write_per_s']}/s single vs "
-                f"{r['batch_write_per_s']}/s in batches of {r['batch_size']} (×{r['write_speedup']}); reads "
-                f"{r['single_read_per_s']}/s vs {r['batch_read_per_s']}/s (×{r['read_speedup']})")
-        bars = (_bars("writes per second", "/s", single=r["single_write_per_s"], batched=r["batch_write_per_s"])
-                + _bars("reads per second", "/s", single=r["single_read_per_s"], batched=r["batch_read_per_s"]))
-        return _ratio_kind(ratio, 1.2), text, {"ratio": ratio, "writes": r["write_speedup"],
-                                               "reads": r["read_speedup"]}, bars
-    if name == "fanout":
-        ratio = r.get("indexed_vs_unindexed")
-        text = (f"{r['properties']} properties: indexed {r['indexed_ms']} ms vs unindexed {r['unindexed_ms']} ms "
-                f"per write (1 property: {r['one_property_ms']} ms); indexed vs unindexed: ×{ratio}")
-        bars = _bars("time per write (ms)", " ms", indexed=r["indexed_ms"], unindexed=r["unindexed_ms"],
-                     one_property=r["one_property_ms"])
-        return _ratio_kind(ratio), text, {"ratio": ratio}, bars
-    if name == "hygiene":
-        cases = r.get("cases", [])
-        parts = [f"{c['case']}: " + ("accepted" if c["accepted"] else f"{c['class']} `{c['message']}`")
-                 for c in cases]
-        values = {"rejected": r.get("rejected"), "cases": len(cases)}
-        return "measured", "; ".join(parts), values, _bars("bad inputs rejected (of the cases tried)", "",
-                                                           rejected=r.get("rejected"))
-    return "measured", json.dumps(r)[:300], {}, []
-
-
 def _keyspace_evidence(ks: Mapping[str, Any], forecast: Mapping[str, Any] | None = None, *, strategy: str = "",
                        ) -> tuple[str, str, dict[str, Any], list[ChartValue]]:
     """A Locust cell's key-space evidence: the measured pattern, and the launch forecast as the one model.
@@ -225,7 +114,7 @@ def _keyspace_evidence(ks: Mapping[str, Any], forecast: Mapping[str, Any] | None
     hot1 = ks.get("hottest_1pct_share")
     headline = keyspace_headline(ks)
     text = f"key space (measured): {headline}; the busiest 1 % of the range takes {fmt.percent(hot1 or 0)} of accesses"
-    bars = _bars("hottest 1 % of the key range (% of accesses, measured key stream)", " %",
+    bars = chart_bars("hottest 1 % of the key range (% of accesses, measured key stream)", " %",
                  share=None if hot1 is None else 100.0 * hot1)
     values = {"hot1": hot1, "headline": headline, "strategy": strategy, "moving": bool(ks.get("moving_hotspot")),
               "append": ks.get("append_fraction"),
@@ -237,7 +126,7 @@ def _keyspace_evidence(ks: Mapping[str, Any], forecast: Mapping[str, Any] | None
         text += f"; {forecast_line(forecast)}" + (f" ({note})" if note else "")
         values.update(forecast=forecast_short(forecast, deciding=False), forecast_verdict=forecast.get("verdict"),
                       forecast_mid=mid, launch=(forecast.get("launch") or {}).get("description"))
-        bars += _bars("launch operations throttled (%, modelled forecast, mid of the band)", " %",
+        bars += chart_bars("launch operations throttled (%, modelled forecast, mid of the band)", " %",
                       forecast=None if mid is None else 100.0 * mid)
     return "modelled", text, values, bars
 
@@ -285,7 +174,7 @@ def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run
         limited = "probe" not in cell and bool(cell.get("total")) and generator_limited(cell)
         if "probe" in cell:
             probe_name = cell["probe"].get("name")
-            kind, text, values, bars = _probe_evidence(cell["probe"])
+            kind, text, values, bars = probe_evidence(cell["probe"])
         elif cell.get("keyspace"):
             kind, text, values, bars = _keyspace_evidence(cell["keyspace"], cell.get("forecast"),
                                                           strategy=str(cell.get("strategy") or ""))
@@ -303,7 +192,7 @@ def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run
             lat = total.get("latency_ms") or {}
             kind, text, values = "measured", (f"{total.get('ops_per_s', 0)} ops/s, p99 {lat.get('p99')} ms, "
                                               f"error rate {fmt.percent(total.get('error_rate'))}"), {}
-            bars = _bars("latency (ms)", " ms", p50=lat.get("p50"), p99=lat.get("p99"))
+            bars = chart_bars("latency (ms)", " ms", p50=lat.get("p50"), p99=lat.get("p99"))
             timeline = _timeline(cell)
         if cell.get("incomplete"):
             text += " (cell incomplete: the run stopped during it)"
