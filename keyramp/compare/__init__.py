@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from keyramp.compare._html import render_html
+from keyramp.compare._junit import render_junit
 from keyramp.compare._model import CompareOptions, Comparison, MetricRow, build_comparison
-from keyramp.compare._render import render_html, render_json, render_junit, render_markdown, render_terminal
+from keyramp.compare._render import render_json, render_markdown, render_terminal
 from keyramp.compare._resolve import run_compare
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""How a comparison reads, for every renderer (terminal, Markdown, HTML) and the web UI.
+"""How a comparison reads, for every renderer (terminal, Markdown, JUnit, HTML) and the web UI.
 
 Figures go through ``keyramp._format`` so one value reads the same everywhere; the verdict
 rule is written once from the options in force, so no view restates the defaults; the
@@ -8,15 +8,29 @@ key-space table is the headline hotspot figures, rounded, without the model's co
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import keyramp._format as fmt
 from keyramp.compare._judge import CompareOptions, MetricRow
-from keyramp.compare._model import Comparison
+from keyramp.compare._model import METRICS, Comparison
 from keyramp.keyspace._headline import FIGURES, keyspace_headline
 
-__all__ = ["keyspace_table", "ratio_text", "value_text", "verdict_rule"]
+__all__ = [
+    "VERDICT_COLORS",
+    "baseline_label",
+    "grid",
+    "headline",
+    "keyspace_table",
+    "notes",
+    "ratio_text",
+    "short_id",
+    "value_text",
+    "verdict_rule",
+]
+
+#: A verdict's colour in the terminal table and the HTML charts.
+VERDICT_COLORS = {"worse": "#c62828", "better": "#2e7d32", "same": "#546e7a", "n/a": "#9e9e9e"}
 
 
 def value_text(value: float | None, metric: str = "") -> str:
@@ -67,3 +81,50 @@ def keyspace_table(cmp: Comparison, run_ids: Sequence[str] | None = None) -> lis
                 continue
             out.append((cell, figure.label, figure.modelled, [figure.text(v) for v in values]))
     return out
+
+
+def grid(cmp: Comparison) -> Iterator[tuple[str, str, str, list[tuple[float | None, MetricRow | None]]]]:
+    """Rows of the side-by-side table: (cell, op, metric, [(value, verdict row) per run]).
+
+    The first entry is the baseline (verdict row None) when there is one.
+    """
+    by_key = {(r.cell, r.op, r.metric, r.run_id): r for r in cmp.rows}
+    for (cell, op), per_run in cmp.values.items():
+        for metric in METRICS:
+            cells = []
+            for run in cmp.runs:
+                value = per_run.get(run.run_id, {}).get(metric)
+                cells.append((value, by_key.get((cell, op, metric, run.run_id))))
+            yield cell, op, metric, cells
+
+
+def short_id(run_id: str) -> str:
+    """A run id short enough for a table column (its start and its last characters)."""
+    return run_id if len(run_id) <= 28 else run_id[:19] + "…" + run_id[-4:]
+
+
+def baseline_label(cmp: Comparison) -> str:
+    """The baseline column's label (how many runs it pools)."""
+    k = len(cmp.baseline_runs)
+    return "baseline" if k <= 1 else f"baseline: {k} runs pooled"
+
+
+def notes(cmp: Comparison) -> list[str]:
+    """Why a flagged verdict stands when the machine could have explained it (Little's law, service
+    time): one line per row that says so; inconclusive rows are in the warnings."""
+    return [f"{r.cell}/{r.op} {r.metric} {r.verdict}: {r.note}" for r in cmp.rows
+            if r.verdict in ("worse", "better") and r.note and not r.note.startswith("p=")]
+
+
+def headline(cmp: Comparison) -> str:
+    """PASS or FAIL and what decided it, in one line (every renderer ends or opens with it)."""
+    parts = []
+    if cmp.baseline is not None:
+        parts.append(f"{fmt.plural(len(cmp.regressions), 'regression')} vs baseline {cmp.baseline.run_id}")
+    parts.append(fmt.plural(len(cmp.threshold_failures), "threshold failure"))
+    if cmp.forecast_regressions:
+        parts.append(f"{fmt.plural(len(cmp.forecast_regressions), 'launch forecast')} worse (modelled)")
+    if cmp.new_exceptions:
+        parts.append(f"{fmt.plural(len(cmp.new_exceptions), 'new exception class', 'new exception classes')} "
+                     "raised by the workload")
+    return ("FAIL" if cmp.exit_code else "PASS") + ": " + ", ".join(parts)

@@ -11,7 +11,8 @@ from typing import Any
 from _synthetic import make_run
 
 from keyramp.compare import build_comparison
-from keyramp.compare._render import render_json, render_junit, render_markdown
+from keyramp.compare._junit import render_junit
+from keyramp.compare._render import render_json, render_markdown
 from keyramp.results._catalog import load_run
 
 CELLS = (("firestore", "random"), ("firestore", "sequential"))
