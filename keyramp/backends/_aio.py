@@ -40,6 +40,11 @@ import gevent.monkey
 from gevent.hub import Waiter
 from grpc._cython import cygrpc
 
+try:  # private grpc API: the fast unary path needs it, and falls back without it
+    from grpc.aio import _call as _grpc_aio_call
+except ImportError:  # pragma: no cover - a grpc release that moved it
+    _grpc_aio_call = None  # type: ignore[assignment]
+
 __all__ = ["AioExecutor", "shared_executor"]
 
 _start_thread: Final = gevent.monkey.get_original("_thread", "start_new_thread")
@@ -246,15 +251,11 @@ async def _await_unary(stub: Any, request: Any, timeout: float, metadata: Any) -
 def _unary_internals() -> tuple[Any, Any] | None:
     """``grpc.aio``'s end-of-call marker and error factory (private; ``None`` if they moved:
     ``unary`` then awaits each call in a coroutine, which costs a little more)."""
-    try:
-        from grpc._cython import cygrpc  # guarded: private grpc API (None if it moved)
-        from grpc.aio._call import UnaryUnaryCall, _create_rpc_error  # guarded: private grpc API
-
-        if not hasattr(UnaryUnaryCall, "_invoke") or not callable(_create_rpc_error):
-            return None
-        return cygrpc.EOF, _create_rpc_error
-    except (ImportError, AttributeError):
+    call = _grpc_aio_call
+    if call is None or not hasattr(call.UnaryUnaryCall, "_invoke") or not callable(
+            getattr(call, "_create_rpc_error", None)) or not hasattr(cygrpc, "EOF"):
         return None
+    return cygrpc.EOF, call._create_rpc_error
 
 
 _INTERNALS: Final = _unary_internals()

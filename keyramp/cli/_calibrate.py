@@ -9,6 +9,9 @@ from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp.forecast._calibrate import DEFAULT_RATES, write_suite
+from keyramp.forecast._prices import load_prices
+from keyramp.results._catalog import resolve_run
+from keyramp.targets._cloud import plan_run, render_plan
 
 __all__ = ["register"]
 
@@ -54,9 +57,7 @@ def _rates(text: str) -> list[float]:
 
 
 def _suite(args: argparse.Namespace) -> int:
-    from keyramp.forecast._prices import load_prices
-    from keyramp.forecast._run_cost import plan_costs
-    from keyramp.targets._cloud import plan_run, render_plan
+    from keyramp.forecast._run_cost import plan_costs  # deferred: start-up cost (the cost model: suite only)
 
     costs = plan_costs(load_prices(args.prices), location=args.location)  # a bad file: exit 2 before writing
     written = write_suite(args.out, args.store, project=args.project, instance=args.instance,
@@ -76,8 +77,11 @@ def _suite(args: argparse.Namespace) -> int:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from keyramp.forecast._fit import fit, traces_from_runs, write_params_file
-    from keyramp.results._catalog import resolve_run
+    from keyramp.forecast._fit import (  # deferred: start-up cost (numpy and the forecast model: fit only)
+        fit,
+        traces_from_runs,
+        write_params_file,
+    )
 
     if args.nodes < 1:
         raise UsageError(f"--nodes: must be at least 1, got {args.nodes}")

@@ -111,7 +111,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     cmp = run_compare(specs, results=Path(args.results), baseline_spec=args.baseline, baseline_set=baseline_set,
                       thresholds=list(args.threshold), options=_options(args))
     if not args.quiet:
-        from rich.console import Console
+        from rich.console import Console  # deferred: start-up cost (rich: the terminal table only)
 
         console = Console(stderr=any(to_stdout(p) for p in (args.markdown, args.junit, target_json, args.html)))
         if not console.is_terminal:

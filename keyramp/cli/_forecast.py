@@ -6,9 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from keyramp._durations import parse_duration
 from keyramp._errors import UsageError
 from keyramp.cli._output import add_json_flags, json_target, json_text, to_stdout, write_text
 from keyramp.forecast._reforecast import format_table, reforecast
+from keyramp.results._catalog import resolve_run
 
 __all__ = ["register"]
 
@@ -40,9 +42,6 @@ def register(subparsers: Any) -> None:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from keyramp._durations import parse_duration
-    from keyramp.results._catalog import resolve_run
-
     target = json_target(args)
     run = resolve_run(args.run, args.results)
     if run.manifest is None:

@@ -67,9 +67,9 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
 def _names_python_workload(paths: Sequence[str]) -> bool:
     """Whether any profile among ``paths`` (files or directories) has ``[workload] user``:
     linting it imports the workload, and with it Locust."""
-    import tomllib
+    import tomllib  # deferred: start-up cost (every verb imports this module; lint only needs it)
 
-    from keyramp.profile._files import profile_paths
+    from keyramp.profile._files import profile_paths  # deferred: start-up cost (numpy, via the profile schema)
 
     for file in profile_paths(list(paths)):
         try:
@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                                                  if not a.startswith("-")])):
         # Locust monkey-patches the standard library on import; that must precede every
         # other import (ssl, threading, grpc) that the verb modules pull in.
-        import locust  # noqa: F401
+        import locust  # noqa: F401  # deferred: start-up cost (locust: run, and lint of a Python workload)
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

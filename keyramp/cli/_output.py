@@ -8,6 +8,7 @@ shape; ``lint``, ``forecast`` and ``list`` follow it.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,6 +57,4 @@ def write_text(target: Path, text: str) -> None:
 
 
 def json_text(doc: Any, *, indent: int = 2, ensure_ascii: bool = True) -> str:
-    import json
-
     return json.dumps(doc, indent=indent, ensure_ascii=ensure_ascii) + "\n"

@@ -7,12 +7,15 @@ so ``keyramp --help`` and the other verbs stay light.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from keyramp._durations import parse_duration
 from keyramp._errors import UsageError
+from keyramp.targets import CloudCaps, TargetOptions
 
 if TYPE_CHECKING:
     from keyramp.metrics import MetricsExporter
@@ -85,7 +88,7 @@ def _check_run_args(args: argparse.Namespace) -> None:
     if args.master_port is not None and not 1 <= args.master_port <= 65535:
         raise UsageError(f"--master-port: must be 1..65535, got {args.master_port}")
     if args.metrics is not None:
-        from keyramp.metrics import parse_address
+        from keyramp.metrics import parse_address  # deferred: start-up cost (gevent: --metrics only)
 
         parse_address(args.metrics)  # a malformed address fails before anything starts
         if args.worker:
@@ -122,7 +125,7 @@ def _check_run_args(args: argparse.Namespace) -> None:
 
 def _master(args: argparse.Namespace) -> MasterOptions | None:
     """A Locust master for ``--master`` (workers elsewhere) or ``--workers N`` (N > 1, started here)."""
-    from keyramp.run._master import MasterOptions
+    from keyramp.run._master import MasterOptions  # deferred: start-up cost (locust)
 
     if not args.master and (args.workers or 1) == 1:
         return None
@@ -134,17 +137,16 @@ def _master(args: argparse.Namespace) -> MasterOptions | None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    import locust  # noqa: F401  (gevent monkey-patching first, before gRPC creates anything)
+    # Locust first: it monkey-patches the standard library for gevent before gRPC creates anything.
+    import locust  # noqa: F401  # deferred: start-up cost (locust)
 
-    from keyramp._durations import parse_duration
-    from keyramp.profile._files import collect_profiles
-    from keyramp.run._api import plan_costs, plan_profiles, run_profiles
-    from keyramp.run._report import Console, summary_table, workload_exceptions
-    from keyramp.targets import CloudCaps, TargetOptions
+    from keyramp.profile._files import collect_profiles  # deferred: start-up cost (numpy, via the profile schema)
+    from keyramp.run._api import plan_costs, plan_profiles, run_profiles  # deferred: start-up cost (locust, grpc)
+    from keyramp.run._report import Console, summary_table, workload_exceptions  # deferred: start-up cost (rich)
 
     _check_run_args(args)
     if args.worker:
-        from keyramp.run._worker import run_worker
+        from keyramp.run._worker import run_worker  # deferred: start-up cost (locust)
 
         return run_worker(master_host=args.master_host, master_port=args.master_port or _MASTER_PORT,
                           exit_with_parent=args.exit_with_parent)
@@ -181,7 +183,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _metrics(address: str | None) -> MetricsExporter | None:
-    from keyramp.metrics import MetricsExporter
+    from keyramp.metrics import MetricsExporter  # deferred: start-up cost (gevent: --metrics only)
 
     return MetricsExporter(address) if address is not None else None
 
@@ -190,7 +192,8 @@ def _scenario_report(results: Path) -> Callable[[Sequence[Path]], Path]:
     """The scenario report of ``keyramp run``: into ``results/reports/scenarios-<stamp>``."""
 
     def report(runs: Sequence[Path]) -> Path:
-        from keyramp.scenarios import default_report_dir, report_for_runs  # start-up: only scenario runs need it
+        # deferred: start-up cost (the scenario report: scenario runs only)
+        from keyramp.scenarios import default_report_dir, report_for_runs  # deferred: start-up cost
 
         return report_for_runs(runs, out=default_report_dir(results))
 
@@ -201,8 +204,6 @@ def _print_run_ids(result: RunsOutcome, *, as_json: bool) -> None:
     """What scripts read from ``keyramp run``'s stdout: the run ids, one per line, last (so
     ``tail -n 1`` is the last run's id), or with ``--json`` one document and nothing else."""
     if as_json:
-        import json
-
         sys.stdout.write(json.dumps(result.to_json(), indent=1, default=str) + "\n")
     else:
         sys.stdout.write("".join(f"{o.run_id}\n" for o in result.runs))

@@ -7,6 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp.backends._boxes import default_boxes
+from keyramp.backends._params import load_params_file
+from keyramp.forecast._launch import Launch, cluster_stores, parse_launch
+from keyramp.forecast._text import band_text, figure_text, forecast_short, keys_note
+from keyramp.profile._schedules import make_schedule
+from keyramp.results._read import data_cells
 
 __all__ = ["format_table", "reforecast"]
 
@@ -28,12 +34,8 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
                storage: str | None = None, duration_s: float | None = None, params: Path | None = None,
                cell: str | None = None) -> dict[str, dict[str, Any]]:
     """Cell id -> forecast for a loaded run (``keyramp.results._catalog.Run``)."""
-    from keyramp.backends._boxes import default_boxes
-    from keyramp.backends._params import load_params_file
-    from keyramp.forecast._forecast import cell_samples, forecast_cell
-    from keyramp.forecast._launch import Launch, cluster_stores, parse_launch
-    from keyramp.profile._schedules import make_schedule
-    from keyramp.results._read import data_cells
+    # deferred: start-up cost (the tablet model; `keyramp --help` imports this module)
+    from keyramp.forecast._forecast import cell_samples, forecast_cell  # deferred: start-up cost
 
     manifest = run.manifest or {}
     profile = manifest.get("profile") if isinstance(manifest.get("profile"), dict) else None
@@ -82,8 +84,6 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
 
 
 def format_table(results: dict[str, dict[str, Any]]) -> str:
-    from keyramp.forecast._text import band_text, figure_text, forecast_short, keys_note
-
     head = ("cell", "forecast*", "mid", "peak step", "adapts in", "added p99", "keys", "decided by")
     rows = [head]
     for cell_id, fc in results.items():

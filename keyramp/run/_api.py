@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from keyramp._errors import UsageError
+from keyramp.forecast._prices import load_prices
 from keyramp.profile import Profile
 from keyramp.profile._files import collect_profiles
 from keyramp.results._observer import RunObserver
@@ -97,8 +98,7 @@ def plan_costs(profiles: Sequence[Profile], *, prices: Path | None = None,
             if given is not None:
                 raise UsageError(f"{flag}: applies to target = 'cloud' profiles, and none is given")
         return None
-    from keyramp.forecast._prices import load_prices
-    from keyramp.forecast._run_cost import plan_costs as costs_for
+    from keyramp.forecast._run_cost import plan_costs as costs_for  # deferred: start-up cost (cloud profiles only)
 
     return costs_for(load_prices(prices), location=location)
 

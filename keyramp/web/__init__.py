@@ -22,7 +22,7 @@ __all__ = ["create_app", "ui_server"]
 
 def create_app(results_dir: str | Path) -> Flask:
     """The app for one results directory (read-only)."""
-    from keyramp.web._app import create_app as _create
+    from keyramp.web._app import create_app as _create  # deferred: start-up cost (flask)
 
     return _create(results_dir)
 
@@ -35,9 +35,9 @@ def ui_server(results_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8
         raise UsageError(f"results directory not found: {results}")
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be 0..65535, got {port}")
-    from werkzeug.serving import make_server
+    from werkzeug.serving import make_server  # deferred: start-up cost (werkzeug)
 
-    from keyramp.web._app import warm_up
+    from keyramp.web._app import warm_up  # deferred: start-up cost (flask)
 
     app = create_app(results)
     warm_up(app)

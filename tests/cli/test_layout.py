@@ -1,8 +1,11 @@
-"""The CLI is a thin layer: argparse is imported only under ``keyramp/cli/`` (issue 29)."""
+"""The CLI is a thin layer: argparse is imported only under ``keyramp/cli/`` (issue 29), and
+``keyramp --help`` stays light."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import keyramp
@@ -35,3 +38,13 @@ def test_every_verb_is_a_module_of_the_cli() -> None:
 
     assert all(module.startswith("keyramp.cli._") for module in _VERBS.values())
     assert {"run", "lint", "compare", "list", "forecast", "ui"} <= set(_VERBS)
+
+
+def test_help_loads_neither_locust_nor_a_store_client() -> None:
+    # `keyramp --help` imports every verb's module: their heavy imports are deferred to the
+    # command that needs them (function-local, marked "# deferred: start-up cost").
+    code = ("import sys; from keyramp.cli._main import build_parser; build_parser(); "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'locust', 'gevent', 'grpc', 'google', 'flask', 'werkzeug', 'rich', 'matplotlib'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == ["[]"]

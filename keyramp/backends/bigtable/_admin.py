@@ -20,8 +20,8 @@ def admin_client(endpoint: str | None) -> Iterator[Any]:
     """A table-admin client for an emulator endpoint or the real service; an emulator's
     channel is closed on exit."""
     import grpc  # deferred: start-up cost (grpc)
-    from google.cloud.bigtable_admin_v2 import BaseBigtableTableAdminClient
-    from google.cloud.bigtable_admin_v2.services.bigtable_table_admin.transports import (
+    from google.cloud.bigtable_admin_v2 import BaseBigtableTableAdminClient  # deferred: start-up cost (google)
+    from google.cloud.bigtable_admin_v2.services.bigtable_table_admin.transports import (  # deferred: start-up cost
         BigtableTableAdminGrpcTransport,
     )
 
