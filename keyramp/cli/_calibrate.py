@@ -11,7 +11,6 @@ from keyramp._errors import UsageError
 from keyramp.forecast._calibrate import DEFAULT_RATES, write_suite
 from keyramp.forecast._prices import load_prices
 from keyramp.results._catalog import resolve_run
-from keyramp.targets._cloud import plan_run, render_plan
 
 __all__ = ["register"]
 
@@ -58,6 +57,7 @@ def _rates(text: str) -> list[float]:
 
 def _suite(args: argparse.Namespace) -> int:
     from keyramp.forecast._run_cost import plan_costs  # deferred: start-up cost (the cost model: suite only)
+    from keyramp.targets._cloud import plan_run, render_plan  # deferred: start-up cost (psutil: suite only)
 
     costs = plan_costs(load_prices(args.prices), location=args.location)  # a bad file: exit 2 before writing
     written = write_suite(args.out, args.store, project=args.project, instance=args.instance,

@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 from keyramp._durations import parse_duration
 from keyramp._errors import UsageError
-from keyramp.backends import STORES
-from keyramp.profile._files import load_profile, write_profile
 
 if TYPE_CHECKING:
     from keyramp.profile._model import Profile
@@ -46,6 +44,8 @@ def suite_profiles(store: str, *, project: str, instance: str = "", database: st
     peak = max(max(rates), jump)
     cloud = {"database": database, "max_ops_per_s": round(peak * 1.1), "cleanup": True,
              "max_duration": f"{int((len(rates) * step_s + jump_s) * 1.5 + 300)}s"}
+    from keyramp.backends import STORES  # deferred: start-up cost (`keyramp calibrate --help` imports this module)
+
     spec = STORES.get(store) if store in STORES else None
     if spec is None or spec.cloud is None or spec.tablets is None:
         raise UsageError(f"{store}: no cloud service with a tablet model to calibrate")
@@ -77,6 +77,8 @@ def suite_profiles(store: str, *, project: str, instance: str = "", database: st
 def write_suite(out: Path, store: str, **kwargs: Any) -> dict[Path, Profile]:
     """Write the suite's profiles into ``out`` and validate them as ``keyramp run`` will: each path
     with its loaded profile, in suite order."""
+    from keyramp.profile._files import load_profile, write_profile  # deferred: start-up cost (the profile schema)
+
     out.mkdir(parents=True, exist_ok=True)
     written: dict[Path, Profile] = {}
     for name, (top, tables) in suite_profiles(store, **kwargs).items():

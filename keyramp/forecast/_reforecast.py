@@ -7,12 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
-from keyramp.backends._boxes import default_boxes
-from keyramp.backends._params import load_params_file
-from keyramp.forecast._launch import Launch, cluster_stores, parse_launch
 from keyramp.forecast._text import band_text, figure_text, forecast_short, keys_note
-from keyramp.profile._schedules import make_schedule
-from keyramp.results._read import data_cells
 
 __all__ = ["format_table", "reforecast"]
 
@@ -34,8 +29,14 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
                storage: str | None = None, duration_s: float | None = None, params: Path | None = None,
                cell: str | None = None) -> dict[str, dict[str, Any]]:
     """Cell id -> forecast for a loaded run (``keyramp.results._catalog.Run``)."""
-    # deferred: start-up cost (the tablet model; `keyramp --help` imports this module)
+    # deferred: start-up cost (the stores, the profile schema, numpy, pyarrow: `keyramp forecast --help`
+    # imports this module and needs none of them)
+    from keyramp.backends._boxes import default_boxes  # deferred: start-up cost
+    from keyramp.backends._params import load_params_file  # deferred: start-up cost
     from keyramp.forecast._forecast import cell_samples, forecast_cell  # deferred: start-up cost
+    from keyramp.forecast._launch import Launch, cluster_stores, parse_launch  # deferred: start-up cost
+    from keyramp.profile._schedules import make_schedule  # deferred: start-up cost
+    from keyramp.results._read import data_cells  # deferred: start-up cost
 
     manifest = run.manifest or {}
     profile = manifest.get("profile") if isinstance(manifest.get("profile"), dict) else None

@@ -13,8 +13,6 @@ import random
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-import numpy as np
-
 from keyramp._errors import UsageError
 from keyramp.keys._base import Distribution, checked_params
 
@@ -46,6 +44,8 @@ def _sum_exact(a: int, b: int, theta: float) -> float:
     """sum_{i=a+1}^{b} i^-theta, exactly (numpy in chunks for long ranges)."""
     if b - a <= 64:
         return math.fsum(i**-theta for i in range(a + 1, b + 1))
+    import numpy as np  # deferred: start-up cost (numpy: every command loads profiles and their keys)
+
     total = 0.0
     for lo in range(a + 1, b + 1, _CHUNK):
         hi = min(b, lo + _CHUNK - 1)
