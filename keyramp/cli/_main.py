@@ -32,6 +32,7 @@ _VERBS = {
     "lint": "keyramp.profile._lint",
     "keyspace": "keyramp.keyspace",
     "forecast": "keyramp.forecast._cli",
+    "plan": "keyramp.cli._plan",
     "calibrate": "keyramp.forecast._calibrate",
     "list": "keyramp.results._index",
     "export": "keyramp.results._export",

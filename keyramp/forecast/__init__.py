@@ -5,7 +5,8 @@ would do to a range-partitioned store is *modelled* from the recorded key stream
 parameter is a range with its source (declared in each store's spec,
 ``keyramp/backends/<store>/_spec.py``), and every figure a band over those ranges
 (``modelled: true``). See docs/keyspace-model.md. What a launch, its ramp or a cloud run
-costs at list prices: ``cell_cost`` over ``load_prices()`` (docs/plan.md).
+costs at list prices: ``cell_cost`` over ``load_prices()``; what to do instead (the fastest safe ramp,
+the shards or nodes a design needs): ``Planner``, ``plan_cell``, ``plan_run`` (docs/plan.md).
 
 Names load on first use: the store specs import the parameter types from here, and the
 model builds on the key-space analysis, which reads the specs.
@@ -20,11 +21,14 @@ from keyramp._lazy import lazy_exports
 __all__ = [
     "CellCost",
     "CellDesign",
+    "CellPlan",
     "Forecast",
     "Forecaster",
     "Launch",
     "ParamRange",
+    "Planner",
     "Prices",
+    "RunPlan",
     "StoreParams",
     "TabletModel",
     "cell_cost",
@@ -36,6 +40,9 @@ __all__ = [
     "load_params_file",
     "load_prices",
     "parse_launch",
+    "plan_cell",
+    "plan_run",
+    "plan_step",
     "store_params",
     "tablet_capacity_band",
 ]
@@ -61,6 +68,12 @@ _LAZY = {
     "forecast_cell": "keyramp.forecast._forecast",
     "forecast_run_cell": "keyramp.forecast._forecast",
     "forecast_step": "keyramp.forecast._forecast",
+    "CellPlan": "keyramp.forecast._plan",
+    "Planner": "keyramp.forecast._planner",
+    "plan_cell": "keyramp.forecast._plan_cell",
+    "RunPlan": "keyramp.forecast._plan_run",
+    "plan_run": "keyramp.forecast._plan_run",
+    "plan_step": "keyramp.forecast._plan_run",
 }
 
 
@@ -73,6 +86,10 @@ if TYPE_CHECKING:
     from keyramp.forecast._forecast import Forecaster, forecast, forecast_cell, forecast_run_cell, forecast_step
     from keyramp.forecast._launch import Launch, parse_launch
     from keyramp.forecast._params import ParamRange, StoreParams, TabletModel, load_params_file
+    from keyramp.forecast._plan import CellPlan
+    from keyramp.forecast._plan_cell import plan_cell
+    from keyramp.forecast._plan_run import RunPlan, plan_run, plan_step
+    from keyramp.forecast._planner import Planner
     from keyramp.forecast._prices import Prices, load_prices
     from keyramp.forecast._result import Forecast
     from keyramp.forecast._stores import default_boxes, store_params, tablet_capacity_band

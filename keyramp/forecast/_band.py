@@ -10,7 +10,7 @@ when every point agrees; otherwise ``uncertain``, naming the parameter that deci
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from keyramp.forecast._model import Outcome
@@ -64,6 +64,8 @@ class Band:
     sensitivity: list[dict[str, Any]]
     #: the favourable corner, the mid point and the unfavourable corner, for timelines
     outcomes: dict[str, Outcome]
+    #: every evaluated point's outcome by label (the launch planner reads their timelines)
+    points: dict[str, Outcome] = field(default_factory=dict)
 
 
 def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome], *,
@@ -130,13 +132,13 @@ def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome
     distinct = set(verdicts.values())
     if len(distinct) == 1:
         return Band(figures=figures, verdict=distinct.pop(), deciding=None, verdicts=verdicts,
-                    sensitivity=sensitivity, outcomes=_kept(outcomes))
+                    sensitivity=sensitivity, outcomes=_kept(outcomes), points=outcomes)
     # The parameter whose own range flips the verdict (the largest swing among those); if none
     # does alone, the combination does: the largest swing is named.
     flips = [s for s in sensitivity if s["low"]["verdict"] != s["high"]["verdict"]]
     deciding = (flips or sensitivity or [{"param": None}])[0]["param"]
     return Band(figures=figures, verdict="uncertain", deciding=deciding, verdicts=verdicts, sensitivity=sensitivity,
-                outcomes=_kept(outcomes))
+                outcomes=_kept(outcomes), points=outcomes)
 
 
 def _kept(outcomes: dict[str, Outcome]) -> dict[str, Outcome]:

@@ -107,9 +107,11 @@ class Forecaster:
                                    samples=n * draws, seed=draws - 1, why=keys.why, rates=launch.rates)
 
     def forecast(self, launch: Launch, *, box: StoreParams | None = None,
-                 boxes: Mapping[str, StoreParams] | None = None, stability: bool = True) -> Forecast:
+                 boxes: Mapping[str, StoreParams] | None = None, stability: bool = True,
+                 samples: int | None = None) -> Forecast:
         """The forecast at ``launch`` over ``box`` (default: the store's published figures and stated
-        guesses, or the box of ``boxes``, a calibration file, for the launch's storage)."""
+        guesses, or the box of ``boxes``, a calibration file, for the launch's storage). ``samples``: sampled
+        accesses per draw (default: ``samples_for`` the launch; the launch planner's searches take fewer)."""
         from keyramp.forecast._stores import model_of
 
         d = self.design
@@ -120,7 +122,7 @@ class Forecaster:
         if kind is None:
             raise ValueError(f"{box.store}: its parameter box names no tablet model to run")
         keys = self.keys
-        proj, why_not = self._projection_or_reason(launch, box)
+        proj, why_not = self._projection_or_reason(launch, box, samples)
         if proj is None:
             disagreement = keys.unavailable is not None and keys.check is not None
             return Forecast(backend=d.backend, launch=launch.for_backend(d.backend), box=box, keys=keys,
@@ -137,7 +139,8 @@ class Forecaster:
                         deciding_param=deciding, reason=reason, band=band, keys=keys, projection=proj,
                         stability=stable)
 
-    def _projection_or_reason(self, launch: Launch, box: StoreParams) -> tuple[Projection | None, str]:
+    def _projection_or_reason(self, launch: Launch, box: StoreParams,
+                              samples: int | None = None) -> tuple[Projection | None, str]:
         """The launch stream for ``box``'s ranges, or why there is none."""
         from keyramp.backends import STORES
 
@@ -147,7 +150,7 @@ class Forecaster:
         if d.mix.rows_per_op <= 0:
             return None, "no projectable operations (only " + ", ".join(d.mix.not_projected) + ")"
         indexes = STORES.get(d.backend).has("secondary_indexes") and "index_append_ops_per_s" in box.ranges
-        proj = self.projection(launch, index_ranges=indexes)
+        proj = self.projection(launch, samples=samples, index_ranges=indexes)
         return proj, "" if proj is not None else "no sampled keys to project"
 
     def _band(self, proj: Projection, launch: Launch, box: StoreParams, kind: str) -> Band:

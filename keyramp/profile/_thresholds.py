@@ -7,6 +7,7 @@ Sources: a profile's ``[thresholds]`` table and ``--threshold`` expressions::
     "insert.error_rate" = "<=0.05"  # explicit comparator
     ops_per_s_ratio = 0.95         # achieved >= 0.95 x scheduled ops/s
     "forecast.throttled_fraction" = 0.05   # the launch forecast's band (modelled; needs [launch])
+    "plan.reachable" = true        # the launch plan reaches the [launch] peak (modelled; docs/plan.md)
     workload_errors = 10           # a Python workload's own exceptions: at most 10 (default 0)
     --threshold 'insert.p99_ms<50'  --threshold 'p99_ms=40'
 
@@ -17,6 +18,9 @@ number is how many are allowed (``<=``). A profile with a Python workload gets
 ``workload_errors <= 0`` unless it names that metric itself: the workload's own exceptions
 (not store statuses) fail the run. ``forecast.<metric>[.low|.mid|.high]``
 gates on the launch forecast's band, by default its ``high`` end: the whole band must pass.
+``plan.<metric>`` gates on the launch plan (docs/plan.md; a run plans its cells only when a
+threshold names one): ``plan.reachable = true``, ``plan.sustainable_ops_per_s[.low|.mid|.high]``
+(a floor; no ceiling passes), ``plan.time_to_target_s`` and ``plan.launch_usd_per_hour`` (ceilings).
 
 A latency threshold (``*_ms``) of a generator-limited cell (``keyramp.results._generator``)
 is "inconclusive", never "pass": the load generator's own queue is in those figures. It
@@ -37,6 +41,7 @@ from keyramp._types import OP_NAMES
 __all__ = [
     "FORECAST_METRICS",
     "METRICS",
+    "PLAN_METRICS",
     "WORKLOAD_ERRORS",
     "Threshold",
     "ThresholdResult",
@@ -70,12 +75,16 @@ WORKLOAD_ERRORS: Final = "workload_errors"
 #: forecast metric -> (where in ``cells[id].forecast``); each is a band {low, mid, high}.
 FORECAST_METRICS: Final = ("throttled_fraction", "peak_throttled_fraction", "adapt_s", "added_p99_ms")
 _BOUNDS: Final = ("low", "mid", "high")
+#: plan metric -> its comparator for a bare value (``cells[id].plan``); ``reachable`` takes true or false.
+PLAN_METRICS: Final = {"reachable": "==", "sustainable_ops_per_s": ">=", "time_to_target_s": "<",
+                       "launch_usd_per_hour": "<"}
 
 _COMPARATORS: Final = {
     "<": lambda v, lim: v < lim,
     "<=": lambda v, lim: v <= lim,
     ">": lambda v, lim: v > lim,
     ">=": lambda v, lim: v >= lim,
+    "==": lambda v, lim: v == lim,
 }
 _EXPR_RE = re.compile(r"^\s*([A-Za-z0-9_.*]+)\s*(<=|>=|<|>|==|=)\s*(\S+)\s*$")
 _VALUE_RE = re.compile(r"^\s*(<=|>=|<|>)?\s*(\S+)\s*$")
@@ -88,7 +97,7 @@ class Threshold:
     metric: str
     op: str  # comparator: < <= > >=
     limit: float
-    #: For ``forecast.*`` metrics: which end of the band (low / mid / high); else None.
+    #: For ``forecast.*`` and ``plan.sustainable_ops_per_s``: which end of the band (low / mid / high); else None.
     bound: str | None = None
 
 
@@ -116,6 +125,13 @@ class ThresholdResult:
         return asdict(self)
 
 
+def _limit(text: Any, name: str) -> float:
+    """A threshold's limit: a number, or (``plan.reachable``) true or false."""
+    if name == "plan.reachable" and (isinstance(text, bool) or str(text).lower() in ("true", "false")):
+        return 1.0 if text is True or str(text).lower() == "true" else 0.0
+    return _number(text, name)
+
+
 def _number(text: Any, name: str) -> float:
     if isinstance(text, bool):
         raise UsageError(f"threshold {name!r}: limit must be a number, got {text!r}")
@@ -138,9 +154,24 @@ def _make_forecast(name: str, comparator: str | None, limit: float) -> Threshold
                      bound=bound)
 
 
+def _make_plan(name: str, comparator: str | None, limit: float) -> Threshold:
+    parts = name.split(".")[1:]
+    bound = parts.pop() if len(parts) == 2 and parts[-1] in _BOUNDS else None
+    if len(parts) != 1 or parts[0] not in PLAN_METRICS or (bound and parts[0] != "sustainable_ops_per_s"):
+        raise UsageError(f"threshold {name!r}: plan metrics are plan.reachable, plan.sustainable_ops_per_s"
+                         f"[.low|.mid|.high], plan.time_to_target_s, plan.launch_usd_per_hour")
+    metric = parts[0]
+    if metric == "reachable" and (limit not in (0.0, 1.0) or comparator not in (None, "==")):
+        raise UsageError(f"threshold {name!r}: plan.reachable is true or false")
+    return Threshold(name=name, operation=None, metric=f"plan.{metric}", op=comparator or PLAN_METRICS[metric],
+                     limit=limit, bound=bound or ("low" if metric == "sustainable_ops_per_s" else None))
+
+
 def _make(name: str, comparator: str | None, limit: float, operations: Collection[str] = OP_NAMES) -> Threshold:
     if name.startswith("forecast."):
         return _make_forecast(name, comparator, limit)
+    if name.startswith("plan."):
+        return _make_plan(name, comparator, limit)
     operation, _, metric = name.rpartition(".")
     if metric not in METRICS:
         known = ", ".join(sorted(METRICS))
@@ -176,9 +207,9 @@ def parse_table(table: Mapping[str, Any], *, operations: Collection[str] = OP_NA
                 match = _VALUE_RE.match(item)
                 if not match:
                     raise UsageError(f"threshold {name!r}: cannot parse {item!r}")
-                out.append(_make(str(name), match.group(1), _number(match.group(2), name), operations))
+                out.append(_make(str(name), match.group(1), _limit(match.group(2), name), operations))
             else:
-                out.append(_make(str(name), None, _number(item, name), operations))
+                out.append(_make(str(name), None, _limit(item, name), operations))
     return out
 
 
@@ -188,7 +219,7 @@ def parse_expression(text: str, *, operations: Collection[str] = OP_NAMES) -> Th
     if not match:
         raise UsageError(f"cannot parse threshold {text!r} (expected e.g. 'insert.p99_ms<50')")
     name, comparator, limit = match.groups()
-    return _make(name, None if comparator in ("=", "==") else comparator, _number(limit, name), operations)
+    return _make(name, None if comparator in ("=", "==") else comparator, _limit(limit, name), operations)
 
 
 def _ratio(cell_summary: Mapping[str, Any]) -> float | None:
@@ -204,8 +235,29 @@ def _ratio(cell_summary: Mapping[str, Any]) -> float | None:
     return achieved / target if target > 0 else None
 
 
+def _plan_value(threshold: Threshold, cell_summary: Mapping[str, Any]) -> float | None:
+    """A plan metric of the cell (None: no plan, or no such figure in it); no ceiling: infinity."""
+    plan = cell_summary.get("plan")
+    if not isinstance(plan, Mapping):
+        return None
+    metric = threshold.metric.split(".", 1)[1]
+    if metric == "reachable":
+        return float(plan["reachable"]) if isinstance(plan.get("reachable"), bool) else None
+    if metric == "sustainable_ops_per_s":
+        band = plan.get(metric)
+        if not isinstance(band, Mapping):
+            return math.inf if band is None else None  # null: no ceiling below the rate checked
+        node: Any = {metric: math.inf if band.get(threshold.bound) is None else band.get(threshold.bound)}
+    else:
+        node = plan.get("ramp") if metric == "time_to_target_s" else plan.get("cost")
+    value = node.get(metric) if isinstance(node, Mapping) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _value(threshold: Threshold, cell_summary: Mapping[str, Any]) -> tuple[bool, float | None]:
     """(applicable, value); an operation the cell does not run makes it not applicable."""
+    if threshold.metric.startswith("plan."):
+        return "probe" not in cell_summary, _plan_value(threshold, cell_summary)
     if threshold.bound is not None:
         if "probe" in cell_summary:  # a probe cell has no key stream to forecast
             return False, None

@@ -47,6 +47,16 @@ def forecast_step(a: CellAnalysis) -> None:
     from keyramp.forecast import forecast_step as step
 
     step(a)
+
+
+def plan_step(a: CellAnalysis) -> None:
+    """The launch plan (modelled) when the profile has a ``[launch]`` and ``[thresholds]`` gate on it
+    (``plan.*``): after the forecast."""
+    from keyramp.forecast import plan_step as step
+
+    step(a)
+
+
 def generator_step(a: CellAnalysis) -> None:
     """``generator_limited`` and why (``keyramp.results._generator``): before the thresholds,
     which turn latency checks of a generator-limited cell "inconclusive"."""
@@ -64,6 +74,7 @@ ANALYSIS_STEPS: tuple[tuple[str, Callable[[CellAnalysis], None]], ...] = (
     ("generator check", generator_step),
     ("key-space analysis", keyspace_step),
     ("launch forecast", forecast_step),
+    ("launch plan", plan_step),
 )
 
 
