@@ -17,7 +17,7 @@ from keyramp.forecast._model import Outcome
 from keyramp.forecast._params import StoreParams
 from keyramp.profile._thresholds import FORECAST_METRICS
 
-__all__ = ["HOTSPOT_MIN", "OK_MAX", "PEAK_OK_MAX", "Band", "evaluate_band", "verdict_of"]
+__all__ = ["HOTSPOT_MIN", "OK_MAX", "PEAK_OK_MAX", "Band", "band_points", "evaluate_band", "verdict_of"]
 
 #: Launch-wide throttled share at most this (and a peak step at most PEAK_OK_MAX): ok.
 OK_MAX: Final = 0.05
@@ -68,18 +68,11 @@ class Band:
     points: dict[str, Outcome] = field(default_factory=dict)
 
 
-def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome], *,
-                  only_when_throttled: Mapping[str, bool] | None = None) -> Band:
-    """Run the model over the box's points; ``run(point)`` simulates one point.
-
-    ``only_when_throttled``: parameters that change nothing unless something is throttled
-    (retries re-offer throttled requests), each with whether that holds at any value (True)
-    or only at lower ones (False: a longer wait can start throttling). A point that
-    throttled nothing stands for the points that differ from it only there.
-    """
-    special = dict(only_when_throttled or {})
+def band_points(box: StoreParams) -> dict[str, dict[str, float]]:
+    """The points a band evaluates, by label: both corners, the mid point, and each varied
+    parameter at its low and its high end with the others at mid."""
     mid_point = box.mid()
-    points: dict[str, Mapping[str, float]] = {
+    points: dict[str, dict[str, float]] = {
         "favourable": box.corner(favourable=True),
         "mid": mid_point,
         "unfavourable": box.corner(favourable=False),
@@ -88,6 +81,22 @@ def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome
         r = box.ranges[name]
         points[f"{name}=low"] = {**mid_point, name: r.low}
         points[f"{name}=high"] = {**mid_point, name: r.high}
+    return points
+
+
+def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome], *,
+                  only_when_throttled: Mapping[str, bool] | None = None,
+                  known: Mapping[str, Outcome] | None = None) -> Band:
+    """Run the model over the box's points; ``run(point)`` simulates one point; ``known``: outcomes of
+    points (by label) already simulated on the same projection (the launch planner's).
+
+    ``only_when_throttled``: parameters that change nothing unless something is throttled
+    (retries re-offer throttled requests), each with whether that holds at any value (True)
+    or only at lower ones (False: a longer wait can start throttling). A point that
+    throttled nothing stands for the points that differ from it only there.
+    """
+    special = dict(only_when_throttled or {})
+    points = band_points(box)
     done: dict[tuple[float, ...], Outcome] = {}  # an OAT end that equals the mid (e.g. fan-out 2) runs once
     clean: dict[tuple[float, ...], list[tuple[Mapping[str, float], Outcome]]] = {}  # by the other parameters
     rest = [name for name in box.ranges if name not in special]
@@ -98,7 +107,7 @@ def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome
             other = tuple(point[name] for name in rest)
             same = [o for p, o in clean.get(other, ())
                     if all(any_value or point[name] <= p[name] for name, any_value in special.items() if name in p)]
-            done[key] = same[0] if same else run(point)
+            done[key] = (known or {}).get(label) or (same[0] if same else run(point))
             if not done[key].throttled.any():
                 clean.setdefault(other, []).append((point, done[key]))
         outcomes[label] = done[key]

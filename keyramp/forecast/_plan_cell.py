@@ -11,13 +11,15 @@ gets ``key_design`` (spread keys, checked the same way).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp._format import count, ops_per_s, percent
 from keyramp.forecast._cost import CellCost, cell_cost, record_bytes
 from keyramp.forecast._plan import CellPlan, Fix, Ramp, RateBand
-from keyramp.forecast._planner import Judged, Planner, shard_template
+from keyramp.forecast._plan_checks import Judged
+from keyramp.forecast._planner import Planner, shard_template
 from keyramp.forecast._prices import Prices
 from keyramp.profile._schedules import Ramp50050
 
@@ -32,7 +34,7 @@ def plan_cell(planner: Planner, *, cell_id: str, prices: Prices | None = None,
               location: str | None = None) -> CellPlan:
     """The plan of ``planner``'s cell at its target (``prices``: None leaves the cost out)."""
     d, target = planner.design, planner.target
-    check = planner.steady(d.strategy, target)
+    check = planner.full(d.strategy, planner.steady_launch(target), "steady")
     common: dict[str, Any] = {
         "cell_id": cell_id, "backend": d.backend, "strategy": d.strategy, "target_ops_per_s": target,
         "throttle": planner.throttle, "nodes": planner.nodes, "storage": planner.storage,
@@ -48,7 +50,7 @@ def plan_cell(planner: Planner, *, cell_id: str, prices: Prices | None = None,
     if check.passes:
         ramp = planner.fastest_ramp(d.strategy)
         why = _why_reachable(planner, sustainable, probe, ramp)
-    elif planner.cluster and planner.steady(d.strategy, target, planner.unbounded_nodes(target)).passes:
+    elif planner.cluster and planner.steady(d.strategy, target, planner.design_nodes()).passes():
         fix = _nodes_fix(planner, d.strategy)
         why = _why_cluster(planner, check)
     else:
@@ -115,17 +117,29 @@ def _points(planner: Planner, strategy: str) -> int:
     return int(made.append_points() or 1)
 
 
+def _smallest(planner: Planner, design: Callable[[int], tuple[str, int | None]], guess: int,
+              cap: int) -> tuple[int, Judged, Judged | None] | None:
+    """The smallest n whose ``design(n)`` (strategy, nodes) passes the steady check at the target, its
+    full forecast, and one fewer's (which fails); None when nothing up to ``cap`` passes."""
+    def check(n: int, *, full: bool = False) -> Any:
+        strategy, nodes = design(n)
+        if full:
+            return planner.full(strategy, planner.steady_launch(planner.target, nodes), "steady")
+        return planner.steady(strategy, planner.target, nodes).passes()
+
+    n = planner.smallest(check, guess, cap=cap)
+    if n is None:
+        return None
+    return n, check(n, full=True), check(n - 1, full=True) if n > 1 else None
+
+
 def _cluster_nodes(planner: Planner, strategy: str) -> tuple[int | None, Judged | None, Judged | None]:
     """Bigtable: the smallest node count for ``strategy`` at the target (and one fewer's check)."""
     if not planner.cluster:
         return None, None, None
     guess = max(1, round(((planner.unbounded_nodes(planner.target) or 2) - 1) / 1.5))
-    found = planner.smallest(lambda n: planner.steady(strategy, planner.target, n), guess, cap=max(64, 8 * guess))
-    if found is None:
-        return None, None, None
-    nodes, _, fewer = found
-    full = planner.steady(strategy, planner.target, nodes, full=True)
-    return nodes, full, fewer
+    found = _smallest(planner, lambda n: (strategy, n), guess, cap=max(64, 8 * guess))
+    return (None, None, None) if found is None else found
 
 
 def _nodes_fix(planner: Planner, strategy: str) -> Fix:
@@ -147,17 +161,13 @@ def _shards_fix(planner: Planner, sustainable: RateBand | None) -> Fix | None:
         return None
     per_point = sustainable.low / _points(planner, d.strategy)
     guess = max(1, math.ceil(target / (per_point * _points(planner, one))))
-    nodes = planner.unbounded_nodes(target)
-
-    def test(n: int) -> Judged:
-        return planner.steady(str(shard_template(d.strategy, n)), target, nodes)
-
-    found = planner.smallest(test, guess, cap=min(1_000_000, _SHARD_CAP * guess))
+    nodes = planner.design_nodes()
+    found = _smallest(planner, lambda n: (str(shard_template(d.strategy, n)), nodes), guess,
+                      cap=min(1_000_000, _SHARD_CAP * guess))
     if found is None:
         return None
-    shards, _, fewer = found
+    shards, full, fewer = found
     template = str(shard_template(d.strategy, shards))
-    full = planner.steady(template, target, nodes, full=True)
     fix_nodes, _, _ = _cluster_nodes(planner, template)
     why = (f"{count(shards)} shards spread the inserts over {count(shards * _points(planner, one))} append points: "
            f"{_limit(planner)} once split" + ("" if fewer is None else f"; {count(shards - 1)} shards do not"))
@@ -170,7 +180,7 @@ def _shards_fix(planner: Planner, sustainable: RateBand | None) -> Fix | None:
 
 def _key_design_fix(planner: Planner) -> Fix:
     """No shard count rescues the design (or it has no append point to shard): spread keys, checked."""
-    full = planner.steady(_SPREAD, planner.target, planner.unbounded_nodes(planner.target), full=True)
+    full = planner.full(_SPREAD, planner.steady_launch(planner.target, planner.design_nodes()), "steady")
     nodes, _, _ = _cluster_nodes(planner, _SPREAD) if full.passes else (None, None, None)
     if full.passes:
         why = ("no shard count of this key design passes (or it has no append point to shard); keys spread evenly "

@@ -49,12 +49,13 @@ def criteria(throttle: float) -> dict[str, str]:
     """What "passes" means in each check (the same words in JSON, text and docs/plan.md)."""
     from keyramp._format import percent
     from keyramp.forecast._band import PEAK_OK_MAX
-    from keyramp.forecast._planner import HOLD_S, PROBE_FACTOR, STEADY_S
+    from keyramp.forecast._planner import HOLD_S, PROBE_FACTOR
 
     limit = percent(throttle)
     return {
-        "steady": f"a constant launch of {STEADY_S / 3600:g} h at the rate: throttled share over its last quarter "
-                  f"(the store has split by then) ≤ {limit} at every point of the parameter band",
+        "steady": "a constant launch at the rate, 1.5 × as long as the store needs to split to it at the "
+                  f"unfavourable end of the band + 15 min: throttled share over its last quarter ≤ {limit} at every "
+                  "point of the parameter band",
         "ramp": f"the ramp to the target and {HOLD_S / 60:g} min there: throttled share of its requests ≤ {limit} "
                 f"at every point of the band, and no 10-s step above {percent(PEAK_OK_MAX)}",
         "sustainable": "the highest constant rate passing the steady check, per band end (low: every point, mid: "

@@ -1,18 +1,22 @@
-"""The launch planner's searches, every step a forecast through the cell's ``Forecaster``.
+"""The launch planner's searches, every step the cell's ``Forecaster`` at a launch (docs/plan.md).
 
 * **sustainable**: the highest constant rate whose throttled share, once the store has
-  split (the last quarter of a 2-hour constant launch), stays ≤ the limit — per end of the
-  band: ``low`` at every point, ``mid`` at the mid point, ``high`` at the favourable one.
+  split (the steady measure, ``_plan_checks``), stays ≤ the limit — per end of the band:
+  ``low`` at every point, ``mid`` at the mid point, ``high`` at any (the favourable end).
   On Bigtable the cluster is made large enough not to bind: the figure is the key design's.
 * **ramp**: the 500/50/5-family ramp (start, growth per step, step length) that reaches the
   target soonest with the launch's throttled share ≤ the limit at every point of the band
-  and no 10-s step above 25 % (the forecast's own ``ok`` bound): the largest start a new
-  range takes, then for each growth the shortest step that passes, found by bisection.
+  and no 10-s step above 25 %: the largest start a new range takes, then for 50 % growth
+  the shortest step that passes, and for 100 % the same from the step growing as fast per
+  second (kept only if shorter).
 * **fixes**: the smallest shard count of ``shard(N)#<the design's key>`` (or Bigtable node
-  count) whose forecast at the target passes, with one fewer shown to fail.
+  count) that passes at the target, one fewer shown to fail.
 
-Forecasts are memoised per (design, launch), and the ``Forecaster`` keeps its projections
-per launch traffic, so the node search and the band ends reuse one projection per rate.
+Searches ask ``Trial``s (the band's points evaluated as the question needs them); what a
+plan reports — the check at the target, the ramp, 500/50/5's ramp, each fix and one fewer —
+are full forecasts, with the stability re-run where anything was sampled. Trials and
+forecasts are memoised per (design, launch); the ``Forecaster`` keeps projections per launch
+traffic, so the node search reuses one projection per rate.
 """
 
 from __future__ import annotations
@@ -21,32 +25,29 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
 from keyramp._errors import UsageError
-from keyramp.forecast._band import PEAK_OK_MAX
 from keyramp.forecast._design import CellDesign
 from keyramp.forecast._forecast import Forecaster
 from keyramp.forecast._launch import Launch, cluster_stores
-from keyramp.forecast._model import Outcome
 from keyramp.forecast._params import StoreParams
-from keyramp.forecast._plan import GOOGLE_RAMP, PlanCheck, Ramp, RampShape, RateBand
-from keyramp.forecast._result import Forecast
+from keyramp.forecast._plan import GOOGLE_RAMP, Ramp, RampShape, RateBand
+from keyramp.forecast._plan_checks import Judged, Trial, judged
 from keyramp.forecast._stores import model_of, store_params
 
-__all__ = ["GROWTHS", "HOLD_S", "PROBE_FACTOR", "STEADY_S", "Judged", "Planner", "shard_template"]
+__all__ = ["GROWTHS", "HOLD_S", "PROBE_FACTOR", "Planner", "shard_template"]
 
-#: A constant launch this long has split wherever the design lets it; its last quarter is "steady".
-STEADY_S = 7200.0
-STEADY_TAIL = 0.25
+#: A constant launch runs long enough to split wherever the design lets it (``Planner.steady_s``).
+STEADY_MIN_S, STEADY_MAX_S = 1800.0, 14_400.0
 #: A planned ramp is forecast with this long at the target after it gets there.
 HOLD_S = 600.0
 #: "No ceiling": the design sustains this many times the target.
 PROBE_FACTOR = 10.0
-RATE_PRECISION = 1.03
+RATE_PRECISION = 1.05
+#: Rates each end of the sustainable band may try (the low end decides; the others inform).
+_ITERATIONS = {"low": 8, "mid": 5, "high": 5}
 STEP_PRECISION = 1.1
 STEP_RANGE_S = (20.0, 3600.0)
 GROWTHS = (0.5, 1.0)
@@ -76,40 +77,6 @@ def shard_template(strategy: str, shards: int) -> str | None:
     return template if made.append_points() else None
 
 
-def tail_share(outcome: Outcome, duration_s: float) -> float:
-    """Throttled share of the requests in the last ``STEADY_TAIL`` of the launch."""
-    keep = outcome.t > duration_s * (1 - STEADY_TAIL) + 1e-9
-    w = (outcome.offered if outcome.attempts is None else outcome.attempts)[keep]
-    total = float(w.sum())
-    return float((outcome.throttled[keep] * w).sum() / total) if total > 0 else 0.0
-
-
-@dataclass(frozen=True, kw_only=True)
-class Judged:
-    """A forecast and what the plan makes of it: throttled share low/mid/high over the band, and
-    whether it passes the limit (at every point, at the mid, at any point)."""
-
-    forecast: Forecast
-    launch: Launch
-    measure: str
-    shares: Mapping[str, float]
-    passes: bool
-    peak: Mapping[str, float | None] | None = None
-
-    def passes_at(self, end: str, limit: float) -> bool:
-        """The band end ``end`` of a rate (low: every point passes; high: the favourable point does)."""
-        return self.forecast.band is not None and self.shares[{"low": "high", "mid": "mid", "high": "low"}[end]] <= limit
-
-    def check(self) -> PlanCheck:
-        launch = self.forecast.launch
-        return PlanCheck(launch=f"{launch['description']}" + (f" on {launch['nodes']} {launch['storage'].upper()} "
-                                                               f"node(s)" if launch.get("nodes") else ""),
-                         measure=self.measure, passes=self.passes, verdict=self.forecast.verdict,
-                         throttled_fraction={k: round(v, 4) for k, v in self.shares.items()},
-                         peak_throttled_fraction=None if self.peak is None else dict(self.peak),
-                         nodes=launch.get("nodes"), reason=self.forecast.reason)
-
-
 class Planner:
     """Searches for one cell (``design``) at ``target`` ops/s with throttled share ≤ ``throttle``.
 
@@ -133,10 +100,16 @@ class Planner:
         self.samples = samples
         self.box = store_params(design.backend, self.storage, boxes=self.boxes)
         self._forecasters = {design.strategy: forecaster or Forecaster(design, recorded=recorded)}
-        self._memo: dict[tuple[str, str, bool], Judged] = {}
-        self.forecasts = 0
+        self._full: dict[tuple[str, str], Judged] = {}
+        self._trials: dict[tuple[str, str], Trial] = {}
+        self.forecasts = 0  # full forecasts and trials run
 
-    # -- forecasts ---------------------------------------------------------------------------
+    @property
+    def points_run(self) -> int:
+        """Model runs (points of a band) the trials took."""
+        return sum(t.points_run for t in self._trials.values())
+
+    # -- launches and their judgement ----------------------------------------------------------
 
     def forecaster(self, strategy: str) -> Forecaster:
         """The cell's own, or one for a design the cell did not run (its keys regenerated)."""
@@ -147,28 +120,62 @@ class Planner:
 
     def _launch(self, spec: dict[str, Any], nodes: int | None) -> Launch:
         if self.cluster:
-            spec = {**spec, "nodes": int(nodes or 1), "storage": self.storage}
+            spec = {**spec, "nodes": int(nodes if nodes is not None else self.nodes or 1), "storage": self.storage}
         return Launch.from_data(spec)
 
-    def _judge(self, strategy: str, launch: Launch, measure: str, *, full: bool = False) -> Judged:
-        key = (strategy, json.dumps(dict(launch.spec), sort_keys=True, default=str), full)
-        if key not in self._memo:
+    def steady_launch(self, rate: float, nodes: int | None = None) -> Launch:
+        """A constant launch at ``rate``, long enough to split (``steady_s``): the steady measure's."""
+        return self._launch({"kind": "constant", "rate": float(rate), "duration_s": self.steady_s(rate)}, nodes)
+
+    def ramp_launch(self, shape: RampShape, nodes: int | None = None) -> Launch:
+        """``shape`` up to the target and ``HOLD_S`` there: the launch measure's."""
+        return self._launch(shape.spec(self.target, hold_s=HOLD_S), nodes)
+
+    def full(self, strategy: str, launch: Launch, measure: str) -> Judged:
+        """A full forecast of ``launch`` (the band, and the stability re-run where anything was sampled)."""
+        key = (strategy, _key(launch))
+        if key not in self._full:
             self.forecasts += 1
-            fc = self.forecaster(strategy).forecast(launch, boxes=self.boxes, stability=full,
-                                                    samples=None if full else self.samples)
-            self._memo[key] = _judged(fc, launch, measure, self.throttle)
-        return self._memo[key]
+            done = self._trials.get(key)
+            known = done.outcomes if done is not None and self.samples is None else None
+            fc = self.forecaster(strategy).forecast(launch, boxes=self.boxes, known=known)
+            self._full[key] = judged(fc, launch, measure, self.throttle)
+        return self._full[key]
 
-    def steady(self, strategy: str, rate: float, nodes: int | None = None, *, full: bool = False) -> Judged:
-        """A constant launch at ``rate`` for ``STEADY_S``, judged on its last quarter."""
-        spec = {"kind": "constant", "rate": float(rate), "duration_s": STEADY_S}
-        return self._judge(strategy, self._launch(spec, nodes if nodes is not None else self.nodes), "steady",
-                           full=full)
+    def trial(self, strategy: str, launch: Launch, measure: str) -> Trial:
+        """``launch`` judged point by point (a search's question); a full forecast's points are reused."""
+        key = (strategy, _key(launch))
+        if key not in self._trials:
+            self.forecasts += 1
+            done = self._full.get(key)
+            forecaster = self.forecaster(strategy)
+            self._trials[key] = Trial(forecaster=forecaster, launch=launch, box=forecaster.box_for(launch, self.boxes),
+                                      measure=measure, limit=self.throttle, samples=self.samples,
+                                      seed=None if done is None else done.points)
+        return self._trials[key]
 
-    def ramp(self, strategy: str, shape: RampShape, nodes: int | None = None, *, full: bool = False) -> Judged:
-        """``shape`` up to the target and ``HOLD_S`` there, judged on the whole launch."""
-        launch = self._launch(shape.spec(self.target, hold_s=HOLD_S), nodes if nodes is not None else self.nodes)
-        return self._judge(strategy, launch, "launch", full=full)
+    def steady(self, strategy: str, rate: float, nodes: int | None = None) -> Trial:
+        return self.trial(strategy, self.steady_launch(rate, nodes), "steady")
+
+    def steady_s(self, rate: float) -> float:
+        """How long a constant launch at ``rate`` runs: 1.5 × the time the store needs to split to the rate
+        at the unfavourable end of the band (rounds of ``split_delay_s`` high, each ``split_fanout`` low
+        pieces, until every tablet is under ``split_threshold_frac`` high × capacity low; then the
+        placement delay), + 15 minutes; 30 minutes to 4 hours, whole minutes."""
+        r, mix = self.box.ranges, self.design.mix
+        cap = r[self.box.capacity_param].low
+        read_cost = cap / r["node_read_rows_per_s"].low if self.box.kind == "nodes" else 1.0
+        rows = rate * (mix.writes_per_op + read_cost * mix.reads_per_op)
+        pieces = max(1.0, rows / (r["split_threshold_frac"].high * cap))
+        rounds = math.ceil(math.log(pieces) / math.log(max(2.0, r["split_fanout"].low)) - 1e-9)
+        place = r["placement_delay_s"].high if "placement_delay_s" in r else 0.0
+        needed = rounds * r["split_delay_s"].high + place
+        return float(min(STEADY_MAX_S, max(STEADY_MIN_S, 60 * math.ceil((1.5 * needed + 900) / 60))))
+
+    def design_nodes(self) -> int | None:
+        """Bigtable: the cluster the key design is judged on (``unbounded_nodes`` of ``PROBE_FACTOR`` × the
+        target); None elsewhere."""
+        return self.unbounded_nodes(PROBE_FACTOR * self.target)
 
     def unbounded_nodes(self, rate: float) -> int | None:
         """Bigtable: nodes enough that the cluster cannot be what limits ``rate`` (the key design is)."""
@@ -185,73 +192,70 @@ class Planner:
         """The band of rates the design sustains once split (None: no ceiling up to the probe), and
         the probe rate."""
         probe_rate = PROBE_FACTOR * self.target
-        nodes = self.unbounded_nodes(probe_rate)
-        seen: list[Judged] = []
+        nodes = self.design_nodes()
+        seen = [self.steady(strategy, self.target, nodes)]
 
-        def at(rate: float) -> Judged:
-            j = self.steady(strategy, rate, nodes)
-            seen.append(j)
-            return j
+        def at(rate: float) -> Trial:
+            seen.append(self.steady(strategy, rate, nodes))
+            return seen[-1]
 
         probe = at(probe_rate)
-        if probe.forecast.band is None or probe.passes:
+        if probe.passes("low"):
             return None, probe_rate
-        ends = {end: None if probe.passes_at(end, self.throttle) else self._ceiling(at, seen, end)
-                for end in ("low", "mid", "high")}
+        ends = {end: None if probe.passes(end) else self._ceiling(at, seen, end) for end in ("low", "mid", "high")}
         return RateBand(**ends), probe_rate
 
-    def _ceiling(self, at: Callable[[float], Judged], seen: list[Judged], end: str) -> float:
-        """The highest rate passing at ``end``: regula falsi on log rate with bisection safeguards."""
-        measure = {"low": "high", "mid": "mid", "high": "low"}[end]
-        limit = self.throttle
+    def _ceiling(self, at: Callable[[float], Trial], seen: list[Trial], end: str) -> float:
+        """The highest rate passing at ``end`` (within ``RATE_PRECISION``, at most ``_ITERATIONS[end]``
+        rates): a first guess from what the store serves above its ceiling, then bisection on log rate."""
+        def bracket() -> tuple[Trial | None, Trial]:
+            ok = [t for t in seen if t.passes(end)]
+            bad = [t for t in seen if not t.passes(end)]
+            return (max(ok, key=lambda t: t.rate) if ok else None), min(bad, key=lambda t: t.rate)
 
-        def bracket() -> tuple[Judged | None, Judged]:
-            ok = [j for j in seen if j.shares[measure] <= limit]
-            bad = [j for j in seen if j.shares[measure] > limit]
-            return (max(ok, key=_rate) if ok else None), min(bad, key=_rate)
-
-        for i in range(10):
+        for _ in range(_ITERATIONS[end]):
             lo, hi = bracket()
-            if lo is not None and _rate(hi) / _rate(lo) <= RATE_PRECISION:
+            if lo is not None and hi.rate / lo.rate <= RATE_PRECISION:
                 break
-            s_hi = hi.shares[measure]
-            if lo is None:  # above the ceiling the store serves about the same: rate × (1 - share)
-                x = _rate(hi) * (1 - s_hi) / (1 - limit)
-                x = min(x, _rate(hi) / RATE_PRECISION) if x > 0 else _rate(hi) / 4
-            elif i % 2:
-                x = math.sqrt(_rate(lo) * _rate(hi))
+            if lo is None:  # above a ceiling the store serves about the same: rate × (1 - share)
+                x = hi.rate * (1 - min(1.0, hi.share(end))) / (1 - self.throttle)
+                x = min(x, hi.rate / 2) if x > 0 else hi.rate / 8
             else:
-                s_lo = lo.shares[measure]
-                frac = (limit - s_lo) / max(s_hi - s_lo, 1e-12)
-                x = math.exp(math.log(_rate(lo)) + frac * (math.log(_rate(hi)) - math.log(_rate(lo))))
-                x = min(max(x, _rate(lo) * RATE_PRECISION ** 0.5), _rate(hi) / RATE_PRECISION ** 0.5)
+                x = math.sqrt(lo.rate * hi.rate)
             if x < 1.0:
                 return 0.0
             at(x)
         lo, _ = bracket()
-        return 0.0 if lo is None else _rate(lo)
+        return 0.0 if lo is None else lo.rate
 
     # -- the fastest safe ramp -------------------------------------------------------------------
 
     def fastest_ramp(self, strategy: str, nodes: int | None = None) -> Ramp | None:
         """The 500/50/5-family ramp that reaches the target soonest and passes, confirmed by a full
-        forecast (twice the samples); None when no ramp of the family passes."""
+        forecast; None when no ramp of the family passes."""
         start = self._start(strategy, nodes)
         if start is None:
             return None
-        shapes = [RampShape(start_ops=self.target, growth=GOOGLE_RAMP.growth, step_s=GOOGLE_RAMP.step_s)] \
-            if start >= self.target else [s for g in GROWTHS if (s := self._step(strategy, nodes, start, g))]
+        shapes: list[RampShape] = []
+        if start >= self.target:
+            shapes.append(RampShape(start_ops=self.target, growth=GOOGLE_RAMP.growth, step_s=GOOGLE_RAMP.step_s))
+        seed = GOOGLE_RAMP.step_s
+        for growth in GROWTHS if start < self.target else ():
+            found = self._step(strategy, nodes, start, growth, seed, longer=not shapes)
+            if found is not None:  # the next growth starts from the step that grows as fast per second
+                shapes.append(found)
+                seed = found.step_s * math.log1p(GROWTHS[-1]) / math.log1p(growth)
         shapes.sort(key=lambda s: s.time_to(self.target))
         for shape in shapes:
             for _ in range(3):  # the full forecast may disagree near the boundary: a slightly longer step
-                full = self.ramp(strategy, shape, nodes, full=True)
-                if full.passes:
-                    google = self.ramp(strategy, GOOGLE_RAMP, nodes, full=True)
-                    return Ramp(shape=shape, target_ops_per_s=self.target, hold_s=HOLD_S, check=full.check(),
+                check = self.full(strategy, self.ramp_launch(shape, nodes), "launch")
+                if check.passes:
+                    google = self.full(strategy, self.ramp_launch(GOOGLE_RAMP, nodes), "launch")
+                    return Ramp(shape=shape, target_ops_per_s=self.target, hold_s=HOLD_S, check=check.check(),
                                 google=google.check())
                 if shape.time_to(self.target) == 0:
                     break
-                shape = replace(shape, step_s=math.ceil(shape.step_s * STEP_PRECISION))
+                shape = replace(shape, step_s=float(math.ceil(shape.step_s * STEP_PRECISION)))
         return None
 
     def _start(self, strategy: str, nodes: int | None) -> float | None:
@@ -259,30 +263,32 @@ class Planner:
         starts = [s for s in _STARTS if s < self.target] + [self.target]
 
         def ok(i: int) -> bool:
-            spec = {"kind": "constant", "rate": starts[i], "duration_s": HOLD_S}
-            return self._judge(strategy, self._launch(spec, nodes if nodes is not None else self.nodes),
-                               "launch").passes
+            launch = self._launch({"kind": "constant", "rate": starts[i], "duration_s": HOLD_S}, nodes)
+            return self.trial(strategy, launch, "launch").passes()
 
         first = starts.index(min(starts, key=lambda s: abs(s - GOOGLE_RAMP.start_ops)))
         if not ok(first):
-            lower = [i for i in range(first - 1, -1, -1) if ok(i)]
-            return starts[lower[0]] if lower else None
+            lower = next((i for i in range(first - 1, -1, -1) if ok(i)), None)
+            return None if lower is None else starts[lower]
         lo, hi = first, len(starts)  # starts[lo] passes; starts[hi] fails (or is past the end)
         while hi - lo > 1:
             mid = (lo + hi) // 2
             lo, hi = (mid, hi) if ok(mid) else (lo, mid)
         return starts[lo]
 
-    def _step(self, strategy: str, nodes: int | None, start: float, growth: float) -> RampShape | None:
-        """The shortest step (within ``STEP_PRECISION``) of ramps from ``start`` by ``growth`` that passes."""
+    def _step(self, strategy: str, nodes: int | None, start: float, growth: float, seed: float, *,
+              longer: bool = True) -> RampShape | None:
+        """The shortest step (within ``STEP_PRECISION``) of ramps from ``start`` by ``growth`` that passes,
+        searched from ``seed`` seconds (halving or doubling, then bisection). ``longer=False``: a ramp
+        only counts if it is at least as fast as ``seed`` (None when ``seed`` fails)."""
         def shape(step: float) -> RampShape:
             return RampShape(start_ops=start, growth=growth, step_s=float(math.ceil(step)))
 
         def ok(step: float) -> bool:
-            return self.ramp(strategy, shape(step), nodes).passes
+            return self.trial(strategy, self.ramp_launch(shape(step), nodes), "launch").passes()
 
         low, high = STEP_RANGE_S
-        good, bad = GOOGLE_RAMP.step_s, GOOGLE_RAMP.step_s
+        good = bad = float(min(high, max(low, seed)))
         if ok(good):  # shorter by halves until one fails
             while bad == good:
                 if good <= low:
@@ -291,7 +297,7 @@ class Planner:
                 good, bad = (trial, trial) if ok(trial) else (good, trial)
         else:  # longer by doubles until one passes
             while bad == good:
-                if bad >= high:
+                if bad >= high or not longer:
                     return None
                 trial = min(high, bad * 2)
                 good, bad = (trial, bad) if ok(trial) else (trial, trial)
@@ -302,57 +308,36 @@ class Planner:
 
     # -- fixes ----------------------------------------------------------------------------------
 
-    def smallest(self, test: Callable[[int], Judged], guess: int, *,
-                 cap: int) -> tuple[int, Judged, Judged | None] | None:
-        """The smallest n ≥ 1 with ``test(n).passes``, searched from ``guess`` (one fewer first, then
-        galloping, then bisection): n, its judgement and that of n - 1 (which fails); None when
-        nothing up to ``cap`` passes."""
-        results: dict[int, Judged] = {}
+    def smallest(self, passes: Callable[[int], bool], guess: int, *, cap: int) -> int | None:
+        """The smallest n ≥ 1 with ``passes(n)``, searched from ``guess`` (one fewer first, then galloping,
+        then bisection); None when nothing up to ``cap`` passes."""
+        known: dict[int, bool] = {}
 
-        def passes(k: int) -> bool:
-            if k not in results:
-                results[k] = test(k)
-            return results[k].passes
+        def ok(k: int) -> bool:
+            if k not in known:
+                known[k] = passes(k)
+            return known[k]
 
         good = bad = max(1, min(guess, cap))
-        if passes(good):
+        if ok(good):
             bad = 0
             while bad == 0 and good > 1:
-                if not passes(good - 1):
+                if not ok(good - 1):
                     bad = good - 1
                     break
                 trial = max(1, good - max(1, good // 2))
-                good, bad = (trial, 0) if passes(trial) else (good - 1, trial)
+                good, bad = (trial, 0) if ok(trial) else (good - 1, trial)
         else:
             while good == bad:
                 if bad >= cap:
                     return None
                 trial = min(cap, max(bad + 1, math.ceil(bad * 1.5)))
-                good, bad = (trial, bad) if passes(trial) else (trial, trial)
+                good, bad = (trial, bad) if ok(trial) else (trial, trial)
         while good - bad > 1:
             mid = (good + bad) // 2
-            good, bad = (mid, bad) if passes(mid) else (good, mid)
-        if good > 1:
-            passes(good - 1)
-        return good, results[good], results.get(good - 1)
+            good, bad = (mid, bad) if ok(mid) else (good, mid)
+        return good
 
 
-def _rate(j: Judged) -> float:
-    return float(j.launch.spec["rate"])
-
-
-def _judged(fc: Forecast, launch: Launch, measure: str, limit: float) -> Judged:
-    """The share of ``fc`` the plan judges by: the steady tail of every point, or the launch-wide band."""
-    band = fc.band
-    if band is None:
-        return Judged(forecast=fc, launch=launch, measure=measure, shares={"low": 1.0, "mid": 1.0, "high": 1.0},
-                      passes=False)
-    if measure == "steady":
-        tails = {label: tail_share(o, launch.duration_s) for label, o in band.points.items()}
-        values = np.array(list(tails.values()))
-        shares = {"low": float(values.min()), "mid": tails["mid"], "high": float(values.max())}
-        return Judged(forecast=fc, launch=launch, measure=measure, shares=shares, passes=shares["high"] <= limit)
-    thr, peak = band.figures["throttled_fraction"], band.figures["peak_throttled_fraction"]
-    shares = {k: float(thr[k] or 0.0) for k in ("low", "mid", "high")}
-    passes = shares["high"] <= limit and float(peak["high"] or 0.0) <= PEAK_OK_MAX
-    return Judged(forecast=fc, launch=launch, measure=measure, shares=shares, passes=passes, peak=peak)
+def _key(launch: Launch) -> str:
+    return json.dumps(dict(launch.spec), sort_keys=True, default=str)

@@ -120,7 +120,7 @@ def test_the_shard_fix_is_the_smallest_count_that_passes(sequential: tuple[CellD
     assert fix.one_fewer is not None and not fix.one_fewer.passes
     # One fewer, re-forecast from scratch by another planner, still fails; the count passes.
     fresh = Planner(d, target=6 * band.low)
-    assert not fresh.steady(str(shard_template("sequential", fix.value - 1)), fresh.target).passes
+    assert not fresh.steady(str(shard_template("sequential", fix.value - 1)), fresh.target).passes()
     assert fix.ramp is not None and p.cost is not None and p.cost.ramp_usd is not None
 
 
@@ -156,7 +156,7 @@ def test_a_higher_target_never_makes_a_plan_reachable(backend: str, strategy: st
     d = design(backend, strategy)
     low, high = Planner(d, target=t1), Planner(d, target=t1 * k)
     # reachable is the steady check at the target (plan_cell): once it fails, a higher target fails too
-    assert high.steady(strategy, high.target).passes <= low.steady(strategy, low.target).passes
+    assert high.steady(strategy, high.target).passes() <= low.steady(strategy, low.target).passes()
 
 
 @PROPS
