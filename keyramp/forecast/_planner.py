@@ -8,7 +8,7 @@
   target soonest with the launch's throttled share ≤ the limit at every point of the band
   and no 10-s step above 25 %: the largest start a new range takes, then for 50 % growth
   the shortest step that passes, and for 100 % the same from the step growing as fast per
-  second (kept only if shorter).
+  second (one trial: its time differs only by whole steps).
 * **fixes**: the smallest shard count of ``shard(N)#<the design's key>`` (or Bigtable node
   count) that passes at the target, one fewer shown to fail.
 
@@ -48,7 +48,7 @@ PROBE_FACTOR = 10.0
 RATE_PRECISION = 1.05
 #: Rates each end of the sustainable band may try (the low end decides; the others inform).
 _ITERATIONS = {"low": 8, "mid": 5, "high": 5}
-STEP_PRECISION = 1.1
+STEP_PRECISION = 1.2
 STEP_RANGE_S = (20.0, 3600.0)
 GROWTHS = (0.5, 1.0)
 #: Start rates tried (ops/s): 500 × 2^k up to the target, and below 500 if a new range takes less.
@@ -158,19 +158,20 @@ class Planner:
         return self.trial(strategy, self.steady_launch(rate, nodes), "steady")
 
     def steady_s(self, rate: float) -> float:
-        """How long a constant launch at ``rate`` runs: 1.5 × the time the store needs to split to the rate
-        at the unfavourable end of the band (rounds of ``split_delay_s`` high, each ``split_fanout`` low
-        pieces, until every tablet is under ``split_threshold_frac`` high × capacity low; then the
-        placement delay), + 15 minutes; 30 minutes to 4 hours, whole minutes."""
+        """How long a constant launch at ``rate`` runs: 1.5 × the time the store needs to split to the rate at
+        the unfavourable end of the band (rounds of ``split_delay_s`` high, each ``split_fanout`` low
+        pieces, until every tablet is under ``split_threshold_frac`` high × capacity low, and two more;
+        then the placement delay), + 10 minutes; 30 minutes to 4 hours, whole minutes."""
         r, mix = self.box.ranges, self.design.mix
         cap = r[self.box.capacity_param].low
         read_cost = cap / r["node_read_rows_per_s"].low if self.box.kind == "nodes" else 1.0
         rows = rate * (mix.writes_per_op + read_cost * mix.reads_per_op)
         pieces = max(1.0, rows / (r["split_threshold_frac"].high * cap))
-        rounds = math.ceil(math.log(pieces) / math.log(max(2.0, r["split_fanout"].low)) - 1e-9)
+        # two rounds more than the count: a tablet splits at quantiles of its load, not into equal pieces
+        rounds = math.ceil(math.log(pieces) / math.log(max(2.0, r["split_fanout"].low)) - 1e-9) + 2
         place = r["placement_delay_s"].high if "placement_delay_s" in r else 0.0
         needed = rounds * r["split_delay_s"].high + place
-        return float(min(STEADY_MAX_S, max(STEADY_MIN_S, 60 * math.ceil((1.5 * needed + 900) / 60))))
+        return float(min(STEADY_MAX_S, max(STEADY_MIN_S, 60 * math.ceil((1.5 * needed + 600) / 60))))
 
     def design_nodes(self) -> int | None:
         """Bigtable: the cluster the key design is judged on (``unbounded_nodes`` of ``PROBE_FACTOR`` × the
@@ -209,9 +210,14 @@ class Planner:
         """The highest rate passing at ``end`` (within ``RATE_PRECISION``, at most ``_ITERATIONS[end]``
         rates): a first guess from what the store serves above its ceiling, then bisection on log rate."""
         def bracket() -> tuple[Trial | None, Trial]:
-            ok = [t for t in seen if t.passes(end)]
-            bad = [t for t in seen if not t.passes(end)]
-            return (max(ok, key=lambda t: t.rate) if ok else None), min(bad, key=lambda t: t.rate)
+            # Bisection over the rates tried (the probe, the highest, fails at this end): only the trials
+            # the bracket turns on run their point.
+            tried = sorted({t.rate: t for t in seen}.values(), key=lambda t: t.rate)
+            lo, hi = -1, len(tried) - 1
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if tried[mid].passes(end) else (lo, mid)
+            return (tried[lo] if lo >= 0 else None), tried[hi]
 
         for _ in range(_ITERATIONS[end]):
             lo, hi = bracket()
@@ -241,7 +247,7 @@ class Planner:
             shapes.append(RampShape(start_ops=self.target, growth=GOOGLE_RAMP.growth, step_s=GOOGLE_RAMP.step_s))
         seed = GOOGLE_RAMP.step_s
         for growth in GROWTHS if start < self.target else ():
-            found = self._step(strategy, nodes, start, growth, seed, longer=not shapes)
+            found = self._step(strategy, nodes, start, growth, seed, search=not shapes)
             if found is not None:  # the next growth starts from the step that grows as fast per second
                 shapes.append(found)
                 seed = found.step_s * math.log1p(GROWTHS[-1]) / math.log1p(growth)
@@ -277,10 +283,10 @@ class Planner:
         return starts[lo]
 
     def _step(self, strategy: str, nodes: int | None, start: float, growth: float, seed: float, *,
-              longer: bool = True) -> RampShape | None:
+              search: bool = True) -> RampShape | None:
         """The shortest step (within ``STEP_PRECISION``) of ramps from ``start`` by ``growth`` that passes,
-        searched from ``seed`` seconds (halving or doubling, then bisection). ``longer=False``: a ramp
-        only counts if it is at least as fast as ``seed`` (None when ``seed`` fails)."""
+        searched from ``seed`` seconds (halving or doubling, then bisection). ``search=False``: ``seed``
+        itself, if it passes (another growth at the step that grows as fast per second)."""
         def shape(step: float) -> RampShape:
             return RampShape(start_ops=start, growth=growth, step_s=float(math.ceil(step)))
 
@@ -289,6 +295,8 @@ class Planner:
 
         low, high = STEP_RANGE_S
         good = bad = float(min(high, max(low, seed)))
+        if not search:
+            return shape(good) if ok(good) else None
         if ok(good):  # shorter by halves until one fails
             while bad == good:
                 if good <= low:
@@ -297,7 +305,7 @@ class Planner:
                 good, bad = (trial, trial) if ok(trial) else (good, trial)
         else:  # longer by doubles until one passes
             while bad == good:
-                if bad >= high or not longer:
+                if bad >= high:
                     return None
                 trial = min(high, bad * 2)
                 good, bad = (trial, bad) if ok(trial) else (trial, trial)
