@@ -71,14 +71,20 @@ def _main(args: argparse.Namespace) -> int:
     if not plan.cells:
         raise UsageError(f"{run.path}: no cell with a key stream to plan")
     if args.write_profile is not None:
-        write_rehearsal(args.write_profile, plan.cells[0], run.manifest.get("profile") or {}, project=args.project,
-                        instance=args.instance)
+        rehearsal = write_rehearsal(args.write_profile, plan.cells[0], run.manifest.get("profile") or {},
+                                    project=args.project, instance=args.instance)
     if args.json:
         json.dump(plan.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         print(plan_text(plan))
     if args.write_profile is not None:
+        from keyramp.profile._lint import lint_profile
+
+        for finding in lint_profile(rehearsal):
+            if finding.severity == "error":  # Google's general figures against what the model found safe
+                print(f"note: keyramp lint flags {finding.rule} ({finding.message}); the plan found this safe in "
+                      "the model, which is what the rehearsal tests", file=sys.stderr)
         note = "" if args.project else f" (edit project = {PLACEHOLDER_PROJECT!r} first)"
         print(f"wrote {args.write_profile}: run it with `keyramp run {args.write_profile} --allow-cloud PROJECT "
               f"--plan`{note}", file=sys.stderr)

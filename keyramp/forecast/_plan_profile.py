@@ -11,10 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyramp._errors import UsageError
 from keyramp.forecast._plan import CellPlan, Ramp
+
+if TYPE_CHECKING:
+    from keyramp.profile import Profile
 
 __all__ = ["PLACEHOLDER_INSTANCE", "PLACEHOLDER_PROJECT", "rehearsal_tables", "write_rehearsal"]
 
@@ -92,7 +95,7 @@ def rehearsal_tables(plan: CellPlan, profile: Mapping[str, Any], *, project: str
 
 
 def write_rehearsal(path: Path, plan: CellPlan, profile: Mapping[str, Any], *, project: str | None = None,
-                    instance: str | None = None) -> Path:
+                    instance: str | None = None) -> Profile:
     """Write the rehearsal profile and load it back as ``keyramp run`` will (a bad one is an error here)."""
     from keyramp.profile._files import load_profile, write_profile
 
@@ -101,5 +104,4 @@ def write_rehearsal(path: Path, plan: CellPlan, profile: Mapping[str, Any], *, p
         write_profile(path, top, **tables)
     except OSError as exc:
         raise UsageError(f"--write-profile: {path}: cannot write: {exc.strerror or exc}") from None
-    load_profile(path)
-    return path
+    return load_profile(path)

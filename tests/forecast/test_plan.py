@@ -124,8 +124,9 @@ def test_the_shard_fix_is_the_smallest_count_that_passes(sequential: tuple[CellD
     assert fix.ramp is not None and p.cost is not None and p.cost.ramp_usd is not None
 
 
-@pytest.mark.parametrize("storage", ["ssd", "hdd"])
-def test_bigtable_gets_the_smallest_node_count_that_passes(storage: str) -> None:
+def test_bigtable_gets_the_smallest_node_count_that_passes_on_hdd() -> None:
+    """(SSD: the CLI's done-when run, tests/forecast/test_plan_cli.py.)"""
+    storage = "hdd"
     d = design("bigtable", "random", {"insert": 0.7, "read": 0.3})
     p = plan(d, 12_000, storage=storage)
     fix = p.fix
@@ -201,3 +202,26 @@ def test_targets_and_limits_out_of_range_are_usage_errors() -> None:
                         ({"target": 10.0, "throttle": 1.5}, "--throttle")):
         with pytest.raises(Exception, match=message):
             Planner(d, **kw)
+
+
+def test_a_run_plans_its_cells_only_when_a_threshold_gates_on_the_plan(tmp_path: Any) -> None:
+    from types import SimpleNamespace
+
+    from keyramp.forecast import plan_step
+
+    def analysed(thresholds: dict[str, Any]) -> dict[str, Any]:
+        profile = parse_profile({"name": "p", "backend": "firestore", "duration": "10s", "seed": 4,
+                                 "workload": {"ops": {"insert": 1.0}, "record_count": 500},
+                                 "keys": {"strategy": "random"}, "schedule": {"kind": "constant", "rate": 300},
+                                 "launch": {"kind": "ramp_500_50_5", "ceiling": 2000}, "thresholds": thresholds})
+        summary: dict[str, Any] = {"operations": {"insert": {"count": 3000}}}
+        plan_step(SimpleNamespace(profile=profile, cell=profile.cells[0], summary=summary, measured=True,
+                                  run_dir=tmp_path))
+        summary["thresholds"] = [r.to_dict() for r in evaluate(profile.thresholds, summary)]
+        return summary
+
+    assert "plan" not in analysed({"error_rate": 0.01})  # a plan is seconds per cell: only when asked
+    gated = analysed({"plan.reachable": True, "plan.time_to_target_s": 3600})
+    assert gated["plan"]["reachable"] is True and gated["plan"]["target_ops_per_s"] == 2000
+    assert [(t["name"], t["passed"]) for t in gated["thresholds"]] == [("plan.reachable", True),
+                                                                       ("plan.time_to_target_s", True)]
