@@ -160,7 +160,8 @@ def _shards_fix(planner: Planner, sustainable: RateBand | None) -> Fix | None:
     if one is None or sustainable is None or not sustainable.low:
         return None
     per_point = sustainable.low / _points(planner, d.strategy)
-    guess = max(1, math.ceil(target / (per_point * _points(planner, one))))
+    # one append point of a single-point design also takes its reads: several usually take ~10 % more each
+    guess = max(1, math.ceil(0.9 * target / (per_point * _points(planner, one))))
     nodes = planner.design_nodes()
     found = _smallest(planner, lambda n: (str(shard_template(d.strategy, n)), nodes), guess,
                       cap=min(1_000_000, _SHARD_CAP * guess))

@@ -44,10 +44,11 @@ STEADY_MIN_S, STEADY_MAX_S = 1800.0, 14_400.0
 #: A planned ramp is forecast with this long at the target after it gets there.
 HOLD_S = 600.0
 #: "No ceiling": the design sustains this many times the target.
-PROBE_FACTOR = 10.0
-RATE_PRECISION = 1.05
-#: Rates each end of the sustainable band may try (the low end decides; the others inform).
-_ITERATIONS = {"low": 8, "mid": 5, "high": 5}
+PROBE_FACTOR = 4.0
+#: How close the sustainable search brackets each end (the low end decides reachability; the others inform),
+#: and how many rates it may try for it.
+RATE_PRECISION = {"low": 1.05, "mid": 1.1, "high": 1.1}
+_ITERATIONS = {"low": 7, "mid": 4, "high": 4}
 STEP_PRECISION = 1.2
 STEP_RANGE_S = (20.0, 3600.0)
 GROWTHS = (0.5, 1.0)
@@ -173,6 +174,13 @@ class Planner:
         needed = rounds * r["split_delay_s"].high + place
         return float(min(STEADY_MAX_S, max(STEADY_MIN_S, 60 * math.ceil((1.5 * needed + 600) / 60))))
 
+    def one_tablet(self) -> float:
+        """Ops/s of the cell's mix one tablet serves at the low end of its capacity: where a ceiling search starts."""
+        r, mix = self.box.ranges, self.design.mix
+        cap = r[self.box.capacity_param].low
+        read_cost = cap / r["node_read_rows_per_s"].low if self.box.kind == "nodes" else 1.0
+        return cap / max(mix.writes_per_op + read_cost * mix.reads_per_op, 1e-9)
+
     def design_nodes(self) -> int | None:
         """Bigtable: the cluster the key design is judged on (``unbounded_nodes`` of ``PROBE_FACTOR`` × the
         target); None elsewhere."""
@@ -207,7 +215,7 @@ class Planner:
         return RateBand(**ends), probe_rate
 
     def _ceiling(self, at: Callable[[float], Trial], seen: list[Trial], end: str) -> float:
-        """The highest rate passing at ``end`` (within ``RATE_PRECISION``, at most ``_ITERATIONS[end]``
+        """The highest rate passing at ``end`` (within ``RATE_PRECISION[end]``, at most ``_ITERATIONS[end]``
         rates): a first guess from what the store serves above its ceiling, then bisection on log rate."""
         def bracket() -> tuple[Trial | None, Trial]:
             # Bisection over the rates tried (the probe, the highest, fails at this end): only the trials
@@ -221,11 +229,11 @@ class Planner:
 
         for _ in range(_ITERATIONS[end]):
             lo, hi = bracket()
-            if lo is not None and hi.rate / lo.rate <= RATE_PRECISION:
+            if lo is not None and hi.rate / lo.rate <= RATE_PRECISION[end]:
                 break
-            if lo is None:  # above a ceiling the store serves about the same: rate × (1 - share)
-                x = hi.rate * (1 - min(1.0, hi.share(end))) / (1 - self.throttle)
-                x = min(x, hi.rate / 2) if x > 0 else hi.rate / 8
+            if lo is None:  # what the store serves above a ceiling (rate × (1 - share)), at least one tablet's rate
+                x = max(hi.rate * (1 - min(1.0, hi.share(end))) / (1 - self.throttle), self.one_tablet())
+                x = min(x, hi.rate / RATE_PRECISION[end])
             else:
                 x = math.sqrt(lo.rate * hi.rate)
             if x < 1.0:
