@@ -6,7 +6,7 @@ gRPC's C core included) over the measured window, ops/s and CPU µs per operatio
 ``--emulator-pid`` also the emulator's CPU and the whole machine's busy cores over the
 same window.
 
-All perform the *same* operation code (``keyramp.run._workload.UserOps`` on the
+All perform the *same* operation code (``keyramp.workload._workload.UserOps`` on the
 profile's backend binding, same keys and records), so the differences are the harness:
 - ``bare``: N OS threads in a ``while`` loop, no gevent, no Locust, no recording.
 - ``locust``: a plain Locust ``User`` (gRPC gevent support on, one client per user,
@@ -65,7 +65,7 @@ class Window:
 def _workload(profile_path: str, endpoint: str, driver: str = "client") -> tuple[Any, Any, Any, str]:
     from keyramp.backends import spec_for
     from keyramp.profile._files import load_profile
-    from keyramp.run._workload import CellWorkload
+    from keyramp.workload._workload import CellWorkload
 
     profile = load_profile(profile_path)
     cell = profile.cells[0]
@@ -96,7 +96,7 @@ def _result(ops: int, window: dict[str, Any], **extra: Any) -> dict[str, Any]:
 def run_bare(args: argparse.Namespace) -> dict[str, Any]:
     import threading
 
-    from keyramp.run._workload import UserOps
+    from keyramp.workload._workload import UserOps
 
     wl, backend_class, target, _ = _workload(args.profile, args.endpoint, driver=args.driver)
     stop = threading.Event()
@@ -143,7 +143,7 @@ def run_locust(args: argparse.Namespace) -> dict[str, Any]:
     from locust.env import Environment
 
     from keyramp.run._gevent import ensure_gevent_grpc
-    from keyramp.run._workload import UserOps
+    from keyramp.workload._workload import UserOps
 
     ensure_gevent_grpc()
     wl, backend_class, target, _ = _workload(args.profile, args.endpoint, driver=args.driver)
@@ -238,7 +238,7 @@ def run_aio(args: argparse.Namespace) -> dict[str, Any]:
     import grpc.aio
 
     from keyramp.backends._rpc import CHANNEL_OPTIONS
-    from keyramp.run._workload import UserOps
+    from keyramp.workload._workload import UserOps
 
     wl, cls, target, _ = _workload(args.profile, args.endpoint, driver="grpc")
 

@@ -9,22 +9,24 @@ so each figure says what state the machine was really in, not what we hoped.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import json
 import math
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import psutil
-from _common import ENV_FOR_KIND, emulators, env_for
+from _common import ENV_FOR_KIND, emulators, env_for, save
 
 from keyramp.results._catalog import list_runs
 
-__all__ = ["MachineState", "bigtable", "busy_cores", "run_profile"]
+__all__ = ["MachineState", "bigtable", "busy_cores", "recorded_series", "run_profile", "save_series", "series_options"]
 
 # One process: busy for ``duty`` of every 10 ms period (1.0: always).
 _SPIN = """
@@ -119,3 +121,36 @@ def bigtable(endpoint: str | None = None) -> Iterator[tuple[dict[str, str], str]
         return
     with emulators("bigtable") as running:
         yield env_for(running["bigtable"]), running["bigtable"].endpoint
+
+
+def series_options(parser: argparse.ArgumentParser, *, name: str) -> None:
+    """The options of every compare series (``name``: its result file, ``compare_aa`` …)."""
+    parser.add_argument("--models", default="open,closed", help="comma-separated: open, closed")
+    parser.add_argument("--duration", default="10s")
+    parser.add_argument("--busy", action="store_true", help="keep one core busy for the whole series")
+    parser.add_argument("--keep", type=Path, help="keep the runs here (an existing series.json is reanalysed)")
+    parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
+    parser.add_argument("--save", action="store_true", help=f"write bench/results/{name}[_busy].json")
+    parser.add_argument("--out", type=Path, help="write the result JSON here too")
+
+
+def recorded_series(keep: Path | None, tmp: Path,
+                    record: Callable[[Path], dict[str, Any]]) -> tuple[Path, dict[str, Any]]:
+    """(results directory, series): ``record(results)`` runs the series, unless ``keep`` already holds
+    one (its ``series.json``), which is then only reanalysed."""
+    results = keep or tmp / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    series_file = results / "series.json"
+    if series_file.exists():
+        return results, json.loads(series_file.read_text())
+    series = record(results)
+    series_file.write_text(json.dumps(series))
+    return results, series
+
+
+def save_series(args: argparse.Namespace, name: str, result: dict[str, Any]) -> None:
+    """``--save`` (``name`` or ``name_busy``) and ``--out``."""
+    if args.save:
+        save(f"{name}_busy" if args.busy else name, result)
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1) + "\n")

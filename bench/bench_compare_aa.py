@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 import tempfile
 import time
@@ -37,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, parse_args, save, write_profile
-from _series import MachineState, bigtable, busy_cores, run_profile
+from _common import machine, parse_args, write_profile
+from _series import MachineState, bigtable, busy_cores, recorded_series, run_profile, save_series, series_options
 
 from keyramp.compare import Comparison, build_comparison
 from keyramp.results._catalog import Run, load_run
@@ -127,31 +126,22 @@ def analyse(runs: list[Run], *, all_pairs: bool, set_k: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="open,closed", help="comma-separated: open, closed")
+    series_options(parser, name="compare_aa")
     parser.add_argument("--runs", type=int, default=21, help="runs per model")
-    parser.add_argument("--duration", default="10s")
-    parser.add_argument("--busy", action="store_true", help="keep one core busy for the whole series")
     parser.add_argument("--all-pairs", action="store_true", help="also compare every ordered pair of runs")
     parser.add_argument("--set", type=int, default=0, metavar="K", help="also each run vs the K runs before it")
     parser.add_argument("--max-flag-rate", type=float, default=0.05)
-    parser.add_argument("--keep", type=Path, help="keep the runs here (an existing series.json is reanalysed)")
-    parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
-    parser.add_argument("--save", action="store_true", help="write bench/results/compare_aa[_busy].json")
-    parser.add_argument("--out", type=Path, help="write the result JSON here too")
     # --smoke: 3 runs of 2 s per model, sets of 2, every pair (--busy spins 1/4 core): a few seconds each
     args = parse_args(parser, argv, smoke={"runs": 3, "duration": "2s", "set": 2, "all_pairs": True})
     models = args.models.split(",")
     n, duration, set_k = args.runs, args.duration, args.set
     start = machine()
     with tempfile.TemporaryDirectory(prefix="kr-aa-") as tmp:
-        results = args.keep or Path(tmp) / "results"
-        results.mkdir(parents=True, exist_ok=True)
-        series_file = results / "series.json"
-        series = json.loads(series_file.read_text()) if series_file.exists() else None
-        if series is None:
+
+        def record(results: Path) -> dict[str, Any]:
             profiles = {m: write_model(Path(tmp), m, duration=duration, warmup="0s" if args.smoke else "2s")
                         for m in models}
-            series = {"models": {m: [] for m in models}}
+            series: dict[str, Any] = {"models": {m: [] for m in models}}
             spin = 0.25 if args.smoke else 1.0
             with bigtable(args.emulator) as (env, _), machine_load(args.busy, cores=spin) as state:
                 for i in range(n):
@@ -161,8 +151,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         share = state.sample()
                         print(f"{model} run {i + 1}/{n} in {time.monotonic() - started:.1f} s (machine {share:.0%} "
                               f"busy, load {state.loads[-1]})", flush=True)
-            series["machine_state"] = state.to_dict()
-            series_file.write_text(json.dumps(series))
+            return {**series, "machine_state": state.to_dict()}
+
+        results, series = recorded_series(args.keep, Path(tmp), record)
         runs = {m: [load_run(results / rid) for rid in ids] for m, ids in series["models"].items()}
         result = {"machine_start": start, "machine_end": machine(), "machine_state": series["machine_state"],
                   "conditions": {"backend": "bigtable", "duration": duration, "order": "ABBA across models",
@@ -179,10 +170,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for line in res["vs_first_flagged_rows"]:
             print(f"  {line}")
     print(f"machine: {result['machine_state']}")
-    if args.save:
-        save("compare_aa_busy" if args.busy else "compare_aa", result)
-    if args.out:
-        args.out.write_text(json.dumps(result, indent=1) + "\n")
+    save_series(args, "compare_aa", result)
     rates = [r["vs_first"]["flagged"] / max(r["vs_first"]["comparisons"], 1) for r in result["models"].values()]
     result["passed"] = all(rate <= args.max_flag_rate for rate in rates)
     return result

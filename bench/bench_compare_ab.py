@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, median, parse_args, save, table
-from _series import bigtable, run_profile
+from _common import machine, median, parse_args, table
+from _series import bigtable, recorded_series, run_profile, save_series, series_options
 from bench_compare_aa import abba, machine_load, run_facts, write_model
 
 from keyramp.compare import Comparison, build_comparison
@@ -111,28 +111,19 @@ def analyse(results: Path, pairs: list[dict[str, str]]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="open,closed", help="comma-separated: open, closed")
+    series_options(parser, name="compare_ab")
     parser.add_argument("--pairs", type=int, default=5)
-    parser.add_argument("--duration", default="10s")
     parser.add_argument("--delay-ms", type=float, default=2.0, help="per direction (round trip gains twice this)")
-    parser.add_argument("--busy", action="store_true", help="keep one core busy for the whole series")
-    parser.add_argument("--keep", type=Path, help="keep the runs here (an existing series.json is reanalysed)")
-    parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
-    parser.add_argument("--save", action="store_true", help="write bench/results/compare_ab[_busy].json")
-    parser.add_argument("--out", type=Path, help="write the result JSON here too")
     args = parse_args(parser, argv, smoke={"pairs": 2, "duration": "2s"})  # a few seconds per model
     models = args.models.split(",")
     n, duration = args.pairs, args.duration
     start = machine()
     with tempfile.TemporaryDirectory(prefix="kr-ab-") as tmp:
-        results = args.keep or Path(tmp) / "results"
-        results.mkdir(parents=True, exist_ok=True)
-        series_file = results / "series.json"
-        series = json.loads(series_file.read_text()) if series_file.exists() else None
-        if series is None:
+
+        def record(results: Path) -> dict[str, Any]:
             profiles = {m: write_model(Path(tmp), m, duration=duration, warmup="0s" if args.smoke else "2s")
                         for m in models}
-            series = {"models": {m: [] for m in models}}
+            series: dict[str, Any] = {"models": {m: [] for m in models}}
             with bigtable(args.emulator) as (direct, endpoint), machine_load(args.busy) as state, \
                     LatencyProxy(endpoint, delay_ms=args.delay_ms) as proxy:
                 env = {"A": direct, "B": {**direct, "BIGTABLE_EMULATOR_HOST": proxy.endpoint}}
@@ -146,8 +137,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                             print(f"{model} pair {i + 1}/{n} {side} in {time.monotonic() - started:.1f} s "
                                   f"(machine {share:.0%} busy, load {state.loads[-1]})", flush=True)
                         series["models"][model].append(pair)
-            series["machine_state"] = state.to_dict()
-            series_file.write_text(json.dumps(series))
+            return {**series, "machine_state": state.to_dict()}
+
+        results, series = recorded_series(args.keep, Path(tmp), record)
         result: dict[str, Any] = {
             "machine_start": start, "machine_end": machine(), "machine_state": series["machine_state"],
             "conditions": {"backend": "bigtable", "duration": duration, "delay_ms_per_direction": args.delay_ms,
@@ -164,10 +156,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
               f"{2 * args.delay_ms:g} ms; A/A consecutive A runs {res['aa_consecutive_flagged']} of "
               f"{res['aa_consecutive_of']} flagged")
     print(f"machine: {result['machine_state']}")
-    if args.save:
-        save("compare_ab_busy" if args.busy else "compare_ab", result)
-    if args.out:
-        args.out.write_text(json.dumps(result, indent=1) + "\n")
+    save_series(args, "compare_ab", result)
     open_model = result["models"].get("open")
     result["passed"] = open_model is None or open_model["pairs_exit_1"] >= 0.8 * open_model["pairs"]
     return result

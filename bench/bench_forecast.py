@@ -36,7 +36,7 @@ _CHILD = """
 import sys, time
 sys.path.insert(0, {src!r})
 from keyramp.results._catalog import resolve_run
-from keyramp.forecast._cli import reforecast
+from keyramp.forecast._reforecast import reforecast
 run = resolve_run({run!r}, None)
 t = time.perf_counter()
 out = reforecast(run)

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, parse_args, save, table
 
 from keyramp.metrics import MetricsState, render
-from keyramp.run._observer import TeeSink
+from keyramp.results._observer import TeeSink
 from keyramp.run._recorder import Recorder
 
 OPS = ("insert", "read", "update")

@@ -34,8 +34,8 @@ OPS = ("insert", "read", "update", "scan", "delete", "*")
 
 
 def child(seconds: int) -> dict[str, Any]:
+    from keyramp.results._rows import TimeseriesRow
     from keyramp.results._rundir import RunDirectory
-    from keyramp.run._recorder import TimeseriesRow
 
     keys = [str(uuid.UUID(int=i * 0x9E3779B97F4A7C15 % (1 << 128), version=4)) for i in range(100 * seconds)]
     per_second: list[float] = []

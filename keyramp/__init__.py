@@ -12,6 +12,7 @@ import os as _os
 from typing import TYPE_CHECKING
 
 from keyramp._lazy import lazy_exports
+from keyramp._version import __version__
 
 __all__ = [
     "Backend",
@@ -21,6 +22,7 @@ __all__ = [
     "FirestoreUser",
     "KeyrampError",
     "Launch",
+    "MasterOptions",
     "Profile",
     "QuerySpec",
     "RunFailed",
@@ -28,6 +30,7 @@ __all__ = [
     "RunOptions",
     "RunOutcome",
     "RunTarget",
+    "RunsOutcome",
     "StoreSpec",
     "Target",
     "TargetOptions",
@@ -42,10 +45,9 @@ __all__ = [
     "read_timeseries",
     "registered",
     "run_profile",
+    "run_profiles",
     "spec_for",
 ]
-
-__version__ = "0.1.0"
 
 # gRPC's C core re-arms its event engine in a forked child. gevent's subprocess forks with
 # Python code running before exec, so an emulator started by a process that already has
@@ -72,17 +74,21 @@ _LAZY = {
     "forecast_cell": "keyramp.forecast",
     "RunFailed": "keyramp._errors",
     "UsageError": "keyramp._errors",
-    "RunObserver": "keyramp.run._observer",
+    "RunObserver": "keyramp.results._observer",
     "RunOptions": "keyramp.run._runner",
     "RunOutcome": "keyramp.run._runner",
     "run_profile": "keyramp.run._runner",
+    # everything `keyramp run` does: profiles, master/workers, metrics exporter, scenario report
+    "run_profiles": "keyramp.run._api",
+    "RunsOutcome": "keyramp.run._api",
+    "MasterOptions": "keyramp.run._master",
     "RunTarget": "keyramp.targets",
     "TargetOptions": "keyramp.targets",
     # Python workloads (docs/workloads.md): the decorator is light, the user classes are Locust users.
     "op": "keyramp.pyworkload._ops",
-    "DatastoreUser": "keyramp.pyworkload._user",
-    "FirestoreUser": "keyramp.pyworkload._user",
-    "BigtableUser": "keyramp.pyworkload._user",
+    "DatastoreUser": "keyramp.run._pyuser",
+    "FirestoreUser": "keyramp.run._pyuser",
+    "BigtableUser": "keyramp.run._pyuser",
     # a run's recorded data, Parquet or CSV runs, finished or still running (docs/run-format.md)
     "read_intervals": "keyramp.results._read",
     "read_keys": "keyramp.results._read",
@@ -99,8 +105,10 @@ if TYPE_CHECKING:
     from keyramp.forecast import Launch, forecast_cell
     from keyramp.profile import Cell, Profile, load_profile, parse_profile
     from keyramp.pyworkload._ops import op
-    from keyramp.pyworkload._user import BigtableUser, DatastoreUser, FirestoreUser
+    from keyramp.results._observer import RunObserver
     from keyramp.results._read import read_intervals, read_keys, read_timeseries
-    from keyramp.run._observer import RunObserver
+    from keyramp.run._api import RunsOutcome, run_profiles
+    from keyramp.run._master import MasterOptions
+    from keyramp.run._pyuser import BigtableUser, DatastoreUser, FirestoreUser
     from keyramp.run._runner import RunOptions, RunOutcome, run_profile
     from keyramp.targets import RunTarget, TargetOptions

@@ -62,7 +62,7 @@ def scale_doc() -> dict[str, object]:
 
 def mpl_colormap() -> Colormap:
     """The scale as a matplotlib colormap: zero (masked or under 1) draws as EMPTY."""
-    from matplotlib.colors import LinearSegmentedColormap  # only the PNG path pays for matplotlib
+    from matplotlib.colors import LinearSegmentedColormap  # deferred: start-up cost (matplotlib: the PNG path only)
 
     def unit(rgb: RGB) -> tuple[float, float, float]:
         return rgb[0] / 255, rgb[1] / 255, rgb[2] / 255

@@ -1,7 +1,7 @@
 """Names a package exports but imports only on first use (PEP 562 module ``__getattr__``).
 
 ``keyramp`` itself must stay light (``keyramp --help``; Locust monkey-patches the standard
-library on import), and ``keyramp.forecast`` is imported by the store specs it builds on.
+library on import), and a package with heavy modules can export their names without importing them.
 """
 
 from __future__ import annotations

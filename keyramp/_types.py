@@ -1,10 +1,10 @@
-"""Small shared types: key values, backend names."""
+"""Small shared types: key values, operation names."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import Final, TypeAlias
 
-__all__ = ["ALL_OPS", "BACKEND_NAMES", "OP_NAMES", "Key", "key_sort_text", "key_text"]
+__all__ = ["ALL_OPS", "OP_NAMES", "Key", "key_sort_text", "key_text"]
 
 #: The op name of rows/histograms that merge all operations of a cell (recorder, run files, readers).
 ALL_OPS: Final = "*"
@@ -13,19 +13,6 @@ ALL_OPS: Final = "*"
 #: or a ``(parent, child)`` pair for a Datastore entity-group child (ancestor path).
 #: Backends map it to their own form (Datastore id/name, Firestore document id, Bigtable row key).
 Key: TypeAlias = "int | str | tuple[int | str, int | str]"
-
-if TYPE_CHECKING:
-    #: The registered stores' names (``keyramp.backends.store_names()``), read when asked.
-    BACKEND_NAMES: tuple[str, ...]
-
-
-def __getattr__(name: str) -> object:
-    if name == "BACKEND_NAMES":  # derived from the store registry, never a second list
-        from keyramp.backends import store_names
-
-        return store_names()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 OP_NAMES: Final = (
     "insert",

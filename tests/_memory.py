@@ -14,8 +14,19 @@ from typing import Any, ClassVar
 
 from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES, Key, key_sort_text
-from keyramp.backends import Backend, BatchLimits, InProcessSpec, KeyRules, QuerySpec, Record, StoreSpec, Target
-from keyramp.forecast import ParamRange, StoreParams, TabletModel
+from keyramp.backends import (
+    Backend,
+    BatchLimits,
+    InProcessSpec,
+    KeyRules,
+    ParamRange,
+    QuerySpec,
+    Record,
+    StoreParams,
+    StoreSpec,
+    TabletModel,
+    Target,
+)
 
 __all__ = ["MemoryStore", "memory_spec"]
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from keyramp.keyspace._metrics import _RUN_SLACK
 from keyramp.profile._files import toml_value, write_profile
-from keyramp.profile._thresholds import is_latency
 from keyramp.results._generator import DROP_LIMIT, LATE_LIMIT
+from keyramp.results._thresholds import is_latency
 from keyramp.targets._emulators import EMULATORS, RunningEmulator
 
 __all__ = [

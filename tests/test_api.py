@@ -8,7 +8,8 @@ import sys
 import keyramp
 
 # Names whose module imports Locust: the run API and the Python-workload user classes (Locust users).
-_RUN = ("run_profile", "RunOptions", "RunOutcome", "DatastoreUser", "FirestoreUser", "BigtableUser")
+_RUN = ("run_profile", "run_profiles", "RunOptions", "RunOutcome", "RunsOutcome", "MasterOptions", "DatastoreUser",
+        "FirestoreUser", "BigtableUser")
 
 
 def _python(code: str) -> list[str]:

@@ -38,6 +38,7 @@ from typing import Any, Final
 import gevent
 import gevent.monkey
 from gevent.hub import Waiter
+from grpc._cython import cygrpc
 
 __all__ = ["AioExecutor", "shared_executor"]
 
@@ -65,8 +66,6 @@ class _NativeThread:
 
 @contextlib.contextmanager
 def _native_threads_for_grpc() -> Iterator[None]:
-    from grpc._cython import cygrpc
-
     saved = cygrpc.threading, cygrpc.socket
     cygrpc.threading = types.SimpleNamespace(Thread=_NativeThread)
     cygrpc.socket = types.SimpleNamespace(socketpair=_socket.socketpair)
@@ -120,8 +119,6 @@ class AioExecutor:
             asyncio.set_event_loop(loop)
             self.loop = loop
             with _native_threads_for_grpc():
-                from grpc._cython import cygrpc
-
                 cygrpc.init_grpc_aio()
         except BaseException as exc:  # noqa: BLE001 - reported to the constructor
             self._failed = exc
@@ -250,8 +247,8 @@ def _unary_internals() -> tuple[Any, Any] | None:
     """``grpc.aio``'s end-of-call marker and error factory (private; ``None`` if they moved:
     ``unary`` then awaits each call in a coroutine, which costs a little more)."""
     try:
-        from grpc._cython import cygrpc
-        from grpc.aio._call import UnaryUnaryCall, _create_rpc_error
+        from grpc._cython import cygrpc  # guarded: private grpc API (None if it moved)
+        from grpc.aio._call import UnaryUnaryCall, _create_rpc_error  # guarded: private grpc API
 
         if not hasattr(UnaryUnaryCall, "_invoke") or not callable(_create_rpc_error):
             return None

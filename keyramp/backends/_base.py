@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from keyramp._errors import UnsupportedOperation
 from keyramp._types import Key
+from keyramp.backends._registry import spec_for
 
 __all__ = ["Backend", "QuerySpec", "Record", "Target"]
 
@@ -85,8 +86,6 @@ class Backend(ABC):
     @property
     def server_allocates_keys(self) -> bool:
         """Whether the store can allocate keys itself (its spec: Datastore allocate_ids, Firestore auto ids)."""
-        from keyramp.backends._registry import spec_for
-
         return spec_for(self.name).has("server_allocated_keys")
 
     #: Keyword arguments for a call on the official client that keyramp measures: no

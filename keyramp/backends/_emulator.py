@@ -35,7 +35,7 @@ def http_ok(endpoint: str, timeout: float = 1.0) -> bool:
 
 def grpc_ready(endpoint: str, timeout: float = 1.0) -> bool:
     """A gRPC-only emulator is up once a channel to it becomes ready."""
-    import grpc  # lazy: `keyramp emulators status` should not pay for grpc
+    import grpc  # deferred: start-up cost (grpc: `keyramp emulators status` needs none)
 
     channel = grpc.insecure_channel(endpoint)
     try:

@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from keyramp._errors import UsageError
+from keyramp.backends._params import StoreParams, load_params_file
 from keyramp.backends._spec import EmulatorSpec, StoreSpec
-from keyramp.forecast._params import load_params_file  # the specs' own parameter types live there too
 
 if TYPE_CHECKING:
     from keyramp.backends._base import Backend
-    from keyramp.forecast._params import StoreParams
 
 __all__ = [
     "BACKENDS",

@@ -25,6 +25,7 @@ kept for the benchmark that compares the two).
 
 from __future__ import annotations
 
+import datetime as dt
 import platform
 import re
 import struct
@@ -37,7 +38,7 @@ from typing import Any, ClassVar, Final
 
 import grpc
 
-from keyramp import __version__
+from keyramp._version import __version__
 from keyramp.backends._base import Backend, Target
 
 __all__ = [
@@ -145,8 +146,8 @@ class CloudAuth:
     """
 
     def __init__(self, scopes: Sequence[str], credentials: Any = None) -> None:
-        import google.auth
-        import google.auth.transport.requests
+        import google.auth  # deferred: start-up cost (google.auth: cloud targets only)
+        import google.auth.transport.requests  # deferred: start-up cost (google.auth: cloud targets only)
 
         if credentials is None:
             credentials, _ = google.auth.default(scopes=list(scopes))
@@ -161,8 +162,6 @@ class CloudAuth:
         return self._header
 
     def _refresh(self) -> None:
-        import datetime as dt
-
         creds = self._credentials
         creds.refresh(self._request)
         expiry = getattr(creds, "expiry", None)  # naive UTC (google-auth's convention) or None
@@ -236,7 +235,7 @@ class AioChannel(RpcChannel):
     """``grpc.aio`` on the process's loop thread; the calling greenlet waits, the hub runs on."""
 
     def __init__(self, target: Target, service: Service, methods: Sequence[Method]) -> None:
-        from keyramp.backends._aio import shared_executor
+        from keyramp.backends._aio import shared_executor  # deferred: start-up cost (gevent: aio drivers only)
 
         super().__init__(target, service, methods)
         self._executor = shared_executor()
@@ -244,12 +243,12 @@ class AioChannel(RpcChannel):
         self._channel, self._stubs = self._run(self._open())
 
     def _prepare(self, metadata: tuple[tuple[str, str], ...]) -> Any:
-        import grpc.aio
+        import grpc.aio  # deferred: start-up cost (grpc.aio)
 
         return grpc.aio.Metadata(*metadata)  # a tuple would be converted on every call
 
     async def _open(self) -> tuple[Any, dict[str, Any]]:
-        import grpc.aio
+        import grpc.aio  # deferred: start-up cost (grpc.aio)
 
         if self.cloud:
             channel = grpc.aio.secure_channel(self._address, grpc.ssl_channel_credentials(), CHANNEL_OPTIONS)

@@ -18,11 +18,10 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES, Key
+from keyramp.backends._params import TabletModel
 
 if TYPE_CHECKING:
     from keyramp.backends._base import Backend
-    from keyramp.forecast._params import TabletModel
-    from keyramp.run._workload import UserOps
 
 __all__ = [
     "FEATURES",
@@ -46,8 +45,9 @@ FEATURES: Final[Mapping[str, str]] = {
 }
 
 #: One operation of a workload: what a user does for op ``name`` (key, record, backend call);
-#: returns the (first) key it touched, for key sampling. ``run/_ops.py`` holds the shared ones.
-Operation = Callable[["UserOps"], "Key | None"]
+#: returns the (first) key it touched, for key sampling. ``workload/_ops.py`` holds the shared ones.
+#: Its argument is the user's ``keyramp.workload.UserOps``, a layer above the stores (hence ``Any``).
+Operation = Callable[[Any], "Key | None"]
 
 
 class ResetFn(Protocol):
@@ -193,7 +193,7 @@ class StoreSpec:
     driver_lacks: Mapping[str, frozenset[str]] = field(default_factory=dict)
     #: Operations the store supports (``workload.ops`` names).
     operations: frozenset[str] = frozenset(OP_NAMES)
-    #: Store-specific operations, or replacements of shared ones, by name (``run/_ops.py``).
+    #: Store-specific operations, or replacements of shared ones, by name (``workload/_ops.py``).
     own_operations: Mapping[str, Operation] = field(default_factory=dict)
     batch: BatchLimits
     keys: KeyRules

@@ -1,4 +1,5 @@
-"""The ``keyramp`` command: one console script; each stage registers its own verbs."""
+"""The ``keyramp`` command: one console script; each verb in ``keyramp/cli/_<verb>.py`` parses its flags,
+calls the library and prints (argparse lives only in this package)."""
 
 from __future__ import annotations
 

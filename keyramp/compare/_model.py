@@ -26,8 +26,11 @@ from keyramp.compare._judge import (
     judge,
     summary_values,
 )
-from keyramp.profile._thresholds import Threshold, ThresholdResult, evaluate, parse_table, with_workload_errors
+from keyramp.forecast._text import forecast_short
+from keyramp.forecast._verdict import VERDICT_RANK
+from keyramp.profile._thresholds import Threshold, parse_table, with_workload_errors
 from keyramp.results._catalog import Run, cell_identity
+from keyramp.results._thresholds import ThresholdResult, evaluate
 
 __all__ = [
     "LATENCY_METRICS",
@@ -147,13 +150,7 @@ def _flat_keyspace(keyspace: Any) -> dict[str, Any]:
     return out
 
 
-#: How bad a forecast verdict is: a candidate ranking above its baseline is a forecast regression.
-_VERDICT_RANK = {"ok": 0, "at_risk": 1, "uncertain": 1, "hotspot": 2}
-
-
 def _forecast_entry(forecast: dict[str, Any]) -> dict[str, Any]:
-    from keyramp.forecast._text import forecast_short
-
     return {"verdict": forecast.get("verdict"), "short": forecast_short(forecast),
             "throttled_fraction": forecast.get("throttled_fraction"),
             "launch": (forecast.get("launch") or {}).get("description"), "modelled": True}
@@ -238,7 +235,7 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | Sequence[Run] | Non
             base = per_run.get(cmp.baseline.run_id, {}).get("verdict")
             for run in ordered[1:]:
                 now = per_run.get(run.run_id, {}).get("verdict")
-                if base in _VERDICT_RANK and now in _VERDICT_RANK and _VERDICT_RANK[now] > _VERDICT_RANK[base]:
+                if base in VERDICT_RANK and now in VERDICT_RANK and VERDICT_RANK[now] > VERDICT_RANK[base]:
                     cmp.forecast_regressions.append((ident, run.run_id, base, now))
 
     for run in ordered[1:] if cmp.baseline is not None else ordered:

@@ -8,15 +8,15 @@ key-space table is the headline hotspot figures, rounded, without the model's co
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
-from keyramp import _format as fmt
+import keyramp._format as fmt
 from keyramp.compare._judge import CompareOptions, MetricRow
 from keyramp.compare._model import Comparison
+from keyramp.keyspace._headline import FIGURES, keyspace_headline
 
-__all__ = ["KEYSPACE_ROWS", "KeyspaceRow", "keyspace_table", "ratio_text", "value_text", "verdict_rule"]
+__all__ = ["keyspace_table", "ratio_text", "value_text", "verdict_rule"]
 
 
 def value_text(value: float | None, metric: str = "") -> str:
@@ -52,42 +52,18 @@ def verdict_rule(options: CompareOptions | None = None) -> str:
             "load generator, a saturated test box); every other row is the same")
 
 
-@dataclass(frozen=True)
-class KeyspaceRow:
-    field: str  # in the flat key-space dict (``model.`` prefix: the tablet model's summary)
-    label: str
-    text: Callable[[object], str]
-
-    @property
-    def modelled(self) -> bool:
-        return self.field.startswith("model.")
-
-
-#: The headline key-space figures, as the run page labels them (web/_keyspace.py).
-KEYSPACE_ROWS: tuple[KeyspaceRow, ...] = (
-    KeyspaceRow("hottest_1pct_share", "hottest 1 % of the key range", fmt.percent),
-    KeyspaceRow("hottest_1pct_ops_per_s", "hot window", fmt.ops_per_s),
-    KeyspaceRow("append_points", "append points", fmt.count),
-    KeyspaceRow("append_fraction", "appends at the end", fmt.percent),
-    KeyspaceRow("prepend_fraction", "prepends at the start", fmt.percent),
-    KeyspaceRow("gini", "unevenness (Gini)", lambda v: fmt.number(v, 2)),
-    KeyspaceRow("entropy_norm", "evenness (entropy)", lambda v: fmt.number(v, 2)),
-    KeyspaceRow("samples", "sampled operations", fmt.count),
-    KeyspaceRow("model.max_throttled_fraction", "throttled load (peak)", fmt.percent),
-    KeyspaceRow("model.peak_tablets", "tablets (peak)", fmt.count),
-    KeyspaceRow("model.max_added_latency_ms", "added latency (peak)", fmt.ms),
-)
-
-
 def keyspace_table(cmp: Comparison, run_ids: Sequence[str] | None = None) -> list[tuple[str, str, bool, list[str]]]:
-    """(cell, label, modelled, text per run) for the headline figures any run of the cell has;
-    runs in ``run_ids`` order (default: the comparison's, baseline first)."""
+    """(cell, label, modelled, text per run): the key-space headline (``append ×1``, ``spread``) and
+    the headline figures any run of the cell has (``keyspace._headline.FIGURES``, the run page's
+    labels and formats); runs in ``run_ids`` order (default: the comparison's, baseline first)."""
     order = list(run_ids) if run_ids is not None else [r.run_id for r in cmp.runs]
     out = []
     for cell, per_run in cmp.keyspace.items():
-        for row in KEYSPACE_ROWS:
-            values: list[Any] = [per_run.get(run_id, {}).get(row.field) for run_id in order]
+        flats = [per_run.get(run_id, {}) for run_id in order]
+        out.append((cell, "key pattern", False, [keyspace_headline(flat) if flat else fmt.MISSING for flat in flats]))
+        for figure in FIGURES:
+            values: list[Any] = [figure.value(flat) for flat in flats]
             if all(v is None for v in values):
                 continue
-            out.append((cell, row.label, row.modelled, [row.text(v) for v in values]))
+            out.append((cell, figure.label, figure.modelled, [figure.text(v) for v in values]))
     return out

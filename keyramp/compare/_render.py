@@ -81,8 +81,8 @@ def _headline(cmp: Comparison) -> str:
 
 
 def render_terminal(cmp: Comparison, console: Any) -> None:
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.markup import escape  # deferred: start-up cost (rich: the table path only)
+    from rich.table import Table  # deferred: start-up cost (rich: the table path only)
 
     table = Table(title="keyramp compare", show_lines=False)
     for column in ("cell", "op", "metric"):

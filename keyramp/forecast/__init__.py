@@ -8,8 +8,8 @@ parameter is a range with its source (declared in each store's spec,
 costs at list prices: ``cell_cost`` over ``load_prices()``; what to do instead (the fastest safe ramp,
 the shards or nodes a design needs): ``Planner``, ``plan_cell``, ``plan_run`` (docs/plan.md).
 
-Names load on first use: the store specs import the parameter types from here, and the
-model builds on the key-space analysis, which reads the specs.
+The parameter boxes the model runs over are the stores' own (``keyramp.backends``: ``StoreParams``,
+``store_params``). Names load on first use: the model pulls in numpy and the key-space analysis.
 """
 
 from __future__ import annotations
@@ -25,26 +25,19 @@ __all__ = [
     "Forecast",
     "Forecaster",
     "Launch",
-    "ParamRange",
     "Planner",
     "Prices",
     "RunPlan",
-    "StoreParams",
-    "TabletModel",
     "cell_cost",
-    "default_boxes",
     "forecast",
     "forecast_cell",
     "forecast_run_cell",
     "forecast_step",
-    "load_params_file",
     "load_prices",
     "parse_launch",
     "plan_cell",
     "plan_run",
     "plan_step",
-    "store_params",
-    "tablet_capacity_band",
 ]
 
 _LAZY = {
@@ -58,13 +51,6 @@ _LAZY = {
     "load_prices": "keyramp.forecast._prices",
     "Launch": "keyramp.forecast._launch",
     "parse_launch": "keyramp.forecast._launch",
-    "ParamRange": "keyramp.forecast._params",
-    "StoreParams": "keyramp.forecast._params",
-    "TabletModel": "keyramp.forecast._params",
-    "load_params_file": "keyramp.forecast._params",
-    "default_boxes": "keyramp.forecast._stores",
-    "store_params": "keyramp.forecast._stores",
-    "tablet_capacity_band": "keyramp.forecast._stores",
     "forecast_cell": "keyramp.forecast._forecast",
     "forecast_run_cell": "keyramp.forecast._forecast",
     "forecast_step": "keyramp.forecast._forecast",
@@ -85,11 +71,9 @@ if TYPE_CHECKING:
     from keyramp.forecast._design import CellDesign
     from keyramp.forecast._forecast import Forecaster, forecast, forecast_cell, forecast_run_cell, forecast_step
     from keyramp.forecast._launch import Launch, parse_launch
-    from keyramp.forecast._params import ParamRange, StoreParams, TabletModel, load_params_file
     from keyramp.forecast._plan import CellPlan
     from keyramp.forecast._plan_cell import plan_cell
     from keyramp.forecast._plan_run import RunPlan, plan_run, plan_step
     from keyramp.forecast._planner import Planner
     from keyramp.forecast._prices import Prices, load_prices
     from keyramp.forecast._result import Forecast
-    from keyramp.forecast._stores import default_boxes, store_params, tablet_capacity_band

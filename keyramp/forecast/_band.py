@@ -3,8 +3,11 @@
 The band of each figure is its range over every evaluated point: the favourable and the
 unfavourable corner (every parameter at the end that helps / hurts the store), the mid
 point, and each varied parameter at its low and its high end with the others at mid
-(which also gives the sensitivity). The verdict is ``ok``, ``at_risk`` or ``hotspot`` only
-when every point agrees; otherwise ``uncertain``, naming the parameter that decides it.
+(which also gives the sensitivity). The verdict is ``ok``, ``at_risk`` or ``hotspot`` when
+every point agrees; ``at_risk-hotspot`` when every point throttles beyond the ok limit but
+some are at_risk and some hotspot (the launch is not fine anywhere in the box); ``uncertain``
+only when the band reaches ``ok`` and something worse. The last two name the parameter that
+decides it.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from keyramp.backends._params import StoreParams
 from keyramp.forecast._model import Outcome
-from keyramp.forecast._params import StoreParams
+from keyramp.forecast._verdict import span_verdict
 from keyramp.profile._thresholds import FORECAST_METRICS
 
 __all__ = ["HOTSPOT_MIN", "OK_MAX", "PEAK_OK_MAX", "Band", "band_points", "evaluate_band", "verdict_of"]
@@ -138,15 +142,15 @@ def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome
             }
         )
     sensitivity.sort(key=lambda s: -s["swing"])
-    distinct = set(verdicts.values())
-    if len(distinct) == 1:
-        return Band(figures=figures, verdict=distinct.pop(), deciding=None, verdicts=verdicts,
+    verdict = span_verdict(verdicts.values())
+    if len(set(verdicts.values())) == 1:
+        return Band(figures=figures, verdict=verdict, deciding=None, verdicts=verdicts,
                     sensitivity=sensitivity, outcomes=_kept(outcomes), points=outcomes)
     # The parameter whose own range flips the verdict (the largest swing among those); if none
     # does alone, the combination does: the largest swing is named.
     flips = [s for s in sensitivity if s["low"]["verdict"] != s["high"]["verdict"]]
     deciding = (flips or sensitivity or [{"param": None}])[0]["param"]
-    return Band(figures=figures, verdict="uncertain", deciding=deciding, verdicts=verdicts, sensitivity=sensitivity,
+    return Band(figures=figures, verdict=verdict, deciding=deciding, verdicts=verdicts, sensitivity=sensitivity,
                 outcomes=_kept(outcomes), points=outcomes)
 
 

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from keyramp._errors import UsageError
+from keyramp.backends._boxes import store_params
 from keyramp.forecast._prices import LABEL, PRICE_UNITS, Location, Price, Prices, StorePrices
-from keyramp.forecast._stores import store_params
+from keyramp.keys import parse_shape
 
 if TYPE_CHECKING:
     from keyramp.forecast._project import OpMix
@@ -62,8 +63,6 @@ def usage_of(mix: OpMix, ops: float, *, bytes_per_record: float = 0.0) -> Usage:
 def record_bytes(workload: Mapping[str, Any]) -> float:
     """Stored bytes of one record: the ``[workload.document]`` shape's size, else the payload +
     a small property overhead. Index entries and the key add more (an under-estimate)."""
-    from keyramp.keys import parse_shape
-
     shape = parse_shape(workload.get("document") or {})
     if shape:
         return float(shape.size_bytes())

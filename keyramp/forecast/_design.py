@@ -17,7 +17,10 @@ from functools import cached_property
 from typing import Any
 
 from keyramp._errors import UsageError
-from keyramp.forecast._project import OpMix, op_mix
+from keyramp.forecast._project import OpMix, op_mix, regenerated_projection
+from keyramp.keys import make_strategy
+from keyramp.keyspace._analyse import existing_records
+from keyramp.keyspace._metrics import hotspot_metrics
 
 __all__ = ["HOT_TOLERANCE", "POINTS_RATIO", "CellDesign", "Check", "KeysChoice", "choose_keys",
            "why_not_regenerated"]
@@ -56,8 +59,6 @@ class CellDesign:
     def from_summary(cls, *, backend: str, strategy: str, profile: Mapping[str, Any] | None,
                      cell_summary: Mapping[str, Any], schedule: Any = None, horizon_s: float = 0.0) -> CellDesign:
         """From summary.json's cell entry (operation counts, key-space figures, warm-up inserts)."""
-        from keyramp.keyspace._analyse import existing_records
-
         counts: dict[str, float] = {}
         ops = cell_summary.get("operations")
         for op, stats in (ops.items() if isinstance(ops, Mapping) else ()):
@@ -77,8 +78,6 @@ def why_not_regenerated(profile: Mapping[str, Any] | None, backend: str, strateg
     if ((profile.get("workload") or {}).get("user")):
         return "a Python workload writes its own keys: the keys it really wrote are projected"
     try:
-        from keyramp.keys import make_strategy
-
         made = make_strategy(strategy, seed=int(profile["seed"]), params=profile["keys"]["params"], backend=backend)
     except (UsageError, KeyError, TypeError, ValueError) as exc:
         return f"the strategy cannot be rebuilt ({exc}): the recorded keys are projected"
@@ -130,8 +129,6 @@ def pattern_check(design: CellDesign) -> Check | None:
     schedule = design.schedule
     if hot is None or not sampled or schedule is None or not schedule.open_model or design.horizon_s <= 0:
         return None
-    from keyramp.forecast._project import regenerated_projection
-    from keyramp.keyspace._metrics import hotspot_metrics
 
     assert design.profile is not None
     existing = design.existing if design.existing is not None else design.record_count

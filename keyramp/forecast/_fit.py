@@ -24,10 +24,12 @@ import numpy as np
 
 from keyramp._errors import UsageError
 from keyramp._types import ALL_OPS
+from keyramp.backends._boxes import store_key, store_params
+from keyramp.backends._params import ParamRange
 from keyramp.forecast._model import run_point
-from keyramp.forecast._params import ParamRange
 from keyramp.forecast._project import op_mix, regenerated_projection
-from keyramp.forecast._stores import store_key, store_params
+from keyramp.keys import STRATEGIES
+from keyramp.results._read import read_timeseries
 
 __all__ = ["FitResult", "Trace", "fit", "model_throttled", "traces_from_runs", "write_params_file"]
 
@@ -63,8 +65,6 @@ def traces_from_runs(runs: Iterable[Any]) -> list[Trace]:
     Served = operations without errors, per second (the time series' all-operations rows);
     errors of every class count as not served (the service refused, timed out or aborted).
     """
-    from keyramp.results._read import read_timeseries
-
     out = []
     for run in runs:
         profile = (run.manifest or {}).get("profile")
@@ -182,7 +182,6 @@ def fit(traces: Sequence[Trace], *, storage: str | None = None, nodes: int = 1, 
     steps = sum(len(o) for o in observed)
     base = box.mid()
     # Stage 1: capacity, from the cells with one append point if there are any (they show it alone).
-    from keyramp.keys import STRATEGIES
 
     monotonic = {name for name, cls in STRATEGIES.items() if cls.traits.monotonic}
     appending = [i for i, t in enumerate(traces) if t.strategy in monotonic]

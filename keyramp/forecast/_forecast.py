@@ -14,15 +14,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from keyramp.backends import STORES
+from keyramp.backends._boxes import model_of, store_params
+from keyramp.backends._params import StoreParams
 from keyramp.forecast._band import Band, band_points, evaluate_band
 from keyramp.forecast._design import CellDesign, KeysChoice, choose_keys
 from keyramp.forecast._launch import Launch
 from keyramp.forecast._model import Outcome, run_point
-from keyramp.forecast._params import StoreParams
 from keyramp.forecast._project import Projection, regenerated_projection
 from keyramp.forecast._recorded import RecordedKeys, recorded_keys, recorded_projection
 from keyramp.forecast._result import Forecast, Stability
-from keyramp.forecast._stores import store_params
+from keyramp.forecast._verdict import span_verdict
+from keyramp.keyspace._load import load_keys
 
 __all__ = ["Forecaster", "forecast", "forecast_cell", "forecast_run_cell", "forecast_step", "samples_for"]
 
@@ -129,7 +132,7 @@ class Forecaster:
         if stability:
             stable = self._stability(proj, launch, box, kind, band)
             if not stable.same_verdict:
-                verdict, deciding = "uncertain", "samples"
+                verdict, deciding = span_verdict(stable.verdicts), "samples"
                 reason = (f"sampling: {stable.verdicts[0]} at {stable.samples[0]:,} samples, {stable.verdicts[1]} "
                           "at twice")
         return Forecast(backend=d.backend, launch=launch.for_backend(d.backend), box=box, verdict=verdict,
@@ -138,8 +141,6 @@ class Forecaster:
 
     def box_for(self, launch: Launch, boxes: Mapping[str, StoreParams] | None = None) -> StoreParams:
         """The store's parameter box for the launch's storage (from ``boxes``, a calibration file, if there)."""
-        from keyramp.forecast._stores import model_of
-
         backend = self.design.backend
         return store_params(backend, launch.storage if model_of(backend).storage_types else None,
                             boxes=dict(boxes) if boxes else None)
@@ -156,8 +157,6 @@ class Forecaster:
     def _projection_or_reason(self, launch: Launch, box: StoreParams,
                               samples: int | None = None) -> tuple[Projection | None, str]:
         """The launch stream for ``box``'s ranges, or why there is none."""
-        from keyramp.backends import STORES
-
         d, keys = self.design, self.keys
         if keys.unavailable:
             return None, keys.unavailable if keys.check is not None else "no sampled keys to project"
@@ -214,8 +213,6 @@ def forecast_cell(*, backend: str, strategy: str, profile: Mapping[str, Any] | N
 def cell_samples(run: Path | Any, cell_id: str) -> Callable[[], Any]:
     """A loader of one cell's sampled keys (read only if the forecast projects them)."""
     def load() -> Any:
-        from keyramp.keyspace._load import load_keys
-
         try:
             return load_keys(run, cell=cell_id).get(cell_id)
         except (OSError, ValueError):

@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from keyramp.backends._params import StoreParams
 from keyramp.forecast._band import PEAK_OK_MAX, band_points
 from keyramp.forecast._launch import Launch
 from keyramp.forecast._model import Outcome
-from keyramp.forecast._params import StoreParams
 from keyramp.forecast._plan import PlanCheck
 from keyramp.forecast._result import Forecast
 

@@ -67,12 +67,12 @@ def plan_run(run: Any, *, target: float | None = None, cell: str | None = None, 
              nodes: int | None = None, storage: str | None = None, params: Path | None = None,
              prices: Prices | None = None, location: str | None = None, samples: int | None = None) -> RunPlan:
     """Plan every cell of a loaded run (``keyramp.results._catalog.Run``) at ``target`` ops/s."""
+    from keyramp.backends._boxes import default_boxes
+    from keyramp.backends._params import load_params_file
     from keyramp.forecast._launch import Launch, cluster_stores
-    from keyramp.forecast._params import load_params_file
     from keyramp.forecast._plan_cell import plan_cell
     from keyramp.forecast._planner import Planner
     from keyramp.forecast._run_designs import run_designs
-    from keyramp.forecast._stores import default_boxes
 
     started = time.perf_counter()
     designs = run_designs(run, cell=cell)

@@ -29,13 +29,13 @@ from dataclasses import replace
 from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp.backends._boxes import model_of, store_params
+from keyramp.backends._params import StoreParams
 from keyramp.forecast._design import CellDesign
 from keyramp.forecast._forecast import Forecaster
 from keyramp.forecast._launch import Launch, cluster_stores
-from keyramp.forecast._params import StoreParams
 from keyramp.forecast._plan import GOOGLE_RAMP, Ramp, RampShape, RateBand
 from keyramp.forecast._plan_checks import Judged, Trial, judged
-from keyramp.forecast._stores import model_of, store_params
 
 __all__ = ["GROWTHS", "HOLD_S", "PROBE_FACTOR", "Planner", "shard_template"]
 

@@ -37,10 +37,13 @@ import numpy as np
 
 from keyramp._types import key_sort_text
 from keyramp.forecast._pattern import MAX_POINTS, AppendPoints, Layout, find_append_points
+from keyramp.keys import make_distribution, parse_shape
 from keyramp.keyspace._components import Frontiers
 from keyramp.keyspace._encode import key_bytes
 from keyramp.keyspace._load import KeyPositions, key_positions, make_reference
 from keyramp.keyspace._reference import preload_indexes
+from keyramp.profile import Settings
+from keyramp.workload import CellWorkload
 
 __all__ = ["OpMix", "Projection", "RangeStream", "jittered_times", "op_mix", "regenerated_projection"]
 
@@ -214,7 +217,6 @@ def _index_fields(workload: Mapping[str, Any], records: Any) -> list[tuple[str, 
     if indexed in INDEXED:
         points = int(getattr(records, "users", 1000)) if indexed == "prefixed" else 1
         return [("created", f"index:created ({indexed})", points)]
-    from keyramp.keys import parse_shape
 
     return [(name, f"index:{name} (monotonic)", 1)
             for name in parse_shape(workload.get("document") or {}).monotonic_indexed()]
@@ -245,9 +247,6 @@ class _Cell:
 
     def __init__(self, *, profile: Mapping[str, Any], backend: str, strategy: str, launch: _Launch,
                  cache: dict[int, str] | None) -> None:
-        from keyramp.profile import Settings
-        from keyramp.run._workload import CellWorkload  # the runner's own key code, imported late
-
         self.wl = wl = CellWorkload(backend=backend, strategy=strategy, settings=Settings.from_data(profile))
         self.launch = launch
         start_ms = int(getattr(wl.strategy, "start_ms", 1_700_000_000_000))
@@ -277,8 +276,6 @@ class _Cell:
 
     def draw(self, samples: int, seeds: range, mix: OpMix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Times (jittered), row classes and insert indexes of ``samples`` accesses per seed, merged in time."""
-        from keyramp.keys import make_distribution
-
         parts = []
         for seed in seeds:
             t = jittered_times(samples, self.launch.duration_s, seed)

@@ -24,6 +24,10 @@ import numpy as np
 
 from keyramp.forecast._pattern import AppendPoints, Layout
 from keyramp.forecast._project import OpMix, Projection, RangeStream, _cumulative, jittered_times
+from keyramp.keyspace._analyse import as_inserts, reference_or_none
+from keyramp.keyspace._load import CellKeys, insert_mask, key_positions
+from keyramp.keyspace._metrics import append_runs
+from keyramp.keyspace._reference import preload_indexes
 
 __all__ = ["RecordedKeys", "recorded_keys", "recorded_projection"]
 
@@ -50,9 +54,6 @@ def recorded_keys(samples: Any, *, profile: Mapping[str, Any] | None, backend: s
     """The cell's sampled keys (``CellKeys``), at most ``keep`` of them (one at random per slice of time)."""
     if samples is None or not len(samples):
         return None
-    from keyramp.keyspace._analyse import as_inserts, reference_or_none
-    from keyramp.keyspace._load import CellKeys, insert_mask, key_positions
-    from keyramp.keyspace._reference import preload_indexes
 
     if len(samples) > keep:
         idx = preload_indexes(len(samples), points=keep)
@@ -71,8 +72,6 @@ def recorded_keys(samples: Any, *, profile: Mapping[str, Any] | None, backend: s
 
 def _points(keys: RecordedKeys) -> tuple[AppendPoints, np.ndarray] | None:
     """The recorded append points (shares, direction) and each one's upper bound in the recorded range."""
-    from keyramp.keyspace._metrics import append_runs
-
     ins = keys.inserts
     if int(ins.sum()) < 16:
         return None

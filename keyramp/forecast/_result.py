@@ -6,10 +6,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from keyramp.backends._params import StoreParams
 from keyramp.forecast._band import HOTSPOT_MIN, OK_MAX, PEAK_OK_MAX, Band
 from keyramp.forecast._design import KeysChoice
-from keyramp.forecast._params import StoreParams
 from keyramp.forecast._project import Projection
+from keyramp.forecast._verdict import AT_RISK_HOTSPOT
 
 __all__ = ["Forecast", "Stability"]
 
@@ -53,7 +54,8 @@ class Forecast:
     """One cell at one launch: the verdict over the parameter box, its band, and what it rests on.
 
     ``verdict`` None: no forecast (``reason`` says why). ``uncertain`` also when the recording
-    contradicts the design without keys to project, or when twice the samples change the verdict.
+    contradicts the design without keys to project, or when twice the samples change the verdict
+    between ok and worse (``at_risk-hotspot`` when both verdicts throttle).
     """
 
     backend: str
@@ -109,7 +111,11 @@ class Forecast:
             "verdicts": band.verdicts,
             "sensitivity": band.sensitivity,
             "criteria": {"ok": f"throttled ≤ {OK_MAX:.0%} and no 10-s step above {PEAK_OK_MAX:.0%}",
-                         "hotspot": f"throttled ≥ {HOTSPOT_MIN:.0%}", "at_risk": "in between"},
+                         "hotspot": f"throttled ≥ {HOTSPOT_MIN:.0%}", "at_risk": "in between",
+                         AT_RISK_HOTSPOT: "every point of the band throttles beyond ok: some at_risk, some hotspot",
+                         "uncertain": "the band reaches ok and something worse",
+                         "added_p99_ms": "the model's queueing at its utilisation cap: views leave it out where "
+                                         "the verdict is ok (nothing is throttled)"},
             "projection": self._projection_json(),
             "timeline": _timeline(band),
         }

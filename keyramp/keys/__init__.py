@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from keyramp.keys._base import Distribution, KeyStrategy, KeyTraits
 from keyramp.keys._distributions import DISTRIBUTIONS, hottest_share, make_distribution
+from keyramp.keys._make import make_strategy
 from keyramp.keys._shape import DocumentShape, Property, parse_shape, shape_problem
-from keyramp.keys._strategies import STRATEGIES, key_problem, make_strategy
+from keyramp.keys._strategies import STRATEGIES, key_problem
 from keyramp.keys._template import TemplateError, TemplatePlan, TemplateStrategy
 from keyramp.keys._values import INDEXED_VALUES, RecordFactory, entity_group_key
 

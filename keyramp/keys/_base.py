@@ -17,8 +17,9 @@ from typing import Any, ClassVar
 
 from keyramp._errors import UsageError
 from keyramp._types import Key
+from keyramp.backends import STORES, StoreSpec
 
-__all__ = ["Distribution", "KeyStrategy", "KeyTraits", "checked_params"]
+__all__ = ["Distribution", "KeyStrategy", "KeyTraits", "checked_params", "refusal"]
 
 
 def checked_params(
@@ -45,9 +46,6 @@ class _SupportedBackends:
     """``Strategy.backends``: the registered stores that can serve the strategy (their specs say)."""
 
     def __get__(self, obj: object, owner: type[KeyStrategy]) -> frozenset[str]:
-        from keyramp.backends import STORES
-        from keyramp.keys._strategies import refusal
-
         return frozenset(s.name for s in STORES.specs() if refusal(owner, s) is None)
 
 
@@ -90,3 +88,10 @@ class Distribution(ABC):
     @abstractmethod
     def next_index(self, n: int) -> int:
         """An index in ``[0, n)``; ``n >= 1`` is the number of records inserted so far."""
+
+
+def refusal(cls: type[KeyStrategy], spec: StoreSpec) -> str | None:
+    """Why the store of ``spec`` cannot serve strategy ``cls`` (one line), or None if it can."""
+    if cls.server_allocated and not spec.has("server_allocated_keys"):
+        return spec.why_not("server_allocated_keys")
+    return spec.keys.unsupported_strategies.get(cls.name)

@@ -13,14 +13,12 @@ that strategy only — so a matrix of strategies can share one profile.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import Any, ClassVar, Final
 
-from keyramp._errors import UnsupportedOperation, UsageError
+from keyramp._errors import UsageError
 from keyramp._types import Key
+from keyramp.backends import spec_for
 from keyramp.keys._base import KeyStrategy, KeyTraits, checked_params
-
-if TYPE_CHECKING:
-    from keyramp.backends import StoreSpec
 
 __all__ = [
     "LONG_MAX",
@@ -41,9 +39,7 @@ __all__ = [
     "TimestampFirst",
     "TimestampOnly",
     "key_problem",
-    "make_strategy",
     "mix64",
-    "refusal",
     "virtual_clock",
 ]
 
@@ -74,8 +70,6 @@ def virtual_clock(start_ms: int = _DEFAULT_START_MS, interval_ms: float = 1.0) -
 def key_problem(key: Key | None, backend: str) -> str | None:
     """Why ``key`` is not a valid key on ``backend`` (BP-KEY-10), or ``None`` if it is: the
     store's ``KeyRules`` (keyramp/backends/<store>/_spec.py) decide."""
-    from keyramp.backends import spec_for
-
     return spec_for(backend).keys.problem(key, backend)
 
 
@@ -416,59 +410,3 @@ STRATEGIES: dict[str, type[KeyStrategy]] = {
         TimeBucketShard,
     )
 }
-
-def refusal(cls: type[KeyStrategy], spec: StoreSpec) -> str | None:
-    """Why the store of ``spec`` cannot serve strategy ``cls`` (one line), or None if it can."""
-    if cls.server_allocated and not spec.has("server_allocated_keys"):
-        return spec.why_not("server_allocated_keys")
-    return spec.keys.unsupported_strategies.get(cls.name)
-
-
-def _params_for(name: str, cls: type[KeyStrategy], params: Mapping[str, Any]) -> dict[str, Any]:
-    """Flat params known to ``cls`` plus its own sub-table; a typo known to no strategy fails."""
-    from keyramp.keys._template import looks_like_template
-
-    known = set(getattr(cls, "defaults", {}))
-    every = {p for c in STRATEGIES.values() for p in getattr(c, "defaults", {})}
-    chosen: dict[str, Any] = {}
-    for key, value in params.items():
-        if isinstance(value, Mapping):
-            if key not in STRATEGIES and not looks_like_template(key):
-                raise UsageError(f"keys.params.{key}: not a strategy name (one of: {', '.join(STRATEGIES)}) "
-                                 "nor a key template")
-            continue
-        if key not in every:
-            raise UsageError(f"keys.params: unknown param '{key}' (known: {', '.join(sorted(every))})")
-        if key in known:
-            chosen[key] = value
-    own = params.get(name)
-    if isinstance(own, Mapping):
-        chosen.update(own)  # the strategy's constructor rejects unknown names
-    return chosen
-
-
-def make_strategy(
-    name: str, *, seed: int = 0, params: Mapping[str, Any] | None = None, backend: str | None = None
-) -> KeyStrategy:
-    """Build a strategy by profile name, or compile ``name`` as a key template (``shard(8)#timestamp``);
-    ``UsageError`` for an unknown name, a template that does not parse, bad params or backend."""
-    if backend is not None:
-        from keyramp.backends import spec_for
-
-        store = spec_for(backend)  # UsageError for an unknown backend
-    cls = STRATEGIES.get(name)
-    if cls is None:
-        from keyramp.keys._template import TemplateError, TemplateStrategy, looks_like_template
-
-        try:
-            return TemplateStrategy(name, seed=seed, params=_params_for(name, TemplateStrategy, params or {}))
-        except TemplateError as exc:
-            if looks_like_template(name):
-                raise
-            raise UsageError(f"unknown key strategy '{name}' (one of: {', '.join(STRATEGIES)}) "
-                             f"and not a key template: {exc}") from None
-    if backend is not None:
-        why = refusal(cls, store)
-        if why is not None:
-            raise UnsupportedOperation(f"{name}: {why}")
-    return cls(seed=seed, params=_params_for(name, cls, params or {}))

@@ -8,7 +8,6 @@ hotspot metrics) and models a range-partitioned store from it. Model figures car
 from __future__ import annotations
 
 from keyramp.keyspace._analyse import cell_heatmap, summarize_run_cell
-from keyramp.keyspace._cli import register, run_keyspace
 from keyramp.keyspace._components import Frontiers
 from keyramp.keyspace._headline import keyspace_headline
 from keyramp.keyspace._heatmap import heatmap_data, render_png
@@ -22,6 +21,7 @@ from keyramp.keyspace._load import (
 )
 from keyramp.keyspace._metrics import analyze_cell, hotspot_metrics, summarize_cell
 from keyramp.keyspace._reference import cell_reference
+from keyramp.keyspace._run_keyspace import run_keyspace
 from keyramp.keyspace._tablets import (
     SYNTHETIC_PATTERNS,
     TabletParams,
@@ -51,7 +51,6 @@ __all__ = [
     "load_keys",
     "make_reference",
     "params_for",
-    "register",
     "render_png",
     "run_keyspace",
     "simulate",

@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 
 from keyramp._errors import UsageError
+from keyramp.backends import tablet_capacity_band
+from keyramp.keyspace._heatmap import heatmap_data
 from keyramp.keyspace._load import CellKeys, KeyPositions, Reference, insert_mask, key_positions, load_keys
 from keyramp.keyspace._metrics import analyze_cell, summary_entry
 from keyramp.keyspace._reference import cell_reference, existing_before
@@ -35,8 +37,6 @@ def hot_window(metrics: Mapping[str, Any], *, backend: str, ops_per_s: float) ->
     """The hottest 1 % window in real ops/s (measured) next to what one tablet serves (a modelled band)."""
     share = metrics.get("hottest_1pct_share")
     out: dict[str, Any] = {"hottest_1pct_ops_per_s": None if share is None else round(float(share) * ops_per_s, 1)}
-    from keyramp.forecast._stores import tablet_capacity_band
-
     try:
         band = tablet_capacity_band(backend)
     except UsageError:
@@ -148,8 +148,6 @@ def cell_heatmap(run: Any, cell: str, *, buckets: int = 250, time_bins: int | No
     Keys are placed against the same reference the runner used (rebuilt from the manifest's
     profile), so the picture matches the summary's metrics. ``None`` when the cell sampled no keys.
     """
-    from keyramp.keyspace._heatmap import heatmap_data
-
     samples = load_keys(run, cell=cell).get(cell)
     if samples is None or len(samples) == 0:
         return None

@@ -12,15 +12,19 @@ shape, so the headline names the shape from what was measured:
   range takes that share (hot keys, skewed reads);
 * ``spread``: neither.
 
-``hottest_1pct_share`` stays in summary.json; this is how it is read out.
+``hottest_1pct_share`` stays in summary.json; this is how it is read out. ``FIGURES`` are the
+headline figures beside it, labelled and formatted once for every view.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["HOT_RANGE_MIN", "keyspace_headline"]
+from keyramp import _format as fmt
+
+__all__ = ["FIGURE", "FIGURES", "HOT_RANGE_MIN", "Figure", "keyspace_headline"]
 
 #: The busiest 1 % of the range taking at least this share is a hot range (uniform: ≈ 1 %).
 HOT_RANGE_MIN: Final = 0.05
@@ -40,5 +44,52 @@ def keyspace_headline(keyspace: Any) -> str:
         return f"{'prepend' if down > up else 'append'} ×{points:,.0f}"
     hot = _number(keyspace.get("hottest_1pct_share"))
     if hot is not None and hot >= HOT_RANGE_MIN:
-        return f"hot range {100 * hot:.0f} % of ops on 1 % of keys"
+        return f"hot range {fmt.percent(hot)} of ops on 1 % of keys"
     return "spread"
+
+
+def _yes_no(value: object) -> str:
+    return fmt.MISSING if not isinstance(value, bool) else ("yes" if value else "no")
+
+
+def _two(value: object) -> str:
+    return fmt.number(value, 2)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One headline figure of a cell's ``keyspace``: its field, its label and how it reads."""
+
+    field: str
+    label: str
+    text: Callable[[object], str]
+    #: From ``keyspace.model``: the tablet model at the test's own rate, not a measurement.
+    modelled: bool = False
+
+    def value(self, keyspace: Mapping[str, Any]) -> Any:
+        """The figure in ``keyspace`` (summary.json's, or flattened with ``model.`` prefixes)."""
+        if not self.modelled:
+            return keyspace.get(self.field)
+        model = keyspace.get("model")
+        return model.get(self.field) if isinstance(model, Mapping) else keyspace.get(f"model.{self.field}")
+
+
+#: The headline figures, in the order and words every view shows them (the run page, ``keyramp
+#: compare``, the UI's compare page): rounded by the one format, the model's constants (step
+#: sizes, parameters) left out; summary.json keeps every field.
+FIGURES: Final[tuple[Figure, ...]] = (
+    Figure("hottest_1pct_share", "hottest 1 % of the key range", fmt.percent),
+    Figure("hottest_1pct_ops_per_s", "hot window", fmt.ops_per_s),
+    Figure("append_points", "append points", fmt.count),
+    Figure("moving_hotspot", "moving hotspot", _yes_no),
+    Figure("append_fraction", "appends at the end", fmt.percent),
+    Figure("prepend_fraction", "prepends at the start", fmt.percent),
+    Figure("gini", "unevenness (Gini)", _two),
+    Figure("entropy_norm", "evenness (entropy)", _two),
+    Figure("samples", "sampled operations", fmt.count),
+    Figure("max_throttled_fraction", "throttled load (peak)", fmt.percent, modelled=True),
+    Figure("peak_tablets", "tablets (peak)", fmt.count, modelled=True),
+    Figure("max_added_latency_ms", "added latency (peak)", fmt.ms, modelled=True),
+)
+#: The figures by field.
+FIGURE: Final[dict[str, Figure]] = {f.field: f for f in FIGURES}

@@ -57,11 +57,11 @@ def _printable(label: str) -> str:
 
 def render_png(data: dict[str, Any], path: Path, *, title: str, time_scale: float = 1.0) -> Path:
     """Write the heatmap PNG (matplotlib Agg) and return its path."""
-    import matplotlib
+    import matplotlib  # deferred: start-up cost (matplotlib)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.colors import LogNorm
+    import matplotlib.pyplot as plt  # deferred: start-up cost (matplotlib)
+    from matplotlib.colors import LogNorm  # deferred: start-up cost (matplotlib)
 
     counts = np.asarray(data["counts"], dtype=np.float64).T  # [bucket, time]
     nb = counts.shape[0]

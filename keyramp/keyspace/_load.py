@@ -312,7 +312,7 @@ def load_keys(run: Path | Any, *, cell: str | None = None) -> dict[str, CellKeys
     ``run``: a run directory or a catalog ``Run``. A missing or malformed legacy file is a
     ``UsageError`` naming it.
     """
-    from keyramp.results._read import read_keys
+    from keyramp.results._read import read_keys  # deferred: start-up cost (pyarrow)
 
     # cell and op straight from Parquet's dictionary pages: no string per row is built
     return cell_keys(read_keys(run, cell=cell, dictionary=("cell", "op")))

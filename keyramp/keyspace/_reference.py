@@ -25,6 +25,9 @@ from keyramp.keyspace._load import (
     insert_mask,
     make_reference,
 )
+from keyramp.profile import Settings
+from keyramp.profile._schedules import make_schedule
+from keyramp.workload import CellWorkload
 
 __all__ = ["PRELOAD_POINTS", "cell_reference", "existing_before", "preload_indexes"]
 
@@ -62,7 +65,6 @@ def existing_before(cell_summary: Mapping[str, Any], profile: Mapping[str, Any])
     warmup_s = cell_summary.get("warmup_s")
     if not isinstance(warmup_s, int | float) or isinstance(warmup_s, bool) or warmup_s <= 0:
         return count
-    from keyramp.profile._schedules import make_schedule
 
     try:
         rate = make_schedule(profile["schedule"], horizon=float(profile["duration_s"])).rate(0.0)
@@ -91,9 +93,6 @@ def cell_reference(
     index, so leaving them out would pile every read of them into one slot of the range: a
     fake static hotspot. None when keys cannot be rebuilt (the store allocated them).
     """
-    from keyramp.profile import Settings
-    from keyramp.run._workload import CellWorkload  # the runner's own key code, imported late
-
     # An old or hand-edited profile raises here; the caller then ranks among the samples.
     wl = CellWorkload(backend=backend, strategy=strategy, settings=Settings.from_data(profile))
     if wl.strategy.server_allocated:

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from keyramp._errors import UsageError
+from keyramp.backends import STORES, store_params
 from keyramp.keyspace._components import Frontiers, Load, SampleShares
 from keyramp.keyspace._simulate import MAX_BLOCK, Block, Tablets, block_size, p99_wait_ms, rho_rows
 
@@ -70,20 +71,14 @@ class TabletParams:
 
 def has_model(backend: str) -> bool:
     """Whether ``backend`` is a registered store with tablet-model parameters."""
-    from keyramp.backends import STORES
-
     return backend in STORES and STORES.get(backend).tablets is not None
 
 
 def params_for(backend: str, **overrides: Any) -> TabletParams:
     """The mid point of the store's parameter ranges (the forecast's, with sources) as ``TabletParams``."""
     if not has_model(backend):
-        from keyramp.backends import STORES
-
         known = ", ".join(s.name for s in STORES.specs() if s.tablets is not None)
         raise UsageError(f"no tablet model for backend {backend!r}; known: {known}")
-    from keyramp.forecast._stores import store_params  # imported late: forecast builds on this module
-
     box = store_params(backend)
     mid = box.mid()
     capacity = mid[box.capacity_param]

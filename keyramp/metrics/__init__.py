@@ -9,9 +9,18 @@
 
 from __future__ import annotations
 
+from keyramp.metrics._exporter import MetricsExporter
 from keyramp.metrics._exposition import render
 from keyramp.metrics._observer import MetricsObserver
 from keyramp.metrics._server import MetricsServer, parse_address
 from keyramp.metrics._state import BUCKETS_S, MetricsState
 
-__all__ = ["BUCKETS_S", "MetricsObserver", "MetricsServer", "MetricsState", "parse_address", "render"]
+__all__ = [
+    "BUCKETS_S",
+    "MetricsExporter",
+    "MetricsObserver",
+    "MetricsServer",
+    "MetricsState",
+    "parse_address",
+    "render",
+]

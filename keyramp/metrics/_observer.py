@@ -1,4 +1,4 @@
-"""``MetricsState`` as a run observer (``keyramp.run._observer``): the runner and the distributed
+"""``MetricsState`` as a run observer (``keyramp.results._observer``): the runner and the distributed
 master call it the same way, and its per-cell sink receives the merged intervals on a master."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from keyramp.metrics._state import MetricsState
-from keyramp.run._observer import RunObserver
+from keyramp.results._observer import RunObserver
 
 if TYPE_CHECKING:
     from keyramp.profile import Cell, Profile
-    from keyramp.run._recorder import IntervalSink, TimeseriesRow
+    from keyramp.results._rows import IntervalSink, TimeseriesRow
 
 __all__ = ["MetricsObserver"]
 

@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
+from keyramp._types import ALL_OPS
+from keyramp.results._rows import TimeseriesRow
 from keyramp.run._hdr import _layout, counts
-from keyramp.run._recorder import ALL_OPS, TimeseriesRow
 
 __all__ = ["BUCKETS_S", "CellState", "MetricsState", "OpState", "RunState"]
 

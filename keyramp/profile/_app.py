@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from keyramp._errors import UsageError
+from keyramp.backends import spec_for
+from keyramp.keys import DocumentShape, make_strategy, parse_shape, shape_problem
+from keyramp.pyworkload import load_user
 
 if TYPE_CHECKING:
-    from keyramp.keys import DocumentShape
     from keyramp.profile._model import Cell
 
 __all__ = ["check_query_field", "check_shape", "check_user", "resolve_document", "resolve_user"]
@@ -27,8 +29,6 @@ def _fail(where: str, message: str) -> UsageError:
 
 def resolve_document(workload: Mapping[str, Any], src: str) -> DocumentShape:
     """``[workload.document]`` parsed (the fields it replaces are declared ``not_with`` it)."""
-    from keyramp.keys import parse_shape
-
     try:
         return parse_shape(workload["document"])
     except UsageError as exc:
@@ -38,8 +38,6 @@ def resolve_document(workload: Mapping[str, Any], src: str) -> DocumentShape:
 def resolve_user(workload: dict[str, Any], src: str, base_dir: Path) -> None:
     """``workload.user``: import the class now (one line and exit 2 if anything is wrong); its
     ``@keyramp.op`` weights become ``ops``, and ``user`` the absolute ``path:Class``."""
-    from keyramp.pyworkload import load_user
-
     try:
         loaded = load_user(workload["user"], base_dir=base_dir)
     except UsageError as exc:
@@ -72,9 +70,6 @@ def check_user(cells: list[Cell], data: Mapping[str, Any], src: str) -> None:
     spec = data["workload"]["user"]
     if not spec:
         return
-    from keyramp.keys import make_strategy
-    from keyramp.pyworkload import load_user
-
     loaded = load_user(spec, base_dir=Path("/"))  # absolute by now; imported once already
     for cell in cells:
         if cell.backend not in loaded.backends:
@@ -89,9 +84,6 @@ def check_shape(backends: list[str], document: Mapping[str, Any], src: str, *, d
     """Each store's limits on the document shape (its spec's ``RecordLimits``, and the value
     types ``driver`` cannot write); ``indexed`` on a profile whose stores have no secondary
     indexes (Bigtable) does not apply."""
-    from keyramp.backends import spec_for
-    from keyramp.keys import parse_shape, shape_problem
-
     shape = parse_shape(document)
     explicit = shape.explicit_indexed()
     specs = [spec_for(b) for b in backends]

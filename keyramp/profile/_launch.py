@@ -29,15 +29,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from keyramp._durations import format_duration
 from keyramp._errors import UsageError
-from keyramp.backends import STORES
+from keyramp.backends import STORES, StoreParams
 from keyramp.profile._checks import MISSING, Context, Duration, Free, Int, Sub, Where
 from keyramp.profile._schedules import KIND_FIELDS, OPEN_KINDS, Schedule, make_schedule
 from keyramp.profile._schema import Section, option
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from keyramp.forecast._params import StoreParams
 
 __all__ = ["CLUSTER_FIELDS", "DEFAULT_DURATION_S", "LaunchSettings", "cluster_stores", "parse_launch"]
 
@@ -136,7 +134,7 @@ class LaunchSettings(Section):
 
     def rates(self, times: np.ndarray) -> np.ndarray:
         """``rate`` at many times (kept: a forecast asks for the same step times at every point of its band)."""
-        import numpy as np  # start-up cost: every CLI command loads the profile, few forecast
+        import numpy as np  # deferred: start-up cost (numpy: every command loads the profile, few forecast)
 
         memo = self._rates
         out = np.empty(len(times))

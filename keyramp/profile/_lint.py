@@ -8,14 +8,10 @@ number) an error.
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
-from keyramp._errors import UsageError
 from keyramp.backends import spec_for
 from keyramp.keys import (
     STRATEGIES,
@@ -26,11 +22,10 @@ from keyramp.keys import (
     make_strategy,
     parse_shape,
 )
-from keyramp.profile._files import load_profile, profile_paths
 from keyramp.profile._model import Profile
 from keyramp.profile._schedules import Schedule
 
-__all__ = ["SEVERITIES", "Finding", "FindingGroup", "group_findings", "lint_profile", "register"]
+__all__ = ["SEVERITIES", "Finding", "FindingGroup", "group_findings", "lint_profile"]
 
 SEVERITIES: Final = ("error", "warning", "info")
 #: Google: start a new key range at ≤ 500 ops/s, +50 % every 5 minutes (BP-RAMP-1).
@@ -204,6 +199,13 @@ def _key_hygiene(keys: KeyStrategy, backend: str, strategy: str, cell: str) -> l
 # -- profile-wide rules -------------------------------------------------------------------------
 
 
+def _on_cells(plan: _Plan, backend: str, rule: str, severity: str, message: str) -> list[Finding]:
+    """A finding about one store, on each cell of that store: ``group_findings`` says it once with
+    their ids, so a run's lint line names the cells it is about."""
+    cells = [cell for b, _, cell in plan.cells() if b == backend]
+    return [Finding(rule, severity, message, cell) for cell in cells] or [Finding(rule, severity, message)]
+
+
 def _steepest(sched: Schedule, horizon: float) -> tuple[float, float, float, float] | None:
     """Where ``sched`` most exceeds rate(t) ≤ max(500, 1.5 × rate(t − 5 min)): (ratio, t, rate, allowed)."""
     points = set(sched.change_points(horizon))
@@ -292,9 +294,9 @@ def _entity_rates(plan: _Plan) -> list[Finding]:
         rate, how = max(parts)
         if rate > 1.0:
             severity = "error" if rate > 10.0 else "warning"
-            out.append(Finding("BP-RATE-1", severity,
-                               f"{backend}: ~{rate:.3g} writes/s per {unit} ({how}), limit ≈ 1/s sustained: expect "
-                               f"contention and timeouts; spread writes over more {unit}s or batch them"))
+            out += _on_cells(plan, backend, "BP-RATE-1", severity,
+                             f"{backend}: ~{rate:.3g} writes/s per {unit} ({how}), limit ≈ 1/s sustained: expect "
+                             f"contention and timeouts; spread writes over more {unit}s or batch them")
     return out
 
 
@@ -314,14 +316,15 @@ def _indexed_value(plan: _Plan) -> list[Finding]:
             rules = spec_for(backend).rules
             if "BP-RATE-2" in rules:
                 severity = "error" if writes is None or writes > 500 else "info"
-                out.append(Finding("BP-RATE-2", severity,
-                                   f"{backend}: indexed monotonic '{name}' caps the collection at ~500 writes/s "
-                                   f"(planned {_rate_text(writes, 'writes/s')}); exempt it from indexing "
-                                   f"({exempt}) or prefix it ({prefix})"))
+                out += _on_cells(plan, backend, "BP-RATE-2", severity,
+                                 f"{backend}: indexed monotonic '{name}' caps the collection at ~500 writes/s "
+                                 f"(planned {_rate_text(writes, 'writes/s')}); exempt it from indexing "
+                                 f"({exempt}) or prefix it ({prefix})")
             elif "BP-KEY-3" in rules:
-                out.append(Finding("BP-KEY-3", "warning" if writes is None or writes > 500 else "info",
-                                   f"{backend}: indexed monotonic '{name}' makes its index range a hotspot; prefix "
-                                   f"it with a high-cardinality id ({prefix}) or exclude it ({exempt})"))
+                severity = "warning" if writes is None or writes > 500 else "info"
+                out += _on_cells(plan, backend, "BP-KEY-3", severity,
+                                 f"{backend}: indexed monotonic '{name}' makes its index range a hotspot; prefix "
+                                 f"it with a high-cardinality id ({prefix}) or exclude it ({exempt})")
     return out
 
 
@@ -333,16 +336,17 @@ def _sizes(plan: _Plan) -> list[Finding]:
     for backend in plan.backends:
         rules = spec_for(backend).rules
         if "BP-SIZE-1" in rules and size > 100 * MIB:
-            out.append(Finding("BP-SIZE-1", "error", f"{backend}: value_size {size / MIB:.3g} MiB exceeds 100 MiB "
-                               "per row; split the value over rows"))
+            out += _on_cells(plan, backend, "BP-SIZE-1", "error",
+                             f"{backend}: value_size {size / MIB:.3g} MiB exceeds 100 MiB per row; split the value "
+                             "over rows")
         elif "BP-SIZE-1" in rules and size > 10 * MIB:
-            out.append(Finding("BP-SIZE-1", "warning",
-                               f"{backend}: value_size {size / MIB:.3g} MiB exceeds the recommended 10 MiB per cell; "
-                               f"split it over cells or rows"))
+            out += _on_cells(plan, backend, "BP-SIZE-1", "warning",
+                             f"{backend}: value_size {size / MIB:.3g} MiB exceeds the recommended 10 MiB per cell; "
+                             f"split it over cells or rows")
         if "BP-SIZE-3" in rules and fields >= 10:
-            out.append(Finding("BP-SIZE-3", "warning" if fields >= 100 else "info",
-                               f"{backend}: {fields} tiny cells per row cost more than one packed cell; pack small "
-                               f"values into one cell"))
+            out += _on_cells(plan, backend, "BP-SIZE-3", "warning" if fields >= 100 else "info",
+                             f"{backend}: {fields} tiny cells per row cost more than one packed cell; pack small "
+                             f"values into one cell")
     if fields >= 20 and any(spec_for(b).has("secondary_indexes") for b in plan.backends):
         out.append(Finding("BP-IDX-1", "info",
                            f"{fields} indexed properties per entity: index fan-out drives write latency; exclude "
@@ -355,9 +359,9 @@ def _sizes(plan: _Plan) -> list[Finding]:
     row = plan.shape.size_bytes() if plan.shape else 0
     for backend in plan.backends:
         if "BP-SIZE-1" in spec_for(backend).rules and row > 10 * MIB:
-            out.append(Finding("BP-SIZE-1", "error" if row > 100 * MIB else "warning",
-                               f"{backend}: a workload.document row is ~{row / MIB:.3g} MiB (recommended ≤ 10 MiB a "
-                               f"cell, ≤ 100 MiB a row); split it over rows"))
+            out += _on_cells(plan, backend, "BP-SIZE-1", "error" if row > 100 * MIB else "warning",
+                             f"{backend}: a workload.document row is ~{row / MIB:.3g} MiB (recommended ≤ 10 MiB a "
+                             f"cell, ≤ 100 MiB a row); split it over rows")
     return out
 
 
@@ -405,48 +409,3 @@ def lint_profile(profile: Profile) -> list[Finding]:
     for backend, strategy, cell in plan.cells():
         findings += _cell_rules(plan, backend, strategy, cell)
     return sorted(findings, key=lambda f: _ORDER.get(f.severity, 9))
-
-
-# -- CLI ---------------------------------------------------------------------------------------
-
-
-def _cmd_lint(args: argparse.Namespace) -> int:
-    invalid = False
-    failing = {"error", "warning"} if args.strict else {"error"}
-    failed = False
-    report: list[dict[str, Any]] = []
-    files = profile_paths(args.profiles)
-    if not files:
-        raise UsageError("lint: no *.toml profiles found")
-    for path in files:
-        try:
-            findings = lint_profile(load_profile(path))
-        except UsageError as exc:
-            invalid = True
-            print(str(exc), file=sys.stderr)
-            report.append({"path": str(path), "error": str(exc), "findings": []})
-            continue
-        failed |= any(f.severity in failing for f in findings)
-        report.append({"path": str(path), "error": None, "findings": [f.to_dict() for f in findings]})
-        if not args.json:
-            for g in group_findings(findings):
-                print(f"{path}: {g.severity.upper()} {g.line()}")
-            if not findings:
-                print(f"{path}: ok")
-    if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-    return 2 if invalid else 1 if failed else 0
-
-
-def register(subparsers: Any) -> None:
-    """Add ``keyramp lint PROFILE... [--strict] [--json]``."""
-    parser = subparsers.add_parser(
-        "lint",
-        help="check profiles against the best-practice rules (BP-*)",
-        description="Check profiles against best-practices.md. Exit 0 clean, 1 an error "
-        "(with --strict also a warning), 2 an unreadable or invalid profile.",
-    )
-    parser.add_argument("profiles", nargs="+", metavar="PROFILE", help="profile file or directory of *.toml")
-    parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
-    parser.add_argument("--json", action="store_true", help="print findings as JSON")
-    parser.set_defaults(func=_cmd_lint)

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES
 from keyramp.keys import DISTRIBUTIONS, INDEXED_VALUES
+from keyramp.probes import PROBES, probe_params
 from keyramp.profile._app import check_query_field, resolve_document, resolve_user
 from keyramp.profile._checks import Bool, Choice, Context, Free, Int, Known, Strings, Sub, Table, Text, quoted
 from keyramp.profile._schema import Section, option
@@ -19,10 +20,6 @@ __all__ = ["QuerySettings", "WorkloadSettings"]
 
 
 def _probes() -> tuple[str, ...]:
-    # scenarios sits above profile in the layer order: an import kept from before the schema was
-    # declared, until the layer contract (issue 29) passes the probe registry down
-    from keyramp.scenarios import PROBES
-
     return tuple(PROBES)
 
 
@@ -177,14 +174,12 @@ def _check_ops(workload: dict[str, Any], src: str) -> None:
 
 
 def _probe_params(workload: Mapping[str, Any], src: str) -> dict[str, Any]:
-    """A probe's parameters, checked by the probe's own declaration (``keyramp.scenarios``)."""
+    """A probe's parameters, checked by the probe's own declaration (``keyramp.probes``)."""
     name, params = workload["probe"], workload["probe_params"]
     if name == "none":
         if params:
             raise UsageError(f"{src}: workload.probe_params given without workload.probe")
         return {}
-    from keyramp.scenarios import probe_params  # as in _probes
-
 
     try:
         return probe_params(name, params)

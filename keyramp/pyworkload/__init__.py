@@ -1,12 +1,15 @@
 """Python workloads: the application's own operations as ``@keyramp.op`` methods of a store user.
 
-``_ops`` (the decorator, no Locust import), ``_loader`` (a profile's ``[workload] user``,
-checked before any load), ``_user`` (the Locust user classes; imports Locust).
+Locust-free, so the profile check can load and check a user's class before any load:
+``_ops`` (the decorator), ``_keys`` (``self.keys``), ``_base`` (``WorkloadClass``, what the
+loader accepts) and ``_loader`` (a profile's ``[workload] user``). The Locust user classes
+themselves (``keyramp.DatastoreUser`` …) live with the runner, in ``run/_pyuser.py``.
 """
 
 from __future__ import annotations
 
+from keyramp.pyworkload._base import WorkloadClass
 from keyramp.pyworkload._loader import LoadedUser, load_user
 from keyramp.pyworkload._ops import RESERVED, OpSpec, collect_ops, op, operation
 
-__all__ = ["RESERVED", "LoadedUser", "OpSpec", "collect_ops", "load_user", "op", "operation"]
+__all__ = ["RESERVED", "LoadedUser", "OpSpec", "WorkloadClass", "collect_ops", "load_user", "op", "operation"]

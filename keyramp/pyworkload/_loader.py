@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from keyramp._errors import UsageError
+from keyramp.pyworkload._base import WorkloadClass
 from keyramp.pyworkload._ops import OpSpec, collect_ops
 
 __all__ = ["LoadedUser", "load_user", "split_spec"]
@@ -25,7 +26,7 @@ __all__ = ["LoadedUser", "load_user", "split_spec"]
 class LoadedUser:
     path: Path  # absolute
     class_name: str
-    cls: type
+    cls: type[WorkloadClass]
     ops: dict[str, OpSpec]
 
     @property
@@ -35,11 +36,11 @@ class LoadedUser:
 
     @property
     def store(self) -> str:
-        return str(self.cls.store)  # type: ignore[attr-defined]
+        return self.cls.store
 
     @property
     def backends(self) -> frozenset[str]:
-        return frozenset(self.cls.backends)  # type: ignore[attr-defined]
+        return frozenset(self.cls.backends)
 
     def shares(self) -> dict[str, float]:
         total = sum(o.weight for o in self.ops.values())
@@ -97,8 +98,6 @@ def _import(path: Path) -> object:
 
 def load_user(spec: object, *, base_dir: Path) -> LoadedUser:
     """The workload user class named by ``spec`` (a path relative to ``base_dir``)."""
-    from keyramp.pyworkload._user import WorkloadUser
-
     file, class_name = split_spec(spec)
     path = (base_dir / file).resolve()
     if not path.is_file():
@@ -107,10 +106,10 @@ def load_user(spec: object, *, base_dir: Path) -> LoadedUser:
     cls = getattr(module, class_name, None)
     if cls is None:
         users = sorted(n for n, v in vars(module).items()
-                       if isinstance(v, type) and issubclass(v, WorkloadUser) and not v.__dict__.get("abstract"))
+                       if isinstance(v, type) and issubclass(v, WorkloadClass) and not v.__dict__.get("abstract"))
         here = f" (keyramp users here: {', '.join(users)})" if users else ""
         raise UsageError(f"{path}: no class {class_name!r}{here}")
-    if not isinstance(cls, type) or not issubclass(cls, WorkloadUser) or cls.__dict__.get("abstract"):
+    if not isinstance(cls, type) or not issubclass(cls, WorkloadClass) or cls.__dict__.get("abstract"):
         raise UsageError(f"{path}:{class_name} is not a subclass of keyramp.DatastoreUser, keyramp.FirestoreUser "
                          "or keyramp.BigtableUser")
     try:

@@ -92,7 +92,10 @@ def op(weight: int | Callable[..., Any] = 1, *, inserts: bool | None = None) -> 
 
 def _own(error: BaseException) -> bool:
     """The workload's own exception, not a store's status (``keyramp.backends._errors``)."""
-    from keyramp.backends._errors import classify, raised_by_workload  # plain Locust only: grpc loads on failure
+    from keyramp.backends._errors import (  # deferred: start-up cost (grpc: plain Locust, on failure only)
+        classify,
+        raised_by_workload,
+    )
 
     return raised_by_workload(classify(error), error)
 
@@ -128,7 +131,7 @@ def collect_ops(cls: type) -> dict[str, OpSpec]:
 
 
 def operation(spec: OpSpec) -> Callable[[Any], Any]:
-    """``spec`` as an entry of the cell's operation table (``run/_ops.py``): ``fn(user_ops)``
+    """``spec`` as an entry of the cell's operation table (``workload/_ops.py``): ``fn(user_ops)``
     calls the undecorated method on the Locust user and returns its key for key sampling."""
     method = spec.fn
 

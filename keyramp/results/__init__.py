@@ -1,1 +1,2 @@
-"""What a run leaves: the run directory writer, the catalog over past runs, baselines."""
+"""What a run leaves: the run directory writer and the rows and observer protocol it is written
+through, threshold evaluation and the generator verdict, the catalog over past runs, baselines."""

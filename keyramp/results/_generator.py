@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
-from keyramp.results._index import num
+from keyramp.results._values import num
 
 __all__ = [
     "BUSY_LIMIT",

@@ -11,13 +11,9 @@ directories; an unwritable results directory gets an in-memory index (cold every
 
 from __future__ import annotations
 
-import argparse
 import json
-import math
 import os
-import re
 import sqlite3
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp.results._baselines import baseline_run_ids, load_baselines
 from keyramp.results._catalog import RUN_ID_RE, Run, load_run
+from keyramp.results._generator import generator_limited
+from keyramp.results._values import as_dict, num, text
 
 __all__ = [
     "FILTERS",
@@ -34,14 +33,9 @@ __all__ = [
     "SORT_KEYS",
     "Catalog",
     "RunQuery",
-    "as_dict",
-    "as_list",
     "latest_runs",
-    "num",
     "query_rows",
-    "register",
     "run_row",
-    "text",
 ]
 
 INDEX_FILE = ".keyramp-catalog.sqlite"
@@ -65,27 +59,6 @@ CREATE TABLE IF NOT EXISTS run_tags (run_id TEXT NOT NULL, kind TEXT NOT NULL, v
 CREATE INDEX IF NOT EXISTS run_tags_by_value ON run_tags (kind, value, run_id);
 CREATE INDEX IF NOT EXISTS runs_by_profile ON runs (profile_name, started_at);
 """
-
-
-# -- defensive accessors of hand-editable JSON (shared with the web view models) -----------------
-def as_dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def num(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def text(value: object) -> str | None:
-    if value is None:
-        return None
-    return value if isinstance(value, str) else str(value)
 
 
 def run_row(run: Run) -> dict[str, Any]:
@@ -123,8 +96,6 @@ def run_row(run: Run) -> dict[str, Any]:
 
 def limited_cells(summary: dict[str, Any]) -> list[str]:
     """Cells whose load generator could not keep up (``keyramp.results._generator``; probes have none)."""
-    from keyramp.results._generator import generator_limited
-
     return [cid for cid, c in as_dict(summary.get("cells")).items()
             if isinstance(as_dict(c).get("total"), dict) and "probe" not in as_dict(c)
             and generator_limited(as_dict(c))]
@@ -287,8 +258,6 @@ class Catalog:
 
     def _baseline_names(self) -> dict[str, list[str]]:
         """run id -> the baseline names pointing at it (``baselines.json``: small, read per query)."""
-        from keyramp.results._baselines import baseline_run_ids, load_baselines
-
         try:
             baselines = load_baselines(self.results_dir)
         except UsageError:  # a corrupt baselines.json must not hide the runs
@@ -339,65 +308,3 @@ def query_rows(results_dir: Path, q: RunQuery) -> tuple[list[dict[str, Any]], in
         return catalog.query(q)
     finally:
         catalog.close()
-
-
-
-# ---------------------------------------------------------------------------- CLI: keyramp list
-
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "list", help="list runs in the results directory",
-        description="List runs (newest first) from the catalog of the results directory; corrupt runs are shown "
-                    "with warnings. Filters and sorting run in the catalog's query.")
-    parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
-                        help="results directory (default: ./results)")
-    parser.add_argument("--profile", help="only runs of this profile")
-    parser.add_argument("--backend", help="only runs with a cell on this backend")
-    parser.add_argument("--strategy", help="only runs with a cell of this key strategy")
-    parser.add_argument("--status", choices=("complete", "interrupted", "failed", "running", "corrupt"))
-    parser.add_argument("--since", metavar="YYYY-MM-DD", help="runs started on or after this day (UTC)")
-    parser.add_argument("--until", metavar="YYYY-MM-DD", help="runs started on or before this day (UTC)")
-    parser.add_argument("--sort", choices=SORT_KEYS, default="started", help="sort key (default: started)")
-    parser.add_argument("--asc", action="store_true", help="ascending (default: descending)")
-    parser.add_argument("--limit", type=int, metavar="N", help="at most N runs")
-    parser.add_argument("--json", action="store_true", help="print the catalog rows as JSON")
-    parser.set_defaults(func=_cmd_list)
-
-
-def _cmd_list(args: argparse.Namespace) -> int:
-    results = Path(args.results)
-    if results.exists() and not results.is_dir():
-        raise UsageError(f"--results {results} is not a directory")
-    for flag in ("since", "until"):
-        value = getattr(args, flag)
-        if value is not None and not re.match(r"^\d{4}-\d{2}-\d{2}$", value):
-            raise UsageError(f"--{flag} must be a date YYYY-MM-DD, got {value!r}")
-    if args.limit is not None and args.limit < 1:
-        raise UsageError("--limit must be >= 1")
-    q = RunQuery(profile=args.profile, backend=args.backend, strategy=args.strategy, status=args.status,
-                 since=args.since, until=args.until, sort=args.sort, descending=not args.asc, limit=args.limit)
-    rows, total = query_rows(results, q)
-    if args.json:
-        # ``cells`` as the ids, as before the catalog (the UI's rows count them)
-        listed = [{k: v for k, v in row.items() if k not in ("cell_ids", "corrupt")} | {"cells": row["cell_ids"]}
-                  for row in rows]
-        json.dump(listed, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
-    if not rows:
-        print(f"no runs in {results}" + (" match" if q.where()[0] else ""))
-        return 0
-    # plain aligned text: a rich table of 1,000 runs took 0.45 s to render, 15x the query
-    head = ("run id", "profile", "status", "cells", "started", "baseline")
-    table = [head] + [(
-        row["run_id"], row["profile_name"] or "?",
-        row["status"] if row["ok"] or row["status"] == "running" else f"{row['status']} (unusable)",
-        str(row["cells"]), row["started_at"] or "?", ", ".join(row["baselines"]),
-    ) for row in rows]
-    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
-    out = [f"runs in {results}" + (f" ({len(rows)} of {total})" if len(rows) < total else f" ({total})")]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table]
-    out += [f"warning: {row['run_id']}: {w}" for row in rows for w in row["warnings"]]
-    sys.stdout.write("\n".join(out) + "\n")
-    return 0

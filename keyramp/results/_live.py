@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from keyramp.results._observer import RunObserver
 from keyramp.results._rundir import utc_now, write_json_atomic
-from keyramp.run._observer import RunObserver
 
 __all__ = ["LIVE_FILE", "LiveFile", "schedule_step"]
 

@@ -177,7 +177,7 @@ def read_intervals(run: Run, cell: str, op: str, *, service: bool = False) -> li
 
 
 def _all_ops_intervals(run: Run, cell: str, *, service: bool) -> list[Any]:
-    from hdrh.histogram import HdrHistogram
+    from hdrh.histogram import HdrHistogram  # deferred: start-up cost (hdrh)
 
     suffix = ".service.hlog" if service else ".hlog"
     written = run.path / "histograms" / f"{cell}.all{suffix}"
@@ -201,8 +201,8 @@ def _all_ops_intervals(run: Run, cell: str, *, service: bool) -> list[Any]:
 
 
 def _read_hlog(path: Path) -> list[Any]:
-    from hdrh.histogram import HdrHistogram
-    from hdrh.log import HistogramLogReader
+    from hdrh.histogram import HdrHistogram  # deferred: start-up cost (hdrh)
+    from hdrh.log import HistogramLogReader  # deferred: start-up cost (hdrh)
 
     if not path.is_file():
         return []

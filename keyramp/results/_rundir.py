@@ -28,10 +28,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from hdrh.histogram import HdrHistogram
 
-from keyramp import __version__
 from keyramp._errors import UsageError
+from keyramp._types import ALL_OPS
+from keyramp._version import __version__
+from keyramp.backends import STORES
 from keyramp.results._parquet import KEYS_SCHEMA, KINDS, TIMESERIES_SCHEMA, CellWriter
-from keyramp.run._recorder import ALL_OPS, TimeseriesRow
+from keyramp.results._rows import TimeseriesRow
 from keyramp.targets._emulators import sdk_root
 
 __all__ = ["SCHEMA", "RunDirectory", "collect_versions", "utc_now", "write_json_atomic"]
@@ -60,8 +62,6 @@ def _cloud_sdk_version() -> str | None:
 
 
 def collect_versions() -> dict[str, str | None]:
-    from keyramp.backends import STORES
-
     versions: dict[str, str | None] = {"keyramp": __version__, "python": platform.python_version()}
     # Each store's client libraries (its spec), once each.
     libraries = dict.fromkeys(lib for spec in STORES.specs() for lib in spec.client_libraries)

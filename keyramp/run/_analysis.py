@@ -12,7 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import keyramp.forecast
+from keyramp.keyspace import summarize_run_cell
 from keyramp.profile import Cell, Profile
+from keyramp.results._generator import check_generator
+from keyramp.results._thresholds import evaluate
 
 __all__ = ["ANALYSIS_STEPS", "CellAnalysis", "analyse_cell"]
 
@@ -34,7 +38,6 @@ def keyspace_step(a: CellAnalysis) -> None:
     """Hotspot metrics and the modelled tablet summary from the cell's sampled keys."""
     if not a.measured:
         return
-    from keyramp.keyspace import summarize_run_cell
 
     keyspace = summarize_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data, cell_summary=a.summary)
     if keyspace is not None:
@@ -44,17 +47,13 @@ def keyspace_step(a: CellAnalysis) -> None:
 def forecast_step(a: CellAnalysis) -> None:
     """The launch forecast (modelled) when the profile has a ``[launch]``; after the key space (it checks
     its projection against the measured hotspot share)."""
-    from keyramp.forecast import forecast_step as step
-
-    step(a)
+    keyramp.forecast.forecast_step(a)
 
 
 def plan_step(a: CellAnalysis) -> None:
     """The launch plan (modelled) when the profile has a ``[launch]`` and ``[thresholds]`` gate on it
     (``plan.*``): after the forecast."""
-    from keyramp.forecast import plan_step as step
-
-    step(a)
+    keyramp.forecast.plan_step(a)
 
 
 def generator_step(a: CellAnalysis) -> None:
@@ -62,7 +61,6 @@ def generator_step(a: CellAnalysis) -> None:
     which turn latency checks of a generator-limited cell "inconclusive"."""
     if not a.measured:
         return  # a probe: no Locust phase, no schedule to keep up with
-    from keyramp.results._generator import check_generator
 
     check = check_generator(a.summary)
     a.summary["generator_limited"] = check.limited
@@ -81,8 +79,6 @@ ANALYSIS_STEPS: tuple[tuple[str, Callable[[CellAnalysis], None]], ...] = (
 def analyse_cell(a: CellAnalysis, warnings: list[str], *,
                  steps: Sequence[tuple[str, Callable[[CellAnalysis], None]]] = ANALYSIS_STEPS) -> None:
     """Run every step on a finished cell, then its thresholds; never raises for a step."""
-    from keyramp.profile._thresholds import evaluate
-
     for name, step in steps:
         try:
             step(a)

@@ -18,18 +18,19 @@ from locust.event import Events
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV, StatsCSVFileWriter
 
 from keyramp.backends import spec_for
+from keyramp.probes import run_probe
 from keyramp.profile import Cell, Profile, cell_namespace
+from keyramp.results._observer import Observers, TeeSink
 from keyramp.run._coverage import load_generated
 from keyramp.run._exceptions import WorkloadFailed
 from keyramp.run._local import LocalLoad
 from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._master import Master, WorkerLoad
-from keyramp.run._observer import Observers, TeeSink
 from keyramp.run._pacer import Pacing
 from keyramp.run._phases import CellLoad, CellPhases, StopFlag
 from keyramp.run._plan import WorkerPlan, key_sample_share
 from keyramp.run._recorder import Recorder
-from keyramp.run._workload import CellWorkload
+from keyramp.workload._workload import CellWorkload
 
 if TYPE_CHECKING:
     from keyramp.results._rundir import RunDirectory
@@ -185,8 +186,6 @@ class CellRun:
 
     def _probe(self, name: str) -> dict[str, Any]:
         """A scenario probe (consistency, contention, …) instead of the Locust phase."""
-        from keyramp.scenarios import run_probe
-
         self._phase(f"probe {name}")
         recorder = self._recorder([])
         started = time.perf_counter()

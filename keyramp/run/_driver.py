@@ -29,8 +29,9 @@ from keyramp.run._user import CellContext, KeyrampUser, user_class_for
 
 if TYPE_CHECKING:
     from keyramp.backends import Backend, Target
-    from keyramp.run._recorder import Recorder, TimeseriesRow
-    from keyramp.run._workload import CellWorkload
+    from keyramp.results._rows import TimeseriesRow
+    from keyramp.run._recorder import Recorder
+    from keyramp.workload._workload import CellWorkload
 
 __all__ = ["ProcessLoad", "drain", "dropped_since", "final_tick", "freeze_heap", "tick_phase"]
 

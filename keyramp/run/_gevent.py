@@ -15,7 +15,7 @@ __all__ = ["ensure_gevent_grpc", "gevent_grpc_active"]
 
 def gevent_grpc_active() -> bool:
     """Whether gRPC's gevent integration is on in this process."""
-    from grpc._cython import cygrpc
+    from grpc._cython import cygrpc  # deferred: start-up cost (grpc)
 
     # grpc keeps its own flag; reading it keeps this idempotent without a second global.
     return bool(getattr(cygrpc, "g_gevent_activated", False))
@@ -27,12 +27,12 @@ def ensure_gevent_grpc() -> None:
     Raises ``RuntimeError`` when the standard library is not monkey-patched yet: patching
     afterwards would leave gRPC's pool on real threads the hub cannot see.
     """
-    import gevent.monkey
+    import gevent.monkey  # deferred: import order (after Locust patches the standard library)
 
     if not gevent.monkey.is_module_patched("socket") or not gevent.monkey.is_module_patched("threading"):
         raise RuntimeError("gevent.monkey.patch_all() must run first (import locust before keyramp's runner)")
     if gevent_grpc_active():
         return
-    import grpc.experimental.gevent as grpc_gevent
+    import grpc.experimental.gevent as grpc_gevent  # deferred: import order (after gevent.monkey.patch_all)
 
     grpc_gevent.init_gevent()

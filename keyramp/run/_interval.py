@@ -23,7 +23,7 @@ from keyramp._types import ALL_OPS
 from keyramp.run._exceptions import ExceptionExample, examples_from_json, examples_to_json
 
 if TYPE_CHECKING:
-    from keyramp.run._recorder import TimeseriesRow
+    from keyramp.results._rows import TimeseriesRow
 
 __all__ = ["ClosedInterval", "IntervalCollector", "KeySample", "OpInterval"]
 

@@ -20,9 +20,10 @@ from hdrh.histogram import HdrHistogram
 from locust.runners import ExceptionDict, Runner
 from locust.stats import RequestStats, StatsEntry, StatsError, bucket_response_time
 
+from keyramp._types import ALL_OPS
+from keyramp.results._rows import TimeseriesRow
 from keyramp.run._exceptions import ExceptionExample
 from keyramp.run._hdr import counts, median_values_us
-from keyramp.run._recorder import ALL_OPS, TimeseriesRow
 
 __all__ = ["LocustStatsSink"]
 

@@ -34,6 +34,7 @@ from locust.event import Events
 from locust.runners import STATE_MISSING
 
 from keyramp._errors import RunFailed, UsageError
+from keyramp.results._rows import TimeseriesRow
 from keyramp.run._cpu import CpuSample, load_cpu_summary
 from keyramp.run._exceptions import WarmupFailure, WarmupTally
 from keyramp.run._gevent import ensure_gevent_grpc
@@ -42,7 +43,7 @@ from keyramp.run._messages import Abort, Hello, IntervalReport, Start, Status, W
 from keyramp.run._pacer import Pacer
 from keyramp.run._phases import DRAIN_S, PhaseAborted, StopFlag
 from keyramp.run._plan import WorkerPlan
-from keyramp.run._recorder import Recorder, TimeseriesRow
+from keyramp.run._recorder import Recorder
 from keyramp.run._worker import placeholder_user
 from keyramp.targets._emulators import free_port, log_tail
 

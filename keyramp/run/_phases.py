@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from locust.env import Environment
 
     from keyramp.profile import Cell
-    from keyramp.run._observer import Observers
-    from keyramp.run._recorder import TimeseriesRow
+    from keyramp.results._observer import Observers
+    from keyramp.results._rows import TimeseriesRow
     from keyramp.targets import RunTarget, Warmup
 
 __all__ = ["DRAIN_S", "CellLoad", "CellPhases", "Interrupted", "PhaseAborted", "SecondCheck", "StopFlag", "users_for",

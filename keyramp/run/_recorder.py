@@ -14,57 +14,26 @@ operations, two histogram records and, on errors only, a classification.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from hdrh.histogram import HdrHistogram
 
 from keyramp._types import ALL_OPS, Key, key_sort_text
 from keyramp.backends._errors import classify
-from keyramp.run._exceptions import ExceptionExample, example_of
+from keyramp.results._exceptions import ExceptionExample
+from keyramp.results._rows import IntervalSink, TimeseriesRow
+from keyramp.run._exceptions import example_of
 from keyramp.run._hdr import HIGHEST_US, latency_summary_ms, new_histogram, percentiles_us, record, reset
 
 if TYPE_CHECKING:
     from keyramp.run._interval import ClosedInterval, KeySample
 
-__all__ = ["ALL_OPS", "LATE_AFTER_S", "IntervalSink", "Recorder", "TimeseriesRow"]
+__all__ = ["LATE_AFTER_S", "Recorder"]
 
 #: An operation that starts this much after its intended time counts as late.
 LATE_AFTER_S = 0.010
-
-
-@dataclass(slots=True)
-class TimeseriesRow:
-    cell: str
-    op: str
-    second: int
-    count: int
-    errors: int
-    p50_ms: float
-    p99_ms: float
-    service_p99_ms: float
-    max_ms: float
-    target_ops_per_s: float | None
-    late: int
-    dropped: int
-    error_classes: Mapping[str, int]
-    #: The workload's own exceptions first seen in this second (``run._exceptions``).
-    exceptions: tuple[ExceptionExample, ...] = ()
-
-
-class IntervalSink(Protocol):
-    """Where a recorder's intervals go (the run directory writer, or a test list)."""
-
-    def interval(
-        self, *, cell: str, op: str, start_s: float, length_s: float, latency: HdrHistogram, service: HdrHistogram
-    ) -> None: ...
-
-    def timeseries(self, rows: Sequence[TimeseriesRow]) -> None: ...
-
-    def keys(self, cell: str, samples: Sequence[tuple[float, str, str]]) -> None: ...
-
-    def flush(self) -> None: ...
 
 
 @dataclass(slots=True)

@@ -18,11 +18,11 @@ from keyramp.keyspace._headline import keyspace_headline
 from keyramp.profile._thresholds import WORKLOAD_ERRORS
 from keyramp.results._exceptions import ExceptionExample, cell_exceptions
 from keyramp.results._generator import generator_limited, generator_reason, machine_limited
-from keyramp.run._observer import RunObserver
+from keyramp.results._observer import RunObserver
 
 if TYPE_CHECKING:
     from keyramp.profile import Cell
-    from keyramp.run._recorder import TimeseriesRow
+    from keyramp.results._rows import TimeseriesRow
 
 __all__ = ["Console", "LiveStatus", "render_table", "summary_table"]
 
@@ -141,8 +141,8 @@ def summary_table(summary: Mapping[str, Any], *, width: int | None = None) -> Ta
         "* measured key-space pattern: append ×n = new keys land at n places (n hot ranges a split cannot cool), "
         "hot range = share of ops on the busiest 1 % of keys, spread = neither · "
         "** modelled launch forecast (\\[launch]): verdict and share of launch operations throttled, "
-        "low–high over the parameter ranges (uncertain: the band spans two verdicts; keyramp forecast RUN "
-        "names the parameter that decides)"
+        "low–high over the parameter ranges (uncertain: the band reaches ok and worse; at_risk-hotspot: it throttles "
+        "everywhere, at_risk to hotspot; keyramp forecast RUN names the parameter that decides)"
     ) + (f" · narrow console: {', '.join(left_out)} left out (all in report.txt)" if left_out else "") + "".join(
         f"\n† {line}" for line in grouped_footnotes(limited_cells, total=len(rows))) + "".join(
         f"\n‡ {cell_id} forecast: {escape(note)}" for cell_id, note in recorded)

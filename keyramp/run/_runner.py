@@ -20,13 +20,14 @@ from rich.markup import escape
 
 from keyramp._errors import KeyrampError, RunFailed, UsageError
 from keyramp.profile import Profile, cell_namespace, slug
+from keyramp.profile._lint import group_findings, lint_profile
 from keyramp.results._live import LiveFile
+from keyramp.results._observer import Observers, RunObserver
 from keyramp.results._rundir import RunDirectory, base_manifest, utc_now
 from keyramp.run._analysis import CellAnalysis, analyse_cell
 from keyramp.run._cell import CellRun
 from keyramp.run._exceptions import WorkloadFailed
 from keyramp.run._gevent import ensure_gevent_grpc
-from keyramp.run._observer import Observers, RunObserver
 from keyramp.run._phases import Interrupted, StopFlag
 from keyramp.run._report import Console, LiveStatus, render_table
 from keyramp.targets import RunTarget, TargetOptions, open_target
@@ -73,8 +74,6 @@ class RunOutcome:
 
 
 def _lint(profile: Profile, options: RunOptions, console: Console) -> list[dict[str, Any]]:
-    from keyramp.profile._lint import group_findings, lint_profile
-
     findings = lint_profile(profile)
     blocking = [f for f in findings if f.severity == "error" or (options.strict and f.severity == "warning")]
     for g in group_findings(findings):  # once per finding, not once per cell

@@ -46,8 +46,8 @@ from keyramp.run._messages import (
 )
 from keyramp.run._plan import USER_CLASS, WorkerPlan
 from keyramp.run._recorder import Recorder
-from keyramp.run._workload import CellWorkload
 from keyramp.targets import target_class
+from keyramp.workload._workload import CellWorkload
 
 __all__ = ["placeholder_user", "run_worker"]
 

@@ -12,7 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from keyramp import _format as fmt
 from keyramp._errors import UsageError
+from keyramp.forecast._text import forecast_line, forecast_short, keys_note
+from keyramp.keyspace._headline import keyspace_headline
 from keyramp.results._catalog import Run, load_run
 from keyramp.results._generator import generator_limited, generator_reason
 
@@ -113,10 +116,6 @@ def role_of(description: str) -> str:
     return ""
 
 
-def _pct(value: Any) -> str:
-    return "-" if value is None else f"{value:.0%}"
-
-
 def _ratio_kind(ratio: Any, threshold: float = OBSERVABLE_RATIO) -> str:
     return "measured" if ratio is not None and ratio >= threshold else "not observable"
 
@@ -137,9 +136,10 @@ def _probe_evidence(probe: Mapping[str, Any]) -> tuple[str, str, dict[str, Any],
         expected = r.get("expected_stale_rate") or 0.0
         kind = "not observable" if expected > 0 and not r.get("global_stale") else "measured"
         qv = r.get("queries_until_visible") or {}
-        text = (f"global query stale {_pct(r.get('global_stale_rate'))} of {r.get('attempts')} (expected ≈ "
-                f"{_pct(r.get('expected_stale_rate'))} at consistency {r.get('emulator_consistency')}), ancestor "
-                f"{_pct(r.get('ancestor_stale_rate'))}, lookup {_pct(r.get('lookup_stale_rate'))}; "
+        text = (f"global query stale {fmt.percent(r.get('global_stale_rate'))} of {r.get('attempts')} (expected "
+                f"≈ {fmt.percent(r.get('expected_stale_rate'))} at consistency {r.get('emulator_consistency')}), "
+                "ancestor "
+                f"{fmt.percent(r.get('ancestor_stale_rate'))}, lookup {fmt.percent(r.get('lookup_stale_rate'))}; "
                 f"queries until visible: mean {qv.get('mean')}, max {qv.get('max')}")
         values = {"stale_rate": r.get("global_stale_rate"), "expected": r.get("expected_stale_rate"),
                   "attempts": r.get("attempts"),
@@ -152,7 +152,7 @@ def _probe_evidence(probe: Mapping[str, Any]) -> tuple[str, str, dict[str, Any],
         where = "one entity group" if r.get("same_group") else f"{r['keys']} key(s), {r['assign']}"
         lat = r.get("latency_ms") or {}
         text = (f"{r['threads']} writers × {r['op']} on {where}: {r['committed']} committed "
-                f"({r['committed_per_s']}/s), {r['aborted']} aborted ({_pct(r.get('abort_rate'))}), "
+                f"({r['committed_per_s']}/s), {r['aborted']} aborted ({fmt.percent(r.get('abort_rate'))}), "
                 f"p50 {lat.get('p50')} ms, p99 {lat.get('p99')} ms")
         others = {k: v for k, v in (r.get("errors") or {}).items() if k != "ABORTED"}
         if others:
@@ -221,12 +221,10 @@ def _keyspace_evidence(ks: Mapping[str, Any], forecast: Mapping[str, Any] | None
     rates it throttles nothing, and a second model next to the launch forecast read as two
     answers to one question. Its figure stays in the values (``throttled``), labelled so.
     """
-    from keyramp.keyspace._headline import keyspace_headline
-
     model = ks.get("model") or {}
     hot1 = ks.get("hottest_1pct_share")
     headline = keyspace_headline(ks)
-    text = f"key space (measured): {headline}; the busiest 1 % of the range takes {hot1 or 0:.1%} of accesses"
+    text = f"key space (measured): {headline}; the busiest 1 % of the range takes {fmt.percent(hot1 or 0)} of accesses"
     bars = _bars("hottest 1 % of the key range (% of accesses, measured key stream)", " %",
                  share=None if hot1 is None else 100.0 * hot1)
     values = {"hot1": hot1, "headline": headline, "strategy": strategy, "moving": bool(ks.get("moving_hotspot")),
@@ -234,8 +232,6 @@ def _keyspace_evidence(ks: Mapping[str, Any], forecast: Mapping[str, Any] | None
               "throttled": model.get("max_throttled_fraction") if model else None,  # at this test's rate only
               "test_rate_ops_per_s": model.get("offered_ops_per_s") if model else None}
     if isinstance(forecast, Mapping) and forecast.get("verdict"):
-        from keyramp.forecast._text import forecast_line, forecast_short, keys_note
-
         mid = (forecast.get("throttled_fraction") or {}).get("mid")
         note = keys_note(forecast)
         text += f"; {forecast_line(forecast)}" + (f" ({note})" if note else "")
@@ -259,11 +255,21 @@ def _timeline(cell: Mapping[str, Any]) -> tuple[tuple[float, float | None, float
 
 
 def _generated(cell: Mapping[str, Any]) -> str:
-    """Share of the scheduled operations a cell generated (achieved ÷ target over its timeline)."""
+    """What limited a generator-limited cell, and how much of its schedule it still generated
+    (achieved ÷ target over its timeline): all of it means the key stream is complete and only
+    its latency is the generator's."""
+    why = f"generator-limited: {generator_reason(cell)}"
     points = [p for p in cell.get("target_ops_per_s") or [] if isinstance(p, Mapping) and p.get("target")]
     target = sum(float(p["target"]) for p in points)
     achieved = sum(float(p.get("achieved") or 0.0) for p in points)
-    return _pct(achieved / target) if target > 0 else "an unknown share"
+    if target <= 0:
+        return f"{why}; the share of the schedule it generated is not recorded"
+    share = achieved / target
+    if share >= 0.995:
+        return (f"{why}; it still generated the scheduled operations ({fmt.percent(share)}), so the key "
+                "stream the model read is complete: only the cell's latency is the generator's")
+    return (f"{why}; it generated {fmt.percent(share)} of the scheduled operations, so the model read "
+            f"{fmt.percent(share)} of the planned key stream")
 
 
 def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run: Path | None = None) -> list[Evidence]:
@@ -284,7 +290,7 @@ def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run
             kind, text, values, bars = _keyspace_evidence(cell["keyspace"], cell.get("forecast"),
                                                           strategy=str(cell.get("strategy") or ""))
             if limited:  # the model saw only the load that was generated
-                text += f" (generator-limited: {_generated(cell)} of the scheduled operations were generated)"
+                text += f" ({_generated(cell)})"
             timeline = _timeline(cell)
         elif limited:
             # Never cite this cell's latency: it is the load generator's own queue.
@@ -296,7 +302,7 @@ def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run
             total = cell.get("total") or {}
             lat = total.get("latency_ms") or {}
             kind, text, values = "measured", (f"{total.get('ops_per_s', 0)} ops/s, p99 {lat.get('p99')} ms, "
-                                              f"error rate {_pct(total.get('error_rate'))}"), {}
+                                              f"error rate {fmt.percent(total.get('error_rate'))}"), {}
             bars = _bars("latency (ms)", " ms", p50=lat.get("p50"), p99=lat.get("p99"))
             timeline = _timeline(cell)
         if cell.get("incomplete"):

@@ -3,7 +3,8 @@
 ``report_for_runs(run_dirs, out=...)`` writes ``report.html`` (self-contained: inline SVG
 charts, key-space heatmaps as PNG data URIs), ``report.md`` (charts as files next to it)
 and ``report.json``. ``keyramp run`` calls it after running scenario profiles (those
-with ``rules``); ``keyramp scenarios report RUN...`` rebuilds it from run directories.
+with ``rules``); ``keyramp scenarios report RUN...`` rebuilds it from run directories. The
+verdicts come from ``_verdict``; this module draws and writes them.
 
 An effect the emulator cannot show is reported as "not observable on the emulator",
 never as "no difference"; modelled figures are labelled as modelled.
@@ -11,10 +12,8 @@ never as "no difference"; modelled figures are labelled as modelled.
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
-import math
 import secrets
 import time
 from collections import Counter
@@ -23,24 +22,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from keyramp import _format as fmt
 from keyramp._errors import UsageError
+from keyramp.keyspace import run_keyspace
 from keyramp.results._catalog import list_runs
 from keyramp.scenarios._charts import (
     Bar,
     Line,
+    Mark,
     bar_chart_svg,
     line_chart_svg,
+    pace_marks,
     png_data_uri,
 )
 from keyramp.scenarios._evidence import (
     Evidence,
     RunInfo,
-    _pct,
     by_rule,
     collect,
     evidence_for,
     load_runs,
 )
+from keyramp.scenarios._verdict import own_verdicts, verdict
 
 __all__ = [
     "Evidence",
@@ -48,18 +51,13 @@ __all__ = [
     "collect",
     "default_report_dir",
     "evidence_for",
-    "register",
+    "expand_runs",
     "render_html",
     "render_markdown",
     "report_for_runs",
     "verdict",
     "write_report",
 ]
-
-#: Below this share of the spread variant's commit rate, a hot key "commits far less".
-_STARVED = 0.5
-#: Fewer consistency attempts than this cannot confirm "stale ≈ 1 − consistency".
-_MIN_ATTEMPTS = 20
 
 
 @dataclass(kw_only=True)
@@ -76,200 +74,6 @@ class RuleReport:
     heatmap_refs: list[tuple[str, str]] = field(default_factory=list)
 
 
-# -- verdicts ------------------------------------------------------------------------------------
-
-def _contention_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
-    out = []
-    for backend in sorted({r.backend for r in rows}):
-        mine = [r for r in rows if r.backend == backend]
-        hot = [r for r in mine if r.values.get("hot")]
-        spread = [r for r in mine if not r.values.get("hot")]
-        if not (hot and spread):
-            r = mine[0]
-            out.append(("measured", f"measured on {backend}: {r.values['aborted']} aborted, "
-                                    f"{r.values['committed_per_s']} committed/s (no pair to compare)"))
-            continue
-        hot_ab, spread_ab = max(r.values["aborted"] for r in hot), max(r.values["aborted"] for r in spread)
-        hot_rate = min(r.values["committed_per_s"] or 0.0 for r in hot)
-        spread_rate = max(r.values["committed_per_s"] or 0.0 for r in spread)
-        facts = (f"the hot key/group aborted {hot_ab} transactions and committed {hot_rate}/s, the spread "
-                 f"variant {spread_ab} and {spread_rate}/s")
-        if hot_ab > spread_ab or (spread_rate > 0 and hot_rate < _STARVED * spread_rate):
-            out.append(("confirmed (measured)", f"confirmed (measured) on {backend}: {facts}"))
-        else:
-            out.append(("not observable on the emulator",
-                        f"not observable on the emulator for {backend} (it serialises the writes): {facts}"))
-    return out
-
-
-def _consistency_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
-    out = []
-    for r in rows:
-        v = r.values
-        stale, expected = v.get("stale_rate"), v.get("expected") or 0.0
-        strong = f"ancestor queries {_pct(v.get('ancestor'))}, lookups {_pct(v.get('lookup'))}"
-        if expected > 0 and stale:
-            n = int(v.get("attempts") or 0)
-            # Binomial: 3 standard deviations of the stale rate around 1 − consistency.
-            tolerance = max(0.1, 3 * math.sqrt(expected * (1 - expected) / max(n, 1)))
-            close = (n >= _MIN_ATTEMPTS and abs(stale - expected) <= tolerance
-                     and not v.get("ancestor") and not v.get("lookup"))
-            label = "confirmed (measured)" if close else "measured"
-            few = f" (only {n} attempts: too few to judge)" if n < _MIN_ATTEMPTS else ""
-            out.append((label, f"{label} ({r.profile}): global queries missed a just-written entity in "
-                               f"{_pct(stale)} of {n} attempts (≈ 1 − consistency = {_pct(expected)}){few}; "
-                               f"{strong}"))
-        elif expected > 0:
-            out.append(("not observable on the emulator",
-                        f"not observable on the emulator ({r.profile}): no stale global query although the "
-                        f"profile asks for consistency {1 - expected:g}; the emulator ran strongly consistent "
-                        "(an attached or reused emulator keeps its own --consistency)"))
-        else:
-            out.append(("measured", f"reference ({r.profile}, consistency 1.0): global queries stale "
-                                    f"{_pct(stale)}; {strong}"))
-    return out
-
-
-_RATIO_WHAT = {
-    "offset_cursor": "offset slower than cursor",
-    "projection": "full entities slower than keys-only",
-    "deleted_range": "head of a deleted range slower than a stored start",
-    "batch": "batching faster than single operations",
-    "fanout": "indexed writes slower than unindexed",
-}
-
-
-def _ratio_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
-    out = []
-    for r in rows:
-        what = _RATIO_WHAT.get(r.probe or "", "effect")
-        ratio = r.values.get("ratio")
-        if r.probe == "batch":
-            what = "batching faster than single operations: writes"
-            ratio = f"{r.values.get('writes')}, reads ×{r.values.get('reads')}"
-        if r.kind == "measured":
-            out.append(("confirmed (measured)", f"confirmed (measured) on {r.backend}: {what} ×{ratio}"))
-        else:
-            out.append(("not observable on the emulator",
-                        f"not observable on the emulator for {r.backend}: {what} only ×{ratio}, within noise"))
-    return out
-
-
-#: Verdicts from better to worse (uncertain spans two, so it ranks with at_risk).
-_VERDICT_RANK = {"ok": 0, "at_risk": 1, "uncertain": 1, "hotspot": 2}
-
-
-def _design(rows: list[Evidence], role: str) -> str:
-    """``sequential ids (append ×1)``: the role's key designs with their measured pattern."""
-    seen: dict[str, str] = {}
-    for r in rows:
-        if r.role == role:
-            seen.setdefault(str(r.values.get("strategy") or r.profile), str(r.values.get("headline") or "-"))
-    return ", ".join(f"{s} ({h})" if h != "-" else s for s, h in seen.items()) or role
-
-
-def _at_launch(rows: list[Evidence], role: str) -> tuple[str, int | None]:
-    """``hotspot 42%–68% on datastore, firestore; ok 0% on bigtable``, and the worst verdict's rank."""
-    by_verdict: dict[str, list[str]] = {}
-    for r in rows:
-        if r.role == role and r.values.get("forecast"):
-            by_verdict.setdefault(str(r.values["forecast"]), []).append(r.backend or r.profile)
-    if not by_verdict:
-        return "", None
-    worst = max(_VERDICT_RANK.get(str(r.values.get("forecast_verdict")), 1) for r in rows
-                if r.role == role and r.values.get("forecast"))
-    if len(by_verdict) == 1:
-        return next(iter(by_verdict)), worst
-    return "; ".join(f"{v} on {', '.join(dict.fromkeys(b))}" for v, b in by_verdict.items()), worst
-
-
-def _keyspace_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
-    """One breath: which design, what it does at the launch (the forecast), the fix; figures in the rows."""
-    base = "not observable on the emulator (single node, no tablet splits): modelled from the key stream"
-    anti, best = _design(rows, "anti-pattern"), _design(rows, "best practice")
-    has = {role: any(r.role == role for r in rows) for role in ("anti-pattern", "best practice")}
-    if not (has["anti-pattern"] and has["best practice"]):
-        shapes = "; ".join(dict.fromkeys(f"{r.values.get('strategy') or r.profile}: {r.values.get('headline')}"
-                                         for r in rows))
-        return [("modelled", f"{shapes} ({base})")]
-    anti_fc, anti_rank = _at_launch(rows, "anti-pattern")
-    best_fc, best_rank = _at_launch(rows, "best practice")
-    launch = next((str(r.values["launch"]) for r in rows if r.values.get("launch")), "")
-    if anti_rank is not None and best_rank is not None:
-        sentence = f"{anti}: {anti_fc} at the launch ({launch}); fix: {best}: {best_fc}"
-        confirmed = anti_rank > best_rank
-    else:  # no [launch]: the measured patterns only (a hot or appending anti-pattern against a spread fix)
-        sentence = f"{anti} vs {best}; no launch forecast (the profile has no [launch])"
-        patterns = {role: {str(r.values.get("headline")) for r in rows if r.role == role}
-                    for role in ("anti-pattern", "best practice")}
-        confirmed = patterns["best practice"] == {"spread"} and "spread" not in patterns["anti-pattern"]
-    if confirmed:
-        return [("confirmed (modelled)", f"confirmed (modelled): {sentence}. {base}")]
-    return [("modelled", f"not confirmed by the model (both designs fare alike at the launch): {sentence}. {base}")]
-
-
-def _hygiene_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
-    return [("measured", f"measured on {r.backend}: {r.values.get('rejected')} of {r.values.get('cases')} "
-                         "cases rejected, each with the store's own error") for r in rows]
-
-
-def _limited_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
-    return [("inconclusive (generator-limited)", f"inconclusive ({r.label}): {r.text}") for r in rows]
-
-
-def _plain_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
-    return [("measured", f"measured ({r.label}): {r.text}") for r in rows]
-
-
-#: What a verdict alone would leave misleading: where the pair cannot differ on the emulator or the model.
-_NOTES: dict[str, str] = {
-    "BP-KEY-2": "the legacy Datastore emulator allocates ids sequentially (201, 202, …), unlike the scattered "
-                "ids of the real service, so on the emulator both variants append at the end of the key range",
-    "BP-KEY-6": "the rule is about scan order (newest rows first); both variants are monotonic, so the load "
-                "model sees the same moving hotspot for both",
-    "BP-RATE-2": "the hotspot metrics see document keys, not the index entries of the monotonic field; the "
-                 "launch forecast projects the index range too (500 writes/s at its append point, published)",
-    "BP-API-3": "async calls are not measured separately: batching shows the same saved round trips",
-}
-
-
-_PRIORITY = ("confirmed (measured)", "confirmed (modelled)", "measured", "modelled",
-             "inconclusive (generator-limited)", "not observable on the emulator", "unsupported",
-             "no usable evidence")
-
-
-def verdict(rows: Sequence[Evidence]) -> tuple[str, str]:
-    """``(status, sentence)`` for one rule from its evidence rows."""
-    rows = list(rows)
-    parts: list[tuple[str, str]] = []
-    usable = [r for r in rows if r.kind not in ("unsupported", "not applicable")]
-    groups = (
-        ([r for r in usable if r.probe == "contention"], _contention_parts),
-        ([r for r in usable if r.probe == "consistency"], _consistency_parts),
-        ([r for r in usable if r.probe in _RATIO_WHAT], _ratio_parts),
-        ([r for r in usable if r.probe == "hygiene"], _hygiene_parts),
-        ([r for r in usable if r.probe is None and r.kind == "modelled"], _keyspace_parts),
-        ([r for r in usable if r.kind == "generator-limited"], _limited_parts),
-        ([r for r in usable if r.probe is None and r.kind not in ("modelled", "generator-limited")], _plain_parts),
-    )
-    for group, describe in groups:
-        if group:
-            parts += describe(group)
-    for r in rows:
-        if r.kind == "unsupported":
-            parts.append(("unsupported", f"unsupported on {r.backend}: {r.text}"))
-        elif r.kind == "not applicable":
-            parts.append(("no usable evidence", f"no evidence from {r.profile}: {r.text}"))
-    if not parts:
-        return "no usable evidence", "no usable evidence"
-    if rows and rows[0].rule in _NOTES:
-        parts.append(("", f"note: {_NOTES[rows[0].rule]}"))
-    status = min((p[0] for p in parts if p[0]), key=_PRIORITY.index)
-    if status.startswith("confirmed") and any(p[0] == "not observable on the emulator" for p in parts):
-        status += "; not observable on some stores"
-    return status, "; ".join(dict.fromkeys(p[1] for p in parts))
-
-
 # -- charts --------------------------------------------------------------------------------------
 
 def _charts(rule: str, rows: list[Evidence]) -> list[tuple[str, str]]:
@@ -284,13 +88,16 @@ def _charts(rule: str, rows: list[Evidence]) -> list[tuple[str, str]]:
     out = [(title, bar_chart_svg(f"{rule}: {title}", bars, unit=unit)) for (title, unit), bars in charts.items()]
     if rule.startswith("BP-RAMP"):
         lines: list[Line] = []
+        marks: list[Mark] = []
         for i, r in enumerate(x for x in rows if x.timeline):
             lines.append(Line(name=f"{r.profile}: scheduled", colour=i, dashed=True,
                               points=[(t, tg) for t, tg, _ in r.timeline if tg is not None]))
             lines.append(Line(name=f"{r.profile}: achieved", colour=i, points=[(t, a) for t, _, a in r.timeline]))
+            marks += pace_marks(r.profile, r.timeline)
         if lines:
             title = "scheduled vs achieved ops/s (measured)"
-            out.append((title, line_chart_svg(f"{rule}: {title}", lines, x_label="wall seconds", y_label="ops/s")))
+            out.append((title, line_chart_svg(f"{rule}: {title}", lines, marks=marks, y_label="operations per second",
+                                              x_label="seconds since the cell started (wall clock)")))
     return out
 
 
@@ -299,8 +106,6 @@ def _heatmaps(rows: list[Evidence], out: Path,
     """Key-space heatmap PNGs (``keyramp.keyspace``) of the rule's Locust cells. Each run is analysed
     once for all its sampled cells (``cache``: run -> cell -> png), since every analysis parses the
     run's whole key samples and time series."""
-    from keyramp.keyspace import run_keyspace
-
     found = []
     for r in rows:
         if r.kind != "modelled" or r.run is None:
@@ -325,9 +130,14 @@ def _build(run_dirs: Sequence[Path], out: Path | None) -> tuple[list[RuleReport]
     cache: dict[Path, dict[str, Path]] = {}
     drawn: dict[tuple[Path, str], str] = {}  # (run, cell) -> the rule its heatmap is drawn under
     reports = []
-    for rule, rows in by_rule(runs).items():
-        status, text = verdict(rows)
-        rep = RuleReport(rule=rule, status=status, verdict=text, rows=rows, charts=_charts(rule, rows))
+    groups = by_rule(runs)
+    verdicts = own_verdicts(groups)
+    for rule, rows in groups.items():
+        own = verdicts[rule]
+        rep = RuleReport(rule=rule, status=own.status, verdict=own.text, rows=rows,
+                         charts=[] if own.shared_with else _charts(rule, rows))
+        if own.shared_with:  # the same runs: their charts are drawn under the rule they were first shown for
+            rep.heatmap_refs.append(("charts of these runs", own.shared_with))
         if out is not None:
             for title, png, where in _heatmaps(rows, out, cache):
                 if where in drawn:
@@ -366,10 +176,15 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _runs_line(runs: Sequence[RunInfo]) -> str:
+    """``1 run, 12 cells, 2 min measured.``"""
+    return (f"{fmt.plural(len(runs), 'run')}, {fmt.plural(sum(r.cells for r in runs), 'cell')}, "
+            f"{fmt.duration(sum(r.seconds for r in runs))} measured.")
+
+
 def _runs_markdown(runs: Sequence[RunInfo]) -> list[str]:
     bad = [r for r in runs if r.status != "complete"]
-    lines = [f"{len(runs)} runs, {sum(r.cells for r in runs)} cells, "
-             f"{sum(r.seconds for r in runs):.0f} s measured."]
+    lines = [_runs_line(runs)]
     lines += [f"- **{r.profile}** ({r.path.name}) {r.status}: {r.reason or ''}" for r in bad]
     return [*lines, ""]
 
@@ -391,8 +206,7 @@ def render_html(reports: Sequence[RuleReport], runs: Sequence[RunInfo] = (), *, 
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>keyramp scenario report</title>",
              f"<style>{_CSS}</style></head><body><h1>keyramp scenario report</h1>"]
     if runs:
-        parts.append(f"<p>{len(runs)} runs, {sum(r.cells for r in runs)} cells, "
-                     f"{sum(r.seconds for r in runs):.0f} s measured. Bars: <span style='color:#c0392b'>"
+        parts.append(f"<p>{html.escape(_runs_line(runs))} Bars: <span style='color:#c0392b'>"
                      "anti-pattern</span>, <span style='color:#1e8449'>best practice</span>, "
                      "<span style='color:#2e5c8a'>both measured in one probe</span>.</p>")
         bad = [r for r in runs if r.status != "complete"]
@@ -487,7 +301,8 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
     return report_for_runs(run_dirs, out=out)
 
 
-def _expand(paths: list[str]) -> list[Path]:
+def expand_runs(paths: list[str]) -> list[Path]:
+    """Run directories from ``paths``: each a run, or a results directory holding runs (oldest first)."""
     runs: list[Path] = []
     for item in paths:
         p = Path(item)
@@ -500,19 +315,3 @@ def _expand(paths: list[str]) -> list[Path]:
     if not runs:
         raise UsageError("no run directories found")
     return runs
-
-
-def _cmd_report(args: argparse.Namespace) -> int:
-    runs = _expand(args.runs)
-    out = report_for_runs(runs, out=Path(args.out) if args.out else None)
-    print(f"report: {out / 'report.html'} (also report.md, report.json)")
-    return 0
-
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("scenarios", help="best-practice scenario tools")
-    sub = parser.add_subparsers(dest="scenarios_command", required=True)
-    report = sub.add_parser("report", help="per-rule verdicts with evidence and charts from scenario runs")
-    report.add_argument("runs", nargs="+", metavar="RUN", help="run directories (or a results dir holding runs)")
-    report.add_argument("--out", default=None, help="report directory (default results/reports/scenarios-<stamp>)")
-    report.set_defaults(func=_cmd_report)

@@ -46,8 +46,8 @@ class TargetOptions:
 
 def target_class(kind: str) -> type[RunTarget]:
     """The class that serves ``profile.target == kind``."""
-    from keyramp.targets._cloud_target import CloudTarget
-    from keyramp.targets._emulator_target import EmulatorTarget
+    from keyramp.targets._cloud_target import CloudTarget  # deferred: start-up cost (this package stays light)
+    from keyramp.targets._emulator_target import EmulatorTarget  # deferred: start-up cost
 
     classes: dict[str, type[RunTarget]] = {cls.kind: cls for cls in (EmulatorTarget, CloudTarget)}
     return classes[kind]
@@ -56,9 +56,9 @@ def target_class(kind: str) -> type[RunTarget]:
 def open_target(profile: Profile, options: TargetOptions) -> RunTarget:
     """The target ``profile`` runs against; every refusal (opt-in, emulator variables, caps)
     here, before a run directory exists."""
-    from keyramp.targets._cloud import check_opt_in
-    from keyramp.targets._cloud_target import CloudTarget
-    from keyramp.targets._emulator_target import EmulatorTarget
+    from keyramp.targets._cloud import check_opt_in  # deferred: start-up cost (this package stays light)
+    from keyramp.targets._cloud_target import CloudTarget  # deferred: start-up cost
+    from keyramp.targets._emulator_target import EmulatorTarget  # deferred: start-up cost
 
     if check_opt_in(profile, allow_cloud=options.allow_cloud):
         return CloudTarget(profile, allow_cloud=options.allow_cloud, plan_costs=options.plan_costs,

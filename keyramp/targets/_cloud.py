@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, TextIO
 
 from keyramp._durations import format_duration
 from keyramp._errors import UsageError
-from keyramp.backends import EMULATOR_FOR, Target
+from keyramp.backends import EMULATOR_FOR, Target, spec_for
+from keyramp.profile._profile import cell_namespace
 from keyramp.targets._base import Warmup
 from keyramp.targets._emulator_target import FIRST_WARMUP_S, cell_warmup
 from keyramp.targets._emulators import endpoints_from_env
@@ -176,8 +177,6 @@ def check_opt_in(profile: Profile, *, allow_cloud: str | None, environ: Mapping[
 # -- plan ---------------------------------------------------------------------------------------
 def _writes_under(backend: str, namespace: str, *, project: str, instance: str, database: str) -> str:
     """Where the cell's data lives, in the store's own words (its spec's ``cloud`` part)."""
-    from keyramp.backends import spec_for
-
     spec = spec_for(backend)
     if spec.cloud is None:  # an emulator-only store: the plan still shows the namespace
         return f"{spec.title} namespace {namespace}"
@@ -191,8 +190,6 @@ def plan_run(profile: Profile, caps: Caps | None = None, *,
     ``namespaces`` maps cell id -> the namespace the runner derived (a placeholder before
     the run id exists).
     """
-    from keyramp.profile._profile import cell_namespace
-
     cloud = profile.cloud
     caps = caps or Caps.of(profile)
     profile_warmup_s = profile.schedule.warmup_s

@@ -88,8 +88,8 @@ def check_credentials() -> str:
     ``google.auth.default`` reads files and environment variables; only when none are
     configured does it probe the GCE metadata server (skipped with ``NO_GCE_CHECK=true``).
     """
-    import google.auth
-    from google.auth.exceptions import DefaultCredentialsError
+    import google.auth  # deferred: start-up cost (google.auth)
+    from google.auth.exceptions import DefaultCredentialsError  # deferred: start-up cost (google.auth)
 
     try:
         credentials, _ = google.auth.default(scopes=list(_SCOPES))

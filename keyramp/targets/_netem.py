@@ -8,7 +8,7 @@ every request pays ``delay`` on the way in and ``reply_delay`` on the way back.
 Bytes pass through unchanged (HTTP/2 frames, gRPC pings and all); each chunk read is
 written ``delay`` seconds after it arrived, in order, without holding back the chunks
 behind it, so the proxy adds latency but no queueing. It runs in its own process
-(``python -m keyramp.targets._netem``) so its event loop never competes with the load
+(``python -m keyramp.cli._netem``) so its event loop never competes with the load
 generator's GIL; ``LatencyProxy`` starts it on a free port and stops it by pid.
 
 It lives in the package, not under tests/, because the benches use it too and a user
@@ -17,12 +17,12 @@ can run it to check that their own CI gate catches a few milliseconds.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import socket
 import subprocess
 import sys
+import threading
 from types import TracebackType
 
 __all__ = ["LatencyProxy", "serve"]
@@ -90,13 +90,6 @@ async def serve(*, target: tuple[str, int], delay_s: float, reply_delay_s: float
         await server.serve_forever()
 
 
-def _endpoint(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit():
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
-    return host, int(port)
-
-
 class LatencyProxy:
     """``with LatencyProxy("127.0.0.1:8086", delay_ms=2) as proxy: env[...] = proxy.endpoint``.
 
@@ -122,7 +115,7 @@ class LatencyProxy:
 
     def start(self) -> LatencyProxy:
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "keyramp.targets._netem", "--target", self.target, "--listen", f"{self.host}:0",
+            [sys.executable, "-m", "keyramp.cli._netem", "--target", self.target, "--listen", f"{self.host}:0",
              "--delay-ms", str(self.delay_ms), "--reply-delay-ms", str(self.reply_delay_ms)],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = _readline(self._proc, self.start_timeout_s)
@@ -156,31 +149,8 @@ class LatencyProxy:
 
 def _readline(proc: subprocess.Popen[str], timeout_s: float) -> str:
     """First stdout line of ``proc``, or '' after ``timeout_s`` (a thread: pipes have no timeout)."""
-    import threading
-
     out: list[str] = []
     reader = threading.Thread(target=lambda: out.append(proc.stdout.readline() if proc.stdout else ""), daemon=True)
     reader.start()
     reader.join(timeout_s)
     return out[0].strip() if out else ""
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m keyramp.targets._netem",
-                                     description="loopback TCP proxy adding a fixed delay per direction")
-    parser.add_argument("--target", type=_endpoint, required=True, metavar="HOST:PORT")
-    parser.add_argument("--listen", type=_endpoint, default=("127.0.0.1", 0), metavar="HOST:PORT")
-    parser.add_argument("--delay-ms", type=float, default=2.0, help="client -> server delay (default 2)")
-    parser.add_argument("--reply-delay-ms", type=float, help="server -> client delay (default: --delay-ms)")
-    args = parser.parse_args(argv)
-    if args.delay_ms < 0 or (args.reply_delay_ms is not None and args.reply_delay_ms < 0):
-        parser.error("delays must be >= 0")
-    reply = args.delay_ms if args.reply_delay_ms is None else args.reply_delay_ms
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(target=args.target, delay_s=args.delay_ms / 1000, reply_delay_s=reply / 1000,
-                          listen=args.listen))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

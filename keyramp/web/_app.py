@@ -7,10 +7,11 @@ from pathlib import Path
 from flask import Flask, Response, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
-from keyramp import __version__
-from keyramp import _format as fmt
+import keyramp._format as fmt
 from keyramp._errors import UsageError
 from keyramp._heatscale import scale_doc
+from keyramp._version import __version__
+from keyramp.web import _views_compare, _views_run, _views_runs
 from keyramp.web._store import RunStore
 
 __all__ = ["CSP", "create_app", "warm_up"]
@@ -26,8 +27,6 @@ CSP = (
 
 def create_app(results_dir: str | Path) -> Flask:
     """The app for one results directory (read-only)."""
-    from keyramp.web import _views_compare, _views_run, _views_runs
-
     app = Flask(__name__, static_folder="static", template_folder="templates")
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["keyramp_store"] = RunStore(Path(results_dir))

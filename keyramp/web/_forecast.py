@@ -9,37 +9,64 @@ from __future__ import annotations
 
 from typing import Any
 
-from keyramp.forecast._text import band_text, forecast_line, forecast_short
-from keyramp.results._index import as_dict, as_list, num, text
+from keyramp import _format as fmt
+from keyramp.forecast._text import (
+    NO_THROTTLING,
+    band_text,
+    figure_text,
+    forecast_line,
+    forecast_short,
+    throttles_nothing,
+)
+from keyramp.forecast._verdict import VERDICT_RANK
+from keyramp.results._values import as_dict, as_list, num, text
 
 __all__ = ["forecast_view"]
 
 _FIGURES = (
     ("throttled_fraction", "throttled share of launch operations", "%"),
     ("peak_throttled_fraction", "worst 10-s step", "%"),
-    ("adapt_s", "throttled spell (first to last throttled step)", " s"),
+    ("adapt_s", "adapts in (first to last throttled step; never: still throttled at the end)", " s"),
     ("added_p99_ms", "added p99 queueing, worst step", " ms"),
 )
-_W, _H = 480.0, 120.0
+_W, _H = 520.0, 170.0
+#: The plot area inside the SVG: room for the y ticks on the left and the x ticks below.
+_LEFT, _RIGHT, _TOP, _BOTTOM = 48.0, 508.0, 8.0, 132.0
+#: The y axis ends at the first of these at or above the highest throttled share drawn.
+_Y_TOPS = (0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
+#: The lines, in drawing order, with their legend (the band's own points).
+_LINES = (("favourable", "favourable corner (every parameter at the end that helps the store)"),
+          ("unfavourable", "unfavourable corner"), ("mid", "mid point"))
 
 
-def _polyline(t: list[float], ys: list[Any]) -> str:
+def _polyline(t: list[float], ys: list[Any], top: float) -> str:
     end = max(t[-1], 1e-9)
     pts = []
-    for x, y in zip(t, ys, strict=True):
+    for x, y in zip(t, ys, strict=False):
         v = num(y)
         if v is not None:
-            pts.append(f"{x / end * _W:.1f},{_H - min(max(v, 0.0), 1.0) * _H:.1f}")
+            px = _LEFT + x / end * (_RIGHT - _LEFT)
+            py = _BOTTOM - min(max(v, 0.0), top) / top * (_BOTTOM - _TOP)
+            pts.append(f"{px:.1f},{py:.1f}")
     return " ".join(pts)
 
 
 def _chart(timeline: dict[str, Any]) -> dict[str, Any] | None:
+    """The throttled share over the launch at the band's three kept points, with axes (ticks in
+    the one format), a legend, and None when there is nothing to draw."""
     t = [v for v in (num(x) for x in as_list(timeline.get("t"))) if v is not None]
     throttled = as_dict(timeline.get("throttled"))
     if len(t) < 2 or not throttled:
         return None
-    lines = {label: _polyline(t, as_list(throttled.get(label))) for label in ("favourable", "mid", "unfavourable")}
-    return {"width": _W, "height": _H, "lines": lines, "end_s": t[-1]}
+    series = {label: as_list(throttled.get(label)) for label, _ in _LINES}
+    peak = max((v for ys in series.values() for v in map(num, ys) if v is not None), default=0.0)
+    top = next((y for y in _Y_TOPS if y >= peak), 1.0)
+    x_ticks = [{"x": round(_LEFT + f * (_RIGHT - _LEFT), 1), "text": fmt.duration(f * t[-1])} for f in (0, 0.5, 1)]
+    y_ticks = [{"y": round(_BOTTOM - f * (_BOTTOM - _TOP), 1), "text": fmt.percent(f * top)} for f in (0, 0.5, 1)]
+    return {"width": _W, "height": _H, "left": _LEFT, "right": _RIGHT, "top": _TOP, "bottom": _BOTTOM,
+            "lines": [{"name": label, "legend": legend, "points": _polyline(t, series[label], top)}
+                      for label, legend in _LINES],
+            "x_ticks": x_ticks, "y_ticks": y_ticks, "end": fmt.duration(t[-1])}
 
 
 def forecast_view(raw: object) -> dict[str, Any] | None:
@@ -48,8 +75,10 @@ def forecast_view(raw: object) -> dict[str, Any] | None:
         return None
     bands = []
     for key, label, unit in _FIGURES:
+        if key == "added_p99_ms" and fc.get("verdict") == "ok":
+            continue  # the model's queueing at its utilisation cap, not a latency: nothing is throttled
         band = as_dict(fc.get(key))
-        bands.append({"name": key, "label": label, "text": band_text(band, unit=unit),
+        bands.append({"name": key, "label": label, "text": figure_text(fc, key),
                       "mid": band_text({"low": band.get("mid"), "high": band.get("mid")}, unit=unit)})
     params = []
     for name, p in as_dict(fc.get("params")).items():
@@ -90,7 +119,7 @@ def forecast_view(raw: object) -> dict[str, Any] | None:
     verdict = text(fc.get("verdict"))
     return {
         "verdict": verdict,
-        "verdict_class": verdict if verdict in ("ok", "at_risk", "hotspot", "uncertain") else "none",
+        "verdict_class": verdict if verdict in VERDICT_RANK else "none",
         "deciding_param": text(fc.get("deciding_param")),
         "short": forecast_short(fc),
         "line": forecast_line(fc),
@@ -112,5 +141,7 @@ def forecast_view(raw: object) -> dict[str, Any] | None:
                       "difference": num(stability.get("max_difference")),
                       "same_verdict": stability.get("same_verdict") is not False,
                       "exact": stability.get("exact") is True} if stability else None,
-        "chart": _chart(as_dict(fc.get("timeline"))),
+        # an ok cell that throttles nothing says so in a line instead of drawing an empty plot
+        "no_throttling": NO_THROTTLING if throttles_nothing(fc) else None,
+        "chart": None if throttles_nothing(fc) else _chart(as_dict(fc.get("timeline"))),
     }

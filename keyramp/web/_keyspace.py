@@ -11,101 +11,90 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from keyramp.keyspace._headline import keyspace_headline
-from keyramp.results._index import as_dict, num
+from keyramp.keyspace._headline import FIGURE, keyspace_headline
+from keyramp.results._values import as_dict, num
 
 __all__ = ["MEASURED", "MODELLED", "explain_keyspace"]
 
 
 @dataclass(frozen=True)
 class _Metric:
+    """A headline figure (``keyspace._headline.FIGURE``: its label and format, the same in every
+    view) with what it means and which range is good or bad."""
+
     field: str
-    label: str
     meaning: str
     good: str
     bad: str
     #: value -> "good" | "bad" | "" (in between, or not judged)
-    judge: Callable[[float], str]
-    fmt: str = "share"  # share | number | bool | ms | count
+    judge: Callable[[Any], str]
+
+    @property
+    def label(self) -> str:
+        return FIGURE[self.field].label if self.field in FIGURE else _BAND_LABEL
 
 
-def _below(good: float, bad: float) -> Callable[[float], str]:
+def _below(good: float, bad: float) -> Callable[[Any], str]:
     return lambda v: "good" if v <= good else "bad" if v >= bad else ""
 
 
-def _above(good: float, bad: float) -> Callable[[float], str]:
+def _above(good: float, bad: float) -> Callable[[Any], str]:
     return lambda v: "good" if v >= good else "bad" if v <= bad else ""
 
 
+_BAND_LABEL = "hot window vs one key range"
+
 MEASURED: tuple[_Metric, ...] = (
-    _Metric("hottest_1pct_share", "hottest 1 % of the key range",
+    _Metric("hottest_1pct_share",
             "share of the operations that hit the busiest 1 % of the key range, second by second",
             "≈ 1–5 %: spread evenly", "≥ 50 %: one hotspot takes the load (one tablet on the real service)",
             _below(0.05, 0.5)),
-    _Metric("hottest_1pct_ops_per_s", "hot window in ops/s",
+    _Metric("hottest_1pct_ops_per_s",
             "the busiest 1 % of the key range in operations per second (its share × the cell's ops/s), to "
             "hold against what one key range serves (the modelled row below)",
-            "below what one key range serves", "above it: one tablet cannot keep up", lambda v: "", fmt="ops"),
-    _Metric("append_points", "append points",
+            "below what one key range serves", "above it: one tablet cannot keep up", lambda v: ""),
+    _Metric("append_points",
             "places where new keys are appended (sorted by key, each point's inserts come in time order)",
-            "none: new keys land spread", "1: every new key at the same place", lambda v: "bad" if v == 1 else "",
-            fmt="points"),
-    _Metric("moving_hotspot", "moving hotspot",
+            "none: new keys land spread", "1: every new key at the same place", lambda v: "bad" if v == 1 else ""),
+    _Metric("moving_hotspot",
             "new keys always land at one end of the range (timestamps, counters): the hot spot moves with them "
-            "and a split never helps", "no", "yes", lambda v: "bad" if v else "good", fmt="bool"),
-    _Metric("append_fraction", "appends at the end",
-            "share of inserts whose key is above every earlier key", "≈ 0 (random keys)",
+            "and a split never helps", "no", "yes", lambda v: "bad" if v else "good"),
+    _Metric("append_fraction", "share of inserts whose key is above every earlier key", "≈ 0 (random keys)",
             "≥ 50 %: monotonically increasing keys", _below(0.1, 0.5)),
-    _Metric("prepend_fraction", "prepends at the start",
-            "share of inserts whose key is below every earlier key (reverse timestamps)", "≈ 0",
+    _Metric("prepend_fraction", "share of inserts whose key is below every earlier key (reverse timestamps)", "≈ 0",
             "≥ 50 %: monotonically decreasing keys", _below(0.1, 0.5)),
-    _Metric("gini", "unevenness (Gini)",
+    _Metric("gini",
             "how unevenly the whole cell's operations fall over the key range (0 = even, 1 = all on one spot); "
-            "also catches a static hot key", "≤ 0.3", "≥ 0.7", _below(0.3, 0.7), fmt="number"),
-    _Metric("entropy_norm", "evenness (entropy)",
-            "Shannon entropy of the same counts, scaled to 0–1 (1 = perfectly even)", "≥ 0.9", "≤ 0.5",
-            _above(0.9, 0.5), fmt="number"),
-    _Metric("samples", "sampled operations",
-            "key accesses the figures are computed from (a sample of the cell's operations)",
-            "thousands", "< 200: figures are rough", lambda v: "bad" if v < 200 else "", fmt="count"),
+            "also catches a static hot key", "≤ 0.3", "≥ 0.7", _below(0.3, 0.7)),
+    _Metric("entropy_norm", "Shannon entropy of the same counts, scaled to 0–1 (1 = perfectly even)", "≥ 0.9",
+            "≤ 0.5", _above(0.9, 0.5)),
+    _Metric("samples", "key accesses the figures are computed from (a sample of the cell's operations)",
+            "thousands", "< 200: figures are rough", lambda v: "bad" if v < 200 else ""),
 )
 
 MODELLED: tuple[_Metric, ...] = (
-    _Metric("hot_window_vs_capacity", "hot window vs one key range",
+    _Metric("hot_window_vs_capacity",
             "where the hot window's ops/s sit against the band one tablet / key range serves on this store "
-            "(published figures, modelled)", "below the band", "above the band",
-            lambda v: "", fmt="band"),
-    _Metric("max_throttled_fraction", "throttled load (peak)",
+            "(published figures, modelled)", "below the band", "above the band", lambda v: ""),
+    _Metric("max_throttled_fraction",
             "share of the offered load a range-partitioned store would have throttled at worst at this test's "
             "own rate (not the launch: the launch forecast above says that)", "0 %", "≥ 1 %", _below(0.0, 0.01)),
-    _Metric("peak_tablets", "tablets (peak)",
-            "tablets the model splits the range into under this load", "more than 1 under heavy load",
-            "1 while throttling: the load sits on one tablet", lambda v: "", fmt="count"),
-    _Metric("max_added_latency_ms", "added latency (peak)",
-            "queueing the model adds on the hottest tablet", "< 1 ms", "≥ 10 ms", _below(1.0, 10.0), fmt="ms"),
+    _Metric("peak_tablets", "tablets the model splits the range into under this load", "more than 1 under heavy load",
+            "1 while throttling: the load sits on one tablet", lambda v: ""),
+    _Metric("max_added_latency_ms", "queueing the model adds on the hottest tablet", "< 1 ms", "≥ 10 ms",
+            _below(1.0, 10.0)),
 )
 
 
-def _format(value: Any, fmt: str) -> str | None:
-    if fmt == "points":
-        v = num(value)
-        return f"{v:,.0f}" if v is not None else None
-    if fmt == "band":
+def _format(m: _Metric, value: Any) -> str | None:
+    """The figure as every view prints it, or None when the summary has no usable value."""
+    if m.field == "hot_window_vs_capacity":
         return value if isinstance(value, str) else None
-    if fmt == "bool":
-        return None if not isinstance(value, bool) else ("yes" if value else "no")
-    v = num(value)
-    if v is None:
+    if m.field == "moving_hotspot" and not isinstance(value, bool):
         return None
-    if fmt == "share":
-        return f"{v * 100:.1f} %" if v >= 0.001 or v == 0 else f"{v * 100:.2f} %"
-    if fmt == "ms":
-        return f"{v:.2f} ms"
-    if fmt == "count":
-        return f"{v:,.0f}"
-    if fmt == "ops":
-        return f"{v:,.1f} ops/s"
-    return f"{v:.2f}"
+    if m.field != "moving_hotspot" and num(value) is None:
+        return None
+    return FIGURE[m.field].text(value)
 
 
 def _verdict(m: _Metric, raw: Any, data: dict[str, Any]) -> str:
@@ -125,14 +114,14 @@ def _rows(data: dict[str, Any], metrics: tuple[_Metric, ...]) -> list[dict[str, 
     rows = []
     for m in metrics:
         raw = data.get(m.field)
-        if m.fmt == "points" and m.field in data and raw is None:  # measured, and no point found
+        if m.field == "append_points" and m.field in data and raw is None:  # measured, and no point found
             rows.append({"field": m.field, "label": m.label, "value": None, "text": "none (spread)",
                          "verdict": "good", "meaning": m.meaning, "good": m.good, "bad": m.bad})
             continue
-        text = _format(raw, m.fmt)
+        text = _format(m, raw)
         if text is None:
             continue
-        if m.fmt == "band":
+        if m.field == "hot_window_vs_capacity":
             text += _band(data)
         rows.append({"field": m.field, "label": m.label, "value": raw, "text": text, "verdict": _verdict(m, raw, data),
                      "meaning": m.meaning, "good": m.good, "bad": m.bad})

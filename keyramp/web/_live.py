@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from keyramp.results._index import as_dict, as_list, num, text
 from keyramp.results._live import LIVE_FILE
+from keyramp.results._values import as_dict, as_list, num, text
 
 __all__ = ["STALE_AFTER_S", "live_view", "read_live"]
 

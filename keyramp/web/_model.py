@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from keyramp import _format as fmt
 from keyramp.profile._lint import Finding, group_findings
 from keyramp.profile._thresholds import WORKLOAD_ERRORS
 from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._exceptions import cell_exceptions
 from keyramp.results._generator import check_generator, machine_limited
-from keyramp.results._index import as_dict, as_list, num, run_row, text
+from keyramp.results._index import run_row
+from keyramp.results._values import as_dict, as_list, num, text
 from keyramp.web._forecast import forecast_view
 from keyramp.web._keyspace import explain_keyspace
 
@@ -56,6 +58,34 @@ def _op_stats(name: str, raw: object) -> dict[str, Any]:
     }
 
 
+def _no_keys_reason(s: dict[str, Any], profile: dict[str, Any]) -> str:
+    """Why a cell has no sampled keys, from what its summary says happened (the heatmap's place)."""
+    if s.get("probe") is not None:
+        return "A probe cell: it measures with its own probe, not with a key stream, so there are no sampled keys."
+    total = as_dict(s.get("total"))
+    count, errors = num(total.get("count")) or 0, num(total.get("errors")) or 0
+    if count and errors >= count:
+        by_class = as_dict(total.get("errors_by_class"))
+        classes = {str(k): num(_error_class(v).get("count")) or 0 for k, v in by_class.items()}
+        first = max(classes, key=lambda k: classes[k], default=None)
+        example = as_dict(by_class.get(first)) if first else {}
+        what = f"{first} ×{fmt.count(classes[first])}" if first else "no error class recorded"
+        message = text(example.get("message"))
+        return (f"No sampled keys: all {fmt.plural(count, 'operation')} failed (most often {what}"
+                f"{': ' + message if message else ''}), so no key was written or read.")
+    if not count:
+        warmup = as_dict(s.get("warmup_failure"))
+        if warmup:
+            raised = " ".join(filter(None, (text(warmup.get("error_class")), text(warmup.get("message")))))
+            return ("No sampled keys: the cell stopped in its warm-up, where every operation raised "
+                    f"{raised or 'an exception'}.")
+        reason = text(s.get("reason"))
+        return f"No sampled keys: the cell completed no operations{f' ({reason})' if reason else ''}."
+    if num(as_dict(profile.get("workload")).get("key_samples_per_s")) == 0:
+        return "No sampled keys: key sampling was off (workload.key_samples_per_s = 0)."
+    return "No sampled keys were recorded for this cell."
+
+
 def _cells(manifest: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, Any]]:
     m_cells = {str(c.get("id")): c for c in map(as_dict, as_list(manifest.get("cells"))) if c.get("id")}
     s_cells = as_dict(summary.get("cells"))
@@ -91,6 +121,7 @@ def _cells(manifest: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
             # explained rows for the page; the summary's own fields in ``keyspace_fields``
             "keyspace": explain_keyspace(keyspace),
             "keyspace_fields": keyspace or None,
+            "keyspace_missing": None if keyspace else _no_keys_reason(s, as_dict(manifest.get("profile"))),
             "finished": bool(s.get("total")) and not s.get("incomplete"),
             "thresholds": [_threshold(t) for t in as_list(s.get("thresholds"))],
             "forecast": forecast_view(s.get("forecast")),

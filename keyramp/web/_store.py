@@ -10,6 +10,7 @@ from typing import Any
 from werkzeug.exceptions import NotFound
 
 from keyramp._errors import UsageError
+from keyramp.keyspace import cell_heatmap
 from keyramp.results._catalog import CELL_ID_RE, load_run, safe_run_path
 from keyramp.results._index import Catalog
 from keyramp.results._legacy import TIMESERIES_CSV
@@ -163,8 +164,6 @@ class RunStore:
         path = self.run_path(run_id)
 
         def build() -> bytes | None:
-            from keyramp.keyspace import cell_heatmap
-
             try:
                 doc = cell_heatmap(self._load(path), cell)
             except (UsageError, OSError, ValueError):  # no or unreadable key samples: nothing to draw

@@ -9,7 +9,8 @@ import pytest
 from _synthetic import make_run
 
 from keyramp._errors import UsageError
-from keyramp.compare import CompareOptions, build_comparison, register, run_compare
+from keyramp.cli._compare import register
+from keyramp.compare import CompareOptions, build_comparison, run_compare
 from keyramp.compare._judge import _verdict
 from keyramp.profile._thresholds import parse_expression
 from keyramp.results._catalog import load_run
@@ -281,11 +282,12 @@ def test_a_worse_launch_forecast_fails_the_comparison(results: Path, tmp_path: P
     assert cmp.forecast_regressions == [("datastore-sequential", bad.name, "ok", "hotspot")]
     assert cmp.exit_code == 1 and not cmp.regressions
     back = build_comparison([load_run(good)], baseline=load_run(bad))
-    assert back.forecast_regressions == [] and back.forecast["datastore-sequential"][good.name]["short"] == "ok 0%–1%"
+    assert back.forecast_regressions == []
+    assert back.forecast["datastore-sequential"][good.name]["short"] == "ok 0 %–1.0 %"
     out = tmp_path / "fc"
     assert _cli(["compare", good.name, bad.name, "--results", str(results), "--markdown", str(out / "r.md"),
                  "--junit", str(out / "r.xml"), "--out", str(out / "r.json")]) == 1
     assert "launch forecast" in capsys.readouterr().out
-    assert "hotspot 50%–85% ❌" in (out / "r.md").read_text()
+    assert "hotspot 50 %–85 % ❌" in (out / "r.md").read_text()
     assert 'type="forecast"' in (out / "r.xml").read_text()
     assert json.loads((out / "r.json").read_text())["forecast_regressions"][0]["verdict"] == "hotspot"

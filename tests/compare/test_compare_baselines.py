@@ -9,8 +9,8 @@ import pytest
 from _synthetic import make_run
 
 from keyramp._errors import UsageError
-from keyramp.compare import register
-from keyramp.results import _baselines
+from keyramp.cli import _baseline
+from keyramp.cli._compare import register
 from keyramp.results._baselines import load_baselines, remove_baseline, resolve_baseline, set_baseline
 
 ONE_CELL = (("bigtable", "field_promotion"),)
@@ -20,7 +20,7 @@ def _cli(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     subparsers = parser.add_subparsers()
     register(subparsers)
-    _baselines.register(subparsers)
+    _baseline.register(subparsers)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -14,7 +14,7 @@ import pytest
 from _synthetic import make_run
 
 from keyramp._errors import UsageError
-from keyramp.forecast import default_boxes, load_params_file
+from keyramp.backends import default_boxes, load_params_file
 from keyramp.forecast._fit import Trace, fit, model_throttled, traces_from_runs, write_params_file
 from keyramp.profile._profile import parse_profile
 from keyramp.results._catalog import load_run

@@ -23,7 +23,8 @@ from keyramp.forecast._plan import CellPlan, RampShape
 from keyramp.forecast._plan_cell import plan_cell
 from keyramp.forecast._planner import HOLD_S, Planner, shard_template
 from keyramp.profile._profile import parse_profile
-from keyramp.profile._thresholds import evaluate, parse_expression, parse_table
+from keyramp.profile._thresholds import parse_expression, parse_table
+from keyramp.results._thresholds import evaluate
 
 PROPS = settings(max_examples=3, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 

@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import keyramp.forecast._forecast as ff
-from keyramp.forecast._cli import reforecast
+from keyramp.forecast._reforecast import reforecast
 
 settings.register_profile("forecast", derandomize=True, deadline=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

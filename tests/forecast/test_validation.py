@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from _designs import DesignRuns, diagonal_line
 
-from keyramp.forecast._cli import reforecast
+from keyramp.forecast._reforecast import reforecast
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "keyspace-model.md"
 _SHARD_TIMESTAMP = "https://firebase.google.com/docs/firestore/solutions/shard-timestamp"

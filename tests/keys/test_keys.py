@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keyramp._errors import UnsupportedOperation, UsageError
-from keyramp._types import BACKEND_NAMES, key_sort_text
+from keyramp._types import key_sort_text
+from keyramp.backends import store_names
 from keyramp.keys import STRATEGIES, KeyStrategy, key_problem, make_strategy
 from keyramp.keys._strategies import LONG_MAX
 
@@ -218,4 +219,4 @@ def test_key_problem_accepts_valid_keys(key: Any, backend: str) -> None:
 
 def test_all_backends_known() -> None:
     for cls in STRATEGIES.values():
-        assert cls.backends <= set(BACKEND_NAMES)
+        assert cls.backends <= set(store_names())

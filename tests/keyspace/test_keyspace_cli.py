@@ -10,7 +10,8 @@ import pytest
 
 from keyramp._errors import UsageError
 from keyramp._types import key_sort_text
-from keyramp.keyspace import register, run_keyspace
+from keyramp.cli._keyspace import register
+from keyramp.keyspace import run_keyspace
 
 N = 6000
 

@@ -9,7 +9,7 @@ from keyramp.keyspace._load import CellKeys
 from keyramp.keyspace._reference import existing_before
 from keyramp.profile import Settings
 from keyramp.profile._profile import parse_profile
-from keyramp.run._workload import CellWorkload
+from keyramp.workload._workload import CellWorkload
 
 RECORDS, WARMUP, MEASURED = 500, 2_000, 700
 

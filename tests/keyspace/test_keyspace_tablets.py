@@ -101,7 +101,7 @@ def test_time_scale_and_observed_rate() -> None:
 
 
 def test_params_for_takes_the_middle_of_the_forecast_ranges() -> None:
-    from keyramp.forecast import store_params
+    from keyramp.backends import store_params
 
     for backend in ("firestore", "bigtable"):
         p, box = params_for(backend), store_params(backend)

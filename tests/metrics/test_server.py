@@ -80,7 +80,8 @@ def test_close_waits_for_a_scrape_of_the_final_values_only_when_someone_scrapes(
     (["p.toml", "--plan", "--metrics", "9464"], "--metrics has nothing to serve with --plan"),
 ])
 def test_misplaced_metrics_flags_are_refused(argv: list[str], needle: str) -> None:
-    from keyramp.cli._main import _check_run_args, build_parser
+    from keyramp.cli._main import build_parser
+    from keyramp.cli._run import _check_run_args
 
     with pytest.raises(UsageError) as info:
         _check_run_args(build_parser().parse_args(["run", *argv]))

@@ -8,9 +8,10 @@ import random
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from keyramp._types import ALL_OPS
 from keyramp.metrics import BUCKETS_S, MetricsState, render
-from keyramp.run._observer import TeeSink
-from keyramp.run._recorder import ALL_OPS, Recorder
+from keyramp.results._observer import TeeSink
+from keyramp.run._recorder import Recorder
 
 
 class _Boom(Exception):

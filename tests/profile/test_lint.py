@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from keyramp._errors import UsageError
+from keyramp.cli._lint import register
 from keyramp.profile import Profile, parse_profile
-from keyramp.profile._lint import Finding, lint_profile, register
+from keyramp.profile._lint import Finding, lint_profile
 
 
 def profile(
@@ -269,6 +270,22 @@ def test_cli_json(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) ->
     assert report[1]["findings"] == []
 
 
+def test_cli_out_writes_the_json_and_keeps_the_lines(files: dict[str, Path], tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # --out FILE (issue 30): the JSON --json prints goes to FILE; stdout keeps the human lines.
+    assert run_lint([str(files["anti"]), str(files["clean"]), "--json"]) == 1
+    printed = capsys.readouterr().out
+    for flags in (["--out"], ["--json", "--out"]):
+        target = tmp_path / "report" / "lint.json"
+        assert run_lint([str(files["anti"]), str(files["clean"]), *flags, str(target)]) == 1
+        assert target.read_text(encoding="utf-8") == printed  # the same document, byte for byte
+        assert f"{files['clean']}: ok" in capsys.readouterr().out.splitlines()
+    with pytest.raises(UsageError, match=r"--json prints to stdout and takes no FILE: write it with --json --out"):
+        run_lint(["--json", str(tmp_path / "lint.json"), str(files["clean"])])  # the old `--json FILE` form
+    with pytest.raises(UsageError, match=r"^cannot write "):
+        run_lint([str(files["clean"]), "--out", str(files["clean"] / "lint.json")])
+
+
 def test_repository_profiles_lint_without_crashing() -> None:
     from keyramp.profile._files import load_profile
 
@@ -366,3 +383,16 @@ def test_a_python_workload_is_never_told_to_use_server_allocated_ids(tmp_path: P
     assert "BP-KEY-1" in rules and "BP-KEY-2" not in rules
     assert all("server_allocated" not in f["message"] for f in report["findings"])
     assert any("use random or hashed_prefix keys" in f["message"] for f in report["findings"])
+
+
+def test_a_finding_about_one_store_names_that_stores_cells() -> None:
+    """A run's lint line once read "BP-RATE-2: firestore: …" with no cell: it now names the cells of
+    that store (and only those), said once."""
+    from keyramp.profile._lint import group_findings
+
+    found = lint_profile(profile(backend=["firestore", "bigtable"], strategy=["random", "hashed_prefix"],
+                                 indexed_value="monotonic"))
+    rate = [f for f in found if f.rule == "BP-RATE-2"]
+    assert {f.cell for f in rate} == {"c00-firestore-random", "c01-firestore-hashed-prefix"}
+    (line,) = [g.line() for g in group_findings(found) if g.rule == "BP-RATE-2"]
+    assert line.startswith("BP-RATE-2 on 2 cells (c00-firestore-random, c01-firestore-hashed-prefix): firestore: ")

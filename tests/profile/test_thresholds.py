@@ -7,7 +7,8 @@ import pytest
 from _synthetic import make_run
 
 from keyramp._errors import UsageError
-from keyramp.profile._thresholds import all_passed, evaluate, parse_expression, parse_table
+from keyramp.profile._thresholds import parse_expression, parse_table
+from keyramp.results._thresholds import all_passed, evaluate
 
 CELL = {
     "operations": {

@@ -12,7 +12,7 @@ import pytest
 
 from keyramp._errors import UsageError
 from keyramp.profile._files import load_profile, write_profile
-from keyramp.pyworkload._plain import plain_cell
+from keyramp.run._plain import plain_cell
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -107,7 +107,7 @@ from keyramp.backends import spec_for
 from keyramp.profile import parse_profile
 from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._user import CellContext, user_class_for
-from keyramp.run._workload import CellWorkload
+from keyramp.workload._workload import CellWorkload
 
 ensure_gevent_grpc()
 spec = json.loads(sys.argv[1])

@@ -10,7 +10,7 @@ import pytest
 from _synthetic import make_run
 
 from keyramp._errors import UsageError
-from keyramp.results import _export
+from keyramp.cli import _export
 from keyramp.results._read import data_files, is_csv_run, read_keys, read_timeseries
 
 _BY_TS = [(c, "ascending") for c in ("cell", "op", "second")]

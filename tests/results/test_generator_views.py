@@ -11,9 +11,10 @@ from typing import Any
 from _synthetic import make_run
 
 from keyramp.compare import build_comparison
-from keyramp.profile._thresholds import evaluate, parse_expression
+from keyramp.profile._thresholds import parse_expression
 from keyramp.results._catalog import load_run
 from keyramp.results._generator import check_generator
+from keyramp.results._thresholds import evaluate
 from keyramp.run._report import render_table
 from keyramp.scenarios._evidence import evidence_for
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from _synthetic import make_run
 
+from keyramp.cli._list import register
 from keyramp.results._baselines import set_baseline
-from keyramp.results._index import INDEX_FILE, Catalog, RunQuery, register
+from keyramp.results._index import INDEX_FILE, Catalog, RunQuery
 
 
 @pytest.fixture()
@@ -131,6 +132,21 @@ def test_list_cli_json_table_and_filters(results: Path, capsys: pytest.CaptureFi
 
     with pytest.raises(UsageError, match="--since"):
         _list(["--results", str(results), "--since", "yesterday"])
+
+
+def test_list_out_writes_the_json_and_keeps_the_table(results: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # --out FILE (issue 30, as compare): the rows --json prints, written to FILE; the table stays.
+    run = make_run(results, seed=16)
+    assert _list(["--results", str(results), "--json"]) == 0
+    printed = capsys.readouterr().out
+    for flags in (["--out"], ["--json", "--out"]):
+        target = tmp_path / "listing" / "runs.json"
+        assert _list(["--results", str(results), *flags, str(target)]) == 0
+        assert target.read_text(encoding="utf-8") == printed  # the same document, byte for byte
+        assert capsys.readouterr().out.startswith(f"runs in {results}") and run.name in printed
+    assert _list(["--results", str(results), "--out", "-"]) == 0
+    assert capsys.readouterr().out == printed  # '-' is stdout, and then the table is left out
 
 
 def test_keyramp_list_loads_only_its_own_verb(results: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from keyramp.profile._profile import parse_profile
 from keyramp.results._live import LIVE_FILE, LiveFile, schedule_step
-from keyramp.run._recorder import TimeseriesRow
+from keyramp.results._rows import TimeseriesRow
 
 
 def _cells(schedule: dict, duration: str = "20s"):  # type: ignore[no-untyped-def]

@@ -16,8 +16,8 @@ from _runs import emulator_env, only_run_dir, recorded_seconds, write_profile
 
 from keyramp.results._catalog import load_run
 from keyramp.results._read import data_files, read_intervals, read_keys, read_timeseries
+from keyramp.results._rows import TimeseriesRow
 from keyramp.results._rundir import RunDirectory
-from keyramp.run._recorder import TimeseriesRow
 
 
 def _row(cell: str, second: int, op: str = "*") -> TimeseriesRow:

@@ -250,7 +250,8 @@ def test_sigterm_to_the_master_interrupts_and_stops_its_workers(tmp_path: Path, 
     ],
 )
 def test_contradictory_distributed_flags_are_refused(argv: list[str], needle: str) -> None:
-    from keyramp.cli._main import _check_run_args, build_parser
+    from keyramp.cli._main import build_parser
+    from keyramp.cli._run import _check_run_args
 
     args = build_parser().parse_args(["run", *argv])
     with pytest.raises(UsageError) as info:
@@ -281,7 +282,7 @@ def test_master_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
 def test_insert_indexes_interleave_across_workers() -> None:
     """CellWorkload's interleaving: worker w takes w, w+N, … after the preload (no collisions)."""
     from keyramp.profile._profile import parse_profile
-    from keyramp.run._workload import CellWorkload
+    from keyramp.workload._workload import CellWorkload
 
     profile = parse_profile({"name": "x", "backend": "bigtable", "workload": {"record_count": 10}})
     taken: Counter[int] = Counter()

@@ -9,9 +9,10 @@ from typing import Any
 
 import msgpack
 
+from keyramp._types import ALL_OPS
 from keyramp.run._hdr import counts, new_histogram, record
 from keyramp.run._interval import ClosedInterval, IntervalCollector
-from keyramp.run._recorder import ALL_OPS, Recorder
+from keyramp.run._recorder import Recorder
 
 OPS = ("insert", "read")
 

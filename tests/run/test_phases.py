@@ -62,7 +62,8 @@ _CLOCK = """
 import json, time
 from gevent.event import Event
 from keyramp.run._driver import final_tick, tick_phase
-from keyramp.run._recorder import ALL_OPS, Recorder
+from keyramp._types import ALL_OPS
+from keyramp.run._recorder import Recorder
 
 class Sink:
     def __init__(self): self.rows = []

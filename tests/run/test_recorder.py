@@ -6,9 +6,10 @@ import msgpack
 import pytest
 from google.api_core import exceptions as gexc
 
+from keyramp._types import ALL_OPS
 from keyramp.run._hdr import percentiles_us
 from keyramp.run._interval import ClosedInterval, IntervalCollector
-from keyramp.run._recorder import ALL_OPS, Recorder
+from keyramp.run._recorder import Recorder
 
 
 class ListSink:

@@ -72,7 +72,7 @@ def test_the_key_space_headline_and_recorded_keys_are_in_the_table(tmp_path: Pat
     text = " ".join(render_table(summary).split())
     # The headline reads the shape, not the 0.03 a rebuilt range gives a sequential stream.
     assert "│ append ×1 │" in text and "│ spread │" in text and "0.03" not in text
-    assert "ok 0% ‡" in text and f"‡ {list(summary['cells'])[1]} forecast: from the recorded keys: {why}" in text
+    assert "ok 0 % ‡" in text and f"‡ {list(summary['cells'])[1]} forecast: from the recorded keys: {why}" in text
 
 
 def test_footnotes_share_a_line_when_only_their_figures_differ() -> None:

@@ -27,7 +27,7 @@ from locust.event import Events
 from keyramp.run._pacer import Pacing
 from keyramp.run._local import LocalLoad
 from keyramp.run._recorder import Recorder
-from keyramp.run._workload import CellWorkload
+from keyramp.workload._workload import CellWorkload
 
 delay_s, rate = float(sys.argv[1]), float(sys.argv[2])
 calls = {"insert": 0, "read": 0}

@@ -13,9 +13,9 @@ import pytest
 from keyramp._errors import UsageError
 from keyramp.profile._files import collect_profiles
 from keyramp.profile._profile import parse_profile
-from keyramp.run._workload import query_spec
 from keyramp.scenarios import report_for_runs
 from keyramp.scenarios._report import collect, verdict, write_report
+from keyramp.workload._workload import query_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "profiles" / "scenarios"
@@ -171,7 +171,7 @@ def test_keyspace_verdict_compares_the_pair_by_role(tmp_path: Path) -> None:
                                                                                   "Best practice"))
     assert status == "modelled" and "not confirmed by the model" in text
     # The tablet model at the test's own rate (0.4 vs 0.0 here) is cited nowhere: one model per claim.
-    assert "40.0%" not in text and "modelled throttling" not in text
+    assert "40 %" not in text and "modelled throttling" not in text
 
 
 def test_the_launch_forecast_confirms_a_pair_the_key_stream_alone_cannot_tell_apart(tmp_path: Path) -> None:
@@ -187,8 +187,8 @@ def test_the_launch_forecast_confirms_a_pair_the_key_stream_alone_cannot_tell_ap
     assert status == "confirmed (modelled)", text
     # One breath: the design, what it does at the launch, the fix; the figures are in the evidence rows.
     verdict_text = text.split(". not observable")[0]
-    assert verdict_text == ("confirmed (modelled): idx (spread): hotspot 60%–75% at the launch (ramp 500 ops/s "
-                            "+50% every 300s up to 5000 for 1h); fix: exempt (spread): ok 0%"), verdict_text
+    assert verdict_text == ("confirmed (modelled): idx (spread): hotspot 60 %–75 % at the launch (ramp 500 ops/s "
+                            "+50% every 300s up to 5000 for 1h); fix: exempt (spread): ok 0 %–0.1 %"), verdict_text
     assert len(verdict_text.split()) < 45
 
 
@@ -273,3 +273,69 @@ def test_each_rule_lists_only_the_cells_its_key_strategies_speak_to(tmp_path: Pa
 
 def _md_section(md: str, rule: str) -> str:
     return md.split(f"## {rule}\n")[1].split("\n## ")[0]
+
+
+_CPU_BOUND = ("the busiest load process used 0.97 of a core (CPU-bound); 3% of operations started late, 0.0% of "
+              "the schedule dropped")
+
+
+def _paced(achieved: list[float], target: float, *, limited: bool = False) -> dict:
+    """A Locust cell's key space and its scheduled-vs-achieved timeline (one point a second)."""
+    cell = {**_keyspace(0.02, 0.0), "strategy": "random", "total": {"count": int(sum(achieved))},
+            "target_ops_per_s": [{"t": float(t), "target": target, "achieved": a} for t, a in enumerate(achieved)]}
+    if limited:
+        cell.update(generator_limited=True, generator={"reason": _CPU_BOUND})
+    return cell
+
+
+def test_each_rule_of_shared_runs_gets_its_own_verdict(tmp_path: Path) -> None:
+    # The ramp profiles cite BP-RAMP-1 and BP-RAMP-2 over the same cells: BP-RAMP-2 once showed
+    # BP-RAMP-1's sentence, word for word, as its own verdict.
+    runs = [_run(tmp_path, "cold", ["BP-RAMP-1", "BP-RAMP-2"], _paced([1200, 300, 2455, 1700], 1688),
+                 "Anti-pattern: full load at once"),
+            _run(tmp_path, "ramp", ["BP-RAMP-1", "BP-RAMP-2"], _paced([500, 500, 520, 510], 500),
+                 "Best practice: 500/50/5")]
+    out = report_for_runs(runs, out=tmp_path / "r")
+    rules = json.loads((out / "report.json").read_text())["rules"]
+    one, two = rules["BP-RAMP-1"], rules["BP-RAMP-2"]
+    assert one["status"] == "modelled"  # the same keys on both sides: the model cannot tell them apart
+    assert two["status"] == "partly tested: the runs of BP-RAMP-1"
+    assert one["verdict"] not in two["verdict"] and f"({one['status']} there: see BP-RAMP-1)" in two["verdict"]
+    assert "deterministic hash of their ids" in two["verdict"] and "not exercised" in two["verdict"]
+    assert two["charts"] == [] and {"title": "charts of these runs", "rule": "BP-RAMP-1"} in two["heatmaps_shown_under"]
+    # the cold start's catch-up (2,455 achieved against 1,688 scheduled) and its stall are explained on the chart
+    (chart,) = [name for name in (out / "charts").iterdir() if name.name.startswith("bp-ramp-1-") and
+                "scheduled vs achieved" in name.read_text()]
+    svg = chart.read_text()
+    assert svg.count("<circle") == 2 and "2,455 ops/s against 1,688 ops/s scheduled" in svg and "catch-up" in svg
+    assert "a stall at 1 s, 300 ops/s achieved of 1,688 ops/s scheduled" in svg
+    assert "operations per second" in svg and "seconds since the cell started" in svg
+    md = (out / "report.md").read_text()
+    assert md.startswith("# keyramp scenario report\n\n2 runs, 2 cells, ")
+    single = report_for_runs(runs[:1], out=tmp_path / "one")
+    assert "\n1 run, 1 cell, " in (single / "report.md").read_text()
+    assert "1 runs" not in (single / "report.html").read_text()
+
+
+def test_a_generator_limited_cell_says_what_limited_it_and_how_much_it_still_generated(tmp_path: Path) -> None:
+    def text(cell: dict) -> str:
+        (row,) = collect([_run(tmp_path / uuid.uuid4().hex[:8], "r", ["BP-X-1"], cell)])["BP-X-1"]
+        return row.text
+
+    full = text(_paced([1000, 1000, 1000], 1000, limited=True))
+    assert f"generator-limited: {_CPU_BOUND}; it still generated the scheduled operations (100 %)" in full
+    assert "key stream the model read is complete" in full and "were generated" not in full
+    short = text(_paced([600, 600, 600], 1000, limited=True))
+    assert "it generated 60 % of the scheduled operations, so the model read 60 % of the planned key stream" in short
+    assert "generator-limited" not in text(_paced([1000, 1000], 1000))
+
+
+def test_charts_have_axes_legends_and_notes_only_where_something_happened() -> None:
+    from keyramp.scenarios._charts import Bar, bar_chart_svg, pace_marks
+
+    assert pace_marks("steady", [(0.0, 1000.0, 1050.0), (1.0, 1000.0, 960.0)]) == []  # within 10 %: nothing to say
+    assert pace_marks("closed", [(0.0, None, 50.0)]) == []  # no schedule to hold it against
+    bars = bar_chart_svg("p99", [Bar(label="a", value=20.0, role="anti-pattern"),
+                                 Bar(label="b", value=2.0, role="best practice")], unit=" ms")
+    assert ">anti-pattern</text>" in bars and ">best practice</text>" in bars  # the colours' legend
+    assert ">0</text>" in bars and ">20 ms</text>" in bars  # the value axis from 0 to the largest bar

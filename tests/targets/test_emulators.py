@@ -15,12 +15,12 @@ from conftest import TEST_PROJECT
 
 from keyramp._errors import EmulatorError, UsageError
 from keyramp.backends import Backend
+from keyramp.cli._emulators import register
 from keyramp.targets._emulators import (
     EMULATORS,
     EmulatorManager,
     default_state_dir,
     endpoints_from_env,
-    register,
     reset,
 )
 

@@ -8,6 +8,7 @@ Screenshots go to test-artifacts/ (git-ignored).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -74,7 +75,51 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _keyspace(hostile, png=False)  # JSON only: the page draws it on a canvas
     # a run written as CSV (before the Parquet format): the charts read it the same way
     _stretch_to_one_hour(make_run(root, profile_name="soak", seconds=2, seed=4, fmt="csv"))
+    # a run with a forecast (a hotspot cell and an ok cell) and a cell whose every operation failed,
+    # twice (the second halves the insert latency), to compare with its forecasts and key space
+    _launch_runs(root)
     return root
+
+
+#: Key-space figures as the analysis writes them: long floats the views must round, and model
+#: constants (step_s) they must leave out.
+_RAW_KEYSPACE = {"hottest_1pct_share": 0.7123456789, "gini": 0.9012345678, "entropy_norm": 0.3456789,
+                 "append_fraction": 0.9901112484548825, "append_points": 1, "moving_hotspot": True, "samples": 2471,
+                 "model": {"modelled": True, "peak_tablets": 3, "max_throttled_fraction": 0.123456789,
+                           "max_added_latency_ms": 0.456789, "step_s": 10.0}}
+
+
+_ONE_OP = {"operations": {"insert": {"count": 1000}}}
+
+
+def _launch_runs(root: Path) -> None:
+    from keyramp.forecast import forecast_cell
+    from keyramp.profile._profile import parse_profile
+
+    forecasts = {}
+    for strategy in ("sequential", "random"):
+        profile = parse_profile({"name": "launch", "backend": "datastore", "workload": {"ops": {"insert": 1.0}},
+                                 "keys": {"strategy": strategy},
+                                 "launch": {"kind": "ramp_500_50_5", "ceiling": 5000, "duration": "30m"}})
+        assert profile.launch is not None
+        forecasts[strategy] = forecast_cell(backend="datastore", strategy=strategy, profile=profile.data,
+                                            launch=profile.launch, cell_summary=_ONE_OP)
+    # sequential ids at 500/50/5: every point of the band throttles (some at_risk, some hotspot)
+    assert forecasts["sequential"]["verdict"] == "at_risk-hotspot" and forecasts["random"]["verdict"] == "ok"
+    for seed, insert_ms in ((5, 4.0), (6, 2.0)):
+        run = make_run(root, profile_name="launch", seconds=6, seed=seed, keyspace=_RAW_KEYSPACE,
+                       cells=(("datastore", "sequential"), ("datastore", "random"), ("firestore", "sequential")),
+                       latency_ms={"insert": insert_ms, "read": 1.0})
+        summary = json.loads((run / "summary.json").read_text())
+        cells = summary["cells"]
+        cells["c00-datastore-sequential"]["forecast"] = forecasts["sequential"]
+        cells["c01-datastore-random"]["forecast"] = forecasts["random"]
+        failed = cells["c02-firestore-sequential"]  # every operation refused: no key was written or read
+        del failed["keyspace"]
+        for stats in (failed["total"], *failed["operations"].values()):
+            stats.update(errors=stats["count"], error_rate=1.0,
+                         errors_by_class={"PERMISSION_DENIED": {"count": stats["count"]}})
+        (run / "summary.json").write_text(json.dumps(summary))
 
 
 def _stretch_to_one_hour(run: Path) -> None:
@@ -115,7 +160,7 @@ def base_url(results: Path) -> Iterator[str]:
 
 def test_list_click_run_chart_then_compare(page, base_url: str) -> None:  # type: ignore[no-untyped-def]
     page.goto(f"{base_url}/")
-    assert page.locator("table.runs tbody tr").count() == 4
+    assert page.locator("table.runs tbody tr").count() == 6
     _shot(page, "web-runs")
 
     page.locator("a.run-link", has_text="quickstart").last.click()  # the older one has key-space data
@@ -140,7 +185,7 @@ def test_list_click_run_chart_then_compare(page, base_url: str) -> None:  # type
     ids = [runs.nth(i).inner_text() for i in range(2)]
     for run_id in ids:
         page.locator(f"input[value='{run_id}']").check()
-    assert boxes.count() == 4
+    assert boxes.count() == 6
     page.locator("#compare-form button").click()
     page.wait_for_selector(".compare-charts canvas")
     assert "/compare?" in page.url
@@ -220,3 +265,45 @@ def test_compare_three_runs(page, base_url: str, results: Path) -> None:  # type
     assert page.locator("table.compare-table").count() >= 1
     _shot(page, "web-compare-3")
     assert page.console_errors == []  # type: ignore[attr-defined]
+
+
+#: What a page must never show: Python's None, a NaN, a repr of a method, a float nobody rounded.
+_UNREADABLE = re.compile(r"\bNone\b|\b(?:nan|NaN)\b|<built-in|\d+\.\d{5,}")
+
+
+def test_every_page_reads_cleanly(page, base_url: str, results: Path) -> None:  # type: ignore[no-untyped-def]
+    """Every page of the UI, for every run (a forecast, a failing cell, a comparison with both),
+    shows no None, nan, <built-in …> or float with more than 4 decimals: with its collapsed
+    details opened and its charts loaded."""
+    runs = sorted(p.name for p in results.iterdir() if (p / "manifest.json").is_file())
+    launch = [r for r in runs if "launch" in r]
+    quick = [r for r in runs if "quickstart" in r]
+    pages = ["/", "/runs?profile=launch&backend=firestore", *(f"/runs/{r}" for r in runs),
+             f"/compare?runs={','.join(launch)}", f"/compare?runs={','.join(quick)}",
+             "/runs/20990101T000000000Z-gone-0000"]  # the error page last: its 404 is the one console error
+    texts = {}
+    for path in pages:
+        page.goto(f"{base_url}{path}")
+        page.wait_for_load_state("networkidle")
+        page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        texts[path] = page.locator("body").inner_text()
+        bad = _UNREADABLE.findall(texts[path])
+        assert not bad, (path, bad)
+    assert page.console_errors == ["Failed to load resource: the server responded with a status of 404 (NOT FOUND)"]
+
+    run = texts[f"/runs/{launch[0]}"]
+    # the forecast chart has axes, units and a legend; the ok cell says so in one line, no empty box
+    assert "time since the launch started" in run and "throttled share" in run and "unfavourable corner" in run
+    assert "No throttling forecast at any point of the band" in run
+    page.goto(f"{base_url}/runs/{launch[0]}")
+    assert page.locator(".forecast-chart").count() == 1  # the hotspot cell's only: the ok cell draws none
+    _shot(page, "web-run-forecast")
+    # the cell whose every operation failed gives that as the reason it has no keys
+    assert re.search(r"all [\d,]+ operations failed", run), "the failed count"
+    assert "a probe cell, or key sampling was off" not in run
+    assert "failed (most often PERMISSION_DENIED" in run and "so no key was written or read" in run
+    # the comparison shows both runs' forecasts and key space, rounded, model constants left out
+    compare = texts[f"/compare?runs={','.join(launch)}"]
+    assert "hottest 1 % of the key range" in compare and "71 %" in compare and "99 %" in compare
+    assert "key pattern" in compare and "append ×1" in compare and "step_s" not in compare
+    assert "hotspot" in compare and "ok 0 %" in compare

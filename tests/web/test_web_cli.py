@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from keyramp._errors import UsageError
-from keyramp.web import register
+from keyramp.cli._ui import register
 
 
 def _parse(*argv: str) -> argparse.Namespace:

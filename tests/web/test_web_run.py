@@ -257,12 +257,12 @@ def test_keyspace_figures_are_an_explained_table_with_verdicts(client, run_dir: 
     table = html.split('class="data compact keyspace-metrics"')[1].split("</table>")[0]
     rows = {m.group(1): m.group(2) for m in re.finditer(r'<tr data-field="(\w+)">(.*?)</tr>', table, re.S)}
     # each row: a plain-words label, the value judged against its good/bad range, and what it means
-    assert "74.0 %" in rows["hottest_1pct_share"] and "verdict-bad" in rows["hottest_1pct_share"]
+    assert "74 %" in rows["hottest_1pct_share"] and "verdict-bad" in rows["hottest_1pct_share"]
     assert "one hotspot takes the load" in rows["hottest_1pct_share"]
     assert ">yes<" in rows["moving_hotspot"] and "verdict-bad" in rows["moving_hotspot"]
     assert "0.35" in rows["entropy_norm"] and "verdict-bad" in rows["entropy_norm"]
-    assert "12.0 %" in rows["max_throttled_fraction"] and "verdict-bad" in rows["max_throttled_fraction"]
-    assert "0.40 ms" in rows["max_added_latency_ms"] and "verdict-good" in rows["max_added_latency_ms"]
+    assert "12 %" in rows["max_throttled_fraction"] and "verdict-bad" in rows["max_throttled_fraction"]
+    assert "0.4 ms" in rows["max_added_latency_ms"] and "verdict-good" in rows["max_added_latency_ms"]
     assert "hottest_bucket_share" not in html  # no dump of field names
     # The key-space headline is the one the run table prints (the same words everywhere).
     from keyramp.keyspace import keyspace_headline
@@ -281,7 +281,7 @@ def test_explained_keyspace_holds_the_hot_window_against_the_modelled_band() -> 
                             "tablet_capacity_ops_per_s": {"low": 500, "mid": 1000, "high": 1500, "modelled": True}})
     assert hot is not None
     measured = {m["field"]: m for m in hot["measured"]}
-    assert measured["hottest_1pct_ops_per_s"]["text"] == "2,100.0 ops/s"
+    assert measured["hottest_1pct_ops_per_s"]["text"] == "2,100 ops/s"
     assert measured["hottest_1pct_ops_per_s"]["verdict"] == "bad" and measured["append_points"]["verdict"] == "bad"
     (band,) = hot["modelled"]
     assert band["text"] == "above the band (500–1,500 ops/s)" and band["verdict"] == "bad"
@@ -289,7 +289,7 @@ def test_explained_keyspace_holds_the_hot_window_against_the_modelled_band() -> 
                                "hot_window_vs_capacity": "below the band"})
     assert spread is not None
     assert {m["field"]: (m["text"], m["verdict"]) for m in spread["measured"]} == {
-        "hottest_1pct_ops_per_s": ("3.0 ops/s", "good"), "append_points": ("none (spread)", "good")}
+        "hottest_1pct_ops_per_s": ("3 ops/s", "good"), "append_points": ("none (spread)", "good")}
 
 
 def test_explained_keyspace_judges_spread_keys_good() -> None:
@@ -305,3 +305,39 @@ def test_explained_keyspace_judges_spread_keys_good() -> None:
     assert {m["field"]: m["verdict"] for m in spread["modelled"]} == {"max_throttled_fraction": "good",
                                                                        "peak_tablets": ""}
     assert explain_keyspace({}) is None and explain_keyspace("junk") is None
+
+
+def test_a_cell_without_keys_says_why() -> None:
+    from keyramp.web._model import _no_keys_reason
+
+    failed = {"total": {"count": 2000, "errors": 2000, "errors_by_class": {
+        "PERMISSION_DENIED": {"count": 1990}, "UNAVAILABLE": {"count": 10}}}}
+    assert _no_keys_reason(failed, {}) == ("No sampled keys: all 2,000 operations failed (most often "
+                                           "PERMISSION_DENIED ×1,990), so no key was written or read.")
+    assert _no_keys_reason({"probe": {"name": "batch"}}, {}).startswith("A probe cell")
+    warmup = {"total": {"count": 0}, "warmup_failure": {"error_class": "CLIENT_KeyError", "message": "KeyError: 'sku'"}}
+    assert "stopped in its warm-up, where every operation raised CLIENT_KeyError KeyError: 'sku'" in _no_keys_reason(
+        warmup, {})
+    off = {"total": {"count": 50, "errors": 0}}
+    assert "key sampling was off" in _no_keys_reason(off, {"workload": {"key_samples_per_s": 0}})
+    assert "key sampling was off" not in _no_keys_reason(off, {"workload": {"key_samples_per_s": 100}})
+
+
+def test_the_forecast_chart_has_axes_and_an_ok_cell_none() -> None:
+    from keyramp.web._forecast import forecast_view
+
+    timeline = {"t": [0.0, 600.0, 1200.0], "throttled": {"favourable": [0.0, 0.0, 0.0], "mid": [0.0, 0.2, 0.1],
+                                                         "unfavourable": [0.1, 0.4, 0.3]}}
+    hot = forecast_view({"verdict": "at_risk-hotspot", "throttled_fraction": {"low": 0.1, "mid": 0.2, "high": 0.4},
+                         "added_p99_ms": {"low": 5.0, "mid": 50.0, "high": 919.0}, "timeline": timeline})
+    assert hot is not None and hot["verdict_class"] == "at_risk-hotspot" and hot["no_throttling"] is None
+    chart = hot["chart"]
+    assert [t["text"] for t in chart["y_ticks"]] == ["0 %", "25 %", "50 %"]  # the axis ends at the next step above 40 %
+    assert [t["text"] for t in chart["x_ticks"]] == ["0 s", "10 min", "20 min"]
+    assert [line["name"] for line in chart["lines"]] == ["favourable", "unfavourable", "mid"]
+    assert any(b["name"] == "added_p99_ms" for b in hot["bands"])
+    ok = forecast_view({"verdict": "ok", "throttled_fraction": {"low": 0.0, "mid": 0.0, "high": 0.0},
+                        "peak_throttled_fraction": {"low": 0.0, "mid": 0.0, "high": 0.0},
+                        "added_p99_ms": {"low": 5.0, "mid": 50.0, "high": 919.0}, "timeline": timeline})
+    assert ok is not None and ok["chart"] is None and ok["no_throttling"] == "no throttling forecast"
+    assert all(b["name"] != "added_p99_ms" for b in ok["bands"])  # the capped queueing of nothing throttled

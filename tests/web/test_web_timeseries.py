@@ -6,8 +6,8 @@ import math
 from pathlib import Path
 
 from keyramp.results._read import read_timeseries
+from keyramp.results._rows import TimeseriesRow
 from keyramp.results._rundir import RunDirectory
-from keyramp.run._recorder import TimeseriesRow
 from keyramp.web._timeseries import MAX_POINTS, downsample, series_columns
 
 HEADER = "cell,op,second,count,errors,p50_ms,p99_ms,service_p99_ms,max_ms,target_ops_per_s,late,dropped,error_classes\n"

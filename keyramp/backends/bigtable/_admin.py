@@ -19,7 +19,7 @@ __all__ = ["admin_client", "reset"]
 def admin_client(endpoint: str | None) -> Iterator[Any]:
     """A table-admin client for an emulator endpoint or the real service; an emulator's
     channel is closed on exit."""
-    import grpc
+    import grpc  # deferred: start-up cost (grpc)
     from google.cloud.bigtable_admin_v2 import BaseBigtableTableAdminClient
     from google.cloud.bigtable_admin_v2.services.bigtable_table_admin.transports import (
         BigtableTableAdminGrpcTransport,
@@ -38,7 +38,7 @@ def admin_client(endpoint: str | None) -> Iterator[Any]:
 def reset(endpoint: str, *, project: str, instance: str, table: str | None, timeout_s: float) -> None:
     """Delete ``table`` (or every table of ``instance``); the runner recreates the cell's table
     with ``Backend.prepare``."""
-    from google.api_core import exceptions as gexc
+    from google.api_core import exceptions as gexc  # deferred: start-up cost (google.api_core)
 
     try:
         with admin_client(endpoint) as admin:

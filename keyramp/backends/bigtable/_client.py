@@ -10,6 +10,7 @@ attempt reaches the recorder.
 from __future__ import annotations
 
 import contextlib
+import re
 import struct
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -256,8 +257,6 @@ class BigtableBackend(Backend):
 
 def _exact(name: str) -> bytes:
     """An RE2 pattern matching exactly ``name`` (qualifiers are bytes; regex filters match whole values)."""
-    import re
-
     return re.escape(name).encode()
 
 

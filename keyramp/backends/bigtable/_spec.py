@@ -8,9 +8,9 @@ from typing import Any, Final
 
 from keyramp._types import key_text
 from keyramp.backends._emulator import grpc_ready
+from keyramp.backends._params import ParamRange, StoreParams, TabletModel
 from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, StoreSpec
 from keyramp.backends.bigtable._admin import reset
-from keyramp.forecast._params import ParamRange, StoreParams, TabletModel
 
 __all__ = ["BIGTABLE", "BIGTABLE_TABLETS", "SPECS"]
 

@@ -16,9 +16,9 @@ from typing import Any, Final
 
 from keyramp._types import Key
 from keyramp.backends._emulator import http_ok, http_reset, java_command
+from keyramp.backends._params import StoreParams, TabletModel
 from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, RecordLimits, ResetFn, StoreSpec
 from keyramp.backends.firestore._spec import FIRESTORE_JAR, FIRESTORE_TABLETS, firestore_emulator_command
-from keyramp.forecast._params import StoreParams, TabletModel
 
 __all__ = ["DATASTORE", "FIRESTORE_DATASTORE", "SPECS", "datastore_key", "parent_kind"]
 

@@ -10,8 +10,8 @@ from typing import Any, Final
 
 from keyramp._types import key_text
 from keyramp.backends._emulator import http_ok, http_reset, java_command
+from keyramp.backends._params import ParamRange, StoreParams, TabletModel
 from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, RecordLimits, StoreSpec
-from keyramp.forecast._params import ParamRange, StoreParams, TabletModel
 
 __all__ = ["FIRESTORE", "FIRESTORE_JAR", "FIRESTORE_TABLETS", "SHARD_TIMESTAMP", "SPECS", "firestore_emulator_command"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from keyramp.scenarios._base import ProbeContext, best_ms
+from keyramp.probes._base import ProbeContext, best_ms
 
 __all__ = ["BATCH_DEFAULTS", "FANOUT_DEFAULTS", "batch_probe", "fanout_probe"]
 

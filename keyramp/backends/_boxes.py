@@ -10,15 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from keyramp._errors import UsageError
-from keyramp.forecast._params import ParamRange, StoreParams, TabletModel
+from keyramp.backends._params import ParamRange, StoreParams, TabletModel
+from keyramp.backends._registry import STORES
 
 __all__ = ["default_boxes", "model_of", "store_key", "store_params", "tablet_capacity_band"]
 
 
 def model_of(backend: str) -> TabletModel:
     """The registered store's tablet model; ``UsageError`` if it has none."""
-    from keyramp.backends import STORES
-
     spec = STORES.get(backend) if backend in STORES else None
     if spec is None or spec.tablets is None:
         raise UsageError(f"no forecast model for backend {backend!r}")
@@ -27,8 +26,6 @@ def model_of(backend: str) -> TabletModel:
 
 def default_boxes() -> dict[str, StoreParams]:
     """Every registered store's boxes by calibration name (``firestore``, ``bigtable-ssd``, …)."""
-    from keyramp.backends import STORES
-
     return STORES.tablet_boxes()
 
 

@@ -4,7 +4,9 @@ every second is the merged view of all workers.
 
 An observer overrides what it needs. ``cell_sink`` may return an ``IntervalSink`` that
 receives each closed 1-second interval of the cell with its HdrHistograms (what the run
-directory receives), for observers that need more than the per-second rows.
+directory receives), for observers that need more than the per-second rows. The protocol lives
+with the results, below the runner, so what writes results while a run happens (``live.json``,
+``results/_live.py``) is an observer too.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from keyramp.profile import Cell, Profile
-    from keyramp.run._recorder import IntervalSink, TimeseriesRow
+    from keyramp.results._rows import IntervalSink, TimeseriesRow
 
 __all__ = ["Observers", "RunObserver", "TeeSink"]
 

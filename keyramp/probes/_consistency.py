@@ -12,7 +12,7 @@ import statistics
 from typing import Any
 
 from keyramp.backends._base import QuerySpec
-from keyramp.scenarios._base import ProbeContext
+from keyramp.probes._base import ProbeContext
 
 __all__ = ["DEFAULTS", "consistency_probe"]
 

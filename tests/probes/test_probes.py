@@ -9,7 +9,7 @@ import pytest
 
 from keyramp._errors import UsageError
 from keyramp.backends import BACKENDS, Target
-from keyramp.scenarios import PROBES, probe_params, run_probe
+from keyramp.probes import PROBES, probe_params, run_probe
 from keyramp.targets._emulators import EmulatorManager, RunningEmulator
 
 

@@ -1,7 +1,7 @@
 """What one operation of a cell does: pick the op, the key, the record; call the backend.
 
 ``CellWorkload`` is shared by all users of a process for one cell (insert counter,
-key strategy, op mix and its table of operations, ``run/_ops.py``); ``UserOps`` is per
+key strategy, op mix and its table of operations, ``workload/_ops.py``); ``UserOps`` is per
 user (its own RNG and read distribution, its own backend client). Neither measures
 anything: the recorder does.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import random
+from pathlib import Path
 from typing import Any
 
 from keyramp._types import Key
@@ -20,7 +21,8 @@ from keyramp.backends._spec import Operation
 from keyramp.keys import make_distribution, make_strategy, parse_shape
 from keyramp.keys._values import RecordFactory, entity_group_key
 from keyramp.profile import QuerySettings, Settings
-from keyramp.run._ops import COUNTER_FIELD, op_table
+from keyramp.pyworkload import load_user, operation
+from keyramp.workload._ops import COUNTER_FIELD, op_table
 
 __all__ = ["COUNTER_FIELD", "CellWorkload", "UserOps", "query_spec"]
 
@@ -108,10 +110,6 @@ class CellWorkload:
         return self._user_class
 
     def _load_user(self) -> None:
-        from pathlib import Path
-
-        from keyramp.pyworkload import load_user, operation
-
         loaded = load_user(self.user_spec, base_dir=Path("/"))  # absolute in the resolved profile
         self._user_class = loaded.cls
         self._op_table = {name: operation(spec) for name, spec in loaded.ops.items()}

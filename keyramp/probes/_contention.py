@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from keyramp._types import Key
-from keyramp.scenarios._base import ProbeContext, error_text, percentile_ms
+from keyramp.probes._base import ProbeContext, error_text, percentile_ms
 
 __all__ = ["CHOICES", "DEFAULTS", "contention_probe"]
 

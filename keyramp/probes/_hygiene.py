@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from keyramp.backends._base import Backend
-from keyramp.scenarios._base import ProbeContext, error_text
+from keyramp.probes._base import ProbeContext, error_text
 
 __all__ = ["CASES", "DEFAULTS", "hygiene_probe"]
 

@@ -1,43 +1,14 @@
-"""``keyramp forecast RUN``: re-project a finished run to a launch, without re-running it."""
+"""Re-project a finished run to a launch without re-running it (``keyramp forecast RUN``)."""
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
 
-__all__ = ["reforecast", "register"]
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "forecast",
-        help="project a finished run's key streams to launch traffic (modelled bands)",
-        description=(
-            "Re-project every cell of RUN to the launch in its profile's [launch] (or --launch FILE, "
-            "--rate, --nodes, --duration): the band of throttled operations over the model's parameter "
-            "ranges and a verdict (docs/keyspace-model.md). Prints a table, or JSON with --json; the "
-            "run directory is not changed."
-        ),
-    )
-    p.add_argument("run", metavar="RUN", help="run directory (or run id under ./results)")
-    p.add_argument("--launch", metavar="FILE", help="a TOML file with a [launch] table (a profile works)")
-    p.add_argument("--rate", type=float, default=None,
-                   help="peak launch rate in ops/s (a ramp's ceiling; other kinds scale every rate). Without "
-                        "any [launch]: a constant rate")
-    p.add_argument("--nodes", type=int, default=None, help="Bigtable nodes (Bigtable cells)")
-    p.add_argument("--storage", choices=("ssd", "hdd"), default=None, help="Bigtable storage type")
-    p.add_argument("--duration", default=None, help="launch length, e.g. 1h (default: the launch's, else 1h)")
-    p.add_argument("--params", metavar="FILE", default=None, help="parameter ranges from `keyramp calibrate`")
-    p.add_argument("--cell", default=None, help="only this cell id")
-    p.add_argument("--json", action="store_true", help="print JSON (cell -> forecast)")
-    p.add_argument("--results", type=Path, default=Path("results"), help="where run ids are looked up")
-    p.set_defaults(func=_main)
+__all__ = ["format_table", "reforecast"]
 
 
 def _launch_table(path: Path) -> dict[str, Any]:
@@ -57,11 +28,12 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
                storage: str | None = None, duration_s: float | None = None, params: Path | None = None,
                cell: str | None = None) -> dict[str, dict[str, Any]]:
     """Cell id -> forecast for a loaded run (``keyramp.results._catalog.Run``)."""
+    # deferred: start-up cost (numpy, the model: `keyramp --help` imports every verb's module)
+    from keyramp.backends._boxes import default_boxes
+    from keyramp.backends._params import load_params_file
     from keyramp.forecast._forecast import Forecaster
     from keyramp.forecast._launch import Launch, cluster_stores, parse_launch
-    from keyramp.forecast._params import load_params_file
     from keyramp.forecast._run_designs import run_designs
-    from keyramp.forecast._stores import default_boxes
 
     designs = run_designs(run, cell=cell)
     profile, backends = designs.profile, designs.backends
@@ -85,7 +57,7 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
 
 
 def format_table(results: dict[str, dict[str, Any]]) -> str:
-    from keyramp.forecast._text import band_text, forecast_short, keys_note
+    from keyramp.forecast._text import band_text, figure_text, forecast_short, keys_note
 
     head = ("cell", "forecast*", "mid", "peak step", "adapts in", "added p99", "keys", "decided by")
     rows = [head]
@@ -94,7 +66,7 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
         rows.append((
             cell_id, forecast_short(fc), "-" if thr.get("mid") is None else f"{100 * thr['mid']:.1f}%",
             band_text(fc.get("peak_throttled_fraction")), band_text(fc.get("adapt_s"), unit=" s"),
-            band_text(fc.get("added_p99_ms"), unit=" ms"), (fc.get("projection") or {}).get("keys", "-"),
+            figure_text(fc, "added_p99_ms"), (fc.get("projection") or {}).get("keys", "-"),
             fc.get("deciding_param") or "-",
         ))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
@@ -104,32 +76,8 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
         lines.insert(0, f"launch: {launch['description']} (peak {launch['peak_ops_per_s']:,.0f} ops/s, "
                         f"{launch['total_ops']:,} operations)")
     lines.append("* modelled: share of launch operations throttled, low–high over the parameter ranges "
-                 "(docs/keyspace-model.md); verdict ok/at_risk/hotspot only when the whole band agrees")
+                 "(docs/keyspace-model.md); at_risk-hotspot: every point throttles; uncertain: the band reaches ok")
     for cell_id, fc in results.items():  # why a verdict is uncertain or missing, and recorded keys
         note = keys_note(fc) if fc.get("throttled_fraction") is not None else ""
         lines += [f"{cell_id}: {text}" for text in (fc.get("reason"), note and f"forecast {note}") if text]
     return "\n".join(lines)
-
-
-def _main(args: argparse.Namespace) -> int:
-    from keyramp._durations import parse_duration
-    from keyramp.results._catalog import resolve_run
-
-    run = resolve_run(args.run, args.results)
-    if run.manifest is None:
-        raise UsageError(f"{run.path}: no readable manifest.json")
-    if args.nodes is not None and args.nodes < 1:
-        raise UsageError(f"--nodes: must be at least 1, got {args.nodes}")
-    results = reforecast(
-        run, launch_file=Path(args.launch) if args.launch else None, rate=args.rate, nodes=args.nodes,
-        storage=args.storage, duration_s=parse_duration(args.duration, field="--duration") if args.duration else None,
-        params=Path(args.params) if args.params else None, cell=args.cell,
-    )
-    if not results:
-        raise UsageError(f"{run.path}: no cell with a key stream to forecast")
-    if args.json:
-        json.dump(results, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        print(format_table(results))
-    return 0

@@ -1,4 +1,4 @@
-"""Parameter ranges, their sources and calibration files (forecast/_params.py, _stores.py)."""
+"""Parameter ranges, their sources and calibration files (backends/_params.py, backends/_boxes.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from keyramp._errors import UsageError
-from keyramp.forecast import default_boxes, load_params_file, store_params
-from keyramp.forecast._params import ParamRange
+from keyramp.backends import default_boxes, load_params_file, store_params
+from keyramp.backends._params import ParamRange
 
 
 def test_every_default_range_names_a_source_and_says_if_it_is_published() -> None:

@@ -21,7 +21,7 @@ from keyramp._types import Key
 from keyramp.backends._spec import Operation, StoreSpec
 
 if TYPE_CHECKING:
-    from keyramp.run._workload import UserOps
+    from keyramp.workload._workload import UserOps
 
 __all__ = ["COUNTER_FIELD", "SHARED_OPS", "op_table"]
 

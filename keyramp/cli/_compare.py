@@ -1,4 +1,4 @@
-"""``keyramp compare RUN... [--baseline RUN|NAME]``.
+"""``keyramp compare RUN... [--baseline RUN|NAME]``: parse, ``keyramp.compare.run_compare``, render.
 
 Exit codes: 0 pass, 1 a regression or failed threshold, 2 bad input (unknown run,
 unusable baseline, bad threshold). Corrupt runs among several are skipped with a warning.
@@ -7,25 +7,27 @@ unusable baseline, bad threshold). Corrupt runs among several are skipped with a
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
-from keyramp._types import OP_NAMES
-from keyramp.compare._model import CompareOptions, Comparison, build_comparison, run_operations
-from keyramp.compare._render import render_html, render_json, render_junit, render_markdown, render_terminal
-from keyramp.profile._thresholds import parse_expression
-from keyramp.results import _baselines
-from keyramp.results._catalog import Run, resolve_run
+from keyramp.cli._output import add_json_flags, json_target, to_stdout, write_text
+from keyramp.compare import (
+    CompareOptions,
+    render_html,
+    render_json,
+    render_junit,
+    render_markdown,
+    render_terminal,
+    run_compare,
+)
 from keyramp.results._index import latest_runs
 
-__all__ = ["register", "run_compare"]
+__all__ = ["register"]
 
 
 def register(subparsers: Any) -> None:
-    """Add ``compare`` (``keyramp.results._baselines.register`` adds ``baseline``)."""
+    """Add ``compare`` (``keyramp.cli._baseline.register`` adds ``baseline``)."""
     parser = subparsers.add_parser(
         "compare", help="compare runs side by side; verdicts vs a baseline",
         description="Compare runs cell by cell (matched by backend/strategy, not position). With a baseline "
@@ -44,10 +46,8 @@ def register(subparsers: Any) -> None:
                         help="extra threshold, e.g. 'insert.p99_ms<50' (repeatable)")
     parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
                         help="results directory (default: ./results)")
-    parser.add_argument("--json", action="store_true",
-                        help="print the comparison as one JSON document on stdout (the table goes to stderr), "
-                             "like `keyramp run --json`")
-    parser.add_argument("--out", type=Path, metavar="FILE", help="write the JSON document to FILE instead")
+    add_json_flags(parser, json_help="print the comparison as one JSON document on stdout (the table goes to "
+                                     "stderr), like `keyramp run --json`")
     for flag, what in (("markdown", "GitHub-flavoured Markdown"), ("junit", "JUnit XML"),
                        ("html", "self-contained HTML report")):
         parser.add_argument(f"--{flag}", type=Path, metavar="FILE", help=f"write {what} to FILE ('-' for stdout)")
@@ -73,61 +73,6 @@ def _options(args: argparse.Namespace) -> CompareOptions:
     return CompareOptions(min_effect_latency=args.min_effect, min_effect_tail=args.min_effect_tail,
                           min_effect_throughput=args.min_effect_throughput,
                           bootstrap=args.bootstrap, seed=args.seed)
-
-
-def run_compare(specs: list[str], *, results: Path, baseline_spec: str | None = None,
-                baseline_set: Sequence[str] = (), thresholds: Sequence[str] = (),
-                options: CompareOptions | None = None) -> Comparison:
-    """Resolve runs and baseline, then compare. UsageError for unknown runs or an unusable baseline.
-
-    The baseline: ``baseline_spec`` (a run, or a name of one run or a set), else the runs of
-    ``baseline_set``, else the first of ``specs``.
-    """
-    warnings: list[str] = []
-    resolved: list[Run] = [resolve_run(spec, results) for spec in specs]
-    baseline: list[Run] = []
-    if baseline_spec is not None:
-        baseline = _baselines.resolve_baseline(baseline_spec, results)
-    elif baseline_set:
-        baseline = [resolve_run(spec, results) for spec in baseline_set]
-    elif len(resolved) > 1:
-        baseline = resolved[:1]
-        if not baseline[0].ok:
-            raise UsageError(f"baseline {baseline[0].run_id} (the first RUN) is not usable: "
-                             f"{baseline[0].unusable_reason}")
-    for run in baseline:
-        if not run.ok:
-            raise UsageError(f"baseline {run.run_id} is not usable: {run.unusable_reason}")
-    # A Python workload's operations are its method names: a threshold may name those too.
-    named = {op for run in [*resolved, *baseline] for op in run_operations(run)}
-    checks = [parse_expression(t, operations={*OP_NAMES, *named}) for t in thresholds]
-    in_base = {run.run_id for run in baseline}
-    runs = []
-    for run in resolved:
-        if run.run_id in in_base:
-            continue
-        if not run.ok:
-            warnings.append(f"skipping {run.run_id}: {run.unusable_reason}")
-            continue
-        runs.append(run)
-    if not runs and not baseline:
-        raise UsageError("no usable run to compare: " + "; ".join(warnings))
-    if not runs and baseline and len(resolved) > (1 if baseline_spec is None and not baseline_set else 0):
-        raise UsageError("no usable run to compare with the baseline: " + "; ".join(warnings))
-    cmp = build_comparison(runs, baseline=baseline or None, thresholds=checks, options=options)
-    cmp.warnings[:0] = warnings
-    return cmp
-
-
-def _write(target: Path, text: str) -> None:
-    if str(target) == "-":
-        sys.stdout.write(text)
-        return
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
 
 
 def _run_specs(args: argparse.Namespace) -> tuple[list[str], list[str]]:
@@ -160,29 +105,20 @@ def _run_specs(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     return specs, found
 
 
-def _json_target(args: argparse.Namespace) -> Path | None:
-    """Where the JSON document goes: ``--out FILE``, else stdout with ``--json``, else nowhere."""
-    if args.json:  # the old `--json FILE` form: FILE was parsed as a RUN
-        old = [spec for spec in args.runs if spec.endswith(".json") and not Path(spec).is_dir()]
-        if old:
-            raise UsageError(f"--json prints to stdout and takes no FILE: write it with --json --out {old[0]}")
-    return args.out if args.out is not None else (Path("-") if args.json else None)
-
-
 def _cmd_compare(args: argparse.Namespace) -> int:
-    json_target = _json_target(args)
+    target_json = json_target(args, positionals=args.runs)
     specs, baseline_set = _run_specs(args)
     cmp = run_compare(specs, results=Path(args.results), baseline_spec=args.baseline, baseline_set=baseline_set,
                       thresholds=list(args.threshold), options=_options(args))
     if not args.quiet:
         from rich.console import Console
 
-        console = Console(stderr=any(str(p) == "-" for p in (args.markdown, args.junit, json_target, args.html) if p))
+        console = Console(stderr=any(to_stdout(p) for p in (args.markdown, args.junit, target_json, args.html)))
         if not console.is_terminal:
             console = Console(width=220, stderr=console.stderr)
         render_terminal(cmp, console)
-    for target, render in ((args.markdown, render_markdown), (args.junit, render_junit), (json_target, render_json),
+    for target, render in ((args.markdown, render_markdown), (args.junit, render_junit), (target_json, render_json),
                            (args.html, render_html)):
         if target is not None:
-            _write(target, render(cmp))
+            write_text(target, render(cmp))
     return cmp.exit_code

@@ -14,8 +14,8 @@ from keyramp.backends import registered, spec_for
 from keyramp.keys import make_distribution
 from keyramp.profile import Profile
 from keyramp.profile._profile import parse_profile
-from keyramp.run._ops import SHARED_OPS, op_table
-from keyramp.run._workload import CellWorkload, UserOps
+from keyramp.workload._ops import SHARED_OPS, op_table
+from keyramp.workload._workload import CellWorkload, UserOps
 
 _OPS = {op: 1 / 9 for op in OP_NAMES if op != "transaction"}
 

@@ -1,8 +1,7 @@
-"""``keyramp keyspace RUN``: heatmaps, hotspot metrics and the tablet model for a run."""
+"""Heatmaps, hotspot metrics and the tablet model for each cell of a run (``keyramp keyspace RUN``)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from pathlib import Path
@@ -13,30 +12,9 @@ from keyramp.backends import DEFAULT_BACKEND
 from keyramp.keyspace._analyse import analyse_samples, cell_duration, existing_records, total_count
 from keyramp.keyspace._heatmap import heatmap_data, render_png
 from keyramp.keyspace._load import load_keys, target_rate_fn
-from keyramp.results._catalog import Run, load_run, resolve_run
+from keyramp.results._catalog import Run, load_run
 
-__all__ = ["register", "run_keyspace"]
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "keyspace",
-        help="key-space heatmap, hotspot metrics and modelled tablet splits for a run",
-        description=(
-            "Where the load of each cell landed in the key space (measured from the sampled keys) and what "
-            "a range-partitioned store would do with it (modelled). Writes RUN/keyspace/<cell>.png "
-            "and <cell>.json and prints the metrics."
-        ),
-    )
-    parser.add_argument("run", metavar="RUN", help="run directory (or run id under ./results)")
-    parser.add_argument("--cell", help="only this cell id")
-    parser.add_argument("--buckets", type=int, default=1000, help="key-range buckets (default 1000)")
-    parser.add_argument(
-        "--time-bins", type=int, default=None, help="heatmap time bins (default: 1 per second, max 300)"
-    )
-    parser.add_argument("--out", default=None, help="output directory (default RUN/keyspace)")
-    parser.add_argument("--no-png", action="store_true", help="write the JSON only")
-    parser.set_defaults(func=_main)
+__all__ = ["format_table", "run_keyspace"]
 
 
 def _safe_name(cell: str) -> str:
@@ -155,17 +133,3 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
     ]
     lines.append("* modelled: a range-partitioned store simulated from the key stream (docs/keyspace-model.md)")
     return "\n".join(lines)
-
-
-def _main(args: argparse.Namespace) -> int:
-    run = resolve_run(args.run, Path("results"))
-    results = run_keyspace(
-        run,
-        cell=args.cell,
-        buckets=args.buckets,
-        time_bins=args.time_bins,
-        out_dir=Path(args.out) if args.out else None,
-        png=not args.no_png,
-    )
-    print(format_table(results))
-    return 0

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from keyramp.backends._base import QuerySpec
-from keyramp.scenarios._base import ProbeContext, best_ms
+from keyramp.probes._base import ProbeContext, best_ms
 
 __all__ = [
     "DELETED_DEFAULTS",

@@ -30,20 +30,20 @@ from locust import User, constant, events
 
 from keyramp._errors import UsageError
 from keyramp.backends import spec_for
+from keyramp.profile._profile import parse_profile
+from keyramp.pyworkload._base import WorkloadClass
 from keyramp.pyworkload._keys import KeyHandle
-from keyramp.pyworkload._plain import plain_cell
+from keyramp.run._plain import plain_cell
+from keyramp.workload import UserOps
 
 __all__ = ["BigtableUser", "DatastoreUser", "FirestoreUser", "WorkloadUser"]
 
 
-class WorkloadUser(User):
+class WorkloadUser(User, WorkloadClass):
     """Base of the three store users; subclass one of those, not this."""
 
     abstract = True
     wait_time = constant(0)
-    #: Locust's request type in plain runs, and which profile backends the class serves.
-    store: ClassVar[str] = ""
-    backends: ClassVar[frozenset[str]] = frozenset()
     #: The plain-Locust cell (set on test start); ``keyramp run`` gives its users a ``context``.
     _plain: ClassVar[Any] = None
 
@@ -63,8 +63,6 @@ class WorkloadUser(User):
     def on_start(self) -> None:
         super().on_start()  # keyramp run: KeyrampUser.on_start (client, UserOps); plain: Locust's no-op
         if getattr(self, "ops", None) is None:
-            from keyramp.run._workload import UserOps
-
             ctx = type(self)._plain
             if ctx is None:
                 raise UsageError(f"{type(self).__name__}: the store was not prepared (test_start did not run)")
@@ -129,8 +127,6 @@ _PLAIN_DEFAULTS: dict[str, Any] = {"workload": {"record_count": 1000}, "keys": {
 def _plain_profile(cls: type[WorkloadUser]) -> tuple[str, Any]:
     """(backend, profile) for a plain run: ``$KEYRAMP_PROFILE`` without its ``user`` and
     ``thresholds`` (Locust measures; the class is the one Locust loaded), else defaults."""
-    from keyramp.profile._profile import parse_profile
-
     path = os.environ.get("KEYRAMP_PROFILE")
     raw: dict[str, Any] = {"name": cls.__name__, **_PLAIN_DEFAULTS}
     source = "<plain locust>"
@@ -180,7 +176,7 @@ def _check_plain(cls: type[WorkloadUser], environment: Any, **_: Any) -> None:
 def _prepare_plain(cls: type[WorkloadUser], environment: Any, **_: Any) -> None:
     if not _runs_plain(cls, environment):
         return  # another user class of the locustfile is running, not this one
-    from keyramp.run._locustfile import plain_context, prepare
+    from keyramp.run._locustfile import plain_context, prepare  # deferred: start-up cost (plain `locust -f` only)
 
     backend, profile = _plain_profile(cls)
     ctx = plain_context(backend, profile)

@@ -1,0 +1,63 @@
+"""Resolve the runs and the baseline of a comparison (run ids, directories, baseline names), then compare.
+
+Exit codes of ``keyramp compare``: 0 pass, 1 a regression or failed threshold, 2 bad input (unknown
+run, unusable baseline, bad threshold). Corrupt runs among several are skipped with a warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from keyramp._errors import UsageError
+from keyramp._types import OP_NAMES
+from keyramp.compare._model import CompareOptions, Comparison, build_comparison, run_operations
+from keyramp.profile._thresholds import parse_expression
+from keyramp.results import _baselines
+from keyramp.results._catalog import Run, resolve_run
+
+__all__ = ["run_compare"]
+
+
+def run_compare(specs: list[str], *, results: Path, baseline_spec: str | None = None,
+                baseline_set: Sequence[str] = (), thresholds: Sequence[str] = (),
+                options: CompareOptions | None = None) -> Comparison:
+    """Resolve runs and baseline, then compare. UsageError for unknown runs or an unusable baseline.
+
+    The baseline: ``baseline_spec`` (a run, or a name of one run or a set), else the runs of
+    ``baseline_set``, else the first of ``specs``.
+    """
+    warnings: list[str] = []
+    resolved: list[Run] = [resolve_run(spec, results) for spec in specs]
+    baseline: list[Run] = []
+    if baseline_spec is not None:
+        baseline = _baselines.resolve_baseline(baseline_spec, results)
+    elif baseline_set:
+        baseline = [resolve_run(spec, results) for spec in baseline_set]
+    elif len(resolved) > 1:
+        baseline = resolved[:1]
+        if not baseline[0].ok:
+            raise UsageError(f"baseline {baseline[0].run_id} (the first RUN) is not usable: "
+                             f"{baseline[0].unusable_reason}")
+    for run in baseline:
+        if not run.ok:
+            raise UsageError(f"baseline {run.run_id} is not usable: {run.unusable_reason}")
+    # A Python workload's operations are its method names: a threshold may name those too.
+    named = {op for run in [*resolved, *baseline] for op in run_operations(run)}
+    checks = [parse_expression(t, operations={*OP_NAMES, *named}) for t in thresholds]
+    in_base = {run.run_id for run in baseline}
+    runs = []
+    for run in resolved:
+        if run.run_id in in_base:
+            continue
+        if not run.ok:
+            warnings.append(f"skipping {run.run_id}: {run.unusable_reason}")
+            continue
+        runs.append(run)
+    if not runs and not baseline:
+        raise UsageError("no usable run to compare: " + "; ".join(warnings))
+    if not runs and baseline and len(resolved) > (1 if baseline_spec is None and not baseline_set else 0):
+        raise UsageError("no usable run to compare with the baseline: " + "; ".join(warnings))
+    cmp = build_comparison(runs, baseline=baseline or None, thresholds=checks, options=options)
+    cmp.warnings[:0] = warnings
+    return cmp

@@ -1,0 +1,51 @@
+"""What a recorder hands on every second: ``TimeseriesRow`` (one per op and second, the
+``timeseries`` file's row) and the ``IntervalSink`` protocol its receivers implement (the run
+directory, the metrics state, Locust's stats, a test list). Part of the run-directory schema,
+so it lives with the results the runner writes through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from keyramp.results._exceptions import ExceptionExample
+
+if TYPE_CHECKING:
+    from hdrh.histogram import HdrHistogram
+
+__all__ = ["IntervalSink", "TimeseriesRow"]
+
+
+@dataclass(slots=True)
+class TimeseriesRow:
+    cell: str
+    op: str
+    second: int
+    count: int
+    errors: int
+    p50_ms: float
+    p99_ms: float
+    service_p99_ms: float
+    max_ms: float
+    target_ops_per_s: float | None
+    late: int
+    dropped: int
+    error_classes: Mapping[str, int]
+    #: The workload's own exceptions first seen in this second (``run/_exceptions.py``).
+    exceptions: tuple[ExceptionExample, ...] = ()
+
+
+class IntervalSink(Protocol):
+    """Where a recorder's intervals go (the run directory writer, or a test list)."""
+
+    def interval(
+        self, *, cell: str, op: str, start_s: float, length_s: float, latency: HdrHistogram, service: HdrHistogram
+    ) -> None: ...
+
+    def timeseries(self, rows: Sequence[TimeseriesRow]) -> None: ...
+
+    def keys(self, cell: str, samples: Sequence[tuple[float, str, str]]) -> None: ...
+
+    def flush(self) -> None: ...
