@@ -54,12 +54,12 @@ def criteria(throttle: float) -> dict[str, str]:
     limit = percent(throttle)
     return {
         "steady": "a constant launch at the rate, 1.5 × as long as the store needs to split to it at the "
-                  f"unfavourable end of the band + 15 min: throttled share over its last quarter ≤ {limit} at every "
+                  f"unfavourable end of the band + 10 min: throttled share over its last quarter ≤ {limit} at every "
                   "point of the parameter band",
         "ramp": f"the ramp to the target and {HOLD_S / 60:g} min there: throttled share of its requests ≤ {limit} "
                 f"at every point of the band, and no 10-s step above {percent(PEAK_OK_MAX)}",
         "sustainable": "the highest constant rate passing the steady check, per band end (low: every point, mid: "
-                       f"the mid point, high: the favourable point); null: none below {PROBE_FACTOR:g} × the target",
+                       f"the mid point, high: the favourable corner); null: none below {PROBE_FACTOR:g} × the target",
     }
 
 

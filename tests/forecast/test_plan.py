@@ -139,7 +139,7 @@ def test_bigtable_gets_the_smallest_node_count_that_passes_on_hdd() -> None:
 
 
 def test_the_cost_is_the_plans_rate_and_ramp_at_the_tables_prices(uniform: tuple[CellDesign, CellPlan]) -> None:
-    d, p = uniform
+    _, p = uniform
     assert p.cost is not None and p.ramp is not None
     loc = load_prices().for_backend("firestore").location()
     per_write = loc.prices["writes_per_100k"].usd / 1e5
