@@ -85,7 +85,7 @@ def plan_run(run: Any, *, target: float | None = None, cell: str | None = None, 
         raise UsageError(f"{run.path}: the run's profile has no [launch]; give --target OPS")
     boxes = load_params_file(params, default_boxes()) if params else (launch.boxes() if launch else None)
     if prices is not None:  # an unknown location fails before anything is planned
-        for backend in designs.backends:
+        for backend in sorted({c.design.backend for c in designs.cells}):
             prices.for_backend(backend).location(location, src=prices.files[-1] if prices.files else "prices")
     peak = float(target) if target is not None else float(launch.peak)  # type: ignore[union-attr]
     plans = []
