@@ -21,7 +21,8 @@ from keyramp.forecast._model import Outcome
 from keyramp.forecast._verdict import span_verdict
 from keyramp.profile._thresholds import FORECAST_METRICS
 
-__all__ = ["HOTSPOT_MIN", "OK_MAX", "PEAK_OK_MAX", "Band", "band_points", "evaluate_band", "verdict_of"]
+__all__ = ["HOTSPOT_MIN", "OK_MAX", "PEAK_OK_MAX", "Band", "PointOutcomes", "band_points", "evaluate_band",
+           "verdict_of"]
 
 #: Launch-wide throttled share at most this (and a peak step at most PEAK_OK_MAX): ok.
 OK_MAX: Final = 0.05
@@ -88,6 +89,33 @@ def band_points(box: StoreParams) -> dict[str, dict[str, float]]:
     return points
 
 
+class PointOutcomes:
+    """Outcomes by parameter point, with the band's shortcuts: a point equal to one already run (an
+    OAT end at the mid, e.g. fan-out 2) runs once, and a point that throttled nothing stands for the
+    points that differ from it only in ``only_when_throttled`` parameters (see ``evaluate_band``)."""
+
+    def __init__(self, box: StoreParams, only_when_throttled: Mapping[str, bool] | None = None) -> None:
+        self._names = list(box.ranges)
+        self._special = dict(only_when_throttled or {})
+        self._rest = [name for name in self._names if name not in self._special]
+        self._done: dict[tuple[float, ...], Outcome] = {}
+        self._clean: dict[tuple[float, ...], list[tuple[Mapping[str, float], Outcome]]] = {}
+
+    def get(self, point: Mapping[str, float]) -> Outcome | None:
+        done = self._done.get(tuple(point[name] for name in self._names))
+        if done is not None:
+            return done
+        same = [o for p, o in self._clean.get(tuple(point[name] for name in self._rest), ())
+                if all(any_value or point[name] <= p[name] for name, any_value in self._special.items() if name in p)]
+        return same[0] if same else None
+
+    def put(self, point: Mapping[str, float], outcome: Outcome) -> Outcome:
+        self._done[tuple(point[name] for name in self._names)] = outcome
+        if not outcome.throttled.any():
+            self._clean.setdefault(tuple(point[name] for name in self._rest), []).append((point, outcome))
+        return outcome
+
+
 def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome], *,
                   only_when_throttled: Mapping[str, bool] | None = None,
                   known: Mapping[str, Outcome] | None = None) -> Band:
@@ -99,22 +127,13 @@ def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome
     or only at lower ones (False: a longer wait can start throttling). A point that
     throttled nothing stands for the points that differ from it only there.
     """
-    special = dict(only_when_throttled or {})
-    points = band_points(box)
-    done: dict[tuple[float, ...], Outcome] = {}  # an OAT end that equals the mid (e.g. fan-out 2) runs once
-    clean: dict[tuple[float, ...], list[tuple[Mapping[str, float], Outcome]]] = {}  # by the other parameters
-    rest = [name for name in box.ranges if name not in special]
+    cache = PointOutcomes(box, only_when_throttled)
     outcomes = {}
-    for label, point in points.items():
-        key = tuple(point[name] for name in box.ranges)
-        if key not in done:
-            other = tuple(point[name] for name in rest)
-            same = [o for p, o in clean.get(other, ())
-                    if all(any_value or point[name] <= p[name] for name, any_value in special.items() if name in p)]
-            done[key] = (known or {}).get(label) or (same[0] if same else run(point))
-            if not done[key].throttled.any():
-                clean.setdefault(other, []).append((point, done[key]))
-        outcomes[label] = done[key]
+    for label, point in band_points(box).items():
+        outcome = cache.get(point)
+        if outcome is None:
+            outcome = cache.put(point, (known or {}).get(label) or run(point))
+        outcomes[label] = outcome
     verdicts = {label: verdict_of(o) for label, o in outcomes.items()}
     figs = {label: _figures(o) for label, o in outcomes.items()}
     figures = {}

@@ -53,8 +53,9 @@ def plan_cell(planner: Planner, *, cell_id: str, prices: Prices | None = None,
     elif planner.cluster and planner.steady(d.strategy, target, planner.design_nodes()).passes():
         fix = _nodes_fix(planner, d.strategy)
         why = _why_cluster(planner, check)
-    else:
-        fix = _shards_fix(planner, sustainable) or _key_design_fix(planner)
+    else:  # recorded keys (a Python workload's, allocated ids): no other design can be regenerated
+        recorded = common["keys"] == "recorded"
+        fix = (None if recorded else _shards_fix(planner, sustainable)) or _key_design_fix(planner)
         why = _why_design(planner, sustainable, check)
     return CellPlan(**common, reachable=check.passes, why=why, sustainable_ops_per_s=sustainable,
                     checked_to_ops_per_s=probe, check=check.check(), ramp=ramp, fix=fix,
@@ -83,9 +84,7 @@ def _why_reachable(planner: Planner, sustainable: RateBand | None, probe: float,
 
 
 def _why_cluster(planner: Planner, check: Judged) -> str:
-    mix, r = planner.design.mix, planner.box.ranges
-    per_op = mix.writes_per_op / r["node_write_rows_per_s"].low + mix.reads_per_op / r["node_read_rows_per_s"].low
-    most = (planner.nodes or 1) / per_op if per_op > 0 else math.inf
+    most = (planner.nodes or 1) * planner.one_tablet()
     return (f"{planner.nodes} {str(planner.storage).upper()} node(s) serve about {ops_per_s(most)} of this op mix at "
             f"the low end of the per-node range: {percent(check.shares['high'])} of {ops_per_s(planner.target)} "
             "throttled once split; the key design itself sustains the target on a larger cluster")
@@ -183,7 +182,9 @@ def _key_design_fix(planner: Planner) -> Fix:
     """No shard count rescues the design (or it has no append point to shard): spread keys, checked."""
     full = planner.full(_SPREAD, planner.steady_launch(planner.target, planner.design_nodes()), "steady")
     nodes, _, _ = _cluster_nodes(planner, _SPREAD) if full.passes else (None, None, None)
-    if full.passes:
+    if full.forecast.band is None:
+        why = f"another key design cannot be forecast here ({full.forecast.reason}): spread the keys and re-run"
+    elif full.passes:
         why = ("no shard count of this key design passes (or it has no append point to shard); keys spread evenly "
                "(allocated or random ids, a hashed prefix) pass")
     else:

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from keyramp.backends._params import StoreParams
-from keyramp.forecast._band import PEAK_OK_MAX, band_points
+from keyramp.forecast._band import PEAK_OK_MAX, PointOutcomes, band_points
+from keyramp.forecast._forecast import ONLY_WHEN_THROTTLED
 from keyramp.forecast._launch import Launch
 from keyramp.forecast._model import Outcome
 from keyramp.forecast._plan import PlanCheck
@@ -104,10 +105,13 @@ class Trial:
                  samples: int | None = None, seed: Mapping[str, Outcome] | None = None) -> None:
         self.launch, self.measure, self.limit = launch, measure, limit
         self._forecaster, self._box, self._samples = forecaster, box, samples
-        labels = list(band_points(box))
-        middle = [lb for lb in labels if lb not in ("favourable", "mid", "unfavourable")]
+        self._points = band_points(box)
+        self._cache = PointOutcomes(box, ONLY_WHEN_THROTTLED)
+        middle = [lb for lb in self._points if lb not in ("favourable", "mid", "unfavourable")]
         self._worst_first = ["unfavourable", "mid", *middle, "favourable"]
         self.outcomes: dict[str, Outcome] = dict(seed or {})
+        for label, outcome in self.outcomes.items():
+            self._cache.put(self._points[label], outcome)
         self._known: dict[str, tuple[float, bool]] = {
             label: _point(o, measure, launch.duration_s, limit) for label, o in self.outcomes.items()}
         self.points_run = 0
@@ -118,8 +122,12 @@ class Trial:
 
     def _at(self, label: str) -> tuple[float, bool]:
         if label not in self._known:
-            self.points_run += 1
-            outcome = self._forecaster.outcome(self.launch, label, box=self._box, samples=self._samples)
+            outcome = self._cache.get(self._points[label])
+            if outcome is None:
+                self.points_run += 1
+                outcome = self._forecaster.outcome(self.launch, label, box=self._box, samples=self._samples)
+                if outcome is not None:
+                    self._cache.put(self._points[label], outcome)
             if outcome is not None:
                 self.outcomes[label] = outcome
             self._known[label] = _point(outcome, self.measure, self.launch.duration_s, self.limit)

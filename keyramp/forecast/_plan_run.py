@@ -54,12 +54,12 @@ def criteria(throttle: float) -> dict[str, str]:
     limit = percent(throttle)
     return {
         "steady": "a constant launch at the rate, 1.5 × as long as the store needs to split to it at the "
-                  f"unfavourable end of the band + 15 min: throttled share over its last quarter ≤ {limit} at every "
+                  f"unfavourable end of the band + 10 min: throttled share over its last quarter ≤ {limit} at every "
                   "point of the parameter band",
         "ramp": f"the ramp to the target and {HOLD_S / 60:g} min there: throttled share of its requests ≤ {limit} "
                 f"at every point of the band, and no 10-s step above {percent(PEAK_OK_MAX)}",
         "sustainable": "the highest constant rate passing the steady check, per band end (low: every point, mid: "
-                       f"the mid point, high: the favourable point); null: none below {PROBE_FACTOR:g} × the target",
+                       f"the mid point, high: the favourable corner); null: none below {PROBE_FACTOR:g} × the target",
     }
 
 
@@ -85,7 +85,7 @@ def plan_run(run: Any, *, target: float | None = None, cell: str | None = None, 
         raise UsageError(f"{run.path}: the run's profile has no [launch]; give --target OPS")
     boxes = load_params_file(params, default_boxes()) if params else (launch.boxes() if launch else None)
     if prices is not None:  # an unknown location fails before anything is planned
-        for backend in designs.backends:
+        for backend in sorted({c.design.backend for c in designs.cells}):
             prices.for_backend(backend).location(location, src=prices.files[-1] if prices.files else "prices")
     peak = float(target) if target is not None else float(launch.peak)  # type: ignore[union-attr]
     plans = []

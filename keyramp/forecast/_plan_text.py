@@ -42,7 +42,9 @@ def ramp_text(ramp: Ramp) -> str:
                 f"{ops_per_s(ramp.target_ops_per_s)} in {duration(ramp.time_to_target_s)}")
     google = ramp.google_time_to_target_s
     verdict = "also safe" if ramp.google.passes else "not safe"
-    speed = "" if google <= 0 or ramp.time_to_target_s == 0 else f", {ratio(ramp.time_to_target_s / google)} its time"
+    if google <= 0:  # a target at or below 500 ops/s: Google's rule starts there too
+        return f"{head} (500/50/5 starts there too, {verdict})"
+    speed = "" if ramp.time_to_target_s == 0 else f", {ratio(ramp.time_to_target_s / google)} its time"
     return f"{head} (500/50/5 takes {duration(google)}, {verdict}{speed})"
 
 

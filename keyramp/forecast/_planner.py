@@ -163,23 +163,25 @@ class Planner:
         the unfavourable end of the band (rounds of ``split_delay_s`` high, each ``split_fanout`` low
         pieces, until every tablet is under ``split_threshold_frac`` high × capacity low, and two more;
         then the placement delay), + 10 minutes; 30 minutes to 4 hours, whole minutes."""
-        r, mix = self.box.ranges, self.design.mix
-        cap = r[self.box.capacity_param].low
-        read_cost = cap / r["node_read_rows_per_s"].low if self.box.kind == "nodes" else 1.0
-        rows = rate * (mix.writes_per_op + read_cost * mix.reads_per_op)
-        pieces = max(1.0, rows / (r["split_threshold_frac"].high * cap))
+        r = self.box.ranges
+        pieces = max(1.0, rate * self.tablet_share() / r["split_threshold_frac"].high)
         # two rounds more than the count: a tablet splits at quantiles of its load, not into equal pieces
         rounds = math.ceil(math.log(pieces) / math.log(max(2.0, r["split_fanout"].low)) - 1e-9) + 2
         place = r["placement_delay_s"].high if "placement_delay_s" in r else 0.0
         needed = rounds * r["split_delay_s"].high + place
         return float(min(STEADY_MAX_S, max(STEADY_MIN_S, 60 * math.ceil((1.5 * needed + 600) / 60))))
 
-    def one_tablet(self) -> float:
-        """Ops/s of the cell's mix one tablet serves at the low end of its capacity: where a ceiling search starts."""
+    def tablet_share(self) -> float:
+        """The share of one tablet's capacity (Bigtable: one node's) an operation of the cell's mix takes, at
+        the low end of the capacity ranges."""
         r, mix = self.box.ranges, self.design.mix
         cap = r[self.box.capacity_param].low
-        read_cost = cap / r["node_read_rows_per_s"].low if self.box.kind == "nodes" else 1.0
-        return cap / max(mix.writes_per_op + read_cost * mix.reads_per_op, 1e-9)
+        reads = r["node_read_rows_per_s"].low if self.box.kind == "nodes" else cap
+        return mix.writes_per_op / cap + mix.reads_per_op / reads
+
+    def one_tablet(self) -> float:
+        """Ops/s of the cell's mix one tablet serves at the low end of its capacity: where a ceiling search starts."""
+        return 1.0 / max(self.tablet_share(), 1e-12)
 
     def design_nodes(self) -> int | None:
         """Bigtable: the cluster the key design is judged on (``unbounded_nodes`` of ``PROBE_FACTOR`` × the
@@ -190,10 +192,7 @@ class Planner:
         """Bigtable: nodes enough that the cluster cannot be what limits ``rate`` (the key design is)."""
         if not self.cluster:
             return None
-        mix, r = self.design.mix, self.box.ranges
-        load = rate * (mix.writes_per_op / r["node_write_rows_per_s"].low + mix.reads_per_op /
-                       r["node_read_rows_per_s"].low)
-        return max(1, math.ceil(1.5 * load) + 1)
+        return max(1, math.ceil(1.5 * rate * self.tablet_share()) + 1)
 
     # -- what the design sustains --------------------------------------------------------------
 

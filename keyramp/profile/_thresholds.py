@@ -81,7 +81,7 @@ class Threshold:
     name: str  # as written, e.g. "insert.p99_ms"
     operation: str | None  # None: over all operations
     metric: str
-    op: str  # comparator: < <= > >=
+    op: str  # comparator: < <= > >= (== for plan.reachable)
     limit: float
     #: For ``forecast.*`` and ``plan.sustainable_ops_per_s``: which end of the band (low / mid / high); else None.
     bound: str | None = None

@@ -140,7 +140,7 @@ def test_bigtable_gets_the_smallest_node_count_that_passes_on_hdd() -> None:
 
 
 def test_the_cost_is_the_plans_rate_and_ramp_at_the_tables_prices(uniform: tuple[CellDesign, CellPlan]) -> None:
-    d, p = uniform
+    _, p = uniform
     assert p.cost is not None and p.ramp is not None
     loc = load_prices().for_backend("firestore").location()
     per_write = loc.prices["writes_per_100k"].usd / 1e5
@@ -226,3 +226,13 @@ def test_a_run_plans_its_cells_only_when_a_threshold_gates_on_the_plan(tmp_path:
     assert gated["plan"]["reachable"] is True and gated["plan"]["target_ops_per_s"] == 2000
     assert [(t["name"], t["passed"]) for t in gated["thresholds"]] == [("plan.reachable", True),
                                                                        ("plan.time_to_target_s", True)]
+
+
+def test_when_no_key_design_helps_the_fix_says_so_and_shows_the_failing_check() -> None:
+    # A monotonic indexed field: its own index range takes every insert (500/s, published) whatever the key.
+    d = design("firestore", "random", indexed_value="monotonic")
+    p = plan(d, 2000)
+    assert not p.reachable and p.sustainable_ops_per_s is not None and p.sustainable_ops_per_s.high <= 2000 / 1.05
+    fix = p.fix
+    assert fix is not None and fix.kind == "key_design" and fix.value is None and fix.ramp is None
+    assert fix.forecast is not None and not fix.forecast.passes and "index:created" in fix.why
