@@ -11,7 +11,7 @@ from typing import Any
 __all__ = ["LAUNCH", "add_plans", "cell_plan", "resolved_launch"]
 
 #: The [launch] the plans are made for (its peak is the target).
-LAUNCH = {"kind": "ramp_500_50_5", "ceiling": 5000, "duration": "30m"}
+LAUNCH = {"kind": "ramp_500_50_5", "ceiling": 5000, "duration": "1h"}
 
 
 @cache
@@ -39,12 +39,15 @@ def resolved_launch(table: dict[str, Any] | None = None) -> dict[str, Any]:
 def add_plans(run: Path, cells: dict[str, tuple[str, str]], *, launch: dict[str, Any] | None = None) -> None:
     """Puts a [launch] in the run's profile and each named cell's plan (``cell id -> (backend, strategy)``)
     into summary.json's ``cells[id].plan``; ``cells`` empty: the [launch] only (planned on view)."""
+    from keyramp.forecast._launch import Launch
+
     launch = dict(launch or LAUNCH)
     manifest = json.loads((run / "manifest.json").read_text())
     manifest["profile"]["launch"] = resolved_launch(launch)
+    peak = float(Launch.from_resolved(manifest["profile"]["launch"]).peak)  # the target a run plans for
     (run / "manifest.json").write_text(json.dumps(manifest))
     summary = json.loads((run / "summary.json").read_text())
     for cell_id, (backend, strategy) in cells.items():
-        plan = json.loads(cell_plan(backend, strategy, float(launch["ceiling"])))
+        plan = json.loads(cell_plan(backend, strategy, peak))
         summary["cells"][cell_id]["plan"] = {**plan, "cell": cell_id}
     (run / "summary.json").write_text(json.dumps(summary))

@@ -60,7 +60,7 @@ def ramp_chart(ramp: Ramp) -> dict[str, Any]:
                    "points": _polyline(_steps(ramp.shape, target, end), end, top)},
                   {"name": "google", "legend": f"500/50/5 ({'safe' if ramp.google.passes else 'not safe'})",
                    "points": _polyline(_steps(GOOGLE_RAMP, target, end), end, top)}],
-        "target_y": target_y, "target_text": f"target {fmt.ops_per_s(target)}",
+        "target_y": target_y, "target_text": f"target {fmt.ops_per_s(target)}", "end_s": end,
         "x_ticks": [{"x": round(_LEFT + f * (_RIGHT - _LEFT), 1), "text": fmt.duration(f * end)} for f in (0, 0.5, 1)],
         "y_ticks": [{"y": round(_BOTTOM - f * (_BOTTOM - _TOP), 1), "text": fmt.ops_per_s(f * top)}
                     for f in (0, 0.5, 1)],

@@ -102,8 +102,9 @@ def _plan_on_view(run: Run, budget_s: float) -> RunPlans:
     return _from_doc(run, doc, source="planned on view")
 
 
-def run_plans(run: Run, *, budget_s: float = BUDGET_S) -> RunPlans:
-    """The plans a run page shows (the caller caches them per summary.json and plan.json)."""
+def run_plans(run: Run, *, budget_s: float | None = None) -> RunPlans:
+    """The plans a run page shows (the caller caches them per summary.json and plan.json);
+    ``budget_s``: ``BUDGET_S`` unless given."""
     cells = {cid: as_dict(c.get("plan")) for cid, c in run.cells.items() if isinstance(c, dict)}
     if any(cells.values()):
         first = next(p for p in cells.values() if p)
@@ -117,4 +118,4 @@ def run_plans(run: Run, *, budget_s: float = BUDGET_S) -> RunPlans:
         return RunPlans(hint=f"the profile has no [launch]: keyramp plan {run.path} --target OPS")
     if run.status != "complete":
         return RunPlans(hint=f"the run is {run.status}: planned once it is complete")
-    return _plan_on_view(run, budget_s)
+    return _plan_on_view(run, BUDGET_S if budget_s is None else budget_s)
