@@ -18,6 +18,8 @@ __all__ = ["plan_short", "plan_view", "read_plan"]
 
 _W, _H = 520.0, 170.0
 _LEFT, _RIGHT, _TOP, _BOTTOM = 56.0, 508.0, 8.0, 132.0
+#: The y axis runs to this much above the target, so the target line and its label stay inside.
+_HEADROOM = 1.15
 
 
 def read_plan(raw: object) -> CellPlan | None:
@@ -52,7 +54,7 @@ def ramp_chart(ramp: Ramp) -> dict[str, Any]:
     """The planned ramp and Google's 500/50/5 to the same target, ops/s over time, with the target line."""
     target = ramp.target_ops_per_s
     end = max(ramp.time_to_target_s, ramp.google_time_to_target_s, 60.0) * 1.1
-    top = target * 1.15
+    top = target * _HEADROOM
     target_y = round(_BOTTOM - target / top * (_BOTTOM - _TOP), 1)
     return {
         "width": _W, "height": _H, "left": _LEFT, "right": _RIGHT, "top": _TOP, "bottom": _BOTTOM,
@@ -62,8 +64,9 @@ def ramp_chart(ramp: Ramp) -> dict[str, Any]:
                    "points": _polyline(_steps(GOOGLE_RAMP, target, end), end, top)}],
         "target_y": target_y, "target_text": f"target {fmt.ops_per_s(target)}", "end_s": end,
         "x_ticks": [{"x": round(_LEFT + f * (_RIGHT - _LEFT), 1), "text": fmt.duration(f * end)} for f in (0, 0.5, 1)],
-        "y_ticks": [{"y": round(_BOTTOM - f * (_BOTTOM - _TOP), 1), "text": fmt.ops_per_s(f * top)}
-                    for f in (0, 0.5, 1)],
+        # 0 and half the target (the axis title names the unit); the target is its own labelled line
+        "y_ticks": [{"y": round(_BOTTOM - f / _HEADROOM * (_BOTTOM - _TOP), 1), "text": fmt.count(f * target)}
+                    for f in (0, 0.5)],
     }
 
 
