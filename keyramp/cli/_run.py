@@ -142,7 +142,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from keyramp.profile._files import collect_profiles  # deferred: start-up cost (numpy, via the profile schema)
     from keyramp.run._api import plan_costs, plan_profiles, run_profiles  # deferred: start-up cost (locust, grpc)
-    from keyramp.run._report import Console, summary_table, workload_exceptions  # deferred: start-up cost (rich)
+    from keyramp.run._report import (  # deferred: start-up cost (rich)
+        Console,
+        plan_lines,
+        summary_table,
+        workload_exceptions,
+    )
 
     _check_run_args(args)
     if args.worker:
@@ -166,7 +171,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     def show(outcome: RunOutcome) -> None:
         out.print(summary_table(outcome.summary, width=out.width))
-        for line in workload_exceptions(outcome.summary):  # the workload's own exceptions, with tracebacks
+        # the plan lines, then the workload's own exceptions with their tracebacks
+        for line in [*plan_lines(outcome.summary), *workload_exceptions(outcome.summary)]:
             out.print(line, markup=False, highlight=False, soft_wrap=True)
         out.print(f"results: {outcome.path}", highlight=False)
 

@@ -18,6 +18,7 @@ from keyramp.forecast._text import forecast_line, forecast_short, keys_note
 from keyramp.keyspace._headline import keyspace_headline
 from keyramp.results._catalog import Run, load_run
 from keyramp.results._generator import generator_limited, generator_reason
+from keyramp.run._report_plan import PLAN_NOTE, plan_lines
 from keyramp.scenarios._probe_evidence import ChartValue, chart_bars, probe_evidence
 
 __all__ = [
@@ -83,6 +84,8 @@ class RunInfo:
     cells: int = 0
     #: Sum of the cells' measured durations (probe cells: how long the probe ran).
     seconds: float = 0.0
+    #: One modelled plan line per cell that holds a plan (``run._report_plan``).
+    plans: tuple[str, ...] = ()
 
     @classmethod
     def from_run(cls, run: Run) -> RunInfo:
@@ -91,7 +94,8 @@ class RunInfo:
         return cls(path=run.path, profile=run.profile_name or str(profile.get("name") or "?"), status=run.status,
                    reason=summary.get("reason") or manifest.get("reason"), rules=tuple(profile.get("rules") or ()),
                    cells=len(run.cells),
-                   seconds=round(sum(float(c.get("duration_s") or 0) for c in run.cells.values()), 1))
+                   seconds=round(sum(float(c.get("duration_s") or 0) for c in run.cells.values()), 1),
+                   plans=tuple(line for line in plan_lines(summary) if line != PLAN_NOTE))
 
 
 def role_of(description: str) -> str:
