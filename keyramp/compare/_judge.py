@@ -46,6 +46,7 @@ from keyramp.compare._stats import (
 from keyramp.results._catalog import Run
 from keyramp.results._generator import generator_late, littles_rate, starved_reason
 from keyramp.results._read import read_intervals
+from keyramp.results._summary import Latency, OpStats, RunSummary
 
 __all__ = [
     "LATENCY_METRICS",
@@ -135,25 +136,39 @@ class Side:
         return "+".join(f"{run.run_id}/{cell}" for run, cell in self.members)
 
     def cells(self) -> list[dict[str, Any]]:
+        """The cells as summary.json holds them, for the results layer's checks (they read mappings)."""
         return [run.cells[cell] for run, cell in self.members]
 
-    def stats(self, op: str) -> list[dict[str, Any]]:
-        return [cell["operations"][op] for cell in self.cells()]
+    def stats(self, op: str) -> list[OpStats]:
+        return [typed(run).cells[cell].operations[op] for run, cell in self.members]
 
     def pooled(self, op: str) -> dict[str, int]:
         """Counts of the op over every run of the side (count, late, errors)."""
-        return {k: sum(int(s.get(k) or 0) for s in self.stats(op)) for k in ("count", "late", "errors")}
+        stats = self.stats(op)
+        return {"count": sum(int(s.count or 0) for s in stats), "late": sum(int(s.late or 0) for s in stats),
+                "errors": sum(int(s.errors or 0) for s in stats)}
 
     def first_reason(self, reason: Callable[[Mapping[str, Any]], str | None]) -> str | None:
         return next((r for cell in self.cells() if (r := reason(cell))), None)
 
 
-def summary_values(stats: Mapping[str, Any]) -> dict[str, float | None]:
-    latency = stats.get("latency_ms") or {}
-    out: dict[str, float | None] = {"ops_per_s": _num(stats.get("ops_per_s")),
-                                    "error_rate": _num(stats.get("error_rate"))}
+def typed(run: Run) -> RunSummary:
+    """A compared run's summary through the results model (compare takes usable runs only)."""
+    summary = run.typed_summary
+    if summary is None:
+        raise ValueError(f"{run.run_id}: {run.summary_error or 'no summary'}")
+    return summary
+
+
+def _pct(latency: Latency | None, key: str) -> float | None:
+    """A percentile (``p50`` … ``max``, a ``Latency`` field) of a latency block that may be absent."""
+    return _num(getattr(latency, key)) if latency is not None else None
+
+
+def summary_values(stats: OpStats) -> dict[str, float | None]:
+    out: dict[str, float | None] = {"ops_per_s": _num(stats.ops_per_s), "error_rate": _num(stats.error_rate)}
     for metric, (key, _) in LATENCY_METRICS.items():
-        out[metric] = _num(latency.get(key))
+        out[metric] = _pct(stats.latency_ms, key)
     return out
 
 
@@ -245,8 +260,8 @@ def _machine_late(side: Side, op: str, opts: CompareOptions) -> float:
     """Share of a side's operations that started late because the generator fell behind (the one
     rule of ``keyramp.results._generator``: CPU-bound load process, saturated machine, or users
     mostly idle); lateness with every user busy is the store's (it can be the regression itself)."""
-    pairs = [(generator_late(cell, cell["operations"][op], busy_limit=opts.busy_users_fraction),
-              int(cell["operations"][op].get("count") or 0)) for cell in side.cells()]
+    pairs = [(generator_late(cell, cell["operations"][op], busy_limit=opts.busy_users_fraction), int(stats.count or 0))
+             for cell, stats in zip(side.cells(), side.stats(op), strict=True)]
     total = sum(n for _, n in pairs)
     return sum(late * n for late, n in pairs) / total if total else 0.0
 
@@ -335,8 +350,8 @@ class _Judge:
         b_rate = _geomean([littles_rate(c) for c in self.base.cells()])
         c_rate = _geomean([littles_rate(c) for c in self.cand.cells()])
         predicted = c_rate / b_rate if b_rate and c_rate else None
-        b_svc = _geomean([_num((s.get("service_ms") or {}).get("p50")) for s in self.base.stats(self.op)])
-        c_svc = _geomean([_num((s.get("service_ms") or {}).get("p50")) for s in self.cand.stats(self.op)])
+        b_svc = _geomean([_pct(s.service_ms, "p50") for s in self.base.stats(self.op)])
+        c_svc = _geomean([_pct(s.service_ms, "p50") for s in self.cand.stats(self.op)])
         if not b_svc or not c_svc or predicted is None:
             return False, "service times not recorded"
         ratio = c_svc / b_svc
@@ -345,7 +360,7 @@ class _Judge:
         low = high = None
         if b_reps is not None and c_reps is not None:
             low, high = ratio_ci(c_reps.pct[:, 0], b_reps.pct[:, 0], opts.confidence)
-        spread = between_run_spread([_num((s.get("service_ms") or {}).get("p50")) for s in self.base.stats(self.op)],
+        spread = between_run_spread([_pct(s.service_ms, "p50") for s in self.base.stats(self.op)],
                                     opts.confidence) if self.k > 1 else None
         if spread is not None:
             low, high = widen(ratio, low, high, spread[1])
@@ -407,8 +422,8 @@ class _Judge:
     def _service_worse(self, j: int, effect: float) -> tuple[float, float, float] | None:
         """(ratio, CI low, CI high) of service-time percentile ``j`` when that says ``worse``, else None."""
         key = list(LATENCY_METRICS.values())[j][0]
-        b = _geomean([_num((s.get("service_ms") or {}).get(key)) for s in self.base.stats(self.op)])
-        c = _num((self.cand.stats(self.op)[0].get("service_ms") or {}).get(key))
+        b = _geomean([_pct(s.service_ms, key) for s in self.base.stats(self.op)])
+        c = _pct(self.cand.stats(self.op)[0].service_ms, key)
         b_reps = self.reps.get(self.base, self.op, service=True)
         c_reps = self.reps.get(self.cand, self.op, service=True)
         if not b or c is None or b_reps is None or c_reps is None:
