@@ -47,6 +47,9 @@ class JsonDoc:
         for name, hint in hints.items():
             if name in data:
                 values[name] = _read(hint, data[name], f"{where}.{name}")
+        missing = [f.name for f in fields(cls) if f.name in hints and f.name not in values and _default(f) is MISSING]
+        if missing:
+            raise DocError(f"{where}: missing {', '.join(missing)}")
         extra = {k: v for k, v in data.items() if k not in hints}
         return cls(**values, extra=extra, _keys=tuple(data))
 
@@ -93,8 +96,10 @@ def _hints(cls: type) -> dict[str, Any]:
 
 
 def _kind(value: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
-        type(value), "null" if value is None else "a number" if isinstance(value, int | float) else type(value).__name__)
+    if value is None:
+        return "null"
+    named = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return named.get(type(value), type(value).__name__)
 
 
 def _parts(hint: Any) -> tuple[Any, bool]:

@@ -127,8 +127,8 @@ class LoadGenerated(JsonDoc):
 class GeneratorVerdict(JsonDoc):
     """Whether the load generator limited the cell, and the figures it rests on (results/_generator.py)."""
 
-    limited: bool
-    reason: str = ""
+    limited: bool | None = None
+    reason: str | None = None
     late_fraction: float | None = None
     dropped_fraction: float | None = None
     users_busy: float | None = None

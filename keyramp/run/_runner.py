@@ -100,7 +100,8 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
         manifest["master"] = options.master.describe()
     run.write_manifest(manifest)
     summary: dict[str, Any] = {
-        "schema": MANIFEST_SCHEMA, "schema_version": SUMMARY_VERSION, "run_id": run.run_id, "profile_name": profile.name, "status": "running", "reason": None,
+        "schema": MANIFEST_SCHEMA, "schema_version": SUMMARY_VERSION,
+        "run_id": run.run_id, "profile_name": profile.name, "status": "running", "reason": None,
         "cells": {}, "thresholds_passed": True, "warnings": [],
     }
     stop = StopFlag()

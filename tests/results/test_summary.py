@@ -157,3 +157,10 @@ def test_the_checked_in_json_schema_is_generated_from_the_model() -> None:
     for cls in documents:
         props = schema["properties"] if cls is RunSummary else schema["$defs"][cls.__name__]["properties"]
         assert set(props) == {f.name for f in fields(cls) if f.name not in ("extra", "_keys")}, cls.__name__
+
+
+def test_a_missing_required_field_is_named() -> None:
+    summary = json.loads((DATA / "summary-core.json").read_text())
+    del summary["cells"]["c00-datastore-sequential"]["thresholds"][0]["passed"]
+    with pytest.raises(DocError, match=r"c00-datastore-sequential\.thresholds\[0\]: missing passed"):
+        RunSummary.from_json(summary)
