@@ -61,8 +61,8 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
     for cell_id, meta in sorted(cells_meta.items()):
         if cell is not None and cell_id != cell:
             continue
-        cell_summary = run.cells.get(cell_id) or {}
-        if "probe" in cell_summary:
+        cell_summary = run.typed_cell(cell_id)
+        if cell_summary.probe is not None:
             continue
         backend, strategy = str(meta.get("backend")), str(meta.get("strategy"))
         if with_keys is None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp.results._doc import DocError
-from keyramp.results._summary import RunManifest, RunSummary
+from keyramp.results._summary import CellSummary, RunManifest, RunSummary
 
 __all__ = [
     "CELL_ID_RE",
@@ -79,6 +79,11 @@ class Run:
             return RunSummary.from_json(self.summary), None
         except DocError as exc:
             return None, f"summary.json: {exc}"
+
+    def typed_cell(self, cell_id: str) -> CellSummary:
+        """One cell of ``typed_summary``; an empty ``CellSummary`` (every figure None) when absent."""
+        summary = self.typed_summary
+        return (summary.cells.get(cell_id) if summary is not None else None) or CellSummary()
 
     @cached_property
     def typed_manifest(self) -> RunManifest | None:

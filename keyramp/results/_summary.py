@@ -18,6 +18,7 @@ The key-space, forecast, plan and probe sub-documents belong to layers above res
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -38,6 +39,7 @@ __all__ = [
     "RunSummary",
     "TargetPoint",
     "ThresholdRow",
+    "as_cell",
 ]
 
 #: The run directory's layout version (``schema`` in manifest.json and summary.json).
@@ -187,6 +189,14 @@ class CellSummary(JsonDoc):
     forecast: dict[str, Any] | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
     plan: dict[str, Any] | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan)"))
     probe: dict[str, Any] | None = field(default=None, metadata=_doc("a scenario probe's result (probes/)"))
+
+
+def as_cell(cell: CellSummary | Mapping[str, Any] | None) -> CellSummary:
+    """A cell summary through the model: a mapping (summary.json's, or the runner's while it
+    builds one) is read at this edge; None is an empty cell (every figure unknown)."""
+    if isinstance(cell, CellSummary):
+        return cell
+    return CellSummary.from_json(dict(cell or {}), where="cell")
 
 
 def _upgrade_classes(cells: Any) -> None:
