@@ -29,6 +29,7 @@ _VERBS = {
     "lint": "keyramp.cli._lint",
     "keyspace": "keyramp.cli._keyspace",
     "forecast": "keyramp.cli._forecast",
+    "plan": "keyramp.cli._plan",
     "calibrate": "keyramp.cli._calibrate",
     "list": "keyramp.cli._list",
     "export": "keyramp.cli._export",

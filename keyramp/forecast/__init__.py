@@ -5,7 +5,8 @@ would do to a range-partitioned store is *modelled* from the recorded key stream
 parameter is a range with its source (declared in each store's spec,
 ``keyramp/backends/<store>/_spec.py``), and every figure a band over those ranges
 (``modelled: true``). See docs/keyspace-model.md. What a launch, its ramp or a cloud run
-costs at list prices: ``cell_cost`` over ``load_prices()`` (docs/plan.md).
+costs at list prices: ``cell_cost`` over ``load_prices()``; what to do instead (the fastest safe ramp,
+the shards or nodes a design needs): ``Planner``, ``plan_cell``, ``plan_run`` (docs/plan.md).
 
 The parameter boxes the model runs over are the stores' own (``keyramp.backends``: ``StoreParams``,
 ``store_params``). Names load on first use: the model pulls in numpy and the key-space analysis.
@@ -20,10 +21,13 @@ from keyramp._lazy import lazy_exports
 __all__ = [
     "CellCost",
     "CellDesign",
+    "CellPlan",
     "Forecast",
     "Forecaster",
     "Launch",
+    "Planner",
     "Prices",
+    "RunPlan",
     "cell_cost",
     "forecast",
     "forecast_cell",
@@ -31,6 +35,9 @@ __all__ = [
     "forecast_step",
     "load_prices",
     "parse_launch",
+    "plan_cell",
+    "plan_run",
+    "plan_step",
 ]
 
 _LAZY = {
@@ -47,6 +54,12 @@ _LAZY = {
     "forecast_cell": "keyramp.forecast._forecast",
     "forecast_run_cell": "keyramp.forecast._forecast",
     "forecast_step": "keyramp.forecast._forecast",
+    "CellPlan": "keyramp.forecast._plan",
+    "Planner": "keyramp.forecast._planner",
+    "plan_cell": "keyramp.forecast._plan_cell",
+    "RunPlan": "keyramp.forecast._plan_run",
+    "plan_run": "keyramp.forecast._plan_run",
+    "plan_step": "keyramp.forecast._plan_run",
 }
 
 
@@ -58,5 +71,9 @@ if TYPE_CHECKING:
     from keyramp.forecast._design import CellDesign
     from keyramp.forecast._forecast import Forecaster, forecast, forecast_cell, forecast_run_cell, forecast_step
     from keyramp.forecast._launch import Launch, parse_launch
+    from keyramp.forecast._plan import CellPlan
+    from keyramp.forecast._plan_cell import plan_cell
+    from keyramp.forecast._plan_run import RunPlan, plan_run, plan_step
+    from keyramp.forecast._planner import Planner
     from keyramp.forecast._prices import Prices, load_prices
     from keyramp.forecast._result import Forecast

@@ -13,7 +13,7 @@ decides it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from keyramp.backends._params import StoreParams
@@ -21,7 +21,8 @@ from keyramp.forecast._model import Outcome
 from keyramp.forecast._verdict import span_verdict
 from keyramp.profile._thresholds import FORECAST_METRICS
 
-__all__ = ["HOTSPOT_MIN", "OK_MAX", "PEAK_OK_MAX", "Band", "evaluate_band", "verdict_of"]
+__all__ = ["HOTSPOT_MIN", "OK_MAX", "PEAK_OK_MAX", "Band", "PointOutcomes", "band_points", "evaluate_band",
+           "verdict_of"]
 
 #: Launch-wide throttled share at most this (and a peak step at most PEAK_OK_MAX): ok.
 OK_MAX: Final = 0.05
@@ -68,20 +69,15 @@ class Band:
     sensitivity: list[dict[str, Any]]
     #: the favourable corner, the mid point and the unfavourable corner, for timelines
     outcomes: dict[str, Outcome]
+    #: every evaluated point's outcome by label (the launch planner reads their timelines)
+    points: dict[str, Outcome] = field(default_factory=dict)
 
 
-def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome], *,
-                  only_when_throttled: Mapping[str, bool] | None = None) -> Band:
-    """Run the model over the box's points; ``run(point)`` simulates one point.
-
-    ``only_when_throttled``: parameters that change nothing unless something is throttled
-    (retries re-offer throttled requests), each with whether that holds at any value (True)
-    or only at lower ones (False: a longer wait can start throttling). A point that
-    throttled nothing stands for the points that differ from it only there.
-    """
-    special = dict(only_when_throttled or {})
+def band_points(box: StoreParams) -> dict[str, dict[str, float]]:
+    """The points a band evaluates, by label: both corners, the mid point, and each varied
+    parameter at its low and its high end with the others at mid."""
     mid_point = box.mid()
-    points: dict[str, Mapping[str, float]] = {
+    points: dict[str, dict[str, float]] = {
         "favourable": box.corner(favourable=True),
         "mid": mid_point,
         "unfavourable": box.corner(favourable=False),
@@ -90,20 +86,54 @@ def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome
         r = box.ranges[name]
         points[f"{name}=low"] = {**mid_point, name: r.low}
         points[f"{name}=high"] = {**mid_point, name: r.high}
-    done: dict[tuple[float, ...], Outcome] = {}  # an OAT end that equals the mid (e.g. fan-out 2) runs once
-    clean: dict[tuple[float, ...], list[tuple[Mapping[str, float], Outcome]]] = {}  # by the other parameters
-    rest = [name for name in box.ranges if name not in special]
+    return points
+
+
+class PointOutcomes:
+    """Outcomes by parameter point, with the band's shortcuts: a point equal to one already run (an
+    OAT end at the mid, e.g. fan-out 2) runs once, and a point that throttled nothing stands for the
+    points that differ from it only in ``only_when_throttled`` parameters (see ``evaluate_band``)."""
+
+    def __init__(self, box: StoreParams, only_when_throttled: Mapping[str, bool] | None = None) -> None:
+        self._names = list(box.ranges)
+        self._special = dict(only_when_throttled or {})
+        self._rest = [name for name in self._names if name not in self._special]
+        self._done: dict[tuple[float, ...], Outcome] = {}
+        self._clean: dict[tuple[float, ...], list[tuple[Mapping[str, float], Outcome]]] = {}
+
+    def get(self, point: Mapping[str, float]) -> Outcome | None:
+        done = self._done.get(tuple(point[name] for name in self._names))
+        if done is not None:
+            return done
+        same = [o for p, o in self._clean.get(tuple(point[name] for name in self._rest), ())
+                if all(any_value or point[name] <= p[name] for name, any_value in self._special.items() if name in p)]
+        return same[0] if same else None
+
+    def put(self, point: Mapping[str, float], outcome: Outcome) -> Outcome:
+        self._done[tuple(point[name] for name in self._names)] = outcome
+        if not outcome.throttled.any():
+            self._clean.setdefault(tuple(point[name] for name in self._rest), []).append((point, outcome))
+        return outcome
+
+
+def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome], *,
+                  only_when_throttled: Mapping[str, bool] | None = None,
+                  known: Mapping[str, Outcome] | None = None) -> Band:
+    """Run the model over the box's points; ``run(point)`` simulates one point; ``known``: outcomes of
+    points (by label) already simulated on the same projection (the launch planner's).
+
+    ``only_when_throttled``: parameters that change nothing unless something is throttled
+    (retries re-offer throttled requests), each with whether that holds at any value (True)
+    or only at lower ones (False: a longer wait can start throttling). A point that
+    throttled nothing stands for the points that differ from it only there.
+    """
+    cache = PointOutcomes(box, only_when_throttled)
     outcomes = {}
-    for label, point in points.items():
-        key = tuple(point[name] for name in box.ranges)
-        if key not in done:
-            other = tuple(point[name] for name in rest)
-            same = [o for p, o in clean.get(other, ())
-                    if all(any_value or point[name] <= p[name] for name, any_value in special.items() if name in p)]
-            done[key] = same[0] if same else run(point)
-            if not done[key].throttled.any():
-                clean.setdefault(other, []).append((point, done[key]))
-        outcomes[label] = done[key]
+    for label, point in band_points(box).items():
+        outcome = cache.get(point)
+        if outcome is None:
+            outcome = cache.put(point, (known or {}).get(label) or run(point))
+        outcomes[label] = outcome
     verdicts = {label: verdict_of(o) for label, o in outcomes.items()}
     figs = {label: _figures(o) for label, o in outcomes.items()}
     figures = {}
@@ -134,13 +164,13 @@ def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome
     verdict = span_verdict(verdicts.values())
     if len(set(verdicts.values())) == 1:
         return Band(figures=figures, verdict=verdict, deciding=None, verdicts=verdicts,
-                    sensitivity=sensitivity, outcomes=_kept(outcomes))
+                    sensitivity=sensitivity, outcomes=_kept(outcomes), points=outcomes)
     # The parameter whose own range flips the verdict (the largest swing among those); if none
     # does alone, the combination does: the largest swing is named.
     flips = [s for s in sensitivity if s["low"]["verdict"] != s["high"]["verdict"]]
     deciding = (flips or sensitivity or [{"param": None}])[0]["param"]
     return Band(figures=figures, verdict=verdict, deciding=deciding, verdicts=verdicts, sensitivity=sensitivity,
-                outcomes=_kept(outcomes))
+                outcomes=_kept(outcomes), points=outcomes)
 
 
 def _kept(outcomes: dict[str, Outcome]) -> dict[str, Outcome]:

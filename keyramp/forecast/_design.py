@@ -21,7 +21,7 @@ from keyramp.forecast._project import OpMix, op_mix, regenerated_projection
 from keyramp.keys import make_strategy
 from keyramp.keyspace._analyse import existing_records
 from keyramp.keyspace._metrics import hotspot_metrics
-from keyramp.results._summary import CellSummary
+from keyramp.results._summary import CellSummary, as_cell
 
 __all__ = ["HOT_TOLERANCE", "POINTS_RATIO", "CellDesign", "Check", "KeysChoice", "choose_keys",
            "why_not_regenerated"]
@@ -58,8 +58,11 @@ class CellDesign:
 
     @classmethod
     def from_summary(cls, *, backend: str, strategy: str, profile: Mapping[str, Any] | None,
-                     cell_summary: CellSummary, schedule: Any = None, horizon_s: float = 0.0) -> CellDesign:
-        """From summary.json's cell entry (operation counts, key-space figures, warm-up inserts)."""
+                     cell_summary: CellSummary | Mapping[str, Any], schedule: Any = None,
+                     horizon_s: float = 0.0) -> CellDesign:
+        """From summary.json's cell entry (operation counts, key-space figures, warm-up inserts), read
+        through the results model (a mapping, such as the runner's cell while it analyses it, at this edge)."""
+        cell_summary = as_cell(cell_summary)
         counts = {op: float(stats.count) for op, stats in cell_summary.operations.items()}
         return cls(backend=backend, strategy=strategy, profile=profile, counts=counts,
                    measured=cell_summary.keyspace,

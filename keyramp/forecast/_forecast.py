@@ -17,7 +17,7 @@ from typing import Any
 from keyramp.backends import STORES
 from keyramp.backends._boxes import model_of, store_params
 from keyramp.backends._params import StoreParams
-from keyramp.forecast._band import Band, evaluate_band
+from keyramp.forecast._band import Band, band_points, evaluate_band
 from keyramp.forecast._design import CellDesign, KeysChoice, choose_keys
 from keyramp.forecast._launch import Launch
 from keyramp.forecast._model import Outcome, run_point
@@ -26,7 +26,7 @@ from keyramp.forecast._recorded import RecordedKeys, recorded_keys, recorded_pro
 from keyramp.forecast._result import Forecast, Stability
 from keyramp.forecast._verdict import span_verdict
 from keyramp.keyspace._load import load_keys
-from keyramp.results._summary import CellSummary, as_cell
+from keyramp.results._summary import CellSummary
 
 __all__ = ["Forecaster", "forecast", "forecast_cell", "forecast_run_cell", "forecast_step", "samples_for"]
 
@@ -111,23 +111,24 @@ class Forecaster:
                                    samples=n * draws, seed=draws - 1, why=keys.why, rates=launch.rates)
 
     def forecast(self, launch: Launch, *, box: StoreParams | None = None,
-                 boxes: Mapping[str, StoreParams] | None = None, stability: bool = True) -> Forecast:
+                 boxes: Mapping[str, StoreParams] | None = None, stability: bool = True,
+                 samples: int | None = None, known: Mapping[str, Outcome] | None = None) -> Forecast:
         """The forecast at ``launch`` over ``box`` (default: the store's published figures and stated
-        guesses, or the box of ``boxes``, a calibration file, for the launch's storage)."""
+        guesses, or the box of ``boxes``, a calibration file, for the launch's storage). ``samples``: sampled
+        accesses per draw (default: ``samples_for`` the launch; the launch planner's searches take fewer);
+        ``known``: band points (by label) the launch planner already simulated on the same projection."""
         d = self.design
-        model = model_of(d.backend)
-        box = box or store_params(d.backend, launch.storage if model.storage_types else None,
-                                  boxes=dict(boxes) if boxes else None)
+        box = box or self.box_for(launch, boxes)
         kind = box.kind
         if kind is None:
             raise ValueError(f"{box.store}: its parameter box names no tablet model to run")
         keys = self.keys
-        proj, why_not = self._projection_or_reason(launch, box)
+        proj, why_not = self._projection_or_reason(launch, box, samples)
         if proj is None:
             disagreement = keys.unavailable is not None and keys.check is not None
             return Forecast(backend=d.backend, launch=launch.for_backend(d.backend), box=box, keys=keys,
                             verdict="uncertain" if disagreement else None, reason=why_not)
-        band = self._band(proj, launch, box, kind)
+        band = self._band(proj, launch, box, kind, known)
         verdict, deciding, reason, stable = band.verdict, band.deciding, None, None
         if stability:
             stable = self._stability(proj, launch, box, kind, band)
@@ -139,7 +140,23 @@ class Forecaster:
                         deciding_param=deciding, reason=reason, band=band, keys=keys, projection=proj,
                         stability=stable)
 
-    def _projection_or_reason(self, launch: Launch, box: StoreParams) -> tuple[Projection | None, str]:
+    def box_for(self, launch: Launch, boxes: Mapping[str, StoreParams] | None = None) -> StoreParams:
+        """The store's parameter box for the launch's storage (from ``boxes``, a calibration file, if there)."""
+        backend = self.design.backend
+        return store_params(backend, launch.storage if model_of(backend).storage_types else None,
+                            boxes=dict(boxes) if boxes else None)
+
+    def outcome(self, launch: Launch, label: str, *, box: StoreParams, samples: int | None = None) -> Outcome | None:
+        """One point of the band (``band_points(box)[label]``) at ``launch``, from the same projection as
+        ``forecast``: what the launch planner's searches evaluate one point at a time (None: nothing to
+        project)."""
+        proj, _ = self._projection_or_reason(launch, box, samples)
+        if proj is None or box.kind is None:
+            return None
+        return self._run(proj, launch, box.kind, band_points(box)[label])
+
+    def _projection_or_reason(self, launch: Launch, box: StoreParams,
+                              samples: int | None = None) -> tuple[Projection | None, str]:
         """The launch stream for ``box``'s ranges, or why there is none."""
         d, keys = self.design, self.keys
         if keys.unavailable:
@@ -147,17 +164,18 @@ class Forecaster:
         if d.mix.rows_per_op <= 0:
             return None, "no projectable operations (only " + ", ".join(d.mix.not_projected) + ")"
         indexes = STORES.get(d.backend).has("secondary_indexes") and "index_append_ops_per_s" in box.ranges
-        proj = self.projection(launch, index_ranges=indexes)
+        proj = self.projection(launch, samples=samples, index_ranges=indexes)
         return proj, "" if proj is not None else "no sampled keys to project"
 
-    def _band(self, proj: Projection, launch: Launch, box: StoreParams, kind: str) -> Band:
-        nodes = int(launch.nodes or 1)
+    def _band(self, proj: Projection, launch: Launch, box: StoreParams, kind: str,
+              known: Mapping[str, Outcome] | None = None) -> Band:
+        return evaluate_band(box, lambda point: self._run(proj, launch, kind, point),
+                             only_when_throttled=ONLY_WHEN_THROTTLED, known=known)
 
-        def run(point: Mapping[str, float]) -> Outcome:
-            return run_point(proj, kind=kind, point=point, rate=launch.rate, duration_s=launch.duration_s, nodes=nodes,
-                             rates=launch.rates)
-
-        return evaluate_band(box, run, only_when_throttled=ONLY_WHEN_THROTTLED)
+    @staticmethod
+    def _run(proj: Projection, launch: Launch, kind: str, point: Mapping[str, float]) -> Outcome:
+        return run_point(proj, kind=kind, point=point, rate=launch.rate, duration_s=launch.duration_s,
+                         nodes=int(launch.nodes or 1), rates=launch.rates)
 
     def _stability(self, proj: Projection, launch: Launch, box: StoreParams, kind: str, band: Band) -> Stability:
         exact = not any(r.sampled for r in (proj.docs, *proj.index.values()))
@@ -190,7 +208,7 @@ def forecast_cell(*, backend: str, strategy: str, profile: Mapping[str, Any] | N
     ``cell_summary``: the cell's summary, read through the results model (a mapping at this edge).
     """
     design = CellDesign.from_summary(backend=backend, strategy=strategy, profile=profile,
-                                     cell_summary=as_cell(cell_summary), schedule=cell_schedule, horizon_s=horizon_s)
+                                     cell_summary=cell_summary, schedule=cell_schedule, horizon_s=horizon_s)
     return Forecaster(design, recorded=samples).forecast(launch, boxes=boxes, stability=stability).to_json()
 
 

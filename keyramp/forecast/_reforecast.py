@@ -28,19 +28,15 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
                storage: str | None = None, duration_s: float | None = None, params: Path | None = None,
                cell: str | None = None) -> dict[str, dict[str, Any]]:
     """Cell id -> forecast for a loaded run (``keyramp.results._catalog.Run``)."""
+    # deferred: start-up cost (numpy, the model: `keyramp --help` imports every verb's module)
     from keyramp.backends._boxes import default_boxes
     from keyramp.backends._params import load_params_file
-    from keyramp.forecast._forecast import cell_samples, forecast_cell
+    from keyramp.forecast._forecast import Forecaster
     from keyramp.forecast._launch import Launch, cluster_stores, parse_launch
-    from keyramp.profile._schedules import make_schedule
-    from keyramp.results._read import data_cells
+    from keyramp.forecast._run_designs import run_designs
 
-    manifest = run.manifest or {}
-    profile = manifest.get("profile") if isinstance(manifest.get("profile"), dict) else None
-    cells_meta = {c["id"]: c for c in manifest.get("cells") or [] if isinstance(c, dict) and "id" in c}
-    if cell is not None and cell not in cells_meta:
-        raise UsageError(f"unknown cell {cell!r}; cells: {', '.join(sorted(cells_meta))}")
-    backends = sorted({str(c.get("backend")) for c in cells_meta.values()})
+    designs = run_designs(run, cell=cell)
+    profile, backends = designs.profile, designs.backends
     if (nodes is not None or storage is not None) and not cluster_stores(backends):
         raise UsageError(f"--nodes/--storage apply to stores with nodes (bigtable) only; this run's backends: "
                          f"{', '.join(backends)}")
@@ -56,29 +52,8 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
     launch = launch.with_overrides(peak=rate if (launch_file or (profile or {}).get("launch")) else None,
                                    nodes=nodes, storage=storage, duration_s=duration_s)
     boxes = load_params_file(params, default_boxes()) if params else launch.boxes()
-    out: dict[str, dict[str, Any]] = {}
-    with_keys: set[str] | None = None  # cells with recorded keys, read once when first needed
-    for cell_id, meta in sorted(cells_meta.items()):
-        if cell is not None and cell_id != cell:
-            continue
-        cell_summary = run.typed_cell(cell_id)
-        if cell_summary.probe is not None:
-            continue
-        backend, strategy = str(meta.get("backend")), str(meta.get("strategy"))
-        if with_keys is None:
-            with_keys = set(data_cells(run, "keys"))
-        samples = cell_samples(run, cell_id) if cell_id in with_keys else None
-        schedule, horizon = None, 0.0
-        if profile:
-            horizon = float(meta.get("duration_s") or profile.get("duration_s", 0)) * float(meta.get("time_scale") or 1)
-            try:
-                schedule = make_schedule(profile["schedule"], horizon=horizon)
-            except (UsageError, KeyError, TypeError):
-                schedule = None
-        out[cell_id] = forecast_cell(backend=backend, strategy=strategy, profile=profile, launch=launch,
-                                     cell_summary=cell_summary, samples=samples, boxes=boxes,
-                                     cell_schedule=schedule, horizon_s=horizon)
-    return out
+    return {c.cell_id: Forecaster(c.design, recorded=c.samples).forecast(launch, boxes=boxes).to_json()
+            for c in designs.cells}
 
 
 def format_table(results: dict[str, dict[str, Any]]) -> str:

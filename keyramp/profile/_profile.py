@@ -77,15 +77,16 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
 
 
 def _thresholds(data: Mapping[str, Any], src: str) -> tuple[Threshold, ...]:
-    """``[thresholds]`` parsed against the workload's operations; a forecast gate needs a ``[launch]``."""
+    """``[thresholds]`` parsed against the workload's operations; a forecast or plan gate needs a ``[launch]``."""
     try:
         given = parse_thresholds(data["thresholds"], operations={*OP_NAMES, *data["workload"]["ops"]})
         specs = tuple(with_workload_errors(given, python_workload=bool(data["workload"]["user"])))
     except UsageError as exc:
         raise _fail(src, str(exc)) from None
-    forecast = [spec for spec in specs if spec.name.startswith("forecast.")]
-    if forecast and "launch" not in data:
-        raise _fail(src, f"thresholds.{forecast[0].name}: a forecast threshold needs a [launch] table")
+    gated = [spec for spec in specs if spec.name.startswith(("forecast.", "plan."))]
+    if gated and "launch" not in data:
+        what = gated[0].name.split(".")[0]
+        raise _fail(src, f"thresholds.{gated[0].name}: a {what} threshold needs a [launch] table")
     return specs
 
 

@@ -7,6 +7,7 @@ Sources: a profile's ``[thresholds]`` table and ``--threshold`` expressions::
     "insert.error_rate" = "<=0.05"  # explicit comparator
     ops_per_s_ratio = 0.95         # achieved >= 0.95 x scheduled ops/s
     "forecast.throttled_fraction" = 0.05   # the launch forecast's band (modelled; needs [launch])
+    "plan.reachable" = true        # the launch plan reaches the [launch] peak (modelled; docs/plan.md)
     workload_errors = 10           # a Python workload's own exceptions: at most 10 (default 0)
     --threshold 'insert.p99_ms<50'  --threshold 'p99_ms=40'
 
@@ -17,6 +18,9 @@ number is how many are allowed (``<=``). A profile with a Python workload gets
 ``workload_errors <= 0`` unless it names that metric itself: the workload's own exceptions
 (not store statuses) fail the run. ``forecast.<metric>[.low|.mid|.high]``
 gates on the launch forecast's band, by default its ``high`` end: the whole band must pass.
+``plan.<metric>`` gates on the launch plan (docs/plan.md; a run plans its cells only when a
+threshold names one): ``plan.reachable = true``, ``plan.sustainable_ops_per_s[.low|.mid|.high]``
+(a floor; no ceiling passes), ``plan.time_to_target_s`` and ``plan.launch_usd_per_hour`` (ceilings).
 
 Evaluating them on a run is the results' (``keyramp.results._thresholds``).
 """
@@ -35,6 +39,7 @@ from keyramp._types import OP_NAMES
 __all__ = [
     "FORECAST_METRICS",
     "METRICS",
+    "PLAN_METRICS",
     "WORKLOAD_ERRORS",
     "Threshold",
     "parse_expression",
@@ -64,6 +69,9 @@ WORKLOAD_ERRORS: Final = "workload_errors"
 #: forecast metric -> (where in ``cells[id].forecast``); each is a band {low, mid, high}.
 FORECAST_METRICS: Final = ("throttled_fraction", "peak_throttled_fraction", "adapt_s", "added_p99_ms")
 _BOUNDS: Final = ("low", "mid", "high")
+#: plan metric -> its comparator for a bare value (``cells[id].plan``); ``reachable`` takes true or false.
+PLAN_METRICS: Final = {"reachable": "==", "sustainable_ops_per_s": ">=", "time_to_target_s": "<",
+                       "launch_usd_per_hour": "<"}
 _EXPR_RE = re.compile(r"^\s*([A-Za-z0-9_.*]+)\s*(<=|>=|<|>|==|=)\s*(\S+)\s*$")
 _VALUE_RE = re.compile(r"^\s*(<=|>=|<|>)?\s*(\S+)\s*$")
 
@@ -73,11 +81,18 @@ class Threshold:
     name: str  # as written, e.g. "insert.p99_ms"
     operation: str | None  # None: over all operations
     metric: str
-    op: str  # comparator: < <= > >=
+    op: str  # comparator: < <= > >= (== for plan.reachable)
     limit: float
-    #: For ``forecast.*`` metrics: which end of the band (low / mid / high); else None.
+    #: For ``forecast.*`` and ``plan.sustainable_ops_per_s``: which end of the band (low / mid / high); else None.
     bound: str | None = None
 
+
+
+def _limit(text: Any, name: str) -> float:
+    """A threshold's limit: a number, or (``plan.reachable``) true or false."""
+    if name == "plan.reachable" and (isinstance(text, bool) or str(text).lower() in ("true", "false")):
+        return 1.0 if text is True or str(text).lower() == "true" else 0.0
+    return _number(text, name)
 
 
 def _number(text: Any, name: str) -> float:
@@ -102,9 +117,24 @@ def _make_forecast(name: str, comparator: str | None, limit: float) -> Threshold
                      bound=bound)
 
 
+def _make_plan(name: str, comparator: str | None, limit: float) -> Threshold:
+    parts = name.split(".")[1:]
+    bound = parts.pop() if len(parts) == 2 and parts[-1] in _BOUNDS else None
+    if len(parts) != 1 or parts[0] not in PLAN_METRICS or (bound and parts[0] != "sustainable_ops_per_s"):
+        raise UsageError(f"threshold {name!r}: plan metrics are plan.reachable, plan.sustainable_ops_per_s"
+                         f"[.low|.mid|.high], plan.time_to_target_s, plan.launch_usd_per_hour")
+    metric = parts[0]
+    if metric == "reachable" and (limit not in (0.0, 1.0) or comparator not in (None, "==")):
+        raise UsageError(f"threshold {name!r}: plan.reachable is true or false")
+    return Threshold(name=name, operation=None, metric=f"plan.{metric}", op=comparator or PLAN_METRICS[metric],
+                     limit=limit, bound=bound or ("low" if metric == "sustainable_ops_per_s" else None))
+
+
 def _make(name: str, comparator: str | None, limit: float, operations: Collection[str] = OP_NAMES) -> Threshold:
     if name.startswith("forecast."):
         return _make_forecast(name, comparator, limit)
+    if name.startswith("plan."):
+        return _make_plan(name, comparator, limit)
     operation, _, metric = name.rpartition(".")
     if metric not in METRICS:
         known = ", ".join(sorted(METRICS))
@@ -140,9 +170,9 @@ def parse_table(table: Mapping[str, Any], *, operations: Collection[str] = OP_NA
                 match = _VALUE_RE.match(item)
                 if not match:
                     raise UsageError(f"threshold {name!r}: cannot parse {item!r}")
-                out.append(_make(str(name), match.group(1), _number(match.group(2), name), operations))
+                out.append(_make(str(name), match.group(1), _limit(match.group(2), name), operations))
             else:
-                out.append(_make(str(name), None, _number(item, name), operations))
+                out.append(_make(str(name), None, _limit(item, name), operations))
     return out
 
 
@@ -152,4 +182,4 @@ def parse_expression(text: str, *, operations: Collection[str] = OP_NAMES) -> Th
     if not match:
         raise UsageError(f"cannot parse threshold {text!r} (expected e.g. 'insert.p99_ms<50')")
     name, comparator, limit = match.groups()
-    return _make(name, None if comparator in ("=", "==") else comparator, _number(limit, name), operations)
+    return _make(name, None if comparator in ("=", "==") else comparator, _limit(limit, name), operations)

@@ -25,6 +25,7 @@ _COMPARATORS: Final = {
     "<=": lambda v, lim: v <= lim,
     ">": lambda v, lim: v > lim,
     ">=": lambda v, lim: v >= lim,
+    "==": lambda v, lim: v == lim,
 }
 
 
@@ -65,8 +66,29 @@ def _ratio(cell_summary: Mapping[str, Any]) -> float | None:
     return achieved / target if target > 0 else None
 
 
+def _plan_value(threshold: Threshold, cell_summary: Mapping[str, Any]) -> float | None:
+    """A plan metric of the cell (None: no plan, or no such figure in it); no ceiling: infinity."""
+    plan = cell_summary.get("plan")
+    if not isinstance(plan, Mapping):
+        return None
+    metric = threshold.metric.split(".", 1)[1]
+    if metric == "reachable":
+        return float(plan["reachable"]) if isinstance(plan.get("reachable"), bool) else None
+    if metric == "sustainable_ops_per_s":
+        band = plan.get(metric)
+        if not isinstance(band, Mapping):
+            return math.inf if band is None else None  # null: no ceiling below the rate checked
+        node: Any = {metric: math.inf if band.get(threshold.bound) is None else band.get(threshold.bound)}
+    else:
+        node = plan.get("ramp") if metric == "time_to_target_s" else plan.get("cost")
+    value = node.get(metric) if isinstance(node, Mapping) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _value(threshold: Threshold, cell_summary: Mapping[str, Any]) -> tuple[bool, float | None]:
     """(applicable, value); an operation the cell does not run makes it not applicable."""
+    if threshold.metric.startswith("plan."):
+        return "probe" not in cell_summary, _plan_value(threshold, cell_summary)
     if threshold.bound is not None:
         if "probe" in cell_summary:  # a probe cell has no key stream to forecast
             return False, None

@@ -52,6 +52,12 @@ def forecast_step(a: CellAnalysis) -> None:
     keyramp.forecast.forecast_step(a)
 
 
+def plan_step(a: CellAnalysis) -> None:
+    """The launch plan (modelled) when the profile has a ``[launch]`` and ``[thresholds]`` gate on it
+    (``plan.*``): after the forecast."""
+    keyramp.forecast.plan_step(a)
+
+
 def generator_step(a: CellAnalysis) -> None:
     """``generator_limited`` and why (``keyramp.results._generator``): before the thresholds,
     which turn latency checks of a generator-limited cell "inconclusive"."""
@@ -68,6 +74,7 @@ ANALYSIS_STEPS: tuple[tuple[str, Callable[[CellAnalysis], None]], ...] = (
     ("generator check", generator_step),
     ("key-space analysis", keyspace_step),
     ("launch forecast", forecast_step),
+    ("launch plan", plan_step),
 )
 
 

@@ -1,0 +1,91 @@
+"""``keyramp plan RUN``: the fastest safe ramp, the shards or nodes a key design needs, and the cost
+(docs/plan.md). Parses, calls ``keyramp.forecast``'s planner, prints."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from keyramp._errors import UsageError
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "plan",
+        help="plan a launch from a finished run: sustainable rate, fastest safe ramp, shards/nodes, cost (modelled)",
+        description=(
+            "For every cell of RUN: what the key design sustains once the store has split, whether the target is "
+            "reachable with the throttled share under --throttle across the model's parameter band, the fastest "
+            "safe ramp of the 500/50/5 family (or the fix: shards, Bigtable nodes, a key design), and the cost at "
+            "list prices. Every figure is modelled (docs/plan.md)."
+        ),
+    )
+    p.add_argument("run", metavar="RUN", help="run directory (or run id under --results)")
+    p.add_argument("--target", type=float, default=None, metavar="OPS",
+                   help="launch rate in ops/s (default: the peak of the run's [launch])")
+    p.add_argument("--cell", default=None, help="only this cell id")
+    p.add_argument("--throttle", type=float, default=0.01,
+                   help="the largest throttled share a plan accepts (default 0.01 = 1 %%)")
+    p.add_argument("--nodes", type=int, default=None, help="Bigtable nodes to plan on (default: [launch] nodes, 1)")
+    p.add_argument("--storage", choices=("ssd", "hdd"), default=None, help="Bigtable storage type")
+    p.add_argument("--params", metavar="FILE", default=None, help="parameter ranges from `keyramp calibrate fit`")
+    p.add_argument("--prices", metavar="FILE", type=Path, default=None,
+                   help="prices laid over keyramp's list-price table (docs/plan.md#your-prices---prices-file)")
+    p.add_argument("--location", default=None, help="price at this location (default: each store's in the table)")
+    p.add_argument("--write-profile", metavar="FILE", type=Path, default=None,
+                   help="write a cloud profile rehearsing one cell's planned ramp (needs --cell on a run of "
+                        "several cells)")
+    p.add_argument("--project", default=None, help="with --write-profile: the cloud project (default: a placeholder)")
+    p.add_argument("--instance", default=None,
+                   help="with --write-profile: the Bigtable instance (default: a placeholder)")
+    p.add_argument("--json", action="store_true", help="print JSON (the plan of every cell)")
+    p.add_argument("--results", type=Path, default=Path("results"), help="where run ids are looked up")
+    p.set_defaults(func=_main)
+
+
+def _main(args: argparse.Namespace) -> int:
+    from keyramp.forecast._plan_profile import PLACEHOLDER_PROJECT, write_rehearsal
+    from keyramp.forecast._plan_run import plan_run
+    from keyramp.forecast._plan_text import plan_text
+    from keyramp.forecast._prices import load_prices
+    from keyramp.results._catalog import resolve_run
+
+    if args.nodes is not None and args.nodes < 1:
+        raise UsageError(f"--nodes: must be at least 1, got {args.nodes}")
+    if (args.project or args.instance) and args.write_profile is None:
+        raise UsageError("--project/--instance apply with --write-profile only")
+    prices = load_prices(args.prices)  # a bad prices file stops here, before anything is planned
+    run = resolve_run(args.run, args.results)
+    if run.manifest is None:
+        raise UsageError(f"{run.path}: no readable manifest.json")
+    cells = [c for c in run.manifest.get("cells") or [] if isinstance(c, dict)]
+    if args.write_profile is not None and args.cell is None and len(cells) != 1:
+        raise UsageError(f"--write-profile: the run has {len(cells)} cells; name one with --cell")
+    plan = plan_run(run, target=args.target, cell=args.cell, throttle=args.throttle, nodes=args.nodes,
+                    storage=args.storage, params=Path(args.params) if args.params else None, prices=prices,
+                    location=args.location)
+    if not plan.cells:
+        raise UsageError(f"{run.path}: no cell with a key stream to plan")
+    if args.write_profile is not None:
+        rehearsal = write_rehearsal(args.write_profile, plan.cells[0], run.manifest.get("profile") or {},
+                                    project=args.project, instance=args.instance)
+    if args.json:
+        json.dump(plan.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(plan_text(plan))
+    if args.write_profile is not None:
+        from keyramp.profile._lint import lint_profile
+
+        for finding in lint_profile(rehearsal):
+            if finding.severity == "error":  # Google's general figures against what the model found safe
+                print(f"note: keyramp lint flags {finding.rule} ({finding.message}); the plan found this safe in "
+                      "the model, which is what the rehearsal tests", file=sys.stderr)
+        note = "" if args.project else f" (edit project = {PLACEHOLDER_PROJECT!r} first)"
+        print(f"wrote {args.write_profile}: run it with `keyramp run {args.write_profile} --allow-cloud PROJECT "
+              f"--plan`{note}", file=sys.stderr)
+    return 0

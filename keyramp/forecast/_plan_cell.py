@@ -1,0 +1,215 @@
+"""One cell planned: reachable or not and why, the ramp or the fix, and the cost (``plan_cell``).
+
+The searches are the ``Planner``'s (``_planner``); this module decides which to run and
+says what they found in words. Reachable means the steady check at the target passes on
+the plan's nodes. When it does not, the fix depends on what limits: a Bigtable cluster
+that is too small (the design sustains the target on a large one) gets ``nodes``; a design
+with append points gets ``shards``; anything else, or a design no shard count rescues,
+gets ``key_design`` (spread keys, checked the same way).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from keyramp._errors import UsageError
+from keyramp._format import count, ops_per_s, percent
+from keyramp.forecast._cost import CellCost, cell_cost, record_bytes
+from keyramp.forecast._plan import CellPlan, Fix, Ramp, RateBand
+from keyramp.forecast._plan_checks import Judged
+from keyramp.forecast._planner import Planner, shard_template
+from keyramp.forecast._prices import Prices
+from keyramp.profile._schedules import Ramp50050
+
+__all__ = ["plan_cell"]
+
+#: Shard counts are searched up to this many times the first guess.
+_SHARD_CAP = 16
+_SPREAD = "random"
+
+
+def plan_cell(planner: Planner, *, cell_id: str, prices: Prices | None = None,
+              location: str | None = None) -> CellPlan:
+    """The plan of ``planner``'s cell at its target (``prices``: None leaves the cost out)."""
+    d, target = planner.design, planner.target
+    check = planner.full(d.strategy, planner.steady_launch(target), "steady")
+    common: dict[str, Any] = {
+        "cell_id": cell_id, "backend": d.backend, "strategy": d.strategy, "target_ops_per_s": target,
+        "throttle": planner.throttle, "nodes": planner.nodes, "storage": planner.storage,
+        "keys": None if check.forecast.keys is None else check.forecast.keys.keys,
+        "params_from": planner.box.origin, "params": planner.box.to_json(),
+    }
+    if check.forecast.band is None:
+        return CellPlan(**common, reachable=False, why=f"no forecast: {check.forecast.reason}", check=check.check(),
+                        forecasts=planner.forecasts)
+    sustainable, probe = planner.sustainable(d.strategy)
+    ramp: Ramp | None = None
+    fix: Fix | None = None
+    if check.passes:
+        ramp = planner.fastest_ramp(d.strategy)
+        why = _why_reachable(planner, sustainable, probe, ramp)
+    elif planner.cluster and planner.steady(d.strategy, target, planner.design_nodes()).passes():
+        fix = _nodes_fix(planner, d.strategy)
+        why = _why_cluster(planner, check)
+    else:  # recorded keys (a Python workload's, allocated ids): no other design can be regenerated
+        recorded = common["keys"] == "recorded"
+        fix = (None if recorded else _shards_fix(planner, sustainable)) or _key_design_fix(planner)
+        why = _why_design(planner, sustainable, check)
+    return CellPlan(**common, reachable=check.passes, why=why, sustainable_ops_per_s=sustainable,
+                    checked_to_ops_per_s=probe, check=check.check(), ramp=ramp, fix=fix,
+                    cost=_cost(planner, ramp, fix, prices, location), forecasts=planner.forecasts)
+
+
+def _limit(planner: Planner) -> str:
+    return f"throttled ≤ {percent(planner.throttle)} at every point of the band"
+
+
+def _band_text(band: RateBand) -> str:
+    def one(v: float | None) -> str:
+        return "no ceiling" if v is None else ops_per_s(v)
+
+    return f"{one(band.low)} (unfavourable end) – {one(band.high)} (favourable end), mid {one(band.mid)}"
+
+
+def _why_reachable(planner: Planner, sustainable: RateBand | None, probe: float, ramp: Ramp | None) -> str:
+    where = "" if planner.nodes is None else f" on {planner.nodes} {str(planner.storage).upper()} node(s)"
+    text = (f"{ops_per_s(planner.target)}{where} stays {_limit(planner)} once the store has split; the key design "
+            + (f"sets no ceiling below {ops_per_s(probe)}" if sustainable is None
+               else f"sustains {_band_text(sustainable)}"))
+    if ramp is None:
+        text += "; but no ramp of the 500/50/5 family gets there under the limit (start, growth and step searched)"
+    return text
+
+
+def _why_cluster(planner: Planner, check: Judged) -> str:
+    most = (planner.nodes or 1) * planner.one_tablet()
+    return (f"{planner.nodes} {str(planner.storage).upper()} node(s) serve about {ops_per_s(most)} of this op mix at "
+            f"the low end of the per-node range: {percent(check.shares['high'])} of {ops_per_s(planner.target)} "
+            "throttled once split; the key design itself sustains the target on a larger cluster")
+
+
+def _why_design(planner: Planner, sustainable: RateBand | None, check: Judged) -> str:
+    proj = check.forecast.projection
+    points = None if proj is None else proj.docs.points
+    text = (f"the key design sustains {_band_text(sustainable)}" if sustainable is not None
+            else "the key design throttles at the target even where it sustains more")
+    text += f": below {ops_per_s(planner.target)} ({percent(check.shares['high'])} throttled once split at the " \
+            "unfavourable end)"
+    if points:
+        text += f"; its {count(points)} append point(s) take every insert, and an append point never splits away"
+    if proj is not None and proj.index:
+        text += f"; the index range(s) {', '.join(proj.index)} also take every insert"
+    return text
+
+
+def _points(planner: Planner, strategy: str) -> int:
+    from keyramp.keys import make_strategy
+
+    profile = planner.design.profile or {}
+    try:
+        made = make_strategy(strategy, seed=int(profile.get("seed", 0)),
+                             params=(profile.get("keys") or {}).get("params") or {}, backend=planner.design.backend)
+    except (UsageError, TypeError, ValueError):
+        return 1
+    return int(made.append_points() or 1)
+
+
+def _smallest(planner: Planner, design: Callable[[int], tuple[str, int | None]], guess: int,
+              cap: int) -> tuple[int, Judged, Judged | None] | None:
+    """The smallest n whose ``design(n)`` (strategy, nodes) passes the steady check at the target, its
+    full forecast, and one fewer's (which fails); None when nothing up to ``cap`` passes."""
+    def check(n: int, *, full: bool = False) -> Any:
+        strategy, nodes = design(n)
+        if full:
+            return planner.full(strategy, planner.steady_launch(planner.target, nodes), "steady")
+        return planner.steady(strategy, planner.target, nodes).passes()
+
+    n = planner.smallest(check, guess, cap=cap)
+    if n is None:
+        return None
+    return n, check(n, full=True), check(n - 1, full=True) if n > 1 else None
+
+
+def _cluster_nodes(planner: Planner, strategy: str) -> tuple[int | None, Judged | None, Judged | None]:
+    """Bigtable: the smallest node count for ``strategy`` at the target (and one fewer's check)."""
+    if not planner.cluster:
+        return None, None, None
+    guess = max(1, round(((planner.unbounded_nodes(planner.target) or 2) - 1) / 1.5))
+    found = _smallest(planner, lambda n: (strategy, n), guess, cap=max(64, 8 * guess))
+    return (None, None, None) if found is None else found
+
+
+def _nodes_fix(planner: Planner, strategy: str) -> Fix:
+    nodes, full, fewer = _cluster_nodes(planner, strategy)
+    kind = str(planner.storage).upper()
+    if nodes is None or full is None:
+        return Fix(kind="nodes", value=None, design=f"more {kind} nodes", why="no node count up to the cap passes")
+    return Fix(kind="nodes", value=nodes, design=f"{nodes} {kind} nodes", nodes=nodes, forecast=full.check(),
+               one_fewer=None if fewer is None else fewer.check(), ramp=planner.fastest_ramp(strategy, nodes),
+               why=f"{nodes} {kind} nodes pass at {ops_per_s(planner.target)} ({_limit(planner)} once split)"
+                   + ("" if fewer is None else f"; {nodes - 1} do not"))
+
+
+def _shards_fix(planner: Planner, sustainable: RateBand | None) -> Fix | None:
+    """The smallest ``shard(N)#<key>`` that passes at the target; None: no such template, or none up to the cap."""
+    d, target = planner.design, planner.target
+    one = shard_template(d.strategy, 1)
+    if one is None or sustainable is None or not sustainable.low:
+        return None
+    per_point = sustainable.low / _points(planner, d.strategy)
+    # one append point of a single-point design also takes its reads: several usually take ~10 % more each
+    guess = max(1, math.ceil(0.9 * target / (per_point * _points(planner, one))))
+    nodes = planner.design_nodes()
+    found = _smallest(planner, lambda n: (str(shard_template(d.strategy, n)), nodes), guess,
+                      cap=min(1_000_000, _SHARD_CAP * guess))
+    if found is None:
+        return None
+    shards, full, fewer = found
+    template = str(shard_template(d.strategy, shards))
+    fix_nodes, _, _ = _cluster_nodes(planner, template)
+    why = (f"{count(shards)} shards spread the inserts over {count(shards * _points(planner, one))} append points: "
+           f"{_limit(planner)} once split" + ("" if fewer is None else f"; {count(shards - 1)} shards do not"))
+    if fix_nodes is not None:
+        why += f"; on {fix_nodes} {str(planner.storage).upper()} nodes"
+    return Fix(kind="shards", value=shards, design=template, why=why, forecast=full.check(),
+               one_fewer=None if fewer is None else fewer.check(), nodes=fix_nodes,
+               ramp=planner.fastest_ramp(template, fix_nodes))
+
+
+def _key_design_fix(planner: Planner) -> Fix:
+    """No shard count rescues the design (or it has no append point to shard): spread keys, checked."""
+    full = planner.full(_SPREAD, planner.steady_launch(planner.target, planner.design_nodes()), "steady")
+    nodes, _, _ = _cluster_nodes(planner, _SPREAD) if full.passes else (None, None, None)
+    if full.forecast.band is None:
+        why = f"another key design cannot be forecast here ({full.forecast.reason}): spread the keys and re-run"
+    elif full.passes:
+        why = ("no shard count of this key design passes (or it has no append point to shard); keys spread evenly "
+               "(allocated or random ids, a hashed prefix) pass")
+    else:
+        proj = full.forecast.projection
+        index = ", ".join(proj.index) if proj is not None and proj.index else ""
+        why = ("even keys spread evenly do not pass: " + (f"the index range(s) {index} take every insert whatever "
+               "the key (exempt the field from indexing, or spread its values)" if index else
+               f"{percent(full.shares['high'])} throttled once split"))
+    return Fix(kind="key_design", value=None, design="allocated or random ids (keys spread evenly)", why=why,
+               forecast=full.check(), nodes=nodes,
+               ramp=planner.fastest_ramp(_SPREAD, nodes) if full.passes else None)
+
+
+def _cost(planner: Planner, ramp: Ramp | None, fix: Fix | None, prices: Prices | None,
+          location: str | None) -> CellCost | None:
+    """The launch's hour at the target and the planned ramp (the fix's, when there is one)."""
+    if prices is None:
+        return None
+    d = planner.design
+    planned = fix.ramp if fix is not None else ramp
+    schedule = None if planned is None else Ramp50050(start_ops=planned.shape.start_ops, growth=planned.shape.growth,
+                                                      step_s=planned.shape.step_s, ceiling=planner.target)
+    workload = (d.profile or {}).get("workload") or {}
+    nodes = fix.nodes if fix is not None and fix.nodes else planner.nodes
+    return cell_cost(backend=d.backend, mix=d.mix, target_ops_per_s=planner.target, prices=prices, ramp=schedule,
+                     ramp_s=0.0 if planned is None else planned.time_to_target_s, location=location, nodes=nodes,
+                     storage=planner.storage, bytes_per_record=record_bytes(workload) if workload else 0.0,
+                     python_workload=bool(workload.get("user")))

@@ -1,0 +1,107 @@
+"""A cloud rehearsal of a plan (``keyramp plan --write-profile FILE``): one cell's planned ramp as a
+ready-to-run ``target = "cloud"`` profile — the cell's workload and keys (the fix's design when the
+plan has one), the ramp as its schedule and its ``[launch]``, caps from the plan (docs/cloud.md).
+
+The run's manifest holds the resolved profile; the workload table is written back in TOML form
+with only what differs from the defaults, so the rehearsal validates like a hand-written profile.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from keyramp._errors import UsageError
+from keyramp.forecast._plan import CellPlan, Ramp
+
+if TYPE_CHECKING:
+    from keyramp.profile import Profile
+
+__all__ = ["PLACEHOLDER_INSTANCE", "PLACEHOLDER_PROJECT", "rehearsal_tables", "write_rehearsal"]
+
+#: What the profile says when the command line did not name them: edit before running.
+PLACEHOLDER_PROJECT = "your-project-id"
+PLACEHOLDER_INSTANCE = "your-instance"
+#: Headroom of the caps over the plan (a cap is a hard stop, not the plan).
+_CAP_RATE = 1.1
+_CAP_TIME = 1.5
+
+
+def _workload_table(resolved: Mapping[str, Any], backend: str) -> dict[str, Any]:
+    """The resolved ``[workload]`` as TOML: the fields that differ from a minimal profile's defaults."""
+    from keyramp.profile._profile import parse_profile
+    from keyramp.profile._workload import WorkloadSettings
+
+    ops = dict(resolved.get("ops") or {"insert": 1.0})
+    user = bool(resolved.get("user"))
+    defaults = parse_profile({"name": "d", "backend": backend, "workload": {"ops": ops}}).data["workload"]
+    present = {"user": user, "document": bool(resolved.get("document"))}
+    out: dict[str, Any] = {}
+    for opt in WorkloadSettings.options():
+        if opt.derived or opt.wire not in resolved or any(present.get(o) for o in opt.not_with):
+            continue
+        value = resolved[opt.wire]
+        if opt.toml == "ops" and not user:
+            out["ops"] = ops
+        elif value != defaults.get(opt.wire):
+            out[opt.toml] = _query_diff(value, defaults.get(opt.wire)) if opt.toml == "query" else value
+    return {k: v for k, v in out.items() if v != {}}
+
+
+def _query_diff(value: Mapping[str, Any], default: Any) -> dict[str, Any]:
+    default = default if isinstance(default, Mapping) else {}
+    return {k: v for k, v in value.items() if v != default.get(k)}
+
+
+def _ramp_and_design(plan: CellPlan) -> tuple[Ramp, str, int | None]:
+    fix = plan.fix
+    if fix is not None and fix.ramp is not None:
+        return fix.ramp, fix.design if fix.kind == "shards" else ("random" if fix.kind == "key_design"
+                                                                   else plan.strategy), fix.nodes
+    if plan.ramp is None:
+        raise UsageError(f"--write-profile: {plan.cell_id}: the plan has no safe ramp to rehearse ({plan.why})")
+    return plan.ramp, plan.strategy, plan.nodes
+
+
+def rehearsal_tables(plan: CellPlan, profile: Mapping[str, Any], *, project: str | None = None,
+                     instance: str | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """(top-level fields, tables) of the rehearsal of ``plan`` (from the run's resolved ``profile``)."""
+    ramp, strategy, nodes = _ramp_and_design(plan)
+    shape, target = ramp.shape, plan.target_ops_per_s
+    seconds = math.ceil(ramp.time_to_target_s + ramp.hold_s)
+    top = {"name": f"{profile.get('name', 'plan')}-rehearsal", "target": "cloud",
+           "project": project or PLACEHOLDER_PROJECT, "backend": plan.backend, "duration": f"{seconds}s",
+           "seed": int(profile.get("seed", 0)),
+           "description": f"keyramp plan: {plan.cell_id} ramped to {target:g} ops/s as planned (modelled safe)"}
+    ramp_fields = {"kind": "ramp_500_50_5", "start_ops": float(min(shape.start_ops, target)),
+                   "growth": shape.growth, "step": f"{math.ceil(shape.step_s)}s", "ceiling": float(target)}
+    keys: dict[str, Any] = {"strategy": strategy}
+    params = (profile.get("keys") or {}).get("params")
+    if params and strategy == plan.strategy:
+        keys["params"] = dict(params)
+    launch: dict[str, Any] = {**ramp_fields, "duration": f"{seconds}s"}
+    cloud: dict[str, Any] = {"max_ops_per_s": math.ceil(target * _CAP_RATE),
+                             "max_duration": f"{math.ceil(seconds * _CAP_TIME + 300)}s", "cleanup": True}
+    if plan.nodes is not None:
+        launch |= {"nodes": int(nodes or plan.nodes), "storage": str(plan.storage)}
+        cloud["instance"] = instance or PLACEHOLDER_INSTANCE
+    schedule = {**ramp_fields, "warmup": "0s", "max_users": max(50, int(target * 0.1) + 10)}
+    tables = {"workload": _workload_table(profile.get("workload") or {}, plan.backend), "keys": keys,
+              "schedule": schedule, "cloud": cloud, "launch": launch,
+              "thresholds": {"error_rate": 0.01}}
+    return top, tables
+
+
+def write_rehearsal(path: Path, plan: CellPlan, profile: Mapping[str, Any], *, project: str | None = None,
+                    instance: str | None = None) -> Profile:
+    """Write the rehearsal profile and load it back as ``keyramp run`` will (a bad one is an error here)."""
+    from keyramp.profile._files import load_profile, write_profile
+
+    top, tables = rehearsal_tables(plan, profile, project=project, instance=instance)
+    try:
+        write_profile(path, top, **tables)
+    except OSError as exc:
+        raise UsageError(f"--write-profile: {path}: cannot write: {exc.strerror or exc}") from None
+    return load_profile(path)

@@ -1,0 +1,125 @@
+"""A finished run planned (``keyramp plan RUN``), and the run's own plan step (``cells[id].plan``).
+
+The target is ``--target`` or the peak of the run's ``[launch]``; the Bigtable cluster and
+the parameter ranges come from the options, else from the ``[launch]``. Every cell with a
+key stream is planned with its own ``Planner`` (docs/plan.md).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from keyramp._errors import UsageError
+from keyramp.forecast._plan import CellPlan
+from keyramp.forecast._prices import LABEL, Prices
+
+__all__ = ["RunPlan", "plan_run", "plan_step", "wants_plan"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunPlan:
+    """Every planned cell of a run at one target (all figures modelled)."""
+
+    run_id: str
+    target_ops_per_s: float
+    target_from: str  # "--target" or "the [launch] peak"
+    throttle: float
+    cells: tuple[CellPlan, ...]
+    seconds: float = 0.0
+    label: str = LABEL
+
+    def to_json(self) -> dict[str, Any]:
+        return {"modelled": True, "run": self.run_id, "target_ops_per_s": self.target_ops_per_s,
+                "target_from": self.target_from, "throttle": self.throttle, "cost_label": self.label,
+                "criteria": criteria(self.throttle), "cells": {c.cell_id: c.to_json() for c in self.cells}}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> RunPlan:
+        return cls(run_id=str(doc["run"]), target_ops_per_s=float(doc["target_ops_per_s"]),
+                   target_from=str(doc["target_from"]), throttle=float(doc["throttle"]),
+                   cells=tuple(CellPlan.from_json(c) for c in doc["cells"].values()),
+                   label=str(doc.get("cost_label") or LABEL))
+
+
+def criteria(throttle: float) -> dict[str, str]:
+    """What "passes" means in each check (the same words in JSON, text and docs/plan.md)."""
+    from keyramp._format import percent
+    from keyramp.forecast._band import PEAK_OK_MAX
+    from keyramp.forecast._planner import HOLD_S, PROBE_FACTOR
+
+    limit = percent(throttle)
+    return {
+        "steady": "a constant launch at the rate, 1.5 × as long as the store needs to split to it at the "
+                  f"unfavourable end of the band + 10 min: throttled share over its last quarter ≤ {limit} at every "
+                  "point of the parameter band",
+        "ramp": f"the ramp to the target and {HOLD_S / 60:g} min there: throttled share of its requests ≤ {limit} "
+                f"at every point of the band, and no 10-s step above {percent(PEAK_OK_MAX)}",
+        "sustainable": "the highest constant rate passing the steady check, per band end (low: every point, mid: "
+                       f"the mid point, high: the favourable corner); null: none below {PROBE_FACTOR:g} × the target",
+    }
+
+
+def plan_run(run: Any, *, target: float | None = None, cell: str | None = None, throttle: float = 0.01,
+             nodes: int | None = None, storage: str | None = None, params: Path | None = None,
+             prices: Prices | None = None, location: str | None = None, samples: int | None = None) -> RunPlan:
+    """Plan every cell of a loaded run (``keyramp.results._catalog.Run``) at ``target`` ops/s."""
+    from keyramp.backends._boxes import default_boxes
+    from keyramp.backends._params import load_params_file
+    from keyramp.forecast._launch import Launch, cluster_stores
+    from keyramp.forecast._plan_cell import plan_cell
+    from keyramp.forecast._planner import Planner
+    from keyramp.forecast._run_designs import run_designs
+
+    started = time.perf_counter()
+    designs = run_designs(run, cell=cell)
+    if (nodes is not None or storage is not None) and not cluster_stores(designs.backends):
+        raise UsageError(f"--nodes/--storage apply to stores with nodes (bigtable) only; this run's backends: "
+                         f"{', '.join(designs.backends)}")
+    table = (designs.profile or {}).get("launch")
+    launch = Launch.from_resolved(table) if isinstance(table, dict) else None
+    if target is None and launch is None:
+        raise UsageError(f"{run.path}: the run's profile has no [launch]; give --target OPS")
+    boxes = load_params_file(params, default_boxes()) if params else (launch.boxes() if launch else None)
+    if prices is not None:  # an unknown location fails before anything is planned
+        for backend in sorted({c.design.backend for c in designs.cells}):
+            prices.for_backend(backend).location(location, src=prices.files[-1] if prices.files else "prices")
+    peak = float(target) if target is not None else float(launch.peak)  # type: ignore[union-attr]
+    plans = []
+    for c in designs.cells:
+        planner = Planner(c.design, target=peak, throttle=throttle, recorded=c.samples, boxes=boxes,
+                          nodes=nodes or (launch.nodes if launch else None),
+                          storage=storage or (launch.storage if launch else None), samples=samples)
+        plans.append(plan_cell(planner, cell_id=c.cell_id, prices=prices, location=location))
+    return RunPlan(run_id=str(getattr(run, "run_id", "") or Path(run.path).name), target_ops_per_s=peak,
+                   target_from="--target" if target is not None else "the [launch] peak", throttle=throttle,
+                   cells=tuple(plans), seconds=time.perf_counter() - started,
+                   label=prices.label if prices is not None else LABEL)
+
+
+def wants_plan(thresholds: Iterable[Any]) -> bool:
+    """Whether ``[thresholds]`` gate on the plan (``plan.*``): only then does a run plan its cells."""
+    return any(str(getattr(t, "metric", "")).startswith("plan.") for t in thresholds)
+
+
+def plan_step(a: Any) -> None:
+    """The run's analysis step after the forecast (``keyramp.run._analysis.CellAnalysis``): adds
+    ``summary["plan"]`` when the profile has a ``[launch]`` and its ``[thresholds]`` gate on the plan
+    (a plan is dozens of forecasts: seconds per cell, docs/performance.md)."""
+    launch = getattr(a.profile, "launch", None)
+    if launch is None or not a.measured or not wants_plan(a.profile.thresholds):
+        return
+    from keyramp.forecast._design import CellDesign
+    from keyramp.forecast._forecast import cell_samples
+    from keyramp.forecast._plan_cell import plan_cell
+    from keyramp.forecast._planner import Planner
+    from keyramp.forecast._prices import load_prices
+
+    design = CellDesign.from_summary(backend=a.cell.backend, strategy=a.cell.strategy, profile=a.profile.data,
+                                     cell_summary=a.summary, schedule=a.cell.schedule, horizon_s=a.cell.horizon_s)
+    planner = Planner(design, target=launch.peak, nodes=launch.nodes, storage=launch.storage, boxes=launch.boxes(),
+                      recorded=cell_samples(a.run_dir, a.cell.id))
+    a.summary["plan"] = plan_cell(planner, cell_id=a.cell.id, prices=load_prices()).to_json()

@@ -1,0 +1,95 @@
+"""A plan in words: one block per cell, every figure marked modelled (``keyramp plan``'s text)."""
+
+from __future__ import annotations
+
+from keyramp._format import count, duration, ops_per_s, percent, percent_band, ratio, usd
+from keyramp.forecast._plan import CellPlan, Fix, PlanCheck, Ramp, RateBand
+from keyramp.forecast._plan_run import RunPlan, criteria
+
+__all__ = ["cell_block", "plan_text", "ramp_text"]
+
+_MARK = "*"
+
+
+def _sustains(band: RateBand | None, checked_to: float | None) -> str:
+    if band is None:
+        return f"no ceiling set by the key design up to {ops_per_s(checked_to)} (checked)"
+
+    def one(v: float | None) -> str:
+        return "no ceiling" if v is None else ops_per_s(v)
+
+    return f"{one(band.low)} – {one(band.high)} (mid {one(band.mid)}) once the store has split"
+
+
+def _check(check: PlanCheck | None) -> str:
+    if check is None:
+        return "not checked"
+    thr = check.throttled_fraction
+    text = f"throttled {percent_band(thr['low'], thr['high'])}"
+    peak = check.peak_throttled_fraction
+    if peak is not None:
+        text += f", worst 10-s step {percent(peak['high'])}"
+    return f"{text} ({'passes' if check.passes else 'fails'})"
+
+
+def ramp_text(ramp: Ramp) -> str:
+    """``start 500 ops/s, +50 % every 2.5 min: 50,000 ops/s in 30 min (500/50/5: 1 h, unsafe)``."""
+    s = ramp.shape
+    if ramp.time_to_target_s == 0:
+        head = f"start at {ops_per_s(ramp.target_ops_per_s)}: no ramp needed"
+    else:
+        head = (f"start {ops_per_s(s.start_ops)}, +{percent(s.growth)} every {duration(s.step_s)}: "
+                f"{ops_per_s(ramp.target_ops_per_s)} in {duration(ramp.time_to_target_s)}")
+    google = ramp.google_time_to_target_s
+    verdict = "also safe" if ramp.google.passes else "not safe"
+    if google <= 0:  # a target at or below 500 ops/s: Google's rule starts there too
+        return f"{head} (500/50/5 starts there too, {verdict})"
+    speed = "" if ramp.time_to_target_s == 0 else f", {ratio(ramp.time_to_target_s / google)} its time"
+    return f"{head} (500/50/5 takes {duration(google)}, {verdict}{speed})"
+
+
+def _fix_lines(fix: Fix) -> list[str]:
+    value = "" if fix.value is None else f" {count(fix.value)}"
+    lines = [f"  fix{_MARK}:        {fix.kind}{value}: {fix.design}", f"                {fix.why}"]
+    if fix.forecast is not None:
+        lines.append(f"                check at the target: {_check(fix.forecast)}")
+    if fix.one_fewer is not None:
+        lines.append(f"                one fewer: {_check(fix.one_fewer)}")
+    if fix.ramp is not None:
+        lines.append(f"                its ramp: {ramp_text(fix.ramp)}")
+    return lines
+
+
+def cell_block(plan: CellPlan) -> str:
+    """The cell's answer: sustains, reachable and why, the ramp or the fix, the cost."""
+    where = "" if plan.nodes is None else f", {plan.nodes} {str(plan.storage).upper()} node(s)"
+    lines = [f"{plan.cell_id}  ({plan.backend}, {plan.strategy}{where}; keys {plan.keys or '-'}, parameters: "
+             f"{plan.params_from})",
+             f"  sustains{_MARK}:   {_sustains(plan.sustainable_ops_per_s, plan.checked_to_ops_per_s)}",
+             f"  reachable{_MARK}:  {'yes' if plan.reachable else 'no'} — {plan.why}"]
+    if plan.ramp is not None:
+        lines.append(f"  ramp{_MARK}:       {ramp_text(plan.ramp)}")
+        lines.append(f"                its forecast: {_check(plan.ramp.check)}")
+    if plan.fix is not None:
+        lines += _fix_lines(plan.fix)
+    cost = plan.cost
+    if cost is not None:
+        text = f"{usd(cost.launch_usd_per_hour)} per hour at {ops_per_s(plan.target_ops_per_s)}"
+        if cost.ramp_usd is not None:
+            text += f"; the ramp {usd(cost.ramp_usd)}"
+        if cost.nodes is not None:
+            text += f" ({cost.nodes} {str(cost.storage).upper()} node(s))"
+        p = cost.prices
+        lines.append(f"  cost{_MARK}:       {text}; {p.location} ({p.location_type}), prices as of {p.as_of}")
+    return "\n".join(lines)
+
+
+def plan_text(plan: RunPlan) -> str:
+    """The whole plan: the target, a block per cell, and what "modelled" and "passes" mean."""
+    head = (f"plan for {ops_per_s(plan.target_ops_per_s)} ({plan.target_from}), throttled share ≤ "
+            f"{percent(plan.throttle)}")
+    rules = criteria(plan.throttle)
+    foot = [f"{_MARK} modelled: forecasts of each key design over the model's parameter ranges "
+            "(docs/keyspace-model.md), not measurements; costs: " + plan.label + " (docs/plan.md)",
+            f"  passes — steady: {rules['steady']}; ramp: {rules['ramp']}"]
+    return "\n\n".join([head, *(cell_block(c) for c in plan.cells), "\n".join(foot)])

@@ -1,0 +1,358 @@
+"""The launch planner's searches, every step the cell's ``Forecaster`` at a launch (docs/plan.md).
+
+* **sustainable**: the highest constant rate whose throttled share, once the store has
+  split (the steady measure, ``_plan_checks``), stays ≤ the limit — per end of the band:
+  ``low`` at every point, ``mid`` at the mid point, ``high`` at any (the favourable end).
+  On Bigtable the cluster is made large enough not to bind: the figure is the key design's.
+* **ramp**: the 500/50/5-family ramp (start, growth per step, step length) that reaches the
+  target soonest with the launch's throttled share ≤ the limit at every point of the band
+  and no 10-s step above 25 %: the largest start a new range takes, then for 50 % growth
+  the shortest step that passes, and for 100 % the same from the step growing as fast per
+  second (one trial: its time differs only by whole steps).
+* **fixes**: the smallest shard count of ``shard(N)#<the design's key>`` (or Bigtable node
+  count) that passes at the target, one fewer shown to fail.
+
+Searches ask ``Trial``s (the band's points evaluated as the question needs them); what a
+plan reports — the check at the target, the ramp, 500/50/5's ramp, each fix and one fewer —
+are full forecasts, with the stability re-run where anything was sampled. Trials and
+forecasts are memoised per (design, launch); the ``Forecaster`` keeps projections per launch
+traffic, so the node search reuses one projection per rate.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from keyramp._errors import UsageError
+from keyramp.backends._boxes import model_of, store_params
+from keyramp.backends._params import StoreParams
+from keyramp.forecast._design import CellDesign
+from keyramp.forecast._forecast import Forecaster
+from keyramp.forecast._launch import Launch, cluster_stores
+from keyramp.forecast._plan import GOOGLE_RAMP, Ramp, RampShape, RateBand
+from keyramp.forecast._plan_checks import Judged, Trial, judged
+
+__all__ = ["GROWTHS", "HOLD_S", "PROBE_FACTOR", "Planner", "shard_template"]
+
+#: A constant launch runs long enough to split wherever the design lets it (``Planner.steady_s``).
+STEADY_MIN_S, STEADY_MAX_S = 1800.0, 14_400.0
+#: A planned ramp is forecast with this long at the target after it gets there.
+HOLD_S = 600.0
+#: "No ceiling": the design sustains this many times the target.
+PROBE_FACTOR = 4.0
+#: How close the sustainable search brackets each end (the low end decides reachability; the others inform),
+#: and how many rates it may try for it.
+RATE_PRECISION = {"low": 1.05, "mid": 1.1, "high": 1.1}
+_ITERATIONS = {"low": 7, "mid": 4, "high": 4}
+STEP_PRECISION = 1.2
+STEP_RANGE_S = (20.0, 3600.0)
+GROWTHS = (0.5, 1.0)
+#: Start rates tried (ops/s): 500 × 2^k up to the target, and below 500 if a new range takes less.
+_STARTS = tuple(500.0 * 2.0 ** k for k in range(-3, 12))
+#: Named designs and the key part a shard prefix goes in front of (``shard(N)#seq``).
+_SHARD_BASES = {"sequential": "seq", "padded_sequential": "seq", "prefixed_sequential": "seq", "sharded": "seq",
+                "timestamp_only": "timestamp", "timestamp_first": "timestamp#seq"}
+_LEADING_SHARD = re.compile(r"\s*shard\(\s*\d+\s*\)\s*#(.+)")
+
+
+def shard_template(strategy: str, shards: int) -> str | None:
+    """``shard(N)#<the design's key>`` for a design with append points, or None (no such template)."""
+    from keyramp.keys import STRATEGIES, make_strategy
+
+    base = _SHARD_BASES.get(strategy)
+    if base is None and strategy not in STRATEGIES:
+        match = _LEADING_SHARD.fullmatch(strategy)
+        base = match.group(1) if match else strategy
+    if base is None:
+        return None
+    template = f"shard({shards})#{base}"
+    try:
+        made = make_strategy(template)
+    except UsageError:
+        return None
+    return template if made.append_points() else None
+
+
+class Planner:
+    """Searches for one cell (``design``) at ``target`` ops/s with throttled share ≤ ``throttle``.
+
+    ``nodes``/``storage``: the Bigtable cluster the plan starts from; ``boxes``: calibrated
+    parameter boxes; ``forecaster``: the cell's own (its keys choice and projections are reused);
+    ``samples``: sampled accesses per draw inside the searches (None: the forecast's own).
+    """
+
+    def __init__(self, design: CellDesign, *, target: float, throttle: float = 0.01, nodes: int | None = None,
+                 storage: str | None = None, boxes: Mapping[str, StoreParams] | None = None, recorded: Any = None,
+                 forecaster: Forecaster | None = None, samples: int | None = None) -> None:
+        if not 0 < target < math.inf:
+            raise UsageError(f"--target: ops/s must be a number > 0, got {target!r}")
+        if not 0 < throttle < 1:
+            raise UsageError(f"--throttle: a share between 0 and 1 (0.01 = 1 %), got {throttle!r}")
+        self.design, self.target, self.throttle = design, float(target), float(throttle)
+        self.cluster = bool(cluster_stores([design.backend]))
+        self.nodes = int(nodes or 1) if self.cluster else None
+        self.storage = (storage or model_of(design.backend).default) if self.cluster else None
+        self.boxes = dict(boxes) if boxes else None
+        self.samples = samples
+        self.box = store_params(design.backend, self.storage, boxes=self.boxes)
+        self._forecasters = {design.strategy: forecaster or Forecaster(design, recorded=recorded)}
+        self._full: dict[tuple[str, str], Judged] = {}
+        self._trials: dict[tuple[str, str], Trial] = {}
+        self.forecasts = 0  # full forecasts and trials run
+
+    @property
+    def points_run(self) -> int:
+        """Model runs (points of a band) the trials took."""
+        return sum(t.points_run for t in self._trials.values())
+
+    # -- launches and their judgement ----------------------------------------------------------
+
+    def forecaster(self, strategy: str) -> Forecaster:
+        """The cell's own, or one for a design the cell did not run (its keys regenerated)."""
+        if strategy not in self._forecasters:
+            self._forecasters[strategy] = Forecaster(replace(self.design, strategy=strategy, measured=None,
+                                                             schedule=None))
+        return self._forecasters[strategy]
+
+    def _launch(self, spec: dict[str, Any], nodes: int | None) -> Launch:
+        if self.cluster:
+            spec = {**spec, "nodes": int(nodes if nodes is not None else self.nodes or 1), "storage": self.storage}
+        return Launch.from_data(spec)
+
+    def steady_launch(self, rate: float, nodes: int | None = None) -> Launch:
+        """A constant launch at ``rate``, long enough to split (``steady_s``): the steady measure's."""
+        return self._launch({"kind": "constant", "rate": float(rate), "duration_s": self.steady_s(rate)}, nodes)
+
+    def ramp_launch(self, shape: RampShape, nodes: int | None = None) -> Launch:
+        """``shape`` up to the target and ``HOLD_S`` there: the launch measure's."""
+        return self._launch(shape.spec(self.target, hold_s=HOLD_S), nodes)
+
+    def full(self, strategy: str, launch: Launch, measure: str) -> Judged:
+        """A full forecast of ``launch`` (the band, and the stability re-run where anything was sampled)."""
+        key = (strategy, _key(launch))
+        if key not in self._full:
+            self.forecasts += 1
+            done = self._trials.get(key)
+            known = done.outcomes if done is not None and self.samples is None else None
+            fc = self.forecaster(strategy).forecast(launch, boxes=self.boxes, known=known)
+            self._full[key] = judged(fc, launch, measure, self.throttle)
+        return self._full[key]
+
+    def trial(self, strategy: str, launch: Launch, measure: str) -> Trial:
+        """``launch`` judged point by point (a search's question); a full forecast's points are reused."""
+        key = (strategy, _key(launch))
+        if key not in self._trials:
+            self.forecasts += 1
+            done = self._full.get(key)
+            forecaster = self.forecaster(strategy)
+            self._trials[key] = Trial(forecaster=forecaster, launch=launch, box=forecaster.box_for(launch, self.boxes),
+                                      measure=measure, limit=self.throttle, samples=self.samples,
+                                      seed=None if done is None else done.points)
+        return self._trials[key]
+
+    def steady(self, strategy: str, rate: float, nodes: int | None = None) -> Trial:
+        return self.trial(strategy, self.steady_launch(rate, nodes), "steady")
+
+    def steady_s(self, rate: float) -> float:
+        """How long a constant launch at ``rate`` runs: 1.5 × the time the store needs to split to the rate at
+        the unfavourable end of the band (rounds of ``split_delay_s`` high, each ``split_fanout`` low
+        pieces, until every tablet is under ``split_threshold_frac`` high × capacity low, and two more;
+        then the placement delay), + 10 minutes; 30 minutes to 4 hours, whole minutes."""
+        r = self.box.ranges
+        pieces = max(1.0, rate * self.tablet_share() / r["split_threshold_frac"].high)
+        # two rounds more than the count: a tablet splits at quantiles of its load, not into equal pieces
+        rounds = math.ceil(math.log(pieces) / math.log(max(2.0, r["split_fanout"].low)) - 1e-9) + 2
+        place = r["placement_delay_s"].high if "placement_delay_s" in r else 0.0
+        needed = rounds * r["split_delay_s"].high + place
+        return float(min(STEADY_MAX_S, max(STEADY_MIN_S, 60 * math.ceil((1.5 * needed + 600) / 60))))
+
+    def tablet_share(self) -> float:
+        """The share of one tablet's capacity (Bigtable: one node's) an operation of the cell's mix takes, at
+        the low end of the capacity ranges."""
+        r, mix = self.box.ranges, self.design.mix
+        cap = r[self.box.capacity_param].low
+        reads = r["node_read_rows_per_s"].low if self.box.kind == "nodes" else cap
+        return mix.writes_per_op / cap + mix.reads_per_op / reads
+
+    def one_tablet(self) -> float:
+        """Ops/s of the cell's mix one tablet serves at the low end of its capacity: where a ceiling search starts."""
+        return 1.0 / max(self.tablet_share(), 1e-12)
+
+    def design_nodes(self) -> int | None:
+        """Bigtable: the cluster the key design is judged on (``unbounded_nodes`` of ``PROBE_FACTOR`` × the
+        target); None elsewhere."""
+        return self.unbounded_nodes(PROBE_FACTOR * self.target)
+
+    def unbounded_nodes(self, rate: float) -> int | None:
+        """Bigtable: nodes enough that the cluster cannot be what limits ``rate`` (the key design is)."""
+        if not self.cluster:
+            return None
+        return max(1, math.ceil(1.5 * rate * self.tablet_share()) + 1)
+
+    # -- what the design sustains --------------------------------------------------------------
+
+    def sustainable(self, strategy: str) -> tuple[RateBand | None, float]:
+        """The band of rates the design sustains once split (None: no ceiling up to the probe), and
+        the probe rate."""
+        probe_rate = PROBE_FACTOR * self.target
+        nodes = self.design_nodes()
+        seen = [self.steady(strategy, self.target, nodes)]
+
+        def at(rate: float) -> Trial:
+            seen.append(self.steady(strategy, rate, nodes))
+            return seen[-1]
+
+        probe = at(probe_rate)
+        if probe.passes("low"):
+            return None, probe_rate
+        ends = {end: None if probe.passes(end) else self._ceiling(at, seen, end) for end in ("low", "mid", "high")}
+        return RateBand(**ends), probe_rate
+
+    def _ceiling(self, at: Callable[[float], Trial], seen: list[Trial], end: str) -> float:
+        """The highest rate passing at ``end`` (within ``RATE_PRECISION[end]``, at most ``_ITERATIONS[end]``
+        rates): a first guess from what the store serves above its ceiling, then bisection on log rate."""
+        def bracket() -> tuple[Trial | None, Trial]:
+            # Bisection over the rates tried (the probe, the highest, fails at this end): only the trials
+            # the bracket turns on run their point.
+            tried = sorted({t.rate: t for t in seen}.values(), key=lambda t: t.rate)
+            lo, hi = -1, len(tried) - 1
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if tried[mid].passes(end) else (lo, mid)
+            return (tried[lo] if lo >= 0 else None), tried[hi]
+
+        for _ in range(_ITERATIONS[end]):
+            lo, hi = bracket()
+            if lo is not None and hi.rate / lo.rate <= RATE_PRECISION[end]:
+                break
+            if lo is None:  # what the store serves above a ceiling (rate × (1 - share)), at least one tablet's rate
+                x = max(hi.rate * (1 - min(1.0, hi.share(end))) / (1 - self.throttle), self.one_tablet())
+                x = min(x, hi.rate / RATE_PRECISION[end])
+            else:
+                x = math.sqrt(lo.rate * hi.rate)
+            if x < 1.0:
+                return 0.0
+            at(x)
+        lo, _ = bracket()
+        return 0.0 if lo is None else lo.rate
+
+    # -- the fastest safe ramp -------------------------------------------------------------------
+
+    def fastest_ramp(self, strategy: str, nodes: int | None = None) -> Ramp | None:
+        """The 500/50/5-family ramp that reaches the target soonest and passes, confirmed by a full
+        forecast; None when no ramp of the family passes."""
+        start = self._start(strategy, nodes)
+        if start is None:
+            return None
+        shapes: list[RampShape] = []
+        if start >= self.target:
+            shapes.append(RampShape(start_ops=self.target, growth=GOOGLE_RAMP.growth, step_s=GOOGLE_RAMP.step_s))
+        seed = GOOGLE_RAMP.step_s
+        for growth in GROWTHS if start < self.target else ():
+            found = self._step(strategy, nodes, start, growth, seed, search=not shapes)
+            if found is not None:  # the next growth starts from the step that grows as fast per second
+                shapes.append(found)
+                seed = found.step_s * math.log1p(GROWTHS[-1]) / math.log1p(growth)
+        shapes.sort(key=lambda s: s.time_to(self.target))
+        for shape in shapes:
+            for _ in range(3):  # the full forecast may disagree near the boundary: a slightly longer step
+                check = self.full(strategy, self.ramp_launch(shape, nodes), "launch")
+                if check.passes:
+                    google = self.full(strategy, self.ramp_launch(GOOGLE_RAMP, nodes), "launch")
+                    return Ramp(shape=shape, target_ops_per_s=self.target, hold_s=HOLD_S, check=check.check(),
+                                google=google.check())
+                if shape.time_to(self.target) == 0:
+                    break
+                shape = replace(shape, step_s=float(math.ceil(shape.step_s * STEP_PRECISION)))
+        return None
+
+    def _start(self, strategy: str, nodes: int | None) -> float | None:
+        """The largest start of ``_STARTS`` (or the target) a new range takes, held for ``HOLD_S``."""
+        starts = [s for s in _STARTS if s < self.target] + [self.target]
+
+        def ok(i: int) -> bool:
+            launch = self._launch({"kind": "constant", "rate": starts[i], "duration_s": HOLD_S}, nodes)
+            return self.trial(strategy, launch, "launch").passes()
+
+        first = starts.index(min(starts, key=lambda s: abs(s - GOOGLE_RAMP.start_ops)))
+        if not ok(first):
+            lower = next((i for i in range(first - 1, -1, -1) if ok(i)), None)
+            return None if lower is None else starts[lower]
+        lo, hi = first, len(starts)  # starts[lo] passes; starts[hi] fails (or is past the end)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+        return starts[lo]
+
+    def _step(self, strategy: str, nodes: int | None, start: float, growth: float, seed: float, *,
+              search: bool = True) -> RampShape | None:
+        """The shortest step (within ``STEP_PRECISION``) of ramps from ``start`` by ``growth`` that passes,
+        searched from ``seed`` seconds (halving or doubling, then bisection). ``search=False``: ``seed``
+        itself, if it passes (another growth at the step that grows as fast per second)."""
+        def shape(step: float) -> RampShape:
+            return RampShape(start_ops=start, growth=growth, step_s=float(math.ceil(step)))
+
+        def ok(step: float) -> bool:
+            return self.trial(strategy, self.ramp_launch(shape(step), nodes), "launch").passes()
+
+        low, high = STEP_RANGE_S
+        good = bad = float(min(high, max(low, seed)))
+        if not search:
+            return shape(good) if ok(good) else None
+        if ok(good):  # shorter by halves until one fails
+            while bad == good:
+                if good <= low:
+                    return shape(good)
+                trial = max(low, good / 2)
+                good, bad = (trial, trial) if ok(trial) else (good, trial)
+        else:  # longer by doubles until one passes
+            while bad == good:
+                if bad >= high:
+                    return None
+                trial = min(high, bad * 2)
+                good, bad = (trial, bad) if ok(trial) else (trial, trial)
+        while good / bad > STEP_PRECISION:
+            mid = math.sqrt(good * bad)
+            good, bad = (mid, bad) if ok(mid) else (good, mid)
+        return shape(good)
+
+    # -- fixes ----------------------------------------------------------------------------------
+
+    def smallest(self, passes: Callable[[int], bool], guess: int, *, cap: int) -> int | None:
+        """The smallest n ≥ 1 with ``passes(n)``, searched from ``guess`` (one fewer first, then galloping,
+        then bisection); None when nothing up to ``cap`` passes."""
+        known: dict[int, bool] = {}
+
+        def ok(k: int) -> bool:
+            if k not in known:
+                known[k] = passes(k)
+            return known[k]
+
+        good = bad = max(1, min(guess, cap))
+        if ok(good):
+            bad = 0
+            while bad == 0 and good > 1:
+                if not ok(good - 1):
+                    bad = good - 1
+                    break
+                trial = max(1, good - max(1, good // 2))
+                good, bad = (trial, 0) if ok(trial) else (good - 1, trial)
+        else:
+            while good == bad:
+                if bad >= cap:
+                    return None
+                trial = min(cap, max(bad + 1, math.ceil(bad * 1.5)))
+                good, bad = (trial, bad) if ok(trial) else (trial, trial)
+        while good - bad > 1:
+            mid = (good + bad) // 2
+            good, bad = (mid, bad) if ok(mid) else (good, mid)
+        return good
+
+
+def _key(launch: Launch) -> str:
+    return json.dumps(dict(launch.spec), sort_keys=True, default=str)

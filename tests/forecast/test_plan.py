@@ -1,0 +1,238 @@
+"""The launch planner (forecast/_planner.py, _plan_cell.py): the issue's cases and properties.
+
+Designs are built from a parsed profile (no run, no emulator): the keys are regenerated, as
+for any named strategy. Every plan is checked by forecasts the planner did not make itself
+(the ramp as a ``[launch]`` through ``Forecaster.forecast``, 25 % faster, one shard fewer),
+or by properties (monotone in the target, never worse with more shards).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from keyramp.forecast import CellDesign, Forecaster, Launch, load_prices
+from keyramp.forecast._band import PEAK_OK_MAX
+from keyramp.forecast._cost import min_nodes
+from keyramp.forecast._plan import CellPlan, RampShape
+from keyramp.forecast._plan_cell import plan_cell
+from keyramp.forecast._planner import HOLD_S, Planner, shard_template
+from keyramp.profile._profile import parse_profile
+from keyramp.profile._thresholds import parse_expression, parse_table
+from keyramp.results._thresholds import evaluate
+
+PROPS = settings(max_examples=3, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def design(backend: str, strategy: str, ops: dict[str, float] | None = None, **workload: Any) -> CellDesign:
+    ops = ops or {"insert": 1.0}
+    profile = parse_profile({"name": "p", "backend": backend, "duration": "10s", "seed": 4,
+                             "workload": {"ops": ops, "record_count": 500, **workload},
+                             "keys": {"strategy": strategy}, "schedule": {"kind": "constant", "rate": 300}})
+    return CellDesign(backend=backend, strategy=strategy, profile=profile.data,
+                      counts={op: 3000 * share for op, share in ops.items()})
+
+
+def plan(d: CellDesign, target: float, **kw: Any) -> CellPlan:
+    return plan_cell(Planner(d, target=target, **kw), cell_id="c00", prices=load_prices())
+
+
+def ramp_forecast(d: CellDesign, shape: RampShape, target: float) -> dict[str, Any]:
+    """The ramp as a [launch], forecast the way `keyramp forecast` does (band, stability re-run)."""
+    launch = Launch.from_data(shape.spec(target, hold_s=HOLD_S))
+    return Forecaster(d).forecast(launch).to_json()
+
+
+def under(fc: dict[str, Any], limit: float = 0.01) -> bool:
+    return fc["throttled_fraction"]["high"] <= limit and fc["peak_throttled_fraction"]["high"] <= PEAK_OK_MAX
+
+
+@pytest.fixture(scope="module")
+def uniform() -> tuple[CellDesign, CellPlan]:
+    d = design("firestore", "random")
+    return d, plan(d, 20_000)
+
+
+def test_uniform_keys_on_firestore_reach_the_target_by_a_ramp_the_forecast_confirms(
+    uniform: tuple[CellDesign, CellPlan],
+) -> None:
+    d, p = uniform
+    assert p.reachable and p.fix is None and p.sustainable_ops_per_s is None  # a splitting store: no ceiling
+    assert p.ramp is not None and p.ramp.check.passes
+    shape, target = p.ramp.shape, p.target_ops_per_s
+    assert under(ramp_forecast(d, shape, target))
+    faster = RampShape(start_ops=shape.start_ops, growth=shape.growth, step_s=shape.step_s / 1.25)
+    assert faster.time_to(target) < p.ramp.time_to_target_s
+    assert not under(ramp_forecast(d, faster, target))
+
+
+def test_the_ramps_time_to_target_is_where_its_forecast_reaches_the_target(
+    uniform: tuple[CellDesign, CellPlan],
+) -> None:
+    d, p = uniform
+    assert p.ramp is not None
+    tl = ramp_forecast(d, p.ramp.shape, p.target_ops_per_s)["timeline"]
+    first = next(t for t, rate in zip(tl["t"], tl["offered_ops_per_s"], strict=True) if rate >= p.target_ops_per_s)
+    step = tl["t"][1] - tl["t"][0]
+    assert p.ramp.time_to_target_s <= first <= p.ramp.time_to_target_s + 2 * step
+
+
+def test_the_plan_is_plain_json_that_round_trips(uniform: tuple[CellDesign, CellPlan]) -> None:
+    _, p = uniform
+    doc = json.loads(json.dumps(p.to_json()))
+    assert doc["modelled"] is True and doc["reachable"] is True and doc["fix"] is None
+    assert set(doc["ramp"]) >= {"start_ops", "growth", "step_s", "time_to_target_s", "vs_500_50_5"}
+    assert set(doc["cost"]) >= {"launch_usd_per_hour", "ramp_usd", "breakdown", "prices"}
+    assert set(doc["cost"]["prices"]) >= {"source", "as_of", "location"}
+    assert all(p["source"] for p in doc["params"].values())  # every parameter says where it comes from
+    assert CellPlan.from_json(doc).to_json() == doc
+
+
+@pytest.fixture(scope="module")
+def sequential() -> tuple[CellDesign, Planner, Any]:
+    d = design("firestore", "sequential")
+    planner = Planner(d, target=1000.0)
+    band, _ = planner.sustainable("sequential")
+    return d, planner, band
+
+
+def test_an_append_design_is_reachable_below_what_it_sustains_and_not_beyond(
+    sequential: tuple[CellDesign, Planner, Any],
+) -> None:
+    d, _, band = sequential
+    assert band is not None and 0 < band.low <= band.mid <= band.high
+    below, beyond = plan(d, 0.8 * band.low), plan(d, 1.5 * band.high)
+    assert below.reachable and below.ramp is not None and below.fix is None
+    assert not beyond.reachable and beyond.ramp is None and "append point" in beyond.why
+
+
+def test_the_shard_fix_is_the_smallest_count_that_passes(sequential: tuple[CellDesign, Planner, Any]) -> None:
+    d, _, band = sequential
+    p = plan(d, 6 * band.low)
+    fix = p.fix
+    assert fix is not None and fix.kind == "shards" and fix.value is not None and fix.value > 1
+    assert fix.design == f"shard({fix.value})#seq"
+    assert fix.forecast is not None and fix.forecast.passes
+    assert fix.one_fewer is not None and not fix.one_fewer.passes
+    # One fewer, re-forecast from scratch by another planner, still fails; the count passes.
+    fresh = Planner(d, target=6 * band.low)
+    assert not fresh.steady(str(shard_template("sequential", fix.value - 1)), fresh.target).passes()
+    assert fix.ramp is not None and p.cost is not None and p.cost.ramp_usd is not None
+
+
+def test_bigtable_gets_the_smallest_node_count_that_passes_on_hdd() -> None:
+    """(SSD: the CLI's done-when run, tests/forecast/test_plan_cli.py.)"""
+    storage = "hdd"
+    d = design("bigtable", "random", {"insert": 0.7, "read": 0.3})
+    p = plan(d, 12_000, storage=storage)
+    fix = p.fix
+    assert not p.reachable and fix is not None and fix.kind == "nodes" and fix.value is not None
+    assert fix.forecast is not None and fix.forecast.passes and fix.forecast.nodes == fix.value
+    assert fix.one_fewer is not None and not fix.one_fewer.passes and fix.one_fewer.nodes == fix.value - 1
+    # Never fewer than Google's published per-node maximum allows (a design constraint, not a fit).
+    assert fix.value >= min_nodes("bigtable", d.mix, 12_000, storage)
+    assert p.cost is not None and p.cost.nodes is not None and p.cost.nodes >= fix.value
+
+
+def test_the_cost_is_the_plans_rate_and_ramp_at_the_tables_prices(uniform: tuple[CellDesign, CellPlan]) -> None:
+    _, p = uniform
+    assert p.cost is not None and p.ramp is not None
+    loc = load_prices().for_backend("firestore").location()
+    per_write = loc.prices["writes_per_100k"].usd / 1e5
+    assert p.cost.launch_usd_per_hour == pytest.approx(p.target_ops_per_s * 3600 * per_write)
+    ramp_ops = sum(min(p.ramp.shape.start_ops * (1 + p.ramp.shape.growth) ** k, p.target_ops_per_s)
+                   * p.ramp.shape.step_s for k in range(p.ramp.shape.steps_to(p.target_ops_per_s)))
+    assert p.cost.ramp_usd == pytest.approx(ramp_ops * per_write, rel=0.01)
+
+
+@PROPS
+@given(backend=st.sampled_from(["firestore", "datastore", "bigtable"]),
+       strategy=st.sampled_from(["sequential", "random", "shard(4)#timestamp", "time_bucket_shard"]),
+       t1=st.floats(200, 30_000), k=st.floats(1.05, 4.0))
+def test_a_higher_target_never_makes_a_plan_reachable(backend: str, strategy: str, t1: float, k: float) -> None:
+    d = design(backend, strategy)
+    low, high = Planner(d, target=t1), Planner(d, target=t1 * k)
+    # reachable is the steady check at the target (plan_cell): once it fails, a higher target fails too
+    assert high.steady(strategy, high.target).passes() <= low.steady(strategy, low.target).passes()
+
+
+@PROPS
+@given(shards=st.integers(1, 4), backend=st.sampled_from(["firestore", "datastore"]))
+def test_more_shards_never_lower_what_a_design_sustains(shards: int, backend: str) -> None:
+    planner = Planner(design(backend, "sequential"), target=500.0)
+
+    def sustains(n: int, end: str) -> float:  # no ceiling below the probe: infinite
+        band, _ = planner.sustainable(str(shard_template("sequential", n)))
+        value = None if band is None else getattr(band, end)
+        return math.inf if value is None else value
+
+    for end in ("low", "mid", "high"):
+        assert sustains(2 * shards, end) >= sustains(shards, end) / 1.05 ** 2, end
+
+
+def test_plan_thresholds_parse_and_gate_on_the_plan() -> None:
+    (reach,) = parse_table({"plan.reachable": True})
+    assert (reach.metric, reach.op, reach.limit) == ("plan.reachable", "==", 1.0)
+    sust = parse_expression("plan.sustainable_ops_per_s.mid=5000")
+    assert (sust.op, sust.bound) == (">=", "mid")
+    summary = {"plan": {"reachable": False, "sustainable_ops_per_s": {"low": 400, "mid": 900, "high": 1900}}}
+    results = {r.name: r for r in evaluate([reach, sust], summary)}
+    assert not results["plan.reachable"].passed and not results["plan.sustainable_ops_per_s.mid"].passed
+    no_ceiling = evaluate([sust], {"plan": {"reachable": True, "sustainable_ops_per_s": None}})
+    assert no_ceiling[0].passed  # null: no ceiling below the rate checked
+    assert not evaluate([reach], {})[0].passed  # no plan: a gate must not pass silently
+    with pytest.raises(Exception, match="true or false"):
+        parse_table({"plan.reachable": 3})
+    with pytest.raises(Exception, match="plan metrics are"):
+        parse_table({"plan.nodes": 3})
+
+
+def test_a_plan_threshold_needs_a_launch() -> None:
+    with pytest.raises(Exception, match=r"thresholds.plan.reachable: a plan threshold needs a \[launch\] table"):
+        parse_profile({"name": "p", "backend": "firestore", "thresholds": {"plan.reachable": True}})
+
+
+def test_targets_and_limits_out_of_range_are_usage_errors() -> None:
+    d = design("firestore", "random")
+    for kw, message in (({"target": 0}, "--target"), ({"target": math.inf}, "--target"),
+                        ({"target": 10.0, "throttle": 1.5}, "--throttle")):
+        with pytest.raises(Exception, match=message):
+            Planner(d, **kw)
+
+
+def test_a_run_plans_its_cells_only_when_a_threshold_gates_on_the_plan(tmp_path: Any) -> None:
+    from types import SimpleNamespace
+
+    from keyramp.forecast import plan_step
+
+    def analysed(thresholds: dict[str, Any]) -> dict[str, Any]:
+        profile = parse_profile({"name": "p", "backend": "firestore", "duration": "10s", "seed": 4,
+                                 "workload": {"ops": {"insert": 1.0}, "record_count": 500},
+                                 "keys": {"strategy": "random"}, "schedule": {"kind": "constant", "rate": 300},
+                                 "launch": {"kind": "ramp_500_50_5", "ceiling": 2000}, "thresholds": thresholds})
+        summary: dict[str, Any] = {"operations": {"insert": {"count": 3000}}}
+        plan_step(SimpleNamespace(profile=profile, cell=profile.cells[0], summary=summary, measured=True,
+                                  run_dir=tmp_path))
+        summary["thresholds"] = [r.to_dict() for r in evaluate(profile.thresholds, summary)]
+        return summary
+
+    assert "plan" not in analysed({"error_rate": 0.01})  # a plan is seconds per cell: only when asked
+    gated = analysed({"plan.reachable": True, "plan.time_to_target_s": 3600})
+    assert gated["plan"]["reachable"] is True and gated["plan"]["target_ops_per_s"] == 2000
+    assert [(t["name"], t["passed"]) for t in gated["thresholds"]] == [("plan.reachable", True),
+                                                                       ("plan.time_to_target_s", True)]
+
+
+def test_when_no_key_design_helps_the_fix_says_so_and_shows_the_failing_check() -> None:
+    # A monotonic indexed field: its own index range takes every insert (500/s, published) whatever the key.
+    d = design("firestore", "random", indexed_value="monotonic")
+    p = plan(d, 2000)
+    assert not p.reachable and p.sustainable_ops_per_s is not None and p.sustainable_ops_per_s.high <= 2000 / 1.05
+    fix = p.fix
+    assert fix is not None and fix.kind == "key_design" and fix.value is None and fix.ramp is None
+    assert fix.forecast is not None and not fix.forecast.passes and "index:created" in fix.why
