@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Self
 
@@ -21,7 +22,17 @@ __all__ = ["DocError", "JsonDoc", "json_schema"]
 
 
 class DocError(ValueError):
-    """A document that does not have the model's shape; the message names the field."""
+    """A document that does not have the model's shape; the message names the field
+    (``cells.c00-x.operations.insert.latency_ms.p99: expected a number, got a string``)."""
+
+    def __init__(self, problem: str, path: tuple[str, ...] = ()) -> None:
+        self.problem, self.path = problem, path
+        where = "".join(p if p.startswith("[") else f".{p}" for p in path).lstrip(".")
+        super().__init__(f"{where}: {problem}" if where else problem)
+
+    def within(self, part: str) -> DocError:
+        """The same problem one level up (the path is built only when something is wrong)."""
+        return DocError(self.problem, (part, *self.path))
 
 
 @dataclass(kw_only=True)
@@ -38,19 +49,26 @@ class JsonDoc:
     @classmethod
     def from_json(cls, data: Any, *, where: str = "") -> Self:
         """Read ``data`` (parsed JSON); ``DocError`` naming the field when its shape is wrong."""
-        where = where or cls.__name__
+        try:
+            return cls._read_doc(data)
+        except DocError as exc:
+            raise exc.within(where or cls.__name__) from None
+
+    @classmethod
+    def _read_doc(cls, data: Any) -> Self:
         if not isinstance(data, dict):
-            raise DocError(f"{where}: expected an object, got {_kind(data)}")
-        data = cls.upgrade(dict(data))
-        hints = _hints(cls)
+            raise DocError(f"expected an object, got {_kind(data)}")
+        data = cls.upgrade(data)  # never edits ``data``: a hook that changes it returns a copy
         values: dict[str, Any] = {}
-        for name, hint in hints.items():
+        for name, read, required in _plan(cls):
             if name in data:
-                values[name] = _read(hint, data[name], f"{where}.{name}")
-        missing = [f.name for f in fields(cls) if f.name in hints and f.name not in values and _default(f) is MISSING]
-        if missing:
-            raise DocError(f"{where}: missing {', '.join(missing)}")
-        extra = {k: v for k, v in data.items() if k not in hints}
+                try:
+                    values[name] = read(data[name])
+                except DocError as exc:
+                    raise exc.within(name) from None
+            elif required:
+                raise DocError(f"missing {name}")
+        extra = {k: v for k, v in data.items() if k not in values} if len(values) < len(data) else {}
         return cls(**values, extra=extra, _keys=tuple(data))
 
     @classmethod
@@ -111,42 +129,91 @@ def _parts(hint: Any) -> tuple[Any, bool]:
     return hint, False
 
 
-def _read(hint: Any, value: Any, where: str) -> Any:
-    inner, nullable = _parts(hint)
-    if value is None:
-        if nullable or inner is Any:
-            return None
-        raise DocError(f"{where}: expected {_describe(inner)}, got null")
-    if inner is Any:
-        return value
-    origin = typing.get_origin(inner)
-    if isinstance(inner, type) and issubclass(inner, JsonDoc):
-        return inner.from_json(value, where=where)
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise DocError(f"{where}: expected an object, got {_kind(value)}")
-        item = typing.get_args(inner)[1]
-        return {k: _read(item, v, f"{where}.{k}") for k, v in value.items()}
-    if origin is list:
-        if not isinstance(value, list):
-            raise DocError(f"{where}: expected a list, got {_kind(value)}")
-        item = typing.get_args(inner)[0]
-        return [_read(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
-    if not _leaf_ok(inner, value):
-        raise DocError(f"{where}: expected {_describe(inner)}, got {_kind(value)}")
+_Reader = Callable[[Any], Any]
+
+
+def _plan(cls: type[JsonDoc]) -> list[tuple[str, _Reader, bool]]:
+    """(field, reader, required) per declared field, built once per class: reading a summary
+    is on every catalog load, so the type hints are not walked per value."""
+    cached = cls.__dict__.get("_plan_cache")
+    if cached is None:
+        hints = _hints(cls)
+        cached = [(f.name, _reader(hints[f.name]), _default(f) is MISSING) for f in fields(cls) if f.name in hints]
+        type.__setattr__(cls, "_plan_cache", cached)
+    return cached
+
+
+def _identity(value: Any) -> Any:
     return value
 
 
-def _leaf_ok(hint: Any, value: Any) -> bool:
+def _reader(hint: Any) -> _Reader:
+    inner, nullable = _parts(hint)
+    if inner is Any:
+        return _identity
+    base = _base_reader(inner)
+
+    def read(value: Any) -> Any:
+        if value is None:
+            if nullable:
+                return None
+            raise DocError(f"expected {_describe(inner)}, got null")
+        return base(value)
+
+    return read
+
+
+def _base_reader(inner: Any) -> _Reader:
+    if isinstance(inner, type) and issubclass(inner, JsonDoc):
+        return inner._read_doc
+    origin = typing.get_origin(inner)
+    if origin is dict:
+        item = _reader(typing.get_args(inner)[1])
+
+        def read_dict(value: Any) -> Any:
+            if not isinstance(value, dict):
+                raise DocError(f"expected an object, got {_kind(value)}")
+            out = {}
+            for key, v in value.items():
+                try:
+                    out[key] = item(v)
+                except DocError as exc:
+                    raise exc.within(key) from None
+            return out
+
+        return read_dict
+    if origin is list:
+        item = _reader(typing.get_args(inner)[0])
+
+        def read_list(value: Any) -> Any:
+            if not isinstance(value, list):
+                raise DocError(f"expected a list, got {_kind(value)}")
+            out = []
+            for i, v in enumerate(value):
+                try:
+                    out.append(item(v))
+                except DocError as exc:
+                    raise exc.within(f"[{i}]") from None
+            return out
+
+        return read_list
+    accepted = _accepted(inner)
+
+    def read_leaf(value: Any) -> Any:
+        if type(value) in accepted:
+            return value
+        raise DocError(f"expected {_describe(inner)}, got {_kind(value)}")
+
+    return read_leaf
+
+
+def _accepted(hint: Any) -> frozenset[type]:
+    """The Python types JSON gives for a leaf type (JSON does not tell 4 from 4.0)."""
     options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    out: set[type] = set()
     for option in options:
-        if option is bool and isinstance(value, bool):
-            return True
-        if option in (int, float) and isinstance(value, int | float) and not isinstance(value, bool):
-            return True  # JSON does not tell 4 from 4.0
-        if option is str and isinstance(value, str):
-            return True
-    return False
+        out |= {int, float} if option in (int, float) else {option}
+    return frozenset(out)
 
 
 def _describe(hint: Any) -> str:

@@ -234,10 +234,10 @@ class RunSummary(JsonDoc):
     def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
         version = data.get("schema_version", 1)
         if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise DocError(f"RunSummary.schema_version: expected a version number, got {version!r}")
+            raise DocError(f"expected a version number, got {version!r}", ("schema_version",))
         if version > SUMMARY_VERSION:
-            raise DocError(f"RunSummary.schema_version: {version} is newer than this keyramp reads "
-                           f"({SUMMARY_VERSION}); upgrade keyramp")
+            raise DocError(f"{version} is newer than this keyramp reads ({SUMMARY_VERSION}); upgrade keyramp",
+                           ("schema_version",))
         if version == 1:
             data = {**data, "cells": _copy_cells(data.get("cells"))}
             _upgrade_classes(data["cells"])
