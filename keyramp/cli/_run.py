@@ -139,7 +139,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from keyramp._durations import parse_duration
     from keyramp.profile._files import collect_profiles
     from keyramp.run._api import plan_costs, plan_profiles, run_profiles
-    from keyramp.run._report import Console, summary_table, workload_exceptions
+    from keyramp.run._report import Console, plan_lines, summary_table, workload_exceptions
     from keyramp.targets import CloudCaps, TargetOptions
 
     _check_run_args(args)
@@ -164,7 +164,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     def show(outcome: RunOutcome) -> None:
         out.print(summary_table(outcome.summary, width=out.width))
-        for line in workload_exceptions(outcome.summary):  # the workload's own exceptions, with tracebacks
+        # the plan lines, then the workload's own exceptions with their tracebacks
+        for line in [*plan_lines(outcome.summary), *workload_exceptions(outcome.summary)]:
             out.print(line, markup=False, highlight=False, soft_wrap=True)
         out.print(f"results: {outcome.path}", highlight=False)
 

@@ -19,12 +19,13 @@ from keyramp.profile._thresholds import WORKLOAD_ERRORS
 from keyramp.results._exceptions import ExceptionExample, cell_exceptions
 from keyramp.results._generator import generator_limited, generator_reason, machine_limited
 from keyramp.results._observer import RunObserver
+from keyramp.run._report_plan import plan_lines
 
 if TYPE_CHECKING:
     from keyramp.profile import Cell
     from keyramp.results._rows import TimeseriesRow
 
-__all__ = ["Console", "LiveStatus", "render_table", "summary_table"]
+__all__ = ["Console", "LiveStatus", "plan_lines", "render_table", "summary_table"]
 
 
 def _fmt_ms(value: float | None) -> str:
@@ -202,7 +203,7 @@ def render_table(summary: Mapping[str, Any], *, width: int = 200) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, color_system=None, force_terminal=False)
     console.print(summary_table(summary))  # every column: report.txt is the full record
-    for line in workload_exceptions(summary):
+    for line in [*plan_lines(summary), *workload_exceptions(summary)]:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     return buffer.getvalue()
 

@@ -19,6 +19,7 @@ from keyramp.keyspace._headline import keyspace_headline
 from keyramp.results._catalog import Run, load_run
 from keyramp.results._generator import generator_limited, generator_reason
 from keyramp.results._summary import CellSummary, Latency, OpStats, RunSummary
+from keyramp.run._report_plan import PLAN_NOTE, plan_lines
 
 __all__ = [
     "OBSERVABLE_RATIO",
@@ -98,6 +99,8 @@ class RunInfo:
     cells: int = 0
     #: Sum of the cells' measured durations (probe cells: how long the probe ran).
     seconds: float = 0.0
+    #: One modelled plan line per cell that holds a plan (``run._report_plan``).
+    plans: tuple[str, ...] = ()
 
     @classmethod
     def from_run(cls, run: Run) -> RunInfo:
@@ -107,7 +110,9 @@ class RunInfo:
         return cls(path=run.path, profile=run.profile_name or str(profile.get("name") or "?"), status=run.status,
                    reason=(summary.reason if summary else None) or manifest.get("reason"),
                    rules=tuple(profile.get("rules") or ()), cells=len(run.cells),
-                   seconds=round(sum(float(c.duration_s or 0) for c in cells), 1))
+                   seconds=round(sum(float(c.duration_s or 0) for c in cells), 1),
+                   # the plan is forecast's sub-document (opaque in the results model): its own reader
+                   plans=tuple(line for line in plan_lines(run.summary or {}) if line != PLAN_NOTE))
 
 
 def role_of(description: str) -> str:

@@ -26,6 +26,7 @@ from keyramp import _format as fmt
 from keyramp._errors import UsageError
 from keyramp.keyspace import run_keyspace
 from keyramp.results._catalog import list_runs
+from keyramp.run._report_plan import PLAN_NOTE
 from keyramp.scenarios._charts import (
     Bar,
     Line,
@@ -154,6 +155,7 @@ def render_markdown(reports: Sequence[RuleReport], runs: Sequence[RunInfo] = (),
     lines = ["# keyramp scenario report", ""]
     if runs:
         lines += _runs_markdown(runs)
+    lines += _plans_markdown(runs)
     lines += ["| rule | status | verdict |", "|---|---|---|"]
     lines += [f"| [{r.rule}](#{r.rule.lower()}) | {r.status} | {_md_cell(r.verdict)} |" for r in reports]
     lines.append("")
@@ -180,6 +182,29 @@ def _runs_line(runs: Sequence[RunInfo]) -> str:
     """``1 run, 12 cells, 2 min measured.``"""
     return (f"{fmt.plural(len(runs), 'run')}, {fmt.plural(sum(r.cells for r in runs), 'cell')}, "
             f"{fmt.duration(sum(r.seconds for r in runs))} measured.")
+
+
+def _plans_markdown(runs: Sequence[RunInfo]) -> list[str]:
+    """Each planned cell's plan line (modelled), per run that holds plans; nothing when none does."""
+    planned = [r for r in runs if r.plans]
+    if not planned:
+        return []
+    lines = ["## Launch plans (modelled)", ""]
+    for r in planned:
+        lines += [f"**{r.profile}** ({r.path.name}):", "", *(f"- {_md_cell(c)}" for c in r.plans), ""]
+    return [*lines, f"_{PLAN_NOTE}_", ""]
+
+
+def _plans_html(runs: Sequence[RunInfo]) -> str:
+    planned = [r for r in runs if r.plans]
+    if not planned:
+        return ""
+    esc = html.escape
+    parts = ["<h2 id='plans'>Launch plans <span class='modelled'>(modelled)</span></h2>"]
+    for r in planned:
+        parts.append(f"<p><b>{esc(r.profile)}</b> ({esc(r.path.name)})</p><ul class='plans'>"
+                     + "".join(f"<li class='modelled'>{esc(c)}</li>" for c in r.plans) + "</ul>")
+    return "".join([*parts, f"<p><i>{esc(PLAN_NOTE)}</i></p>"])
 
 
 def _runs_markdown(runs: Sequence[RunInfo]) -> list[str]:
@@ -213,6 +238,7 @@ def render_html(reports: Sequence[RuleReport], runs: Sequence[RunInfo] = (), *, 
         if bad:
             parts.append("<ul>" + "".join(f"<li class='bad'><b>{esc(r.profile)}</b> ({esc(r.path.name)}) "
                                           f"{esc(r.status)}: {esc(r.reason or '')}</li>" for r in bad) + "</ul>")
+    parts.append(_plans_html(runs))
     parts.append("<table><tr><th>rule</th><th>status</th><th>verdict</th></tr>")
     for rep in reports:
         parts.append(f"<tr><td><a href='#{esc(rep.rule)}'>{esc(rep.rule)}</a></td>"
@@ -244,7 +270,8 @@ def _json(reports: Sequence[RuleReport], runs: Sequence[RunInfo], out: Path) -> 
         "schema": 1,
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "runs": [{"path": str(r.path), "profile": r.profile, "status": r.status, "reason": r.reason,
-                  "rules": list(r.rules), "cells": r.cells, "seconds": r.seconds} for r in runs],
+                  "rules": list(r.rules), "cells": r.cells, "seconds": r.seconds,
+                  "plans": list(r.plans)} for r in runs],
         "rules": {rep.rule: {
             "status": rep.status,
             "verdict": rep.verdict,

@@ -26,20 +26,33 @@ from flask import (
 )
 from werkzeug.wrappers import Response as BaseResponse
 
-__all__ = ["add_routes", "run_payload"]
+from keyramp.web._answer import with_plans
+from keyramp.web._plans import PLAN_FILE, RunPlans, run_plans
+
+__all__ = ["add_routes", "answered_detail", "run_payload"]
+
+
+def answered_detail(run_id: str) -> dict[str, Any]:
+    """The run's view model with its answer rows and each cell's plan (planned once, on the first view,
+    when the run has none: ``_plans``; cached until summary.json or plan.json change)."""
+    store = current_app.extensions["keyramp_store"]
+    path = store.run_path(run_id)
+    plans: RunPlans = store.cache.get(("plans", str(path)),
+                                      (path / "manifest.json", path / "summary.json", path / PLAN_FILE),
+                                      lambda: run_plans(store.run(run_id)))
+    return with_plans(store.detail(run_id), plans)
 
 
 def run_payload(run_id: str) -> dict[str, Any]:
     store = current_app.extensions["keyramp_store"]
-    detail = store.detail(run_id)
-    return {"run": detail, "series": store.series(run_id)}
+    return {"run": answered_detail(run_id), "series": store.series(run_id)}
 
 
 def add_routes(app: Flask) -> None:
     @app.get("/runs/<run_id>")
     def run_page(run_id: str) -> str:
         store = current_app.extensions["keyramp_store"]
-        run = store.detail(run_id)
+        run = answered_detail(run_id)
         live = store.live(run_id) if run["status"] == "running" else None
         return render_template("run.html", run=run, has_series=store.has_series(run_id), live=live)
 
@@ -66,7 +79,7 @@ def add_routes(app: Flask) -> None:
     @app.get("/runs/<run_id>/head.html")
     def run_head_part(run_id: str) -> str:
         store = current_app.extensions["keyramp_store"]
-        return render_template("partials/run_head.html", run=store.detail(run_id), live=store.live(run_id))
+        return render_template("partials/run_head.html", run=answered_detail(run_id), live=store.live(run_id))
 
     @app.get("/runs/<run_id>/cells/<cell>.html")
     def run_cell_part(run_id: str, cell: str) -> str:

@@ -85,3 +85,27 @@ def test_footnotes_share_a_line_when_only_their_figures_differ() -> None:
     assert lines == ["c00, c01, c02: machine-limited: 100% of its cores busy (busiest load process 0.30–0.54 "
                      "of a core)", "c03 generator-limited: 12% of the schedule dropped"]
     assert grouped_footnotes(notes[:3], total=3)[0].startswith("all 3 cells: machine-limited: 100% of")
+
+
+def test_planned_cells_get_one_plan_line_each_under_the_table(tmp_path: Path) -> None:
+    """A run whose summary holds plans (real ``plan_cell`` plans: sequential ids need shards, random
+    ids ramp): report.txt has one modelled line per planned cell, the fix or the ramp and the cost."""
+    from _plans import add_plans
+
+    from keyramp.forecast._plan import CellPlan
+
+    run = make_run(tmp_path, cells=[("datastore", "sequential"), ("datastore", "random"), ("bigtable", "random")])
+    add_plans(run, {"c00-datastore-sequential": ("datastore", "sequential"),
+                    "c01-datastore-random": ("datastore", "random")})
+    summary = json.loads((run / "summary.json").read_text())
+    text = render_table(summary)
+    lines = {line.split()[0]: line for line in text.splitlines() if "  plan* " in line}
+    assert set(lines) == {"c00-datastore-sequential", "c01-datastore-random"}  # the unplanned cell has none
+    seq = CellPlan.from_json(summary["cells"]["c00-datastore-sequential"]["plan"])
+    assert not seq.reachable and seq.fix is not None and seq.fix.kind == "shards"
+    assert f"not reachable — fix: shards {seq.fix.value} ({seq.fix.design})" in lines["c00-datastore-sequential"]
+    assert "reachable — start 500 ops/s" in lines["c01-datastore-random"] and "500/50/5 takes" in lines[
+        "c01-datastore-random"]
+    assert all("/h, ramp $" in line for line in lines.values())
+    assert "* plan modelled at the [launch] peak" in text and "None" not in text and "nan" not in text
+    assert render_table(json.loads((make_run(tmp_path / "b") / "summary.json").read_text())).count("plan*") == 0

@@ -339,3 +339,32 @@ def test_charts_have_axes_legends_and_notes_only_where_something_happened() -> N
                                  Bar(label="b", value=2.0, role="best practice")], unit=" ms")
     assert ">anti-pattern</text>" in bars and ">best practice</text>" in bars  # the colours' legend
     assert ">0</text>" in bars and ">20 ms</text>" in bars  # the value axis from 0 to the largest bar
+
+
+def test_the_report_shows_the_plan_of_each_planned_cell(tmp_path: Path) -> None:
+    """A run whose cells hold plans (real ``plan_cell`` plans): Markdown, HTML and JSON carry one
+    modelled line per planned cell — the fix for sequential ids, the ramp for random ones, the cost."""
+    from _plans import add_plans
+    from _synthetic import make_run
+
+    run = make_run(tmp_path / "results", profile_name="plans", seconds=3,
+                   cells=[("datastore", "sequential"), ("datastore", "random")])
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["profile"]["rules"] = ["BP-KEY-1"]
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    add_plans(run, {"c00-datastore-sequential": ("datastore", "sequential"),
+                    "c01-datastore-random": ("datastore", "random")})
+    out = report_for_runs([run], out=tmp_path / "report")
+    md, page = (out / "report.md").read_text(), (out / "report.html").read_text()
+    plans = json.loads((out / "report.json").read_text())["runs"][0]["plans"]
+    assert [p.split()[0] for p in plans] == ["c00-datastore-sequential", "c01-datastore-random"]
+    assert "not reachable — fix: shards" in plans[0] and "reachable — start 500 ops/s" in plans[1]
+    assert all("/h, ramp $" in p for p in plans)
+    assert "## Launch plans (modelled)" in md and all(p in md for p in plans)
+    assert "Launch plans" in page and all(html.escape(p) in page for p in plans)
+    assert md.index("Launch plans") < md.index("## BP-KEY-1")  # the answer before the evidence
+    from keyramp.scenarios._evidence import RunInfo
+    from keyramp.scenarios._report import render_html, render_markdown
+
+    unplanned = [RunInfo(path=run, profile="plans", status="complete", reason=None)]
+    assert "Launch plans" not in render_markdown([], unplanned) + render_html([], unplanned)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from _browser import CHROMIUM, serve_ui
 from _browser import shot as _shot
+from _plans import add_plans
 from _synthetic import make_run
 
 pytestmark = pytest.mark.browser
@@ -120,6 +121,9 @@ def _launch_runs(root: Path) -> None:
             stats.update(errors=stats["count"], error_rate=1.0,
                          errors_by_class={"PERMISSION_DENIED": {"count": stats["count"]}})
         (run / "summary.json").write_text(json.dumps(summary))
+        # each key design's plan (real plans of the regenerated designs): sequential ids need shards
+        add_plans(run, {"c00-datastore-sequential": ("datastore", "sequential"),
+                        "c01-datastore-random": ("datastore", "random")})
 
 
 def _stretch_to_one_hour(run: Path) -> None:
@@ -298,6 +302,16 @@ def test_every_page_reads_cleanly(page, base_url: str, results: Path) -> None:  
     page.goto(f"{base_url}/runs/{launch[0]}")
     assert page.locator(".forecast-chart").count() == 1  # the hotspot cell's only: the ok cell draws none
     _shot(page, "web-run-forecast")
+    # the answer first: the page's first card is the answer table, a row per cell; each planned cell's
+    # plan section draws its ramp against 500/50/5 (read cleanly above: no None, nan)
+    assert page.locator("section.card").first.get_attribute("id") == "answer"
+    assert page.locator("#answer tbody tr").count() == 3
+    assert "not reachable; fix: shards" in page.locator("#answer").inner_text()
+    assert page.locator(".plan-chart polyline.planned").count() == 2
+    plan = page.locator("#plan-c00-datastore-sequential").inner_text()
+    assert "modelled" in plan and "not reachable" in plan and "500/50/5" in plan and "per hour" in plan
+    page.locator("#plan-c01-datastore-random").scroll_into_view_if_needed()
+    _shot(page, "web-run-plan")
     # the cell whose every operation failed gives that as the reason it has no keys
     assert re.search(r"all [\d,]+ operations failed", run), "the failed count"
     assert "a probe cell, or key sampling was off" not in run

@@ -1,0 +1,50 @@
+"""The plan lines under ``keyramp run``'s summary table: one per cell whose summary holds a plan.
+
+A run plans its cells when the profile has a ``[launch]`` and ``[thresholds]`` gate on ``plan.*``
+(``forecast._plan_run.plan_step``); every figure is modelled (docs/plan.md), and the lines say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from keyramp._format import count, ops_per_s, usd
+from keyramp.forecast._plan import CellPlan
+from keyramp.forecast._plan_text import ramp_text
+
+__all__ = ["PLAN_NOTE", "plan_line", "plan_lines"]
+
+PLAN_NOTE = ("* plan modelled at the [launch] peak: forecasts of each key design over the model's parameter "
+             "ranges and list prices, not measurements (keyramp plan RUN for the whole plan; docs/plan.md)")
+
+
+def plan_line(plan: CellPlan) -> str:
+    """``c01-… plan* 5,000 ops/s: reachable — start 500 ops/s, +50 % every 4.2 min: …; $16.20/h, ramp $2.37``."""
+    if plan.reachable:
+        answer = "reachable" + (f" — {ramp_text(plan.ramp)}" if plan.ramp is not None else "")
+    elif plan.fix is not None:
+        fix = plan.fix
+        value = "" if fix.value is None else f" {count(fix.value)}"
+        answer = f"not reachable — fix: {fix.kind.replace('_', ' ')}{value} ({fix.design})"
+        if fix.ramp is not None:
+            answer += f", then {ramp_text(fix.ramp)}"
+    else:
+        answer = f"not reachable — {plan.why}"
+    cost = plan.cost
+    money = "" if cost is None else f"; {usd(cost.launch_usd_per_hour)}/h" + (
+        "" if cost.ramp_usd is None else f", ramp {usd(cost.ramp_usd)}")
+    return f"{plan.cell_id}  plan* {ops_per_s(plan.target_ops_per_s)}: {answer}{money}"
+
+
+def plan_lines(summary: Mapping[str, Any]) -> list[str]:
+    """One line per planned cell, then what the star means; empty when no cell holds a plan."""
+    lines = []
+    for cell_id, cell in (summary.get("cells") or {}).items():
+        doc = cell.get("plan") if isinstance(cell, Mapping) else None
+        if isinstance(doc, Mapping):
+            try:
+                lines.append(plan_line(CellPlan.from_json({**doc, "cell": doc.get("cell") or cell_id})))
+            except (KeyError, TypeError, ValueError):
+                lines.append(f"{cell_id}  plan*: unreadable in summary.json")
+    return [*lines, PLAN_NOTE] if lines else []

@@ -1,0 +1,141 @@
+"""The run page's answer (web/_answer.py), each cell's plan section (web/_plan.py) and where plans
+come from (web/_plans.py): real plans (``plan_cell`` on regenerated designs) in synthetic runs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from _plans import add_plans, resolved_launch
+from _synthetic import make_run
+
+from keyramp.forecast._plan import CellPlan
+from keyramp.web import create_app
+from keyramp.web._plan import plan_view, ramp_chart, read_plan
+
+PLANNED = {"c00-datastore-sequential": ("datastore", "sequential"), "c01-datastore-random": ("datastore", "random")}
+APPEND = {"hottest_1pct_share": 0.71, "append_points": 1, "append_fraction": 0.99, "samples": 500}
+#: What a page must never show: Python's spellings of missing or broken numbers.
+_UNREADABLE = re.compile(r"\bNone\b|\bnan\b|built-in method")
+
+
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 3-cell run: two cells planned (sequential ids need shards, random ids ramp), one not, with lint."""
+    run = make_run(tmp_path_factory.mktemp("web-plan"), seconds=5, seed=8, keyspace=APPEND,
+                   cells=(("datastore", "sequential"), ("datastore", "random"), ("firestore", "random")),
+                   error_rate={"insert": 0.01, "read": 0.0})
+    add_plans(run, PLANNED)
+    summary = json.loads((run / "summary.json").read_text())
+    for cid, cell in summary["cells"].items():  # as the run evaluates them; plan.reachable fails where it is not
+        cell["thresholds"] = [{"name": "insert.p99_ms", "limit": 50, "value": 3.2, "passed": True, "verdict": "pass"}]
+        if cid in PLANNED:
+            ok = cell["plan"]["reachable"]
+            cell["thresholds"].append({"name": "plan.reachable", "limit": 1, "value": int(ok), "passed": ok,
+                                       "verdict": "pass" if ok else "fail"})
+    (run / "summary.json").write_text(json.dumps(summary))
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["lint"] = [{"rule": "BP-KEY-1", "severity": "warning", "message": f"lint {i}", "cell": None}
+                        for i in range(3)]
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    return run
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_the_run_page_opens_with_the_answer_and_each_planned_cell_has_its_plan(planned: Path) -> None:
+    html = create_app(planned.parent).test_client().get(f"/runs/{planned.name}").data.decode()
+    answer = html.index('id="answer"')
+    # the answer first: before the manifest, the lint findings and every cell's evidence
+    assert answer < html.index('class="card manifest"') < html.index('class="card lint"') < html.index('id="cell-')
+    rows = _text(html[answer:html.index("</table>", answer)])
+    summary = json.loads((planned / "summary.json").read_text())["cells"]
+    seq = CellPlan.from_json(summary["c00-datastore-sequential"]["plan"])
+    assert seq.fix is not None and seq.fix.value is not None
+    assert f"c00-datastore-sequential append ×1 – not reachable; fix: shards {seq.fix.value}" in rows
+    assert "c01-datastore-random append ×1 – reachable: ramp " in rows and "(500/50/5: 30 min)" in rows
+    assert rows.count("/h, ramp $") == 2 and "c02-firestore-random append ×1 – – –" in rows  # not planned
+    # thresholds and errors, per cell
+    assert "1 of 2 failed: plan.reachable" in rows and "2 passed" in rows and "1 passed" in rows
+    assert re.search(r"c02-firestore-random .* 1 passed [\d,]+ \(0\.\d %\)", rows)
+    # a plan section per planned cell, labelled modelled, the ramp drawn against 500/50/5
+    assert html.count('class="plan" id="plan-') == 2 and 'id="plan-c02-firestore-random"' not in html
+    assert html.count('<polyline class="planned"') == 2 and html.count('<polyline class="google"') == 2
+    assert "Every figure in this plan is modelled" in html and f"<code>{seq.fix.design}</code>" in html
+    assert not _UNREADABLE.findall(_text(html))
+
+
+def test_the_json_twin_carries_the_same_answer_and_plans(planned: Path) -> None:
+    client = create_app(planned.parent).test_client()
+    run = client.get(f"/runs/{planned.name}.json").get_json()["run"]
+    page = _text(client.get(f"/runs/{planned.name}").data.decode())
+    assert [a["id"] for a in run["answer"]] == [c["id"] for c in run["cells"]]
+    for row in run["answer"]:
+        assert row["plan"] in page and row["pattern"] == "append ×1"
+    assert run["plans"]["source"] == "summary" and run["plans"]["target"] == "5,000 ops/s"
+    summary = json.loads((planned / "summary.json").read_text())["cells"]
+    for cell in run["cells"]:
+        doc = summary[cell["id"]].get("plan")
+        # the twin's plan reads back as the summary's CellPlan
+        assert (cell["plan"] or {}).get("doc") == (None if doc is None else CellPlan.from_json(doc).to_json())
+
+
+def test_a_run_with_a_launch_and_no_plan_is_planned_once_on_view(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first view plans the first cell and, when all cells would not fit the budget, leaves the
+    rest to ``keyramp plan``; the saved plan.json serves every later view (and a new server)."""
+    from keyramp.web import _plans
+
+    run = make_run(tmp_path, seconds=5, seed=9, cells=(("datastore", "random"), ("datastore", "sequential")))
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["profile"]["launch"] = resolved_launch()
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.setattr(_plans, "BUDGET_S", 0.0)  # one cell always fits; a second never does
+    first = create_app(tmp_path).test_client().get(f"/runs/{run.name}.json").get_json()["run"]
+    assert first["plans"]["source"] == "planned on view" and first["plans"]["pending"] == ["c01-datastore-sequential"]
+    assert f"keyramp plan {run} --json > {run / 'plan.json'}" in first["plans"]["hint"]
+    assert first["plans"]["seconds_per_cell"] > 0
+    assert first["cells"][0]["plan"]["doc"]["cell"] == "c00-datastore-random" and first["cells"][1]["plan"] is None
+    assert first["answer"][1]["plan"] == "not planned on view"
+    saved = json.loads((run / "plan.json").read_text())
+    assert list(saved["cells"]) == ["c00-datastore-random"] and saved["modelled"] is True
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("planned again")
+
+    monkeypatch.setattr(_plans, "plan_run", refuse)
+    client = create_app(tmp_path).test_client()
+    again = client.get(f"/runs/{run.name}.json").get_json()["run"]
+    assert again["plans"]["source"] == "plan.json" and again["cells"][0]["plan"] == first["cells"][0]["plan"]
+    assert "keyramp plan" in _text(client.get(f"/runs/{run.name}").data.decode())
+
+
+def test_a_run_without_a_launch_says_how_to_plan_it(tmp_path: Path) -> None:
+    run = make_run(tmp_path, seconds=5, seed=10)
+    client = create_app(tmp_path).test_client()
+    data = client.get(f"/runs/{run.name}.json").get_json()["run"]
+    assert data["plans"]["source"] is None and "no [launch]" in data["plans"]["hint"]
+    assert all(c["plan"] is None for c in data["cells"]) and not (run / "plan.json").exists()
+    assert "--target OPS" in client.get(f"/runs/{run.name}").data.decode()
+
+
+def test_the_ramp_chart_reaches_the_target_when_the_plan_says() -> None:
+    """The planned staircase meets the target line at the plan's time to target, 500/50/5 at its own."""
+    from _plans import cell_plan
+
+    plan = read_plan(json.loads(cell_plan("datastore", "random")))
+    assert plan is not None and plan.ramp is not None
+    chart = ramp_chart(plan.ramp)
+    end = chart["end_s"]
+    for line, time_s in zip(chart["lines"], (plan.ramp.time_to_target_s, plan.ramp.google_time_to_target_s),
+                            strict=True):
+        pts = [tuple(map(float, p.split(","))) for p in line["points"].split()]
+        first_at_target = next(x for x, y in pts if abs(y - chart["target_y"]) < 0.2)
+        expected = chart["left"] + time_s / end * (chart["right"] - chart["left"])
+        assert abs(first_at_target - expected) < 15, (line["name"], first_at_target, expected)
+        assert all(y >= chart["target_y"] - 0.2 for _, y in pts)  # never above the target
+    assert plan_view({"cell": "x"}) is None and plan_view("nonsense") is None  # a damaged plan: no section
