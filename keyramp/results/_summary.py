@@ -146,8 +146,8 @@ class ThresholdRow(JsonDoc):
     """One evaluated threshold (``op`` is the comparator); only verdict "pass" has ``passed`` true."""
 
     name: str
-    op: str
-    limit: float
+    op: str | None = None
+    limit: float | None = None
     value: float | None = None
     passed: bool
     verdict: str | None = None
