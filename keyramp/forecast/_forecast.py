@@ -43,7 +43,7 @@ def samples_for(duration_s: float) -> int:
 
 def _traffic(launch: Launch) -> str:
     """What a projection depends on: the launch's rates over time (not its nodes, storage or params)."""
-    spec = {k: v for k, v in launch.spec.items() if k not in ("nodes", "storage", "params")}
+    spec = {k: v for k, v in launch.spec.items() if k not in ("nodes", "storage", "params", "plan")}
     return json.dumps(spec, sort_keys=True, default=str)
 
 

@@ -107,10 +107,11 @@ def wants_plan(thresholds: Iterable[Any]) -> bool:
 
 def plan_step(a: Any) -> None:
     """The run's analysis step after the forecast (``keyramp.run._analysis.CellAnalysis``): adds
-    ``summary["plan"]`` when the profile has a ``[launch]`` and its ``[thresholds]`` gate on the plan
-    (a plan is dozens of forecasts: seconds per cell, docs/performance.md)."""
+    ``summary["plan"]`` when the profile has a ``[launch]`` (unless ``plan = false`` there) or its
+    ``[thresholds]`` gate on the plan (a plan is dozens of forecasts: seconds per cell,
+    docs/performance.md)."""
     launch = getattr(a.profile, "launch", None)
-    if launch is None or not a.measured or not wants_plan(a.profile.thresholds):
+    if launch is None or not a.measured or not (launch.plan or wants_plan(a.profile.thresholds)):
         return
     from keyramp.forecast._design import CellDesign
     from keyramp.forecast._forecast import cell_samples

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from keyramp._durations import format_duration
 from keyramp._errors import UsageError
 from keyramp.backends import STORES, StoreParams
-from keyramp.profile._checks import MISSING, Context, Duration, Free, Int, Sub, Where
+from keyramp.profile._checks import MISSING, Bool, Context, Duration, Free, Int, Sub, Where
 from keyramp.profile._schedules import KIND_FIELDS, OPEN_KINDS, Schedule, make_schedule
 from keyramp.profile._schema import Section, option
 
@@ -64,6 +64,10 @@ class LaunchSettings(Section):
     params: str | None = field(default=None, metadata=option(
         Free("path"), legacy=None, bad=("", "missing.json"),
         doc="parameter ranges fitted by `keyramp calibrate fit` (relative to the profile)"))
+    plan: bool = field(default=True, metadata=option(
+        Bool(), default=True, legacy=False,
+        doc="plan each cell after the run (modelled: the fastest safe ramp or the fix, and the cost; seconds per "
+            "cell, docs/plan.md); `false`: only when `[thresholds]` name a `plan.*` metric"))
     nodes: int | None = field(default=None, metadata=option(
         Int(1, 10_000), default=1, legacy=None, applies=_CLUSTER, doc="the cluster's nodes"))
     storage: str | None = field(default=None, metadata=option(
@@ -112,7 +116,8 @@ class LaunchSettings(Section):
         if not schedule.open_model:
             raise UsageError("kind: a launch needs an open-model kind")
         return cls(kind=str(data["kind"]), duration_s=duration, params=data.get("params"), nodes=data.get("nodes"),
-                   storage=data.get("storage"), spec=dict(data), schedule=schedule)
+                   storage=data.get("storage"), plan=bool(data.get("plan", False)), spec=dict(data),
+                   schedule=schedule)
 
     from_resolved = from_data
 

@@ -28,7 +28,7 @@ def run(firestore_emulator, tmp_path_factory: pytest.TempPathFactory) -> tuple[P
         workload={"ops": {"insert": 1.0}, "record_count": 300, "key_samples_per_s": 400},
         keys={"strategy": ["sequential", "random"]},
         schedule={"kind": "constant", "rate": 200, "warmup": "1s"},
-        launch={"kind": "ramp_500_50_5", "ceiling": 5000, "duration": "1h"},
+        launch={"kind": "ramp_500_50_5", "ceiling": 5000, "duration": "1h", "plan": False},  # the forecast only
         thresholds={"forecast.throttled_fraction": 0.05},
     )
     result = keyramp("run", str(profile), "--out", str(tmp / "out"), "--quiet", env=emulator_env(firestore_emulator))

@@ -31,7 +31,8 @@ def test_a_ramp_launch_is_resolved_in_real_time() -> None:
     launch = profile.launch
     assert launch is not None and launch.duration_s == 5400.0
     assert launch.rate(0) == 500 and launch.rate(301) == 750 and launch.peak == 5000
-    assert profile.data["launch"] == {"kind": "ramp_500_50_5", "ceiling": 5000, "duration_s": 5400.0}
+    assert profile.data["launch"] == {"kind": "ramp_500_50_5", "ceiling": 5000, "duration_s": 5400.0, "plan": True}
+    assert launch.plan and not parse_profile(_with({"kind": "constant", "rate": 9, "plan": False})).launch.plan  # type: ignore[union-attr]
     assert "nodes" not in launch.for_backend("firestore")
     json.dumps(profile.data)  # the resolved table goes into manifest.json as is
 

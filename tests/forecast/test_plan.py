@@ -205,23 +205,25 @@ def test_targets_and_limits_out_of_range_are_usage_errors() -> None:
             Planner(d, **kw)
 
 
-def test_a_run_plans_its_cells_only_when_a_threshold_gates_on_the_plan(tmp_path: Any) -> None:
+def test_a_run_plans_its_cells_with_a_launch_unless_told_not_to_and_a_threshold_needs_none(tmp_path: Any) -> None:
     from types import SimpleNamespace
 
     from keyramp.forecast import plan_step
 
-    def analysed(thresholds: dict[str, Any]) -> dict[str, Any]:
+    def analysed(thresholds: dict[str, Any], *, plan: bool = False) -> dict[str, Any]:
         profile = parse_profile({"name": "p", "backend": "firestore", "duration": "10s", "seed": 4,
                                  "workload": {"ops": {"insert": 1.0}, "record_count": 500},
                                  "keys": {"strategy": "random"}, "schedule": {"kind": "constant", "rate": 300},
-                                 "launch": {"kind": "ramp_500_50_5", "ceiling": 2000}, "thresholds": thresholds})
+                                 "launch": {"kind": "ramp_500_50_5", "ceiling": 2000, "plan": plan},
+                                 "thresholds": thresholds})
         summary: dict[str, Any] = {"operations": {"insert": {"count": 3000}}}
         plan_step(SimpleNamespace(profile=profile, cell=profile.cells[0], summary=summary, measured=True,
                                   run_dir=tmp_path))
         summary["thresholds"] = [r.to_dict() for r in evaluate(profile.thresholds, summary)]
         return summary
 
-    assert "plan" not in analysed({"error_rate": 0.01})  # a plan is seconds per cell: only when asked
+    assert "plan" not in analysed({"error_rate": 0.01})  # [launch] plan = false: seconds per cell saved
+    assert analysed({"error_rate": 0.01}, plan=True)["plan"]["reachable"] is True  # the default
     gated = analysed({"plan.reachable": True, "plan.time_to_target_s": 3600})
     assert gated["plan"]["reachable"] is True and gated["plan"]["target_ops_per_s"] == 2000
     assert [(t["name"], t["passed"]) for t in gated["thresholds"]] == [("plan.reachable", True),
