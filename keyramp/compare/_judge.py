@@ -43,9 +43,11 @@ from keyramp.compare._stats import (
     ratio_ci,
     two_proportion,
 )
+from keyramp.compare._verdict import behind_note, late_budget, median, num, ratio_verdict
 from keyramp.results._catalog import Run
 from keyramp.results._generator import generator_late, littles_rate, starved_reason
 from keyramp.results._read import read_intervals
+from keyramp.results._summary import Latency, OpStats, RunSummary
 
 __all__ = [
     "LATENCY_METRICS",
@@ -135,32 +137,40 @@ class Side:
         return "+".join(f"{run.run_id}/{cell}" for run, cell in self.members)
 
     def cells(self) -> list[dict[str, Any]]:
+        """The cells as summary.json holds them, for the results layer's checks (they read mappings)."""
         return [run.cells[cell] for run, cell in self.members]
 
-    def stats(self, op: str) -> list[dict[str, Any]]:
-        return [cell["operations"][op] for cell in self.cells()]
+    def stats(self, op: str) -> list[OpStats]:
+        return [typed(run).cells[cell].operations[op] for run, cell in self.members]
 
     def pooled(self, op: str) -> dict[str, int]:
         """Counts of the op over every run of the side (count, late, errors)."""
-        return {k: sum(int(s.get(k) or 0) for s in self.stats(op)) for k in ("count", "late", "errors")}
+        stats = self.stats(op)
+        return {"count": sum(int(s.count or 0) for s in stats), "late": sum(int(s.late or 0) for s in stats),
+                "errors": sum(int(s.errors or 0) for s in stats)}
 
     def first_reason(self, reason: Callable[[Mapping[str, Any]], str | None]) -> str | None:
         return next((r for cell in self.cells() if (r := reason(cell))), None)
 
 
-def summary_values(stats: Mapping[str, Any]) -> dict[str, float | None]:
-    latency = stats.get("latency_ms") or {}
-    out: dict[str, float | None] = {"ops_per_s": _num(stats.get("ops_per_s")),
-                                    "error_rate": _num(stats.get("error_rate"))}
+def typed(run: Run) -> RunSummary:
+    """A compared run's summary through the results model (compare takes usable runs only)."""
+    summary = run.typed_summary
+    if summary is None:
+        raise ValueError(f"{run.run_id}: {run.summary_error or 'no summary'}")
+    return summary
+
+
+def _pct(latency: Latency | None, key: str) -> float | None:
+    """A percentile (``p50`` … ``max``, a ``Latency`` field) of a latency block that may be absent."""
+    return num(getattr(latency, key)) if latency is not None else None
+
+
+def summary_values(stats: OpStats) -> dict[str, float | None]:
+    out: dict[str, float | None] = {"ops_per_s": num(stats.ops_per_s), "error_rate": num(stats.error_rate)}
     for metric, (key, _) in LATENCY_METRICS.items():
-        out[metric] = _num(latency.get(key))
+        out[metric] = _pct(stats.latency_ms, key)
     return out
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -201,7 +211,7 @@ class Replicates:
             return summary_values(side.stats(op)[0])
         boot = self.get(side, op)
         each = [summary_values(s) for s in side.stats(op)]
-        out = {m: _median([v[m] for v in each]) for m in METRICS}
+        out = {m: median([v[m] for v in each]) for m in METRICS}
         if boot is not None:
             out["ops_per_s"] = boot.point_rate
             out.update({m: float(boot.point_ms[j]) for j, m in enumerate(LATENCY_METRICS)})
@@ -210,64 +220,14 @@ class Replicates:
         return out
 
 
-def _median(values: list[float | None]) -> float | None:
-    vals = sorted(v for v in values if v is not None)
-    return vals[len(vals) // 2] if vals else None
-
-
-def _verdict(ratio: float | None, low: float | None, high: float | None, effect: float,
-             higher_is_better: bool) -> tuple[str, str]:
-    if ratio is None:
-        return "n/a", "no value"
-    if low is None or high is None:
-        # No interval (no .hlog): demand twice the minimum effect before judging.
-        effect *= 2
-        up, down = ratio > 1 + effect, ratio < 1 / (1 + effect)
-        note = "no CI (no interval histograms)"
-    else:
-        # The whole interval must clear the minimum effect, not merely exclude 1: with
-        # short runs the interval is wide and a point estimate past 10 % is common in A/A.
-        # Symmetric on the ratio's log scale: x1.5 worse mirrors x0.67 better.
-        up, down = low > 1 + effect, high < 1 / (1 + effect)
-        note = ""
-    if higher_is_better:
-        return ("better" if up else "worse" if down else "same"), note
-    return ("worse" if up else "better" if down else "same"), note
-
-
-def _late_fraction(stats: Mapping[str, Any]) -> float:
-    count = stats.get("count") or 0
-    late = stats.get("late") or 0
-    return late / count if isinstance(count, int | float) and isinstance(late, int | float) and count > 0 else 0.0
-
-
 def _machine_late(side: Side, op: str, opts: CompareOptions) -> float:
     """Share of a side's operations that started late because the generator fell behind (the one
     rule of ``keyramp.results._generator``: CPU-bound load process, saturated machine, or users
     mostly idle); lateness with every user busy is the store's (it can be the regression itself)."""
-    pairs = [(generator_late(cell, cell["operations"][op], busy_limit=opts.busy_users_fraction),
-              int(cell["operations"][op].get("count") or 0)) for cell in side.cells()]
+    pairs = [(generator_late(cell, cell["operations"][op], busy_limit=opts.busy_users_fraction), int(stats.count or 0))
+             for cell, stats in zip(side.cells(), side.stats(op), strict=True)]
     total = sum(n for _, n in pairs)
     return sum(late * n for late, n in pairs) / total if total else 0.0
-
-
-def _late_budget(pct: float, opts: CompareOptions) -> float:
-    """How much more machine lateness the slower-looking run may have before percentile ``pct``
-    of it is queueing in the generator: 10 % for p50, 5 % for p95, 1 % for p99."""
-    return min(opts.max_late_fraction, 1.0 - pct / 100.0)
-
-
-def _behind_note(b: Mapping[str, Any], c: Mapping[str, Any], opts: CompareOptions) -> str:
-    """A note when the load generator fell behind its schedule in either run.
-
-    Latency is measured from the intended start, so when many operations start late the
-    figures are dominated by queueing in an overloaded generator (measured here: 10-60 %
-    late on a 2-core box at load 5 moved A/A p50 from 2.2 to 67 ms).
-    """
-    b_late, c_late = _late_fraction(b), _late_fraction(c)
-    if max(b_late, c_late) <= opts.max_late_fraction:
-        return ""
-    return f"generator behind schedule: {b_late:.0%} late in baseline, {c_late:.0%} in candidate"
 
 
 def _latency_suspect(cell: Mapping[str, Any]) -> str | None:
@@ -314,7 +274,7 @@ class _Judge:
         if self.b_boot is not None and self.c_boot is not None:
             low, high = ratio_ci(self.c_boot.rate, self.b_boot.rate, self.opts.confidence)
         low, high = self.interval("ops_per_s", ratio, low, high)
-        verdict, note = _verdict(ratio, low, high, self.opts.min_effect_throughput, True)
+        verdict, note = ratio_verdict(ratio, low, high, self.opts.min_effect_throughput, True)
         starved = [f"the {name}'s {reason}" for name, side in (("baseline", self.base), ("candidate", self.cand))
                    if (reason := side.first_reason(starved_reason))]
         if verdict in _FLAGS and starved and self.opts.inconclusive_when_behind:
@@ -335,8 +295,8 @@ class _Judge:
         b_rate = _geomean([littles_rate(c) for c in self.base.cells()])
         c_rate = _geomean([littles_rate(c) for c in self.cand.cells()])
         predicted = c_rate / b_rate if b_rate and c_rate else None
-        b_svc = _geomean([_num((s.get("service_ms") or {}).get("p50")) for s in self.base.stats(self.op)])
-        c_svc = _geomean([_num((s.get("service_ms") or {}).get("p50")) for s in self.cand.stats(self.op)])
+        b_svc = _geomean([_pct(s.service_ms, "p50") for s in self.base.stats(self.op)])
+        c_svc = _geomean([_pct(s.service_ms, "p50") for s in self.cand.stats(self.op)])
         if not b_svc or not c_svc or predicted is None:
             return False, "service times not recorded"
         ratio = c_svc / b_svc
@@ -345,11 +305,11 @@ class _Judge:
         low = high = None
         if b_reps is not None and c_reps is not None:
             low, high = ratio_ci(c_reps.pct[:, 0], b_reps.pct[:, 0], opts.confidence)
-        spread = between_run_spread([_num((s.get("service_ms") or {}).get("p50")) for s in self.base.stats(self.op)],
+        spread = between_run_spread([_pct(s.service_ms, "p50") for s in self.base.stats(self.op)],
                                     opts.confidence) if self.k > 1 else None
         if spread is not None:
             low, high = widen(ratio, low, high, spread[1])
-        verdict, _ = _verdict(ratio, low, high, opts.min_effect_latency, False)
+        verdict, _ = ratio_verdict(ratio, low, high, opts.min_effect_latency, False)
         slower = self.cand if ratio > 1 else self.base
         effect = opts.min_effect_throughput
         agrees = verdict == ("worse" if worse else "better") and not slower.first_reason(_latency_suspect) and (
@@ -361,7 +321,7 @@ class _Judge:
     def latency(self) -> tuple[list[MetricRow], str]:
         opts, rows = self.opts, []
         b_pool, c_pool = self.base.pooled(self.op), self.cand.pooled(self.op)
-        behind = _behind_note(b_pool, c_pool, opts)
+        behind = behind_note(b_pool, c_pool, opts)
         b_machine, c_machine = _machine_late(self.base, self.op, opts), _machine_late(self.cand, self.op, opts)
         b_suspect, c_suspect = self.base.first_reason(_latency_suspect), self.cand.first_reason(_latency_suspect)
         for j, (metric, (_, pct)) in enumerate(LATENCY_METRICS.items()):
@@ -374,7 +334,7 @@ class _Judge:
                 low, high = ratio_ci(self.c_boot.pct[:, j], self.b_boot.pct[:, j], opts.confidence)
             low, high = self.interval(metric, ratio, low, high)
             effect = opts.min_effect_tail if metric in TAIL_METRICS else opts.min_effect_latency
-            verdict, note = _verdict(ratio, low, high, effect, False)
+            verdict, note = ratio_verdict(ratio, low, high, effect, False)
             # Only the direction the machine explains is suspect: a run that looks slower
             # *despite* being the calmer one stands.
             suspect = c_suspect if verdict == "worse" else b_suspect
@@ -383,14 +343,14 @@ class _Judge:
                                      f"inconclusive: {verdict} but that run's {suspect}: the machine was measured"))
                 continue
             slower, other = (c_machine, b_machine) if verdict == "worse" else (b_machine, c_machine)
-            if opts.inconclusive_when_behind and verdict in _FLAGS and slower - other > _late_budget(pct, opts):
+            if opts.inconclusive_when_behind and verdict in _FLAGS and slower - other > late_budget(pct, opts):
                 rows.append(self.row(metric, ratio, low, high, "n/a",
                                      f"inconclusive: {verdict} but that run's generator was starved ({slower:.0%} "
                                      f"of operations late while users were idle, vs {other:.0%}): the machine was "
                                      "measured"))
                 continue
             if (opts.inconclusive_when_behind and verdict != "worse" and not c_suspect
-                    and b_machine - c_machine > _late_budget(pct, opts)):
+                    and b_machine - c_machine > late_budget(pct, opts)):
                 # The *baseline* lost its schedule to the machine: its stalled seconds widen the
                 # interval until a real regression hides in it (measured: x2.2 p50 judged "same").
                 # Service time (from the actual start) leaves that queueing out; it is judged
@@ -407,14 +367,14 @@ class _Judge:
     def _service_worse(self, j: int, effect: float) -> tuple[float, float, float] | None:
         """(ratio, CI low, CI high) of service-time percentile ``j`` when that says ``worse``, else None."""
         key = list(LATENCY_METRICS.values())[j][0]
-        b = _geomean([_num((s.get("service_ms") or {}).get(key)) for s in self.base.stats(self.op)])
-        c = _num((self.cand.stats(self.op)[0].get("service_ms") or {}).get(key))
+        b = _geomean([_pct(s.service_ms, key) for s in self.base.stats(self.op)])
+        c = _pct(self.cand.stats(self.op)[0].service_ms, key)
         b_reps = self.reps.get(self.base, self.op, service=True)
         c_reps = self.reps.get(self.cand, self.op, service=True)
         if not b or c is None or b_reps is None or c_reps is None:
             return None
         low, high = ratio_ci(c_reps.pct[:, j], b_reps.pct[:, j], self.opts.confidence)
-        verdict, _ = _verdict(c / b, low, high, effect, False)
+        verdict, _ = ratio_verdict(c / b, low, high, effect, False)
         return (c / b, low, high) if verdict == "worse" and low is not None and high is not None else None
 
     def error_rate(self) -> MetricRow:
@@ -427,7 +387,7 @@ class _Judge:
         significant = p_value < self.opts.alpha and abs(diff) > self.opts.min_error_diff
         verdict = "same" if not significant else ("worse" if diff > 0 else "better")
         ratio = (c["errors"] / c["count"]) / (b["errors"] / b["count"]) if b["errors"] else None
-        return self.row("error_rate", ratio, _num(low), _num(high), verdict, f"p={p_value:.3g}")
+        return self.row("error_rate", ratio, num(low), num(high), verdict, f"p={p_value:.3g}")
 
 
 def _geomean(values: list[float | None]) -> float | None:

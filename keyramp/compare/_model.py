@@ -25,6 +25,7 @@ from keyramp.compare._judge import (
     Side,
     judge,
     summary_values,
+    typed,
 )
 from keyramp.forecast._text import forecast_short
 from keyramp.forecast._verdict import VERDICT_RANK
@@ -172,13 +173,13 @@ def _judge_run(cmp: Comparison, reps: Replicates, cand: Run) -> None:
         if ident not in cand_cells:
             continue
         cand_side = Side(((cand, cand_cells[ident]),))
-        for op in cmp.baseline.cells[base_cells[ident]]["operations"]:
-            if op not in cand.cells[cand_cells[ident]]["operations"]:
+        for op in typed(cmp.baseline).cells[base_cells[ident]].operations:
+            if op not in typed(cand).cells[cand_cells[ident]].operations:
                 continue
             # A set's runs that ran this cell and operation (a run of an older profile may lack it).
             base_side = Side(tuple((run, cmp.identities[run.run_id][ident]) for run in cmp.baseline_runs
                                    if ident in cmp.identities[run.run_id]
-                                   and op in run.cells[cmp.identities[run.run_id][ident]]["operations"]))
+                                   and op in typed(run).cells[cmp.identities[run.run_id][ident]].operations))
             rows, behind = judge(reps, base_side, cand_side, op, ident)
             cmp.rows.extend(rows)
             if len(base_side.members) > 1:  # the baseline column shows the set, pooled
@@ -216,15 +217,14 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | Sequence[Run] | Non
 
     for run in ordered:
         for ident, cell_id in identities[run.run_id].items():
-            cell = run.cells[cell_id]
-            for op, stats in (cell.get("operations") or {}).items():
-                if isinstance(stats, dict):
-                    cmp.values.setdefault((ident, op), {})[run.run_id] = summary_values(stats)
-            flat = _flat_keyspace(cell.get("keyspace"))
+            cell = typed(run).cells[cell_id]
+            for op, stats in cell.operations.items():
+                cmp.values.setdefault((ident, op), {})[run.run_id] = summary_values(stats)
+            flat = _flat_keyspace(cell.keyspace)
             if flat:
                 cmp.keyspace.setdefault(ident, {})[run.run_id] = flat
-            if isinstance(cell.get("forecast"), dict):
-                cmp.forecast.setdefault(ident, {})[run.run_id] = _forecast_entry(cell["forecast"])
+            if cell.forecast is not None:
+                cmp.forecast.setdefault(ident, {})[run.run_id] = _forecast_entry(cell.forecast)
 
     if cmp.baseline is not None:
         for cand in ordered[1:]:

@@ -21,6 +21,7 @@ from keyramp.forecast._project import OpMix, op_mix, regenerated_projection
 from keyramp.keys import make_strategy
 from keyramp.keyspace._analyse import existing_records
 from keyramp.keyspace._metrics import hotspot_metrics
+from keyramp.results._summary import CellSummary, as_cell
 
 __all__ = ["HOT_TOLERANCE", "POINTS_RATIO", "CellDesign", "Check", "KeysChoice", "choose_keys",
            "why_not_regenerated"]
@@ -57,17 +58,14 @@ class CellDesign:
 
     @classmethod
     def from_summary(cls, *, backend: str, strategy: str, profile: Mapping[str, Any] | None,
-                     cell_summary: Mapping[str, Any], schedule: Any = None, horizon_s: float = 0.0) -> CellDesign:
-        """From summary.json's cell entry (operation counts, key-space figures, warm-up inserts)."""
-        counts: dict[str, float] = {}
-        ops = cell_summary.get("operations")
-        for op, stats in (ops.items() if isinstance(ops, Mapping) else ()):
-            count = stats.get("count") if isinstance(stats, Mapping) else None
-            if isinstance(count, int | float) and not isinstance(count, bool):
-                counts[str(op)] = float(count)
-        measured = cell_summary.get("keyspace")
+                     cell_summary: CellSummary | Mapping[str, Any], schedule: Any = None,
+                     horizon_s: float = 0.0) -> CellDesign:
+        """From summary.json's cell entry (operation counts, key-space figures, warm-up inserts), read
+        through the results model (a mapping, such as the runner's cell while it analyses it, at this edge)."""
+        cell_summary = as_cell(cell_summary)
+        counts = {op: float(stats.count) for op, stats in cell_summary.operations.items()}
         return cls(backend=backend, strategy=strategy, profile=profile, counts=counts,
-                   measured=measured if isinstance(measured, Mapping) else None,
+                   measured=cell_summary.keyspace,
                    existing=existing_records(cell_summary, profile), schedule=schedule, horizon_s=horizon_s)
 
 

@@ -26,6 +26,7 @@ from keyramp.forecast._recorded import RecordedKeys, recorded_keys, recorded_pro
 from keyramp.forecast._result import Forecast, Stability
 from keyramp.forecast._verdict import span_verdict
 from keyramp.keyspace._load import load_keys
+from keyramp.results._summary import CellSummary
 
 __all__ = ["Forecaster", "forecast", "forecast_cell", "forecast_run_cell", "forecast_step", "samples_for"]
 
@@ -196,7 +197,7 @@ def forecast(design: CellDesign, launch: Launch, *, box: StoreParams | None = No
 
 
 def forecast_cell(*, backend: str, strategy: str, profile: Mapping[str, Any] | None, launch: Launch,
-                  cell_summary: Mapping[str, Any], samples: Any = None,
+                  cell_summary: CellSummary | Mapping[str, Any], samples: Any = None,
                   boxes: Mapping[str, StoreParams] | None = None, cell_schedule: Any = None,
                   horizon_s: float = 0.0, stability: bool = True) -> dict[str, Any]:
     """``cells[id].forecast`` for summary.json (the runner, ``keyramp forecast``).
@@ -204,9 +205,10 @@ def forecast_cell(*, backend: str, strategy: str, profile: Mapping[str, Any] | N
     ``profile``: the resolved profile (keys are regenerated from it); ``samples``: the cell's
     sampled keys (``CellKeys``) or a function loading them, projected when the keys cannot be
     regenerated or the recording disagrees; ``boxes``: parameter boxes of a calibration file.
+    ``cell_summary``: the cell's summary, read through the results model (a mapping at this edge).
     """
-    design = CellDesign.from_summary(backend=backend, strategy=strategy, profile=profile, cell_summary=cell_summary,
-                                     schedule=cell_schedule, horizon_s=horizon_s)
+    design = CellDesign.from_summary(backend=backend, strategy=strategy, profile=profile,
+                                     cell_summary=cell_summary, schedule=cell_schedule, horizon_s=horizon_s)
     return Forecaster(design, recorded=samples).forecast(launch, boxes=boxes, stability=stability).to_json()
 
 
@@ -221,7 +223,8 @@ def cell_samples(run: Path | Any, cell_id: str) -> Callable[[], Any]:
     return load
 
 
-def forecast_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], cell_summary: Mapping[str, Any],
+def forecast_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any],
+                      cell_summary: CellSummary | Mapping[str, Any],
                       launch: Launch, boxes: Mapping[str, StoreParams] | None = None) -> dict[str, Any]:
     """``forecast_cell`` for a cell the runner just finished (``cell``: a profile ``Cell``)."""
     return forecast_cell(backend=cell.backend, strategy=cell.strategy, profile=profile, launch=launch,

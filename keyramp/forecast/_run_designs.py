@@ -45,8 +45,8 @@ def run_designs(run: Any, *, cell: str | None = None) -> RunDesigns:
     out: list[RunCell] = []
     with_keys: set[str] | None = None  # cells with recorded keys, read once when first needed
     for cell_id, meta in sorted(cells_meta.items()):
-        cell_summary = run.cells.get(cell_id) or {}
-        if (cell is not None and cell_id != cell) or "probe" in cell_summary:
+        cell_summary = run.typed_cell(cell_id)
+        if (cell is not None and cell_id != cell) or cell_summary.probe is not None:
             continue
         if with_keys is None:
             with_keys = set(data_cells(run, "keys"))

@@ -16,6 +16,7 @@ from keyramp.keyspace._load import CellKeys, KeyPositions, Reference, insert_mas
 from keyramp.keyspace._metrics import analyze_cell, summary_entry
 from keyramp.keyspace._reference import cell_reference, existing_before
 from keyramp.keyspace._tablets import TabletTimeline
+from keyramp.results._summary import CellSummary
 
 __all__ = ["analyse_samples", "as_inserts", "cell_duration", "cell_heatmap", "existing_records", "hot_window",
            "reference_or_none", "summarize_run_cell", "total_count"]
@@ -98,7 +99,7 @@ def analyse_samples(
     return kp, t, metrics, timeline
 
 
-def summarize_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], cell_summary: Mapping[str, Any]
+def summarize_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], cell_summary: CellSummary
                        ) -> dict[str, Any] | None:
     """Hotspot metrics + the modelled tablet summary from ``cell``'s sampled keys in the run directory.
 
@@ -111,26 +112,24 @@ def summarize_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], 
         return None
     kp, _, metrics, timeline = analyse_samples(
         samples, profile=profile, backend=cell.backend, strategy=cell.strategy,
-        total_count=int(cell_summary["total"]["count"]), time_scale=cell.time_scale,
+        total_count=total_count(cell_summary, 0), time_scale=cell.time_scale,
         rate_fn=cell.schedule.rate if cell.schedule.open_model else None,
         existing=existing_before(cell_summary, profile), duration_s=cell_duration(cell_summary),
     )
     return summary_entry(kp, metrics, timeline)
 
 
-def cell_duration(cell_summary: Mapping[str, Any]) -> float | None:
-    value = cell_summary.get("duration_s")
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else None
+def cell_duration(cell_summary: CellSummary) -> float | None:
+    value = cell_summary.duration_s
+    return float(value) if value is not None and value > 0 else None
 
 
-def total_count(cell_summary: Mapping[str, Any], default: int) -> int:
+def total_count(cell_summary: CellSummary, default: int) -> int:
     """Operations summary.json counted for a cell (the sample rate's denominator), else ``default``."""
-    total = cell_summary.get("total")
-    count = total.get("count") if isinstance(total, dict) else None
-    return int(count) if isinstance(count, int | float) and not isinstance(count, bool) else default
+    return int(cell_summary.total.count) if cell_summary.total is not None else default
 
 
-def existing_records(cell_summary: Mapping[str, Any], profile: Mapping[str, Any] | None) -> int | None:
+def existing_records(cell_summary: CellSummary, profile: Mapping[str, Any] | None) -> int | None:
     """Records when the cell's measured phase started (preload + warm-up inserts), as the runner counted
     them, if the profile says."""
     if not profile:
@@ -153,7 +152,7 @@ def cell_heatmap(run: Any, cell: str, *, buckets: int = 250, time_bins: int | No
         return None
     manifest = run.manifest or {}
     meta = next((c for c in manifest.get("cells") or () if isinstance(c, dict) and c.get("id") == cell), {})
-    summary = run.cells.get(cell) if isinstance(run.cells.get(cell), dict) else {}
+    summary = run.typed_cell(cell)
     count = total_count(summary, len(samples))
     profile = manifest.get("profile") if isinstance(manifest.get("profile"), dict) else None
     samples = as_inserts(samples, ((profile or {}).get("workload") or {}).get("insert_ops") or ())

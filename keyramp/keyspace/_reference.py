@@ -27,6 +27,7 @@ from keyramp.keyspace._load import (
 )
 from keyramp.profile import Settings
 from keyramp.profile._schedules import make_schedule
+from keyramp.results._summary import CellSummary, as_cell
 from keyramp.workload import CellWorkload
 
 __all__ = ["PRELOAD_POINTS", "cell_reference", "existing_before", "preload_indexes"]
@@ -50,19 +51,20 @@ def preload_indexes(count: int, *, points: int = PRELOAD_POINTS) -> np.ndarray:
     return np.unique(np.minimum(((np.arange(points) + u) * (count / points)).astype(np.int64), count - 1))
 
 
-def existing_before(cell_summary: Mapping[str, Any], profile: Mapping[str, Any]) -> int:
+def existing_before(cell_summary: CellSummary | Mapping[str, Any], profile: Mapping[str, Any]) -> int:
     """Records that exist when a cell's measured phase starts: the preload plus the warm-up's inserts.
 
     The runner counts the warm-up's inserts (``warmup_inserts`` in the cell summary); for runs
     without that count (older runs, distributed cells) they are estimated from the warm-up's
     length, its rate (the schedule's starting rate) and the inserts per operation.
     """
+    cell = as_cell(cell_summary)
     wl = profile["workload"]
     count = int(wl["record_count"])
-    done = cell_summary.get("warmup_inserts")
+    done = cell.warmup_inserts
     if isinstance(done, int) and not isinstance(done, bool):
         return count + max(done, 0)
-    warmup_s = cell_summary.get("warmup_s")
+    warmup_s = cell.warmup_s
     if not isinstance(warmup_s, int | float) or isinstance(warmup_s, bool) or warmup_s <= 0:
         return count
 

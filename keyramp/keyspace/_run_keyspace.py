@@ -65,12 +65,11 @@ def run_keyspace(
     for name in sorted(keys):
         ck = keys[name]
         meta = cells_meta.get(name, {})
-        cell_summary = run.cells.get(name)
-        cell_summary = cell_summary if isinstance(cell_summary, dict) else {}
+        cell_summary = run.typed_cell(name)
         backend = str(meta.get("backend", DEFAULT_BACKEND))
         strategy = str(meta.get("strategy", "?"))
         time_scale = float(meta.get("time_scale", 1.0) or 1.0)
-        rate_fn = target_rate_fn(cell_summary.get("target_ops_per_s"), time_scale=time_scale)
+        rate_fn = target_rate_fn([p.to_json() for p in cell_summary.target_ops_per_s], time_scale=time_scale)
         # The range the cell ran against, rebuilt from the resolved profile in the manifest
         # (as the runner did for summary.json); without one, the sampled keys alone.
         kp, t, metrics, timeline = analyse_samples(

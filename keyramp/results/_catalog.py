@@ -12,10 +12,13 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp.results._doc import DocError
+from keyramp.results._summary import CellSummary, RunManifest, RunSummary
 
 __all__ = [
     "CELL_ID_RE",
@@ -57,6 +60,38 @@ class Run:
     strategies: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     ok: bool = False
+
+    @cached_property
+    def typed_summary(self) -> RunSummary | None:
+        """``summary`` read through the results model (older versions upgraded); None when
+        there is none or it does not have the model's shape (``summary_error`` says why)."""
+        return self._typed[0]
+
+    @property
+    def summary_error(self) -> str | None:
+        return self._typed[1]
+
+    @cached_property
+    def _typed(self) -> tuple[RunSummary | None, str | None]:
+        if self.summary is None:
+            return None, None
+        try:
+            return RunSummary.from_json(self.summary), None
+        except DocError as exc:
+            return None, f"summary.json: {exc}"
+
+    def typed_cell(self, cell_id: str) -> CellSummary:
+        """One cell of ``typed_summary``; an empty ``CellSummary`` (every figure None) when absent."""
+        summary = self.typed_summary
+        return (summary.cells.get(cell_id) if summary is not None else None) or CellSummary()
+
+    @cached_property
+    def typed_manifest(self) -> RunManifest | None:
+        """``manifest`` read through the results model; None when missing or misshapen."""
+        try:
+            return RunManifest.from_json(self.manifest) if self.manifest is not None else None
+        except DocError:
+            return None
 
     @property
     def cells(self) -> dict[str, dict[str, Any]]:
@@ -179,6 +214,7 @@ def load_run(path: Path) -> Run:
     manifest = _read_json(path / "manifest.json", "manifest.json", warnings)
     summary = _read_json(path / "summary.json", "summary.json", warnings)
     fatal = manifest is None or summary is None
+    typed: RunSummary | None = None
     for doc, label in ((manifest, "manifest.json"), (summary, "summary.json")):
         if doc is not None:
             if doc.get("schema") != SCHEMA:
@@ -187,6 +223,11 @@ def load_run(path: Path) -> Run:
                 warnings.append(f"{label} run_id {doc.get('run_id')!r} differs from the directory name")
     if summary is not None:
         problems = _summary_problems(summary)
+        if not problems:  # the model's shape (types of every field) on top of the essentials
+            try:
+                typed = RunSummary.from_json(summary)
+            except DocError as exc:
+                problems = [f"summary.json: {exc}"]
         warnings.extend(problems)
         fatal = fatal or bool(problems)
 
@@ -208,7 +249,7 @@ def load_run(path: Path) -> Run:
         cell_dicts += [c for c in summary["cells"].values() if isinstance(c, dict)]
     profile_name = (manifest or {}).get("profile_name") or (summary or {}).get("profile_name")
     started_at = (manifest or {}).get("started_at")
-    return Run(
+    run = Run(
         run_id=run_id,
         path=path,
         manifest=manifest,
@@ -222,6 +263,9 @@ def load_run(path: Path) -> Run:
         # interrupted/failed runs still hold measurements worth comparing; running ones do not.
         ok=not fatal and status != "running",
     )
+    if typed is not None:
+        run.__dict__["_typed"] = (typed, None)  # read once: the cached_property's slot
+    return run
 
 
 def list_runs(results_dir: Path) -> list[Run]:

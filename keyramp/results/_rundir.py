@@ -34,11 +34,12 @@ from keyramp._version import __version__
 from keyramp.backends import STORES
 from keyramp.results._parquet import KEYS_SCHEMA, KINDS, TIMESERIES_SCHEMA, CellWriter
 from keyramp.results._rows import TimeseriesRow
+from keyramp.results._summary import MANIFEST_SCHEMA, RunManifest, RunSummary
 from keyramp.targets._emulators import sdk_root
 
 __all__ = ["SCHEMA", "RunDirectory", "collect_versions", "utc_now", "write_json_atomic"]
 
-SCHEMA = 1
+SCHEMA = MANIFEST_SCHEMA
 _DIST = ("locust", "grpcio", "hdrhistogram")
 
 
@@ -133,11 +134,15 @@ class RunDirectory:
             raise UsageError(f"{self.path}: results directory is not writable: {exc.strerror or exc}") from None
 
     # -- JSON -------------------------------------------------------------------------
-    def write_manifest(self, manifest: Mapping[str, Any]) -> None:
-        write_json_atomic(self.path / "manifest.json", manifest)
+    # Both go through the results model (``_summary``): a document that does not have its
+    # shape fails here, in the writer, not later in a reader.
+    def write_manifest(self, manifest: RunManifest | Mapping[str, Any]) -> None:
+        doc = manifest if isinstance(manifest, RunManifest) else RunManifest.from_json(dict(manifest))
+        write_json_atomic(self.path / "manifest.json", doc.to_json())
 
-    def write_summary(self, summary: Mapping[str, Any]) -> None:
-        write_json_atomic(self.path / "summary.json", summary)
+    def write_summary(self, summary: RunSummary | Mapping[str, Any]) -> None:
+        doc = summary if isinstance(summary, RunSummary) else RunSummary.from_json(dict(summary))
+        write_json_atomic(self.path / "summary.json", doc.to_json())
 
     def write_text(self, name: str, text: str) -> None:
         (self.path / name).write_text(text, encoding="utf-8")

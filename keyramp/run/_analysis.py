@@ -16,6 +16,7 @@ import keyramp.forecast
 from keyramp.keyspace import summarize_run_cell
 from keyramp.profile import Cell, Profile
 from keyramp.results._generator import check_generator
+from keyramp.results._summary import as_cell
 from keyramp.results._thresholds import evaluate
 
 __all__ = ["ANALYSIS_STEPS", "CellAnalysis", "analyse_cell"]
@@ -39,7 +40,8 @@ def keyspace_step(a: CellAnalysis) -> None:
     if not a.measured:
         return
 
-    keyspace = summarize_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data, cell_summary=a.summary)
+    keyspace = summarize_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data,
+                                  cell_summary=as_cell(a.summary))
     if keyspace is not None:
         a.summary["keyspace"] = keyspace
 

@@ -24,6 +24,7 @@ from keyramp.profile._lint import group_findings, lint_profile
 from keyramp.results._live import LiveFile
 from keyramp.results._observer import Observers, RunObserver
 from keyramp.results._rundir import RunDirectory, base_manifest, utc_now
+from keyramp.results._summary import MANIFEST_SCHEMA, SUMMARY_VERSION
 from keyramp.run._analysis import CellAnalysis, analyse_cell
 from keyramp.run._cell import CellRun
 from keyramp.run._exceptions import WorkloadFailed
@@ -99,7 +100,8 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
         manifest["master"] = options.master.describe()
     run.write_manifest(manifest)
     summary: dict[str, Any] = {
-        "schema": 1, "run_id": run.run_id, "profile_name": profile.name, "status": "running", "reason": None,
+        "schema": MANIFEST_SCHEMA, "schema_version": SUMMARY_VERSION,
+        "run_id": run.run_id, "profile_name": profile.name, "status": "running", "reason": None,
         "cells": {}, "thresholds_passed": True, "warnings": [],
     }
     stop = StopFlag()

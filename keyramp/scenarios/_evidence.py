@@ -18,6 +18,7 @@ from keyramp.forecast._text import forecast_line, forecast_short, keys_note
 from keyramp.keyspace._headline import keyspace_headline
 from keyramp.results._catalog import Run, load_run
 from keyramp.results._generator import generator_limited, generator_reason
+from keyramp.results._summary import CellSummary, Latency, OpStats, RunSummary
 from keyramp.run._report_plan import PLAN_NOTE, plan_lines
 from keyramp.scenarios._probe_evidence import ChartValue, chart_bars, probe_evidence
 
@@ -89,13 +90,15 @@ class RunInfo:
 
     @classmethod
     def from_run(cls, run: Run) -> RunInfo:
-        manifest, summary = run.manifest or {}, run.summary or {}
+        manifest, summary = run.manifest or {}, run.typed_summary
         profile = manifest.get("profile") or {}
+        cells = summary.cells.values() if summary is not None else ()
         return cls(path=run.path, profile=run.profile_name or str(profile.get("name") or "?"), status=run.status,
-                   reason=summary.get("reason") or manifest.get("reason"), rules=tuple(profile.get("rules") or ()),
-                   cells=len(run.cells),
-                   seconds=round(sum(float(c.get("duration_s") or 0) for c in run.cells.values()), 1),
-                   plans=tuple(line for line in plan_lines(summary) if line != PLAN_NOTE))
+                   reason=(summary.reason if summary else None) or manifest.get("reason"),
+                   rules=tuple(profile.get("rules") or ()), cells=len(run.cells),
+                   seconds=round(sum(float(c.duration_s or 0) for c in cells), 1),
+                   # the plan is forecast's sub-document (opaque in the results model): its own reader
+                   plans=tuple(line for line in plan_lines(run.summary or {}) if line != PLAN_NOTE))
 
 
 def role_of(description: str) -> str:
@@ -135,26 +138,19 @@ def _keyspace_evidence(ks: Mapping[str, Any], forecast: Mapping[str, Any] | None
     return "modelled", text, values, bars
 
 
-def _timeline(cell: Mapping[str, Any]) -> tuple[tuple[float, float | None, float], ...]:
-    rows = cell.get("target_ops_per_s") or []
-    out = []
-    for row in rows:
-        try:
-            out.append((float(row["t"]), None if row.get("target") is None else float(row["target"]),
-                        float(row.get("achieved") or 0.0)))
-        except (KeyError, TypeError, ValueError):
-            continue
-    return tuple(out)
+def _timeline(cell: CellSummary) -> tuple[tuple[float, float | None, float], ...]:
+    return tuple((float(p.t), None if p.target is None else float(p.target), float(p.achieved or 0.0))
+                 for p in cell.target_ops_per_s)
 
 
-def _generated(cell: Mapping[str, Any]) -> str:
+def _generated(cell: CellSummary, raw: Mapping[str, Any]) -> str:
     """What limited a generator-limited cell, and how much of its schedule it still generated
     (achieved ÷ target over its timeline): all of it means the key stream is complete and only
     its latency is the generator's."""
-    why = f"generator-limited: {generator_reason(cell)}"
-    points = [p for p in cell.get("target_ops_per_s") or [] if isinstance(p, Mapping) and p.get("target")]
-    target = sum(float(p["target"]) for p in points)
-    achieved = sum(float(p.get("achieved") or 0.0) for p in points)
+    why = f"generator-limited: {generator_reason(raw)}"
+    points = [p for p in cell.target_ops_per_s if p.target]
+    target = sum(float(p.target or 0.0) for p in points)
+    achieved = sum(float(p.achieved or 0.0) for p in points)
     if target <= 0:
         return f"{why}; the share of the schedule it generated is not recorded"
     share = achieved / target
@@ -165,42 +161,45 @@ def _generated(cell: Mapping[str, Any]) -> str:
             f"{fmt.percent(share)} of the planned key stream")
 
 
-def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run: Path | None = None) -> list[Evidence]:
-    """Evidence rows of one run: one per rule × cell."""
+def evidence_for(manifest: Mapping[str, Any], summary: RunSummary | Mapping[str, Any], *,
+                 run: Path | None = None) -> list[Evidence]:
+    """Evidence rows of one run: one per rule × cell (``summary`` read through the results model)."""
+    typed = summary if isinstance(summary, RunSummary) else RunSummary.from_json(dict(summary))
     profile = manifest.get("profile") or {}
     rules = list(profile.get("rules") or [])
     name = str(manifest.get("profile_name") or profile.get("name") or "?")
     role = role_of(str(profile.get("description") or ""))
     rows: list[Evidence] = []
-    for cell_id, cell in (summary.get("cells") or {}).items():
+    for cell_id, cell in typed.cells.items():
+        raw = cell.to_json()  # for the results layer's generator rule, which reads mappings
         probe_name = None
         timeline: tuple[tuple[float, float | None, float], ...] = ()
-        limited = "probe" not in cell and bool(cell.get("total")) and generator_limited(cell)
-        if "probe" in cell:
-            probe_name = cell["probe"].get("name")
-            kind, text, values, bars = probe_evidence(cell["probe"])
-        elif cell.get("keyspace"):
-            kind, text, values, bars = _keyspace_evidence(cell["keyspace"], cell.get("forecast"),
-                                                          strategy=str(cell.get("strategy") or ""))
+        limited = cell.probe is None and cell.total is not None and generator_limited(raw)
+        if cell.probe is not None:
+            probe_name = cell.probe.get("name")
+            kind, text, values, bars = probe_evidence(cell.probe)
+        elif cell.keyspace:
+            kind, text, values, bars = _keyspace_evidence(cell.keyspace, cell.forecast, strategy=cell.strategy or "")
             if limited:  # the model saw only the load that was generated
-                text += f" ({_generated(cell)})"
+                text += f" ({_generated(cell, raw)})"
             timeline = _timeline(cell)
         elif limited:
             # Never cite this cell's latency: it is the load generator's own queue.
             kind, text, values, bars = "generator-limited", (
-                f"the load generator could not keep up ({generator_reason(cell)}); its latency is not the "
+                f"the load generator could not keep up ({generator_reason(raw)}); its latency is not the "
                 "store's and is not cited"), {}, []
             timeline = _timeline(cell)
         else:
-            total = cell.get("total") or {}
-            lat = total.get("latency_ms") or {}
-            kind, text, values = "measured", (f"{total.get('ops_per_s', 0)} ops/s, p99 {lat.get('p99')} ms, "
-                                              f"error rate {fmt.percent(total.get('error_rate'))}"), {}
-            bars = chart_bars("latency (ms)", " ms", p50=lat.get("p50"), p99=lat.get("p99"))
+            total = cell.total or OpStats(count=0)
+            lat = total.latency_ms or Latency()
+            rate = total.ops_per_s if total.ops_per_s is not None else 0
+            kind, text, values = "measured", (f"{rate} ops/s, p99 {lat.p99} ms, "
+                                              f"error rate {fmt.percent(total.error_rate)}"), {}
+            bars = chart_bars("latency (ms)", " ms", p50=lat.p50, p99=lat.p99)
             timeline = _timeline(cell)
-        if cell.get("incomplete"):
+        if cell.incomplete:
             text += " (cell incomplete: the run stopped during it)"
-        strategy = cell.get("strategy")
+        strategy = cell.strategy
         for rule in rules:
             compared = RULE_STRATEGIES.get(rule)
             cell_role = role
@@ -209,10 +208,10 @@ def evidence_for(manifest: Mapping[str, Any], summary: Mapping[str, Any], *, run
                     continue  # this cell's key strategy says nothing about this rule
                 cell_role = compared[strategy]
             rows.append(Evidence(rule=rule, profile=name, cell=cell_id, kind=kind, text=text, values=values,
-                                 backend=str(cell.get("backend") or ""), role=cell_role, probe=probe_name,
+                                 backend=cell.backend or "", role=cell_role, probe=probe_name,
                                  bars=tuple(bars), run=run, timeline=timeline))
     for rule in rules:  # a cited rule none of the cells speaks to is said so, not dropped silently
-        if rule in RULE_STRATEGIES and summary.get("cells") and not any(r.rule == rule for r in rows):
+        if rule in RULE_STRATEGIES and typed.cells and not any(r.rule == rule for r in rows):
             compared = RULE_STRATEGIES[rule]
             sides = "; ".join(f"{side}: {', '.join(s for s, r in compared.items() if r == side)}"
                               for side in (_ANTI, _BEST))
@@ -233,6 +232,8 @@ def load_runs(run_dirs: Sequence[Path]) -> list[Run]:
                 if problem == f"{label} missing":
                     raise UsageError(f"{path}: not a run directory ({problem})")
                 raise UsageError(f"{path}: unreadable run file: {problem}")
+        if run.typed_summary is None:  # a summary without the model's shape: the field that is wrong
+            raise UsageError(f"{path}: unreadable run file: {run.summary_error}")
         out.append(run)
     return out
 
@@ -247,7 +248,7 @@ def by_rule(runs: Sequence[Run]) -> dict[str, list[Evidence]]:
     """Evidence of loaded runs grouped by rule id, in rule order."""
     grouped: dict[str, list[Evidence]] = {}
     for run in runs:
-        for row in evidence_for(run.manifest or {}, run.summary or {}, run=run.path):
+        for row in evidence_for(run.manifest or {}, run.typed_summary or run.summary or {}, run=run.path):
             grouped.setdefault(row.rule, []).append(row)
     return {rule: grouped[rule] for rule in sorted(grouped, key=_rule_order)}
 

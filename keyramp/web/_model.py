@@ -1,8 +1,9 @@
 """View models: plain JSON-safe dicts built from a run's manifest and summary.
 
 The same dicts feed the HTML templates and the JSON twins, so both always agree.
-Every accessor is defensive: a hand-edited or truncated file degrades to missing
-values, never to a 500.
+The summary is read through the results model (``Run.typed_summary``): a summary without
+the model's shape shows no cells but the manifest's, and the run's warnings say which
+field is wrong; a hand-edited or truncated file degrades to missing values, never to a 500.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._exceptions import cell_exceptions
 from keyramp.results._generator import check_generator, machine_limited
 from keyramp.results._index import run_row
+from keyramp.results._summary import CellSummary, Latency, OpStats, RunSummary, ThresholdRow
 from keyramp.results._values import as_dict, as_list, num, text
 from keyramp.web._forecast import forecast_view
 from keyramp.web._keyspace import explain_keyspace
@@ -30,6 +32,10 @@ def _error_class(raw: object) -> dict[str, Any]:
     return as_dict(raw) if isinstance(raw, dict) else {"count": raw}
 
 
+def _latency(block: Latency | None) -> dict[str, float | None]:
+    return {k: num(getattr(block, k)) if block is not None else None for k in LATENCY_KEYS}
+
+
 def _workload_exceptions(s: dict[str, Any]) -> dict[str, Any]:
     """What the workload itself raised (``results._exceptions``): each class's first occurrence
     with its traceback and count, and whether the cell stopped on it in its warm-up."""
@@ -38,23 +44,18 @@ def _workload_exceptions(s: dict[str, Any]) -> dict[str, Any]:
     return {"exceptions": examples, "workload_failed": s.get("reason") == "workload error"}
 
 
-def _op_stats(name: str, raw: object) -> dict[str, Any]:
-    d = as_dict(raw)
-    lat = as_dict(d.get("latency_ms"))
-    svc = as_dict(d.get("service_ms"))
-    classes = {str(k): n for k, v in as_dict(d.get("errors_by_class")).items()
-               if (n := num(_error_class(v).get("count")))}
+def _op_stats(name: str, d: OpStats) -> dict[str, Any]:
     return {
         "op": name,
-        "count": num(d.get("count")),
-        "errors": num(d.get("errors")),
-        "error_rate": num(d.get("error_rate")),
-        "errors_by_class": classes,
-        "ops_per_s": num(d.get("ops_per_s")),
-        "latency_ms": {k: num(lat.get(k)) for k in LATENCY_KEYS},
-        "service_ms": {k: num(svc.get(k)) for k in LATENCY_KEYS},
-        "late": num(d.get("late")),
-        "dropped": num(d.get("dropped")),
+        "count": num(d.count),
+        "errors": num(d.errors),
+        "error_rate": num(d.error_rate),
+        "errors_by_class": {k: n for k, v in d.errors_by_class.items() if (n := num(v.count))},
+        "ops_per_s": num(d.ops_per_s),
+        "latency_ms": _latency(d.latency_ms),
+        "service_ms": _latency(d.service_ms),
+        "late": num(d.late),
+        "dropped": num(d.dropped),
     }
 
 
@@ -86,46 +87,41 @@ def _no_keys_reason(s: dict[str, Any], profile: dict[str, Any]) -> str:
     return "No sampled keys were recorded for this cell."
 
 
-def _cells(manifest: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, Any]]:
+def _cells(manifest: dict[str, Any], summary: RunSummary | None, raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """``raw``: the summary's cells as stored, for the results layer's checks that read mappings."""
     m_cells = {str(c.get("id")): c for c in map(as_dict, as_list(manifest.get("cells"))) if c.get("id")}
-    s_cells = as_dict(summary.get("cells"))
+    s_cells = summary.cells if summary is not None else {}
     order = list(s_cells) + [cid for cid in m_cells if cid not in s_cells]
     out = []
     for cid in order:
-        s = as_dict(s_cells.get(cid))
+        c = s_cells.get(cid) or CellSummary()
+        s = as_dict(raw.get(cid))
         m = m_cells.get(cid, {})
         sched = m.get("schedule")
-        schedule = s.get("schedule") or (as_dict(sched).get("kind") if sched else None)
-        ops = [_op_stats(str(op), stats) for op, stats in as_dict(s.get("operations")).items()]
-        total = _op_stats("total", s["total"]) if isinstance(s.get("total"), dict) else None
-        targets = [as_dict(p) for p in as_list(s.get("target_ops_per_s"))]
-        ratios = [
-            a / t
-            for p in targets
-            if (t := num(p.get("target"))) and (a := num(p.get("achieved"))) is not None
-        ]
-        keyspace = as_dict(s.get("keyspace"))
+        schedule = c.schedule or (as_dict(sched).get("kind") if sched else None)
+        ratios = [a / t for p in c.target_ops_per_s if (t := num(p.target)) and (a := num(p.achieved)) is not None]
+        keyspace = c.keyspace or {}
         cell = {
             "id": cid,
-            "backend": text(s.get("backend") or m.get("backend")),
-            "strategy": text(s.get("strategy") or m.get("strategy")),
+            "backend": text(c.backend or m.get("backend")),
+            "strategy": text(c.strategy or m.get("strategy")),
             "schedule": text(schedule),
-            "distribution": text(s.get("distribution") or m.get("distribution")),
-            "duration_s": num(s.get("duration_s")) or num(m.get("duration_s")),
-            "time_scale": num(s.get("time_scale")) or num(m.get("time_scale")),
+            "distribution": text(c.distribution or m.get("distribution")),
+            "duration_s": num(c.duration_s) or num(m.get("duration_s")),
+            "time_scale": num(c.time_scale) or num(m.get("time_scale")),
             "endpoint": text(m.get("endpoint")),
-            "operations": ops,
-            "total": total,
+            "operations": [_op_stats(op, stats) for op, stats in c.operations.items()],
+            "total": _op_stats("total", c.total) if c.total is not None else None,
             "target_ratio_mean": (sum(ratios) / len(ratios)) if ratios else None,
             "target_ratio_min": min(ratios) if ratios else None,
             # explained rows for the page; the summary's own fields in ``keyspace_fields``
             "keyspace": explain_keyspace(keyspace),
             "keyspace_fields": keyspace or None,
             "keyspace_missing": None if keyspace else _no_keys_reason(s, as_dict(manifest.get("profile"))),
-            "finished": bool(s.get("total")) and not s.get("incomplete"),
-            "thresholds": [_threshold(t) for t in as_list(s.get("thresholds"))],
-            "forecast": forecast_view(s.get("forecast")),
-            **_generator(s),
+            "finished": c.total is not None and not c.incomplete,
+            "thresholds": [_threshold(t) for t in c.thresholds],
+            "forecast": forecast_view(c.forecast),
+            **_generator(c, s),
             **_workload_exceptions(s),
         }
         # what matches cells across runs: the id without its cNN- index (backend, strategy, extras)
@@ -134,31 +130,29 @@ def _cells(manifest: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
     return out
 
 
-def _threshold(raw: object) -> dict[str, Any]:
-    d = as_dict(raw)
-    passed = d.get("passed")
-    verdict = text(d.get("verdict"))
+def _threshold(d: ThresholdRow) -> dict[str, Any]:
+    verdict = text(d.verdict)
     if verdict not in ("pass", "fail", "inconclusive"):
-        verdict = None if not isinstance(passed, bool) else ("pass" if passed else "fail")
+        verdict = "pass" if d.passed else "fail"
     return {
-        "name": text(d.get("name")),
-        "op": text(d.get("op")),
-        "limit": num(d.get("limit")),
-        "value": num(d.get("value")),
-        "passed": passed if isinstance(passed, bool) else None,
+        "name": text(d.name),
+        "op": text(d.op),
+        "limit": num(d.limit),
+        "value": num(d.value),
+        "passed": d.passed,
         "verdict": verdict,
-        "note": text(d.get("note")),
+        "note": text(d.note),
     }
 
 
-def _generator(s: dict[str, Any]) -> dict[str, Any]:
+def _generator(c: CellSummary, s: dict[str, Any]) -> dict[str, Any]:
     """Whether the generator kept up (the recorded verdict, or the rule applied to an older
     summary); None for a cell without a load phase (a probe) or without a total."""
-    if not isinstance(s.get("total"), dict) or s.get("probe") is not None:
+    if c.total is None or c.probe is not None:
         return {"generator_limited": None, "generator": None}
-    recorded = as_dict(s.get("generator"))
+    recorded = c.generator.to_json() if c.generator is not None else {}
     check = recorded if recorded else check_generator(s).to_dict()
-    limited = s.get("generator_limited")
+    limited = c.generator_limited
     return {
         "generator_limited": limited if isinstance(limited, bool) else bool(check.get("limited")),
         "generator": {"reason": text(check.get("reason")), "machine_limited": machine_limited(s),
@@ -176,7 +170,8 @@ def run_detail(run: Run) -> dict[str, Any]:
     versions = {str(k): text(v) for k, v in as_dict(manifest.get("versions")).items()}
     lint = [{"rule": g.rule, "severity": g.severity, "message": g.message, "cells": list(g.cells)}
             for g in group_findings(_finding(as_dict(item)) for item in as_list(manifest.get("lint")))]
-    cells = _cells(manifest, summary)
+    typed = run.typed_summary  # None: no summary, or one without the model's shape (the warnings say which)
+    cells = _cells(manifest, typed, as_dict(summary.get("cells")) if typed is not None else {})
     return {
         **row,
         "description": text(profile.get("description")),

@@ -11,7 +11,7 @@ from _synthetic import make_run
 from keyramp._errors import UsageError
 from keyramp.cli._compare import register
 from keyramp.compare import CompareOptions, build_comparison, run_compare
-from keyramp.compare._judge import _verdict
+from keyramp.compare._verdict import ratio_verdict as _verdict
 from keyramp.profile._thresholds import parse_expression
 from keyramp.results._catalog import load_run
 from keyramp.results._generator import busy_users

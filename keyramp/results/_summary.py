@@ -1,0 +1,315 @@
+"""The results model: ``summary.json`` and ``manifest.json`` as typed, versioned documents.
+
+``RunSummary`` (cells of ``CellSummary``, operations of ``OpStats``) and ``RunManifest`` are
+what the runner writes (``RunDirectory.write_summary``/``write_manifest`` go through them) and
+what readers read (``Run.typed_summary``). Field meanings: docs/run-format.md; for readers
+outside Python, docs/run-summary.schema.json is generated from these declarations
+(``python -m keyramp.results._schema``).
+
+Versions: ``schema`` is the run directory's layout (1); ``schema_version`` is this model's
+version of ``summary.json``. Version 1 (no ``schema_version`` key) is every summary written
+before it; ``RunSummary.upgrade`` reads those (``errors_by_class`` counts alone, before issue
+28, become ``{"count": n}``; fields added later are simply absent: None). A summary of a newer
+version than this keyramp knows is refused with a ``DocError`` naming it.
+
+The key-space, forecast, plan and probe sub-documents belong to layers above results
+(``keyspace``, ``forecast``): they stay opaque mappings here, read by their own layers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from keyramp.results._doc import DocError, JsonDoc
+
+__all__ = [
+    "MANIFEST_SCHEMA",
+    "SUMMARY_VERSION",
+    "CellSummary",
+    "ErrorClass",
+    "GeneratorVerdict",
+    "Latency",
+    "LoadCpu",
+    "LoadGenerated",
+    "ManifestCell",
+    "OpStats",
+    "RunManifest",
+    "RunSummary",
+    "TargetPoint",
+    "ThresholdRow",
+    "as_cell",
+]
+
+#: The run directory's layout version (``schema`` in manifest.json and summary.json).
+MANIFEST_SCHEMA = 1
+#: This model's version of summary.json (``schema_version``; absent: 1).
+SUMMARY_VERSION = 2
+
+
+def _doc(text: str) -> Any:
+    return {"doc": text}
+
+
+@dataclass(kw_only=True)
+class Latency(JsonDoc):
+    """Latency percentiles of one operation in milliseconds (null when nothing was recorded)."""
+
+    p50: float | None = None
+    p90: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+    p999: float | None = None
+    max: float | None = None
+    mean: float | None = None
+
+
+@dataclass(kw_only=True)
+class ErrorClass(JsonDoc):
+    """One error class of an operation; a workload's own exception adds its first occurrence."""
+
+    count: int
+    op: str | None = None
+    message: str | None = None
+    traceback: list[str] | None = None
+    where: str | None = None
+
+
+@dataclass(kw_only=True)
+class OpStats(JsonDoc):
+    """One operation's (or the cell ``total``'s) measured figures."""
+
+    count: int = field(metadata=_doc("completed operations (successes + errors)"))
+    errors: int | None = None
+    error_rate: float | None = None
+    errors_by_class: dict[str, ErrorClass] = field(default_factory=dict)
+    workload_errors: int | None = None
+    attempts: int | None = None
+    ops_per_s: float | None = None
+    latency_ms: Latency | None = field(default=None, metadata=_doc("from the intended start (CO-corrected)"))
+    service_ms: Latency | None = field(default=None, metadata=_doc("from the actual start"))
+    late: int | None = None
+    dropped: int | None = None
+
+
+@dataclass(kw_only=True)
+class TargetPoint(JsonDoc):
+    """One measured second of an open-model schedule: the rate asked for and the rate achieved."""
+
+    t: float
+    target: float | None = None
+    achieved: float | None = None
+
+
+@dataclass(kw_only=True)
+class LoadCpu(JsonDoc):
+    """CPU the load processes used in the measured phase (measured)."""
+
+    processes: int | None = None
+    cpu_s: float | None = None
+    cores: float | None = None
+    max_process_cores: float | None = None
+    machine_busy: float | None = None
+    machine_cores: int | None = None
+    store_local: bool | None = None
+
+
+@dataclass(kw_only=True)
+class LoadGenerated(JsonDoc):
+    """Operations the schedule asked for vs the ones generated (and workers lost)."""
+
+    scheduled_ops: float | None = None
+    generated_ops: int | None = None
+    not_generated_share: float | None = None
+    workers_lost: list[dict[str, Any]] | None = None
+
+
+@dataclass(kw_only=True)
+class GeneratorVerdict(JsonDoc):
+    """Whether the load generator limited the cell, and the figures it rests on (results/_generator.py)."""
+
+    limited: bool | None = None
+    reason: str | None = None
+    late_fraction: float | None = None
+    dropped_fraction: float | None = None
+    users_busy: float | None = None
+    cpu_cores: float | None = None
+    max_process_cores: float | None = None
+    machine_busy: float | None = None
+    machine_limited: bool | None = None
+    store_local: bool | None = None
+
+
+@dataclass(kw_only=True)
+class ThresholdRow(JsonDoc):
+    """One evaluated threshold (``op`` is the comparator); only verdict "pass" has ``passed`` true."""
+
+    name: str
+    op: str | None = None
+    limit: float | None = None
+    value: float | None = None
+    passed: bool
+    verdict: str | None = None
+    note: str | None = None
+
+
+@dataclass(kw_only=True)
+class CellSummary(JsonDoc):
+    """One cell of a run: what ran, what was measured, and what the analyses made of it."""
+
+    backend: str | None = None
+    strategy: str | None = None
+    schedule: str | None = None
+    schedule_description: str | None = None
+    distribution: str | None = None
+    status: str | None = field(default=None, metadata=_doc("'failed' for a cell stopped before its measured phase"))
+    reason: str | None = None
+    duration_s: float | None = None
+    time_scale: float | None = None
+    users: int | None = None
+    warmup_s: float | None = None
+    warmup_inserts: int | None = None
+    namespace: str | None = None
+    operations: dict[str, OpStats] = field(default_factory=dict)
+    total: OpStats | None = None
+    target_ops_per_s: list[TargetPoint] = field(default_factory=list)
+    late: int | None = None
+    dropped: int | None = None
+    load_cpu: LoadCpu | None = None
+    load_generated: LoadGenerated | None = None
+    generator_limited: bool | None = None
+    generator: GeneratorVerdict | None = None
+    thresholds: list[ThresholdRow] = field(default_factory=list)
+    incomplete: bool | None = field(default=None, metadata=_doc("the run stopped during this cell"))
+    warmup_failure: dict[str, Any] | None = field(
+        default=None, metadata=_doc("what every warm-up operation raised: ops, error_class, op, message, …"))
+    # Owned by layers above results (keyspace/, forecast/, probes/): opaque here, read there.
+    keyspace: dict[str, Any] | None = field(default=None, metadata=_doc("hotspot metrics (keyspace/)"))
+    forecast: dict[str, Any] | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
+    plan: dict[str, Any] | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan)"))
+    probe: dict[str, Any] | None = field(default=None, metadata=_doc("a scenario probe's result (probes/)"))
+
+
+def as_cell(cell: CellSummary | Mapping[str, Any] | None) -> CellSummary:
+    """A cell summary through the model: a mapping (summary.json's, or the runner's while it
+    builds one) is read at this edge; None is an empty cell (every figure unknown)."""
+    if isinstance(cell, CellSummary):
+        return cell
+    return CellSummary.from_json(dict(cell or {}), where="cell")
+
+
+def _upgrade_classes(cells: Any) -> None:
+    """Version 1 (before issue 28): an ``errors_by_class`` entry was the count alone."""
+    if not isinstance(cells, dict):
+        return
+    for cell in cells.values():
+        if not isinstance(cell, dict):
+            continue
+        ops = cell.get("operations")
+        stats = [*(ops.values() if isinstance(ops, dict) else ()), cell.get("total")]
+        for op in stats:
+            classes = op.get("errors_by_class") if isinstance(op, dict) else None
+            if isinstance(classes, dict) and any(isinstance(v, int | float) for v in classes.values()):
+                op["errors_by_class"] = {k: {"count": v} if isinstance(v, int | float) else v
+                                         for k, v in classes.items()}
+
+
+@dataclass(kw_only=True)
+class RunSummary(JsonDoc):
+    """``summary.json``: what a run measured, per cell."""
+
+    schema: int = field(default=MANIFEST_SCHEMA, metadata=_doc("the run directory's layout version"))
+    schema_version: int = field(default=SUMMARY_VERSION, metadata=_doc("this document's version; absent: 1"))
+    run_id: str | None = None
+    profile_name: str | None = None
+    status: str | None = field(default=None, metadata=_doc("running | complete | interrupted | failed"))
+    reason: str | None = None
+    cells: dict[str, CellSummary] = field(default_factory=dict)
+    thresholds_passed: bool | None = None
+    warnings: list[str] = field(default_factory=list)
+    ALWAYS: ClassVar[tuple[str, ...]] = ("schema", "schema_version", "reason")
+
+    @classmethod
+    def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
+        version = data.get("schema_version", 1)
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise DocError(f"expected a version number, got {version!r}", ("schema_version",))
+        if version > SUMMARY_VERSION:
+            raise DocError(f"{version} is newer than this keyramp reads ({SUMMARY_VERSION}); upgrade keyramp",
+                           ("schema_version",))
+        if version == 1:
+            data = {**data, "cells": _copy_cells(data.get("cells"))}
+            _upgrade_classes(data["cells"])
+            if "schema_version" not in data:
+                # written after ``schema``: where the current writer puts it
+                items = list(data.items())
+                at = next((i + 1 for i, (k, _) in enumerate(items) if k == "schema"), 0)
+                items.insert(at, ("schema_version", SUMMARY_VERSION))
+                data = dict(items)
+            data["schema_version"] = SUMMARY_VERSION
+        return data
+
+    def cell(self, cell_id: str) -> CellSummary | None:
+        return self.cells.get(cell_id)
+
+
+def _copy_cells(cells: Any) -> Any:
+    """A copy deep enough that upgrading never edits the caller's document."""
+    if not isinstance(cells, dict):
+        return cells
+    out = {}
+    for cid, cell in cells.items():
+        if isinstance(cell, dict):
+            cell = dict(cell)
+            if isinstance(cell.get("operations"), dict):
+                cell["operations"] = {k: dict(v) if isinstance(v, dict) else v for k, v in cell["operations"].items()}
+            if isinstance(cell.get("total"), dict):
+                cell["total"] = dict(cell["total"])
+        out[cid] = cell
+    return out
+
+
+@dataclass(kw_only=True)
+class ManifestCell(JsonDoc):
+    """One cell as planned (manifest.json ``cells``)."""
+
+    id: str
+    backend: str | None = None
+    driver: str | None = None
+    strategy: str | None = None
+    schedule: dict[str, Any] | None = None
+    distribution: str | None = None
+    ops: dict[str, float] | None = None
+    duration_s: float | None = None
+    time_scale: float | None = None
+    target: str | None = None
+    endpoint: str | None = None
+    namespace: str | None = None
+    workers: list[dict[str, Any]] | None = field(default=None, metadata=_doc("per worker: index, host, pid, …"))
+    cleanup: dict[str, Any] | None = field(default=None, metadata=_doc("cloud runs: what was deleted, verified"))
+
+
+@dataclass(kw_only=True)
+class RunManifest(JsonDoc):
+    """``manifest.json``: what ran (profile, cells, versions, host), rewritten at start and end."""
+
+    schema: int = MANIFEST_SCHEMA
+    run_id: str | None = None
+    profile_name: str | None = None
+    profile_path: str | None = None
+    profile: dict[str, Any] | None = field(default=None, metadata=_doc("the resolved profile, defaults filled in"))
+    cells: list[ManifestCell] = field(default_factory=list)
+    versions: dict[str, str | None] = field(default_factory=dict)
+    git_sha: str | None = None
+    host: str | None = None
+    seed: int | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    status: str | None = None
+    reason: str | None = None
+    lint: list[dict[str, Any]] = field(default_factory=list)
+    workers: int | None = None
+    master: dict[str, Any] | None = None
+    cloud: dict[str, Any] | None = None
+    ALWAYS: ClassVar[tuple[str, ...]] = ("schema", "ended_at", "status", "reason")
