@@ -32,7 +32,7 @@ import json, sys, time
 sys.path.insert(0, {src!r})
 from keyramp.results._catalog import resolve_run
 from keyramp.forecast import load_prices, plan_run
-from keyramp.forecast._cli import reforecast
+from keyramp.forecast._reforecast import reforecast
 run = resolve_run({run!r}, None)
 t = time.perf_counter()
 if {what!r} == "plan":
