@@ -43,11 +43,12 @@ from keyramp.compare._stats import (
     ratio_ci,
     two_proportion,
 )
-from keyramp.compare._verdict import behind_note, late_budget, median, num, ratio_verdict
+from keyramp.compare._verdict import behind_note, late_budget, median, ratio_verdict
 from keyramp.results._catalog import Run
 from keyramp.results._generator import generator_late, littles_rate, starved_reason
 from keyramp.results._read import read_intervals
 from keyramp.results._summary import Latency, OpStats, RunSummary
+from keyramp.results._values import num
 
 __all__ = [
     "LATENCY_METRICS",

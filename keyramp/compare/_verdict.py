@@ -3,20 +3,13 @@ effect (the verdict), and how late the load generator was (when its queue is in 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from keyramp.compare._judge import CompareOptions
 
-__all__ = ["behind_note", "late_budget", "late_fraction", "median", "num", "ratio_verdict"]
-
-
-def num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
+__all__ = ["behind_note", "late_budget", "late_fraction", "median", "ratio_verdict"]
 
 
 def median(values: list[float | None]) -> float | None:

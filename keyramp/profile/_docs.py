@@ -8,11 +8,11 @@ comparison, so a field added without regenerating fails CI).
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from keyramp._generated import regenerate
 from keyramp.profile._checks import MISSING, Sub
 from keyramp.profile._model import Profile
 from keyramp.profile._schedules import OPEN_KINDS, PARAMS, SCHEDULES, ScheduleSettings
@@ -134,18 +134,9 @@ def replace_reference(text: str, reference: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
     text = DOC.read_text(encoding="utf-8")
-    updated = replace_reference(text, render())
-    if "--check" in args:
-        if updated != text:
-            print(f"{DOC}: the field reference is out of date; run `{COMMAND}`", file=sys.stderr)
-            return 1
-        return 0
-    if updated != text:
-        DOC.write_text(updated, encoding="utf-8")
-        print(f"{DOC}: field reference updated")
-    return 0
+    return regenerate(DOC, text, replace_reference(text, render()), command=COMMAND, what="the field reference",
+                      argv=argv)
 
 
 if __name__ == "__main__":

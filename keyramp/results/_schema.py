@@ -8,10 +8,10 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from keyramp._generated import regenerate
 from keyramp.results._doc import json_schema
 from keyramp.results._summary import RunSummary
 
@@ -29,18 +29,8 @@ def render() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    text = render()
     current = DOC.read_text(encoding="utf-8") if DOC.is_file() else ""
-    if "--check" in args:
-        if current != text:
-            print(f"{DOC}: out of date; run `{COMMAND}`", file=sys.stderr)
-            return 1
-        return 0
-    if current != text:
-        DOC.write_text(text, encoding="utf-8")
-        print(f"wrote {DOC}")
-    return 0
+    return regenerate(DOC, current, render(), command=COMMAND, argv=argv)
 
 
 if __name__ == "__main__":
