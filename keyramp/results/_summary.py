@@ -180,7 +180,6 @@ class CellSummary(JsonDoc):
     load_generated: LoadGenerated | None = None
     generator_limited: bool | None = None
     generator: GeneratorVerdict | None = None
-    thresholds: list[ThresholdRow] = field(default_factory=list)
     incomplete: bool | None = field(default=None, metadata=_doc("the run stopped during this cell"))
     warmup_failure: dict[str, Any] | None = field(
         default=None, metadata=_doc("what every warm-up operation raised: ops, error_class, op, message, …"))
@@ -189,6 +188,8 @@ class CellSummary(JsonDoc):
     forecast: dict[str, Any] | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
     plan: dict[str, Any] | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan)"))
     probe: dict[str, Any] | None = field(default=None, metadata=_doc("a scenario probe's result (probes/)"))
+    # Last, as the runner writes it: evaluated after every analysis (they may gate on its parts).
+    thresholds: list[ThresholdRow] = field(default_factory=list)
 
 
 def as_cell(cell: CellSummary | Mapping[str, Any] | None) -> CellSummary:
