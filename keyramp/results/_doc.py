@@ -50,7 +50,7 @@ class JsonDoc:
     #: Fields written even when they hold their default (``reason: null``).
     ALWAYS: ClassVar[tuple[str, ...]] = ()
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Self:  # noqa: ARG004 - the constructor's, read here
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
         doc = super().__new__(cls)
         # Fields given to the constructor (the dataclass ``__init__`` cannot tell them from defaults).
         object.__setattr__(doc, "_given", set(kwargs))

@@ -151,7 +151,7 @@ def _generator(c: CellSummary, s: dict[str, Any]) -> dict[str, Any]:
     if c.total is None or c.probe is not None:
         return {"generator_limited": None, "generator": None}
     recorded = c.generator.to_json() if c.generator is not None else {}
-    check = recorded if recorded else check_generator(s).to_dict()
+    check = recorded if recorded else check_generator(s).to_json()
     limited = c.generator_limited
     return {
         "generator_limited": limited if isinstance(limited, bool) else bool(check.get("limited")),

@@ -219,7 +219,7 @@ def test_a_run_plans_its_cells_with_a_launch_unless_told_not_to_and_a_threshold_
         summary: dict[str, Any] = {"operations": {"insert": {"count": 3000}}}
         plan_step(SimpleNamespace(profile=profile, cell=profile.cells[0], summary=summary, measured=True,
                                   run_dir=tmp_path))
-        summary["thresholds"] = [r.to_dict() for r in evaluate(profile.thresholds, summary)]
+        summary["thresholds"] = [r.to_json() for r in evaluate(profile.thresholds, summary)]
         return summary
 
     assert "plan" not in analysed({"error_rate": 0.01})  # [launch] plan = false: seconds per cell saved

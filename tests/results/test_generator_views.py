@@ -31,8 +31,8 @@ def _saturated_run(results: Path, *, seed: int, machine: float, latency_ms: floa
     cell["load_cpu"] = {"processes": 1, "cores": 0.4, "max_process_cores": 0.4, "machine_busy": machine,
                         "machine_cores": 2, "store_local": True}
     check = check_generator(cell)
-    cell["generator_limited"], cell["generator"] = check.limited, check.to_dict()
-    cell["thresholds"] = [r.to_dict() for r in evaluate([parse_expression("p99_ms<1000")], cell)]
+    cell["generator_limited"], cell["generator"] = check.limited, check.to_json()
+    cell["thresholds"] = [r.to_json() for r in evaluate([parse_expression("p99_ms<1000")], cell)]
     (path / "summary.json").write_text(json.dumps(summary))
     return path
 
