@@ -165,7 +165,7 @@ def _maker(f: Any) -> Callable[[], Any] | None:
     if f.default is not MISSING:
         value = f.default
         return lambda: value
-    return None if f.default_factory is MISSING else f.default_factory  # type: ignore[no-any-return]
+    return None if f.default_factory is MISSING else f.default_factory
 
 
 def _plan(cls: type[JsonDoc]) -> list[tuple[str, _Reader, Callable[[], Any] | None]]:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from keyramp.results._summary import CellLike, ErrorClass, WarmupFailure, as_cell
+from keyramp.results._summary import CellLike, ErrorClass, WarmupError, as_cell
 
 __all__ = ["ExceptionExample", "cell_exceptions"]
 
@@ -42,7 +42,7 @@ class ExceptionExample:
                    traceback=tuple(str(f) for f in data.get("traceback") or ()))
 
     @classmethod
-    def recorded(cls, error_class: str, part: ErrorClass | WarmupFailure) -> ExceptionExample:
+    def recorded(cls, error_class: str, part: ErrorClass | WarmupError) -> ExceptionExample:
         """The example a cell summary records (an ``errors_by_class`` entry, or its ``warmup_failure``)."""
         return cls(error_class=error_class, op=part.op or "", message=part.message or "",
                    traceback=tuple(part.traceback or ()))
@@ -52,9 +52,9 @@ class ExceptionExample:
         return ErrorClass(count=count, op=self.op, message=self.message, traceback=list(self.traceback),
                           where=self.where)
 
-    def warmup_failure(self, ops: int) -> WarmupFailure:
+    def warmup_failure(self, ops: int) -> WarmupError:
         """A cell's ``warmup_failure``: every one of its ``ops`` warm-up operations raised this."""
-        return WarmupFailure(ops=ops, error_class=self.error_class, op=self.op, message=self.message,
+        return WarmupError(ops=ops, error_class=self.error_class, op=self.op, message=self.message,
                              traceback=list(self.traceback), where=self.where)
 
     def text(self) -> str:

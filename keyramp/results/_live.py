@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from keyramp.results._observer import RunObserver
 from keyramp.results._rundir import utc_now, write_json_atomic
+from keyramp.results._summary import CellSummary, RunSummary
 
 __all__ = ["LIVE_FILE", "LiveFile", "schedule_step"]
 
@@ -88,12 +89,12 @@ class LiveFile(RunObserver):
                        step=schedule_step(cell, max(0.0, elapsed_s - 1.0)))
         self._write()
 
-    def cell_finished(self, cell: Any, summary: Mapping[str, Any]) -> None:
+    def cell_finished(self, cell: Any, summary: CellSummary) -> None:
         self.doc["finished"].append(cell.id)
         self.doc["cell"] = None
         self._write()
 
-    def run_finished(self, summary: Mapping[str, Any]) -> None:
-        self.doc["status"] = str(summary.get("status") or "unknown")
+    def run_finished(self, summary: RunSummary) -> None:
+        self.doc["status"] = summary.status or "unknown"
         self.doc["cell"] = None
         self._write()

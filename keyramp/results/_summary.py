@@ -40,7 +40,7 @@ __all__ = [
     "RunSummary",
     "TargetPoint",
     "ThresholdRow",
-    "WarmupFailure",
+    "WarmupError",
     "as_cell",
 ]
 
@@ -79,8 +79,8 @@ class ErrorClass(JsonDoc):
 
 
 @dataclass(kw_only=True)
-class WarmupFailure(JsonDoc):
-    """What every warm-up operation of a cell raised (its workload's own exception): the cell stopped there."""
+class WarmupError(JsonDoc):
+    """A cell's ``warmup_failure``: the workload's own exception every warm-up operation raised."""
 
     ops: int | None = field(default=None, metadata=_doc("warm-up operations, every one of which raised it"))
     error_class: str | None = None
@@ -195,7 +195,7 @@ class CellSummary(JsonDoc):
     generator_limited: bool | None = None
     generator: GeneratorVerdict | None = None
     incomplete: bool | None = field(default=None, metadata=_doc("the run stopped during this cell"))
-    warmup_failure: WarmupFailure | None = None
+    warmup_failure: WarmupError | None = None
     # Owned by layers above results (keyspace/, forecast/, probes/): opaque here, read there.
     keyspace: dict[str, Any] | None = field(default=None, metadata=_doc("hotspot metrics (keyspace/)"))
     forecast: dict[str, Any] | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
@@ -208,9 +208,9 @@ class CellSummary(JsonDoc):
     def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
         """Version 1 (before issue 28): an ``errors_by_class`` entry was the count alone (a copy is upgraded)."""
         ops, total = data.get("operations"), data.get("total")
-        new_ops = {k: _counts_upgraded(v) for k, v in ops.items()} if isinstance(ops, dict) else ops
+        new_ops = {k: _counts_upgraded(v) for k, v in ops.items()} if isinstance(ops, dict) else {}
         new_total = _counts_upgraded(total)
-        if new_total is total and (not isinstance(ops, dict) or all(new_ops[k] is v for k, v in ops.items())):
+        if new_total is total and all(new_ops[k] is v for k, v in (ops.items() if isinstance(ops, dict) else ())):
             return data
         return {**data, **({"operations": new_ops} if "operations" in data else {}),
                 **({"total": new_total} if "total" in data else {})}

@@ -12,6 +12,7 @@ from typing import Any
 from keyramp._format import count, ops_per_s, usd
 from keyramp.forecast._plan import CellPlan
 from keyramp.forecast._plan_text import ramp_text
+from keyramp.results._summary import RunSummary
 
 __all__ = ["PLAN_NOTE", "plan_line", "plan_lines"]
 
@@ -37,11 +38,14 @@ def plan_line(plan: CellPlan) -> str:
     return f"{plan.cell_id}  plan* {ops_per_s(plan.target_ops_per_s)}: {answer}{money}"
 
 
-def plan_lines(summary: Mapping[str, Any]) -> list[str]:
-    """One line per planned cell, then what the star means; empty when no cell holds a plan."""
+def plan_lines(summary: RunSummary | Mapping[str, Any]) -> list[str]:
+    """One line per planned cell, then what the star means; empty when no cell holds a plan
+    (``summary``: a mapping, such as the scenarios' ``Run.summary``, is read through the model)."""
+    if not isinstance(summary, RunSummary):
+        summary = RunSummary.from_json(dict(summary))
     lines = []
-    for cell_id, cell in (summary.get("cells") or {}).items():
-        doc = cell.get("plan") if isinstance(cell, Mapping) else None
+    for cell_id, cell in summary.cells.items():
+        doc = cell.plan
         if isinstance(doc, Mapping):
             try:
                 lines.append(plan_line(CellPlan.from_json({**doc, "cell": doc.get("cell") or cell_id})))

@@ -9,6 +9,7 @@ from pathlib import Path
 from keyramp.profile._profile import parse_profile
 from keyramp.results._live import LIVE_FILE, LiveFile, schedule_step
 from keyramp.results._rows import TimeseriesRow
+from keyramp.results._summary import CellSummary, RunSummary
 
 
 def _cells(schedule: dict, duration: str = "20s"):  # type: ignore[no-untyped-def]
@@ -38,11 +39,11 @@ def test_live_file_follows_phases_seconds_and_the_end(tmp_path: Path) -> None:
     assert (cell["phase"], cell["elapsed_s"], cell["achieved_ops_per_s"], cell["target_ops_per_s"],
             cell["users"]) == ("measuring", 8.0, 149, 150.0, 6)
     assert cell["step"] == {"index": 2, "of": 4, "ops_per_s": 150.0}
-    live.cell_finished(cells[0], {})
+    live.cell_finished(cells[0], CellSummary())
     assert read()["finished"] == [cells[0].id] and read()["cell"] is None
     live.second(cells[1], [_row(100, 100.0)], 1.0, users=6)  # a second before any phase event
     assert read()["cell"]["id"] == cells[1].id
-    live.run_finished({"status": "interrupted"})
+    live.run_finished(RunSummary(status="interrupted"))
     assert read()["status"] == "interrupted" and read()["cell"] is None
     assert not list(tmp_path.glob(".*.tmp"))  # written atomically
 
