@@ -106,6 +106,11 @@ class OpStats(JsonDoc):
     late: int | None = None
     dropped: int | None = None
 
+    @classmethod
+    def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """Version 1 (before issue 28): an ``errors_by_class`` entry was the count alone (a copy is upgraded)."""
+        return _counts_upgraded(data)
+
 
 @dataclass(kw_only=True)
 class TargetPoint(JsonDoc):
@@ -204,17 +209,6 @@ class CellSummary(JsonDoc):
     # Last, as the runner writes it: evaluated after every analysis (they may gate on its parts).
     thresholds: list[ThresholdRow] = field(default_factory=list)
 
-    @classmethod
-    def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
-        """Version 1 (before issue 28): an ``errors_by_class`` entry was the count alone (a copy is upgraded)."""
-        ops, total = data.get("operations"), data.get("total")
-        new_ops = {k: _counts_upgraded(v) for k, v in ops.items()} if isinstance(ops, dict) else {}
-        new_total = _counts_upgraded(total)
-        if new_total is total and all(new_ops[k] is v for k, v in (ops.items() if isinstance(ops, dict) else ())):
-            return data
-        return {**data, **({"operations": new_ops} if "operations" in data else {}),
-                **({"total": new_total} if "total" in data else {})}
-
 
 #: A cell summary, or (at the edge, until every caller holds the model) the mapping it is read from.
 CellLike: TypeAlias = "CellSummary | Mapping[str, Any]"
@@ -260,7 +254,7 @@ class RunSummary(JsonDoc):
         if version > SUMMARY_VERSION:
             raise DocError(f"{version} is newer than this keyramp reads ({SUMMARY_VERSION}); upgrade keyramp",
                            ("schema_version",))
-        if version == 1:  # (a cell's own upgrade turns its ``errors_by_class`` counts into objects)
+        if version == 1:  # (``OpStats.upgrade`` turns its ``errors_by_class`` counts into objects)
             if "schema_version" not in data:
                 # written after ``schema``: where the current writer puts it
                 items = list(data.items())
