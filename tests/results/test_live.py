@@ -52,7 +52,7 @@ def test_schedule_steps_only_for_stepped_schedules() -> None:
     constant = _cells({"kind": "constant", "rate": 10})[0]
     assert schedule_step(constant, 3.0) is None
     steps = _cells({"kind": "step", "steps": [10, 20, 40], "step": "5s"}, duration="15s")[0]
-    assert [schedule_step(steps, t)["index"] for t in (0.0, 4.9, 5.0, 14.9, 99.0)] == [1, 1, 2, 3, 3]
-    assert schedule_step(steps, 12.0)["ops_per_s"] == 40.0
+    assert [schedule_step(steps, t).index for t in (0.0, 4.9, 5.0, 14.9, 99.0)] == [1, 1, 2, 3, 3]
+    assert schedule_step(steps, 12.0).ops_per_s == 40.0
     spike = _cells({"kind": "spike", "rate": 10, "burst_ops": 90, "burst_at": "5s", "burst_for": "5s"})[0]
-    assert [schedule_step(spike, t)["ops_per_s"] for t in (1.0, 6.0, 12.0)] == [10.0, 90.0, 10.0]
+    assert [schedule_step(spike, t).ops_per_s for t in (1.0, 6.0, 12.0)] == [10.0, 90.0, 10.0]
