@@ -62,7 +62,7 @@ class JsonDoc:
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
         if "_built" in self.__dict__:  # assigned after construction: written, like a dict's new key
-            self.__dict__["_given"].add(name)
+            self.__dict__.setdefault("_given", set()).add(name)
 
     @classmethod
     def from_json(cls, data: Any, *, where: str = "") -> Self:
@@ -93,9 +93,10 @@ class JsonDoc:
         extra = {k: v for k, v in data.items() if k not in values} if read_count < len(data) else {}
         # Built without ``__init__``: reading is on every catalog load, and the fields read are
         # the input's keys (``_keys``), not constructor arguments to remember.
-        doc = cls.__new__(cls)
-        doc.__dict__.update(values, extra=extra, _keys=tuple(data))
-        doc.__post_init__()
+        doc = object.__new__(cls)
+        doc.__dict__.update(values, extra=extra, _keys=tuple(data), _built=True)
+        if cls.__post_init__ is not JsonDoc.__post_init__:  # a subclass's own check
+            doc.__post_init__()
         return doc
 
     @classmethod
