@@ -25,7 +25,7 @@ def _cell_run() -> Any:
     stub = SimpleNamespace(cell=cell,
                            workload=SimpleNamespace(distribution="uniform"), warmup_used_s=1.5, warmup_inserts=None,
                            address=SimpleNamespace(namespace="ns1"))
-    stub._identify = lambda summary: CellRun._identify(stub, summary)  # type: ignore[arg-type]
+    stub._identify = lambda summary: CellRun._identify(stub, summary)
     return stub
 
 
