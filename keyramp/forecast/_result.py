@@ -71,7 +71,7 @@ _CRITERIA = {"ok": f"throttled ≤ {OK_MAX:.0%} and no 10-s step above {PEAK_OK_
              "uncertain": "the band reaches ok and something worse",
              "added_p99_ms": "the model's queueing at its utilisation cap: views leave it out where "
                              "the verdict is ok (nothing is throttled)"}
-#: The keys of a forecast with a band, in the order written (``reason``, ``stability``: when set).
+#: The keys of a forecast with a band, in the order written (then ``reason``, ``stability`` when set).
 _BAND_KEYS = ("modelled", "launch", "params", "params_from", "verdict", "deciding_param", *FORECAST_METRICS,
               "verdicts", "sensitivity", "criteria", "projection", "timeline")
 
@@ -100,6 +100,13 @@ class Forecast:
     def throttled_fraction(self) -> dict[str, float | None] | None:
         return None if self.band is None else self.band.figures["throttled_fraction"]
 
+    def _keys_doc(self, doc: ForecastProjection) -> ForecastProjection:
+        """``doc`` with the keys check, when there is one (written last)."""
+        assert self.keys is not None
+        if self.keys.check is not None:
+            doc.check = self.keys.check.to_doc()
+        return doc
+
     def _projection(self) -> ForecastProjection:
         proj, keys = self.projection, self.keys
         assert proj is not None and keys is not None
@@ -114,26 +121,22 @@ class Forecast:
             rows_per_op=round(mix.rows_per_op, 4),
             read_rows_share=round(mix.reads_per_op / mix.rows_per_op, 4) if mix.rows_per_op else 0.0,
             not_projected=list(mix.not_projected),
-            check=None if keys.check is None else keys.check.to_doc(),
         )
-        return written(doc, "keys", "why", "ranges", "append_points", "samples", "op_mix", "rows_per_op",
-                       "read_rows_share", "not_projected", *(("check",) if keys.check is not None else ()))
+        return self._keys_doc(written(doc, "keys", "why", "ranges", "append_points", "samples", "op_mix",
+                                      "rows_per_op", "read_rows_share", "not_projected"))
 
     def to_doc(self) -> CellForecast:
-        """``cells[id].forecast`` in summary.json."""
+        """``cells[id].forecast`` in summary.json: with a band, or (``band`` None) the verdict and why."""
         launch = ForecastLaunch.from_json(self.launch, where="forecast.launch")
         params = {name: ParamBounds(**r.to_json()) for name, r in self.box.ranges.items()}
         if self.band is None:
-            projection = None
+            doc = written(CellForecast(modelled=True, launch=launch, params=params, params_from=self.box.origin,
+                                       verdict=self.verdict, reason=self.reason),
+                          "modelled", "launch", "params", "params_from", "verdict", "reason")
             if self.keys is not None:
-                check = self.keys.check
-                projection = written(ForecastProjection(keys=self.keys.keys, why=self.keys.why,
-                                                        check=None if check is None else check.to_doc()),
-                                     "keys", "why", *(("check",) if check is not None else ()))
-            doc = CellForecast(modelled=True, launch=launch, params=params, params_from=self.box.origin,
-                               verdict=self.verdict, reason=self.reason, projection=projection)
-            return written(doc, "modelled", "launch", "params", "params_from", "verdict", "reason",
-                           *(("projection",) if projection is not None else ()))
+                doc.projection = self._keys_doc(written(ForecastProjection(keys=self.keys.keys, why=self.keys.why),
+                                                        "keys", "why"))
+            return doc
         band = self.band
         fig = {name: BandFigures(low=f["low"], mid=f["mid"], high=f["high"])
                for name, f in ((n, band.figures[n]) for n in FORECAST_METRICS)}
@@ -143,9 +146,11 @@ class Forecast:
                            peak_throttled_fraction=fig["peak_throttled_fraction"], adapt_s=fig["adapt_s"],
                            added_p99_ms=fig["added_p99_ms"],
                            verdicts=dict(band.verdicts), sensitivity=[_row(s) for s in band.sensitivity],
-                           criteria=dict(_CRITERIA), projection=self._projection(), timeline=_timeline(band),
-                           reason=self.reason or None,
-                           stability=None if self.stability is None else self.stability.to_doc())
+                           criteria=dict(_CRITERIA), projection=self._projection(), timeline=_timeline(band))
+        if self.reason:
+            doc.reason = self.reason
+        if self.stability is not None:
+            doc.stability = self.stability.to_doc()
         return written(doc, *_BAND_KEYS)
 
     def to_json(self) -> dict[str, Any]:

@@ -7,15 +7,15 @@ and timeline) and one without (``verdict`` None or a verdict without a band, ``r
 why; ``projection`` then names the keys only). Older summaries hold fewer keys (no ``params``,
 ``timeline``, ``stability``; a shorter ``projection.check``): those fields are simply None.
 
-The writer states the keys it writes, in order (``written``): a forecast writes some nulls
-explicitly (``deciding_param``, ``reason`` without a band) and puts ``reason`` where its shape
-has it, which declaration order and defaults alone cannot say.
+The writer states the keys it always writes, in order (``written``): a forecast writes some
+nulls explicitly (``deciding_param``; ``reason`` without a band) and puts ``reason`` where its
+shape has it, which declaration order and defaults alone cannot say.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from keyramp.results._doc import JsonDoc
@@ -43,9 +43,10 @@ def _doc(text: str) -> Any:
 
 
 def written(doc: _D, *keys: str) -> _D:
-    """``doc`` that writes exactly ``keys`` (explicit nulls too), in this order, then any other
-    field set since; what a writer whose shape varies builds (``to_json`` is then that shape)."""
-    return replace(doc, _keys=keys)
+    """``doc``, which writes ``keys`` first, in this order, explicit nulls too; then, in declaration
+    order, the fields set apart from them (a writer sets an optional part only when it has one)."""
+    object.__setattr__(doc, "_keys", keys)
+    return doc
 
 
 @dataclass(kw_only=True)
