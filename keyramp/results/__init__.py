@@ -1,2 +1,18 @@
 """What a run leaves: the run directory writer and the rows and observer protocol it is written
 through, threshold evaluation and the generator verdict, the catalog over past runs, baselines."""
+
+from keyramp.results._forecast_doc import (
+    BandFigures,
+    CellForecast,
+    ForecastLaunch,
+    ForecastProjection,
+    ForecastStability,
+    ForecastTimeline,
+    KeysCheck,
+    ParamBounds,
+    SensitivityEnd,
+    SensitivityRow,
+)
+
+__all__ = ["BandFigures", "CellForecast", "ForecastLaunch", "ForecastProjection", "ForecastStability",
+           "ForecastTimeline", "KeysCheck", "ParamBounds", "SensitivityEnd", "SensitivityRow"]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
 
 from keyramp.results._doc import DocError, JsonDoc
+from keyramp.results._forecast_doc import CellForecast
 
 __all__ = [
     "MANIFEST_SCHEMA",
@@ -203,7 +204,7 @@ class CellSummary(JsonDoc):
     warmup_failure: WarmupError | None = None
     # Owned by layers above results (keyspace/, forecast/, probes/): opaque here, read there.
     keyspace: dict[str, Any] | None = field(default=None, metadata=_doc("hotspot metrics (keyspace/)"))
-    forecast: dict[str, Any] | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
+    forecast: CellForecast | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
     plan: dict[str, Any] | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan)"))
     probe: dict[str, Any] | None = field(default=None, metadata=_doc("a scenario probe's result (probes/)"))
     # Last, as the runner writes it: evaluated after every analysis (they may gate on its parts).
