@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from keyramp.results._doc import DocError, JsonDoc
+from keyramp.results._probe_doc import ProbeResult
 
 __all__ = [
     "MANIFEST_SCHEMA",
@@ -188,7 +189,7 @@ class CellSummary(JsonDoc):
     keyspace: dict[str, Any] | None = field(default=None, metadata=_doc("hotspot metrics (keyspace/)"))
     forecast: dict[str, Any] | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
     plan: dict[str, Any] | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan)"))
-    probe: dict[str, Any] | None = field(default=None, metadata=_doc("a scenario probe's result (probes/)"))
+    probe: ProbeResult | None = field(default=None, metadata=_doc("a scenario probe's result, measured (probes/)"))
 
 
 def as_cell(cell: CellSummary | Mapping[str, Any] | None) -> CellSummary:
