@@ -32,6 +32,7 @@ from keyramp.forecast._verdict import VERDICT_RANK
 from keyramp.profile._thresholds import Threshold, parse_table, with_workload_errors
 from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._thresholds import ThresholdResult, evaluate
+from keyramp.results._values import as_dict
 
 __all__ = [
     "LATENCY_METRICS",
@@ -124,7 +125,7 @@ class Comparison:
 
 def _cells_by_identity(run: Run) -> dict[str, str]:
     out: dict[str, str] = {}
-    for cell_id in run.cells:
+    for cell_id in typed(run).cells:
         ident = cell_identity(cell_id)
         n = 2
         while ident in out:  # the same configuration twice in one run: keep both, in order
@@ -159,7 +160,13 @@ def _forecast_entry(forecast: dict[str, Any]) -> dict[str, Any]:
 
 def run_operations(run: Run) -> list[str]:
     """The operations a run's profile ran (a Python workload's are its method names)."""
-    return list((((run.manifest or {}).get("profile") or {}).get("workload") or {}).get("ops") or {})
+    return list(as_dict(_profile(run).get("workload")).get("ops") or {})
+
+
+def _profile(run: Run) -> dict[str, Any]:
+    """The run's resolved profile (manifest.json ``profile``: the profile layer's document)."""
+    manifest = run.typed_manifest
+    return (manifest.profile if manifest is not None else None) or {}
 
 
 def _judge_run(cmp: Comparison, reps: Replicates, cand: Run) -> None:
@@ -240,7 +247,7 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | Sequence[Run] | Non
 
     for run in ordered[1:] if cmp.baseline is not None else ordered:
         own: list[Threshold] = []
-        profile = (run.manifest or {}).get("profile") or {}
+        profile = _profile(run)
         table = profile.get("thresholds")
         if table:
             try:  # a Python workload's thresholds name its methods
@@ -248,8 +255,10 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | Sequence[Run] | Non
             except Exception as exc:  # noqa: BLE001 - a stored profile is data, not input: warn
                 cmp.warnings.append(f"{run.run_id}: ignoring the profile's [thresholds]: {exc}")
         # as the run itself judged it: a Python workload's own exceptions fail unless allowed
-        own = with_workload_errors(own, python_workload=bool((profile.get("workload") or {}).get("user")))
+        own = with_workload_errors(own, python_workload=bool(as_dict(profile.get("workload")).get("user")))
         checks = [*own, *thresholds]
         if checks:
-            cmp.thresholds[run.run_id] = {cell_id: evaluate(checks, cell) for cell_id, cell in run.cells.items()}
+            # the results layer's evaluation reads mappings: the typed cells as such
+            cmp.thresholds[run.run_id] = {cell_id: evaluate(checks, cell.to_json())
+                                          for cell_id, cell in typed(run).cells.items()}
     return cmp

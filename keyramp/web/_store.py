@@ -75,8 +75,8 @@ class RunStore:
         """What the run is doing now (``live.json``) and which cells have their summary."""
         path = self.run_path(run_id)
         run = self._load(path)
-        done = [cid for cid, c in run.cells.items() if isinstance(c, dict) and c.get("total")
-                and not c.get("incomplete")]
+        cells = run.typed_summary.cells if run.typed_summary is not None else {}
+        done = [cid for cid, c in cells.items() if c.total is not None and not c.incomplete]
         return {"run_id": run_id, **live_view(read_live(path), status=run.status, cells=len(run.cell_ids),
                                               since=_mtime(path / "manifest.json")), "done": done}
 
@@ -119,12 +119,9 @@ class RunStore:
 
     def _durations(self, path: Path) -> dict[str, float]:
         """Each finished cell's measured phase (summary.json), for the rate of its last second."""
-        out: dict[str, float] = {}
-        for cid, c in self._load(path).cells.items():
-            value = c.get("duration_s") if isinstance(c, dict) else None
-            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-                out[cid] = float(value)
-        return out
+        summary = self._load(path).typed_summary
+        cells = summary.cells if summary is not None else {}
+        return {cid: float(c.duration_s) for cid, c in cells.items() if c.duration_s is not None and c.duration_s > 0}
 
     def series(self, run_id: str) -> dict[str, dict[str, Any]]:
         """{cell: {op: downsampled chart series}}; op "*" is the whole cell."""
