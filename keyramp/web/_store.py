@@ -11,7 +11,7 @@ from werkzeug.exceptions import NotFound
 
 from keyramp._errors import UsageError
 from keyramp.keyspace import cell_heatmap
-from keyramp.results._catalog import CELL_ID_RE, load_run, safe_run_path
+from keyramp.results._catalog import CELL_ID_RE, Run, load_run, safe_run_path
 from keyramp.results._index import Catalog
 from keyramp.results._legacy import TIMESERIES_CSV
 from keyramp.results._read import data_cells, data_stamp, is_csv_run, read_timeseries
@@ -43,7 +43,7 @@ class RunStore:
     def _files(self, path: Path) -> tuple[Path, ...]:
         return (path, path / "manifest.json", path / "summary.json")
 
-    def _load(self, path: Path) -> Any:
+    def _load(self, path: Path) -> Run:
         return self.cache.get(("run", str(path)), self._files(path), lambda: load_run(path))
 
     def run_path(self, run_id: str) -> Path:
@@ -55,7 +55,7 @@ class RunStore:
             raise NotFound(f"no run {run_id!r} in {self.results_dir}")
         return Path(path)
 
-    def run(self, run_id: str) -> Any:
+    def run(self, run_id: str) -> Run:
         return self._load(self.run_path(run_id))
 
     def detail(self, run_id: str) -> dict[str, Any]:
