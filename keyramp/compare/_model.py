@@ -176,6 +176,7 @@ def _judge_run(cmp: Comparison, reps: Replicates, cand: Run) -> None:
     for ident in sorted(set(base_cells) ^ set(cand_cells)):
         where = cmp.baseline.run_id if ident in base_cells else cand.run_id
         cmp.warnings.append(f"cell {ident} only in {where}: not compared")
+    base_sides: dict[tuple[tuple[str, str], ...], Side] = {}
     for ident in base_cells:
         if ident not in cand_cells:
             continue
@@ -184,9 +185,11 @@ def _judge_run(cmp: Comparison, reps: Replicates, cand: Run) -> None:
             if op not in typed(cand).cells[cand_cells[ident]].operations:
                 continue
             # A set's runs that ran this cell and operation (a run of an older profile may lack it).
-            base_side = Side(tuple((run, cmp.identities[run.run_id][ident]) for run in cmp.baseline_runs
-                                   if ident in cmp.identities[run.run_id]
-                                   and op in typed(run).cells[cmp.identities[run.run_id][ident]].operations))
+            members = tuple((run, cmp.identities[run.run_id][ident]) for run in cmp.baseline_runs
+                            if ident in cmp.identities[run.run_id]
+                            and op in typed(run).cells[cmp.identities[run.run_id][ident]].operations)
+            # one side per set of cells, so what it derives from them is derived once for all its ops
+            base_side = base_sides.setdefault(tuple((r.run_id, c) for r, c in members), Side(members))
             rows, behind = judge(reps, base_side, cand_side, op, ident)
             cmp.rows.extend(rows)
             if len(base_side.members) > 1:  # the baseline column shows the set, pooled
