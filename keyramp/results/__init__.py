@@ -1,7 +1,21 @@
 """What a run leaves: the run directory writer and the rows and observer protocol it is written
 through, threshold evaluation and the generator verdict, the catalog over past runs, baselines."""
 
+from keyramp.results._forecast_doc import (
+    BandFigures,
+    CellForecast,
+    ForecastLaunch,
+    ForecastProjection,
+    ForecastStability,
+    ForecastTimeline,
+    KeysCheck,
+    ParamBounds,
+    SensitivityEnd,
+    SensitivityRow,
+)
 from keyramp.results._live_doc import LiveStatus
 from keyramp.results._probe_doc import ProbeFigures, ProbeResult
 
-__all__ = ["LiveStatus", "ProbeFigures", "ProbeResult"]
+__all__ = ["BandFigures", "CellForecast", "ForecastLaunch", "ForecastProjection", "ForecastStability",
+           "ForecastTimeline", "KeysCheck", "LiveStatus", "ParamBounds", "ProbeFigures", "ProbeResult",
+           "SensitivityEnd", "SensitivityRow"]

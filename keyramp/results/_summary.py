@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from keyramp.results._doc import DocError, JsonDoc
+from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._probe_doc import ProbeResult
 
 __all__ = [
@@ -189,7 +190,7 @@ class CellSummary(JsonDoc):
         default=None, metadata=_doc("what every warm-up operation raised: ops, error_class, op, message, …"))
     # Owned by layers above results (keyspace/, forecast/): opaque here, read there.
     keyspace: dict[str, Any] | None = field(default=None, metadata=_doc("hotspot metrics (keyspace/)"))
-    forecast: dict[str, Any] | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
+    forecast: CellForecast | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
     plan: dict[str, Any] | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan)"))
     probe: ProbeResult | None = field(default=None, metadata=_doc("a scenario probe's result, measured (probes/)"))
 
