@@ -13,6 +13,9 @@ from keyramp.results._forecast_doc import (
     SensitivityEnd,
     SensitivityRow,
 )
+from keyramp.results._live_doc import LiveStatus
+from keyramp.results._probe_doc import ProbeFigures, ProbeResult
 
 __all__ = ["BandFigures", "CellForecast", "ForecastLaunch", "ForecastProjection", "ForecastStability",
-           "ForecastTimeline", "KeysCheck", "ParamBounds", "SensitivityEnd", "SensitivityRow"]
+           "ForecastTimeline", "KeysCheck", "LiveStatus", "ParamBounds", "ProbeFigures", "ProbeResult",
+           "SensitivityEnd", "SensitivityRow"]

@@ -14,61 +14,19 @@ from __future__ import annotations
 import bisect
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from keyramp.results._doc import JsonDoc
+from keyramp.results._live_doc import LiveCell, LiveStatus, LiveStep
 from keyramp.results._observer import RunObserver
 from keyramp.results._rundir import utc_now, write_json_atomic
 from keyramp.results._summary import CellSummary, RunSummary
 
-__all__ = ["LIVE_FILE", "LiveCell", "LiveDoc", "LiveFile", "LiveStep", "schedule_step"]
+__all__ = ["LIVE_FILE", "LiveFile", "schedule_step"]
 
 LIVE_FILE = "live.json"
 #: Schedules whose rate moves in discrete steps (the UI shows "step k of n").
 _STEPPED = frozenset({"step", "ramp_500_50_5", "spike"})
-
-
-@dataclass(kw_only=True)
-class LiveStep(JsonDoc):
-    """The schedule step a stepped schedule is on (1-based ``index`` of ``of``) and its rate."""
-
-    index: int
-    of: int
-    ops_per_s: float
-
-
-@dataclass(kw_only=True)
-class LiveCell(JsonDoc):
-    """The cell running now: what it is, its phase, and its last measured second."""
-
-    id: str
-    index: int | None = None
-    backend: str | None = None
-    strategy: str | None = None
-    duration_s: float | None = None
-    schedule: str | None = None
-    elapsed_s: float | None = None
-    target_ops_per_s: float | None = None
-    achieved_ops_per_s: float | None = None
-    users: int | None = None
-    step: LiveStep | None = None
-    phase: str | None = None
-
-
-@dataclass(kw_only=True)
-class LiveDoc(JsonDoc):
-    """``live.json``: the run, its status, the cells finished and the one running now."""
-
-    schema: int = 1
-    run_id: str | None = None
-    status: str | None = None
-    cells: int | None = field(default=None, metadata={"doc": "cells in the run"})
-    finished: list[str] = field(default_factory=list)
-    cell: LiveCell | None = None
-    updated_at: str | None = None
-    updated_epoch: float | None = None
 
 
 def schedule_step(cell: Any, elapsed_s: float) -> LiveStep | None:
@@ -90,7 +48,7 @@ class LiveFile(RunObserver):
     def __init__(self, *, cells: int) -> None:
         self.cells = cells
         self.path: Path | None = None
-        self.doc = LiveDoc()
+        self.doc = LiveStatus()
 
     def _write(self) -> None:
         if self.path is None:
@@ -104,7 +62,7 @@ class LiveFile(RunObserver):
 
     def run_started(self, *, run_id: str, profile: Any = None, path: str) -> None:
         self.path = Path(path) / LIVE_FILE
-        self.doc = LiveDoc(schema=1, run_id=run_id, status="running", cells=self.cells, finished=[], cell=None)
+        self.doc = LiveStatus(schema=1, run_id=run_id, status="running", cells=self.cells, finished=[], cell=None)
         self._write()
 
     def cell_phase(self, cell: Any, what: str) -> None:
