@@ -76,10 +76,9 @@ def _no_keys_reason(c: CellSummary, profile: dict[str, Any]) -> str:
         return (f"No sampled keys: all {fmt.plural(count, 'operation')} failed (most often {what}"
                 f"{': ' + message if message else ''}), so no key was written or read.")
     if not count:
-        # the warm-up's failure record is a free-form mapping in the model (error_class, op, message, …)
-        warmup = as_dict(c.warmup_failure)
-        if warmup:
-            raised = " ".join(filter(None, (text(warmup.get("error_class")), text(warmup.get("message")))))
+        warmup = c.warmup_failure
+        if warmup is not None:
+            raised = " ".join(filter(None, (warmup.error_class, warmup.message)))
             return ("No sampled keys: the cell stopped in its warm-up, where every operation raised "
                     f"{raised or 'an exception'}.")
         reason = text(c.reason)
