@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from keyramp._errors import UsageError
-from keyramp.forecast._plan import CellPlan, Ramp
 from keyramp.profile._files import load_profile, write_profile
 from keyramp.profile._profile import parse_profile
 from keyramp.profile._workload import WorkloadSettings
+from keyramp.results._plan_doc import CellPlan, Ramp
 
 if TYPE_CHECKING:
     from keyramp.profile import Profile

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from keyramp.results._doc import DocError, JsonDoc
+from keyramp.results._keyspace_doc import KeyspaceFigures
+from keyramp.results._plan_doc import CellPlan
 
 __all__ = [
     "MANIFEST_SCHEMA",
@@ -185,9 +187,9 @@ class CellSummary(JsonDoc):
     warmup_failure: dict[str, Any] | None = field(
         default=None, metadata=_doc("what every warm-up operation raised: ops, error_class, op, message, …"))
     # Owned by layers above results (keyspace/, forecast/, probes/): opaque here, read there.
-    keyspace: dict[str, Any] | None = field(default=None, metadata=_doc("hotspot metrics (keyspace/)"))
+    keyspace: KeyspaceFigures | None = field(default=None, metadata=_doc("hotspot metrics (keyspace/)"))
     forecast: dict[str, Any] | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
-    plan: dict[str, Any] | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan)"))
+    plan: CellPlan | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan_cell)"))
     probe: dict[str, Any] | None = field(default=None, metadata=_doc("a scenario probe's result (probes/)"))
 
 

@@ -178,8 +178,9 @@ def evidence_for(manifest: Mapping[str, Any], summary: RunSummary | Mapping[str,
         if cell.probe is not None:
             probe_name = cell.probe.get("name")
             kind, text, values, bars = probe_evidence(cell.probe)
-        elif cell.keyspace:
-            kind, text, values, bars = _keyspace_evidence(cell.keyspace, cell.forecast, strategy=cell.strategy or "")
+        elif cell.keyspace is not None and cell.keyspace.to_json():
+            kind, text, values, bars = _keyspace_evidence(cell.keyspace.to_json(), cell.forecast,
+                                                          strategy=cell.strategy or "")
             if limited:  # the model saw only the load that was generated
                 text += f" ({_generated(cell, raw)})"
             timeline = _timeline(cell)

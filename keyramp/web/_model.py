@@ -100,7 +100,7 @@ def _cells(manifest: dict[str, Any], summary: RunSummary | None, raw: dict[str, 
         sched = m.get("schedule")
         schedule = c.schedule or (as_dict(sched).get("kind") if sched else None)
         ratios = [a / t for p in c.target_ops_per_s if (t := num(p.target)) and (a := num(p.achieved)) is not None]
-        keyspace = c.keyspace or {}
+        keyspace = c.keyspace.to_json() if c.keyspace is not None else {}
         cell = {
             "id": cid,
             "backend": text(c.backend or m.get("backend")),
@@ -115,7 +115,7 @@ def _cells(manifest: dict[str, Any], summary: RunSummary | None, raw: dict[str, 
             "target_ratio_mean": (sum(ratios) / len(ratios)) if ratios else None,
             "target_ratio_min": min(ratios) if ratios else None,
             # explained rows for the page; the summary's own fields in ``keyspace_fields``
-            "keyspace": explain_keyspace(keyspace),
+            "keyspace": explain_keyspace(c.keyspace),
             "keyspace_fields": keyspace or None,
             "keyspace_missing": None if keyspace else _no_keys_reason(s, as_dict(manifest.get("profile"))),
             "finished": c.total is not None and not c.incomplete,

@@ -139,9 +139,9 @@ def test_the_rehearsal_profile_is_a_cloud_run_of_the_planned_ramp_that_lint_acce
 def test_a_fix_is_rehearsed_with_its_design_and_nodes_and_lint_names_a_ramp_faster_than_500_50_5(
     at_target: dict, tmp_path: Path,
 ) -> None:
-    from keyramp.forecast._plan import CellPlan
     from keyramp.forecast._plan_profile import write_rehearsal
     from keyramp.profile._lint import lint_profile
+    from keyramp.results._plan_doc import CellPlan
 
     manifest = json.loads((Path(at_target["path"]) / "manifest.json").read_text())
     for cell_id in ("c02-bigtable-sequential", "c03-bigtable-random"):
