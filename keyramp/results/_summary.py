@@ -12,8 +12,9 @@ before it; ``RunSummary.upgrade`` reads those (``errors_by_class`` counts alone,
 28, become ``{"count": n}``; fields added later are simply absent: None). A summary of a newer
 version than this keyramp knows is refused with a ``DocError`` naming it.
 
-The key-space, forecast, plan and probe sub-documents belong to layers above results
-(``keyspace``, ``forecast``): they stay opaque mappings here, read by their own layers.
+A cell's key-space figures (``KeyspaceFigures``, ``_keyspace_doc``) and launch plan (``CellPlan``,
+``_plan_doc``) are documents of this model, written by the layers above (``keyspace``, ``forecast``);
+the forecast and probe sub-documents stay opaque mappings here, read by their own layers.
 """
 
 from __future__ import annotations
@@ -186,7 +187,7 @@ class CellSummary(JsonDoc):
     incomplete: bool | None = field(default=None, metadata=_doc("the run stopped during this cell"))
     warmup_failure: dict[str, Any] | None = field(
         default=None, metadata=_doc("what every warm-up operation raised: ops, error_class, op, message, …"))
-    # Owned by layers above results (keyspace/, forecast/, probes/): opaque here, read there.
+    # Written by layers above results (keyspace/, forecast/, probes/); forecast and probe opaque here.
     keyspace: KeyspaceFigures | None = field(default=None, metadata=_doc("hotspot metrics (keyspace/)"))
     forecast: dict[str, Any] | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
     plan: CellPlan | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan_cell)"))

@@ -97,8 +97,8 @@ class RunInfo:
                    reason=(summary.reason if summary else None) or manifest.get("reason"),
                    rules=tuple(profile.get("rules") or ()), cells=len(run.cells),
                    seconds=round(sum(float(c.duration_s or 0) for c in cells), 1),
-                   # the plan is forecast's sub-document (opaque in the results model): its own reader
-                   plans=tuple(line for line in plan_lines(run.summary or {}) if line != PLAN_NOTE))
+                   plans=tuple(line for line in (plan_lines(summary) if summary is not None else ())
+                               if line != PLAN_NOTE))
 
 
 def role_of(description: str) -> str:

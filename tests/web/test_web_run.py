@@ -277,9 +277,10 @@ def test_explained_keyspace_holds_the_hot_window_against_the_modelled_band() -> 
     from keyramp.results import KeyspaceFigures
     from keyramp.web._keyspace import explain_keyspace
 
-    hot = explain_keyspace(KeyspaceFigures.from_json({"hottest_1pct_share": 0.7, "hottest_1pct_ops_per_s": 2100.0, "append_points": 1,
-                            "hot_window_vs_capacity": "above the band",
-                            "tablet_capacity_ops_per_s": {"low": 500, "mid": 1000, "high": 1500, "modelled": True}}))
+    hot = explain_keyspace(KeyspaceFigures.from_json({
+        "hottest_1pct_share": 0.7, "hottest_1pct_ops_per_s": 2100.0, "append_points": 1,
+        "hot_window_vs_capacity": "above the band",
+        "tablet_capacity_ops_per_s": {"low": 500, "mid": 1000, "high": 1500, "modelled": True}}))
     assert hot is not None
     measured = {m["field"]: m for m in hot["measured"]}
     assert measured["hottest_1pct_ops_per_s"]["text"] == "2,100 ops/s"
