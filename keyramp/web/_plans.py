@@ -22,7 +22,6 @@ from keyramp.forecast._plan_run import RunPlan, plan_run
 from keyramp.forecast._prices import load_prices
 from keyramp.results._catalog import Run
 from keyramp.results._plan_doc import CellPlan
-from keyramp.results._values import as_dict
 
 __all__ = ["BUDGET_S", "PLAN_FILE", "RunPlans", "run_plans"]
 
@@ -75,7 +74,7 @@ def _from_doc(run: Run, doc: dict[str, Any], *, source: str) -> RunPlans:
 
 def _plan_on_view(run: Run, budget_s: float) -> RunPlans:
     """Plans the first cell, then the rest if all of them fit ``budget_s``; saves ``plan.json``."""
-    cell_ids = [str(c.get("id")) for c in (run.manifest or {}).get("cells") or [] if isinstance(c, dict)]
+    cell_ids = [c.id for c in run.typed_manifest.cells] if run.typed_manifest is not None else []
     prices = load_prices()
     planned: list[Any] = []
     pending, first_s = list(cell_ids), None
@@ -114,8 +113,8 @@ def run_plans(run: Run, *, budget_s: float | None = None) -> RunPlans:
     saved = _saved(run)
     if saved is not None:
         return saved
-    profile = as_dict(as_dict(run.manifest).get("profile"))
-    if not isinstance(profile.get("launch"), dict):
+    manifest = run.typed_manifest
+    if manifest is None or not isinstance((manifest.profile or {}).get("launch"), dict):
         return RunPlans(hint=f"the profile has no [launch]: keyramp plan {run.path} --target OPS")
     if run.status != "complete":
         return RunPlans(hint=f"the run is {run.status}: planned once it is complete")
