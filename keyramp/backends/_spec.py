@@ -198,7 +198,8 @@ class StoreSpec:
     batch: BatchLimits
     keys: KeyRules
     records: RecordLimits = field(default_factory=RecordLimits)
-    #: Store-specific best-practice rules lint applies (docs/best-practices.md ids).
+    #: Store-specific best-practice rules lint applies (docs/best-practices.md ids): 500/50/5
+    #: (BP-RAMP-1) and 500 writes/s an append point (BP-KEY-3) are Datastore's and Firestore's figures.
     rules: frozenset[str] = frozenset()
     #: BP-KEY-1: key strategies to suggest instead of a monotonic one (names, best first).
     hotspot_fix: tuple[str, ...]

@@ -12,15 +12,7 @@ from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp.cli._output import add_json_flags, json_target, to_stdout, write_text
-from keyramp.compare import (
-    CompareOptions,
-    render_html,
-    render_json,
-    render_junit,
-    render_markdown,
-    render_terminal,
-    run_compare,
-)
+from keyramp.compare import CompareOptions
 from keyramp.results._index import latest_runs
 
 __all__ = ["register"]
@@ -106,6 +98,15 @@ def _run_specs(args: argparse.Namespace) -> tuple[list[str], list[str]]:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    from keyramp.compare import (  # deferred: start-up cost (numpy, pyarrow: the statistics and the time series)
+        render_html,
+        render_json,
+        render_junit,
+        render_markdown,
+        render_terminal,
+        run_compare,
+    )
+
     target_json = json_target(args, positionals=args.runs)
     specs, baseline_set = _run_specs(args)
     cmp = run_compare(specs, results=Path(args.results), baseline_spec=args.baseline, baseline_set=baseline_set,

@@ -9,7 +9,6 @@ from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp.results._catalog import RUN_ID_RE, resolve_run
-from keyramp.results._export import export_csv, migrate_run
 
 __all__ = ["register"]
 
@@ -37,6 +36,8 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    from keyramp.results._export import export_csv  # deferred: start-up cost (pyarrow: the Parquet files)
+
     run = resolve_run(args.run, Path(args.results))
     out = args.out or run.path / "export"
     written = export_csv(run, out)
@@ -48,6 +49,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_migrate(args: argparse.Namespace) -> int:
+    from keyramp.results._export import migrate_run  # deferred: start-up cost (pyarrow: the Parquet files)
+
     results = Path(args.results)
     if args.runs:
         paths = [resolve_run(spec, results).path for spec in args.runs]

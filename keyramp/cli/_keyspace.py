@@ -6,8 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from keyramp.keyspace import run_keyspace
-from keyramp.keyspace._run_keyspace import format_table
 from keyramp.results._catalog import resolve_run
 
 __all__ = ["register"]
@@ -35,6 +33,9 @@ def register(subparsers: Any) -> None:
 
 
 def _main(args: argparse.Namespace) -> int:
+    from keyramp.keyspace import run_keyspace  # deferred: start-up cost (numpy, pyarrow, matplotlib)
+    from keyramp.keyspace._run_keyspace import format_table  # deferred: start-up cost (as above)
+
     run = resolve_run(args.run, Path("results"))
     results = run_keyspace(
         run,

@@ -6,8 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from keyramp.scenarios import expand_runs, report_for_runs
-
 __all__ = ["register"]
 
 
@@ -21,6 +19,8 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from keyramp.scenarios import expand_runs, report_for_runs  # deferred: start-up cost (numpy, pyarrow)
+
     out = report_for_runs(expand_runs(args.runs), out=Path(args.out) if args.out else None)
     print(f"report: {out / 'report.html'} (also report.md, report.json)")
     return 0

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from keyramp.compare._noise import between_run_spread, widen
+from keyramp.compare._options import CompareOptions
 from keyramp.compare._stats import (
     bootstrap_replicates,
     interval_matrix,
@@ -70,31 +71,6 @@ METRICS: tuple[str, ...] = ("ops_per_s", *LATENCY_METRICS, "error_rate")
 #: percentiles judged with ``min_effect_tail`` instead of ``min_effect_latency``
 TAIL_METRICS = frozenset({"p95_ms", "p99_ms", "p999_ms"})
 _FLAGS = ("worse", "better")
-
-
-@dataclass(frozen=True, kw_only=True)
-class CompareOptions:
-    #: p50: the smallest change that counts (the whole CI must clear it). Measured on a
-    #: shared 2-core box (docs/ci.md): identical runs' p50 differ by up to x1.3 even when
-    #: the generator kept up; 0.10 flagged 8 % of A/A comparisons, 0.25 flagged 2.4 %.
-    min_effect_latency: float = 0.25
-    #: p95/p99/p99.9: tails move far more between runs on a shared machine than the median
-    min_effect_tail: float = 0.50
-    min_effect_throughput: float = 0.05
-    alpha: float = 0.01
-    min_error_diff: float = 0.001
-    confidence: float = 0.95
-    bootstrap: int = 1000
-    seed: int = 0
-    min_tail: int = 5
-    #: above this share of late operations (started > 10 ms after their intended time)
-    #: latency rows carry a warning: the machine, not the store, may be what was measured.
-    max_late_fraction: float = 0.10
-    #: A verdict is n/a ("inconclusive") when the machine explains it (module docstring).
-    inconclusive_when_behind: bool = True
-    #: users busier than this share (Little's law: ops/s x mean service time / users)
-    #: mean the store, not the machine, made operations late: the verdict stands.
-    busy_users_fraction: float = 0.8
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -4,6 +4,10 @@ plan has one), the ramp as its schedule and its ``[launch]``, caps from the plan
 
 The run's manifest holds the resolved profile; the workload table is written back in TOML form
 with only what differs from the defaults, so the rehearsal validates like a hand-written profile.
+Where lint holds Google's general figures against what the plan forecast safe (a ramp faster
+than 500/50/5, a design's append points at the target), the profile's ``[acknowledge]`` names
+each such rule with the plan's evidence: lint reports it as acknowledged, and the rehearsal
+measures it.
 """
 
 from __future__ import annotations
@@ -14,15 +18,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from keyramp._errors import UsageError
+from keyramp._format import ops_per_s, percent, percent_band
+from keyramp.forecast._plan_text import ramp_text
 from keyramp.profile._files import load_profile, write_profile
+from keyramp.profile._lint import lint_profile
 from keyramp.profile._profile import parse_profile
 from keyramp.profile._workload import WorkloadSettings
-from keyramp.results._plan_doc import CellPlan, Ramp
+from keyramp.results._plan_doc import CellPlan, PlanCheck, Ramp
 
 if TYPE_CHECKING:
     from keyramp.profile import Profile
 
-__all__ = ["PLACEHOLDER_INSTANCE", "PLACEHOLDER_PROJECT", "rehearsal_tables", "write_rehearsal"]
+__all__ = ["ANSWERED_RULES", "PLACEHOLDER_INSTANCE", "PLACEHOLDER_PROJECT", "acknowledgements", "rehearsal_tables",
+           "write_rehearsal"]
 
 #: What the profile says when the command line did not name them: edit before running.
 PLACEHOLDER_PROJECT = "your-project-id"
@@ -30,6 +38,10 @@ PLACEHOLDER_INSTANCE = "your-instance"
 #: Headroom of the caps over the plan (a cap is a hard stop, not the plan).
 _CAP_RATE = 1.1
 _CAP_TIME = 1.5
+#: The rules a plan's forecasts answer: the ramp (BP-RAMP-1), and the key design's append points
+#: at the target (BP-KEY-1, BP-KEY-3: the tablet model's subject).
+ANSWERED_RULES = ("BP-RAMP-1", "BP-KEY-1", "BP-KEY-3")
+_MEASURES = "modelled, not measured: this rehearsal measures it"
 
 
 def _workload_table(resolved: Mapping[str, Any], backend: str) -> dict[str, Any]:
@@ -94,10 +106,32 @@ def rehearsal_tables(plan: CellPlan, profile: Mapping[str, Any], *, project: str
     return top, tables
 
 
+def _throttled(check: PlanCheck) -> str:
+    thr = check.throttled_fraction
+    return f"throttled {percent_band(thr['low'], thr['high'])} ({'passes' if check.passes else 'fails'})"
+
+
+def acknowledgements(plan: CellPlan, rehearsal: Profile) -> dict[str, str]:
+    """``[acknowledge]`` of the rehearsal: each rule of ``ANSWERED_RULES`` that lint flags (an error
+    or a warning) with the plan's evidence that it is safe here."""
+    ramp, strategy, _ = _ramp_and_design(plan)
+    where = f"keyramp plan: {plan.cell_id} at {ops_per_s(plan.target_ops_per_s)}, {strategy} on {plan.backend}"
+    design = plan.fix.why if plan.fix is not None else plan.why
+    evidence = {"BP-RAMP-1": f"{where}: the ramp {ramp_text(ramp)} was forecast {_throttled(ramp.check)} at a "
+                             f"throttle limit of {percent(plan.throttle)} ({_MEASURES})",
+                "BP-KEY-1": f"{where}: {design} ({_MEASURES})"}
+    evidence["BP-KEY-3"] = evidence["BP-KEY-1"]
+    flagged = {f.rule for f in lint_profile(rehearsal) if f.severity in ("error", "warning")}
+    return {rule: evidence[rule] for rule in ANSWERED_RULES if rule in flagged}
+
+
 def write_rehearsal(path: Path, plan: CellPlan, profile: Mapping[str, Any], *, project: str | None = None,
                     instance: str | None = None) -> Profile:
     """Write the rehearsal profile and load it back as ``keyramp run`` will (a bad one is an error here)."""
     top, tables = rehearsal_tables(plan, profile, project=project, instance=instance)
+    acknowledge = acknowledgements(plan, parse_profile({**top, **tables}, source=str(path), path=path))
+    if acknowledge:
+        tables["acknowledge"] = acknowledge
     try:
         write_profile(path, top, **tables)
     except OSError as exc:

@@ -3,13 +3,15 @@
 Lint reads only the *plan* (the validated ``Profile``): key strategy traits, planned rates from the
 schedule, op mix, sizes. It never talks to a store. Severity follows the planned rate:
 a hotspotting key at 10 inserts/s is a warning, at ≥ 500/s (Google's "new key range"
-number) an error.
+number) an error. A rule applies to the stores whose guidance it is (``StoreSpec.rules``):
+500/50/5 is Datastore's and Firestore's, not Bigtable's. The profile's ``[acknowledge]`` turns
+a rule's findings into *acknowledged* ones, with its reason: reported, never failing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Final
 
 from keyramp.backends import spec_for
@@ -27,7 +29,7 @@ from keyramp.profile._schedules import Schedule
 
 __all__ = ["SEVERITIES", "Finding", "FindingGroup", "group_findings", "lint_profile"]
 
-SEVERITIES: Final = ("error", "warning", "info")
+SEVERITIES: Final = ("error", "warning", "info", "acknowledged")
 #: Google: start a new key range at ≤ 500 ops/s, +50 % every 5 minutes (BP-RAMP-1).
 RAMP_START: Final = 500.0
 RAMP_GROWTH: Final = 1.5
@@ -51,7 +53,7 @@ _SAMPLE_INDEXES: Final = (0, 1, 8, 9, 98, 99, 12_345, 999_999, 10**9 - 1, 10**10
 @dataclass(frozen=True)
 class Finding:
     rule: str
-    severity: str  # error | warning | info
+    severity: str  # error | warning | info | acknowledged (the profile's [acknowledge] names its rule)
     message: str  # one line: why, and what to do instead
     cell: str | None = None
 
@@ -132,7 +134,7 @@ def _cell_rules(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Fin
     def add(rule: str, severity: str, message: str) -> None:
         out.append(Finding(rule, severity, message, cell))
 
-    if tpl is not None and writing and 1 < tpl.append_points <= _FEW_APPEND_POINTS:
+    if "BP-KEY-3" in store.rules and tpl is not None and writing and 1 < tpl.append_points <= _FEW_APPEND_POINTS:
         per_point = None if inserts is None else inserts / tpl.append_points
         add("BP-KEY-3", "error" if per_point is not None and per_point >= HIGH_RATE else "info",
             f"{strategy} has {tpl.append_points} {'prepend' if tpl.prepends else 'append'} points: each new key "
@@ -230,21 +232,29 @@ def _why(t: float, rate: float, allowed: float) -> str:
     )
 
 
+def _ramp_finding(plan: _Plan, severity: str, message: str) -> list[Finding]:
+    """BP-RAMP-1 for the profile when it applies to all its stores, else on the cells of those it
+    applies to (none: Bigtable has no 500/50/5)."""
+    subject = [b for b in plan.backends if "BP-RAMP-1" in spec_for(b).rules]
+    if len(subject) == len(plan.backends):
+        return [Finding("BP-RAMP-1", severity, message)]
+    return [f for b in subject for f in _on_cells(plan, b, "BP-RAMP-1", severity, message)]
+
+
 def _ramp(plan: _Plan) -> list[Finding]:
     """BP-RAMP-1: rate(t) ≤ max(500, 1.5 × rate(t − 5 min)) for a schedule that inserts."""
     if plan.insert_per_op <= 0:
         return []
     if not plan.open:
-        return [Finding("BP-RAMP-1", "info",
-                        "closed-model (users) schedule: the rate is not planned, so 500/50/5 cannot be checked")]
+        return _ramp_finding(plan, "info",
+                             "closed-model (users) schedule: the rate is not planned, so 500/50/5 cannot be checked")
     worst = _steepest(plan.schedule, plan.horizon)
     if worst is None:
         return []
     ratio, t, rate, allowed = worst
     severity = "error" if ratio > RAMP_GROWTH else "warning"
-    return [Finding("BP-RAMP-1", severity,
-                    f"{_why(t, rate, allowed)}: start at ≤ 500 ops/s and grow ≤ 50 % every 5 minutes "
-                    "(kind = \"ramp_500_50_5\")")]
+    return _ramp_finding(plan, severity, f"{_why(t, rate, allowed)}: start at ≤ 500 ops/s and grow ≤ 50 % every "
+                                         "5 minutes (kind = \"ramp_500_50_5\")")
 
 
 def _launch_ramp(plan: _Plan) -> list[Finding]:
@@ -256,9 +266,15 @@ def _launch_ramp(plan: _Plan) -> list[Finding]:
     if worst is None:
         return []
     _, t, rate, allowed = worst
-    return [Finding("BP-RAMP-1", "info",
-                    f"[launch]: {_why(t, rate, allowed)}, faster than 500/50/5: the launch "
-                    "forecast shows what that costs (modelled)")]
+    return _ramp_finding(plan, "info", f"[launch]: {_why(t, rate, allowed)}, faster than 500/50/5: the launch "
+                                       "forecast shows what that costs (modelled)")
+
+
+def _acknowledged(findings: list[Finding], reasons: Mapping[str, str]) -> list[Finding]:
+    """The errors and warnings of each rule the profile acknowledges, as acknowledged: what they would
+    have been and the profile's reason follow the message (information stays information)."""
+    return [replace(f, severity="acknowledged", message=f"{f.message} ({f.severity} acknowledged: {reasons[f.rule]})")
+            if f.rule in reasons and f.severity in ("error", "warning") else f for f in findings]
 
 
 def _entity_rates(plan: _Plan) -> list[Finding]:
@@ -408,4 +424,5 @@ def lint_profile(profile: Profile) -> list[Finding]:
     findings += _sizes(plan)
     for backend, strategy, cell in plan.cells():
         findings += _cell_rules(plan, backend, strategy, cell)
+    findings = _acknowledged(findings, profile.acknowledge)
     return sorted(findings, key=lambda f: _ORDER.get(f.severity, 9))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from keyramp._errors import UsageError
 from keyramp.backends import DEFAULT_BACKEND, STORES, spec_for
 from keyramp.keys import STRATEGIES, make_strategy
+from keyramp.profile._acknowledge import Acknowledge
 from keyramp.profile._checks import (
     Bool,
     Check,
@@ -239,3 +240,7 @@ class Profile(Settings):
     #: ``[launch]``: the traffic every cell is forecast at (``keyramp.forecast``), or None.
     launch: LaunchSettings | None = field(default=None, metadata=option(
         Sub(LaunchSettings), doc="the production traffic each cell is forecast at (modelled)"))
+    #: ``[acknowledge]``: lint rule id -> why its findings are safe here (reported as acknowledged).
+    acknowledge: Mapping[str, str] = field(default_factory=dict, metadata=option(
+        Acknowledge(), doc="lint findings accepted, each rule id with its reason: reported as acknowledged, they "
+                           "do not fail lint or a run (below; `keyramp plan --write-profile` writes the plan's)"))

@@ -73,7 +73,8 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
     check_user(cells, data, src)
     check_shape(list(settings.backends), data["workload"]["document"], src, driver=settings.driver)
     return Profile(**{f.name: getattr(settings, f.name) for f in fields(Settings)}, path=path, data=data,
-                   cells=tuple(cells), thresholds=thresholds, launch=launch)
+                   cells=tuple(cells), thresholds=thresholds, launch=launch,
+                   acknowledge=dict(data.get("acknowledge", {})))
 
 
 def _thresholds(data: Mapping[str, Any], src: str) -> tuple[Threshold, ...]:

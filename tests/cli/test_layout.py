@@ -40,11 +40,29 @@ def test_every_verb_is_a_module_of_the_cli() -> None:
     assert {"run", "lint", "compare", "list", "forecast", "ui"} <= set(_VERBS)
 
 
-def test_help_loads_neither_locust_nor_a_store_client() -> None:
+#: What a command that only parses, or lints a profile, must not load: Locust (it monkey-patches
+#: the standard library), the store clients, the web and terminal UIs, and the numeric stack
+#: (numpy, pyarrow, scipy, pandas: together most of a second of start-up on a busy machine).
+_HEAVY = ("locust", "gevent", "grpc", "google", "flask", "werkzeug", "rich", "matplotlib",
+          "numpy", "pyarrow", "scipy", "pandas")
+
+
+def _heavy_loaded_by(code: str) -> list[str]:
+    probe = f"import sys\n{code}\nprint(' '.join(sorted({{m.split('.')[0] for m in sys.modules}} & {set(_HEAVY)!r})))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    return out.stdout.splitlines()[-1].split() if out.stdout.strip() else []
+
+
+def test_help_loads_neither_locust_nor_a_store_client_nor_numpy() -> None:
     # `keyramp --help` imports every verb's module: their heavy imports are deferred to the
     # command that needs them (function-local, marked "# deferred: start-up cost").
-    code = ("import sys; from keyramp.cli._main import build_parser; build_parser(); "
-            "print(sorted({m.split('.')[0] for m in sys.modules} & "
-            "{'locust', 'gevent', 'grpc', 'google', 'flask', 'werkzeug', 'rich', 'matplotlib'}))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.split() == ["[]"]
+    assert _heavy_loaded_by("from keyramp.cli._main import build_parser; build_parser()") == []
+    # The probe sees a heavy import where there is one: running `keyramp compare` loads numpy.
+    assert "numpy" in _heavy_loaded_by("from keyramp.compare import run_compare")
+
+
+def test_linting_a_declarative_profile_stays_light() -> None:
+    quickstart = _PACKAGE.parent / "profiles" / "quickstart.toml"
+    code = (f"from keyramp.cli._main import main\ntry:\n    main(['lint', {str(quickstart)!r}])\n"
+            "except SystemExit:\n    pass")
+    assert _heavy_loaded_by(code) == []
