@@ -40,7 +40,7 @@ from keyramp.forecast._reforecast import reforecast
 run = resolve_run({run!r}, None)
 t = time.perf_counter()
 out = reforecast(run)
-print(time.perf_counter() - t, len(out), sorted({{str(f.get('verdict')) for f in out.values()}}))
+print(time.perf_counter() - t, len(out), sorted({{str(f.verdict) for f in out.values()}}))
 """
 
 

@@ -39,7 +39,7 @@ if {what!r} == "plan":
     plan = plan_run(run, target={target!r}, prices=load_prices())
     detail = {{c.cell_id: [c.reachable, c.fix.kind if c.fix else None, c.forecasts] for c in plan.cells}}
 else:
-    detail = {{k: [v.get("verdict")] for k, v in reforecast(run).items()}}
+    detail = {{k: [v.verdict] for k, v in reforecast(run).items()}}
 print(json.dumps([time.perf_counter() - t, detail]))
 """
 

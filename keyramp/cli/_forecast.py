@@ -56,7 +56,7 @@ def _main(args: argparse.Namespace) -> int:
     if not results:
         raise UsageError(f"{run.path}: no cell with a key stream to forecast")
     if target is not None:
-        write_text(target, json_text(results))
+        write_text(target, json_text({cell: fc.to_json() for cell, fc in results.items()}))
     if not to_stdout(target):
         print(format_table(results))
     return 0

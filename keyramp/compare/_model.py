@@ -31,6 +31,7 @@ from keyramp.forecast._text import forecast_short
 from keyramp.forecast._verdict import VERDICT_RANK
 from keyramp.profile._thresholds import Threshold, parse_table, with_workload_errors
 from keyramp.results._catalog import Run, cell_identity
+from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._thresholds import ThresholdResult, evaluate
 
@@ -154,10 +155,11 @@ def _flat_keyspace(keyspace: KeyspaceFigures | None) -> dict[str, Any]:
     return out
 
 
-def _forecast_entry(forecast: dict[str, Any]) -> dict[str, Any]:
-    return {"verdict": forecast.get("verdict"), "short": forecast_short(forecast),
-            "throttled_fraction": forecast.get("throttled_fraction"),
-            "launch": (forecast.get("launch") or {}).get("description"), "modelled": True}
+def _forecast_entry(forecast: CellForecast) -> dict[str, Any]:
+    band, launch = forecast.throttled_fraction, forecast.launch
+    return {"verdict": forecast.verdict, "short": forecast_short(forecast),
+            "throttled_fraction": None if band is None else band.to_json(),
+            "launch": None if launch is None else launch.description, "modelled": True}
 
 
 def run_operations(run: Run) -> list[str]:

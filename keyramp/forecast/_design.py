@@ -21,6 +21,7 @@ from keyramp.forecast._project import OpMix, op_mix, regenerated_projection
 from keyramp.keys import make_strategy
 from keyramp.keyspace._analyse import existing_records
 from keyramp.keyspace._metrics import hotspot_metrics
+from keyramp.results._forecast_doc import KeysCheck, written
 from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._summary import CellSummary, as_cell
 
@@ -112,13 +113,16 @@ class Check:
                 f"{self.measured_hot:.3f}, regenerated {self.regenerated_hot:.3f}; measured {pts(self.measured_points)}"
                 f", regenerated {pts(self.regenerated_points)})")
 
-    def to_json(self) -> dict[str, Any]:
-        return {"measured_hottest_1pct_share": round(self.measured_hot, 4),
-                "regenerated_hottest_1pct_share": round(self.regenerated_hot, 4),
-                "measured_append_points": self.measured_points, "regenerated_append_points": self.regenerated_points,
-                "agrees": self.agrees,
-                "tolerance": f"hottest 1 % within max({HOT_TOLERANCE}, 30 % of the larger); append points "
-                             f"spread vs append alike and within ×{POINTS_RATIO:g}"}
+    def to_doc(self) -> KeysCheck:
+        """``forecast.projection.check`` in summary.json."""
+        doc = KeysCheck(measured_hottest_1pct_share=round(self.measured_hot, 4),
+                        regenerated_hottest_1pct_share=round(self.regenerated_hot, 4),
+                        measured_append_points=self.measured_points, regenerated_append_points=self.regenerated_points,
+                        agrees=self.agrees,
+                        tolerance=f"hottest 1 % within max({HOT_TOLERANCE}, 30 % of the larger); append points "
+                                  f"spread vs append alike and within ×{POINTS_RATIO:g}")
+        return written(doc, "measured_hottest_1pct_share", "regenerated_hottest_1pct_share",
+                       "measured_append_points", "regenerated_append_points", "agrees", "tolerance")
 
 
 def pattern_check(design: CellDesign) -> Check | None:

@@ -26,9 +26,11 @@ from keyramp.forecast._recorded import RecordedKeys, recorded_keys, recorded_pro
 from keyramp.forecast._result import Forecast, Stability
 from keyramp.forecast._verdict import span_verdict
 from keyramp.keyspace._load import load_keys
-from keyramp.results._summary import CellSummary
+from keyramp.results._forecast_doc import CellForecast
+from keyramp.results._summary import CellSummary, as_cell
 
-__all__ = ["Forecaster", "forecast", "forecast_cell", "forecast_run_cell", "forecast_step", "samples_for"]
+__all__ = ["Forecaster", "cell_forecast", "forecast", "forecast_cell", "forecast_run_cell", "forecast_step",
+           "samples_for"]
 
 
 #: Parameters that act on throttled requests only: retries re-offer them (at any share), pieces of a
@@ -200,16 +202,26 @@ def forecast_cell(*, backend: str, strategy: str, profile: Mapping[str, Any] | N
                   cell_summary: CellSummary | Mapping[str, Any], samples: Any = None,
                   boxes: Mapping[str, StoreParams] | None = None, cell_schedule: Any = None,
                   horizon_s: float = 0.0, stability: bool = True) -> dict[str, Any]:
-    """``cells[id].forecast`` for summary.json (the runner, ``keyramp forecast``).
+    """``cells[id].forecast`` for summary.json, as JSON (``cell_forecast`` is the typed document).
 
     ``profile``: the resolved profile (keys are regenerated from it); ``samples``: the cell's
     sampled keys (``CellKeys``) or a function loading them, projected when the keys cannot be
     regenerated or the recording disagrees; ``boxes``: parameter boxes of a calibration file.
     ``cell_summary``: the cell's summary, read through the results model (a mapping at this edge).
     """
+    return cell_forecast(backend=backend, strategy=strategy, profile=profile, launch=launch,
+                         cell_summary=cell_summary, samples=samples, boxes=boxes, cell_schedule=cell_schedule,
+                         horizon_s=horizon_s, stability=stability).to_json()
+
+
+def cell_forecast(*, backend: str, strategy: str, profile: Mapping[str, Any] | None, launch: Launch,
+                  cell_summary: CellSummary | Mapping[str, Any], samples: Any = None,
+                  boxes: Mapping[str, StoreParams] | None = None, cell_schedule: Any = None,
+                  horizon_s: float = 0.0, stability: bool = True) -> CellForecast:
+    """``forecast_cell``'s document, typed (``CellSummary.forecast``)."""
     design = CellDesign.from_summary(backend=backend, strategy=strategy, profile=profile,
-                                     cell_summary=cell_summary, schedule=cell_schedule, horizon_s=horizon_s)
-    return Forecaster(design, recorded=samples).forecast(launch, boxes=boxes, stability=stability).to_json()
+                                     cell_summary=as_cell(cell_summary), schedule=cell_schedule, horizon_s=horizon_s)
+    return Forecaster(design, recorded=samples).forecast(launch, boxes=boxes, stability=stability).to_doc()
 
 
 def cell_samples(run: Path | Any, cell_id: str) -> Callable[[], Any]:
@@ -225,9 +237,9 @@ def cell_samples(run: Path | Any, cell_id: str) -> Callable[[], Any]:
 
 def forecast_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any],
                       cell_summary: CellSummary | Mapping[str, Any],
-                      launch: Launch, boxes: Mapping[str, StoreParams] | None = None) -> dict[str, Any]:
-    """``forecast_cell`` for a cell the runner just finished (``cell``: a profile ``Cell``)."""
-    return forecast_cell(backend=cell.backend, strategy=cell.strategy, profile=profile, launch=launch,
+                      launch: Launch, boxes: Mapping[str, StoreParams] | None = None) -> CellForecast:
+    """``cell_forecast`` for a cell the runner just finished (``cell``: a profile ``Cell``)."""
+    return cell_forecast(backend=cell.backend, strategy=cell.strategy, profile=profile, launch=launch,
                          cell_summary=cell_summary, samples=cell_samples(run_dir, cell.id), boxes=boxes,
                          cell_schedule=cell.schedule, horizon_s=cell.horizon_s)
 
@@ -239,4 +251,4 @@ def forecast_step(a: Any) -> None:
     if launch is None or not a.measured:
         return
     a.summary["forecast"] = forecast_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data,
-                                              cell_summary=a.summary, launch=launch, boxes=launch.boxes())
+                                              cell_summary=a.summary, launch=launch, boxes=launch.boxes()).to_json()

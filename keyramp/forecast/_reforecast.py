@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp.forecast._text import band_text, figure_text, forecast_short, keys_note
+from keyramp.results._forecast_doc import CellForecast
 
 __all__ = ["format_table", "reforecast"]
 
@@ -27,7 +29,7 @@ def _launch_table(path: Path) -> dict[str, Any]:
 
 def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None = None, nodes: int | None = None,
                storage: str | None = None, duration_s: float | None = None, params: Path | None = None,
-               cell: str | None = None) -> dict[str, dict[str, Any]]:
+               cell: str | None = None) -> dict[str, CellForecast]:
     """Cell id -> forecast for a loaded run (``keyramp.results._catalog.Run``)."""
     # deferred: start-up cost (the stores, the profile schema, numpy, pyarrow: `keyramp forecast --help`
     # imports this module and needs none of them)
@@ -54,30 +56,34 @@ def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None 
     launch = launch.with_overrides(peak=rate if (launch_file or (profile or {}).get("launch")) else None,
                                    nodes=nodes, storage=storage, duration_s=duration_s)
     boxes = load_params_file(params, default_boxes()) if params else launch.boxes()
-    return {c.cell_id: Forecaster(c.design, recorded=c.samples).forecast(launch, boxes=boxes).to_json()
+    return {c.cell_id: Forecaster(c.design, recorded=c.samples).forecast(launch, boxes=boxes).to_doc()
             for c in designs.cells}
 
 
-def format_table(results: dict[str, dict[str, Any]]) -> str:
+def format_table(results: Mapping[str, CellForecast]) -> str:
     head = ("cell", "forecast*", "mid", "peak step", "adapts in", "added p99", "keys", "decided by")
     rows = [head]
     for cell_id, fc in results.items():
-        thr = fc.get("throttled_fraction") or {}
+        mid = fc.throttled_fraction.mid if fc.throttled_fraction is not None else None
         rows.append((
-            cell_id, forecast_short(fc), "-" if thr.get("mid") is None else f"{100 * thr['mid']:.1f}%",
-            band_text(fc.get("peak_throttled_fraction")), band_text(fc.get("adapt_s"), unit=" s"),
-            figure_text(fc, "added_p99_ms"), (fc.get("projection") or {}).get("keys", "-"),
-            fc.get("deciding_param") or "-",
+            cell_id, forecast_short(fc), "-" if mid is None else f"{100 * mid:.1f}%",
+            band_text(fc.peak_throttled_fraction), band_text(fc.adapt_s, unit=" s"),
+            figure_text(fc, "added_p99_ms"), _keys_from(fc), fc.deciding_param or "-",
         ))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    launch = next((fc.get("launch") for fc in results.values() if fc.get("launch")), None)
-    if launch:
-        lines.insert(0, f"launch: {launch['description']} (peak {launch['peak_ops_per_s']:,.0f} ops/s, "
-                        f"{launch['total_ops']:,} operations)")
+    launch = next((fc.launch for fc in results.values() if fc.launch is not None), None)
+    if launch is not None:
+        lines.insert(0, f"launch: {launch.description} (peak {launch.peak_ops_per_s:,.0f} ops/s, "
+                        f"{launch.total_ops:,} operations)")
     lines.append("* modelled: share of launch operations throttled, low–high over the parameter ranges "
                  "(docs/keyspace-model.md); at_risk-hotspot: every point throttles; uncertain: the band reaches ok")
     for cell_id, fc in results.items():  # why a verdict is uncertain or missing, and recorded keys
-        note = keys_note(fc) if fc.get("throttled_fraction") is not None else ""
-        lines += [f"{cell_id}: {text}" for text in (fc.get("reason"), note and f"forecast {note}") if text]
+        note = keys_note(fc) if fc.throttled_fraction is not None else ""
+        lines += [f"{cell_id}: {text}" for text in (fc.reason, note and f"forecast {note}") if text]
     return "\n".join(lines)
+
+
+def _keys_from(fc: CellForecast) -> str:
+    keys = fc.projection.keys if fc.projection is not None else None
+    return "-" if keys is None else keys

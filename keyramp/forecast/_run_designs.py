@@ -11,7 +11,9 @@ from keyramp._errors import UsageError
 from keyramp.forecast._design import CellDesign
 from keyramp.forecast._forecast import cell_samples
 from keyramp.profile._schedules import make_schedule
+from keyramp.results._catalog import Run
 from keyramp.results._read import data_cells
+from keyramp.results._summary import RunManifest
 
 __all__ = ["RunCell", "RunDesigns", "run_designs"]
 
@@ -33,15 +35,15 @@ class RunDesigns:
     cells: tuple[RunCell, ...]
 
 
-def run_designs(run: Any, *, cell: str | None = None) -> RunDesigns:
-    """The cells of a loaded run (``keyramp.results._catalog.Run``), or only ``cell``; probe cells
-    (no key stream) are left out. ``UsageError`` for an unknown cell id."""
-    manifest = run.manifest or {}
-    profile = manifest.get("profile") if isinstance(manifest.get("profile"), dict) else None
-    cells_meta = {c["id"]: c for c in manifest.get("cells") or [] if isinstance(c, dict) and "id" in c}
+def run_designs(run: Run, *, cell: str | None = None) -> RunDesigns:
+    """The cells of a loaded run, or only ``cell``; probe cells (no key stream) are left out.
+    ``UsageError`` for an unknown cell id."""
+    manifest = run.typed_manifest or RunManifest()
+    profile = manifest.profile
+    cells_meta = {c.id: c for c in manifest.cells}
     if cell is not None and cell not in cells_meta:
         raise UsageError(f"unknown cell {cell!r}; cells: {', '.join(sorted(cells_meta))}")
-    backends = tuple(sorted({str(c.get("backend")) for c in cells_meta.values()}))
+    backends = tuple(sorted({str(c.backend) for c in cells_meta.values()}))
     out: list[RunCell] = []
     with_keys: set[str] | None = None  # cells with recorded keys, read once when first needed
     for cell_id, meta in sorted(cells_meta.items()):
@@ -52,12 +54,12 @@ def run_designs(run: Any, *, cell: str | None = None) -> RunDesigns:
             with_keys = set(data_cells(run, "keys"))
         schedule, horizon = None, 0.0
         if profile:
-            horizon = float(meta.get("duration_s") or profile.get("duration_s", 0)) * float(meta.get("time_scale") or 1)
+            horizon = float(meta.duration_s or profile.get("duration_s", 0)) * float(meta.time_scale or 1)
             try:
                 schedule = make_schedule(profile["schedule"], horizon=horizon)
             except (UsageError, KeyError, TypeError):
                 schedule = None
-        design = CellDesign.from_summary(backend=str(meta.get("backend")), strategy=str(meta.get("strategy")),
+        design = CellDesign.from_summary(backend=str(meta.backend), strategy=str(meta.strategy),
                                          profile=profile, cell_summary=cell_summary, schedule=schedule,
                                          horizon_s=horizon)
         out.append(RunCell(cell_id=cell_id, design=design,

@@ -12,9 +12,9 @@ before it; ``RunSummary.upgrade`` reads those (``errors_by_class`` counts alone,
 28, become ``{"count": n}``; fields added later are simply absent: None). A summary of a newer
 version than this keyramp knows is refused with a ``DocError`` naming it.
 
-A cell's key-space figures (``KeyspaceFigures``, ``_keyspace_doc``) and launch plan (``CellPlan``,
-``_plan_doc``) are documents of this model, written by the layers above (``keyspace``, ``forecast``);
-the forecast and probe sub-documents stay opaque mappings here, read by their own layers.
+A cell's key-space figures (``KeyspaceFigures``, ``_keyspace_doc``), launch forecast (``CellForecast``,
+``_forecast_doc``) and launch plan (``CellPlan``, ``_plan_doc``) are documents of this model, written by
+the layers above (``keyspace``, ``forecast``); the probe's result stays an opaque mapping here.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from keyramp.results._doc import DocError, JsonDoc
+from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._plan_doc import CellPlan
 
@@ -187,9 +188,9 @@ class CellSummary(JsonDoc):
     incomplete: bool | None = field(default=None, metadata=_doc("the run stopped during this cell"))
     warmup_failure: dict[str, Any] | None = field(
         default=None, metadata=_doc("what every warm-up operation raised: ops, error_class, op, message, …"))
-    # Written by layers above results (keyspace/, forecast/, probes/); forecast and probe opaque here.
+    # Written by layers above results (keyspace/, forecast/, probes/); the probe opaque here.
     keyspace: KeyspaceFigures | None = field(default=None, metadata=_doc("hotspot metrics (keyspace/)"))
-    forecast: dict[str, Any] | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
+    forecast: CellForecast | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
     plan: CellPlan | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan_cell)"))
     probe: dict[str, Any] | None = field(default=None, metadata=_doc("a scenario probe's result (probes/)"))
 

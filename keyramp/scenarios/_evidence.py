@@ -17,6 +17,7 @@ from keyramp._errors import UsageError
 from keyramp.forecast._text import forecast_line, forecast_short, keys_note
 from keyramp.keyspace._headline import keyspace_headline
 from keyramp.results._catalog import Run, load_run
+from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._generator import generator_limited, generator_reason
 from keyramp.results._summary import CellSummary, Latency, OpStats, RunSummary
 from keyramp.run._report_plan import PLAN_NOTE, plan_lines
@@ -109,7 +110,7 @@ def role_of(description: str) -> str:
     return ""
 
 
-def _keyspace_evidence(ks: Mapping[str, Any], forecast: Mapping[str, Any] | None = None, *, strategy: str = "",
+def _keyspace_evidence(ks: Mapping[str, Any], forecast: CellForecast | None = None, *, strategy: str = "",
                        ) -> tuple[str, str, dict[str, Any], list[ChartValue]]:
     """A Locust cell's key-space evidence: the measured pattern, and the launch forecast as the one model.
 
@@ -127,12 +128,12 @@ def _keyspace_evidence(ks: Mapping[str, Any], forecast: Mapping[str, Any] | None
               "append": ks.get("append_fraction"),
               "throttled": model.get("max_throttled_fraction") if model else None,  # at this test's rate only
               "test_rate_ops_per_s": model.get("offered_ops_per_s") if model else None}
-    if isinstance(forecast, Mapping) and forecast.get("verdict"):
-        mid = (forecast.get("throttled_fraction") or {}).get("mid")
+    if forecast is not None and forecast.verdict:
+        mid = forecast.throttled_fraction.mid if forecast.throttled_fraction is not None else None
         note = keys_note(forecast)
         text += f"; {forecast_line(forecast)}" + (f" ({note})" if note else "")
-        values.update(forecast=forecast_short(forecast, deciding=False), forecast_verdict=forecast.get("verdict"),
-                      forecast_mid=mid, launch=(forecast.get("launch") or {}).get("description"))
+        values.update(forecast=forecast_short(forecast, deciding=False), forecast_verdict=forecast.verdict,
+                      forecast_mid=mid, launch=forecast.launch.description if forecast.launch is not None else None)
         bars += chart_bars("launch operations throttled (%, modelled forecast, mid of the band)", " %",
                       forecast=None if mid is None else 100.0 * mid)
     return "modelled", text, values, bars

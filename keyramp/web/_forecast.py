@@ -19,7 +19,17 @@ from keyramp.forecast._text import (
     throttles_nothing,
 )
 from keyramp.forecast._verdict import VERDICT_RANK
-from keyramp.results._values import as_dict, as_list, num, text
+from keyramp.results._forecast_doc import (
+    BandFigures,
+    CellForecast,
+    ForecastProjection,
+    ForecastStability,
+    ForecastTimeline,
+    KeysCheck,
+    ParamBounds,
+    SensitivityRow,
+)
+from keyramp.results._values import num
 
 __all__ = ["forecast_view"]
 
@@ -51,14 +61,16 @@ def _polyline(t: list[float], ys: list[Any], top: float) -> str:
     return " ".join(pts)
 
 
-def _chart(timeline: dict[str, Any]) -> dict[str, Any] | None:
+def _chart(timeline: ForecastTimeline | None) -> dict[str, Any] | None:
     """The throttled share over the launch at the band's three kept points, with axes (ticks in
     the one format), a legend, and None when there is nothing to draw."""
-    t = [v for v in (num(x) for x in as_list(timeline.get("t"))) if v is not None]
-    throttled = as_dict(timeline.get("throttled"))
+    if timeline is None:
+        return None
+    t = [v for v in (num(x) for x in timeline.t) if v is not None]
+    throttled = timeline.throttled
     if len(t) < 2 or not throttled:
         return None
-    series = {label: as_list(throttled.get(label)) for label, _ in _LINES}
+    series = {label: throttled.get(label) or [] for label, _ in _LINES}
     peak = max((v for ys in series.values() for v in map(num, ys) if v is not None), default=0.0)
     top = next((y for y in _Y_TOPS if y >= peak), 1.0)
     x_ticks = [{"x": round(_LEFT + f * (_RIGHT - _LEFT), 1), "text": fmt.duration(f * t[-1])} for f in (0, 0.5, 1)]
@@ -69,79 +81,69 @@ def _chart(timeline: dict[str, Any]) -> dict[str, Any] | None:
             "x_ticks": x_ticks, "y_ticks": y_ticks, "end": fmt.duration(t[-1])}
 
 
-def forecast_view(raw: object) -> dict[str, Any] | None:
-    fc = as_dict(raw)
-    if not fc:
-        return None
+def _bands(fc: CellForecast) -> list[dict[str, Any]]:
     bands = []
     for key, label, unit in _FIGURES:
-        if key == "added_p99_ms" and fc.get("verdict") == "ok":
+        if key == "added_p99_ms" and fc.verdict == "ok":
             continue  # the model's queueing at its utilisation cap, not a latency: nothing is throttled
-        band = as_dict(fc.get(key))
+        band = fc.band(key)
+        mid = None if band is None else band.mid
         bands.append({"name": key, "label": label, "text": figure_text(fc, key),
-                      "mid": band_text({"low": band.get("mid"), "high": band.get("mid")}, unit=unit)})
-    params = []
-    for name, p in as_dict(fc.get("params")).items():
-        d = as_dict(p)
-        source = text(d.get("source")) or ""
-        params.append(
-            {
-                "name": str(name),
-                "low": num(d.get("low")),
-                "mid": num(d.get("mid")),
-                "high": num(d.get("high")),
-                "unit": text(d.get("unit")),
-                "published": d.get("published") is True,
-                "source": source,
-                "source_is_url": source.startswith("https://"),
-                "note": text(d.get("note")),
-            }
-        )
-    sensitivity = []
-    for s in as_list(fc.get("sensitivity")):
-        d = as_dict(s)
-        lo, hi = as_dict(d.get("low")), as_dict(d.get("high"))
-        sensitivity.append(
-            {
-                "param": text(d.get("param")),
-                "swing": num(d.get("swing")),
-                "low": num(lo.get("value")),
-                "low_throttled": num(lo.get("throttled_fraction")),
-                "low_verdict": text(lo.get("verdict")),
-                "high": num(hi.get("value")),
-                "high_throttled": num(hi.get("throttled_fraction")),
-                "high_verdict": text(hi.get("verdict")),
-            }
-        )
-    projection = as_dict(fc.get("projection"))
-    check = as_dict(projection.get("check"))
-    stability = as_dict(fc.get("stability"))
-    verdict = text(fc.get("verdict"))
+                      "mid": band_text(BandFigures(low=mid, high=mid), unit=unit)})
+    return bands
+
+
+def _param(name: str, p: ParamBounds) -> dict[str, Any]:
+    source = p.source or ""
+    return {"name": name, "low": num(p.low), "mid": num(p.mid), "high": num(p.high), "unit": p.unit,
+            "published": p.published is True, "source": source, "source_is_url": source.startswith("https://"),
+            "note": p.note}
+
+
+def _sensitivity(s: SensitivityRow) -> dict[str, Any]:
+    lo, hi = s.low, s.high
+    return {"param": s.param, "swing": num(s.swing),
+            "low": num(lo.value), "low_throttled": num(lo.throttled_fraction), "low_verdict": lo.verdict,
+            "high": num(hi.value), "high_throttled": num(hi.throttled_fraction), "high_verdict": hi.verdict}
+
+
+def _projection(projection: ForecastProjection | None) -> dict[str, Any]:
+    proj = projection or ForecastProjection()
+    check = proj.check or KeysCheck()
+    # "keys_from", not "keys": a template's fc.projection.keys is the dict's own keys() method
+    return {"keys_from": proj.keys, "why": proj.why, "ranges": list(proj.ranges),
+            "append_points": num(proj.append_points), "not_projected": list(proj.not_projected),
+            "measured_hot1": num(check.measured_hottest_1pct_share),
+            "regenerated_hot1": num(check.regenerated_hottest_1pct_share), "agrees": check.agrees}
+
+
+def _stability(stability: ForecastStability | None) -> dict[str, Any] | None:
+    if stability is None or stability == ForecastStability():
+        return None
+    return {"samples": [num(v) for v in stability.samples], "difference": num(stability.max_difference),
+            "same_verdict": stability.same_verdict is not False, "exact": stability.exact is True}
+
+
+def forecast_view(fc: CellForecast | None) -> dict[str, Any] | None:
+    if fc is None or (fc == CellForecast() and not fc.extra):
+        return None
+    verdict = fc.verdict
+    launch = fc.launch.to_json() if fc.launch is not None else {}
     return {
         "verdict": verdict,
         "verdict_class": verdict if verdict in VERDICT_RANK else "none",
-        "deciding_param": text(fc.get("deciding_param")),
+        "deciding_param": fc.deciding_param,
         "short": forecast_short(fc),
         "line": forecast_line(fc),
-        "reason": text(fc.get("reason")),
-        "launch": {k: v for k, v in as_dict(fc.get("launch")).items() if isinstance(v, int | float | str)},
-        "bands": bands,
-        "params": params,
-        "params_from": text(fc.get("params_from")),
-        "sensitivity": sensitivity,
-        # "keys_from", not "keys": a template's fc.projection.keys is the dict's own keys() method
-        "projection": {"keys_from": text(projection.get("keys")), "why": text(projection.get("why")),
-                       "ranges": [str(r) for r in as_list(projection.get("ranges"))],
-                       "append_points": num(projection.get("append_points")),
-                       "not_projected": [str(r) for r in as_list(projection.get("not_projected"))],
-                       "measured_hot1": num(check.get("measured_hottest_1pct_share")),
-                       "regenerated_hot1": num(check.get("regenerated_hottest_1pct_share")),
-                       "agrees": check.get("agrees") if isinstance(check.get("agrees"), bool) else None},
-        "stability": {"samples": [num(v) for v in as_list(stability.get("samples"))],
-                      "difference": num(stability.get("max_difference")),
-                      "same_verdict": stability.get("same_verdict") is not False,
-                      "exact": stability.get("exact") is True} if stability else None,
+        "reason": fc.reason,
+        "launch": {k: v for k, v in launch.items() if isinstance(v, int | float | str)},
+        "bands": _bands(fc),
+        "params": [_param(name, p) for name, p in fc.params.items()],
+        "params_from": fc.params_from,
+        "sensitivity": [_sensitivity(s) for s in fc.sensitivity],
+        "projection": _projection(fc.projection),
+        "stability": _stability(fc.stability),
         # an ok cell that throttles nothing says so in a line instead of drawing an empty plot
         "no_throttling": NO_THROTTLING if throttles_nothing(fc) else None,
-        "chart": None if throttles_nothing(fc) else _chart(as_dict(fc.get("timeline"))),
+        "chart": None if throttles_nothing(fc) else _chart(fc.timeline),
     }

@@ -13,6 +13,7 @@ from keyramp.forecast._band import HOTSPOT_MIN, OK_MAX
 from keyramp.forecast._reforecast import format_table
 from keyramp.forecast._text import forecast_line
 from keyramp.profile._profile import parse_profile
+from keyramp.results._forecast_doc import CellForecast
 
 
 def _forecast(backend: str, strategy: str, launch: dict[str, Any], *, ops: dict[str, float] | None = None,
@@ -218,7 +219,7 @@ def test_a_recording_that_disagrees_with_the_design_is_projected_instead_never_s
                           cell_summary=summary, cell_schedule=cell.schedule, horizon_s=10.0)
     assert blind["verdict"] == "uncertain" and "disagrees" in blind["reason"]
     # Never silent: the table `keyramp forecast` prints names the keys and why, under each verdict.
-    table = format_table({"c00": fc, "c01": blind}).splitlines()
+    table = format_table({"c00": CellForecast.from_json(fc), "c01": CellForecast.from_json(blind)}).splitlines()
     assert "c00: forecast from the recorded keys: the recording disagrees with the design's keys" in table[-2]
     assert table[-1].startswith("c01: the recording disagrees") and "no sampled keys to project" in table[-1]
     assert forecast_line(blind).endswith("uncertain: " + blind["reason"])

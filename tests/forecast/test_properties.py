@@ -60,7 +60,7 @@ def forecast(runs: DesignRuns, design: tuple[str, str, Any, Any], kind: str, rat
     run = runs.run(backend, strategy, params=params, ops=ops)
     out = reforecast(run, launch_file=runs.launch_file(kind, duration=duration), rate=rate,
                      nodes=nodes if backend == "bigtable" else None)
-    (fc,) = out.values()
+    (fc,) = (doc.to_json() for doc in out.values())
     # forecast.stability on every example: twice the samples never change the verdict (the broken
     # projection below runs without the re-run).
     assert fc.get("stability", {}).get("same_verdict", True) is True, fc["stability"]

@@ -20,6 +20,7 @@ import pytest
 from _designs import DesignRuns, diagonal_line
 
 from keyramp.forecast._reforecast import reforecast
+from keyramp.results._forecast_doc import CellForecast
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "keyspace-model.md"
 _SHARD_TIMESTAMP = "https://firebase.google.com/docs/firestore/solutions/shard-timestamp"
@@ -41,10 +42,11 @@ class Row:
                f"{'pass' if self.passed else 'FAIL'} |"
 
 
-def _steady(fc: dict, label: str) -> float:
-    tl = fc["timeline"]
-    t = np.asarray(tl["t"])
-    return float(np.asarray(tl["served_ops_per_s"][label])[t > 0.75 * t[-1]].mean())
+def _steady(fc: CellForecast, label: str) -> float:
+    tl = fc.timeline
+    assert tl is not None and tl.served_ops_per_s is not None
+    t = np.asarray(tl.t)
+    return float(np.asarray(tl.served_ops_per_s[label])[t > 0.75 * t[-1]].mean())
 
 
 def _params(path: Path, store: str, **ranges: float) -> Path:
@@ -96,9 +98,11 @@ def ramp_vs_jump(runs: DesignRuns, tmp: Path) -> Row:
     (ramp,) = reforecast(run, launch_file=runs.launch_file("ramp_500_50_5", duration="95m"),
                          rate=1_000_000.0).values()
     (jump,) = reforecast(run, launch_file=runs.launch_file("constant", duration="30m"), rate=5000.0).values()
-    first = {label: max(jump["timeline"]["throttled"][label][:3]) for label in ("favourable", "mid", "unfavourable")}
-    ok = ramp["verdict"] == "ok" and ramp["peak_throttled_fraction"]["high"] <= 0.01 and min(first.values()) >= 0.3
-    predicted = (f"ramp: {ramp['verdict']}, worst step {ramp['peak_throttled_fraction']['high']:.1%}; jump to 5,000: "
+    assert jump.timeline is not None and ramp.peak_throttled_fraction is not None
+    first = {label: max(jump.timeline.throttled[label][:3]) for label in ("favourable", "mid", "unfavourable")}
+    worst = ramp.peak_throttled_fraction.high
+    ok = ramp.verdict == "ok" and worst is not None and worst <= 0.01 and min(first.values()) >= 0.3
+    predicted = (f"ramp: {ramp.verdict}, worst step {worst or 0.0:.1%}; jump to 5,000: "
                  f"first 30 s throttled {min(first.values()):.0%}–{max(first.values()):.0%} across the band")
     return Row(f"+50 %/5 min is safe for uniform keys, a 10× jump is not ([500/50/5]({_RAMP})) — the safe half is a "
                "design constraint", "ramp safe, 10× jump throttled", "split trigger and delay bounded by 500/50/5",

@@ -6,12 +6,14 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from _synthetic import make_run
 
+from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._parquet import TIMESERIES_SCHEMA
 from keyramp.web import create_app
 
@@ -329,9 +331,12 @@ def test_a_cell_without_keys_says_why() -> None:
 def test_the_forecast_chart_has_axes_and_an_ok_cell_none() -> None:
     from keyramp.web._forecast import forecast_view
 
+    def forecast_view_of(doc: dict[str, Any]) -> dict[str, Any] | None:
+        return forecast_view(CellForecast.from_json(doc))
+
     timeline = {"t": [0.0, 600.0, 1200.0], "throttled": {"favourable": [0.0, 0.0, 0.0], "mid": [0.0, 0.2, 0.1],
                                                          "unfavourable": [0.1, 0.4, 0.3]}}
-    hot = forecast_view({"verdict": "at_risk-hotspot", "throttled_fraction": {"low": 0.1, "mid": 0.2, "high": 0.4},
+    hot = forecast_view_of({"verdict": "at_risk-hotspot", "throttled_fraction": {"low": 0.1, "mid": 0.2, "high": 0.4},
                          "added_p99_ms": {"low": 5.0, "mid": 50.0, "high": 919.0}, "timeline": timeline})
     assert hot is not None and hot["verdict_class"] == "at_risk-hotspot" and hot["no_throttling"] is None
     chart = hot["chart"]
@@ -339,7 +344,7 @@ def test_the_forecast_chart_has_axes_and_an_ok_cell_none() -> None:
     assert [t["text"] for t in chart["x_ticks"]] == ["0 s", "10 min", "20 min"]
     assert [line["name"] for line in chart["lines"]] == ["favourable", "unfavourable", "mid"]
     assert any(b["name"] == "added_p99_ms" for b in hot["bands"])
-    ok = forecast_view({"verdict": "ok", "throttled_fraction": {"low": 0.0, "mid": 0.0, "high": 0.0},
+    ok = forecast_view_of({"verdict": "ok", "throttled_fraction": {"low": 0.0, "mid": 0.0, "high": 0.0},
                         "peak_throttled_fraction": {"low": 0.0, "mid": 0.0, "high": 0.0},
                         "added_p99_ms": {"low": 5.0, "mid": 50.0, "high": 919.0}, "timeline": timeline})
     assert ok is not None and ok["chart"] is None and ok["no_throttling"] == "no throttling forecast"
