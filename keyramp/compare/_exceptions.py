@@ -39,8 +39,13 @@ def new_exceptions(baselines: Sequence[Run], candidates: Sequence[Run],
     for cand in candidates:
         for ident, cell_id in identities[cand.run_id].items():
             known = {e.error_class for base in baselines if (base_id := identities[base.run_id].get(ident))
-                     for e, _ in cell_exceptions(base.cells[base_id])}
+                     for e, _ in cell_exceptions(_cell(base, base_id))}
             out += [NewException(cell=ident, run_id=cand.run_id, error_class=e.error_class, op=e.op,
                                  message=e.message, where=e.where, count=n)
-                    for e, n in cell_exceptions(cand.cells[cell_id]) if e.error_class not in known]
+                    for e, n in cell_exceptions(_cell(cand, cell_id)) if e.error_class not in known]
     return out
+
+
+def _cell(run: Run, cell_id: str) -> dict[str, Any]:
+    """A compared run's cell through the results model, as ``cell_exceptions`` reads it (a mapping)."""
+    return run.typed_cell(cell_id).to_json()

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -44,11 +45,11 @@ from keyramp.compare._stats import (
     ratio_ci,
     two_proportion,
 )
-from keyramp.compare._verdict import behind_note, late_budget, median, ratio_verdict
+from keyramp.compare._verdict import Pooled, behind_note, late_budget, median, ratio_verdict
 from keyramp.results._catalog import Run
 from keyramp.results._generator import generator_late, littles_rate, starved_reason
 from keyramp.results._read import read_intervals
-from keyramp.results._summary import Latency, OpStats, RunSummary
+from keyramp.results._summary import CellSummary, Latency, OpStats, RunSummary
 from keyramp.results._values import num
 
 __all__ = [
@@ -113,21 +114,26 @@ class Side:
     def key(self) -> str:
         return "+".join(f"{run.run_id}/{cell}" for run, cell in self.members)
 
-    def cells(self) -> list[dict[str, Any]]:
-        """The cells as summary.json holds them, for the results layer's checks (they read mappings)."""
-        return [run.cells[cell] for run, cell in self.members]
+    def cells(self) -> list[CellSummary]:
+        return [typed(run).cells[cell] for run, cell in self.members]
+
+    @cached_property
+    def cell_maps(self) -> list[dict[str, Any]]:
+        """The typed cells as mappings, for the results layer's checks (until they take ``CellSummary``);
+        built once per side: writing a cell with its key-space and forecast documents takes ms."""
+        return [cell.to_json() for cell in self.cells()]
 
     def stats(self, op: str) -> list[OpStats]:
         return [typed(run).cells[cell].operations[op] for run, cell in self.members]
 
-    def pooled(self, op: str) -> dict[str, int]:
-        """Counts of the op over every run of the side (count, late, errors)."""
+    def pooled(self, op: str) -> Pooled:
+        """Counts of the op over every run of the side."""
         stats = self.stats(op)
-        return {"count": sum(int(s.count or 0) for s in stats), "late": sum(int(s.late or 0) for s in stats),
-                "errors": sum(int(s.errors or 0) for s in stats)}
+        return Pooled(count=sum(int(s.count or 0) for s in stats), late=sum(int(s.late or 0) for s in stats),
+                      errors=sum(int(s.errors or 0) for s in stats))
 
     def first_reason(self, reason: Callable[[Mapping[str, Any]], str | None]) -> str | None:
-        return next((r for cell in self.cells() if (r := reason(cell))), None)
+        return next((r for cell in self.cell_maps if (r := reason(cell))), None)
 
 
 def typed(run: Run) -> RunSummary:
@@ -193,7 +199,7 @@ class Replicates:
             out["ops_per_s"] = boot.point_rate
             out.update({m: float(boot.point_ms[j]) for j, m in enumerate(LATENCY_METRICS)})
         pooled = side.pooled(op)
-        out["error_rate"] = pooled["errors"] / pooled["count"] if pooled["count"] else None
+        out["error_rate"] = pooled.errors / pooled.count if pooled.count else None
         return out
 
 
@@ -201,8 +207,8 @@ def _machine_late(side: Side, op: str, opts: CompareOptions) -> float:
     """Share of a side's operations that started late because the generator fell behind (the one
     rule of ``keyramp.results._generator``: CPU-bound load process, saturated machine, or users
     mostly idle); lateness with every user busy is the store's (it can be the regression itself)."""
-    pairs = [(generator_late(cell, cell["operations"][op], busy_limit=opts.busy_users_fraction), int(stats.count or 0))
-             for cell, stats in zip(side.cells(), side.stats(op), strict=True)]
+    pairs = [(generator_late(cell, stats.to_json(), busy_limit=opts.busy_users_fraction), int(stats.count or 0))
+             for cell, stats in zip(side.cell_maps, side.stats(op), strict=True)]
     total = sum(n for _, n in pairs)
     return sum(late * n for late, n in pairs) / total if total else 0.0
 
@@ -269,8 +275,8 @@ class _Judge:
         (and is not itself the machine's), and Little's law (users ÷ mean service time) predicts
         a change past the minimum effect in the same direction."""
         opts = self.opts
-        b_rate = _geomean([littles_rate(c) for c in self.base.cells()])
-        c_rate = _geomean([littles_rate(c) for c in self.cand.cells()])
+        b_rate = _geomean([littles_rate(c) for c in self.base.cell_maps])
+        c_rate = _geomean([littles_rate(c) for c in self.cand.cell_maps])
         predicted = c_rate / b_rate if b_rate and c_rate else None
         b_svc = _geomean([_pct(s.service_ms, "p50") for s in self.base.stats(self.op)])
         c_svc = _geomean([_pct(s.service_ms, "p50") for s in self.cand.stats(self.op)])
@@ -303,7 +309,7 @@ class _Judge:
         b_suspect, c_suspect = self.base.first_reason(_latency_suspect), self.cand.first_reason(_latency_suspect)
         for j, (metric, (_, pct)) in enumerate(LATENCY_METRICS.items()):
             ratio = self.ratio_of(metric)
-            if min(b_pool["count"], c_pool["count"]) * (1 - pct / 100.0) < opts.min_tail:
+            if min(b_pool.count, c_pool.count) * (1 - pct / 100.0) < opts.min_tail:
                 rows.append(self.row(metric, ratio, None, None, "n/a", f"too few operations for {metric[:-3]}"))
                 continue
             low = high = None
@@ -357,13 +363,13 @@ class _Judge:
     def error_rate(self) -> MetricRow:
         """Two-proportion test on the counts (a set's pooled)."""
         b, c = self.base.pooled(self.op), self.cand.pooled(self.op)
-        if b["count"] == 0 or c["count"] == 0:
+        if b.count == 0 or c.count == 0:
             return self.row("error_rate", None, None, None, "n/a", "no operations")
-        _z, p_value, low, high = two_proportion(b["errors"], b["count"], c["errors"], c["count"])
-        diff = c["errors"] / c["count"] - b["errors"] / b["count"]
+        _z, p_value, low, high = two_proportion(b.errors, b.count, c.errors, c.count)
+        diff = c.errors / c.count - b.errors / b.count
         significant = p_value < self.opts.alpha and abs(diff) > self.opts.min_error_diff
         verdict = "same" if not significant else ("worse" if diff > 0 else "better")
-        ratio = (c["errors"] / c["count"]) / (b["errors"] / b["count"]) if b["errors"] else None
+        ratio = (c.errors / c.count) / (b.errors / b.count) if b.errors else None
         return self.row("error_rate", ratio, num(low), num(high), verdict, f"p={p_value:.3g}")
 
 

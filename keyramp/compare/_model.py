@@ -34,6 +34,7 @@ from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._thresholds import ThresholdResult, evaluate
+from keyramp.results._values import as_dict
 
 __all__ = [
     "LATENCY_METRICS",
@@ -126,7 +127,7 @@ class Comparison:
 
 def _cells_by_identity(run: Run) -> dict[str, str]:
     out: dict[str, str] = {}
-    for cell_id in run.cells:
+    for cell_id in typed(run).cells:
         ident = cell_identity(cell_id)
         n = 2
         while ident in out:  # the same configuration twice in one run: keep both, in order
@@ -164,7 +165,13 @@ def _forecast_entry(forecast: CellForecast) -> dict[str, Any]:
 
 def run_operations(run: Run) -> list[str]:
     """The operations a run's profile ran (a Python workload's are its method names)."""
-    return list((((run.manifest or {}).get("profile") or {}).get("workload") or {}).get("ops") or {})
+    return list(as_dict(_profile(run).get("workload")).get("ops") or {})
+
+
+def _profile(run: Run) -> dict[str, Any]:
+    """The run's resolved profile (manifest.json ``profile``: the profile layer's document)."""
+    manifest = run.typed_manifest
+    return (manifest.profile if manifest is not None else None) or {}
 
 
 def _judge_run(cmp: Comparison, reps: Replicates, cand: Run) -> None:
@@ -174,6 +181,7 @@ def _judge_run(cmp: Comparison, reps: Replicates, cand: Run) -> None:
     for ident in sorted(set(base_cells) ^ set(cand_cells)):
         where = cmp.baseline.run_id if ident in base_cells else cand.run_id
         cmp.warnings.append(f"cell {ident} only in {where}: not compared")
+    base_sides: dict[tuple[tuple[str, str], ...], Side] = {}
     for ident in base_cells:
         if ident not in cand_cells:
             continue
@@ -182,9 +190,11 @@ def _judge_run(cmp: Comparison, reps: Replicates, cand: Run) -> None:
             if op not in typed(cand).cells[cand_cells[ident]].operations:
                 continue
             # A set's runs that ran this cell and operation (a run of an older profile may lack it).
-            base_side = Side(tuple((run, cmp.identities[run.run_id][ident]) for run in cmp.baseline_runs
-                                   if ident in cmp.identities[run.run_id]
-                                   and op in typed(run).cells[cmp.identities[run.run_id][ident]].operations))
+            members = tuple((run, cmp.identities[run.run_id][ident]) for run in cmp.baseline_runs
+                            if ident in cmp.identities[run.run_id]
+                            and op in typed(run).cells[cmp.identities[run.run_id][ident]].operations)
+            # one side per set of cells, so what it derives from them is derived once for all its ops
+            base_side = base_sides.setdefault(tuple((r.run_id, c) for r, c in members), Side(members))
             rows, behind = judge(reps, base_side, cand_side, op, ident)
             cmp.rows.extend(rows)
             if len(base_side.members) > 1:  # the baseline column shows the set, pooled
@@ -245,7 +255,7 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | Sequence[Run] | Non
 
     for run in ordered[1:] if cmp.baseline is not None else ordered:
         own: list[Threshold] = []
-        profile = (run.manifest or {}).get("profile") or {}
+        profile = _profile(run)
         table = profile.get("thresholds")
         if table:
             try:  # a Python workload's thresholds name its methods
@@ -253,8 +263,10 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | Sequence[Run] | Non
             except Exception as exc:  # noqa: BLE001 - a stored profile is data, not input: warn
                 cmp.warnings.append(f"{run.run_id}: ignoring the profile's [thresholds]: {exc}")
         # as the run itself judged it: a Python workload's own exceptions fail unless allowed
-        own = with_workload_errors(own, python_workload=bool((profile.get("workload") or {}).get("user")))
+        own = with_workload_errors(own, python_workload=bool(as_dict(profile.get("workload")).get("user")))
         checks = [*own, *thresholds]
         if checks:
-            cmp.thresholds[run.run_id] = {cell_id: evaluate(checks, cell) for cell_id, cell in run.cells.items()}
+            # the results layer's evaluation reads mappings: the typed cells as such
+            cmp.thresholds[run.run_id] = {cell_id: evaluate(checks, cell.to_json())
+                                          for cell_id, cell in typed(run).cells.items()}
     return cmp

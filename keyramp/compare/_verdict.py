@@ -3,13 +3,13 @@ effect (the verdict), and how late the load generator was (when its queue is in 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from keyramp.compare._judge import CompareOptions
 
-__all__ = ["behind_note", "late_budget", "late_fraction", "median", "ratio_verdict"]
+__all__ = ["Pooled", "behind_note", "late_budget", "late_fraction", "median", "ratio_verdict"]
 
 
 def median(values: list[float | None]) -> float | None:
@@ -37,10 +37,17 @@ def ratio_verdict(ratio: float | None, low: float | None, high: float | None, ef
     return ("worse" if up else "better" if down else "same"), note
 
 
-def late_fraction(stats: Mapping[str, Any]) -> float:
-    count = stats.get("count") or 0
-    late = stats.get("late") or 0
-    return late / count if isinstance(count, int | float) and isinstance(late, int | float) and count > 0 else 0.0
+@dataclass(frozen=True, kw_only=True)
+class Pooled:
+    """An operation's counts over every run of one side of a comparison."""
+
+    count: int
+    late: int
+    errors: int
+
+
+def late_fraction(stats: Pooled) -> float:
+    return stats.late / stats.count if stats.count > 0 else 0.0
 
 
 def late_budget(pct: float, opts: CompareOptions) -> float:
@@ -49,7 +56,7 @@ def late_budget(pct: float, opts: CompareOptions) -> float:
     return min(opts.max_late_fraction, 1.0 - pct / 100.0)
 
 
-def behind_note(b: Mapping[str, Any], c: Mapping[str, Any], opts: CompareOptions) -> str:
+def behind_note(b: Pooled, c: Pooled, opts: CompareOptions) -> str:
     """A note when the load generator fell behind its schedule in either run.
 
     Latency is measured from the intended start, so when many operations start late the

@@ -14,7 +14,8 @@ version than this keyramp knows is refused with a ``DocError`` naming it.
 
 A cell's key-space figures (``KeyspaceFigures``, ``_keyspace_doc``), launch forecast (``CellForecast``,
 ``_forecast_doc``) and launch plan (``CellPlan``, ``_plan_doc``) are documents of this model, written by
-the layers above (``keyspace``, ``forecast``); the probe's result stays an opaque mapping here.
+the layers above (``keyspace``, ``forecast``). A scenario probe's result is ``ProbeResult``
+(``_probe_doc``): the probes sit below results and return mappings, which the runner reads through it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from keyramp.results._doc import DocError, JsonDoc
 from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._plan_doc import CellPlan
+from keyramp.results._probe_doc import ProbeResult
 
 __all__ = [
     "MANIFEST_SCHEMA",
@@ -188,11 +190,11 @@ class CellSummary(JsonDoc):
     incomplete: bool | None = field(default=None, metadata=_doc("the run stopped during this cell"))
     warmup_failure: dict[str, Any] | None = field(
         default=None, metadata=_doc("what every warm-up operation raised: ops, error_class, op, message, …"))
-    # Written by layers above results (keyspace/, forecast/, probes/); the probe opaque here.
+    # Written by layers above results (keyspace/, forecast/) and by the runner from a probe's mapping.
     keyspace: KeyspaceFigures | None = field(default=None, metadata=_doc("hotspot metrics (keyspace/)"))
     forecast: CellForecast | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
     plan: CellPlan | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan_cell)"))
-    probe: dict[str, Any] | None = field(default=None, metadata=_doc("a scenario probe's result (probes/)"))
+    probe: ProbeResult | None = field(default=None, metadata=_doc("a scenario probe's result, measured (probes/)"))
 
 
 def as_cell(cell: CellSummary | Mapping[str, Any] | None) -> CellSummary:

@@ -21,6 +21,7 @@ from keyramp.backends import spec_for
 from keyramp.probes import run_probe
 from keyramp.profile import Cell, Profile, cell_namespace
 from keyramp.results._observer import Observers, TeeSink
+from keyramp.results._probe_doc import ProbeResult
 from keyramp.run._coverage import load_generated
 from keyramp.run._exceptions import WorkloadFailed
 from keyramp.run._local import LocalLoad
@@ -199,7 +200,8 @@ class CellRun:
         recorder.begin(started)
         recorder.tick(time.perf_counter(), target_ops_per_s=None)
         summary = self._summary(recorder, users=0, duration=time.perf_counter() - started)
-        summary["probe"] = result
+        # probes sit below results and return a mapping: read through the model at this edge
+        summary["probe"] = ProbeResult.from_json(result, where="probe").to_json()
         return summary
 
     def _identity(self) -> dict[str, Any]:

@@ -17,9 +17,10 @@ from keyramp._errors import UsageError
 from keyramp.forecast._text import forecast_line, forecast_short, keys_note
 from keyramp.keyspace._headline import keyspace_headline
 from keyramp.results._catalog import Run, load_run
+from keyramp.results._doc import DocError
 from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._generator import generator_limited, generator_reason
-from keyramp.results._summary import CellSummary, Latency, OpStats, RunSummary
+from keyramp.results._summary import CellSummary, Latency, OpStats, RunManifest, RunSummary
 from keyramp.run._report_plan import PLAN_NOTE, plan_lines
 from keyramp.scenarios._probe_evidence import ChartValue, chart_bars, probe_evidence
 
@@ -91,13 +92,13 @@ class RunInfo:
 
     @classmethod
     def from_run(cls, run: Run) -> RunInfo:
-        manifest, summary = run.manifest or {}, run.typed_summary
-        profile = manifest.get("profile") or {}
-        cells = summary.cells.values() if summary is not None else ()
+        manifest, summary = run.typed_manifest or RunManifest(), run.typed_summary
+        profile = manifest.profile or {}  # the resolved profile: the profile layer's document
+        cells = summary.cells if summary is not None else {}
         return cls(path=run.path, profile=run.profile_name or str(profile.get("name") or "?"), status=run.status,
-                   reason=(summary.reason if summary else None) or manifest.get("reason"),
-                   rules=tuple(profile.get("rules") or ()), cells=len(run.cells),
-                   seconds=round(sum(float(c.duration_s or 0) for c in cells), 1),
+                   reason=(summary.reason if summary else None) or manifest.reason,
+                   rules=tuple(profile.get("rules") or ()), cells=len(cells),
+                   seconds=round(sum(float(c.duration_s or 0) for c in cells.values()), 1),
                    plans=tuple(line for line in (plan_lines(summary) if summary is not None else ())
                                if line != PLAN_NOTE))
 
@@ -162,22 +163,20 @@ def _generated(cell: CellSummary, raw: Mapping[str, Any]) -> str:
             f"{fmt.percent(share)} of the planned key stream")
 
 
-def evidence_for(manifest: Mapping[str, Any], summary: RunSummary | Mapping[str, Any], *,
-                 run: Path | None = None) -> list[Evidence]:
-    """Evidence rows of one run: one per rule × cell (``summary`` read through the results model)."""
-    typed = summary if isinstance(summary, RunSummary) else RunSummary.from_json(dict(summary))
-    profile = manifest.get("profile") or {}
+def evidence_for(manifest: RunManifest, summary: RunSummary, *, run: Path | None = None) -> list[Evidence]:
+    """Evidence rows of one run: one per rule × cell."""
+    profile = manifest.profile or {}  # the resolved profile: the profile layer's document
     rules = list(profile.get("rules") or [])
-    name = str(manifest.get("profile_name") or profile.get("name") or "?")
+    name = str(manifest.profile_name or profile.get("name") or "?")
     role = role_of(str(profile.get("description") or ""))
     rows: list[Evidence] = []
-    for cell_id, cell in typed.cells.items():
+    for cell_id, cell in summary.cells.items():
         raw = cell.to_json()  # for the results layer's generator rule, which reads mappings
         probe_name = None
         timeline: tuple[tuple[float, float | None, float], ...] = ()
         limited = cell.probe is None and cell.total is not None and generator_limited(raw)
         if cell.probe is not None:
-            probe_name = cell.probe.get("name")
+            probe_name = cell.probe.name
             kind, text, values, bars = probe_evidence(cell.probe)
         elif cell.keyspace is not None and cell.keyspace.to_json():
             kind, text, values, bars = _keyspace_evidence(cell.keyspace.to_json(), cell.forecast,
@@ -213,7 +212,7 @@ def evidence_for(manifest: Mapping[str, Any], summary: RunSummary | Mapping[str,
                                  backend=cell.backend or "", role=cell_role, probe=probe_name,
                                  bars=tuple(bars), run=run, timeline=timeline))
     for rule in rules:  # a cited rule none of the cells speaks to is said so, not dropped silently
-        if rule in RULE_STRATEGIES and typed.cells and not any(r.rule == rule for r in rows):
+        if rule in RULE_STRATEGIES and summary.cells and not any(r.rule == rule for r in rows):
             compared = RULE_STRATEGIES[rule]
             sides = "; ".join(f"{side}: {', '.join(s for s, r in compared.items() if r == side)}"
                               for side in (_ANTI, _BEST))
@@ -236,6 +235,11 @@ def load_runs(run_dirs: Sequence[Path]) -> list[Run]:
                 raise UsageError(f"{path}: unreadable run file: {problem}")
         if run.typed_summary is None:  # a summary without the model's shape: the field that is wrong
             raise UsageError(f"{path}: unreadable run file: {run.summary_error}")
+        if run.typed_manifest is None:
+            try:
+                RunManifest.from_json(run.manifest, where="manifest.json")
+            except DocError as exc:
+                raise UsageError(f"{path}: unreadable run file: {exc}") from None
         out.append(run)
     return out
 
@@ -250,7 +254,10 @@ def by_rule(runs: Sequence[Run]) -> dict[str, list[Evidence]]:
     """Evidence of loaded runs grouped by rule id, in rule order."""
     grouped: dict[str, list[Evidence]] = {}
     for run in runs:
-        for row in evidence_for(run.manifest or {}, run.typed_summary or run.summary or {}, run=run.path):
+        manifest, summary = run.typed_manifest, run.typed_summary
+        if manifest is None or summary is None:
+            continue  # load_runs refuses such a run
+        for row in evidence_for(manifest, summary, run=run.path):
             grouped.setdefault(row.rule, []).append(row)
     return {rule: grouped[rule] for rule in sorted(grouped, key=_rule_order)}
 

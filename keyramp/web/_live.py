@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from keyramp.results._live import LIVE_FILE
-from keyramp.results._values import as_dict, as_list, num, text
+from keyramp.results._live_doc import LiveCell, LiveStatus, LiveStep
+from keyramp.results._values import num, text
 
 __all__ = ["STALE_AFTER_S", "live_view", "read_live"]
 
@@ -22,56 +23,61 @@ __all__ = ["STALE_AFTER_S", "live_view", "read_live"]
 STALE_AFTER_S = 90.0
 
 
-def read_live(run_dir: Path) -> dict[str, Any] | None:
-    """The run's live.json, or None if missing or unreadable (a torn write is retried next poll)."""
+def read_live(run_dir: Path) -> LiveStatus | None:
+    """The run's live.json, or None if missing, unreadable or misshapen (a torn write is retried
+    next poll)."""
     try:
-        data = json.loads((run_dir / LIVE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return LiveStatus.from_json(json.loads((run_dir / LIVE_FILE).read_text(encoding="utf-8")))
+    except (OSError, ValueError):  # DocError is a ValueError
         return None
-    return data if isinstance(data, dict) else None
 
 
 def _seconds(value: float) -> str:
     return f"{value:.0f} s" if value < 120 else f"{value / 60:.1f} min"
 
 
-def live_view(doc: dict[str, Any] | None, *, status: str, cells: int, now: float | None = None,
+def live_view(doc: LiveStatus | None, *, status: str, cells: int, now: float | None = None,
               since: float | None = None) -> dict[str, Any]:
     """``{"running", "stale", "age_s", "cell", "finished", "text"}`` for a run whose manifest says
     ``status``; ``doc`` is its live.json (None for runs written before it existed, or in the
     moment before the run writes it: ``since``, the manifest's mtime, dates the run then)."""
     running = status == "running"
-    doc = as_dict(doc)
-    updated = num(doc.get("updated_epoch")) if doc else since
+    written = doc is not None and bool(doc.to_json())  # an empty file says nothing either
+    live = doc if doc is not None else LiveStatus()
+    updated = num(live.updated_epoch) if written else since
     age = None if updated is None else max(0.0, (now if now is not None else time.time()) - updated)
     stale = running and (age is None or age > STALE_AFTER_S)
-    cell = as_dict(doc.get("cell")) or None
-    finished = [str(c) for c in as_list(doc.get("finished"))]
-    total = int(num(doc.get("cells")) or cells or 0)
+    cell = live.cell if live.cell is not None and live.cell.to_json() else None
+    finished = [str(c) for c in live.finished]
+    total = int(num(live.cells) or cells or 0)
     parts: list[str] = []
     if not running:
-        parts.append(f"{status}: {len(finished)} of {total} cells finished" if doc else status)
+        parts.append(f"{status}: {len(finished)} of {total} cells finished" if written else status)
     elif cell is not None:
-        index = int(num(cell.get("index")) or 0)
-        parts.append(f"cell {index + 1} of {total}: {text(cell.get('id'))}")
-        phase = text(cell.get("phase")) or "starting"
-        elapsed, duration = num(cell.get("elapsed_s")), num(cell.get("duration_s"))
-        if phase == "measuring" and elapsed is not None and duration:
-            phase += f" {_seconds(elapsed)} of {_seconds(duration)}"
-        parts.append(phase)
-        step = as_dict(cell.get("step"))
-        steps = num(step.get("of"))
-        if steps is not None and steps > 1:
-            parts.append(f"step {int(num(step.get('index')) or 1)} of {int(steps)} "
-                         f"({num(step.get('ops_per_s')) or 0:,.0f} ops/s)")
-        target, achieved = num(cell.get("target_ops_per_s")), num(cell.get("achieved_ops_per_s"))
-        if phase.startswith("measuring") and achieved is not None:
-            parts.append(f"{achieved:,.0f}" + (f" / {target:,.0f}" if target is not None else "") + " ops/s")
+        parts += _cell_parts(cell, total)
     else:
-        parts.append(f"{len(finished)} of {total} cells finished" if doc else "starting")
+        parts.append(f"{len(finished)} of {total} cells finished" if written else "starting")
     if running and stale:
         parts.append("no update for " + (_seconds(age) if age is not None else "a while")
                      + ": the run's process may have stopped")
     return {"running": running and not stale, "stale": stale, "status": status,
-            "age_s": None if age is None else round(age, 1), "cell": cell, "finished": finished, "cells": total,
-            "text": " · ".join(parts)}
+            "age_s": None if age is None else round(age, 1), "cell": cell.to_json() if cell is not None else None,
+            "finished": finished, "cells": total, "text": " · ".join(parts)}
+
+
+def _cell_parts(cell: LiveCell, total: int) -> list[str]:
+    """The status line's parts for the cell running now: which, its phase, step and rates."""
+    parts = [f"cell {int(num(cell.index) or 0) + 1} of {total}: {text(cell.id)}"]
+    phase = text(cell.phase) or "starting"
+    elapsed, duration = num(cell.elapsed_s), num(cell.duration_s)
+    if phase == "measuring" and elapsed is not None and duration:
+        phase += f" {_seconds(elapsed)} of {_seconds(duration)}"
+    parts.append(phase)
+    step = cell.step or LiveStep()
+    steps = num(step.of)
+    if steps is not None and steps > 1:
+        parts.append(f"step {int(num(step.index) or 1)} of {int(steps)} ({num(step.ops_per_s) or 0:,.0f} ops/s)")
+    target, achieved = num(cell.target_ops_per_s), num(cell.achieved_ops_per_s)
+    if phase.startswith("measuring") and achieved is not None:
+        parts.append(f"{achieved:,.0f}" + (f" / {target:,.0f}" if target is not None else "") + " ops/s")
+    return parts

@@ -11,7 +11,7 @@ from werkzeug.exceptions import NotFound
 
 from keyramp._errors import UsageError
 from keyramp.keyspace import cell_heatmap
-from keyramp.results._catalog import CELL_ID_RE, load_run, safe_run_path
+from keyramp.results._catalog import CELL_ID_RE, Run, load_run, safe_run_path
 from keyramp.results._index import Catalog
 from keyramp.results._legacy import TIMESERIES_CSV
 from keyramp.results._read import data_cells, data_stamp, is_csv_run, read_timeseries
@@ -43,7 +43,7 @@ class RunStore:
     def _files(self, path: Path) -> tuple[Path, ...]:
         return (path, path / "manifest.json", path / "summary.json")
 
-    def _load(self, path: Path) -> Any:
+    def _load(self, path: Path) -> Run:
         return self.cache.get(("run", str(path)), self._files(path), lambda: load_run(path))
 
     def run_path(self, run_id: str) -> Path:
@@ -55,7 +55,7 @@ class RunStore:
             raise NotFound(f"no run {run_id!r} in {self.results_dir}")
         return Path(path)
 
-    def run(self, run_id: str) -> Any:
+    def run(self, run_id: str) -> Run:
         return self._load(self.run_path(run_id))
 
     def detail(self, run_id: str) -> dict[str, Any]:
@@ -75,8 +75,8 @@ class RunStore:
         """What the run is doing now (``live.json``) and which cells have their summary."""
         path = self.run_path(run_id)
         run = self._load(path)
-        done = [cid for cid, c in run.cells.items() if isinstance(c, dict) and c.get("total")
-                and not c.get("incomplete")]
+        cells = run.typed_summary.cells if run.typed_summary is not None else {}
+        done = [cid for cid, c in cells.items() if c.total is not None and not c.incomplete]
         return {"run_id": run_id, **live_view(read_live(path), status=run.status, cells=len(run.cell_ids),
                                               since=_mtime(path / "manifest.json")), "done": done}
 
@@ -119,12 +119,9 @@ class RunStore:
 
     def _durations(self, path: Path) -> dict[str, float]:
         """Each finished cell's measured phase (summary.json), for the rate of its last second."""
-        out: dict[str, float] = {}
-        for cid, c in self._load(path).cells.items():
-            value = c.get("duration_s") if isinstance(c, dict) else None
-            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-                out[cid] = float(value)
-        return out
+        summary = self._load(path).typed_summary
+        cells = summary.cells if summary is not None else {}
+        return {cid: float(c.duration_s) for cid, c in cells.items() if c.duration_s is not None and c.duration_s > 0}
 
     def series(self, run_id: str) -> dict[str, dict[str, Any]]:
         """{cell: {op: downsampled chart series}}; op "*" is the whole cell."""

@@ -10,6 +10,7 @@ import pytest
 from keyramp._errors import UsageError
 from keyramp.backends import BACKENDS, Target
 from keyramp.probes import PROBES, probe_params, run_probe
+from keyramp.results._probe_doc import ProbeResult
 from keyramp.targets._emulators import EmulatorManager, RunningEmulator
 
 
@@ -30,6 +31,8 @@ def _probe(backend: str, endpoint: str, name: str, **params: object) -> dict:
     out = run_probe(name, backend_class=BACKENDS[backend], target=target, params=params, budget_s=60,
                     consistency=0.5 if name == "consistency" else 1.0)
     assert "result" in out, out
+    doc = ProbeResult.from_json(out)  # as the runner reads it: every figure declared, written back unchanged
+    assert doc.to_json() == out and doc.result is not None and not doc.result.extra, out
     return out["result"]
 
 

@@ -14,6 +14,7 @@ from keyramp.compare import build_comparison
 from keyramp.profile._thresholds import parse_expression
 from keyramp.results._catalog import load_run
 from keyramp.results._generator import check_generator
+from keyramp.results._summary import RunManifest
 from keyramp.results._thresholds import evaluate
 from keyramp.run._report import render_table
 from keyramp.scenarios._evidence import evidence_for
@@ -58,8 +59,9 @@ def test_machine_limited_everywhere_the_generator_verdict_shows(tmp_path: Path) 
     twin = client.get(f"/runs/{run.run_id}.json").get_json()["run"]
     assert twin["cells"][0]["generator"]["machine_limited"] is True
     # the scenario report never cites its latency, and says why
-    manifest = {"profile_name": "saturated", "profile": {"rules": ["BP-RAMP-1"], "description": "best practice"}}
-    (evidence,) = evidence_for(manifest, run.summary or {}, run=path)
+    manifest = RunManifest(profile_name="saturated", profile={"rules": ["BP-RAMP-1"], "description": "best practice"})
+    assert run.typed_summary is not None
+    (evidence,) = evidence_for(manifest, run.typed_summary, run=path)
     assert evidence.kind == "generator-limited" and "machine-limited: the test machine" in evidence.text
     # compare: slower and machine-limited, so its latency verdicts are inconclusive
     calm = load_run(_saturated_run(results, seed=2, machine=0.5))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from keyramp.profile._profile import parse_profile
 from keyramp.results._live import LIVE_FILE, LiveFile, schedule_step
+from keyramp.results._live_doc import LiveStatus
 from keyramp.results._rows import TimeseriesRow
 
 
@@ -55,3 +56,31 @@ def test_schedule_steps_only_for_stepped_schedules() -> None:
     assert schedule_step(steps, 12.0)["ops_per_s"] == 40.0
     spike = _cells({"kind": "spike", "rate": 10, "burst_ops": 90, "burst_at": "5s", "burst_for": "5s"})[0]
     assert [schedule_step(spike, t)["ops_per_s"] for t in (1.0, 6.0, 12.0)] == [10.0, 90.0, 10.0]
+
+
+def test_what_live_file_writes_reads_through_its_model_unchanged(tmp_path: Path) -> None:
+    """Every state LiveFile writes is a LiveStatus with each field declared (nothing left in
+    ``extra``) that writes back key for key: the UI reads live.json through the model."""
+    cells = _cells({"kind": "ramp_500_50_5", "start_ops": 100, "step": "1m", "time_scale": 12})
+    live = LiveFile(cells=len(cells))
+    seen = []
+
+    def check() -> None:
+        raw = json.loads((tmp_path / LIVE_FILE).read_text())
+        doc = LiveStatus.from_json(raw)
+        assert doc.to_json() == raw and not doc.extra and (doc.cell is None or not doc.cell.extra), raw
+        seen.append(doc)
+
+    live.run_started(run_id="R", profile=None, path=str(tmp_path))
+    check()
+    live.cell_phase(cells[0], "preloading")
+    check()
+    live.second(cells[0], [_row(149, 150.0)], 8.0, users=6)
+    check()
+    live.cell_finished(cells[0], {})
+    check()
+    live.run_finished({"status": "complete"})
+    check()
+    measuring = seen[2].cell
+    assert measuring is not None and measuring.step is not None and measuring.step.of == 4
+    assert (seen[-1].status, seen[-1].finished, seen[-1].cell) == ("complete", [cells[0].id], None)

@@ -11,7 +11,7 @@ import pytest
 from _synthetic import make_run
 
 from keyramp.web import create_app
-from keyramp.web._live import STALE_AFTER_S, live_view
+from keyramp.web._live import STALE_AFTER_S, live_view, read_live
 
 
 def _live_doc(run: Path, **cell: object) -> dict:
@@ -99,3 +99,11 @@ def test_heatmap_is_computed_from_the_sampled_keys_on_first_view(tmp_path: Path)
     assert not (run / "keyspace").exists()  # the UI stays read-only
     assert client.get(src).data == client.get(src).data  # cached
     assert client.get(f"/runs/{run.name}/keyspace/c07-none.json").status_code == 404
+
+
+def test_a_misshapen_live_file_is_read_as_none(tmp_path: Path) -> None:
+    (tmp_path / "live.json").write_text(json.dumps({"status": "running", "cells": "two"}))
+    assert read_live(tmp_path) is None  # as a torn write: the next poll reads the rewritten file
+    (tmp_path / "live.json").write_text(json.dumps({"status": "running", "cells": 2, "finished": ["c00"]}))
+    doc = read_live(tmp_path)
+    assert doc is not None and live_view(doc, status="complete", cells=5)["text"] == "complete: 1 of 2 cells finished"

@@ -313,17 +313,19 @@ def test_explained_keyspace_judges_spread_keys_good() -> None:
 
 
 def test_a_cell_without_keys_says_why() -> None:
+    from keyramp.results._summary import CellSummary
     from keyramp.web._model import _no_keys_reason
 
-    failed = {"total": {"count": 2000, "errors": 2000, "errors_by_class": {
-        "PERMISSION_DENIED": {"count": 1990}, "UNAVAILABLE": {"count": 10}}}}
+    failed = CellSummary.from_json({"total": {"count": 2000, "errors": 2000, "errors_by_class": {
+        "PERMISSION_DENIED": {"count": 1990}, "UNAVAILABLE": {"count": 10}}}})
     assert _no_keys_reason(failed, {}) == ("No sampled keys: all 2,000 operations failed (most often "
                                            "PERMISSION_DENIED ×1,990), so no key was written or read.")
-    assert _no_keys_reason({"probe": {"name": "batch"}}, {}).startswith("A probe cell")
-    warmup = {"total": {"count": 0}, "warmup_failure": {"error_class": "CLIENT_KeyError", "message": "KeyError: 'sku'"}}
+    assert _no_keys_reason(CellSummary.from_json({"probe": {"name": "batch"}}), {}).startswith("A probe cell")
+    warmup = CellSummary.from_json({"total": {"count": 0}, "warmup_failure": {
+        "error_class": "CLIENT_KeyError", "message": "KeyError: 'sku'"}})
     assert "stopped in its warm-up, where every operation raised CLIENT_KeyError KeyError: 'sku'" in _no_keys_reason(
         warmup, {})
-    off = {"total": {"count": 50, "errors": 0}}
+    off = CellSummary.from_json({"total": {"count": 50, "errors": 0}})
     assert "key sampling was off" in _no_keys_reason(off, {"workload": {"key_samples_per_s": 0}})
     assert "key sampling was off" not in _no_keys_reason(off, {"workload": {"key_samples_per_s": 100}})
 
