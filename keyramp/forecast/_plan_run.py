@@ -17,8 +17,8 @@ from keyramp._errors import UsageError
 from keyramp._format import percent
 from keyramp.backends._boxes import default_boxes
 from keyramp.backends._params import load_params_file
-from keyramp.forecast._plan import CellPlan
 from keyramp.forecast._prices import LABEL, Prices, load_prices
+from keyramp.results._plan_doc import CellPlan
 
 __all__ = ["RunPlan", "plan_run", "plan_step", "wants_plan"]
 
