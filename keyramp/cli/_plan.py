@@ -61,18 +61,18 @@ def _main(args: argparse.Namespace) -> int:
         raise UsageError("--project/--instance apply with --write-profile only")
     prices = load_prices(args.prices)  # a bad prices file stops here, before anything is planned
     run = resolve_run(args.run, args.results)
-    if run.manifest is None:
+    manifest = run.typed_manifest
+    if manifest is None:
         raise UsageError(f"{run.path}: no readable manifest.json")
-    cells = [c for c in run.manifest.get("cells") or [] if isinstance(c, dict)]
-    if args.write_profile is not None and args.cell is None and len(cells) != 1:
-        raise UsageError(f"--write-profile: the run has {len(cells)} cells; name one with --cell")
+    if args.write_profile is not None and args.cell is None and len(manifest.cells) != 1:
+        raise UsageError(f"--write-profile: the run has {len(manifest.cells)} cells; name one with --cell")
     plan = plan_run(run, target=args.target, cell=args.cell, throttle=args.throttle, nodes=args.nodes,
                     storage=args.storage, params=Path(args.params) if args.params else None, prices=prices,
                     location=args.location)
     if not plan.cells:
         raise UsageError(f"{run.path}: no cell with a key stream to plan")
     if args.write_profile is not None:
-        rehearsal = write_rehearsal(args.write_profile, plan.cells[0], run.manifest.get("profile") or {},
+        rehearsal = write_rehearsal(args.write_profile, plan.cells[0], manifest.profile or {},
                                     project=args.project, instance=args.instance)
     if args.json:
         json.dump(plan.to_json(), sys.stdout, indent=2)

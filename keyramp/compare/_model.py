@@ -32,6 +32,7 @@ from keyramp.forecast._verdict import VERDICT_RANK
 from keyramp.profile._thresholds import Threshold, parse_table, with_workload_errors
 from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._forecast_doc import CellForecast
+from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._summary import ThresholdRow
 from keyramp.results._thresholds import evaluate
 from keyramp.results._values import as_dict
@@ -137,11 +138,13 @@ def _cells_by_identity(run: Run) -> dict[str, str]:
     return out
 
 
-def _flat_keyspace(keyspace: Any) -> dict[str, Any]:
-    if not isinstance(keyspace, dict):
+def _flat_keyspace(keyspace: KeyspaceFigures | None) -> dict[str, Any]:
+    """The figures as compare's JSON shows them: numbers only, ``model.`` / ``tablet_capacity_ops_per_s.``
+    prefixes for the parts' numbers."""
+    if keyspace is None:
         return {}
     out: dict[str, Any] = {}
-    for key, value in keyspace.items():
+    for key, value in keyspace.to_json().items():
         if isinstance(value, bool):
             if key == "modelled":
                 out[key] = value

@@ -54,7 +54,7 @@ _LAZY = {
     "forecast_cell": "keyramp.forecast._forecast",
     "forecast_run_cell": "keyramp.forecast._forecast",
     "forecast_step": "keyramp.forecast._forecast",
-    "CellPlan": "keyramp.forecast._plan",
+    "CellPlan": "keyramp.results._plan_doc",
     "Planner": "keyramp.forecast._planner",
     "plan_cell": "keyramp.forecast._plan_cell",
     "RunPlan": "keyramp.forecast._plan_run",
@@ -71,9 +71,9 @@ if TYPE_CHECKING:
     from keyramp.forecast._design import CellDesign
     from keyramp.forecast._forecast import Forecaster, forecast, forecast_cell, forecast_run_cell, forecast_step
     from keyramp.forecast._launch import Launch, parse_launch
-    from keyramp.forecast._plan import CellPlan
     from keyramp.forecast._plan_cell import plan_cell
     from keyramp.forecast._plan_run import RunPlan, plan_run, plan_step
     from keyramp.forecast._planner import Planner
     from keyramp.forecast._prices import Prices, load_prices
     from keyramp.forecast._result import Forecast
+    from keyramp.results._plan_doc import CellPlan

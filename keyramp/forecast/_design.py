@@ -22,6 +22,7 @@ from keyramp.keys import make_strategy
 from keyramp.keyspace._analyse import existing_records
 from keyramp.keyspace._metrics import hotspot_metrics
 from keyramp.results._forecast_doc import KeysCheck, written
+from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._summary import CellSummary, as_cell
 
 __all__ = ["HOT_TOLERANCE", "POINTS_RATIO", "CellDesign", "Check", "KeysChoice", "choose_keys",
@@ -43,7 +44,7 @@ class CellDesign:
     strategy: str
     profile: Mapping[str, Any] | None
     counts: Mapping[str, float] = field(default_factory=dict)
-    measured: Mapping[str, Any] | None = None
+    measured: KeyspaceFigures | None = None
     existing: int | None = None
     schedule: Any = None
     horizon_s: float = 0.0
@@ -126,8 +127,8 @@ class Check:
 
 def pattern_check(design: CellDesign) -> Check | None:
     """``Check`` of a regenerable cell with measured key-space figures and an open-model schedule."""
-    measured = design.measured or {}
-    hot, sampled = measured.get("hottest_1pct_share"), measured.get("samples")
+    measured = design.measured or KeyspaceFigures()
+    hot, sampled = measured.hottest_1pct_share, measured.samples
     schedule = design.schedule
     if hot is None or not sampled or schedule is None or not schedule.open_model or design.horizon_s <= 0:
         return None
@@ -140,9 +141,9 @@ def pattern_check(design: CellDesign) -> Check | None:
     kp = proj.positions
     assert kp is not None
     m = hotspot_metrics(kp.pos, proj.t, inserts=proj.is_new, distinct=kp.distinct, positions=kp)
-    points = measured.get("append_points")
+    points = measured.append_points
     return Check(measured_hot=float(hot), regenerated_hot=float(m["hottest_1pct_share"]),
-                 measured_points=int(points) if isinstance(points, int | float) else None,
+                 measured_points=None if points is None else int(points),
                  regenerated_points=m.get("append_points"))
 
 

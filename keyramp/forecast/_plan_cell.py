@@ -16,13 +16,13 @@ from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp._format import count, ops_per_s, percent
-from keyramp.forecast._cost import CellCost, cell_cost, record_bytes
-from keyramp.forecast._plan import CellPlan, Fix, Ramp, RateBand
+from keyramp.forecast._cost import cell_cost, record_bytes
 from keyramp.forecast._plan_checks import Judged
 from keyramp.forecast._planner import Planner, shard_template
 from keyramp.forecast._prices import Prices
 from keyramp.keys import make_strategy
 from keyramp.profile._schedules import Ramp50050
+from keyramp.results._plan_doc import CellPlan, Fix, Ramp, RateBand
 
 __all__ = ["plan_cell"]
 
@@ -37,7 +37,7 @@ def plan_cell(planner: Planner, *, cell_id: str, prices: Prices | None = None,
     d, target = planner.design, planner.target
     check = planner.full(d.strategy, planner.steady_launch(target), "steady")
     common: dict[str, Any] = {
-        "cell_id": cell_id, "backend": d.backend, "strategy": d.strategy, "target_ops_per_s": target,
+        "cell": cell_id, "backend": d.backend, "strategy": d.strategy, "target_ops_per_s": target,
         "throttle": planner.throttle, "nodes": planner.nodes, "storage": planner.storage,
         "keys": None if check.forecast.keys is None else check.forecast.keys.keys,
         "params_from": planner.box.origin, "params": planner.box.to_json(),
@@ -199,8 +199,8 @@ def _key_design_fix(planner: Planner) -> Fix:
 
 
 def _cost(planner: Planner, ramp: Ramp | None, fix: Fix | None, prices: Prices | None,
-          location: str | None) -> CellCost | None:
-    """The launch's hour at the target and the planned ramp (the fix's, when there is one)."""
+          location: str | None) -> dict[str, Any] | None:
+    """The launch's hour at the target and the planned ramp (the fix's, when there is one): ``CellCost``'s JSON."""
     if prices is None:
         return None
     d = planner.design
@@ -212,4 +212,4 @@ def _cost(planner: Planner, ramp: Ramp | None, fix: Fix | None, prices: Prices |
     return cell_cost(backend=d.backend, mix=d.mix, target_ops_per_s=planner.target, prices=prices, ramp=schedule,
                      ramp_s=0.0 if planned is None else planned.time_to_target_s, location=location, nodes=nodes,
                      storage=planner.storage, bytes_per_record=record_bytes(workload) if workload else 0.0,
-                     python_workload=bool(workload.get("user")))
+                     python_workload=bool(workload.get("user"))).to_json()

@@ -23,8 +23,8 @@ from keyramp.forecast._band import PEAK_OK_MAX, PointOutcomes, band_points
 from keyramp.forecast._forecast import ONLY_WHEN_THROTTLED
 from keyramp.forecast._launch import Launch
 from keyramp.forecast._model import Outcome
-from keyramp.forecast._plan import PlanCheck
 from keyramp.forecast._result import Forecast
+from keyramp.results._plan_doc import PlanCheck
 
 __all__ = ["STEADY_TAIL", "Judged", "Trial", "judged", "tail_share"]
 

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from keyramp._errors import UsageError
 from keyramp._format import ops_per_s, percent, percent_band
-from keyramp.forecast._plan import CellPlan, PlanCheck, Ramp
 from keyramp.forecast._plan_text import ramp_text
 from keyramp.profile._files import load_profile, write_profile
 from keyramp.profile._lint import lint_profile
 from keyramp.profile._profile import parse_profile
 from keyramp.profile._workload import WorkloadSettings
+from keyramp.results._plan_doc import CellPlan, PlanCheck, Ramp
 
 if TYPE_CHECKING:
     from keyramp.profile import Profile

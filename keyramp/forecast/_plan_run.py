@@ -17,8 +17,8 @@ from keyramp._errors import UsageError
 from keyramp._format import percent
 from keyramp.backends._boxes import default_boxes
 from keyramp.backends._params import load_params_file
-from keyramp.forecast._plan import CellPlan
 from keyramp.forecast._prices import LABEL, Prices, load_prices
+from keyramp.results._plan_doc import CellPlan
 
 __all__ = ["RunPlan", "plan_run", "plan_step", "wants_plan"]
 
@@ -123,4 +123,4 @@ def plan_step(a: Any) -> None:
                                      cell_summary=a.summary, schedule=a.cell.schedule, horizon_s=a.cell.horizon_s)
     planner = Planner(design, target=launch.peak, nodes=launch.nodes, storage=launch.storage, boxes=launch.boxes(),
                       recorded=cell_samples(a.run_dir, a.cell.id))
-    a.summary.plan = plan_cell(planner, cell_id=a.cell.id, prices=load_prices()).to_json()
+    a.summary.plan = plan_cell(planner, cell_id=a.cell.id, prices=load_prices())

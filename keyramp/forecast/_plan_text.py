@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from keyramp._format import count, duration, ops_per_s, percent, percent_band, ratio, usd
-from keyramp.forecast._plan import CellPlan, Fix, PlanCheck, Ramp, RateBand
+from keyramp.forecast._cost import CellCost
 from keyramp.forecast._plan_run import RunPlan, criteria
+from keyramp.results._plan_doc import CellPlan, Fix, PlanCheck, Ramp, RateBand
 
 __all__ = ["cell_block", "plan_text", "ramp_text"]
 
@@ -72,8 +73,8 @@ def cell_block(plan: CellPlan) -> str:
         lines.append(f"                its forecast: {_check(plan.ramp.check)}")
     if plan.fix is not None:
         lines += _fix_lines(plan.fix)
-    cost = plan.cost
-    if cost is not None:
+    if plan.cost is not None:
+        cost = CellCost.from_json(plan.cost)
         text = f"{usd(cost.launch_usd_per_hour)} per hour at {ops_per_s(plan.target_ops_per_s)}"
         if cost.ramp_usd is not None:
             text += f"; the ramp {usd(cost.ramp_usd)}"

@@ -34,9 +34,9 @@ from keyramp.backends._params import StoreParams
 from keyramp.forecast._design import CellDesign
 from keyramp.forecast._forecast import Forecaster
 from keyramp.forecast._launch import Launch, cluster_stores
-from keyramp.forecast._plan import GOOGLE_RAMP, Ramp, RampShape, RateBand
 from keyramp.forecast._plan_checks import Judged, Trial, judged
 from keyramp.keys import STRATEGIES, make_strategy
+from keyramp.results._plan_doc import GOOGLE_RAMP, Ramp, RampShape, RateBand
 
 __all__ = ["GROWTHS", "HOLD_S", "PROBE_FACTOR", "Planner", "shard_template"]
 
@@ -210,7 +210,7 @@ class Planner:
         if probe.passes("low"):
             return None, probe_rate
         ends = {end: None if probe.passes(end) else self._ceiling(at, seen, end) for end in ("low", "mid", "high")}
-        return RateBand(**ends), probe_rate
+        return RateBand(low=ends["low"], mid=ends["mid"], high=ends["high"]), probe_rate
 
     def _ceiling(self, at: Callable[[float], Trial], seen: list[Trial], end: str) -> float:
         """The highest rate passing at ``end`` (within ``RATE_PRECISION[end]``, at most ``_ITERATIONS[end]``
@@ -263,8 +263,8 @@ class Planner:
                 check = self.full(strategy, self.ramp_launch(shape, nodes), "launch")
                 if check.passes:
                     google = self.full(strategy, self.ramp_launch(GOOGLE_RAMP, nodes), "launch")
-                    return Ramp(shape=shape, target_ops_per_s=self.target, hold_s=HOLD_S, check=check.check(),
-                                google=google.check())
+                    return Ramp.of(shape=shape, target_ops_per_s=self.target, hold_s=HOLD_S, check=check.check(),
+                                   google=google.check())
                 if shape.time_to(self.target) == 0:
                     break
                 shape = replace(shape, step_s=float(math.ceil(shape.step_s * STEP_PRECISION)))

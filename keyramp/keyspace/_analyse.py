@@ -10,13 +10,14 @@ from typing import Any
 import numpy as np
 
 from keyramp._errors import UsageError
-from keyramp.backends import tablet_capacity_band
+from keyramp.backends import DEFAULT_BACKEND, tablet_capacity_band
 from keyramp.keyspace._heatmap import heatmap_data
 from keyramp.keyspace._load import CellKeys, KeyPositions, Reference, insert_mask, key_positions, load_keys
 from keyramp.keyspace._metrics import analyze_cell, summary_entry
 from keyramp.keyspace._reference import cell_reference, existing_before
 from keyramp.keyspace._tablets import TabletTimeline
-from keyramp.results._summary import CellSummary
+from keyramp.results._keyspace_doc import KeyspaceFigures
+from keyramp.results._summary import CellSummary, ManifestCell, RunManifest
 
 __all__ = ["analyse_samples", "as_inserts", "cell_duration", "cell_heatmap", "existing_records", "hot_window",
            "reference_or_none", "summarize_run_cell", "total_count"]
@@ -100,8 +101,9 @@ def analyse_samples(
 
 
 def summarize_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], cell_summary: CellSummary
-                       ) -> dict[str, Any] | None:
-    """Hotspot metrics + the modelled tablet summary from ``cell``'s sampled keys in the run directory.
+                       ) -> KeyspaceFigures | None:
+    """Hotspot metrics + the modelled tablet summary from ``cell``'s sampled keys in the run directory:
+    the cell summary's ``keyspace`` (the runner sets it while it builds the summary).
 
     ``cell`` is a ``keyramp.profile._profile.Cell``; ``profile`` the resolved profile table, from
     which the preloaded key range is rebuilt; ``cell_summary`` the cell's summary so far
@@ -150,21 +152,21 @@ def cell_heatmap(run: Any, cell: str, *, buckets: int = 250, time_bins: int | No
     samples = load_keys(run, cell=cell).get(cell)
     if samples is None or len(samples) == 0:
         return None
-    manifest = run.manifest or {}
-    meta = next((c for c in manifest.get("cells") or () if isinstance(c, dict) and c.get("id") == cell), {})
+    manifest = run.typed_manifest or RunManifest()
+    meta = next((c for c in manifest.cells if c.id == cell), None) or ManifestCell(id=cell)
     summary = run.typed_cell(cell)
     count = total_count(summary, len(samples))
-    profile = manifest.get("profile") if isinstance(manifest.get("profile"), dict) else None
+    profile = manifest.profile
     samples = as_inserts(samples, ((profile or {}).get("workload") or {}).get("insert_ops") or ())
-    backend, strategy = str(meta.get("backend", "datastore")), str(meta.get("strategy", "?"))
+    backend, strategy = meta.backend or DEFAULT_BACKEND, meta.strategy or "?"
     reference = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=samples,
                                   sample_rate=min(1.0, len(samples) / max(count, 1)),
                                   existing=existing_records(summary, profile))
     t = samples.t
     kp = key_positions(samples.key, reference=reference, inserts=insert_mask(samples.op) if len(t) else None,
                        times=t)
-    duration = float(meta.get("duration_s") or 0.0)
+    duration = float(meta.duration_s or 0.0)
     heat = heatmap_data(kp, t, buckets=buckets, time_bins=time_bins, duration_s=max(duration, float(t[-1])))
-    return {"schema": 1, "run_id": manifest.get("run_id"), "cell": cell, "backend": backend, "strategy": strategy,
-            "time_scale": float(meta.get("time_scale") or 1.0), "samples": len(t),
+    return {"schema": 1, "run_id": manifest.run_id, "cell": cell, "backend": backend, "strategy": strategy,
+            "time_scale": float(meta.time_scale or 1.0), "samples": len(t),
             "range_from": "profile" if reference is not None else "samples", **heat}

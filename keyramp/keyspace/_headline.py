@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from keyramp import _format as fmt
+from keyramp.results._keyspace_doc import KeyspaceFigures, as_keyspace
 
 __all__ = ["FIGURE", "FIGURES", "HOT_RANGE_MIN", "Figure", "keyspace_headline"]
 
@@ -30,19 +31,17 @@ __all__ = ["FIGURE", "FIGURES", "HOT_RANGE_MIN", "Figure", "keyspace_headline"]
 HOT_RANGE_MIN: Final = 0.05
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+def keyspace_headline(keyspace: KeyspaceFigures | Mapping[str, Any] | None) -> str:
+    """The headline of a cell's measured key-space figures (summary.json ``keyspace``); ``-`` without them.
 
-
-def keyspace_headline(keyspace: Any) -> str:
-    """The headline of a cell's measured key-space figures (summary.json ``keyspace``); ``-`` without them."""
-    if not isinstance(keyspace, Mapping) or not keyspace or keyspace.get("samples") == 0:
+    A mapping (a JSON twin's, compare's flattened figures) is read through the results model."""
+    ks = as_keyspace(keyspace)
+    if ks is None or ks.empty:
         return "-"
-    points = _number(keyspace.get("append_points"))
-    if points is not None and points >= 1:
-        down, up = _number(keyspace.get("prepend_fraction")) or 0.0, _number(keyspace.get("append_fraction")) or 0.0
-        return f"{'prepend' if down > up else 'append'} ×{points:,.0f}"
-    hot = _number(keyspace.get("hottest_1pct_share"))
+    if ks.append_points is not None and ks.append_points >= 1:
+        down, up = ks.prepend_fraction or 0.0, ks.append_fraction or 0.0
+        return f"{'prepend' if down > up else 'append'} ×{ks.append_points:,.0f}"
+    hot = ks.hottest_1pct_share
     if hot is not None and hot >= HOT_RANGE_MIN:
         return f"hot range {fmt.percent(hot)} of ops on 1 % of keys"
     return "spread"
@@ -66,12 +65,12 @@ class Figure:
     #: From ``keyspace.model``: the tablet model at the test's own rate, not a measurement.
     modelled: bool = False
 
-    def value(self, keyspace: Mapping[str, Any]) -> Any:
-        """The figure in ``keyspace`` (summary.json's, or flattened with ``model.`` prefixes)."""
-        if not self.modelled:
-            return keyspace.get(self.field)
-        model = keyspace.get("model")
-        return model.get(self.field) if isinstance(model, Mapping) else keyspace.get(f"model.{self.field}")
+    def value(self, keyspace: KeyspaceFigures | Mapping[str, Any]) -> Any:
+        """The figure in ``keyspace``: summary.json's, or compare's flattened (``model.`` prefixes)."""
+        if isinstance(keyspace, KeyspaceFigures):
+            source = keyspace.model if self.modelled else keyspace
+            return None if source is None else getattr(source, self.field)
+        return keyspace.get(f"model.{self.field}" if self.modelled else self.field)
 
 
 #: The headline figures, in the order and words every view shows them (the run page, ``keyramp

@@ -11,7 +11,7 @@ the order in which new keys arrive. See docs/keyspace-model.md for definitions.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,7 @@ from keyramp.keyspace._tablets import (
     params_for,
     simulate,
 )
+from keyramp.results._keyspace_doc import KeyspaceFigures
 
 __all__ = [
     "AppendRuns",
@@ -275,8 +276,8 @@ def summarize_cell(
     rate_fn: Callable[[float], float] | None = None,
     sample_rate: float = 1.0,
     reference: Reference | None = None,
-) -> dict[str, Any]:
-    """The ``keyspace`` dict for summary.json: measured metrics + a modelled tablet summary.
+) -> KeyspaceFigures:
+    """summary.json's ``keyspace``: measured metrics + a modelled tablet summary.
 
     ``keys`` are sort texts (or raw keys), ``times`` wall seconds since the measured phase
     started, ``ops`` op names; ``rate_fn`` maps schedule seconds to the scheduled ops/s
@@ -289,10 +290,12 @@ def summarize_cell(
     return summary_entry(kp, metrics, timeline)
 
 
-def summary_entry(kp: KeyPositions, metrics: dict[str, Any], timeline: TabletTimeline | None) -> dict[str, Any]:
-    """``analyze_cell``'s results as the ``keyspace`` dict for summary.json."""
-    out: dict[str, Any] = dict(metrics)
-    out["reference_keys"] = int(kp.distinct)
-    out["range_keys"] = round(float(kp.reference.weight.sum()), 1)
-    out["model"] = timeline.summary() if timeline is not None else None
-    return out
+def summary_entry(kp: KeyPositions, metrics: Mapping[str, Any], timeline: TabletTimeline | None) -> KeyspaceFigures:
+    """``analyze_cell``'s results as summary.json's ``keyspace``.
+
+    Read from the figures as computed, in their order: which of them a cell has (none but
+    ``samples`` without sampled operations, ``hot_window_vs_capacity`` only with a band) is the
+    analysis's to say, and the document keeps exactly those."""
+    return KeyspaceFigures.from_json({**metrics, "reference_keys": int(kp.distinct),
+                                      "range_keys": round(float(kp.reference.weight.sum()), 1),
+                                      "model": timeline.summary() if timeline is not None else None})

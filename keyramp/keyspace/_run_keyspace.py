@@ -13,6 +13,8 @@ from keyramp.keyspace._analyse import analyse_samples, cell_duration, existing_r
 from keyramp.keyspace._heatmap import heatmap_data, render_png
 from keyramp.keyspace._load import load_keys, target_rate_fn
 from keyramp.results._catalog import Run, load_run
+from keyramp.results._keyspace_doc import KeyspaceFigures, TabletModel
+from keyramp.results._summary import ManifestCell, RunManifest
 
 __all__ = ["format_table", "run_keyspace"]
 
@@ -49,9 +51,8 @@ def run_keyspace(
         run = load_run(Path(run))
     if run.manifest is None and (run.path / "manifest.json").exists():
         raise UsageError(f"{run.path / 'manifest.json'}: unreadable or invalid JSON")
-    manifest = run.manifest or {}
-    cells = manifest.get("cells")
-    cells_meta = {c["id"]: c for c in cells if isinstance(c, dict) and "id" in c} if isinstance(cells, list) else {}
+    manifest = run.typed_manifest or RunManifest()
+    cells_meta = {c.id: c for c in manifest.cells}
     if cell is not None and cells_meta and cell not in cells_meta:
         raise UsageError(f"unknown cell {cell!r}; cells: {', '.join(sorted(cells_meta))}")
     keys = load_keys(run, cell=cell)
@@ -61,14 +62,14 @@ def run_keyspace(
         raise UsageError(f"no sampled keys for cell {cell!r}")
     out_dir = out_dir or run.path / "keyspace"
     results: dict[str, dict[str, Any]] = {}
-    profile = manifest.get("profile") if isinstance(manifest.get("profile"), dict) else None
+    profile = manifest.profile
     for name in sorted(keys):
         ck = keys[name]
-        meta = cells_meta.get(name, {})
+        meta = cells_meta.get(name) or ManifestCell(id=name)
         cell_summary = run.typed_cell(name)
-        backend = str(meta.get("backend", DEFAULT_BACKEND))
-        strategy = str(meta.get("strategy", "?"))
-        time_scale = float(meta.get("time_scale", 1.0) or 1.0)
+        backend = meta.backend or DEFAULT_BACKEND
+        strategy = meta.strategy or "?"
+        time_scale = float(meta.time_scale or 1.0)
         rate_fn = target_rate_fn([p.to_json() for p in cell_summary.target_ops_per_s], time_scale=time_scale)
         # The range the cell ran against, rebuilt from the resolved profile in the manifest
         # (as the runner did for summary.json); without one, the sampled keys alone.
@@ -77,11 +78,11 @@ def run_keyspace(
             total_count=total_count(cell_summary, len(ck)), buckets=buckets,
             existing=existing_records(cell_summary, profile), duration_s=cell_duration(cell_summary),
         )
-        duration = float(meta.get("duration_s") or (t[-1] if len(t) else 1.0))
+        duration = float(meta.duration_s or (t[-1] if len(t) else 1.0))
         heat = heatmap_data(kp, t, buckets=buckets, time_bins=time_bins, duration_s=max(duration, float(t[-1])))
         doc = {
             "schema": 1,
-            "run_id": manifest.get("run_id"),
+            "run_id": manifest.run_id,
             "cell": name,
             "backend": backend,
             "strategy": strategy,
@@ -109,20 +110,21 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
             "tablets*", "throttled*")
     rows = [head]
     for name, doc in results.items():
-        m, model = doc["metrics"], doc["model"] or {}
+        m = KeyspaceFigures.from_json(doc["metrics"], where=f"{name}.metrics")
+        model = None if doc["model"] is None else TabletModel.from_json(doc["model"], where=f"{name}.model")
         rows.append(
             (
                 name,
-                f"{m['samples']:,}",
-                f"{m['hottest_bucket_share']:.3f}",
-                f"{m['hottest_1pct_share']:.3f}",
-                "-" if m.get("hottest_1pct_ops_per_s") is None else f"{m['hottest_1pct_ops_per_s']:,.0f}",
-                f"{m['gini']:.2f}",
-                f"{m['append_fraction']:.2f}",
-                "spread" if m.get("append_points") is None else str(m["append_points"]),
-                "yes" if m["moving_hotspot"] else "no",
-                str(model.get("peak_tablets", "-")),
-                f"{model['max_throttled_fraction']:.1%}" if model else "-",
+                f"{m.samples:,}",
+                f"{m.hottest_bucket_share:.3f}",
+                f"{m.hottest_1pct_share:.3f}",
+                "-" if m.hottest_1pct_ops_per_s is None else f"{m.hottest_1pct_ops_per_s:,.0f}",
+                f"{m.gini:.2f}",
+                f"{m.append_fraction:.2f}",
+                "spread" if m.append_points is None else str(m.append_points),
+                "yes" if m.moving_hotspot else "no",
+                "-" if model is None or model.peak_tablets is None else str(model.peak_tablets),
+                "-" if model is None else f"{model.max_throttled_fraction:.1%}",
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]

@@ -13,9 +13,12 @@ from keyramp.results._forecast_doc import (
     SensitivityEnd,
     SensitivityRow,
 )
+from keyramp.results._keyspace_doc import CapacityBand, KeyspaceFigures, TabletModel, TabletModelParams
 from keyramp.results._live_doc import LiveStatus
+from keyramp.results._plan_doc import CellPlan, Fix, GoogleRamp, PlanCheck, Ramp, RampShape, RateBand
 from keyramp.results._probe_doc import ProbeFigures, ProbeResult
 
-__all__ = ["BandFigures", "CellForecast", "ForecastLaunch", "ForecastProjection", "ForecastStability",
-           "ForecastTimeline", "KeysCheck", "LiveStatus", "ParamBounds", "ProbeFigures", "ProbeResult",
-           "SensitivityEnd", "SensitivityRow"]
+__all__ = ["BandFigures", "CapacityBand", "CellForecast", "CellPlan", "Fix", "ForecastLaunch", "ForecastProjection",
+           "ForecastStability", "ForecastTimeline", "GoogleRamp", "KeysCheck", "KeyspaceFigures", "LiveStatus",
+           "ParamBounds", "PlanCheck", "ProbeFigures", "ProbeResult", "Ramp", "RampShape", "RateBand",
+           "SensitivityEnd", "SensitivityRow", "TabletModel", "TabletModelParams"]

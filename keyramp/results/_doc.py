@@ -49,6 +49,9 @@ class JsonDoc:
     _keys: tuple[str, ...] = field(default=(), repr=False, compare=False)
     #: Fields written even when they hold their default (``reason: null``).
     ALWAYS: ClassVar[tuple[str, ...]] = ()
+    #: Built in code, a field given (or assigned since) is written even at its default. False: only
+    #: values other than the default (and ``ALWAYS``), for writers that pass None for "none".
+    WRITES_GIVEN: ClassVar[bool] = True
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
         doc = super().__new__(cls)
@@ -56,13 +59,22 @@ class JsonDoc:
         object.__setattr__(doc, "_given", set(kwargs))
         return doc
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("__post_init__")
+        if own is not None and not getattr(own, "_finishing", False):
+            type.__setattr__(cls, "__post_init__", _finishing(own))
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "_built", True)
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
-        if "_built" in self.__dict__:  # assigned after construction: written, like a dict's new key
-            self.__dict__.setdefault("_given", set()).add(name)
+        d = self.__dict__
+        if "_building" in d:  # a subclass's ``__post_init__`` normalising a field
+            d["_building"].add(name)
+        elif "_built" in d:  # assigned after construction: written, like a dict's new key
+            d.setdefault("_given", set()).add(name)
 
     @classmethod
     def from_json(cls, data: Any, *, where: str = "") -> Self:
@@ -113,7 +125,7 @@ class JsonDoc:
                 out[key] = _write(getattr(self, key))
             elif key in self.extra:
                 out[key] = self.extra[key]
-        given = self.__dict__.get("_given", ())
+        given = self.__dict__.get("_given", ()) if self.WRITES_GIVEN else ()
         for f in fields(self):
             if f.name in hints and f.name not in out:
                 value = getattr(self, f.name)
@@ -122,6 +134,28 @@ class JsonDoc:
         for key, value in self.extra.items():
             out.setdefault(key, value)
         return out
+
+
+def _finishing(post_init: Callable[[Any], None]) -> Callable[[Any], None]:
+    """A subclass's ``__post_init__`` run as the end of construction: a field it normalises to its
+    default (``reason = reason or None``) is not written even though it was given; assignments
+    after it are (the document is built)."""
+
+    def run(self: Any) -> None:
+        d = self.__dict__
+        object.__setattr__(self, "_building", set())
+        try:
+            post_init(self)
+        finally:
+            normalised = d.pop("_building")
+        given = d.get("_given")
+        if given:
+            defaults = {f.name: f for f in fields(self)}
+            given -= {n for n in normalised if n in defaults and getattr(self, n) == _default(defaults[n])}
+        object.__setattr__(self, "_built", True)
+
+    run._finishing = True  # type: ignore[attr-defined]
+    return run
 
 
 def _default(f: Any) -> Any:

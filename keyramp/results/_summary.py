@@ -12,10 +12,10 @@ before it; ``RunSummary.upgrade`` reads those (``errors_by_class`` counts alone,
 28, become ``{"count": n}``; fields added later are simply absent: None). A summary of a newer
 version than this keyramp knows is refused with a ``DocError`` naming it.
 
-The key-space, forecast and plan sub-documents belong to layers above results
-(``keyspace``, ``forecast``): they stay opaque mappings here, read by their own layers. A
-scenario probe's result is ``ProbeResult`` (``_probe_doc``): the probes sit below results and
-return mappings, which the runner reads through it.
+A cell's key-space figures (``KeyspaceFigures``, ``_keyspace_doc``), launch forecast (``CellForecast``,
+``_forecast_doc``) and launch plan (``CellPlan``, ``_plan_doc``) are documents of this model, written by
+the layers above (``keyspace``, ``forecast``). A scenario probe's result is ``ProbeResult``
+(``_probe_doc``): the probes sit below results and return mappings, which the runner reads through it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from typing import Any, ClassVar, TypeAlias
 
 from keyramp.results._doc import DocError, JsonDoc
 from keyramp.results._forecast_doc import CellForecast
+from keyramp.results._keyspace_doc import KeyspaceFigures
+from keyramp.results._plan_doc import CellPlan
 from keyramp.results._probe_doc import ProbeResult
 
 __all__ = [
@@ -205,10 +207,10 @@ class CellSummary(JsonDoc):
     generator: GeneratorVerdict | None = None
     incomplete: bool | None = field(default=None, metadata=_doc("the run stopped during this cell"))
     warmup_failure: WarmupError | None = None
-    # Owned by layers above results (keyspace/, forecast/): opaque here, read there.
-    keyspace: dict[str, Any] | None = field(default=None, metadata=_doc("hotspot metrics (keyspace/)"))
+    # Written by layers above results (keyspace/, forecast/) and by the runner from a probe's mapping.
+    keyspace: KeyspaceFigures | None = field(default=None, metadata=_doc("hotspot metrics (keyspace/)"))
     forecast: CellForecast | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
-    plan: dict[str, Any] | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan)"))
+    plan: CellPlan | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan_cell)"))
     probe: ProbeResult | None = field(default=None, metadata=_doc("a scenario probe's result, measured (probes/)"))
     # Last, as the runner writes it: evaluated after every analysis (they may gate on its parts).
     thresholds: list[ThresholdRow] = field(default_factory=list)

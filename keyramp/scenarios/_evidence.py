@@ -20,6 +20,7 @@ from keyramp.results._catalog import Run, load_run
 from keyramp.results._doc import DocError
 from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._generator import generator_limited, generator_reason
+from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._summary import CellSummary, Latency, OpStats, RunManifest, RunSummary
 from keyramp.run._report_plan import PLAN_NOTE, plan_lines
 from keyramp.scenarios._probe_evidence import ChartValue, chart_bars, probe_evidence
@@ -99,8 +100,8 @@ class RunInfo:
                    reason=(summary.reason if summary else None) or manifest.reason,
                    rules=tuple(profile.get("rules") or ()), cells=len(cells),
                    seconds=round(sum(float(c.duration_s or 0) for c in cells.values()), 1),
-                   # the plan is forecast's sub-document (opaque in the results model): its own reader
-                   plans=tuple(line for line in plan_lines(run.summary or {}) if line != PLAN_NOTE))
+                   plans=tuple(line for line in (plan_lines(summary) if summary is not None else ())
+                               if line != PLAN_NOTE))
 
 
 def role_of(description: str) -> str:
@@ -111,7 +112,7 @@ def role_of(description: str) -> str:
     return ""
 
 
-def _keyspace_evidence(ks: Mapping[str, Any], forecast: CellForecast | None = None, *, strategy: str = "",
+def _keyspace_evidence(ks: KeyspaceFigures, forecast: CellForecast | None = None, *, strategy: str = "",
                        ) -> tuple[str, str, dict[str, Any], list[ChartValue]]:
     """A Locust cell's key-space evidence: the measured pattern, and the launch forecast as the one model.
 
@@ -119,16 +120,16 @@ def _keyspace_evidence(ks: Mapping[str, Any], forecast: CellForecast | None = No
     rates it throttles nothing, and a second model next to the launch forecast read as two
     answers to one question. Its figure stays in the values (``throttled``), labelled so.
     """
-    model = ks.get("model") or {}
-    hot1 = ks.get("hottest_1pct_share")
+    model = ks.model
+    hot1 = ks.hottest_1pct_share
     headline = keyspace_headline(ks)
     text = f"key space (measured): {headline}; the busiest 1 % of the range takes {fmt.percent(hot1 or 0)} of accesses"
     bars = chart_bars("hottest 1 % of the key range (% of accesses, measured key stream)", " %",
                  share=None if hot1 is None else 100.0 * hot1)
-    values = {"hot1": hot1, "headline": headline, "strategy": strategy, "moving": bool(ks.get("moving_hotspot")),
-              "append": ks.get("append_fraction"),
-              "throttled": model.get("max_throttled_fraction") if model else None,  # at this test's rate only
-              "test_rate_ops_per_s": model.get("offered_ops_per_s") if model else None}
+    values = {"hot1": hot1, "headline": headline, "strategy": strategy, "moving": bool(ks.moving_hotspot),
+              "append": ks.append_fraction,
+              "throttled": model.max_throttled_fraction if model else None,  # at this test's rate only
+              "test_rate_ops_per_s": model.offered_ops_per_s if model else None}
     if forecast is not None and forecast.verdict:
         mid = forecast.throttled_fraction.mid if forecast.throttled_fraction is not None else None
         note = keys_note(forecast)
@@ -178,8 +179,9 @@ def evidence_for(manifest: RunManifest, summary: RunSummary, *, run: Path | None
         if cell.probe is not None:
             probe_name = cell.probe.name
             kind, text, values, bars = probe_evidence(cell.probe)
-        elif cell.keyspace:
-            kind, text, values, bars = _keyspace_evidence(cell.keyspace, cell.forecast, strategy=cell.strategy or "")
+        elif cell.keyspace is not None and cell.keyspace.to_json():
+            kind, text, values, bars = _keyspace_evidence(cell.keyspace, cell.forecast,
+                                                          strategy=cell.strategy or "")
             if limited:  # the model saw only the load that was generated
                 text += f" ({_generated(cell, raw)})"
             timeline = _timeline(cell)

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from keyramp.keyspace._headline import FIGURE, keyspace_headline
-from keyramp.results._values import as_dict, num
+from keyramp.results._keyspace_doc import KeyspaceFigures
+from keyramp.results._values import num
 
 __all__ = ["MEASURED", "MODELLED", "explain_keyspace"]
 
@@ -97,24 +98,31 @@ def _format(m: _Metric, value: Any) -> str | None:
     return FIGURE[m.field].text(value)
 
 
-def _verdict(m: _Metric, raw: Any, data: dict[str, Any]) -> str:
+def _verdict(m: _Metric, raw: Any, ks: KeyspaceFigures) -> str:
     if m.field in ("hottest_1pct_ops_per_s", "hot_window_vs_capacity"):  # judged against the modelled band
-        where = data.get("hot_window_vs_capacity")
+        where = ks.hot_window_vs_capacity
         return "bad" if where == "above the band" else "good" if where == "below the band" else ""
     return m.judge(float(raw))
 
 
-def _band(data: dict[str, Any]) -> str:
-    band = as_dict(data.get("tablet_capacity_ops_per_s"))
-    low, high = num(band.get("low")), num(band.get("high"))
+def _band(ks: KeyspaceFigures) -> str:
+    band = ks.tablet_capacity_ops_per_s
+    low, high = (None, None) if band is None else (band.low, band.high)
     return f" ({low:,.0f}–{high:,.0f} ops/s)" if low is not None and high is not None else ""
 
 
-def _rows(data: dict[str, Any], metrics: tuple[_Metric, ...]) -> list[dict[str, Any]]:
+def _value(ks: KeyspaceFigures, m: _Metric, modelled: bool) -> Any:
+    """The figure: measured ones and the hot window's place in the band from ``ks``, the rest from ``ks.model``."""
+    if not modelled or m.field == "hot_window_vs_capacity":
+        return getattr(ks, m.field)
+    return None if ks.model is None else getattr(ks.model, m.field)
+
+
+def _rows(ks: KeyspaceFigures, metrics: tuple[_Metric, ...], *, modelled: bool = False) -> list[dict[str, Any]]:
     rows = []
     for m in metrics:
-        raw = data.get(m.field)
-        if m.field == "append_points" and m.field in data and raw is None:  # measured, and no point found
+        raw = _value(ks, m, modelled)
+        if m.field == "append_points" and raw is None and ks.recorded(m.field):  # measured, and no point found
             rows.append({"field": m.field, "label": m.label, "value": None, "text": "none (spread)",
                          "verdict": "good", "meaning": m.meaning, "good": m.good, "bad": m.bad})
             continue
@@ -122,19 +130,17 @@ def _rows(data: dict[str, Any], metrics: tuple[_Metric, ...]) -> list[dict[str, 
         if text is None:
             continue
         if m.field == "hot_window_vs_capacity":
-            text += _band(data)
-        rows.append({"field": m.field, "label": m.label, "value": raw, "text": text, "verdict": _verdict(m, raw, data),
+            text += _band(ks)
+        rows.append({"field": m.field, "label": m.label, "value": raw, "text": text, "verdict": _verdict(m, raw, ks),
                      "meaning": m.meaning, "good": m.good, "bad": m.bad})
     return rows
 
 
-def explain_keyspace(keyspace: object) -> dict[str, Any] | None:
+def explain_keyspace(keyspace: KeyspaceFigures | None) -> dict[str, Any] | None:
     """``{"measured": [...], "modelled": [...], "range_from"}`` for summary.json's ``keyspace``, or None."""
-    ks = as_dict(keyspace)
-    if not ks:
+    if keyspace is None or not keyspace.to_json():
         return None
-    model: dict[str, Any] = {**as_dict(ks.get("model")),
-                             **{k: ks[k] for k in ("hot_window_vs_capacity", "tablet_capacity_ops_per_s") if k in ks}}
-    return {"headline": keyspace_headline(ks), "measured": _rows(ks, MEASURED), "modelled": _rows(model, MODELLED),
-            "model_rate": num(as_dict(ks.get("model")).get("offered_ops_per_s")),
-            "range_from": ks.get("range_from") if isinstance(ks.get("range_from"), str) else None}
+    return {"headline": keyspace_headline(keyspace), "measured": _rows(keyspace, MEASURED),
+            "modelled": _rows(keyspace, MODELLED, modelled=True),
+            "model_rate": None if keyspace.model is None else num(keyspace.model.offered_ops_per_s),
+            "range_from": keyspace.range_from}

@@ -100,7 +100,7 @@ def _cells(manifest: RunManifest, summary: RunSummary | None) -> list[dict[str, 
         m = m_cells.get(cid) or ManifestCell(id=cid)
         schedule = c.schedule or (as_dict(m.schedule).get("kind") if m.schedule else None)
         ratios = [a / t for p in c.target_ops_per_s if (t := num(p.target)) and (a := num(p.achieved)) is not None]
-        keyspace = c.keyspace or {}
+        keyspace = c.keyspace.to_json() if c.keyspace is not None else {}
         cell = {
             "id": cid,
             "backend": text(c.backend or m.backend),
@@ -115,7 +115,7 @@ def _cells(manifest: RunManifest, summary: RunSummary | None) -> list[dict[str, 
             "target_ratio_mean": (sum(ratios) / len(ratios)) if ratios else None,
             "target_ratio_min": min(ratios) if ratios else None,
             # explained rows for the page; the summary's own fields in ``keyspace_fields``
-            "keyspace": explain_keyspace(keyspace),
+            "keyspace": explain_keyspace(c.keyspace),
             "keyspace_fields": keyspace or None,
             "keyspace_missing": None if keyspace else _no_keys_reason(c, profile),
             "finished": c.total is not None and not c.incomplete,

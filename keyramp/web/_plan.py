@@ -1,6 +1,6 @@
 """A cell's launch plan as a view model: reachable or not, the ramp drawn against 500/50/5, the fix, the cost.
 
-Every figure here is modelled (``keyramp.forecast._plan``, docs/plan.md) and the page says so.
+Every figure here is modelled (``keyramp.results._plan_doc``, docs/plan.md) and the page says so.
 Defensive like the other view models: a plan that does not read (hand-edited, an older
 format) is None, never a 500. The chart is an inline SVG drawn from numbers only.
 """
@@ -11,8 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from keyramp import _format as fmt
-from keyramp.forecast._plan import GOOGLE_RAMP, CellPlan, Fix, PlanCheck, Ramp, RampShape
+from keyramp.forecast._cost import CellCost
 from keyramp.forecast._plan_text import ramp_text
+from keyramp.results._doc import DocError
+from keyramp.results._plan_doc import GOOGLE_RAMP, CellPlan, Fix, PlanCheck, Ramp, RampShape
 
 __all__ = ["plan_short", "plan_view", "read_plan"]
 
@@ -27,8 +29,8 @@ def read_plan(raw: object) -> CellPlan | None:
     if not isinstance(raw, Mapping):
         return None
     try:
-        return CellPlan.from_json(raw)
-    except (KeyError, TypeError, ValueError, AttributeError):
+        return CellPlan.from_json(dict(raw))
+    except DocError:
         return None
 
 
@@ -126,9 +128,9 @@ def plan_short(plan: CellPlan) -> str:
 
 
 def _cost(plan: CellPlan) -> dict[str, Any] | None:
-    cost = plan.cost
-    if cost is None:
+    if plan.cost is None:
         return None
+    cost = CellCost.from_json(plan.cost)
     p = cost.prices
     ramp = None if cost.ramp_usd is None else fmt.usd(cost.ramp_usd)
     return {"hour": fmt.usd(cost.launch_usd_per_hour), "ramp": ramp,
@@ -138,9 +140,8 @@ def _cost(plan: CellPlan) -> dict[str, Any] | None:
             "short": f"{fmt.usd(cost.launch_usd_per_hour)}/h" + ("" if ramp is None else f", ramp {ramp}")}
 
 
-def plan_view(raw: object) -> dict[str, Any] | None:
+def plan_view(plan: CellPlan | None) -> dict[str, Any] | None:
     """The plan section of a cell (and the answer row's plan and cost), from ``cells[id].plan``."""
-    plan = read_plan(raw)
     if plan is None:
         return None
     where = None if plan.nodes is None else f"{plan.nodes} {str(plan.storage).upper()} node(s)"

@@ -21,7 +21,7 @@ from keyramp._errors import UsageError
 from keyramp.forecast._plan_run import RunPlan, plan_run
 from keyramp.forecast._prices import load_prices
 from keyramp.results._catalog import Run
-from keyramp.results._values import as_dict
+from keyramp.results._plan_doc import CellPlan
 
 __all__ = ["BUDGET_S", "PLAN_FILE", "RunPlans", "run_plans"]
 
@@ -33,9 +33,9 @@ BUDGET_S = 12.0
 
 @dataclass(frozen=True, kw_only=True)
 class RunPlans:
-    """Each cell's plan (``CellPlan`` JSON) and where it came from; ``hint``: why cells have none."""
+    """Each cell's plan and where it came from; ``hint``: why cells have none."""
 
-    cells: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cells: dict[str, CellPlan] = field(default_factory=dict)
     #: "summary" (the run's plan step), "plan.json" (saved), "planned on view", or None.
     source: str | None = None
     target: str | None = None
@@ -67,14 +67,14 @@ def _from_doc(run: Run, doc: dict[str, Any], *, source: str) -> RunPlans:
     if pending:
         hint = (f"{fmt.plural(len(pending), 'cell')} not planned on view (planning one took "
                 f"{fmt.duration(doc.get('seconds_per_cell'))}): {_command(run)}")
-    return RunPlans(cells={c.cell_id: c.to_json() for c in plan.cells}, source=source,
+    return RunPlans(cells={c.cell_id: c for c in plan.cells}, source=source,
                     target=fmt.ops_per_s(plan.target_ops_per_s), pending=pending, hint=hint,
                     seconds_per_cell=doc.get("seconds_per_cell"))
 
 
 def _plan_on_view(run: Run, budget_s: float) -> RunPlans:
     """Plans the first cell, then the rest if all of them fit ``budget_s``; saves ``plan.json``."""
-    cell_ids = [str(c.get("id")) for c in (run.manifest or {}).get("cells") or [] if isinstance(c, dict)]
+    cell_ids = [c.id for c in run.typed_manifest.cells] if run.typed_manifest is not None else []
     prices = load_prices()
     planned: list[Any] = []
     pending, first_s = list(cell_ids), None
@@ -105,16 +105,16 @@ def _plan_on_view(run: Run, budget_s: float) -> RunPlans:
 def run_plans(run: Run, *, budget_s: float | None = None) -> RunPlans:
     """The plans a run page shows (the caller caches them per summary.json and plan.json);
     ``budget_s``: ``BUDGET_S`` unless given."""
-    cells = {cid: as_dict(c.get("plan")) for cid, c in run.cells.items() if isinstance(c, dict)}
-    if any(cells.values()):
-        first = next(p for p in cells.values() if p)
-        return RunPlans(cells={cid: p for cid, p in cells.items() if p}, source="summary",
-                        target=fmt.ops_per_s(first.get("target_ops_per_s")))
+    summary = run.typed_summary
+    cells = {cid: c.plan for cid, c in summary.cells.items() if c.plan is not None} if summary is not None else {}
+    if cells:
+        first = next(iter(cells.values()))
+        return RunPlans(cells=cells, source="summary", target=fmt.ops_per_s(first.target_ops_per_s))
     saved = _saved(run)
     if saved is not None:
         return saved
-    profile = as_dict(as_dict(run.manifest).get("profile"))
-    if not isinstance(profile.get("launch"), dict):
+    manifest = run.typed_manifest
+    if manifest is None or not isinstance((manifest.profile or {}).get("launch"), dict):
         return RunPlans(hint=f"the profile has no [launch]: keyramp plan {run.path} --target OPS")
     if run.status != "complete":
         return RunPlans(hint=f"the run is {run.status}: planned once it is complete")

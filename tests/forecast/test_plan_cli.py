@@ -150,9 +150,9 @@ def test_rehearsals_of_fixes_lint_clean_on_each_store(at_target: dict, tmp_path:
     """Bigtable has no 500/50/5 and no 500 writes/s an append point (its nodes take ~10,000 rows/s
     each): its rehearsals are not held to them. On Firestore, what lint would flag and the plan
     forecast safe is acknowledged with the plan's evidence; nothing else is."""
-    from keyramp.forecast._plan import CellPlan
     from keyramp.forecast._plan_profile import ANSWERED_RULES, write_rehearsal
     from keyramp.profile._lint import lint_profile
+    from keyramp.results._plan_doc import CellPlan
 
     manifest = json.loads((Path(at_target["path"]) / "manifest.json").read_text())
     for cell_id in CELLS:

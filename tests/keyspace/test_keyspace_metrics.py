@@ -74,11 +74,12 @@ def test_summarize_cell_labels_model_figures() -> None:
     keys = _streams()["sequential"]
     ops = ["insert"] * N
     out = summarize_cell(keys, _times(), ops, backend="datastore", time_scale=100.0, rate_fn=lambda t: 2000.0)
-    assert out["model"]["modelled"] is True
-    assert out["moving_hotspot"] is True
-    assert out["model"]["max_throttled_fraction"] > 0.3
-    assert summarize_cell(keys, _times(), ops, backend="nosuch")["model"] is None
-    assert summarize_cell([], [], [], backend="datastore")["samples"] == 0
+    assert out.model is not None and out.model.modelled is True
+    assert out.moving_hotspot is True
+    assert out.model.max_throttled_fraction is not None and out.model.max_throttled_fraction > 0.3
+    assert summarize_cell(keys, _times(), ops, backend="nosuch").model is None
+    empty = summarize_cell([], [], [], backend="datastore")
+    assert empty.samples == 0 and empty.empty
 
 
 def test_strictly_alternating_ops_do_not_hide_a_hot_key() -> None:

@@ -94,7 +94,7 @@ def test_planned_cells_get_one_plan_line_each_under_the_table(tmp_path: Path) ->
     ids ramp): report.txt has one modelled line per planned cell, the fix or the ramp and the cost."""
     from _plans import add_plans
 
-    from keyramp.forecast._plan import CellPlan
+    from keyramp.results._plan_doc import CellPlan
 
     run = make_run(tmp_path, cells=[("datastore", "sequential"), ("datastore", "random"), ("bigtable", "random")])
     add_plans(run, {"c00-datastore-sequential": ("datastore", "sequential"),

@@ -11,7 +11,7 @@ import pytest
 from _plans import add_plans, resolved_launch
 from _synthetic import make_run
 
-from keyramp.forecast._plan import CellPlan
+from keyramp.results._plan_doc import CellPlan
 from keyramp.web import create_app
 from keyramp.web._plan import plan_view, ramp_chart, read_plan
 
@@ -138,4 +138,5 @@ def test_the_ramp_chart_reaches_the_target_when_the_plan_says() -> None:
         expected = chart["left"] + time_s / end * (chart["right"] - chart["left"])
         assert abs(first_at_target - expected) < 15, (line["name"], first_at_target, expected)
         assert all(y >= chart["target_y"] - 0.2 for _, y in pts)  # never above the target
-    assert plan_view({"cell": "x"}) is None and plan_view("nonsense") is None  # a damaged plan: no section
+    # a damaged plan does not read: no section
+    assert read_plan({"cell": "x"}) is None and read_plan("nonsense") is None and plan_view(None) is None

@@ -276,37 +276,40 @@ def test_keyspace_figures_are_an_explained_table_with_verdicts(client, run_dir: 
 
 
 def test_explained_keyspace_holds_the_hot_window_against_the_modelled_band() -> None:
+    from keyramp.results import KeyspaceFigures
     from keyramp.web._keyspace import explain_keyspace
 
-    hot = explain_keyspace({"hottest_1pct_share": 0.7, "hottest_1pct_ops_per_s": 2100.0, "append_points": 1,
-                            "hot_window_vs_capacity": "above the band",
-                            "tablet_capacity_ops_per_s": {"low": 500, "mid": 1000, "high": 1500, "modelled": True}})
+    hot = explain_keyspace(KeyspaceFigures.from_json({
+        "hottest_1pct_share": 0.7, "hottest_1pct_ops_per_s": 2100.0, "append_points": 1,
+        "hot_window_vs_capacity": "above the band",
+        "tablet_capacity_ops_per_s": {"low": 500, "mid": 1000, "high": 1500, "modelled": True}}))
     assert hot is not None
     measured = {m["field"]: m for m in hot["measured"]}
     assert measured["hottest_1pct_ops_per_s"]["text"] == "2,100 ops/s"
     assert measured["hottest_1pct_ops_per_s"]["verdict"] == "bad" and measured["append_points"]["verdict"] == "bad"
     (band,) = hot["modelled"]
     assert band["text"] == "above the band (500–1,500 ops/s)" and band["verdict"] == "bad"
-    spread = explain_keyspace({"hottest_1pct_ops_per_s": 3.0, "append_points": None,
-                               "hot_window_vs_capacity": "below the band"})
+    spread = explain_keyspace(KeyspaceFigures.from_json({"hottest_1pct_ops_per_s": 3.0, "append_points": None,
+                                                         "hot_window_vs_capacity": "below the band"}))
     assert spread is not None
     assert {m["field"]: (m["text"], m["verdict"]) for m in spread["measured"]} == {
         "hottest_1pct_ops_per_s": ("3 ops/s", "good"), "append_points": ("none (spread)", "good")}
 
 
 def test_explained_keyspace_judges_spread_keys_good() -> None:
+    from keyramp.results import KeyspaceFigures
     from keyramp.web._keyspace import explain_keyspace
 
-    spread = explain_keyspace({"hottest_1pct_share": 0.012, "moving_hotspot": False, "append_fraction": 0.004,
-                               "gini": 0.13, "entropy_norm": 0.99, "samples": 4000,
-                               "model": {"max_throttled_fraction": 0.0, "peak_tablets": 4}})
+    spread = explain_keyspace(KeyspaceFigures.from_json({
+        "hottest_1pct_share": 0.012, "moving_hotspot": False, "append_fraction": 0.004, "gini": 0.13,
+        "entropy_norm": 0.99, "samples": 4000, "model": {"max_throttled_fraction": 0.0, "peak_tablets": 4}}))
     assert spread is not None
     assert {m["field"]: m["verdict"] for m in spread["measured"]} == {
         "hottest_1pct_share": "good", "moving_hotspot": "good", "append_fraction": "good", "gini": "good",
         "entropy_norm": "good", "samples": ""}
     assert {m["field"]: m["verdict"] for m in spread["modelled"]} == {"max_throttled_fraction": "good",
                                                                        "peak_tablets": ""}
-    assert explain_keyspace({}) is None and explain_keyspace("junk") is None
+    assert explain_keyspace(KeyspaceFigures()) is None and explain_keyspace(None) is None
 
 
 def test_a_cell_without_keys_says_why() -> None:

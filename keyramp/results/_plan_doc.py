@@ -1,0 +1,205 @@
+"""A cell's launch plan as results documents (``keyramp plan --json``, plan.json, ``cells[id].plan``).
+
+Every figure here is modelled: it comes from forecasts of the cell's key design (the tablet
+model over its parameter ranges, docs/keyspace-model.md) and a price table, never from a
+measurement. ``CellPlan`` answers, for one cell and one target rate: what the key design
+sustains once the store has split, whether the target is reachable under the throttle
+limit across the whole band, the fastest safe ramp of the 500/50/5 family, the fix when
+it is not reachable, and what it costs (docs/plan.md). The searches that fill it in are
+``keyramp.forecast``'s (``_planner``, ``_plan_cell``); these are the documents they leave.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from keyramp.results._doc import JsonDoc
+
+__all__ = ["FIX_KINDS", "GOOGLE_RAMP", "CellPlan", "Fix", "GoogleRamp", "PlanCheck", "Ramp", "RampShape",
+           "RateBand"]
+
+#: What a fix changes: the shard count of an append-point design, Bigtable nodes, or the key design.
+FIX_KINDS = ("shards", "nodes", "key_design")
+
+
+def _doc(text: str) -> Any:
+    return {"doc": text}
+
+
+@dataclass(kw_only=True)
+class RateBand(JsonDoc):
+    """Ops/s at the unfavourable end of the parameter band (``low``), its mid point and its
+    favourable end (``high``); None at an end: no ceiling there below the rate checked."""
+    WRITES_GIVEN: ClassVar[bool] = False  # the planner passes None for a part it has not got
+
+    low: float | None
+    mid: float | None
+    high: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        # The searches bracket a ceiling far finer than anyone reads it: written at 0.1 ops/s.
+        return {k: round(v, 1) if k in ("low", "mid", "high") and v is not None else v
+                for k, v in super().to_json().items()}
+
+
+@dataclass(kw_only=True)
+class PlanCheck(JsonDoc):
+    """One forecast a plan rests on, judged against the throttle limit.
+
+    ``measure``: ``launch`` (the share of the launch's requests throttled, and its worst 10-s
+    step) or ``steady`` (the share over the last quarter of a constant launch: the store has
+    split by then). ``throttled_fraction``: low / mid / high over the band's points.
+    """
+    WRITES_GIVEN: ClassVar[bool] = False  # the planner passes None for a part it has not got
+
+    launch: str
+    measure: str
+    throttled_fraction: dict[str, float | None]
+    passes: bool
+    verdict: str | None = None
+    peak_throttled_fraction: dict[str, float | None] | None = None
+    nodes: int | None = None
+    reason: str | None = None
+    ALWAYS: ClassVar[tuple[str, ...]] = ("verdict",)
+
+    def __post_init__(self) -> None:
+        self.reason = self.reason or None  # an empty reason is no reason: never written
+
+
+@dataclass(kw_only=True)
+class RampShape(JsonDoc):
+    """A ramp of the 500/50/5 family: ``start_ops``, then ×(1 + ``growth``) every ``step_s``, up to the target."""
+    WRITES_GIVEN: ClassVar[bool] = False  # the planner passes None for a part it has not got
+
+    start_ops: float
+    growth: float
+    step_s: float
+
+    def steps_to(self, target: float) -> int:
+        if self.start_ops >= target:
+            return 0
+        return max(0, math.ceil(math.log(target / self.start_ops) / math.log1p(self.growth) - 1e-9))
+
+    def time_to(self, target: float) -> float:
+        """Seconds until the ramp's rate reaches ``target`` (0: it starts there)."""
+        return self.steps_to(target) * self.step_s
+
+    def spec(self, target: float, *, hold_s: float) -> dict[str, Any]:
+        """The ``[launch]`` table of this ramp to ``target``, held there for ``hold_s``."""
+        return {"kind": "ramp_500_50_5", "start_ops": float(min(self.start_ops, target)), "growth": self.growth,
+                "step": self.step_s, "ceiling": float(target), "duration_s": self.time_to(target) + hold_s}
+
+
+#: Google's rule for a new key range: 500 ops/s, +50 % every 5 minutes (BP-RAMP-1).
+GOOGLE_RAMP = RampShape(start_ops=500.0, growth=0.5, step_s=300.0)
+
+
+@dataclass(kw_only=True)
+class GoogleRamp(RampShape):
+    """500/50/5 to the same target as the plan's ramp: its time, its forecast, and the plan's time over it."""
+
+    time_to_target_s: float
+    safe: bool
+    check: PlanCheck
+    time_ratio: float | None = field(metadata=_doc("the plan's ramp time / 500/50/5's (null: 500/50/5 takes 0 s)"))
+
+
+@dataclass(kw_only=True)
+class Ramp(RampShape):
+    """The fastest safe ramp found (its shape), its own forecast, and 500/50/5's to the same target."""
+
+    time_to_target_s: float
+    target_ops_per_s: float
+    hold_s: float
+    check: PlanCheck
+    vs_500_50_5: GoogleRamp
+
+    @classmethod
+    def of(cls, *, shape: RampShape, target_ops_per_s: float, hold_s: float, check: PlanCheck,
+           google: PlanCheck) -> Ramp:
+        """The ramp of ``shape`` to ``target_ops_per_s``, with 500/50/5's check (``google``) to the same target."""
+        mine, theirs = shape.time_to(target_ops_per_s), GOOGLE_RAMP.time_to(target_ops_per_s)
+        vs = GoogleRamp(start_ops=GOOGLE_RAMP.start_ops, growth=GOOGLE_RAMP.growth, step_s=GOOGLE_RAMP.step_s,
+                        time_to_target_s=theirs, safe=google.passes, check=google,
+                        time_ratio=None if theirs <= 0 else round(mine / theirs, 3))
+        return cls(start_ops=shape.start_ops, growth=shape.growth, step_s=shape.step_s, time_to_target_s=mine,
+                   target_ops_per_s=target_ops_per_s, hold_s=hold_s, check=check, vs_500_50_5=vs)
+
+    @property
+    def shape(self) -> RampShape:
+        return RampShape(start_ops=self.start_ops, growth=self.growth, step_s=self.step_s)
+
+    @property
+    def google(self) -> PlanCheck:
+        """500/50/5's forecast to the same target."""
+        return self.vs_500_50_5.check
+
+    @property
+    def google_time_to_target_s(self) -> float:
+        return self.vs_500_50_5.time_to_target_s
+
+
+@dataclass(kw_only=True)
+class Fix(JsonDoc):
+    """What makes an unreachable target reachable, checked by forecasting the fixed design.
+
+    ``kind``: ``shards`` (``value`` shards, ``design`` the key template), ``nodes`` (Bigtable
+    nodes for the storage), ``key_design`` (no shard count suffices: ``design`` says what to
+    use instead). ``forecast``: the check at the target; ``one_fewer``: the same at one shard
+    or node fewer (it fails: the value is the smallest). ``nodes`` and ``ramp``: for the fixed
+    design, the Bigtable nodes it needs and its fastest safe ramp.
+    """
+    WRITES_GIVEN: ClassVar[bool] = False  # the planner passes None for a part it has not got
+
+    kind: str
+    value: int | None = None
+    design: str
+    why: str
+    forecast: PlanCheck | None = None
+    one_fewer: PlanCheck | None = None
+    nodes: int | None = None
+    ramp: Ramp | None = None
+    ALWAYS: ClassVar[tuple[str, ...]] = ("value", "forecast", "one_fewer", "nodes", "ramp")
+
+    @property
+    def passes(self) -> bool:
+        return self.forecast is not None and self.forecast.passes
+
+
+@dataclass(kw_only=True)
+class CellPlan(JsonDoc):
+    """One cell planned for one target rate (every figure modelled; docs/plan.md)."""
+    WRITES_GIVEN: ClassVar[bool] = False  # the planner passes None for a part it has not got
+
+    modelled: bool = True
+    cell: str
+    backend: str
+    strategy: str
+    target_ops_per_s: float
+    throttle: float
+    sustainable_ops_per_s: RateBand | None = None
+    checked_to_ops_per_s: float | None = field(
+        default=None, metadata=_doc("the rate the sustainable search looked up to: no ceiling means none below it"))
+    reachable: bool
+    why: str
+    check: PlanCheck | None = field(
+        default=None, metadata=_doc("the steady check at the target on the plan's nodes (what reachable rests on)"))
+    ramp: Ramp | None = None
+    fix: Fix | None = None
+    cost: dict[str, Any] | None = field(
+        default=None, metadata=_doc("the launch at list prices (keyramp.forecast's CellCost, modelled)"))
+    nodes: int | None = None
+    storage: str | None = None
+    keys: str | None = None
+    params_from: str = "defaults"
+    params: dict[str, Any] | None = field(default_factory=dict)
+    forecasts: int = 0
+    ALWAYS: ClassVar[tuple[str, ...]] = ("modelled", "sustainable_ops_per_s", "checked_to_ops_per_s", "check",
+                                         "ramp", "fix", "cost", "nodes", "storage", "keys", "params_from", "params",
+                                         "forecasts")
+
+    @property
+    def cell_id(self) -> str:
+        return self.cell
