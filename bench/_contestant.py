@@ -226,10 +226,12 @@ def run_keyramp(args: argparse.Namespace) -> dict[str, Any]:
     if outcome.exit_code or observer.window is None or not ticks:
         raise SystemExit(f"keyramp run ended {outcome.status} ({outcome.reason}) after {len(ticks)} measured s")
     # The run's own latency figures (intended start and service time), for open-model comparisons.
-    total = next(iter(outcome.summary["cells"].values()))["total"]
-    latency = {f"{kind}_{p}": total[kind][p] for kind in ("latency_ms", "service_ms") for p in ("p50", "p99")}
+    total = next(iter(outcome.summary.cells.values())).total
+    assert total is not None and total.latency_ms is not None and total.service_ms is not None
+    latency = {f"{kind}_{p}": getattr(getattr(total, kind), p)
+               for kind in ("latency_ms", "service_ms") for p in ("p50", "p99")}
     return _result(sum(t[1] for t in ticks), observer.window.stop(ticks[-1][0]), errors=sum(t[2] for t in ticks),
-                   late=total.get("late"), **latency)
+                   late=total.late, **latency)
 
 
 def run_aio(args: argparse.Namespace) -> dict[str, Any]:

@@ -61,7 +61,7 @@ def _main(args: argparse.Namespace) -> int:
         raise UsageError("--project/--instance apply with --write-profile only")
     prices = load_prices(args.prices)  # a bad prices file stops here, before anything is planned
     run = resolve_run(args.run, args.results)
-    manifest = run.typed_manifest
+    manifest = run.manifest
     if manifest is None:
         raise UsageError(f"{run.path}: no readable manifest.json")
     if args.write_profile is not None and args.cell is None and len(manifest.cells) != 1:

@@ -48,4 +48,4 @@ def new_exceptions(baselines: Sequence[Run], candidates: Sequence[Run],
 
 def _cell(run: Run, cell_id: str) -> dict[str, Any]:
     """A compared run's cell through the results model, as ``cell_exceptions`` reads it (a mapping)."""
-    return run.typed_cell(cell_id).to_json()
+    return run.cell(cell_id).to_json()

@@ -138,7 +138,7 @@ class Side:
 
 def typed(run: Run) -> RunSummary:
     """A compared run's summary through the results model (compare takes usable runs only)."""
-    summary = run.typed_summary
+    summary = run.summary
     if summary is None:
         raise ValueError(f"{run.run_id}: {run.summary_error or 'no summary'}")
     return summary

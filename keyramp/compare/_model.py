@@ -171,7 +171,7 @@ def run_operations(run: Run) -> list[str]:
 
 def _profile(run: Run) -> dict[str, Any]:
     """The run's resolved profile (manifest.json ``profile``: the profile layer's document)."""
-    manifest = run.typed_manifest
+    manifest = run.manifest
     return (manifest.profile if manifest is not None else None) or {}
 
 

@@ -18,6 +18,7 @@ from keyramp._format import percent
 from keyramp.backends._boxes import default_boxes
 from keyramp.backends._params import load_params_file
 from keyramp.forecast._prices import LABEL, Prices, load_prices
+from keyramp.results._catalog import Run
 from keyramp.results._plan_doc import CellPlan
 
 __all__ = ["RunPlan", "plan_run", "plan_step", "wants_plan"]
@@ -66,7 +67,7 @@ def criteria(throttle: float) -> dict[str, str]:
     }
 
 
-def plan_run(run: Any, *, target: float | None = None, cell: str | None = None, throttle: float = 0.01,
+def plan_run(run: Run, *, target: float | None = None, cell: str | None = None, throttle: float = 0.01,
              nodes: int | None = None, storage: str | None = None, params: Path | None = None,
              prices: Prices | None = None, location: str | None = None, samples: int | None = None) -> RunPlan:
     """Plan every cell of a loaded run (``keyramp.results._catalog.Run``) at ``target`` ops/s."""
@@ -95,7 +96,7 @@ def plan_run(run: Any, *, target: float | None = None, cell: str | None = None, 
                           nodes=nodes or (launch.nodes if launch else None),
                           storage=storage or (launch.storage if launch else None), samples=samples)
         plans.append(plan_cell(planner, cell_id=c.cell_id, prices=prices, location=location))
-    return RunPlan(run_id=str(getattr(run, "run_id", "") or Path(run.path).name), target_ops_per_s=peak,
+    return RunPlan(run_id=run.run_id, target_ops_per_s=peak,
                    target_from="--target" if target is not None else "the [launch] peak", throttle=throttle,
                    cells=tuple(plans), seconds=time.perf_counter() - started,
                    label=prices.label if prices is not None else LABEL)

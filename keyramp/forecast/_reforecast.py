@@ -9,6 +9,7 @@ from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp.forecast._text import band_text, figure_text, forecast_short, keys_note
+from keyramp.results._catalog import Run
 from keyramp.results._forecast_doc import CellForecast
 
 __all__ = ["format_table", "reforecast"]
@@ -27,7 +28,7 @@ def _launch_table(path: Path) -> dict[str, Any]:
     return table
 
 
-def reforecast(run: Any, *, launch_file: Path | None = None, rate: float | None = None, nodes: int | None = None,
+def reforecast(run: Run, *, launch_file: Path | None = None, rate: float | None = None, nodes: int | None = None,
                storage: str | None = None, duration_s: float | None = None, params: Path | None = None,
                cell: str | None = None) -> dict[str, CellForecast]:
     """Cell id -> forecast for a loaded run (``keyramp.results._catalog.Run``)."""

@@ -38,7 +38,7 @@ class RunDesigns:
 def run_designs(run: Run, *, cell: str | None = None) -> RunDesigns:
     """The cells of a loaded run, or only ``cell``; probe cells (no key stream) are left out.
     ``UsageError`` for an unknown cell id."""
-    manifest = run.typed_manifest or RunManifest()
+    manifest = run.manifest or RunManifest()
     profile = manifest.profile
     cells_meta = {c.id: c for c in manifest.cells}
     if cell is not None and cell not in cells_meta:
@@ -47,7 +47,7 @@ def run_designs(run: Run, *, cell: str | None = None) -> RunDesigns:
     out: list[RunCell] = []
     with_keys: set[str] | None = None  # cells with recorded keys, read once when first needed
     for cell_id, meta in sorted(cells_meta.items()):
-        cell_summary = run.typed_cell(cell_id)
+        cell_summary = run.cell(cell_id)
         if (cell is not None and cell_id != cell) or cell_summary.probe is not None:
             continue
         if with_keys is None:

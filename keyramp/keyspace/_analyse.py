@@ -16,6 +16,7 @@ from keyramp.keyspace._load import CellKeys, KeyPositions, Reference, insert_mas
 from keyramp.keyspace._metrics import analyze_cell, summary_entry
 from keyramp.keyspace._reference import cell_reference, existing_before
 from keyramp.keyspace._tablets import TabletTimeline
+from keyramp.results._catalog import Run
 from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._summary import CellSummary, ManifestCell, RunManifest
 
@@ -142,7 +143,7 @@ def existing_records(cell_summary: CellSummary, profile: Mapping[str, Any] | Non
         return None
 
 
-def cell_heatmap(run: Any, cell: str, *, buckets: int = 250, time_bins: int | None = None) -> dict[str, Any] | None:
+def cell_heatmap(run: Run, cell: str, *, buckets: int = 250, time_bins: int | None = None) -> dict[str, Any] | None:
     """The heatmap of one cell of a run (a catalog ``Run``), without the metrics or the tablet
     model: what ``keyramp ui`` draws for a finished cell when no ``keyramp keyspace`` file exists.
 
@@ -152,9 +153,9 @@ def cell_heatmap(run: Any, cell: str, *, buckets: int = 250, time_bins: int | No
     samples = load_keys(run, cell=cell).get(cell)
     if samples is None or len(samples) == 0:
         return None
-    manifest = run.typed_manifest or RunManifest()
+    manifest = run.manifest or RunManifest()
     meta = next((c for c in manifest.cells if c.id == cell), None) or ManifestCell(id=cell)
-    summary = run.typed_cell(cell)
+    summary = run.cell(cell)
     count = total_count(summary, len(samples))
     profile = manifest.profile
     samples = as_inserts(samples, ((profile or {}).get("workload") or {}).get("insert_ops") or ())

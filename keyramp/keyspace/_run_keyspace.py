@@ -50,8 +50,8 @@ def run_keyspace(
             raise UsageError(f"not a run directory: {run}")
         run = load_run(Path(run))
     if run.manifest is None and (run.path / "manifest.json").exists():
-        raise UsageError(f"{run.path / 'manifest.json'}: unreadable or invalid JSON")
-    manifest = run.typed_manifest or RunManifest()
+        raise UsageError(f"{run.path / 'manifest.json'}: {run.manifest_error or 'unreadable or invalid JSON'}")
+    manifest = run.manifest or RunManifest()
     cells_meta = {c.id: c for c in manifest.cells}
     if cell is not None and cells_meta and cell not in cells_meta:
         raise UsageError(f"unknown cell {cell!r}; cells: {', '.join(sorted(cells_meta))}")
@@ -66,7 +66,7 @@ def run_keyspace(
     for name in sorted(keys):
         ck = keys[name]
         meta = cells_meta.get(name) or ManifestCell(id=name)
-        cell_summary = run.typed_cell(name)
+        cell_summary = run.cell(name)
         backend = meta.backend or DEFAULT_BACKEND
         strategy = meta.strategy or "?"
         time_scale = float(meta.time_scale or 1.0)

@@ -47,12 +47,18 @@ _CELL_INDEX_RE = re.compile(r"^c[0-9]+-")
 
 @dataclass(frozen=True)
 class Run:
-    """One run directory as read from disk; ``ok`` means usable for ``compare``."""
+    """One run directory as read from disk; ``ok`` means usable for ``compare``.
+
+    ``summary`` and ``manifest`` are the results model's documents (older versions upgraded);
+    ``raw_summary``/``raw_manifest`` are the files as parsed, kept for the catalog's own checks
+    and for byte-level comparisons in tests: nothing outside ``results/`` reads them
+    (tests/results/test_model_only.py).
+    """
 
     run_id: str
     path: Path
-    manifest: dict[str, Any] | None
-    summary: dict[str, Any] | None
+    raw_manifest: dict[str, Any] | None
+    raw_summary: dict[str, Any] | None
     status: str
     started_at: str | None
     profile_name: str | None
@@ -61,10 +67,10 @@ class Run:
     warnings: list[str] = field(default_factory=list)
     ok: bool = False
 
-    @cached_property
-    def typed_summary(self) -> RunSummary | None:
-        """``summary`` read through the results model (older versions upgraded); None when
-        there is none or it does not have the model's shape (``summary_error`` says why)."""
+    @property
+    def summary(self) -> RunSummary | None:
+        """summary.json through the results model; None when there is none or it does not
+        have the model's shape (``summary_error`` says why)."""
         return self._typed[0]
 
     @property
@@ -73,37 +79,46 @@ class Run:
 
     @cached_property
     def _typed(self) -> tuple[RunSummary | None, str | None]:
-        if self.summary is None:
+        if self.raw_summary is None:
             return None, None
         try:
-            return RunSummary.from_json(self.summary), None
+            return RunSummary.from_json(self.raw_summary), None
         except DocError as exc:
             return None, f"summary.json: {exc}"
 
-    def typed_cell(self, cell_id: str) -> CellSummary:
-        """One cell of ``typed_summary``; an empty ``CellSummary`` (every figure None) when absent."""
-        summary = self.typed_summary
+    def cell(self, cell_id: str) -> CellSummary:
+        """One cell of ``summary``; an empty ``CellSummary`` (every figure None) when absent."""
+        summary = self.summary
         return (summary.cells.get(cell_id) if summary is not None else None) or CellSummary()
 
-    @cached_property
-    def typed_manifest(self) -> RunManifest | None:
-        """``manifest`` read through the results model; None when missing or misshapen."""
-        try:
-            return RunManifest.from_json(self.manifest) if self.manifest is not None else None
-        except DocError:
-            return None
+    @property
+    def manifest(self) -> RunManifest | None:
+        """manifest.json through the results model; None when missing or misshapen (``manifest_error``)."""
+        return self._typed_manifest[0]
 
     @property
-    def cells(self) -> dict[str, dict[str, Any]]:
+    def manifest_error(self) -> str | None:
+        return self._typed_manifest[1]
+
+    @cached_property
+    def _typed_manifest(self) -> tuple[RunManifest | None, str | None]:
+        if self.raw_manifest is None:
+            return None, None
+        try:
+            return RunManifest.from_json(self.raw_manifest), None
+        except DocError as exc:
+            return None, f"manifest.json: {exc}"
+
+    @property
+    def cells(self) -> dict[str, CellSummary]:
         """Cell id -> cell summary (empty when there is no usable summary)."""
-        if self.summary and isinstance(self.summary.get("cells"), dict):
-            return self.summary["cells"]
-        return {}
+        summary = self.summary
+        return summary.cells if summary is not None else {}
 
     @property
     def cell_ids(self) -> list[str]:
         """The summary's cells, else (a run that has not finished a cell) the manifest's."""
-        summary, manifest = self.typed_summary, self.typed_manifest
+        summary, manifest = self.summary, self.manifest
         if summary is not None and summary.cells:
             return list(summary.cells)
         return [c.id for c in manifest.cells] if manifest is not None else []
@@ -118,20 +133,20 @@ class Run:
 
     @property
     def thresholds_passed(self) -> bool | None:
-        summary = self.typed_summary
+        summary = self.summary
         return summary.thresholds_passed if summary is not None else None
 
     @property
     def reason(self) -> str | None:
         """The run's own recorded reason (why it was interrupted or failed): the summary's, else the manifest's."""
-        summary, manifest = self.typed_summary, self.typed_manifest
+        summary, manifest = self.summary, self.manifest
         if summary is not None:
             return summary.reason
         return manifest.reason if manifest is not None else None
 
     def to_dict(self) -> dict[str, Any]:
         """The catalog entry as JSON-ready data (without the full manifest/summary)."""
-        manifest = self.typed_manifest
+        manifest = self.manifest
         return {
             "run_id": self.run_id,
             "path": str(self.path),
@@ -217,7 +232,7 @@ def load_run(path: Path) -> Run:
         warnings.append(f"directory name {run_id!r} is not a run id")
     if not path.is_dir():
         warnings.append("run directory missing")
-        return Run(run_id=run_id, path=path, manifest=None, summary=None, status="missing",
+        return Run(run_id=run_id, path=path, raw_manifest=None, raw_summary=None, status="missing",
                    started_at=None, profile_name=None, warnings=warnings)
     manifest = _read_json(path / "manifest.json", "manifest.json", warnings)
     summary = _read_json(path / "summary.json", "summary.json", warnings)
@@ -260,8 +275,8 @@ def load_run(path: Path) -> Run:
     run = Run(
         run_id=run_id,
         path=path,
-        manifest=manifest,
-        summary=summary,
+        raw_manifest=manifest,
+        raw_summary=summary,
         status=status,
         started_at=started_at if isinstance(started_at, str) else None,
         profile_name=profile_name if isinstance(profile_name, str) else None,

@@ -64,7 +64,7 @@ CREATE INDEX IF NOT EXISTS runs_by_profile ON runs (profile_name, started_at);
 
 def run_row(run: Run) -> dict[str, Any]:
     """One line of the runs list: what ``keyramp list`` and the runs page show about a run."""
-    manifest, summary = run.typed_manifest, run.typed_summary
+    manifest, summary = run.manifest, run.summary
     cells = summary.cells if summary is not None else {}
     totals = [c.total or OpStats(count=0) for c in cells.values()]  # no total: no figures
     ops_per_s = sum(v for t in totals if (v := num(t.ops_per_s)) is not None) if totals else None
@@ -91,7 +91,7 @@ def run_row(run: Run) -> dict[str, Any]:
         "generator_limited_cells": limited_cells(summary),
         "warnings": list(run.warnings),
         "ok": run.ok,
-        "corrupt": not run.manifest and not run.summary,  # neither file read as an object with content
+        "corrupt": not run.raw_manifest and not run.raw_summary,  # neither file read as an object with content
     }
 
 

@@ -2,7 +2,7 @@
 
 ``RunSummary`` (cells of ``CellSummary``, operations of ``OpStats``) and ``RunManifest`` are
 what the runner writes (``RunDirectory.write_summary``/``write_manifest`` go through them) and
-what readers read (``Run.typed_summary``). Field meanings: docs/run-format.md; for readers
+what readers read (``Run.summary``). Field meanings: docs/run-format.md; for readers
 outside Python, docs/run-summary.schema.json is generated from these declarations
 (``python -m keyramp.results._schema``).
 

@@ -17,7 +17,6 @@ from keyramp._errors import UsageError
 from keyramp.forecast._text import forecast_line, forecast_short, keys_note
 from keyramp.keyspace._headline import keyspace_headline
 from keyramp.results._catalog import Run, load_run
-from keyramp.results._doc import DocError
 from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._generator import generator_limited, generator_reason
 from keyramp.results._keyspace_doc import KeyspaceFigures
@@ -93,7 +92,7 @@ class RunInfo:
 
     @classmethod
     def from_run(cls, run: Run) -> RunInfo:
-        manifest, summary = run.typed_manifest or RunManifest(), run.typed_summary
+        manifest, summary = run.manifest or RunManifest(), run.summary
         profile = manifest.profile or {}  # the resolved profile: the profile layer's document
         cells = summary.cells if summary is not None else {}
         return cls(path=run.path, profile=run.profile_name or str(profile.get("name") or "?"), status=run.status,
@@ -227,20 +226,17 @@ def load_runs(run_dirs: Sequence[Path]) -> list[Run]:
     out = []
     for path in run_dirs:
         run = load_run(Path(path))
-        for doc, label in ((run.manifest, "manifest.json"), (run.summary, "summary.json")):
-            if doc is None:
+        for doc, error, label in ((run.manifest, run.manifest_error, "manifest.json"),
+                                  (run.summary, run.summary_error, "summary.json")):
+            if doc is None and error is None:  # not read at all (a misshapen one has its error)
                 # load_run drops "summary.json missing" for a running run: that is still no summary here
                 problem = next((w for w in run.warnings if w.startswith(label)), f"{label} missing")
                 if problem == f"{label} missing":
                     raise UsageError(f"{path}: not a run directory ({problem})")
                 raise UsageError(f"{path}: unreadable run file: {problem}")
-        if run.typed_summary is None:  # a summary without the model's shape: the field that is wrong
-            raise UsageError(f"{path}: unreadable run file: {run.summary_error}")
-        if run.typed_manifest is None:
-            try:
-                RunManifest.from_json(run.manifest, where="manifest.json")
-            except DocError as exc:
-                raise UsageError(f"{path}: unreadable run file: {exc}") from None
+        error = run.manifest_error or run.summary_error  # a file without the model's shape: the field
+        if error is not None:
+            raise UsageError(f"{path}: unreadable run file: {error}")
         out.append(run)
     return out
 
@@ -255,7 +251,7 @@ def by_rule(runs: Sequence[Run]) -> dict[str, list[Evidence]]:
     """Evidence of loaded runs grouped by rule id, in rule order."""
     grouped: dict[str, list[Evidence]] = {}
     for run in runs:
-        manifest, summary = run.typed_manifest, run.typed_summary
+        manifest, summary = run.manifest, run.summary
         if manifest is None or summary is None:
             continue  # load_runs refuses such a run
         for row in evidence_for(manifest, summary, run=run.path):

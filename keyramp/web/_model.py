@@ -1,7 +1,7 @@
 """View models: plain JSON-safe dicts built from a run's manifest and summary.
 
 The same dicts feed the HTML templates and the JSON twins, so both always agree.
-The summary is read through the results model (``Run.typed_summary``): a summary without
+The summary is read through the results model (``Run.summary``): a summary without
 the model's shape shows no cells but the manifest's, and the run's warnings say which
 field is wrong; a hand-edited or truncated file degrades to missing values, never to a 500.
 """
@@ -165,13 +165,13 @@ def _generator(c: CellSummary, raw: dict[str, Any]) -> dict[str, Any]:
 def run_detail(run: Run) -> dict[str, Any]:
     """Everything the run page shows except the time series (served separately, cached)."""
     # None: no manifest, or one without the model's shape; likewise the summary (the warnings say which)
-    manifest = run.typed_manifest or RunManifest()
+    manifest = run.manifest or RunManifest()
     profile = manifest.profile or {}  # the resolved profile: the profile layer's document
     row = run_row(run)
     versions = {str(k): text(v) for k, v in manifest.versions.items()}
     lint = [{"rule": g.rule, "severity": g.severity, "message": g.message, "cells": list(g.cells)}
             for g in group_findings(_finding(as_dict(item)) for item in manifest.lint)]
-    cells = _cells(manifest, run.typed_summary)
+    cells = _cells(manifest, run.summary)
     return {
         **row,
         "description": text(profile.get("description")),

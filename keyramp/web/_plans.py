@@ -74,7 +74,7 @@ def _from_doc(run: Run, doc: dict[str, Any], *, source: str) -> RunPlans:
 
 def _plan_on_view(run: Run, budget_s: float) -> RunPlans:
     """Plans the first cell, then the rest if all of them fit ``budget_s``; saves ``plan.json``."""
-    cell_ids = [c.id for c in run.typed_manifest.cells] if run.typed_manifest is not None else []
+    cell_ids = [c.id for c in run.manifest.cells] if run.manifest is not None else []
     prices = load_prices()
     planned: list[Any] = []
     pending, first_s = list(cell_ids), None
@@ -105,7 +105,7 @@ def _plan_on_view(run: Run, budget_s: float) -> RunPlans:
 def run_plans(run: Run, *, budget_s: float | None = None) -> RunPlans:
     """The plans a run page shows (the caller caches them per summary.json and plan.json);
     ``budget_s``: ``BUDGET_S`` unless given."""
-    summary = run.typed_summary
+    summary = run.summary
     cells = {cid: c.plan for cid, c in summary.cells.items() if c.plan is not None} if summary is not None else {}
     if cells:
         first = next(iter(cells.values()))
@@ -113,7 +113,7 @@ def run_plans(run: Run, *, budget_s: float | None = None) -> RunPlans:
     saved = _saved(run)
     if saved is not None:
         return saved
-    manifest = run.typed_manifest
+    manifest = run.manifest
     if manifest is None or not isinstance((manifest.profile or {}).get("launch"), dict):
         return RunPlans(hint=f"the profile has no [launch]: keyramp plan {run.path} --target OPS")
     if run.status != "complete":

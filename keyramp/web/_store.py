@@ -75,7 +75,7 @@ class RunStore:
         """What the run is doing now (``live.json``) and which cells have their summary."""
         path = self.run_path(run_id)
         run = self._load(path)
-        cells = run.typed_summary.cells if run.typed_summary is not None else {}
+        cells = run.summary.cells if run.summary is not None else {}
         done = [cid for cid, c in cells.items() if c.total is not None and not c.incomplete]
         return {"run_id": run_id, **live_view(read_live(path), status=run.status, cells=len(run.cell_ids),
                                               since=_mtime(path / "manifest.json")), "done": done}
@@ -119,7 +119,7 @@ class RunStore:
 
     def _durations(self, path: Path) -> dict[str, float]:
         """Each finished cell's measured phase (summary.json), for the rate of its last second."""
-        summary = self._load(path).typed_summary
+        summary = self._load(path).summary
         cells = summary.cells if summary is not None else {}
         return {cid: float(c.duration_s) for cid, c in cells.items() if c.duration_s is not None and c.duration_s > 0}
 

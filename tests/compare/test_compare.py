@@ -204,11 +204,11 @@ def _patch_cell(path: Path, *, users: int, late: dict[str, float]) -> Path:
 def test_busy_users_by_littles_law(results: Path) -> None:
     path = _patch_cell(make_run(results, seed=210, cells=ONE_CELL), users=10, late={})
     cell = load_run(path).cells["c00-datastore-sequential"]
-    ops = cell["operations"].values()
-    expected = sum(s["ops_per_s"] * s["service_ms"]["mean"] / 1000 for s in ops) / 10
+    ops = cell.operations.values()
+    expected = sum((s.ops_per_s or 0) * (s.service_ms.mean or 0) / 1000 for s in ops if s.service_ms) / 10
     assert busy_users(cell) == pytest.approx(expected)
     assert 0 < expected < 0.2  # 200 ops/s x ~2 ms on 10 users
-    del cell["users"]
+    cell.users = None
     assert busy_users(cell) is None
 
 

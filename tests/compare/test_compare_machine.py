@@ -109,7 +109,7 @@ def test_a_baseline_set_widens_intervals_by_its_spread(results: Path) -> None:
     cmp = build_comparison([cand], baseline=spread_set)
     row = {(r.op, r.metric): r for r in cmp.rows}[("insert", "ops_per_s")]
     assert row.verdict == "same" and row.baseline_runs == 3
-    recorded = [r.cells[CELL]["operations"]["insert"]["ops_per_s"] for r in spread_set]
+    recorded = [r.cells[CELL].operations["insert"].ops_per_s for r in spread_set]
     assert row.spread == pytest.approx(statistics.stdev(math.log(v) for v in recorded), abs=1e-3)  # ~0.26
     assert row.ci_low is not None and single.ci_low is not None and row.ci_low < single.ci_low
     assert cmp.noise.startswith("between-run noise measured from 3 baseline runs")

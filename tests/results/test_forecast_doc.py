@@ -60,10 +60,10 @@ def test_what_the_forecast_writes_reads_back_typed_and_byte_for_byte(tmp_path: P
     band, blind = written["band"], written["blind"]
     assert "timeline" in band and "reason" in blind and "throttled_fraction" not in blind  # both shapes
     run = load_run(_summary_with(tmp_path, written))
-    typed = run.typed_summary
-    assert typed is not None and run.summary is not None
-    assert json.dumps(typed.to_json()["cells"]) == json.dumps(run.summary["cells"])  # keys, order, nulls
-    fc = run.typed_cell(CELL).forecast
+    typed = run.summary
+    assert typed is not None and run.raw_summary is not None
+    assert json.dumps(typed.to_json()["cells"]) == json.dumps(run.raw_summary["cells"])  # keys, order, nulls
+    fc = run.cell(CELL).forecast
     assert isinstance(fc, CellForecast) and fc.verdict == band["verdict"] and fc.modelled is True
     assert isinstance(fc.throttled_fraction, BandFigures) and fc.throttled_fraction.mid == band[
         "throttled_fraction"]["mid"]
@@ -90,9 +90,9 @@ def test_an_older_forecast_still_reads_and_says_what_it_can(tmp_path: Path) -> N
                           "check": {"measured_hottest_1pct_share": 0.9, "regenerated_hottest_1pct_share": 0.8}}}
     nothing = {"verdict": None, "reason": "no [launch] in the profile"}
     run = load_run(_summary_with(tmp_path, {"old": old, "nothing": nothing}))
-    typed = run.typed_summary
-    assert typed is not None and run.summary is not None
-    assert json.dumps(typed.to_json()["cells"]) == json.dumps(run.summary["cells"])
+    typed = run.summary
+    assert typed is not None and run.raw_summary is not None
+    assert json.dumps(typed.to_json()["cells"]) == json.dumps(run.raw_summary["cells"])
     fc, none = (c.forecast for c in typed.cells.values() if c.forecast is not None)
     assert fc.params == {} and fc.timeline is None and fc.stability is None and fc.sensitivity == []
     assert fc.projection is not None and fc.projection.check is not None and fc.projection.check.agrees is None

@@ -43,12 +43,12 @@ def test_machine_limited_everywhere_the_generator_verdict_shows(tmp_path: Path) 
     path = _saturated_run(results, seed=1, machine=0.9)
     run = load_run(path)
     cell = run.cells[CELL]
-    assert cell["generator_limited"] is True and cell["generator"]["machine_limited"] is True
-    assert cell["generator"]["reason"].startswith("machine-limited: the test machine was saturated (90%")
+    assert cell.generator_limited is True and cell.generator is not None and cell.generator.machine_limited is True
+    assert (cell.generator.reason or "").startswith("machine-limited: the test machine was saturated (90%")
     # thresholds: a latency limit it meets on its value is inconclusive, never a pass
-    assert [t["verdict"] for t in cell["thresholds"]] == ["inconclusive"]
+    assert [t.verdict for t in cell.thresholds] == ["inconclusive"]
     # the table
-    table = render_table(run.typed_summary or RunSummary())
+    table = render_table(run.summary or RunSummary())
     assert f"{CELL} †" in table and f"† {CELL} machine-limited: the test machine was saturated" in table
     # the UI and its JSON twin
     from keyramp.web import create_app
@@ -60,8 +60,8 @@ def test_machine_limited_everywhere_the_generator_verdict_shows(tmp_path: Path) 
     assert twin["cells"][0]["generator"]["machine_limited"] is True
     # the scenario report never cites its latency, and says why
     manifest = RunManifest(profile_name="saturated", profile={"rules": ["BP-RAMP-1"], "description": "best practice"})
-    assert run.typed_summary is not None
-    (evidence,) = evidence_for(manifest, run.typed_summary, run=path)
+    assert run.summary is not None
+    (evidence,) = evidence_for(manifest, run.summary, run=path)
     assert evidence.kind == "generator-limited" and "machine-limited: the test machine" in evidence.text
     # compare: slower and machine-limited, so its latency verdicts are inconclusive
     calm = load_run(_saturated_run(results, seed=2, machine=0.5))
@@ -74,6 +74,6 @@ def test_the_same_figures_get_the_same_verdict(tmp_path: Path) -> None:
     # Issue 32's second run: 90 % busy was "the store held the users up" at a 95 % limit.
     for seed, machine in ((5, 0.88), (6, 0.90), (7, 0.97)):
         cell = load_run(_saturated_run(tmp_path, seed=seed, machine=machine)).cells[CELL]
-        assert cell["generator_limited"] is True and cell["generator"]["machine_limited"] is True, machine
+        assert cell.generator_limited is True and cell.generator and cell.generator.machine_limited is True, machine
     calm = load_run(_saturated_run(tmp_path, seed=8, machine=0.6)).cells[CELL]
-    assert calm["generator_limited"] is False and calm["generator"]["machine_limited"] is False
+    assert calm.generator_limited is False and calm.generator and calm.generator.machine_limited is False

@@ -32,7 +32,7 @@ def test_summary_agrees_with_hlog(tmp_path: Path) -> None:
     intervals = read_intervals(run, "c00-datastore-sequential", "insert")
     assert len(intervals) == 5
     assert [h.get_start_time_stamp() for h in intervals] == [0, 1000, 2000, 3000, 4000]
-    stats = run.cells["c00-datastore-sequential"]["operations"]["insert"]
+    stats = run.cells["c00-datastore-sequential"].operations["insert"].to_json()
     assert sum(h.get_total_count() for h in intervals) == stats["count"]
     merged = intervals[0]
     for h in intervals[1:]:
@@ -49,7 +49,7 @@ def test_timeseries_filtered_and_typed_in_both_formats(tmp_path: Path, fmt: str)
     errors = table["errors"].to_pylist()
     assert [dict(m) for m in table["error_classes"].to_pylist()] == [{"UNAVAILABLE": e} if e else {} for e in errors]
     star = read_timeseries(run, cell="c01-datastore-random", op="*")
-    assert sum(star["count"].to_pylist()) == run.cells["c01-datastore-random"]["total"]["count"]
+    assert sum(star["count"].to_pylist()) == run.cells["c01-datastore-random"].total.count
     assert read_timeseries(run, op="*", after_second=2)["second"].to_pylist() == [3, 3]
     assert read_timeseries(run, columns=["cell", "p99_ms"]).column_names == ["cell", "p99_ms"]
     assert data_cells(run) == ["c00-datastore-sequential", "c01-datastore-random"]
@@ -120,7 +120,7 @@ def test_all_ops_intervals_are_the_sum_of_the_ops_and_an_old_all_log_is_read_as_
     assert [h.get_total_count() for h in total] == [
         a.get_total_count() + b.get_total_count() for a, b in zip(*ops, strict=True)
     ]
-    assert sum(h.get_total_count() for h in total) == run.cells[cell]["total"]["count"]
+    assert sum(h.get_total_count() for h in total) == run.cells[cell].total.count
     assert total[2].get_start_time_stamp() == 2000
     slow = max(h.get_max_value() for h in ops[1])
     assert max(h.get_max_value() for h in total) == slow

@@ -51,9 +51,9 @@ def test_a_current_summary_reads_back_unchanged_key_for_key(tmp_path: Path) -> N
 
 def test_typed_access_agrees_with_the_dict(tmp_path: Path) -> None:
     run = load_run(make_run(tmp_path, seed=2, error_rate=0.1))
-    typed = run.typed_summary
-    assert run.ok and typed is not None and typed.run_id == run.run_id
-    for cell_id, cell in run.cells.items():
+    typed = run.summary
+    assert run.ok and typed is not None and typed.run_id == run.run_id and run.raw_summary is not None
+    for cell_id, cell in run.raw_summary["cells"].items():
         model = typed.cells[cell_id]
         assert model.backend == cell["backend"] and model.total is not None
         assert model.total.count == cell["total"]["count"]
@@ -71,7 +71,7 @@ def test_every_earlier_format_loads(tmp_path: Path, name: str, fmt: str) -> None
     untouched = copy.deepcopy(original)
     run = load_run(_with_summary(tmp_path, original, fmt=fmt))
     assert run.ok, run.warnings
-    typed = run.typed_summary
+    typed = run.summary
     assert typed is not None and typed.schema_version == SUMMARY_VERSION
     ((cell_id, cell),) = original["cells"].items()
     model = typed.cells[cell_id]
