@@ -10,7 +10,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from keyramp._format import count, ops_per_s, usd
-from keyramp.forecast._cost import CellCost
 from keyramp.forecast._plan_text import ramp_text
 from keyramp.results._doc import DocError
 from keyramp.results._plan_doc import CellPlan
@@ -34,7 +33,7 @@ def plan_line(plan: CellPlan) -> str:
             answer += f", then {ramp_text(fix.ramp)}"
     else:
         answer = f"not reachable — {plan.why}"
-    cost = None if plan.cost is None else CellCost.from_json(plan.cost)
+    cost = plan.cost
     money = "" if cost is None else f"; {usd(cost.launch_usd_per_hour)}/h" + (
         "" if cost.ramp_usd is None else f", ramp {usd(cost.ramp_usd)}")
     return f"{plan.cell_id}  plan* {ops_per_s(plan.target_ops_per_s)}: {answer}{money}"
