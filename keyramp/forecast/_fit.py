@@ -29,6 +29,7 @@ from keyramp.backends._params import ParamRange
 from keyramp.forecast._model import run_point
 from keyramp.forecast._project import op_mix, regenerated_projection
 from keyramp.keys import STRATEGIES
+from keyramp.results._catalog import Run
 from keyramp.results._read import read_timeseries
 
 __all__ = ["FitResult", "Trace", "fit", "model_throttled", "traces_from_runs", "write_params_file"]
@@ -59,7 +60,7 @@ class Trace:
         return np.clip(1.0 - ok / np.maximum(tgt, 1e-9), 0.0, 1.0)
 
 
-def traces_from_runs(runs: Iterable[Any]) -> list[Trace]:
+def traces_from_runs(runs: Iterable[Run]) -> list[Trace]:
     """Traces of finished runs (``keyramp.results._catalog.Run``): every cell with a schedule.
 
     Served = operations without errors, per second (the time series' all-operations rows);
@@ -67,11 +68,12 @@ def traces_from_runs(runs: Iterable[Any]) -> list[Trace]:
     """
     out = []
     for run in runs:
-        profile = (run.manifest or {}).get("profile")
-        if not isinstance(profile, dict) or "workload" not in profile:
+        manifest = run.typed_manifest
+        profile = None if manifest is None else manifest.profile
+        if manifest is None or profile is None or "workload" not in profile:
             raise UsageError(f"{run.path}: no resolved profile in manifest.json: not a keyramp run")
-        for cell in (run.manifest or {}).get("cells") or []:
-            rows = [r for r in read_timeseries(run, cell=cell["id"], op=ALL_OPS).to_pylist() if r["target_ops_per_s"]]
+        for cell in manifest.cells:
+            rows = [r for r in read_timeseries(run, cell=cell.id, op=ALL_OPS).to_pylist() if r["target_ops_per_s"]]
             if not rows:
                 continue
             length = max(int(r["second"]) for r in rows) + 1
@@ -79,8 +81,8 @@ def traces_from_runs(runs: Iterable[Any]) -> list[Trace]:
             for r in rows:
                 target[int(r["second"])] = float(r["target_ops_per_s"] or 0.0)
                 served[int(r["second"])] = max(0.0, float(r["count"] or 0) - float(r["errors"] or 0))
-            out.append(Trace(name=f"{run.run_id}/{cell['id']}", backend=str(cell["backend"]),
-                             strategy=str(cell["strategy"]), profile=profile, target=target, served=served))
+            out.append(Trace(name=f"{run.run_id}/{cell.id}", backend=str(cell.backend),
+                             strategy=str(cell.strategy), profile=profile, target=target, served=served))
     if not out:
         raise UsageError("no calibration cells with a scheduled rate in these runs")
     return out

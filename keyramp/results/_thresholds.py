@@ -16,7 +16,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from keyramp.profile._thresholds import METRICS, WORKLOAD_ERRORS, Threshold
+from keyramp.results._doc import DocError
 from keyramp.results._generator import generator_limited, generator_reason
+from keyramp.results._plan_doc import CellPlan
 
 __all__ = ["ThresholdResult", "all_passed", "evaluate", "is_latency"]
 
@@ -66,29 +68,37 @@ def _ratio(cell_summary: Mapping[str, Any]) -> float | None:
     return achieved / target if target > 0 else None
 
 
-def _plan_value(threshold: Threshold, cell_summary: Mapping[str, Any]) -> float | None:
+def _plan_value(threshold: Threshold, plan: CellPlan | None) -> float | None:
     """A plan metric of the cell (None: no plan, or no such figure in it); no ceiling: infinity."""
-    plan = cell_summary.get("plan")
-    if not isinstance(plan, Mapping):
+    if plan is None:
         return None
     metric = threshold.metric.split(".", 1)[1]
     if metric == "reachable":
-        return float(plan["reachable"]) if isinstance(plan.get("reachable"), bool) else None
+        return float(plan.reachable)
     if metric == "sustainable_ops_per_s":
-        band = plan.get(metric)
-        if not isinstance(band, Mapping):
-            return math.inf if band is None else None  # null: no ceiling below the rate checked
-        node: Any = {metric: math.inf if band.get(threshold.bound) is None else band.get(threshold.bound)}
-    else:
-        node = plan.get("ramp") if metric == "time_to_target_s" else plan.get("cost")
-    value = node.get(metric) if isinstance(node, Mapping) else None
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        band = plan.sustainable_ops_per_s  # null, or null at an end: no ceiling below the rate checked
+        end = getattr(band, threshold.bound) if band is not None and threshold.bound in ("low", "mid", "high") else None
+        return math.inf if end is None else float(end)
+    if metric == "time_to_target_s":
+        return None if plan.ramp is None else float(plan.ramp.time_to_target_s)
+    if metric == "launch_usd_per_hour":
+        return None if plan.cost is None else float(plan.cost.launch_usd_per_hour)
+    return None
+
+
+def _cell_plan(cell_summary: Mapping[str, Any]) -> CellPlan | None:
+    """The cell's plan, typed (None: none, or one that does not read)."""
+    doc = cell_summary.get("plan")
+    try:
+        return CellPlan.from_json(doc) if isinstance(doc, Mapping) else None
+    except DocError:
+        return None
 
 
 def _value(threshold: Threshold, cell_summary: Mapping[str, Any]) -> tuple[bool, float | None]:
     """(applicable, value); an operation the cell does not run makes it not applicable."""
     if threshold.metric.startswith("plan."):
-        return "probe" not in cell_summary, _plan_value(threshold, cell_summary)
+        return "probe" not in cell_summary, _plan_value(threshold, _cell_plan(cell_summary))
     if threshold.bound is not None:
         if "probe" in cell_summary:  # a probe cell has no key stream to forecast
             return False, None

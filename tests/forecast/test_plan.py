@@ -23,7 +23,7 @@ from keyramp.forecast._plan_cell import plan_cell
 from keyramp.forecast._planner import HOLD_S, Planner, shard_template
 from keyramp.profile._profile import parse_profile
 from keyramp.profile._thresholds import parse_expression, parse_table
-from keyramp.results._plan_doc import CellPlan, RampShape
+from keyramp.results._plan_doc import CellPlan, RampShape, RateBand
 from keyramp.results._thresholds import evaluate
 
 PROPS = settings(max_examples=3, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
@@ -182,11 +182,16 @@ def test_plan_thresholds_parse_and_gate_on_the_plan() -> None:
     assert (reach.metric, reach.op, reach.limit) == ("plan.reachable", "==", 1.0)
     sust = parse_expression("plan.sustainable_ops_per_s.mid=5000")
     assert (sust.op, sust.bound) == (">=", "mid")
-    summary = {"plan": {"reachable": False, "sustainable_ops_per_s": {"low": 400, "mid": 900, "high": 1900}}}
-    results = {r.name: r for r in evaluate([reach, sust], summary)}
+    def cell(reachable: bool, band: RateBand | None) -> dict:
+        return {"plan": CellPlan(cell="c00", backend="firestore", strategy="sequential", target_ops_per_s=5000.0,
+                                 throttle=0.01, reachable=reachable, why="", sustainable_ops_per_s=band).to_json()}
+
+    results = {r.name: r for r in evaluate([reach, sust], cell(False, RateBand(low=400, mid=900, high=1900)))}
     assert not results["plan.reachable"].passed and not results["plan.sustainable_ops_per_s.mid"].passed
-    no_ceiling = evaluate([sust], {"plan": {"reachable": True, "sustainable_ops_per_s": None}})
+    assert results["plan.sustainable_ops_per_s.mid"].value == 900
+    no_ceiling = evaluate([sust], cell(True, None))
     assert no_ceiling[0].passed  # null: no ceiling below the rate checked
+    assert evaluate([sust], cell(True, RateBand(low=400, mid=None, high=None)))[0].passed  # none at that end
     assert not evaluate([reach], {})[0].passed  # no plan: a gate must not pass silently
     with pytest.raises(Exception, match="true or false"):
         parse_table({"plan.reachable": 3})
