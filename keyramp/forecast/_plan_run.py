@@ -18,7 +18,7 @@ from keyramp.backends._params import load_params_file
 from keyramp.forecast._prices import LABEL, Prices, load_prices
 from keyramp.results._plan_doc import RunPlan
 
-__all__ = ["RunPlan", "plan_run", "plan_step", "wants_plan"]
+__all__ = ["criteria", "plan_run", "plan_step", "wants_plan"]
 
 
 def criteria(throttle: float) -> dict[str, str]:
