@@ -71,8 +71,8 @@ def cell_block(plan: CellPlan) -> str:
         lines.append(f"                its forecast: {_check(plan.ramp.check)}")
     if plan.fix is not None:
         lines += _fix_lines(plan.fix)
-    if plan.cost is not None:
-        cost = plan.cost
+    cost = plan.cost
+    if cost is not None:
         text = f"{usd(cost.launch_usd_per_hour)} per hour at {ops_per_s(plan.target_ops_per_s)}"
         if cost.ramp_usd is not None:
             text += f"; the ramp {usd(cost.ramp_usd)}"

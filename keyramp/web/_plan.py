@@ -127,9 +127,9 @@ def plan_short(plan: CellPlan) -> str:
 
 
 def _cost(plan: CellPlan) -> dict[str, Any] | None:
-    if plan.cost is None:
-        return None
     cost = plan.cost
+    if cost is None:
+        return None
     p = cost.prices
     ramp = None if cost.ramp_usd is None else fmt.usd(cost.ramp_usd)
     return {"hour": fmt.usd(cost.launch_usd_per_hour), "ramp": ramp,
