@@ -216,6 +216,7 @@ def test_a_run_plans_its_cells_with_a_launch_unless_told_not_to_and_a_threshold_
     from types import SimpleNamespace
 
     from keyramp.forecast import plan_step
+    from keyramp.results._summary import CellSummary
 
     def analysed(thresholds: dict[str, Any], *, plan: bool = False) -> dict[str, Any]:
         profile = parse_profile({"name": "p", "backend": "firestore", "duration": "10s", "seed": 4,
@@ -223,11 +224,11 @@ def test_a_run_plans_its_cells_with_a_launch_unless_told_not_to_and_a_threshold_
                                  "keys": {"strategy": "random"}, "schedule": {"kind": "constant", "rate": 300},
                                  "launch": {"kind": "ramp_500_50_5", "ceiling": 2000, "plan": plan},
                                  "thresholds": thresholds})
-        summary: dict[str, Any] = {"operations": {"insert": {"count": 3000}}}
+        summary = CellSummary.from_json({"operations": {"insert": {"count": 3000}}})
         plan_step(SimpleNamespace(profile=profile, cell=profile.cells[0], summary=summary, measured=True,
                                   run_dir=tmp_path))
-        summary["thresholds"] = [r.to_dict() for r in evaluate(profile.thresholds, summary)]
-        return summary
+        summary.thresholds = evaluate(profile.thresholds, summary)
+        return summary.to_json()
 
     assert "plan" not in analysed({"error_rate": 0.01})  # [launch] plan = false: seconds per cell saved
     assert analysed({"error_rate": 0.01}, plan=True)["plan"]["reachable"] is True  # the default
