@@ -57,7 +57,7 @@ _LAZY = {
     "CellPlan": "keyramp.results._plan_doc",
     "Planner": "keyramp.forecast._planner",
     "plan_cell": "keyramp.forecast._plan_cell",
-    "RunPlan": "keyramp.forecast._plan_run",
+    "RunPlan": "keyramp.results._plan_doc",
     "plan_run": "keyramp.forecast._plan_run",
     "plan_step": "keyramp.forecast._plan_run",
 }
@@ -72,8 +72,8 @@ if TYPE_CHECKING:
     from keyramp.forecast._forecast import Forecaster, forecast, forecast_cell, forecast_run_cell, forecast_step
     from keyramp.forecast._launch import Launch, parse_launch
     from keyramp.forecast._plan_cell import plan_cell
-    from keyramp.forecast._plan_run import RunPlan, plan_run, plan_step
+    from keyramp.forecast._plan_run import plan_run, plan_step
     from keyramp.forecast._planner import Planner
     from keyramp.forecast._prices import Prices, load_prices
     from keyramp.forecast._result import Forecast
-    from keyramp.results._plan_doc import CellPlan
+    from keyramp.results._plan_doc import CellPlan, RunPlan

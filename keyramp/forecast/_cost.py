@@ -24,6 +24,7 @@ from keyramp._errors import UsageError
 from keyramp.backends._boxes import store_params
 from keyramp.forecast._prices import LABEL, PRICE_UNITS, Location, Price, Prices, StorePrices
 from keyramp.keys import parse_shape
+from keyramp.results._cost_doc import BilledLine, ListPrice, PlanCost, PricesUsed, WindowCost
 
 if TYPE_CHECKING:
     from keyramp.forecast._project import OpMix
@@ -82,15 +83,14 @@ class CostLine:
     def usd(self) -> float:
         return self.quantity / self.per * self.price.usd
 
-    def to_json(self) -> dict[str, Any]:
-        return {"item": self.item, "quantity": self.quantity, "per": self.per, "price_usd": self.price.usd,
-                "usd": self.usd, "source": self.price.source, "as_of": self.price.as_of, "note": self.price.note}
+    def to_doc(self) -> BilledLine:
+        return BilledLine(item=self.item, quantity=self.quantity, per=self.per, price_usd=self.price.usd,
+                          usd=self.usd, source=self.price.source, as_of=self.price.as_of, note=self.price.note)
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> CostLine:
-        price = Price(usd=float(doc["price_usd"]), source=str(doc["source"]), as_of=str(doc["as_of"]),
-                      note=str(doc.get("note") or ""))
-        return cls(item=str(doc["item"]), quantity=float(doc["quantity"]), per=float(doc["per"]), price=price)
+    def from_doc(cls, doc: BilledLine) -> CostLine:
+        price = Price(usd=doc.price_usd, source=doc.source, as_of=doc.as_of, note=doc.note)
+        return cls(item=doc.item, quantity=doc.quantity, per=doc.per, price=price)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,17 +109,19 @@ class Cost:
     def storage_usd_per_month(self) -> float:
         return self.stored_gib * (self.storage.usd if self.storage else 0.0)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"usd": self.usd, "lines": [line.to_json() for line in self.lines], "stored_gib": self.stored_gib,
-                "storage_usd_per_month": self.storage_usd_per_month,
-                "storage_price": None if self.storage is None else self.storage.to_json()}
+    def to_doc(self) -> WindowCost:
+        storage = self.storage
+        return WindowCost(usd=self.usd, lines=[line.to_doc() for line in self.lines], stored_gib=self.stored_gib,
+                          storage_usd_per_month=self.storage_usd_per_month,
+                          storage_price=None if storage is None else ListPrice(
+                              usd=storage.usd, source=storage.source, as_of=storage.as_of, note=storage.note))
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Cost:
-        storage = doc.get("storage_price")
-        return cls(lines=tuple(CostLine.from_json(x) for x in doc.get("lines", ())),
-                   stored_gib=float(doc.get("stored_gib", 0.0)),
-                   storage=None if storage is None else Price.from_json(storage))
+    def from_doc(cls, doc: WindowCost) -> Cost:
+        storage = doc.storage_price
+        return cls(lines=tuple(CostLine.from_doc(x) for x in doc.lines), stored_gib=doc.stored_gib,
+                   storage=None if storage is None else Price(usd=storage.usd, source=storage.source,
+                                                              as_of=storage.as_of, note=storage.note))
 
 
 def _line(item: str, quantity: float, location: Location, name: str) -> CostLine:
@@ -162,14 +164,13 @@ class PriceRef:
     location: str
     location_type: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {"source": self.source, "as_of": self.as_of, "location": self.location,
-                "location_type": self.location_type}
+    def to_doc(self) -> PricesUsed:
+        return PricesUsed(source=self.source, as_of=self.as_of, location=self.location,
+                          location_type=self.location_type)
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> PriceRef:
-        return cls(source=str(doc["source"]), as_of=str(doc["as_of"]), location=str(doc["location"]),
-                   location_type=str(doc["location_type"]))
+    def from_doc(cls, doc: PricesUsed) -> PriceRef:
+        return cls(source=doc.source, as_of=doc.as_of, location=doc.location, location_type=doc.location_type)
 
     @classmethod
     def of(cls, prices: Prices, location: Location, *costs: Cost) -> PriceRef:
@@ -198,21 +199,27 @@ class CellCost:
     notes: tuple[str, ...] = field(default_factory=tuple)
     label: str = LABEL
 
+    def to_doc(self) -> PlanCost:
+        """The document a plan holds (``cells[id].plan.cost``)."""
+        return PlanCost(backend=self.backend, launch_usd_per_hour=self.launch_usd_per_hour, ramp_usd=self.ramp_usd,
+                        breakdown={k: c.to_doc() for k, c in self.breakdown.items()}, prices=self.prices.to_doc(),
+                        nodes=self.nodes, storage=self.storage, not_priced=list(self.not_priced),
+                        notes=list(self.notes), label=self.label)
+
     def to_json(self) -> dict[str, Any]:
-        return {"backend": self.backend, "launch_usd_per_hour": self.launch_usd_per_hour, "ramp_usd": self.ramp_usd,
-                "breakdown": {k: c.to_json() for k, c in self.breakdown.items()}, "prices": self.prices.to_json(),
-                "nodes": self.nodes, "storage": self.storage, "not_priced": list(self.not_priced),
-                "notes": list(self.notes), "label": self.label, "modelled": True}
+        return self.to_doc().to_json()
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> CellCost:
-        ramp = doc.get("ramp_usd")
-        return cls(backend=str(doc["backend"]), launch_usd_per_hour=float(doc["launch_usd_per_hour"]),
-                   ramp_usd=None if ramp is None else float(ramp),
-                   breakdown={k: Cost.from_json(v) for k, v in doc["breakdown"].items()},
-                   prices=PriceRef.from_json(doc["prices"]), nodes=doc.get("nodes"), storage=doc.get("storage"),
-                   not_priced=tuple(doc.get("not_priced", ())), notes=tuple(doc.get("notes", ())),
-                   label=str(doc.get("label") or LABEL))
+    def from_json(cls, doc: Any, *, where: str = "") -> CellCost:
+        """``DocError`` naming the field when ``doc`` is not a plan's cost document."""
+        return cls.from_doc(PlanCost.from_json(doc, where=where))
+
+    @classmethod
+    def from_doc(cls, doc: PlanCost) -> CellCost:
+        return cls(backend=doc.backend, launch_usd_per_hour=doc.launch_usd_per_hour, ramp_usd=doc.ramp_usd,
+                   breakdown={k: Cost.from_doc(v) for k, v in doc.breakdown.items()},
+                   prices=PriceRef.from_doc(doc.prices), nodes=doc.nodes, storage=doc.storage,
+                   not_priced=tuple(doc.not_priced), notes=tuple(doc.notes), label=doc.label or LABEL)
 
 
 def cost_notes(store: StorePrices, mix: OpMix, *, python_workload: bool = False) -> tuple[str, ...]:

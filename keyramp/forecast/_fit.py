@@ -69,10 +69,10 @@ def traces_from_runs(runs: Iterable[Run]) -> list[Trace]:
     out = []
     for run in runs:
         manifest = run.manifest
-        profile = manifest.profile if manifest is not None else None
-        if not isinstance(profile, dict) or "workload" not in profile:
+        profile = None if manifest is None else manifest.profile
+        if manifest is None or profile is None or "workload" not in profile:
             raise UsageError(f"{run.path}: no resolved profile in manifest.json: not a keyramp run")
-        for cell in manifest.cells if manifest is not None else ():
+        for cell in manifest.cells:
             rows = [r for r in read_timeseries(run, cell=cell.id, op=ALL_OPS).to_pylist() if r["target_ops_per_s"]]
             if not rows:
                 continue

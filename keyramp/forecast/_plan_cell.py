@@ -22,6 +22,7 @@ from keyramp.forecast._planner import Planner, shard_template
 from keyramp.forecast._prices import Prices
 from keyramp.keys import make_strategy
 from keyramp.profile._schedules import Ramp50050
+from keyramp.results._cost_doc import PlanCost
 from keyramp.results._plan_doc import CellPlan, Fix, Ramp, RateBand
 
 __all__ = ["plan_cell"]
@@ -199,8 +200,8 @@ def _key_design_fix(planner: Planner) -> Fix:
 
 
 def _cost(planner: Planner, ramp: Ramp | None, fix: Fix | None, prices: Prices | None,
-          location: str | None) -> dict[str, Any] | None:
-    """The launch's hour at the target and the planned ramp (the fix's, when there is one): ``CellCost``'s JSON."""
+          location: str | None) -> PlanCost | None:
+    """The launch's hour at the target and the planned ramp (the fix's, when there is one)."""
     if prices is None:
         return None
     d = planner.design
@@ -212,4 +213,4 @@ def _cost(planner: Planner, ramp: Ramp | None, fix: Fix | None, prices: Prices |
     return cell_cost(backend=d.backend, mix=d.mix, target_ops_per_s=planner.target, prices=prices, ramp=schedule,
                      ramp_s=0.0 if planned is None else planned.time_to_target_s, location=location, nodes=nodes,
                      storage=planner.storage, bytes_per_record=record_bytes(workload) if workload else 0.0,
-                     python_workload=bool(workload.get("user"))).to_json()
+                     python_workload=bool(workload.get("user"))).to_doc()

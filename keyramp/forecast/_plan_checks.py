@@ -24,6 +24,7 @@ from keyramp.forecast._forecast import ONLY_WHEN_THROTTLED
 from keyramp.forecast._launch import Launch
 from keyramp.forecast._model import Outcome
 from keyramp.forecast._result import Forecast
+from keyramp.results._forecast_doc import ForecastLaunch
 from keyramp.results._plan_doc import PlanCheck
 
 __all__ = ["STEADY_TAIL", "Judged", "Trial", "judged", "tail_share"]
@@ -67,13 +68,13 @@ class Judged:
     peak: Mapping[str, float | None] | None = None
 
     def check(self) -> PlanCheck:
-        launch = self.forecast.launch
-        nodes = f" on {launch['nodes']} {str(launch['storage']).upper()} node(s)" if launch.get("nodes") else ""
-        return PlanCheck(launch=f"{launch['description']}{nodes}", measure=self.measure, passes=self.passes,
+        launch = ForecastLaunch.from_json(self.forecast.launch, where="forecast.launch")
+        nodes = f" on {launch.nodes} {str(launch.storage).upper()} node(s)" if launch.nodes else ""
+        return PlanCheck(launch=f"{launch.description}{nodes}", measure=self.measure, passes=self.passes,
                          verdict=self.forecast.verdict, throttled_fraction={k: round(v, 4) for k, v in
                                                                             self.shares.items()},
                          peak_throttled_fraction=None if self.peak is None else dict(self.peak),
-                         nodes=launch.get("nodes"), reason=self.forecast.reason)
+                         nodes=launch.nodes, reason=self.forecast.reason)
 
     @property
     def points(self) -> dict[str, Outcome]:

@@ -7,9 +7,7 @@ key stream is planned with its own ``Planner`` (docs/plan.md).
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,34 +17,9 @@ from keyramp.backends._boxes import default_boxes
 from keyramp.backends._params import load_params_file
 from keyramp.forecast._prices import LABEL, Prices, load_prices
 from keyramp.results._catalog import Run
-from keyramp.results._plan_doc import CellPlan
+from keyramp.results._plan_doc import RunPlan
 
-__all__ = ["RunPlan", "plan_run", "plan_step", "wants_plan"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunPlan:
-    """Every planned cell of a run at one target (all figures modelled)."""
-
-    run_id: str
-    target_ops_per_s: float
-    target_from: str  # "--target" or "the [launch] peak"
-    throttle: float
-    cells: tuple[CellPlan, ...]
-    seconds: float = 0.0
-    label: str = LABEL
-
-    def to_json(self) -> dict[str, Any]:
-        return {"modelled": True, "run": self.run_id, "target_ops_per_s": self.target_ops_per_s,
-                "target_from": self.target_from, "throttle": self.throttle, "cost_label": self.label,
-                "criteria": criteria(self.throttle), "cells": {c.cell_id: c.to_json() for c in self.cells}}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> RunPlan:
-        return cls(run_id=str(doc["run"]), target_ops_per_s=float(doc["target_ops_per_s"]),
-                   target_from=str(doc["target_from"]), throttle=float(doc["throttle"]),
-                   cells=tuple(CellPlan.from_json(c) for c in doc["cells"].values()),
-                   label=str(doc.get("cost_label") or LABEL))
+__all__ = ["criteria", "plan_run", "plan_step", "wants_plan"]
 
 
 def criteria(throttle: float) -> dict[str, str]:
@@ -76,7 +49,6 @@ def plan_run(run: Run, *, target: float | None = None, cell: str | None = None, 
     from keyramp.forecast._planner import Planner  # deferred: start-up cost
     from keyramp.forecast._run_designs import run_designs  # deferred: start-up cost
 
-    started = time.perf_counter()
     designs = run_designs(run, cell=cell)
     if (nodes is not None or storage is not None) and not cluster_stores(designs.backends):
         raise UsageError(f"--nodes/--storage apply to stores with nodes (bigtable) only; this run's backends: "
@@ -96,10 +68,10 @@ def plan_run(run: Run, *, target: float | None = None, cell: str | None = None, 
                           nodes=nodes or (launch.nodes if launch else None),
                           storage=storage or (launch.storage if launch else None), samples=samples)
         plans.append(plan_cell(planner, cell_id=c.cell_id, prices=prices, location=location))
-    return RunPlan(run_id=run.run_id, target_ops_per_s=peak,
+    return RunPlan(run=run.run_id, target_ops_per_s=peak,
                    target_from="--target" if target is not None else "the [launch] peak", throttle=throttle,
-                   cells=tuple(plans), seconds=time.perf_counter() - started,
-                   label=prices.label if prices is not None else LABEL)
+                   cost_label=prices.label if prices is not None else LABEL, criteria=criteria(throttle),
+                   cells={p.cell_id: p for p in plans})
 
 
 def wants_plan(thresholds: Iterable[Any]) -> bool:

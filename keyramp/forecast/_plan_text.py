@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from keyramp._format import count, duration, ops_per_s, percent, percent_band, ratio, usd
-from keyramp.forecast._cost import CellCost
-from keyramp.forecast._plan_run import RunPlan, criteria
-from keyramp.results._plan_doc import CellPlan, Fix, PlanCheck, Ramp, RateBand
+from keyramp.results._plan_doc import CellPlan, Fix, PlanCheck, Ramp, RateBand, RunPlan
 
 __all__ = ["cell_block", "plan_text", "ramp_text"]
 
@@ -73,8 +71,8 @@ def cell_block(plan: CellPlan) -> str:
         lines.append(f"                its forecast: {_check(plan.ramp.check)}")
     if plan.fix is not None:
         lines += _fix_lines(plan.fix)
-    if plan.cost is not None:
-        cost = CellCost.from_json(plan.cost)
+    cost = plan.cost
+    if cost is not None:
         text = f"{usd(cost.launch_usd_per_hour)} per hour at {ops_per_s(plan.target_ops_per_s)}"
         if cost.ramp_usd is not None:
             text += f"; the ramp {usd(cost.ramp_usd)}"
@@ -89,8 +87,8 @@ def plan_text(plan: RunPlan) -> str:
     """The whole plan: the target, a block per cell, and what "modelled" and "passes" mean."""
     head = (f"plan for {ops_per_s(plan.target_ops_per_s)} ({plan.target_from}), throttled share ≤ "
             f"{percent(plan.throttle)}")
-    rules = criteria(plan.throttle)
+    rules = plan.criteria
     foot = [f"{_MARK} modelled: forecasts of each key design over the model's parameter ranges "
-            "(docs/keyspace-model.md), not measurements; costs: " + plan.label + " (docs/plan.md)",
+            "(docs/keyspace-model.md), not measurements; costs: " + plan.cost_label + " (docs/plan.md)",
             f"  passes — steady: {rules['steady']}; ramp: {rules['ramp']}"]
-    return "\n\n".join([head, *(cell_block(c) for c in plan.cells), "\n".join(foot)])
+    return "\n\n".join([head, *(cell_block(c) for c in plan.planned), "\n".join(foot)])

@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp.results._cost_doc import LABEL
 
 __all__ = ["LABEL", "PRICES_FILE", "PRICE_UNITS", "Cited", "IndexBilling", "Location", "Price", "Prices", "StorePrices",
            "load_prices"]
 
 PRICES_FILE = Path(__file__).with_name("prices.json")
-LABEL = "estimate at list prices, before free tier and discounts"
 #: price name -> (what it prices, how many of them the price is for)
 PRICE_UNITS: Mapping[str, tuple[str, float]] = {
     "reads_per_100k": ("reads", 100_000.0),

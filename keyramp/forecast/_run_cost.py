@@ -29,6 +29,7 @@ from keyramp.forecast._cost import (
 )
 from keyramp.forecast._prices import LABEL, Prices
 from keyramp.forecast._project import op_mix
+from keyramp.results._cost_doc import PricesUsed, WindowCost
 
 if TYPE_CHECKING:
     from keyramp.profile import Profile
@@ -60,17 +61,19 @@ class RunCellCost:
     capped: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"cell_id": self.cell_id, "backend": self.backend, "usd": self.cost.usd, "cost": self.cost.to_json(),
-                "prices": self.prices.to_json(), "ops": self.ops, "preload": self.preload,
-                "cleanup_deletes": self.cleanup_deletes, "cleanup_reads": self.cleanup_reads, "nodes": self.nodes,
-                "needed_nodes": self.needed_nodes, "storage": self.storage, "capped": self.capped}
+        return {"cell_id": self.cell_id, "backend": self.backend, "usd": self.cost.usd,
+                "cost": self.cost.to_doc().to_json(), "prices": self.prices.to_doc().to_json(), "ops": self.ops,
+                "preload": self.preload, "cleanup_deletes": self.cleanup_deletes, "cleanup_reads": self.cleanup_reads,
+                "nodes": self.nodes, "needed_nodes": self.needed_nodes, "storage": self.storage, "capped": self.capped}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> RunCellCost:
-        return cls(cell_id=str(doc["cell_id"]), backend=str(doc["backend"]), cost=Cost.from_json(doc["cost"]),
-                   prices=PriceRef.from_json(doc["prices"]), ops=float(doc["ops"]), preload=float(doc["preload"]),
-                   cleanup_deletes=float(doc["cleanup_deletes"]), cleanup_reads=float(doc.get("cleanup_reads", 0.0)),
-                   nodes=doc.get("nodes"), needed_nodes=doc.get("needed_nodes"), storage=doc.get("storage"),
+        return cls(cell_id=str(doc["cell_id"]), backend=str(doc["backend"]),
+                   cost=Cost.from_doc(WindowCost.from_json(doc["cost"], where="cost")),
+                   prices=PriceRef.from_doc(PricesUsed.from_json(doc["prices"], where="prices")),
+                   ops=float(doc["ops"]), preload=float(doc["preload"]), cleanup_deletes=float(doc["cleanup_deletes"]),
+                   cleanup_reads=float(doc.get("cleanup_reads", 0.0)), nodes=doc.get("nodes"),
+                   needed_nodes=doc.get("needed_nodes"), storage=doc.get("storage"),
                    capped=bool(doc.get("capped", False)))
 
 

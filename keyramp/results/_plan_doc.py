@@ -1,4 +1,5 @@
-"""A cell's launch plan as results documents (``keyramp plan --json``, plan.json, ``cells[id].plan``).
+"""A run's launch plan as results documents: plan.json and ``keyramp plan --json`` (``RunPlan``), and
+one cell's (``CellPlan``, also ``cells[id].plan`` in summary.json).
 
 Every figure here is modelled: it comes from forecasts of the cell's key design (the tablet
 model over its parameter ranges, docs/keyspace-model.md) and a price table, never from a
@@ -11,14 +12,17 @@ it is not reachable, and what it costs (docs/plan.md). The searches that fill it
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
-from keyramp.results._doc import JsonDoc
+from keyramp.results._cost_doc import LABEL, PlanCost
+from keyramp.results._doc import DocError, JsonDoc
 
 __all__ = ["FIX_KINDS", "GOOGLE_RAMP", "CellPlan", "Fix", "GoogleRamp", "PlanCheck", "Ramp", "RampShape",
-           "RateBand"]
+           "RateBand", "RunPlan", "read_run_plan"]
 
 #: What a fix changes: the shard count of an append-point design, Bigtable nodes, or the key design.
 FIX_KINDS = ("shards", "nodes", "key_design")
@@ -188,8 +192,7 @@ class CellPlan(JsonDoc):
         default=None, metadata=_doc("the steady check at the target on the plan's nodes (what reachable rests on)"))
     ramp: Ramp | None = None
     fix: Fix | None = None
-    cost: dict[str, Any] | None = field(
-        default=None, metadata=_doc("the launch at list prices (keyramp.forecast's CellCost, modelled)"))
+    cost: PlanCost | None = field(default=None, metadata=_doc("the launch at list prices (modelled)"))
     nodes: int | None = None
     storage: str | None = None
     keys: str | None = None
@@ -203,3 +206,40 @@ class CellPlan(JsonDoc):
     @property
     def cell_id(self) -> str:
         return self.cell
+
+
+@dataclass(kw_only=True)
+class RunPlan(JsonDoc):
+    """Every planned cell of a run at one target (plan.json, ``keyramp plan RUN --json``; all figures
+    modelled). A run planned by the web UI on view also says which cells it left out (``pending``)."""
+
+    modelled: bool = True
+    run: str
+    target_ops_per_s: float
+    target_from: str = field(metadata=_doc("--target, or the [launch] peak"))
+    throttle: float
+    cost_label: str = LABEL
+    criteria: dict[str, str] = field(metadata=_doc("what passes means in each check (steady, ramp, sustainable)"))
+    cells: dict[str, CellPlan]
+    pending: list[str] | None = field(
+        default=None, metadata=_doc("planned on view: the cells left out (planning them all would take too long)"))
+    seconds_per_cell: float | None = field(default=None, metadata=_doc("planned on view: what planning one took"))
+    planned_by: str | None = None
+    ALWAYS: ClassVar[tuple[str, ...]] = ("modelled", "cost_label")
+
+    @property
+    def run_id(self) -> str:
+        return self.run
+
+    @property
+    def planned(self) -> list[CellPlan]:
+        """The cells' plans, in the run's order."""
+        return list(self.cells.values())
+
+
+def read_run_plan(path: Path) -> RunPlan:
+    """A saved plan (plan.json); ``DocError`` naming the file and the field when it does not read."""
+    try:
+        return RunPlan._read_doc(json.loads(path.read_text(encoding="utf-8")))
+    except ValueError as exc:  # not JSON, or not a plan (DocError)
+        raise DocError(f"{path}: {exc}") from None

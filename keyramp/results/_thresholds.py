@@ -58,16 +58,16 @@ def _plan_value(threshold: Threshold, cell: CellSummary) -> float | None:
         return None
     metric = threshold.metric.split(".", 1)[1]
     if metric == "reachable":
-        reachable = _part(plan, "reachable")
-        return float(reachable) if isinstance(reachable, bool) else None
+        return float(plan.reachable)
     if metric == "sustainable_ops_per_s":
-        band = _part(plan, metric)
-        if band is None:
-            return math.inf  # null: no ceiling below the rate checked
-        value = _part(band, threshold.bound or "")
-        return math.inf if value is None and isinstance(band, JsonDoc | Mapping) else _number(value)
-    node = _part(plan, "ramp" if metric == "time_to_target_s" else "cost")
-    return _number(_part(node, metric))
+        band = plan.sustainable_ops_per_s  # null, or null at an end: no ceiling below the rate checked
+        end = getattr(band, threshold.bound) if band is not None and threshold.bound in ("low", "mid", "high") else None
+        return math.inf if end is None else float(end)
+    if metric == "time_to_target_s":
+        return None if plan.ramp is None else float(plan.ramp.time_to_target_s)
+    if metric == "launch_usd_per_hour":
+        return None if plan.cost is None else float(plan.cost.launch_usd_per_hour)
+    return None
 
 
 def _value(threshold: Threshold, cell: CellSummary) -> tuple[bool, float | None]:

@@ -6,13 +6,8 @@ A run plans its cells when the profile has a ``[launch]`` and ``[thresholds]`` g
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
-
 from keyramp._format import count, ops_per_s, usd
-from keyramp.forecast._cost import CellCost
 from keyramp.forecast._plan_text import ramp_text
-from keyramp.results._doc import DocError
 from keyramp.results._plan_doc import CellPlan
 from keyramp.results._summary import RunSummary
 
@@ -34,29 +29,13 @@ def plan_line(plan: CellPlan) -> str:
             answer += f", then {ramp_text(fix.ramp)}"
     else:
         answer = f"not reachable — {plan.why}"
-    cost = None if plan.cost is None else CellCost.from_json(plan.cost)
+    cost = plan.cost
     money = "" if cost is None else f"; {usd(cost.launch_usd_per_hour)}/h" + (
         "" if cost.ramp_usd is None else f", ramp {usd(cost.ramp_usd)}")
     return f"{plan.cell_id}  plan* {ops_per_s(plan.target_ops_per_s)}: {answer}{money}"
 
 
-def plan_lines(summary: RunSummary | Mapping[str, Any]) -> list[str]:
+def plan_lines(summary: RunSummary) -> list[str]:
     """One line per planned cell, then what the star means; empty when no cell holds a plan."""
-    lines = [f"{cell_id}  plan*: unreadable in summary.json" if plan is None else plan_line(plan)
-             for cell_id, plan in _plans(summary)]
+    lines = [plan_line(cell.plan) for cell in summary.cells.values() if cell.plan is not None]
     return [*lines, PLAN_NOTE] if lines else []
-
-
-def _plans(summary: RunSummary | Mapping[str, Any]) -> Iterator[tuple[str, CellPlan | None]]:
-    """Each planned cell's plan; None where it does not read. A mapping (the runner's summary while
-    it writes it) is read here, cell by cell, so one unreadable plan leaves the others' lines."""
-    if isinstance(summary, RunSummary):
-        yield from ((cell_id, cell.plan) for cell_id, cell in summary.cells.items() if cell.plan is not None)
-        return
-    for cell_id, cell in (summary.get("cells") or {}).items():
-        doc = cell.get("plan") if isinstance(cell, Mapping) else None
-        if isinstance(doc, Mapping):
-            try:
-                yield cell_id, CellPlan.from_json({**doc, "cell": doc.get("cell") or cell_id})
-            except DocError:
-                yield cell_id, None

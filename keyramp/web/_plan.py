@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from keyramp import _format as fmt
-from keyramp.forecast._cost import CellCost
 from keyramp.forecast._plan_text import ramp_text
 from keyramp.results._doc import DocError
 from keyramp.results._plan_doc import GOOGLE_RAMP, CellPlan, Fix, PlanCheck, Ramp, RampShape
@@ -128,9 +127,9 @@ def plan_short(plan: CellPlan) -> str:
 
 
 def _cost(plan: CellPlan) -> dict[str, Any] | None:
-    if plan.cost is None:
+    cost = plan.cost
+    if cost is None:
         return None
-    cost = CellCost.from_json(plan.cost)
     p = cost.prices
     ramp = None if cost.ramp_usd is None else fmt.usd(cost.ramp_usd)
     return {"hour": fmt.usd(cost.launch_usd_per_hour), "ramp": ramp,

@@ -18,10 +18,11 @@ from typing import Any
 
 from keyramp import _format as fmt
 from keyramp._errors import UsageError
-from keyramp.forecast._plan_run import RunPlan, plan_run
+from keyramp.forecast._plan_run import criteria, plan_run
 from keyramp.forecast._prices import load_prices
 from keyramp.results._catalog import Run
-from keyramp.results._plan_doc import CellPlan
+from keyramp.results._doc import DocError
+from keyramp.results._plan_doc import CellPlan, RunPlan, read_run_plan
 
 __all__ = ["BUDGET_S", "PLAN_FILE", "RunPlans", "run_plans"]
 
@@ -54,29 +55,27 @@ def _command(run: Run) -> str:
 
 def _saved(run: Run) -> RunPlans | None:
     try:
-        return _from_doc(run, json.loads((Path(run.path) / PLAN_FILE).read_text()), source=PLAN_FILE)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return _from_doc(run, read_run_plan(Path(run.path) / PLAN_FILE), source=PLAN_FILE)
+    except (OSError, DocError):  # none, or unreadable: planned again
         return None
 
 
-def _from_doc(run: Run, doc: dict[str, Any], *, source: str) -> RunPlans:
-    """``plan.json`` (``RunPlan.to_json``, with ``pending`` and ``seconds_per_cell`` when planned on view)."""
-    plan = RunPlan.from_json(doc)
-    pending = tuple(str(c) for c in doc.get("pending") or ())
+def _from_doc(run: Run, plan: RunPlan, *, source: str) -> RunPlans:
+    """``plan.json`` (with ``pending`` and ``seconds_per_cell`` when planned on view)."""
+    pending = tuple(plan.pending or ())
     hint = None
     if pending:
         hint = (f"{fmt.plural(len(pending), 'cell')} not planned on view (planning one took "
-                f"{fmt.duration(doc.get('seconds_per_cell'))}): {_command(run)}")
-    return RunPlans(cells={c.cell_id: c for c in plan.cells}, source=source,
-                    target=fmt.ops_per_s(plan.target_ops_per_s), pending=pending, hint=hint,
-                    seconds_per_cell=doc.get("seconds_per_cell"))
+                f"{fmt.duration(plan.seconds_per_cell)}): {_command(run)}")
+    return RunPlans(cells=dict(plan.cells), source=source, target=fmt.ops_per_s(plan.target_ops_per_s),
+                    pending=pending, hint=hint, seconds_per_cell=plan.seconds_per_cell)
 
 
 def _plan_on_view(run: Run, budget_s: float) -> RunPlans:
     """Plans the first cell, then the rest if all of them fit ``budget_s``; saves ``plan.json``."""
     cell_ids = [c.id for c in run.manifest.cells] if run.manifest is not None else []
     prices = load_prices()
-    planned: list[Any] = []
+    planned: list[CellPlan] = []
     pending, first_s = list(cell_ids), None
     while pending:
         cell, started = pending.pop(0), time.perf_counter()
@@ -84,22 +83,23 @@ def _plan_on_view(run: Run, budget_s: float) -> RunPlans:
             got = plan_run(run, cell=cell, prices=prices).cells
         except (UsageError, KeyError, TypeError, ValueError) as exc:  # a damaged manifest: a hint, not a 500
             return RunPlans(hint=f"not planned ({type(exc).__name__}: {exc}): {_command(run)}")
-        planned += got
+        planned += got.values()
         if first_s is None and got:  # the first cell with a key stream measures what the others cost
             first_s = time.perf_counter() - started
             if first_s * (len(pending) + 1) > budget_s:
                 break
     if not planned:
         return RunPlans(hint="no cell with a key stream to plan")
-    whole = RunPlan(run_id=run.run_id, target_ops_per_s=planned[0].target_ops_per_s,
-                    target_from="the [launch] peak", throttle=planned[0].throttle, cells=tuple(planned))
-    doc = {**whole.to_json(), "pending": pending, "seconds_per_cell": round(first_s or 0.0, 2),
-           "planned_by": "keyramp web, on the run page's first view"}
+    whole = RunPlan(run=run.run_id, target_ops_per_s=planned[0].target_ops_per_s, target_from="the [launch] peak",
+                    throttle=planned[0].throttle, criteria=criteria(planned[0].throttle),
+                    cells={c.cell_id: c for c in planned}, pending=pending,
+                    seconds_per_cell=round(first_s or 0.0, 2), planned_by="keyramp web, on the run page's first view")
+    doc = whole.to_json()
     try:
         (Path(run.path) / PLAN_FILE).write_text(json.dumps(doc, indent=1))
     except OSError:
         pass  # a read-only results directory: planned again by the next server, cached by this one
-    return _from_doc(run, doc, source="planned on view")
+    return _from_doc(run, RunPlan.from_json(doc), source="planned on view")  # as saved: rates at 0.1 ops/s
 
 
 def run_plans(run: Run, *, budget_s: float | None = None) -> RunPlans:

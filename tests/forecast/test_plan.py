@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 
 from keyramp.forecast import CellDesign, Forecaster, Launch, load_prices
 from keyramp.forecast._band import PEAK_OK_MAX
-from keyramp.forecast._cost import CellCost, min_nodes
+from keyramp.forecast._cost import min_nodes
 from keyramp.forecast._plan_cell import plan_cell
 from keyramp.forecast._planner import HOLD_S, Planner, shard_template
 from keyramp.profile._profile import parse_profile
 from keyramp.profile._thresholds import parse_expression, parse_table
-from keyramp.results._plan_doc import CellPlan, RampShape
+from keyramp.results._plan_doc import CellPlan, RampShape, RateBand
 from keyramp.results._thresholds import evaluate
 
 PROPS = settings(max_examples=3, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
@@ -122,7 +122,7 @@ def test_the_shard_fix_is_the_smallest_count_that_passes(sequential: tuple[CellD
     # One fewer, re-forecast from scratch by another planner, still fails; the count passes.
     fresh = Planner(d, target=6 * band.low)
     assert not fresh.steady(str(shard_template("sequential", fix.value - 1)), fresh.target).passes()
-    assert fix.ramp is not None and p.cost is not None and CellCost.from_json(p.cost).ramp_usd is not None
+    assert fix.ramp is not None and p.cost is not None and p.cost.ramp_usd is not None
 
 
 def test_bigtable_gets_the_smallest_node_count_that_passes_on_hdd() -> None:
@@ -136,14 +136,14 @@ def test_bigtable_gets_the_smallest_node_count_that_passes_on_hdd() -> None:
     assert fix.one_fewer is not None and not fix.one_fewer.passes and fix.one_fewer.nodes == fix.value - 1
     # Never fewer than Google's published per-node maximum allows (a design constraint, not a fit).
     assert fix.value >= min_nodes("bigtable", d.mix, 12_000, storage)
-    cost = None if p.cost is None else CellCost.from_json(p.cost)
+    cost = p.cost
     assert cost is not None and cost.nodes is not None and cost.nodes >= fix.value
 
 
 def test_the_cost_is_the_plans_rate_and_ramp_at_the_tables_prices(uniform: tuple[CellDesign, CellPlan]) -> None:
     _, p = uniform
     assert p.cost is not None and p.ramp is not None
-    cost = CellCost.from_json(p.cost)
+    cost = p.cost
     loc = load_prices().for_backend("firestore").location()
     per_write = loc.prices["writes_per_100k"].usd / 1e5
     assert cost.launch_usd_per_hour == pytest.approx(p.target_ops_per_s * 3600 * per_write)
@@ -182,13 +182,16 @@ def test_plan_thresholds_parse_and_gate_on_the_plan() -> None:
     assert (reach.metric, reach.op, reach.limit) == ("plan.reachable", "==", 1.0)
     sust = parse_expression("plan.sustainable_ops_per_s.mid=5000")
     assert (sust.op, sust.bound) == (">=", "mid")
-    plan = {"cell": "c00", "backend": "firestore", "strategy": "sequential", "target_ops_per_s": 5000, "throttle": 0.01,
-            "why": "", "reachable": False}  # the plan's required fields (results/_plan_doc.CellPlan)
-    summary = {"plan": {**plan, "sustainable_ops_per_s": {"low": 400, "mid": 900, "high": 1900}}}
-    results = {r.name: r for r in evaluate([reach, sust], summary)}
+    def cell(reachable: bool, band: RateBand | None) -> dict:
+        return {"plan": CellPlan(cell="c00", backend="firestore", strategy="sequential", target_ops_per_s=5000.0,
+                                 throttle=0.01, reachable=reachable, why="", sustainable_ops_per_s=band).to_json()}
+
+    results = {r.name: r for r in evaluate([reach, sust], cell(False, RateBand(low=400, mid=900, high=1900)))}
     assert not results["plan.reachable"].passed and not results["plan.sustainable_ops_per_s.mid"].passed
-    no_ceiling = evaluate([sust], {"plan": {**plan, "reachable": True, "sustainable_ops_per_s": None}})
+    assert results["plan.sustainable_ops_per_s.mid"].value == 900
+    no_ceiling = evaluate([sust], cell(True, None))
     assert no_ceiling[0].passed  # null: no ceiling below the rate checked
+    assert evaluate([sust], cell(True, RateBand(low=400, mid=None, high=None)))[0].passed  # none at that end
     assert not evaluate([reach], {})[0].passed  # no plan: a gate must not pass silently
     with pytest.raises(Exception, match="true or false"):
         parse_table({"plan.reachable": 3})

@@ -8,12 +8,21 @@ Bigtable, the issue's done-when case.
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from keyramp.cli._main import main
+from keyramp.forecast._cost import CellCost
 from keyramp.profile._profile import parse_profile
+from keyramp.results import PlanCost, RunPlan
+from keyramp.results._cost_doc import LABEL
+from keyramp.results._doc import DocError, JsonDoc
+from keyramp.results._plan_doc import read_run_plan
+from keyramp.results._schema import COMMAND, PLAN_DOC, render_plan
 
 CELLS = ("c00-firestore-sequential", "c01-firestore-random", "c02-bigtable-sequential", "c03-bigtable-random")
 
@@ -70,6 +79,61 @@ def test_every_cell_answers_reachable_the_ramp_or_the_fix_and_the_cost(at_target
     assert nodes["one_fewer"]["nodes"] == nodes["value"] - 1 and nodes["design"] == f"{nodes['value']} SSD nodes"
     assert cells["c02-bigtable-sequential"]["fix"]["kind"] == "shards"
     assert cells["c02-bigtable-sequential"]["fix"]["nodes"] is not None  # the sharded design on enough nodes
+
+
+def test_plan_json_reads_into_the_results_model_and_writes_back_the_same(at_target: dict, tmp_path: Path) -> None:
+    doc = {k: v for k, v in at_target.items() if k != "path"}
+    saved = tmp_path / "plan.json"
+    saved.write_text(json.dumps(doc, indent=2))
+    plan = read_run_plan(saved)
+    assert plan.to_json() == doc and json.dumps(plan.to_json(), indent=2) == saved.read_text()
+    assert plan.run_id == Path(at_target["path"]).name and [p.cell_id for p in plan.planned] == list(CELLS)
+    for cell_id, p in plan.cells.items():  # the cost, typed, and through the forecast's objects and back
+        assert isinstance(p.cost, PlanCost) and p.cost.launch_usd_per_hour > 0 and p.cost.prices.as_of, cell_id
+        assert CellCost.from_doc(p.cost).to_json() == doc["cells"][cell_id]["cost"]
+    bigtable = plan.cells["c03-bigtable-random"].cost
+    assert bigtable is not None and bigtable.nodes is not None and bigtable.breakdown["launch_hour"].lines[0].item \
+        == "ssd node-hours"
+
+
+def _undeclared(value: Any, where: str = "") -> list[str]:
+    """Keys of ``value`` (a document read) that the model does not declare: they would be missing from the schema."""
+    if isinstance(value, JsonDoc):
+        return [f"{where}.{k}" for k in value.extra] + [
+            bad for f in fields(value) if f.name not in ("extra", "_keys")
+            for bad in _undeclared(getattr(value, f.name), f"{where}.{f.name}")]
+    if isinstance(value, dict):
+        return [bad for k, v in value.items() for bad in _undeclared(v, f"{where}.{k}")]
+    if isinstance(value, list):
+        return [bad for i, v in enumerate(value) for bad in _undeclared(v, f"{where}[{i}]")]
+    return []
+
+
+def test_the_plan_schema_is_generated_and_declares_every_key_the_planner_writes(at_target: dict) -> None:
+    assert PLAN_DOC.read_text(encoding="utf-8") == render_plan(), f"{PLAN_DOC.name} is out of date: run `{COMMAND}`"
+    plan = RunPlan.from_json({k: v for k, v in at_target.items() if k != "path"})
+    assert _undeclared(plan) == []
+    schema = json.loads(render_plan())
+    assert {"CellPlan", "PlanCost", "WindowCost", "BilledLine", "PricesUsed", "ListPrice"} <= set(schema["$defs"])
+
+
+def test_an_older_plan_json_reads_and_an_incomplete_one_names_the_file_and_field(at_target: dict,
+                                                                                   tmp_path: Path) -> None:
+    doc = {k: v for k, v in at_target.items() if k not in ("path", "cost_label")}  # before costs were labelled
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps(doc))
+    assert read_run_plan(older).cost_label == LABEL
+    cell = "c01-firestore-random"
+    cost = {k: v for k, v in doc["cells"][cell]["cost"].items() if k != "prices"}
+    broken = tmp_path / "plan.json"
+    broken.write_text(json.dumps({**doc, "cells": {cell: {**doc["cells"][cell], "cost": cost}}}))
+    with pytest.raises(DocError, match=f"^{re.escape(f'{broken}: cells.{cell}.cost: missing prices')}$"):
+        read_run_plan(broken)
+    broken.write_text("{")
+    with pytest.raises(DocError, match=re.escape(str(broken))):
+        read_run_plan(broken)
+    with pytest.raises(DocError, match=re.escape(f"cells.{CELLS[0]}.reachable: expected a boolean, got a string")):
+        RunPlan.from_json({**doc, "cells": {CELLS[0]: {**doc["cells"][CELLS[0]], "reachable": "yes"}}})
 
 
 def test_the_text_is_one_block_per_cell_marked_modelled(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -88,7 +88,7 @@ def test_a_fix_plan_reads_by_attribute() -> None:
     assert plan.cell_id == PLANS["fix"]["cell"] and not plan.reachable and plan.sustainable_ops_per_s is not None
     assert fix is not None and fix.kind == "shards" and fix.passes and fix.one_fewer is not None
     assert fix.one_fewer.passes is False and fix.ramp is not None and fix.ramp.check.passes
-    assert plan.cost is not None and plan.cost["modelled"] is True
+    assert plan.cost is not None and plan.cost.modelled is True
 
 
 def test_a_band_is_written_at_a_tenth_of_an_op_and_an_empty_reason_not_at_all() -> None:
