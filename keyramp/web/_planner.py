@@ -41,7 +41,7 @@ def plan_one(run: Run, cell: str, prices: Prices) -> RunPlan:
     return plan_run(run, cell=cell, prices=prices)
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False)  # one job is one object: found in the queue by identity
 class _Job:
     """One run's planning: written by the planner thread, read by views, both under the planner's lock."""
 
@@ -53,12 +53,13 @@ class _Job:
     #: What views show once the planning is over (planned, failed, or nothing to plan).
     result: RunPlans | None = None
 
-    def snapshot(self) -> RunPlans:
+    def snapshot(self, *, ahead: int = 0) -> RunPlans:
+        """What views show now; ``ahead``: the runs to be planned before this one."""
         if self.result is not None:
             return self.result
         total = len(self.cell_ids)
-        where = (f"{self.done} of {total} cells planned" if self.started
-                 else "waiting for another run's planning to finish")
+        where = (f"{self.done} of {total} cells planned" if self.started or not ahead
+                 else f"queued behind {fmt.plural(ahead, 'other run')}")
         return RunPlans(cells=_cells(self.plans), status="planning", target=_target(self.plans), done=self.done,
                         total=total, hint=f"being computed in the background ({where}); this page updates itself "
                                           "as the plans arrive")
@@ -83,6 +84,7 @@ class BackgroundPlanner:
         self._queue: deque[_Job] = deque()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._busy: _Job | None = None  # the job being planned
 
     def plans(self, run: Run) -> RunPlans:
         """The run's plans as far as they go; the first call queues its planning (no later one does)."""
@@ -94,7 +96,9 @@ class BackgroundPlanner:
                 if self._thread is None and not self._stop.is_set():  # the thread lives while there is work
                     self._thread = threading.Thread(target=self._work, name="keyramp-planner", daemon=True)
                     self._thread.start()
-            return job.snapshot()
+            queued = list(self._queue)
+            ahead = queued.index(job) + (self._busy is not None) if job in queued else 0
+            return job.snapshot(ahead=ahead)
 
     @property
     def running(self) -> bool:
@@ -113,10 +117,11 @@ class BackgroundPlanner:
     def _work(self) -> None:
         while True:
             with self._lock:  # taken and left under the lock ``plans`` queues under: no job is ever stranded
+                self._busy = None
                 if self._stop.is_set() or not self._queue:
                     self._thread = None
                     return
-                job = self._queue.popleft()
+                job = self._busy = self._queue.popleft()
             self._plan(job)
 
     def _plan(self, job: _Job) -> None:

@@ -137,6 +137,19 @@ def test_concurrent_first_views_and_reloads_start_one_planning(gated: Any) -> No
     assert gate.calls == list(IDS)
 
 
+def test_runs_are_planned_one_after_another_and_a_queued_one_says_so(gated: Any, tmp_path: Path) -> None:
+    app, gate, run = gated
+    other = _unplanned(tmp_path, seed=12)
+    client = app.test_client()
+    assert _plans(client, run)["hint"].startswith("being computed in the background (0 of 2 cells planned)")
+    _wait(lambda: gate.calls, "the planner to start")
+    queued = _plans(client, other)
+    assert queued["status"] == "planning" and "(queued behind 1 other run)" in queued["hint"]
+    gate.released.release(2 * len(IDS))
+    _wait(lambda: _plans(client, other)["status"] == "planned", "the second run's plan")
+    assert gate.calls == [*IDS, *IDS] and (run / "plan.json").exists() and (other / "plan.json").exists()
+
+
 def test_a_planning_that_fails_says_why_on_the_page_and_is_not_retried(gated: Any) -> None:
     app, gate, run = gated
     gate.fail = ValueError("the key stream does not read")
