@@ -3,11 +3,12 @@
 One per app (``app.extensions["keyramp_planner"]``). The first view of such a run queues it and
 returns at once; one daemon thread (alive while runs are queued) plans them one after another
 (planning is CPU-bound: two at once on a 2-core box would only slow both), cell by cell, so
-every view shows the plans so far and ``done`` of ``total``. When every cell is planned, ``plan.json`` is written
-atomically (the document of ``keyramp plan RUN --json``), so the next view and the next server
-read it. A run is queued once per app, however many tabs and reloads ask for it; a planning that
-fails says why (``status: "failed"``) and is not retried by this server. ``close`` (``keyramp ui``
-on exit) stops the thread between cells; a daemon, it never holds the process up.
+every view shows the plans so far and ``done`` of ``total``. When every cell is planned,
+``plan.json`` is written atomically (the bytes ``keyramp plan RUN --json`` prints), so the next
+view and the next server read it. A run is queued once per app, however many tabs and reloads
+ask for it; a planning that fails says why (``status: "failed"``) and is not retried by this
+server. ``close`` (``keyramp ui`` on exit) stops the thread between cells; a daemon, it never
+holds the process up.
 """
 
 from __future__ import annotations

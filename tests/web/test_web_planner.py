@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _plans import cell_plan, resolved_launch
+from _poll import wait_for
 from _synthetic import make_run
 from flask import Flask
 
@@ -27,17 +27,6 @@ from keyramp.web._planner import BackgroundPlanner
 
 CELLS = (("datastore", "random"), ("datastore", "sequential"))
 IDS = ("c00-datastore-random", "c01-datastore-sequential")
-
-
-def _wait(cond: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
-    """Polls ``cond`` until it is truthy (its value), failing after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _unplanned(root: Path, *, cells: tuple[tuple[str, str], ...] = CELLS, seed: int = 9) -> Path:
@@ -91,11 +80,11 @@ def test_the_first_view_answers_at_once_and_the_plans_arrive_as_they_are_planned
     assert html.count("being planned…") == 2 and "being computed in the background" in html
     first = client.get(f"/runs/{run.name}.json").get_json()["run"]["plans"]
     assert (first["status"], first["total"], first["planned"]) == ("planning", 2, [])
-    _wait(lambda: gate.calls, "the planner to start")
+    wait_for(lambda: gate.calls, "the planner to start")
     assert _plans(client, run)["hint"].startswith("being computed in the background (0 of 2 cells planned)")
 
     gate.released.release()  # the first cell's plan arrives: the answer and its plan section show it
-    status = _wait(lambda: (d := _plans(client, run))["done"] == 1 and d, "the first plan")
+    status = wait_for(lambda: (d := _plans(client, run))["done"] == 1 and d, "the first plan")
     assert status["status"] == "planning" and status["planned"] == [IDS[0]] and status["target"] == "5,000 ops/s"
     answer = client.get(f"/runs/{run.name}/answer.html").data.decode()
     assert "reachable: ramp" in answer and answer.count("being planned…") == 1 and "1 of 2 cells planned" in answer
@@ -104,7 +93,7 @@ def test_the_first_view_answers_at_once_and_the_plans_arrive_as_they_are_planned
     assert not (run / "plan.json").exists()  # saved once, when every cell is planned
 
     gate.released.release()
-    done = _wait(lambda: (d := _plans(client, run))["status"] == "planned" and d, "the whole plan")
+    done = wait_for(lambda: (d := _plans(client, run))["status"] == "planned" and d, "the whole plan")
     assert done["planned"] == list(IDS) and done["source"] in ("plan.json", "planned in the background")
     saved = RunPlan.from_json(json.loads((run / "plan.json").read_text()))
     assert [c.cell_id for c in saved.cells] == list(IDS) and saved.target_from == "the [launch] peak"
@@ -132,7 +121,7 @@ def test_concurrent_first_views_and_reloads_start_one_planning(gated: Any) -> No
     for _ in range(3):  # reloads while it plans
         assert client.get(f"/runs/{run.name}").status_code == 200
     gate.released.release(len(IDS))
-    _wait(lambda: _plans(client, run)["status"] == "planned", "the plan")
+    wait_for(lambda: _plans(client, run)["status"] == "planned", "the plan")
     client.get(f"/runs/{run.name}")  # and after: plan.json is read, nothing is planned again
     assert gate.calls == list(IDS)
 
@@ -142,11 +131,11 @@ def test_runs_are_planned_one_after_another_and_a_queued_one_says_so(gated: Any,
     other = _unplanned(tmp_path, seed=12)
     client = app.test_client()
     assert _plans(client, run)["hint"].startswith("being computed in the background (0 of 2 cells planned)")
-    _wait(lambda: gate.calls, "the planner to start")
+    wait_for(lambda: gate.calls, "the planner to start")
     queued = _plans(client, other)
     assert queued["status"] == "planning" and "(queued behind 1 other run)" in queued["hint"]
     gate.released.release(2 * len(IDS))
-    _wait(lambda: _plans(client, other)["status"] == "planned", "the second run's plan")
+    wait_for(lambda: _plans(client, other)["status"] == "planned", "the second run's plan")
     assert gate.calls == [*IDS, *IDS] and (run / "plan.json").exists() and (other / "plan.json").exists()
 
 
@@ -156,7 +145,7 @@ def test_a_planning_that_fails_says_why_on_the_page_and_is_not_retried(gated: An
     client = app.test_client()
     client.get(f"/runs/{run.name}")
     gate.released.release()
-    status = _wait(lambda: (d := _plans(client, run))["status"] == "failed" and d, "the failure")
+    status = wait_for(lambda: (d := _plans(client, run))["status"] == "failed" and d, "the failure")
     assert status["reason"] == f"ValueError: the key stream does not read (cell {IDS[0]})"
     html = client.get(f"/runs/{run.name}").data.decode()
     assert f"planning failed (ValueError: the key stream does not read (cell {IDS[0]})): keyramp plan {run}" in html
@@ -169,11 +158,11 @@ def test_a_planning_that_fails_says_why_on_the_page_and_is_not_retried(gated: An
 def test_closing_stops_the_planner_between_cells_and_saves_nothing(gated: Any) -> None:
     app, gate, run = gated
     app.test_client().get(f"/runs/{run.name}")
-    _wait(lambda: gate.calls, "the planner to start")
+    wait_for(lambda: gate.calls, "the planner to start")
     planner = app.extensions["keyramp_planner"]
     planner.close(timeout_s=0.0)
     gate.released.release()  # the cell in progress ends; the next one is never started
-    _wait(lambda: not planner.running, "the planner's thread to end")
+    wait_for(lambda: not planner.running, "the planner's thread to end")
     assert gate.calls == [IDS[0]] and not (run / "plan.json").exists()
 
 
@@ -184,7 +173,7 @@ def test_a_run_is_planned_for_real_into_plan_json_and_a_new_server_reads_it(tmp_
     client = app.test_client()
     try:
         assert client.get(f"/runs/{run.name}.json").get_json()["run"]["plans"]["total"] == 1
-        _wait(lambda: _plans(client, run)["status"] == "planned", "the real plan", timeout=120)
+        wait_for(lambda: _plans(client, run)["status"] == "planned", "the real plan", timeout=120)
     finally:
         app.extensions["keyramp_planner"].close()
     text = (run / "plan.json").read_text()
