@@ -126,7 +126,7 @@ def assert_thresholds_hold(cell: Mapping[str, Any], results: Iterable[Any] | Non
     """Every threshold of ``cell`` passed, or is a latency threshold of a cell the generator check
     flagged: "inconclusive" (never "pass"), its note giving the flag's reason. Never "fail".
     ``results``: ``ThresholdResult`` objects or their dicts; default: the cell's own."""
-    rows = [r if isinstance(r, Mapping) else r.to_dict() for r in (cell["thresholds"] if results is None else results)]
+    rows = [r if isinstance(r, Mapping) else r.to_json() for r in (cell["thresholds"] if results is None else results)]
     assert rows, "no threshold evaluated"
     for r in rows:
         if r["verdict"] == "pass":

@@ -33,7 +33,8 @@ from keyramp.profile._thresholds import Threshold, parse_table, with_workload_er
 from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._keyspace_doc import KeyspaceFigures
-from keyramp.results._thresholds import ThresholdResult, evaluate
+from keyramp.results._summary import ThresholdRow
+from keyramp.results._thresholds import evaluate
 from keyramp.results._values import as_dict
 
 __all__ = [
@@ -59,7 +60,7 @@ class Comparison:
     values: dict[tuple[str, str], dict[str, dict[str, float | None]]] = field(default_factory=dict)
     rows: list[MetricRow] = field(default_factory=list)
     #: run id -> cell id -> evaluated thresholds
-    thresholds: dict[str, dict[str, list[ThresholdResult]]] = field(default_factory=dict)
+    thresholds: dict[str, dict[str, list[ThresholdRow]]] = field(default_factory=dict)
     #: cell identity -> run id -> flat keyspace metrics (hotspot figures; shown, never judged)
     keyspace: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     #: run id -> cell identity -> that run's cell id (``x#2`` for a configuration repeated in a run)
@@ -91,7 +92,7 @@ class Comparison:
         return [r for r in self.rows if r.verdict == "worse"]
 
     @property
-    def threshold_failures(self) -> list[tuple[str, str, ThresholdResult]]:
+    def threshold_failures(self) -> list[tuple[str, str, ThresholdRow]]:
         return [(run_id, cell, r) for run_id, cells in self.thresholds.items()
                 for cell, results in cells.items() for r in results if not r.passed]
 
@@ -111,7 +112,7 @@ class Comparison:
             "options": asdict(self.options),
             "values": [{"cell": cell, "op": op, "runs": per_run} for (cell, op), per_run in self.values.items()],
             "verdicts": [r.to_dict() for r in self.rows],
-            "thresholds": {run_id: {cell: [r.to_dict() for r in results] for cell, results in cells.items()}
+            "thresholds": {run_id: {cell: [r.to_json() for r in results] for cell, results in cells.items()}
                            for run_id, cells in self.thresholds.items()},
             "keyspace": self.keyspace,
             "forecast": self.forecast,

@@ -250,5 +250,5 @@ def forecast_step(a: Any) -> None:
     launch = getattr(a.profile, "launch", None)
     if launch is None or not a.measured:
         return
-    a.summary["forecast"] = forecast_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data,
-                                              cell_summary=a.summary, launch=launch, boxes=launch.boxes()).to_json()
+    a.summary.forecast = forecast_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data,
+                                           cell_summary=a.summary, launch=launch, boxes=launch.boxes())

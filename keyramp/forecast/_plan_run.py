@@ -123,4 +123,4 @@ def plan_step(a: Any) -> None:
                                      cell_summary=a.summary, schedule=a.cell.schedule, horizon_s=a.cell.horizon_s)
     planner = Planner(design, target=launch.peak, nodes=launch.nodes, storage=launch.storage, boxes=launch.boxes(),
                       recorded=cell_samples(a.run_dir, a.cell.id))
-    a.summary["plan"] = plan_cell(planner, cell_id=a.cell.id, prices=load_prices()).to_json()
+    a.summary.plan = plan_cell(planner, cell_id=a.cell.id, prices=load_prices())

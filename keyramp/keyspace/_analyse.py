@@ -16,6 +16,7 @@ from keyramp.keyspace._load import CellKeys, KeyPositions, Reference, insert_mas
 from keyramp.keyspace._metrics import analyze_cell, summary_entry
 from keyramp.keyspace._reference import cell_reference, existing_before
 from keyramp.keyspace._tablets import TabletTimeline
+from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._summary import CellSummary, ManifestCell, RunManifest
 
 __all__ = ["analyse_samples", "as_inserts", "cell_duration", "cell_heatmap", "existing_records", "hot_window",
@@ -100,9 +101,9 @@ def analyse_samples(
 
 
 def summarize_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], cell_summary: CellSummary
-                       ) -> dict[str, Any] | None:
+                       ) -> KeyspaceFigures | None:
     """Hotspot metrics + the modelled tablet summary from ``cell``'s sampled keys in the run directory:
-    ``KeyspaceFigures``' JSON, for the runner's summary while it builds it.
+    the cell summary's ``keyspace`` (the runner sets it while it builds the summary).
 
     ``cell`` is a ``keyramp.profile._profile.Cell``; ``profile`` the resolved profile table, from
     which the preloaded key range is rebuilt; ``cell_summary`` the cell's summary so far
@@ -117,7 +118,7 @@ def summarize_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], 
         rate_fn=cell.schedule.rate if cell.schedule.open_model else None,
         existing=existing_before(cell_summary, profile), duration_s=cell_duration(cell_summary),
     )
-    return summary_entry(kp, metrics, timeline).to_json()
+    return summary_entry(kp, metrics, timeline)
 
 
 def cell_duration(cell_summary: CellSummary) -> float | None:

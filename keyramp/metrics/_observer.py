@@ -3,8 +3,8 @@ master call it the same way, and its per-cell sink receives the merged intervals
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from keyramp.metrics._state import MetricsState
 from keyramp.results._observer import RunObserver
@@ -12,6 +12,7 @@ from keyramp.results._observer import RunObserver
 if TYPE_CHECKING:
     from keyramp.profile import Cell, Profile
     from keyramp.results._rows import IntervalSink, TimeseriesRow
+    from keyramp.results._summary import CellSummary, RunSummary
 
 __all__ = ["MetricsObserver"]
 
@@ -34,8 +35,8 @@ class MetricsObserver(RunObserver):
     def second(self, cell: Cell, rows: Sequence[TimeseriesRow], elapsed_s: float, *, users: int) -> None:
         self.state.cell_users(cell=cell.id, users=users)
 
-    def cell_finished(self, cell: Cell, summary: Mapping[str, Any]) -> None:
+    def cell_finished(self, cell: Cell, summary: CellSummary) -> None:
         self.state.cell_finished(cell=cell.id, summary=summary)
 
-    def run_finished(self, summary: Mapping[str, Any]) -> None:
-        self.state.run_finished(status=str(summary.get("status") or "unknown"))
+    def run_finished(self, summary: RunSummary) -> None:
+        self.state.run_finished(status=summary.status or "unknown")

@@ -12,15 +12,15 @@ in an interval (users, ``generator_limited``). Everything runs on the run's geve
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
 from keyramp._types import ALL_OPS
 from keyramp.results._rows import TimeseriesRow
+from keyramp.results._summary import CellSummary
 from keyramp.run._hdr import _layout, counts
 
 __all__ = ["BUCKETS_S", "CellState", "MetricsState", "OpState", "RunState"]
@@ -132,14 +132,13 @@ class MetricsState:
             state.users = users
             self.version += 1
 
-    def cell_finished(self, *, cell: str, summary: Mapping[str, Any] | None = None) -> None:
+    def cell_finished(self, *, cell: str, summary: CellSummary | None = None) -> None:
         state = self._run().cells.get(cell)
         if state is None:
             return
         state.active = False
         state.rendered = None
-        flag = (summary or {}).get("generator_limited")
-        state.generator_limited = flag if isinstance(flag, bool) else None
+        state.generator_limited = summary.generator_limited if summary is not None else None
         self.version += 1
 
     def run_finished(self, *, status: str) -> None:

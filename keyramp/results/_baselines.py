@@ -80,7 +80,8 @@ def _stored_path(run: Run, results_dir: Path) -> str:
 def _one_build(runs: list[Run]) -> None:
     """Runs of one baseline set must be of one profile and one build (git commit, where recorded)."""
     for what, values in (("profile", {r.run_id: r.profile_name for r in runs}),
-                         ("build (git commit)", {r.run_id: (r.manifest or {}).get("git_sha") for r in runs})):
+                         ("build (git commit)", {r.run_id: r.typed_manifest.git_sha if r.typed_manifest else None
+                                                 for r in runs})):
         if len({v for v in values.values() if v}) > 1:
             raise UsageError(f"a baseline's runs must be of one {what}: "
                              + ", ".join(f"{run_id}: {value}" for run_id, value in values.items()))

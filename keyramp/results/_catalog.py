@@ -102,12 +102,11 @@ class Run:
 
     @property
     def cell_ids(self) -> list[str]:
-        if self.cells:
-            return list(self.cells)
-        cells = (self.manifest or {}).get("cells")
-        if isinstance(cells, list):
-            return [c["id"] for c in cells if isinstance(c, dict) and isinstance(c.get("id"), str)]
-        return []
+        """The summary's cells, else (a run that has not finished a cell) the manifest's."""
+        summary, manifest = self.typed_summary, self.typed_manifest
+        if summary is not None and summary.cells:
+            return list(summary.cells)
+        return [c.id for c in manifest.cells] if manifest is not None else []
 
     @property
     def unusable_reason(self) -> str:
@@ -119,18 +118,27 @@ class Run:
 
     @property
     def thresholds_passed(self) -> bool | None:
-        value = (self.summary or {}).get("thresholds_passed")
-        return value if isinstance(value, bool) else None
+        summary = self.typed_summary
+        return summary.thresholds_passed if summary is not None else None
+
+    @property
+    def reason(self) -> str | None:
+        """The run's own recorded reason (why it was interrupted or failed): the summary's, else the manifest's."""
+        summary, manifest = self.typed_summary, self.typed_manifest
+        if summary is not None:
+            return summary.reason
+        return manifest.reason if manifest is not None else None
 
     def to_dict(self) -> dict[str, Any]:
         """The catalog entry as JSON-ready data (without the full manifest/summary)."""
+        manifest = self.typed_manifest
         return {
             "run_id": self.run_id,
             "path": str(self.path),
             "status": self.status,
             "started_at": self.started_at,
-            "ended_at": (self.manifest or {}).get("ended_at"),
-            "reason": (self.summary or self.manifest or {}).get("reason"),
+            "ended_at": manifest.ended_at if manifest is not None else None,
+            "reason": self.reason,
             "profile_name": self.profile_name,
             "backends": self.backends,
             "strategies": self.strategies,

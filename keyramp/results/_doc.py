@@ -8,6 +8,10 @@ again keeps its keys, their order and their explicit nulls, so ``to_json(from_js
 for every document of the current version (the runner writes through the model on that
 promise). A field absent from the input is its default and is written back only when it
 was given another value.
+
+A document built in code writes what it was given, as the dict literal it replaces would:
+every field passed to its constructor or assigned since, even one equal to its default
+(``CellSummary(operations={})`` writes ``"operations": {}``), in declaration order.
 """
 
 from __future__ import annotations
@@ -45,6 +49,32 @@ class JsonDoc:
     _keys: tuple[str, ...] = field(default=(), repr=False, compare=False)
     #: Fields written even when they hold their default (``reason: null``).
     ALWAYS: ClassVar[tuple[str, ...]] = ()
+    #: Built in code, a field given (or assigned since) is written even at its default. False: only
+    #: values other than the default (and ``ALWAYS``), for writers that pass None for "none".
+    WRITES_GIVEN: ClassVar[bool] = True
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        doc = super().__new__(cls)
+        # Fields given to the constructor (the dataclass ``__init__`` cannot tell them from defaults).
+        object.__setattr__(doc, "_given", set(kwargs))
+        return doc
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("__post_init__")
+        if own is not None and not getattr(own, "_finishing", False):
+            type.__setattr__(cls, "__post_init__", _finishing(own))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_built", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        d = self.__dict__
+        if "_building" in d:  # a subclass's ``__post_init__`` normalising a field
+            d["_building"].add(name)
+        elif "_built" in d:  # assigned after construction: written, like a dict's new key
+            d.setdefault("_given", set()).add(name)
 
     @classmethod
     def from_json(cls, data: Any, *, where: str = "") -> Self:
@@ -60,16 +90,26 @@ class JsonDoc:
             raise DocError(f"expected an object, got {_kind(data)}")
         data = cls.upgrade(data)  # never edits ``data``: a hook that changes it returns a copy
         values: dict[str, Any] = {}
-        for name, read, required in _plan(cls):
+        read_count = 0
+        for name, read, default in _plan(cls):
             if name in data:
                 try:
                     values[name] = read(data[name])
                 except DocError as exc:
                     raise exc.within(name) from None
-            elif required:
+                read_count += 1
+            elif default is None:
                 raise DocError(f"missing {name}")
-        extra = {k: v for k, v in data.items() if k not in values} if len(values) < len(data) else {}
-        return cls(**values, extra=extra, _keys=tuple(data))
+            else:
+                values[name] = default()
+        extra = {k: v for k, v in data.items() if k not in values} if read_count < len(data) else {}
+        # Built without ``__init__``: reading is on every catalog load, and the fields read are
+        # the input's keys (``_keys``), not constructor arguments to remember.
+        doc = object.__new__(cls)
+        doc.__dict__.update(values, extra=extra, _keys=tuple(data), _built=True)
+        if cls.__post_init__ is not JsonDoc.__post_init__:  # a subclass's own check
+            doc.__post_init__()
+        return doc
 
     @classmethod
     def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -85,14 +125,37 @@ class JsonDoc:
                 out[key] = _write(getattr(self, key))
             elif key in self.extra:
                 out[key] = self.extra[key]
+        given = self.__dict__.get("_given", ()) if self.WRITES_GIVEN else ()
         for f in fields(self):
             if f.name in hints and f.name not in out:
                 value = getattr(self, f.name)
-                if f.name in self.ALWAYS or value != _default(f):
+                if f.name in self.ALWAYS or f.name in given or value != _default(f):
                     out[f.name] = _write(value)
         for key, value in self.extra.items():
             out.setdefault(key, value)
         return out
+
+
+def _finishing(post_init: Callable[[Any], None]) -> Callable[[Any], None]:
+    """A subclass's ``__post_init__`` run as the end of construction: a field it normalises to its
+    default (``reason = reason or None``) is not written even though it was given; assignments
+    after it are (the document is built)."""
+
+    def run(self: Any) -> None:
+        d = self.__dict__
+        object.__setattr__(self, "_building", set())
+        try:
+            post_init(self)
+        finally:
+            normalised = d.pop("_building")
+        given = d.get("_given")
+        if given:
+            defaults = {f.name: f for f in fields(self)}
+            given -= {n for n in normalised if n in defaults and getattr(self, n) == _default(defaults[n])}
+        object.__setattr__(self, "_built", True)
+
+    run._finishing = True  # type: ignore[attr-defined]
+    return run
 
 
 def _default(f: Any) -> Any:
@@ -132,13 +195,21 @@ def _parts(hint: Any) -> tuple[Any, bool]:
 _Reader = Callable[[Any], Any]
 
 
-def _plan(cls: type[JsonDoc]) -> list[tuple[str, _Reader, bool]]:
-    """(field, reader, required) per declared field, built once per class: reading a summary
-    is on every catalog load, so the type hints are not walked per value."""
+def _maker(f: Any) -> Callable[[], Any] | None:
+    """What makes a field's default (None: the field is required)."""
+    if f.default is not MISSING:
+        value = f.default
+        return lambda: value
+    return None if f.default_factory is MISSING else f.default_factory
+
+
+def _plan(cls: type[JsonDoc]) -> list[tuple[str, _Reader, Callable[[], Any] | None]]:
+    """(field, reader, default maker or None when required) per declared field, built once per
+    class: reading a summary is on every catalog load, so the type hints are not walked per value."""
     cached = cls.__dict__.get("_plan_cache")
     if cached is None:
         hints = _hints(cls)
-        cached = [(f.name, _reader(hints[f.name]), _default(f) is MISSING) for f in fields(cls) if f.name in hints]
+        cached = [(f.name, _reader(hints[f.name]), _maker(f)) for f in fields(cls) if f.name in hints]
         type.__setattr__(cls, "_plan_cache", cached)
     return cached
 

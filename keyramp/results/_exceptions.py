@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from keyramp.results._summary import CellLike, ErrorClass, WarmupError, as_cell
+
 __all__ = ["ExceptionExample", "cell_exceptions"]
 
 
@@ -39,6 +41,22 @@ class ExceptionExample:
         return cls(error_class=error_class, op=str(data.get("op", "")), message=str(data.get("message", "")),
                    traceback=tuple(str(f) for f in data.get("traceback") or ()))
 
+    @classmethod
+    def recorded(cls, error_class: str, part: ErrorClass | WarmupError) -> ExceptionExample:
+        """The example a cell summary records (an ``errors_by_class`` entry, or its ``warmup_failure``)."""
+        return cls(error_class=error_class, op=part.op or "", message=part.message or "",
+                   traceback=tuple(part.traceback or ()))
+
+    def entry(self, count: int) -> ErrorClass:
+        """Its ``errors_by_class`` entry in a cell summary: the count, then this first occurrence."""
+        return ErrorClass(count=count, op=self.op, message=self.message, traceback=list(self.traceback),
+                          where=self.where)
+
+    def warmup_failure(self, ops: int) -> WarmupError:
+        """A cell's ``warmup_failure``: every one of its ``ops`` warm-up operations raised this."""
+        return WarmupError(ops=ops, error_class=self.error_class, op=self.op, message=self.message,
+                             traceback=list(self.traceback), where=self.where)
+
     def text(self) -> str:
         """Several lines for a terminal: the op and the message, then the user's frames."""
         lines = [f"{self.op}: {self.message}"]
@@ -46,22 +64,16 @@ class ExceptionExample:
         return "\n".join(lines)
 
 
-def cell_exceptions(cell: Mapping[str, Any]) -> list[tuple[ExceptionExample, int]]:
+def cell_exceptions(cell: CellLike) -> list[tuple[ExceptionExample, int]]:
     """A cell summary's workload exceptions with their counts: the one that stopped it in its
     warm-up (``warmup_failure``: every warm-up operation raised it) first, then those of its
-    measured phase (``total.errors_by_class`` entries with a ``message``). Tolerates older and
-    hand-edited summaries (plain counts, missing fields)."""
+    measured phase (``total.errors_by_class`` entries with a ``message``; a summary from before
+    issue 28 has only counts, so none)."""
+    c = as_cell(cell)
     out: list[tuple[ExceptionExample, int]] = []
-    failure = cell.get("warmup_failure")
-    if isinstance(failure, Mapping):
-        out.append((ExceptionExample.from_json(str(failure.get("error_class", "")), failure), _int(failure.get("ops"))))
-    total = cell.get("total")
-    classes = total.get("errors_by_class") if isinstance(total, Mapping) else None
-    for cls, entry in (classes or {}).items() if isinstance(classes, Mapping) else ():
-        if isinstance(entry, Mapping) and entry.get("message"):
-            out.append((ExceptionExample.from_json(str(cls), entry), _int(entry.get("count"))))
+    failure = c.warmup_failure
+    if failure is not None:
+        out.append((ExceptionExample.recorded(failure.error_class or "", failure), failure.ops or 0))
+    classes = c.total.errors_by_class if c.total is not None else {}
+    out += [(ExceptionExample.recorded(cls, entry), entry.count) for cls, entry in classes.items() if entry.message]
     return out
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

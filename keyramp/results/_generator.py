@@ -30,11 +30,11 @@ about the real store. The threshold, ``MACHINE_LIMIT``, is measured (docs/ci.md,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from typing import Any, Final
 
-from keyramp.results._values import num
+from keyramp.results._summary import CellLike, CellSummary, GeneratorVerdict, OpStats, as_cell
 
 __all__ = [
     "BUSY_LIMIT",
@@ -42,7 +42,6 @@ __all__ = [
     "DROP_LIMIT",
     "LATE_LIMIT",
     "MACHINE_LIMIT",
-    "GeneratorCheck",
     "busy_users",
     "check_generator",
     "generator_late",
@@ -73,184 +72,176 @@ BUSY_LIMIT: Final = 0.8
 MACHINE_LIMIT: Final = 0.85
 
 
-def busy_users(cell: Mapping[str, Any]) -> float | None:
+def _fin(value: float | None) -> float | None:
+    """A figure, or None when it is not a finite number (hand-edited summaries can hold NaN)."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def busy_users(cell: CellLike) -> float | None:
     """Mean share of a cell's users busy by Little's law: Σ ops/s × mean service s ÷ users."""
-    users = num(cell.get("users"))
-    if users is None or users <= 0:
+    c = as_cell(cell)
+    if c.users is None or c.users <= 0:
         return None
     busy = 0.0
-    for stats in (cell.get("operations") or {}).values():
-        rate = num((stats or {}).get("ops_per_s"))
+    for stats in c.operations.values():
+        rate = _fin(stats.ops_per_s)
         if rate == 0:
             continue  # an operation that never completed holds no user
-        mean = num(((stats or {}).get("service_ms") or {}).get("mean"))
+        mean = _fin(stats.service_ms.mean) if stats.service_ms is not None else None
         if rate is None or mean is None:
             return None
         busy += rate * mean / 1000.0
-    return busy / users
+    return busy / c.users
 
 
-def load_cpu(cell: Mapping[str, Any]) -> tuple[float | None, float | None]:
+def load_cpu(cell: CellLike) -> tuple[float | None, float | None]:
     """(cores all load processes used together, cores of the busiest one) over the measured phase."""
-    cpu = cell.get("load_cpu") or {}
-    return num(cpu.get("cores")), num(cpu.get("max_process_cores"))
+    cpu = as_cell(cell).load_cpu
+    return (None, None) if cpu is None else (_fin(cpu.cores), _fin(cpu.max_process_cores))
 
 
-def machine_busy(cell: Mapping[str, Any]) -> float | None:
+def machine_busy(cell: CellLike) -> float | None:
     """Busy share of the load machine's cores (the busiest, with workers) over the measured phase."""
-    return num((cell.get("load_cpu") or {}).get("machine_busy"))
+    cpu = as_cell(cell).load_cpu
+    return None if cpu is None else _fin(cpu.machine_busy)
 
 
-def store_local(cell: Mapping[str, Any]) -> bool | None:
+def store_local(cell: CellLike) -> bool | None:
     """Whether the store (an emulator) ran on the load machine; None: not recorded (older runs)."""
-    flag = (cell.get("load_cpu") or {}).get("store_local")
-    return flag if isinstance(flag, bool) else None
+    cpu = as_cell(cell).load_cpu
+    return None if cpu is None else cpu.store_local
 
 
-def machine_limited(cell: Mapping[str, Any]) -> bool:
+def machine_limited(cell: CellLike) -> bool:
     """The cell's recorded verdict, or the rule now: the emulator shared a saturated load machine."""
-    recorded = (cell.get("generator") or {}).get("machine_limited")
-    if isinstance(recorded, bool):
-        return recorded
-    machine = machine_busy(cell)
-    return bool(store_local(cell)) and machine is not None and machine >= MACHINE_LIMIT
+    c = as_cell(cell)
+    if c.generator is not None and c.generator.machine_limited is not None:
+        return c.generator.machine_limited
+    machine = machine_busy(c)
+    return bool(store_local(c)) and machine is not None and machine >= MACHINE_LIMIT
 
 
-def starved_reason(cell: Mapping[str, Any], *, latency: bool = False) -> str | None:
+def starved_reason(cell: CellLike, *, latency: bool = False) -> str | None:
     """Why every figure of this cell includes waiting for a CPU ("load process was CPU-bound (…)",
     "load machine was saturated (…)"), or None when neither. For its latency (``latency=True``) a
     saturated machine counts only with the emulator on it (machine-limited); elsewhere the late
     starts tell how much of it was the generator's (``generator_late``)."""
-    _, busiest = load_cpu(cell)
-    machine = machine_busy(cell)
-    if machine is not None and machine >= MACHINE_LIMIT and (not latency or machine_limited(cell)):
-        where = " with the emulator on it" if store_local(cell) else ""
+    c = as_cell(cell)
+    _, busiest = load_cpu(c)
+    machine = machine_busy(c)
+    if machine is not None and machine >= MACHINE_LIMIT and (not latency or machine_limited(c)):
+        where = " with the emulator on it" if store_local(c) else ""
         return f"load machine was saturated ({machine:.0%} of its cores busy{where})"
     if busiest is not None and busiest >= CPU_LIMIT:
         return f"load process was CPU-bound ({busiest:.2f} of a core)"
     return None
 
 
-def littles_rate(cell: Mapping[str, Any]) -> float | None:
+def littles_rate(cell: CellLike) -> float | None:
     """Operations per second the cell's users would complete if every one were always busy
     (Little's law: users ÷ mean service time); None without the figures."""
-    busy = busy_users(cell)
-    rate = sum(num((stats or {}).get("ops_per_s")) or 0.0 for stats in (cell.get("operations") or {}).values())
+    c = as_cell(cell)
+    busy = busy_users(c)
+    rate = sum(_fin(stats.ops_per_s) or 0.0 for stats in c.operations.values())
     return rate / busy if busy and rate > 0 else None
 
 
-def _open_model(cell: Mapping[str, Any]) -> bool:
-    timeline = cell.get("target_ops_per_s")
-    return isinstance(timeline, list) and any(
-        (num((p or {}).get("target")) or 0.0) > 0 for p in timeline if isinstance(p, Mapping))
+def _open_model(cell: CellSummary) -> bool:
+    return any((_fin(p.target) or 0.0) > 0 for p in cell.target_ops_per_s)
 
 
-def _late_fraction(stats: Mapping[str, Any]) -> float:
-    count, late = num(stats.get("count")) or 0.0, num(stats.get("late")) or 0.0
+def _late_fraction(stats: OpStats | None) -> float:
+    if stats is None:
+        return 0.0
+    count, late = _fin(stats.count) or 0.0, _fin(stats.late) or 0.0
     return late / count if count > 0 else 0.0
 
 
-def _dropped_fraction(cell: Mapping[str, Any]) -> float:
-    total = cell.get("total") or {}
-    count, dropped = num(total.get("count")) or 0.0, num(total.get("dropped")) or 0.0
+def _dropped_fraction(cell: CellSummary) -> float:
+    if cell.total is None:
+        return 0.0
+    count, dropped = _fin(cell.total.count) or 0.0, _fin(cell.total.dropped) or 0.0
     return dropped / (count + dropped) if count + dropped > 0 else 0.0
 
 
-def generator_late(cell: Mapping[str, Any], stats: Mapping[str, Any] | None = None, *,
+def generator_late(cell: CellLike, stats: OpStats | Mapping[str, Any] | None = None, *,
                    busy_limit: float = BUSY_LIMIT, cpu_limit: float = CPU_LIMIT) -> float:
     """Share of ``stats``' operations (default: the cell's total) that started late because the
     generator fell behind: all its late ones when a load process was CPU-bound or the users were
     mostly idle; none when every user was busy (the store held them up)."""
-    late = _late_fraction((cell.get("total") or {}) if stats is None else stats)
+    c = as_cell(cell)
+    if stats is not None and not isinstance(stats, OpStats):
+        stats = OpStats.from_json(dict(stats), where="operation")
+    late = _late_fraction(c.total if stats is None else stats)
     if late <= 0:
         return 0.0
-    _, busiest = load_cpu(cell)
-    machine = machine_busy(cell)
+    _, busiest = load_cpu(c)
+    machine = machine_busy(c)
     if (busiest is not None and busiest >= cpu_limit) or (machine is not None and machine >= MACHINE_LIMIT):
         return late
-    busy = busy_users(cell)
+    busy = busy_users(c)
     return 0.0 if busy is None or busy >= busy_limit else late
 
 
-@dataclass(frozen=True, kw_only=True)
-class GeneratorCheck:
-    """The verdict on one cell and the figures it rests on (``summary.json`` ``generator``)."""
-
-    limited: bool
-    #: One line: why the cell is (or is not) generator-limited.
-    reason: str
-    late_fraction: float
-    dropped_fraction: float
-    users_busy: float | None
-    cpu_cores: float | None
-    max_process_cores: float | None
-    machine_busy: float | None
-    #: The emulator shared a saturated load machine: the store's latency is the machine's too.
-    machine_limited: bool = False
-    #: The store (an emulator) ran on the load machine; None: not recorded.
-    store_local: bool | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        for key, value in out.items():
-            if isinstance(value, float):
-                out[key] = round(value, 4)
-        return out
-
-
-def check_generator(cell: Mapping[str, Any]) -> GeneratorCheck:
-    """Whether the generator limited this cell (see the module docstring), and why."""
-    total = cell.get("total") or {}
-    late, dropped = _late_fraction(total), _dropped_fraction(cell)
-    busy = busy_users(cell)
+def _verdict(cell: CellSummary, limited: bool, reason: str, *, by_machine: bool = False) -> GeneratorVerdict:
+    """The verdict and the figures it rests on, as ``summary.json`` records them (4 decimals)."""
     cores, busiest = load_cpu(cell)
-    machine = machine_busy(cell)
 
-    local = store_local(cell)
+    def r4(value: float | None) -> float | None:
+        return None if value is None else round(value, 4)
 
-    def verdict(limited: bool, reason: str, *, by_machine: bool = False) -> GeneratorCheck:
-        return GeneratorCheck(limited=limited, reason=reason, late_fraction=late, dropped_fraction=dropped,
-                              users_busy=busy, cpu_cores=cores, max_process_cores=busiest, machine_busy=machine,
-                              machine_limited=by_machine, store_local=local)
+    return GeneratorVerdict(limited=limited, reason=reason, late_fraction=r4(_late_fraction(cell.total)),
+                            dropped_fraction=r4(_dropped_fraction(cell)), users_busy=r4(busy_users(cell)),
+                            cpu_cores=r4(cores), max_process_cores=r4(busiest), machine_busy=r4(machine_busy(cell)),
+                            machine_limited=by_machine, store_local=store_local(cell))
 
-    open_model = _open_model(cell)
+
+def check_generator(cell: CellLike) -> GeneratorVerdict:
+    """Whether the generator limited this cell (see the module docstring), and why: the verdict
+    ``summary.json`` records (``generator``); ``limited`` and ``reason`` are always set."""
+    c = as_cell(cell)
+    late, dropped = _late_fraction(c.total), _dropped_fraction(c)
+    busy = busy_users(c)
+    _, busiest = load_cpu(c)
+    machine = machine_busy(c)
+    local = store_local(c)
+    open_model = _open_model(c)
     lag = f"{late:.0%} of operations started late, {dropped:.1%} of the schedule dropped"
     cpu_text = "load CPU not measured" if busiest is None else f"busiest load process {busiest:.2f} of a core"
     if local and machine is not None and machine >= MACHINE_LIMIT:
         # Checked first: it holds whatever the lateness says, and it is the cause a CPU-bound
         # load process on such a machine would otherwise be blamed for.
-        return verdict(True, f"machine-limited: the test machine was saturated ({machine:.0%} of its cores busy) "
-                             f"with the emulator on it, so the generator's queue and the emulator's slowness are "
-                             f"both the machine's, not the store's ({cpu_text})", by_machine=True)
+        return _verdict(c, True, f"machine-limited: the test machine was saturated ({machine:.0%} of its cores "
+                                 f"busy) with the emulator on it, so the generator's queue and the emulator's "
+                                 f"slowness are both the machine's, not the store's ({cpu_text})", by_machine=True)
     if busiest is not None and busiest >= CPU_LIMIT:
         # Every operation's latency includes waiting for the generator's CPU, late or not.
         what = lag if open_model else "closed model: the throughput is the generator's ceiling"
-        return verdict(True, f"the busiest load process used {busiest:.2f} of a core "
-                                                    f"(CPU-bound); {what}")
+        return _verdict(c, True, f"the busiest load process used {busiest:.2f} of a core (CPU-bound); {what}")
     if not open_model:
-        return verdict(False, f"closed model; {cpu_text}")
+        return _verdict(c, False, f"closed model; {cpu_text}")
     if late <= LATE_LIMIT and dropped <= DROP_LIMIT:
-        return verdict(False, f"kept up: {lag}; {cpu_text}")
+        return _verdict(c, False, f"kept up: {lag}; {cpu_text}")
     if machine is not None and machine >= MACHINE_LIMIT:
-        return verdict(True, f"{lag}; the load machine was saturated ({machine:.0%} of its "
-                                                    f"cores busy: the generator waited for CPU; {cpu_text})")
+        return _verdict(c, True, f"{lag}; the load machine was saturated ({machine:.0%} of its "
+                                 f"cores busy: the generator waited for CPU; {cpu_text})")
     if busy is not None and busy < BUSY_LIMIT:
-        return verdict(True, f"{lag} while users were {busy:.0%} busy: the machine starved "
-                                                    f"the load process ({cpu_text})")
+        return _verdict(c, True, f"{lag} while users were {busy:.0%} busy: the machine starved "
+                                 f"the load process ({cpu_text})")
     busy_text = "users busy unknown" if busy is None else f"users {busy:.0%} busy"
-    return verdict(False, f"{lag}, but {busy_text}: the store held the users up "
-                                                "(schedule.max_users caps concurrency)")
+    return _verdict(c, False, f"{lag}, but {busy_text}: the store held the users up "
+                              "(schedule.max_users caps concurrency)")
 
 
-def generator_reason(cell: Mapping[str, Any]) -> str:
+def generator_reason(cell: CellLike) -> str:
     """The cell's recorded reason, or the rule's reason now (summaries from before the flag)."""
-    recorded = cell.get("generator")
-    if isinstance(recorded, Mapping) and recorded.get("reason"):
-        return str(recorded["reason"])
-    return check_generator(cell).reason
+    c = as_cell(cell)
+    if c.generator is not None and c.generator.reason:
+        return c.generator.reason
+    return check_generator(c).reason or ""
 
 
-def generator_limited(cell: Mapping[str, Any]) -> bool:
+def generator_limited(cell: CellLike) -> bool:
     """The cell's recorded verdict, or the rule applied now (summaries from before the flag)."""
-    flag = cell.get("generator_limited")
-    return flag if isinstance(flag, bool) else check_generator(cell).limited
+    c = as_cell(cell)
+    return c.generator_limited if c.generator_limited is not None else bool(check_generator(c).limited)

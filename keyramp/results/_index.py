@@ -25,7 +25,8 @@ from keyramp._errors import UsageError
 from keyramp.results._baselines import baseline_run_ids, load_baselines
 from keyramp.results._catalog import RUN_ID_RE, Run, load_run
 from keyramp.results._generator import generator_limited
-from keyramp.results._values import as_dict, num, text
+from keyramp.results._summary import OpStats, RunSummary
+from keyramp.results._values import num
 
 __all__ = [
     "FILTERS",
@@ -63,22 +64,22 @@ CREATE INDEX IF NOT EXISTS runs_by_profile ON runs (profile_name, started_at);
 
 def run_row(run: Run) -> dict[str, Any]:
     """One line of the runs list: what ``keyramp list`` and the runs page show about a run."""
-    manifest = as_dict(run.manifest)
-    summary = as_dict(run.summary)
-    totals = [as_dict(as_dict(c).get("total")) for c in as_dict(summary.get("cells")).values()]
-    ops_per_s = sum(v for t in totals if (v := num(t.get("ops_per_s"))) is not None) if totals else None
-    count = sum(v for t in totals if (v := num(t.get("count"))) is not None)
-    errors = sum(v for t in totals if (v := num(t.get("errors"))) is not None)
-    p99s = [v for t in totals if (v := num(as_dict(t.get("latency_ms")).get("p99"))) is not None]
+    manifest, summary = run.typed_manifest, run.typed_summary
+    cells = summary.cells if summary is not None else {}
+    totals = [c.total or OpStats(count=0) for c in cells.values()]  # no total: no figures
+    ops_per_s = sum(v for t in totals if (v := num(t.ops_per_s)) is not None) if totals else None
+    count = sum(v for t in totals if (v := num(t.count)) is not None)
+    errors = sum(v for t in totals if (v := num(t.errors)) is not None)
+    p99s = [v for t in totals if t.latency_ms is not None and (v := num(t.latency_ms.p99)) is not None]
     return {
         "run_id": run.run_id,
         "path": str(run.path),
         "profile_name": run.profile_name,
         # load_run already calls a run without manifest and summary "corrupt"
         "status": run.status,
-        "reason": text(summary.get("reason") or manifest.get("reason")),
+        "reason": (summary.reason if summary is not None else None) or (manifest.reason if manifest else None),
         "started_at": run.started_at,
-        "ended_at": text(manifest.get("ended_at")),
+        "ended_at": manifest.ended_at if manifest is not None else None,
         "backends": sorted(run.backends),
         "strategies": sorted(run.strategies),
         "cells": len(run.cell_ids),
@@ -90,15 +91,14 @@ def run_row(run: Run) -> dict[str, Any]:
         "generator_limited_cells": limited_cells(summary),
         "warnings": list(run.warnings),
         "ok": run.ok,
-        "corrupt": not manifest and not summary,
+        "corrupt": not run.manifest and not run.summary,  # neither file read as an object with content
     }
 
 
-def limited_cells(summary: dict[str, Any]) -> list[str]:
+def limited_cells(summary: RunSummary | None) -> list[str]:
     """Cells whose load generator could not keep up (``keyramp.results._generator``; probes have none)."""
-    return [cid for cid, c in as_dict(summary.get("cells")).items()
-            if isinstance(as_dict(c).get("total"), dict) and "probe" not in as_dict(c)
-            and generator_limited(as_dict(c))]
+    cells = summary.cells if summary is not None else {}
+    return [cid for cid, c in cells.items() if c.total is not None and c.probe is None and generator_limited(c)]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from keyramp.results._live_doc import LiveCell, LiveStatus, LiveStep
 from keyramp.results._observer import RunObserver
 from keyramp.results._rundir import utc_now, write_json_atomic
+from keyramp.results._summary import CellSummary, RunSummary
 
 __all__ = ["LIVE_FILE", "LiveFile", "schedule_step"]
 
@@ -27,9 +29,9 @@ LIVE_FILE = "live.json"
 _STEPPED = frozenset({"step", "ramp_500_50_5", "spike"})
 
 
-def schedule_step(cell: Any, elapsed_s: float) -> dict[str, Any] | None:
-    """``{"index", "of", "ops_per_s"}`` of the schedule step at ``elapsed_s`` wall seconds into
-    ``cell``'s measured phase (1-based), or None for a schedule without steps."""
+def schedule_step(cell: Any, elapsed_s: float) -> LiveStep | None:
+    """The schedule step at ``elapsed_s`` wall seconds into ``cell``'s measured phase (1-based
+    ``index`` of ``of``, and its rate), or None for a schedule without steps."""
     schedule = cell.schedule
     if schedule.name not in _STEPPED:
         return None
@@ -37,7 +39,7 @@ def schedule_step(cell: Any, elapsed_s: float) -> dict[str, Any] | None:
     starts = sorted({p for p in schedule.change_points(horizon) if p < horizon})
     t = min(max(elapsed_s, 0.0) * cell.time_scale, horizon)
     index = max(1, bisect.bisect_right(starts, t))
-    return {"index": index, "of": len(starts), "ops_per_s": round(schedule.rate(min(t, horizon - 1e-9)), 3)}
+    return LiveStep(index=index, of=len(starts), ops_per_s=round(schedule.rate(min(t, horizon - 1e-9)), 3))
 
 
 class LiveFile(RunObserver):
@@ -46,54 +48,53 @@ class LiveFile(RunObserver):
     def __init__(self, *, cells: int) -> None:
         self.cells = cells
         self.path: Path | None = None
-        self.doc: dict[str, Any] = {}
+        self.doc = LiveStatus()
 
     def _write(self) -> None:
         if self.path is None:
             return
-        self.doc["updated_at"] = utc_now()
-        self.doc["updated_epoch"] = round(time.time(), 3)
+        self.doc.updated_at = utc_now()
+        self.doc.updated_epoch = round(time.time(), 3)
         try:
-            write_json_atomic(self.path, self.doc)
+            write_json_atomic(self.path, self.doc.to_json())
         except OSError:  # a view of the run, not part of it: the measurements go on regardless
             pass
 
     def run_started(self, *, run_id: str, profile: Any = None, path: str) -> None:
         self.path = Path(path) / LIVE_FILE
-        self.doc = {"schema": 1, "run_id": run_id, "status": "running", "cells": self.cells, "finished": [],
-                    "cell": None}
+        self.doc = LiveStatus(schema=1, run_id=run_id, status="running", cells=self.cells, finished=[], cell=None)
         self._write()
 
     def cell_phase(self, cell: Any, what: str) -> None:
-        current = self.doc.get("cell")
-        if not current or current.get("id") != cell.id:
-            current = self.doc["cell"] = {
-                "id": cell.id, "index": cell.index, "backend": cell.backend, "strategy": cell.strategy,
-                "duration_s": cell.duration_s, "schedule": cell.schedule.describe(), "elapsed_s": 0.0,
-                "target_ops_per_s": None, "achieved_ops_per_s": None, "users": None,
-                "step": schedule_step(cell, 0.0),
-            }
-        current["phase"] = what
+        current = self.doc.cell
+        if current is None or current.id != cell.id:
+            current = self.doc.cell = LiveCell(
+                id=cell.id, index=cell.index, backend=cell.backend, strategy=cell.strategy,
+                duration_s=cell.duration_s, schedule=cell.schedule.describe(), elapsed_s=0.0,
+                target_ops_per_s=None, achieved_ops_per_s=None, users=None, step=schedule_step(cell, 0.0),
+            )
+        current.phase = what
         self._write()
 
     def second(self, cell: Any, rows: Sequence[Any], elapsed_s: float, *, users: int | None) -> None:
         if not rows:
             return
         total = rows[-1]  # the all-operations row
-        if (self.doc.get("cell") or {}).get("id") != cell.id:
+        if self.doc.cell is None or self.doc.cell.id != cell.id:
             self.cell_phase(cell, "measuring")
-        current = self.doc["cell"]
-        current.update(phase="measuring", elapsed_s=round(min(elapsed_s, cell.duration_s), 3),
-                       target_ops_per_s=total.target_ops_per_s, achieved_ops_per_s=total.count, users=users,
-                       step=schedule_step(cell, max(0.0, elapsed_s - 1.0)))
+        current = self.doc.cell
+        assert current is not None
+        current.phase, current.elapsed_s = "measuring", round(min(elapsed_s, cell.duration_s), 3)
+        current.target_ops_per_s, current.achieved_ops_per_s = total.target_ops_per_s, total.count
+        current.users, current.step = users, schedule_step(cell, max(0.0, elapsed_s - 1.0))
         self._write()
 
-    def cell_finished(self, cell: Any, summary: Mapping[str, Any]) -> None:
-        self.doc["finished"].append(cell.id)
-        self.doc["cell"] = None
+    def cell_finished(self, cell: Any, summary: CellSummary) -> None:
+        self.doc.finished.append(cell.id)
+        self.doc.cell = None
         self._write()
 
-    def run_finished(self, summary: Mapping[str, Any]) -> None:
-        self.doc["status"] = str(summary.get("status") or "unknown")
-        self.doc["cell"] = None
+    def run_finished(self, summary: RunSummary) -> None:
+        self.doc.status = summary.status or "unknown"
+        self.doc.cell = None
         self._write()

@@ -30,12 +30,13 @@ class LiveCell(JsonDoc):
     strategy: str | None = None
     duration_s: float | None = None
     schedule: str | None = None
-    phase: str | None = None
     elapsed_s: float | None = None
     target_ops_per_s: float | None = None
     achieved_ops_per_s: float | None = None
     users: int | None = None
     step: LiveStep | None = None
+    #: Last: the writer (``LiveFile``) writes in declaration order, and always wrote the phase last.
+    phase: str | None = None
 
 
 @dataclass(kw_only=True)

@@ -11,12 +11,13 @@ with the results, below the runner, so what writes results while a run happens (
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from keyramp.profile import Cell, Profile
     from keyramp.results._rows import IntervalSink, TimeseriesRow
+    from keyramp.results._summary import CellSummary, RunSummary
 
 __all__ = ["Observers", "RunObserver", "TeeSink"]
 
@@ -36,9 +37,9 @@ class RunObserver:
     def second(self, cell: Cell, rows: Sequence[TimeseriesRow], elapsed_s: float, *, users: int) -> None:
         """A second of the measured phase closed: one row per op, the last one is all ops."""
 
-    def cell_finished(self, cell: Cell, summary: Mapping[str, Any]) -> None: ...
+    def cell_finished(self, cell: Cell, summary: CellSummary) -> None: ...
 
-    def run_finished(self, summary: Mapping[str, Any]) -> None: ...
+    def run_finished(self, summary: RunSummary) -> None: ...
 
 
 class Observers(RunObserver):
@@ -70,10 +71,10 @@ class Observers(RunObserver):
     def second(self, cell: Cell, rows: Sequence[TimeseriesRow], elapsed_s: float, *, users: int) -> None:
         self._each("second", cell, rows, elapsed_s, users=users)
 
-    def cell_finished(self, cell: Cell, summary: Mapping[str, Any]) -> None:
+    def cell_finished(self, cell: Cell, summary: CellSummary) -> None:
         self._each("cell_finished", cell, summary)
 
-    def run_finished(self, summary: Mapping[str, Any]) -> None:
+    def run_finished(self, summary: RunSummary) -> None:
         self._each("run_finished", summary)
 
 

@@ -32,6 +32,7 @@ def _doc(text: str) -> Any:
 class RateBand(JsonDoc):
     """Ops/s at the unfavourable end of the parameter band (``low``), its mid point and its
     favourable end (``high``); None at an end: no ceiling there below the rate checked."""
+    WRITES_GIVEN: ClassVar[bool] = False  # the planner passes None for a part it has not got
 
     low: float | None
     mid: float | None
@@ -51,6 +52,7 @@ class PlanCheck(JsonDoc):
     step) or ``steady`` (the share over the last quarter of a constant launch: the store has
     split by then). ``throttled_fraction``: low / mid / high over the band's points.
     """
+    WRITES_GIVEN: ClassVar[bool] = False  # the planner passes None for a part it has not got
 
     launch: str
     measure: str
@@ -69,6 +71,7 @@ class PlanCheck(JsonDoc):
 @dataclass(kw_only=True)
 class RampShape(JsonDoc):
     """A ramp of the 500/50/5 family: ``start_ops``, then ×(1 + ``growth``) every ``step_s``, up to the target."""
+    WRITES_GIVEN: ClassVar[bool] = False  # the planner passes None for a part it has not got
 
     start_ops: float
     growth: float
@@ -148,6 +151,7 @@ class Fix(JsonDoc):
     or node fewer (it fails: the value is the smallest). ``nodes`` and ``ramp``: for the fixed
     design, the Bigtable nodes it needs and its fastest safe ramp.
     """
+    WRITES_GIVEN: ClassVar[bool] = False  # the planner passes None for a part it has not got
 
     kind: str
     value: int | None = None
@@ -167,6 +171,7 @@ class Fix(JsonDoc):
 @dataclass(kw_only=True)
 class CellPlan(JsonDoc):
     """One cell planned for one target rate (every figure modelled; docs/plan.md)."""
+    WRITES_GIVEN: ClassVar[bool] = False  # the planner passes None for a part it has not got
 
     modelled: bool = True
     cell: str

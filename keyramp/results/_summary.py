@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias
 
 from keyramp.results._doc import DocError, JsonDoc
 from keyramp.results._forecast_doc import CellForecast
@@ -33,6 +33,7 @@ from keyramp.results._probe_doc import ProbeResult
 __all__ = [
     "MANIFEST_SCHEMA",
     "SUMMARY_VERSION",
+    "CellLike",
     "CellSummary",
     "ErrorClass",
     "GeneratorVerdict",
@@ -45,6 +46,7 @@ __all__ = [
     "RunSummary",
     "TargetPoint",
     "ThresholdRow",
+    "WarmupError",
     "as_cell",
 ]
 
@@ -83,6 +85,18 @@ class ErrorClass(JsonDoc):
 
 
 @dataclass(kw_only=True)
+class WarmupError(JsonDoc):
+    """A cell's ``warmup_failure``: the workload's own exception every warm-up operation raised."""
+
+    ops: int | None = field(default=None, metadata=_doc("warm-up operations, every one of which raised it"))
+    error_class: str | None = None
+    op: str | None = None
+    message: str | None = None
+    traceback: list[str] | None = None
+    where: str | None = None
+
+
+@dataclass(kw_only=True)
 class OpStats(JsonDoc):
     """One operation's (or the cell ``total``'s) measured figures."""
 
@@ -97,6 +111,11 @@ class OpStats(JsonDoc):
     service_ms: Latency | None = field(default=None, metadata=_doc("from the actual start"))
     late: int | None = None
     dropped: int | None = None
+
+    @classmethod
+    def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """Version 1 (before issue 28): an ``errors_by_class`` entry was the count alone (a copy is upgraded)."""
+        return _counts_upgraded(data)
 
 
 @dataclass(kw_only=True)
@@ -186,39 +205,36 @@ class CellSummary(JsonDoc):
     load_generated: LoadGenerated | None = None
     generator_limited: bool | None = None
     generator: GeneratorVerdict | None = None
-    thresholds: list[ThresholdRow] = field(default_factory=list)
     incomplete: bool | None = field(default=None, metadata=_doc("the run stopped during this cell"))
-    warmup_failure: dict[str, Any] | None = field(
-        default=None, metadata=_doc("what every warm-up operation raised: ops, error_class, op, message, …"))
+    warmup_failure: WarmupError | None = None
     # Written by layers above results (keyspace/, forecast/) and by the runner from a probe's mapping.
     keyspace: KeyspaceFigures | None = field(default=None, metadata=_doc("hotspot metrics (keyspace/)"))
     forecast: CellForecast | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
     plan: CellPlan | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan_cell)"))
     probe: ProbeResult | None = field(default=None, metadata=_doc("a scenario probe's result, measured (probes/)"))
+    # Last, as the runner writes it: evaluated after every analysis (they may gate on its parts).
+    thresholds: list[ThresholdRow] = field(default_factory=list)
 
 
-def as_cell(cell: CellSummary | Mapping[str, Any] | None) -> CellSummary:
-    """A cell summary through the model: a mapping (summary.json's, or the runner's while it
-    builds one) is read at this edge; None is an empty cell (every figure unknown)."""
+#: A cell summary, or (at the edge, until every caller holds the model) the mapping it is read from.
+CellLike: TypeAlias = "CellSummary | Mapping[str, Any]"
+
+
+def as_cell(cell: CellLike | None) -> CellSummary:
+    """A cell summary through the model: a mapping (summary.json's, or a hand-made one) is read at
+    this edge; None is an empty cell (every figure unknown)."""
     if isinstance(cell, CellSummary):
         return cell
     return CellSummary.from_json(dict(cell or {}), where="cell")
 
 
-def _upgrade_classes(cells: Any) -> None:
-    """Version 1 (before issue 28): an ``errors_by_class`` entry was the count alone."""
-    if not isinstance(cells, dict):
-        return
-    for cell in cells.values():
-        if not isinstance(cell, dict):
-            continue
-        ops = cell.get("operations")
-        stats = [*(ops.values() if isinstance(ops, dict) else ()), cell.get("total")]
-        for op in stats:
-            classes = op.get("errors_by_class") if isinstance(op, dict) else None
-            if isinstance(classes, dict) and any(isinstance(v, int | float) for v in classes.values()):
-                op["errors_by_class"] = {k: {"count": v} if isinstance(v, int | float) else v
-                                         for k, v in classes.items()}
+def _counts_upgraded(stats: Any) -> Any:
+    """An operation's figures with ``errors_by_class`` counts alone (before issue 28) as ``{"count": n}``."""
+    classes = stats.get("errors_by_class") if isinstance(stats, dict) else None
+    if isinstance(classes, dict) and any(isinstance(v, int | float) for v in classes.values()):
+        return {**stats, "errors_by_class": {k: {"count": v} if isinstance(v, int | float) else v
+                                             for k, v in classes.items()}}
+    return stats
 
 
 @dataclass(kw_only=True)
@@ -244,36 +260,18 @@ class RunSummary(JsonDoc):
         if version > SUMMARY_VERSION:
             raise DocError(f"{version} is newer than this keyramp reads ({SUMMARY_VERSION}); upgrade keyramp",
                            ("schema_version",))
-        if version == 1:
-            data = {**data, "cells": _copy_cells(data.get("cells"))}
-            _upgrade_classes(data["cells"])
+        if version == 1:  # (``OpStats.upgrade`` turns its ``errors_by_class`` counts into objects)
             if "schema_version" not in data:
                 # written after ``schema``: where the current writer puts it
                 items = list(data.items())
                 at = next((i + 1 for i, (k, _) in enumerate(items) if k == "schema"), 0)
                 items.insert(at, ("schema_version", SUMMARY_VERSION))
-                data = dict(items)
-            data["schema_version"] = SUMMARY_VERSION
+                return dict(items)
+            return {**data, "schema_version": SUMMARY_VERSION}  # a copy: never edits the caller's document
         return data
 
     def cell(self, cell_id: str) -> CellSummary | None:
         return self.cells.get(cell_id)
-
-
-def _copy_cells(cells: Any) -> Any:
-    """A copy deep enough that upgrading never edits the caller's document."""
-    if not isinstance(cells, dict):
-        return cells
-    out = {}
-    for cid, cell in cells.items():
-        if isinstance(cell, dict):
-            cell = dict(cell)
-            if isinstance(cell.get("operations"), dict):
-                cell["operations"] = {k: dict(v) if isinstance(v, dict) else v for k, v in cell["operations"].items()}
-            if isinstance(cell.get("total"), dict):
-                cell["total"] = dict(cell["total"])
-        out[cid] = cell
-    return out
 
 
 @dataclass(kw_only=True)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
-from typing import Any, Final
+from typing import Final
 
 from keyramp.profile._thresholds import METRICS, WORKLOAD_ERRORS, Threshold
+from keyramp.results._doc import JsonDoc
 from keyramp.results._generator import generator_limited, generator_reason
+from keyramp.results._summary import CellLike, CellSummary, ThresholdRow, as_cell
 
-__all__ = ["ThresholdResult", "all_passed", "evaluate", "is_latency"]
+__all__ = ["all_passed", "evaluate", "is_latency"]
 
 _COMPARATORS: Final = {
     "<": lambda v, lim: v < lim,
@@ -29,93 +30,76 @@ _COMPARATORS: Final = {
 }
 
 
-@dataclass(frozen=True)
-class ThresholdResult:
-    """One evaluated threshold; ``op`` is the comparator (as in summary.json).
-
-    ``verdict``: "pass", "fail", or "inconclusive" (a latency threshold of a generator-limited
-    cell, ``note`` says why); only "pass" has ``passed`` true.
-    """
-
-    name: str
-    op: str
-    limit: float
-    value: float | None
-    passed: bool
-    verdict: str = ""
-    note: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.verdict:
-            object.__setattr__(self, "verdict", "pass" if self.passed else "fail")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+def _part(node: object, key: str) -> object:
+    """``node``'s ``key``: a document's field, or a mapping's entry (the forecast and plan parts are
+    owned by the forecast layer, which may hand either); None when there is none."""
+    if isinstance(node, JsonDoc):
+        return getattr(node, key, None) if key not in ("extra", "_keys") else None
+    return node.get(key) if isinstance(node, Mapping) else None
 
 
-def _ratio(cell_summary: Mapping[str, Any]) -> float | None:
-    timeline = cell_summary.get("target_ops_per_s")
-    if not isinstance(timeline, list):
-        return None
-    target = achieved = 0.0
-    for point in timeline:
-        if isinstance(point, Mapping) and isinstance(point.get("target"), int | float) and isinstance(
-                point.get("achieved"), int | float):
-            target += point["target"]
-            achieved += point["achieved"]
-    return achieved / target if target > 0 else None
-
-
-def _plan_value(threshold: Threshold, cell_summary: Mapping[str, Any]) -> float | None:
-    """A plan metric of the cell (None: no plan, or no such figure in it); no ceiling: infinity."""
-    plan = cell_summary.get("plan")
-    if not isinstance(plan, Mapping):
-        return None
-    metric = threshold.metric.split(".", 1)[1]
-    if metric == "reachable":
-        return float(plan["reachable"]) if isinstance(plan.get("reachable"), bool) else None
-    if metric == "sustainable_ops_per_s":
-        band = plan.get(metric)
-        if not isinstance(band, Mapping):
-            return math.inf if band is None else None  # null: no ceiling below the rate checked
-        node: Any = {metric: math.inf if band.get(threshold.bound) is None else band.get(threshold.bound)}
-    else:
-        node = plan.get("ramp") if metric == "time_to_target_s" else plan.get("cost")
-    value = node.get(metric) if isinstance(node, Mapping) else None
+def _number(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _value(threshold: Threshold, cell_summary: Mapping[str, Any]) -> tuple[bool, float | None]:
+def _ratio(cell: CellSummary) -> float | None:
+    target = achieved = 0.0
+    for point in cell.target_ops_per_s:
+        if point.target is not None and point.achieved is not None:
+            target += point.target
+            achieved += point.achieved
+    return achieved / target if target > 0 else None
+
+
+def _plan_value(threshold: Threshold, cell: CellSummary) -> float | None:
+    """A plan metric of the cell (None: no plan, or no such figure in it); no ceiling: infinity."""
+    plan = cell.plan
+    if plan is None:
+        return None
+    metric = threshold.metric.split(".", 1)[1]
+    if metric == "reachable":
+        reachable = _part(plan, "reachable")
+        return float(reachable) if isinstance(reachable, bool) else None
+    if metric == "sustainable_ops_per_s":
+        band = _part(plan, metric)
+        if band is None:
+            return math.inf  # null: no ceiling below the rate checked
+        value = _part(band, threshold.bound or "")
+        return math.inf if value is None and isinstance(band, JsonDoc | Mapping) else _number(value)
+    node = _part(plan, "ramp" if metric == "time_to_target_s" else "cost")
+    return _number(_part(node, metric))
+
+
+def _value(threshold: Threshold, cell: CellSummary) -> tuple[bool, float | None]:
     """(applicable, value); an operation the cell does not run makes it not applicable."""
     if threshold.metric.startswith("plan."):
-        return "probe" not in cell_summary, _plan_value(threshold, cell_summary)
+        return cell.probe is None, _plan_value(threshold, cell)
     if threshold.bound is not None:
-        if "probe" in cell_summary:  # a probe cell has no key stream to forecast
+        if cell.probe is not None:  # a probe cell has no key stream to forecast
             return False, None
-        band = (cell_summary.get("forecast") or {}).get(threshold.metric.split(".", 1)[1])
-        value = band.get(threshold.bound, math.nan) if isinstance(band, Mapping) else math.nan
+        band = _part(cell.forecast, threshold.metric.split(".", 1)[1])
+        value = _part(band, threshold.bound) if isinstance(band, JsonDoc | Mapping) else math.nan
         if value is None and threshold.metric == "forecast.adapt_s":
             return True, math.inf  # never adapts within the launch
-        return True, None if not isinstance(value, int | float) or math.isnan(value) else float(value)
+        number = _number(value)
+        return True, None if number is None or math.isnan(number) else number
     if threshold.metric == "ops_per_s_ratio":
-        value = _ratio(cell_summary)
+        ratio = _ratio(cell)
         # Closed-model ("users") cells have no scheduled rate: nothing to hold them to.
-        return value is not None, value
+        return ratio is not None, ratio
     if threshold.operation is None:
-        stats = cell_summary.get("total")
+        stats = cell.total
+    elif threshold.operation not in cell.operations:
+        return False, None
     else:
-        operations = cell_summary.get("operations") or {}
-        if threshold.operation not in operations:
-            return False, None
-        stats = operations[threshold.operation]
-    if threshold.metric == WORKLOAD_ERRORS and isinstance(stats, Mapping) and WORKLOAD_ERRORS not in stats:
+        stats = cell.operations[threshold.operation]
+    if threshold.metric == WORKLOAD_ERRORS and stats is not None and stats.workload_errors is None:
         return False, None  # a summary from before keyramp counted them (compare reads old runs)
-    node: Any = stats
+    node: object = stats
     for key in METRICS[threshold.metric][0]:
-        node = node.get(key) if isinstance(node, Mapping) else None
-    if isinstance(node, bool) or not isinstance(node, int | float) or not math.isfinite(node):
-        return True, None
-    return True, float(node)
+        node = _part(node, key)
+    number = _number(node)
+    return True, number if number is not None and math.isfinite(number) else None
 
 
 def is_latency(metric: str) -> bool:
@@ -124,31 +108,32 @@ def is_latency(metric: str) -> bool:
     return metric.endswith("_ms") and not metric.startswith("forecast.")
 
 
-def evaluate(thresholds: Iterable[Threshold], cell_summary: Mapping[str, Any]) -> list[ThresholdResult]:
-    """Check each threshold against one cell's summary (the dict under ``summary["cells"][id]``).
+def evaluate(thresholds: Iterable[Threshold], cell_summary: CellLike) -> list[ThresholdRow]:
+    """Check each threshold against one cell's summary: the rows ``summary.json`` records under the
+    cell's ``thresholds`` (``verdict`` "pass", "fail", or "inconclusive": a latency threshold of a
+    generator-limited cell, ``note`` says why; only "pass" has ``passed`` true).
 
     A threshold whose value is missing (no operations completed) fails: a run that
     measured nothing must not pass silently. Latency thresholds of a generator-limited cell
     are inconclusive (see the module docstring).
     """
-    limited = generator_reason(cell_summary) if generator_limited(cell_summary) else None
+    cell = as_cell(cell_summary)
+    limited = generator_reason(cell) if generator_limited(cell) else None
     results = []
     for threshold in thresholds:
-        applicable, value = _value(threshold, cell_summary)
+        applicable, value = _value(threshold, cell)
         if not applicable:
             continue
-        passed = value is not None and _COMPARATORS[threshold.op](value, threshold.limit)
+        passed = value is not None and bool(_COMPARATORS[threshold.op](value, threshold.limit))
         if value is not None and math.isinf(value):
             value = None  # JSON has no infinity: "never adapts" is recorded as no value
+        verdict, note = ("pass" if passed else "fail"), ""
         if limited is not None and is_latency(threshold.metric):
-            results.append(ThresholdResult(name=threshold.name, op=threshold.op, limit=threshold.limit, value=value,
-                                           passed=False, verdict="inconclusive",
-                                           note=f"generator-limited: {limited}"))
-            continue
-        results.append(ThresholdResult(name=threshold.name, op=threshold.op, limit=threshold.limit,
-                                       value=value, passed=bool(passed)))
+            passed, verdict, note = False, "inconclusive", f"generator-limited: {limited}"
+        results.append(ThresholdRow(name=threshold.name, op=threshold.op, limit=threshold.limit, value=value,
+                                    passed=passed, verdict=verdict, note=note))
     return results
 
 
-def all_passed(results: Iterable[ThresholdResult]) -> bool:
+def all_passed(results: Iterable[ThresholdRow]) -> bool:
     return all(r.passed for r in results)

@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import keyramp.forecast
 from keyramp.keyspace import summarize_run_cell
 from keyramp.profile import Cell, Profile
 from keyramp.results._generator import check_generator
-from keyramp.results._summary import as_cell
+from keyramp.results._summary import CellSummary
 from keyramp.results._thresholds import evaluate
 
 __all__ = ["ANALYSIS_STEPS", "CellAnalysis", "analyse_cell"]
@@ -29,8 +28,8 @@ class CellAnalysis:
     run_dir: Path
     profile: Profile
     cell: Cell
-    #: The cell's summary dict; steps add to it.
-    summary: dict[str, Any]
+    #: The cell's summary; steps set their parts of it (``a.summary.keyspace = …``).
+    summary: CellSummary
     #: The cell had a measured phase (a probe cell has none, and no key samples).
     measured: bool
 
@@ -40,10 +39,9 @@ def keyspace_step(a: CellAnalysis) -> None:
     if not a.measured:
         return
 
-    keyspace = summarize_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data,
-                                  cell_summary=as_cell(a.summary))
+    keyspace = summarize_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data, cell_summary=a.summary)
     if keyspace is not None:
-        a.summary["keyspace"] = keyspace
+        a.summary.keyspace = keyspace
 
 
 def forecast_step(a: CellAnalysis) -> None:
@@ -64,9 +62,8 @@ def generator_step(a: CellAnalysis) -> None:
     if not a.measured:
         return  # a probe: no Locust phase, no schedule to keep up with
 
-    check = check_generator(a.summary)
-    a.summary["generator_limited"] = check.limited
-    a.summary["generator"] = check.to_dict()
+    verdict = check_generator(a.summary)
+    a.summary.generator_limited, a.summary.generator = verdict.limited, verdict
 
 
 #: (name, step) in order; a new analysis adds itself here.
@@ -86,4 +83,4 @@ def analyse_cell(a: CellAnalysis, warnings: list[str], *,
             step(a)
         except Exception as exc:  # noqa: BLE001 - best effort: the measurements are already on disk
             warnings.append(f"{a.cell.id}: {name} failed: {exc.__class__.__name__}: {exc}")
-    a.summary["thresholds"] = [r.to_dict() for r in evaluate(a.profile.thresholds, a.summary)]
+    a.summary.thresholds = evaluate(a.profile.thresholds, a.summary)

@@ -25,6 +25,7 @@ from keyramp.forecast._prices import load_prices
 from keyramp.profile import Profile
 from keyramp.profile._files import collect_profiles
 from keyramp.results._observer import RunObserver
+from keyramp.results._summary import RunSummary
 from keyramp.run._master import Master, MasterOptions
 from keyramp.run._report import Console
 from keyramp.run._runner import RunOptions, RunOutcome, run_profile
@@ -62,14 +63,15 @@ class RunsOutcome:
     def to_json(self) -> dict[str, Any]:
         """The document ``keyramp run --json`` prints."""
         return {"runs": [{"run_id": o.run_id, "path": str(o.path), "status": o.status, "reason": o.reason,
-                          "exit_code": o.exit_code, "summary": o.summary} for o in self.runs],
+                          "exit_code": o.exit_code, "summary": o.summary.to_json()} for o in self.runs],
                 "scenario_report": str(self.scenario_report / "report.html") if self.scenario_report else None}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> RunsOutcome:
+        summaries = [RunSummary.from_json(r["summary"], where="summary") for r in doc["runs"]]
         runs = tuple(RunOutcome(run_id=r["run_id"], path=Path(r["path"]), status=r["status"], reason=r["reason"],
-                                summary=r["summary"], thresholds_passed=r["summary"].get("thresholds_passed", True))
-                     for r in doc["runs"])
+                                summary=s, thresholds_passed=s.thresholds_passed is not False)
+                     for r, s in zip(doc["runs"], summaries, strict=True))
         report = doc.get("scenario_report")
         return cls(runs=runs, scenario_report=Path(report).parent if report else None)
 

@@ -1,8 +1,8 @@
 """One cell from set-up to summary: address, store preparation, preload, then either a
 scenario probe or the phases (``_phases``) with the users here or on workers.
 
-``CellRun.execute`` returns the cell's summary dict; when the cell fails after its
-measured phase began, ``partial`` holds the summary of what was recorded.
+``CellRun.execute`` returns the cell's summary (a ``CellSummary``); when the cell fails after
+its measured phase began, ``partial`` holds the summary of what was recorded.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from keyramp.probes import run_probe
 from keyramp.profile import Cell, Profile, cell_namespace
 from keyramp.results._observer import Observers, TeeSink
 from keyramp.results._probe_doc import ProbeResult
+from keyramp.results._summary import CellSummary, LoadCpu
 from keyramp.run._coverage import load_generated
 from keyramp.run._exceptions import WorkloadFailed
 from keyramp.run._local import LocalLoad
@@ -91,7 +92,7 @@ class CellRun:
         #: Set when the measured phase starts (a probe cell has none, and no key samples).
         self.measured = False
         #: The summary of what was recorded when the cell failed after its measured phase began.
-        self.partial: dict[str, Any] | None = None
+        self.partial: CellSummary | None = None
         #: Per-worker figures of a distributed cell, for the manifest.
         self.worker_meta: list[dict[str, Any]] | None = None
         self.warmup_used_s = 0.0
@@ -123,7 +124,7 @@ class CellRun:
         finally:
             backend.close()
 
-    def execute(self) -> dict[str, Any]:
+    def execute(self) -> CellSummary:
         cell = self.cell
         warmup = self.target.before_cell(cell, self.backend_class, self.address, self._phase)
         self.backend_class.prepare(self.address)
@@ -147,8 +148,8 @@ class CellRun:
             if phases.measured:
                 self.partial = self._summary(recorder, users=phases.users, duration=phases.duration_s,
                                              load_cpu=load.load_cpu())
-                self.partial["load_generated"] = load_generated(cell, int(self.partial["total"]["count"]),
-                                                                self.worker_meta)
+                generated = self.partial.total.count if self.partial.total is not None else 0
+                self.partial.load_generated = load_generated(cell, generated, self.worker_meta)
         assert self.partial is not None
         return self.partial
 
@@ -185,7 +186,7 @@ class CellRun:
             key_samples_per_s=key_sample_share(self.profile.workload.key_samples_per_s, workers),
             warmup_interval=warmup_interval, allocated=tuple(self.workload.allocated))
 
-    def _probe(self, name: str) -> dict[str, Any]:
+    def _probe(self, name: str) -> CellSummary:
         """A scenario probe (consistency, contention, …) instead of the Locust phase."""
         self._phase(f"probe {name}")
         recorder = self._recorder([])
@@ -201,47 +202,37 @@ class CellRun:
         recorder.tick(time.perf_counter(), target_ops_per_s=None)
         summary = self._summary(recorder, users=0, duration=time.perf_counter() - started)
         # probes sit below results and return a mapping: read through the model at this edge
-        summary["probe"] = ProbeResult.from_json(result, where="probe").to_json()
+        summary.probe = ProbeResult.from_json(result, where="probe")
         return summary
 
-    def _identity(self) -> dict[str, Any]:
+    def _identify(self, summary: CellSummary) -> CellSummary:
+        """``summary`` with what ran: the backend, key strategy, schedule and distribution, the warm-up
+        and the namespace (a document writes its fields in declaration order, whenever they are set)."""
         cell = self.cell
-        return {
-            "backend": cell.backend,
-            "strategy": cell.strategy,
-            "schedule": cell.schedule.name,
-            "schedule_description": cell.schedule.describe(),
-            "distribution": self.workload.distribution,
-        }
+        summary.backend, summary.strategy = cell.backend, cell.strategy
+        summary.schedule, summary.schedule_description = cell.schedule.name, cell.schedule.describe()
+        summary.distribution = self.workload.distribution
+        summary.warmup_s, summary.namespace = self.warmup_used_s, self.address.namespace
+        return summary
 
-    def failed_summary(self, failed: WorkloadFailed) -> dict[str, Any]:
+    def failed_summary(self, failed: WorkloadFailed) -> CellSummary:
         """A cell stopped before its measured phase by its workload's own exception: what it
         raised (``warmup_failure``), and that nothing was measured."""
-        example = failed.failure.example
-        return {
-            **self._identity(),
-            "status": "failed",
-            "reason": "workload error",
-            "warmup_s": self.warmup_used_s,
-            "namespace": self.address.namespace,
-            "operations": {},  # nothing was measured
-            "warmup_failure": {"ops": failed.failure.ops, "error_class": example.error_class, **example.to_json()},
-        }
+        return self._identify(CellSummary(
+            status="failed", reason="workload error",
+            operations={},  # nothing was measured
+            warmup_failure=failed.failure.example.warmup_failure(failed.failure.ops)))
 
     def _summary(self, recorder: Recorder, *, users: int, duration: float,
-                 load_cpu: dict[str, Any] | None = None) -> dict[str, Any]:
-        cell = self.cell
-        return {
-            **self._identity(),
-            "duration_s": round(duration, 3),
-            "time_scale": cell.time_scale,
-            "users": users,
-            "warmup_s": self.warmup_used_s,
-            **({"warmup_inserts": self.warmup_inserts} if self.warmup_inserts is not None else {}),
-            "namespace": self.address.namespace,
-            **recorder.summary(duration_s=duration),
-            **({"load_cpu": {**load_cpu, "store_local": self._store_local()}} if load_cpu is not None else {}),
-        }
+                 load_cpu: LoadCpu | None = None) -> CellSummary:
+        summary = self._identify(recorder.summary(duration_s=duration))
+        summary.duration_s, summary.time_scale, summary.users = round(duration, 3), self.cell.time_scale, users
+        if self.warmup_inserts is not None:
+            summary.warmup_inserts = self.warmup_inserts
+        if load_cpu is not None:
+            load_cpu.store_local = self._store_local()
+            summary.load_cpu = load_cpu
+        return summary
 
     def _store_local(self) -> bool:
         """The store shares the load machine: an emulator on this host, and every load process here

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from keyramp.results._summary import LoadGenerated
+
 if TYPE_CHECKING:
     from keyramp.profile import Cell
 
@@ -29,15 +31,15 @@ def scheduled_ops(cell: Cell) -> float | None:
     return sum(sched.rate((i + 0.5) * dt * cell.time_scale) for i in range(steps)) * dt
 
 
-def load_generated(cell: Cell, generated_ops: int, workers: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
+def load_generated(cell: Cell, generated_ops: int, workers: Sequence[dict[str, Any]] | None) -> LoadGenerated:
     """``load_generated`` of a cell summary: scheduled vs generated, and the workers lost."""
     scheduled = scheduled_ops(cell)
-    out: dict[str, Any] = {
-        "scheduled_ops": None if scheduled is None else round(scheduled, 1),
-        "generated_ops": generated_ops,
-        "not_generated_share": None if not scheduled else round(max(0.0, 1.0 - generated_ops / scheduled), 4),
-    }
+    out = LoadGenerated(
+        scheduled_ops=None if scheduled is None else round(scheduled, 1),
+        generated_ops=generated_ops,
+        not_generated_share=None if not scheduled else round(max(0.0, 1.0 - generated_ops / scheduled), 4),
+    )
     lost = [w for w in workers or () if w.get("lost")]
     if lost:
-        out["workers_lost"] = [{k: w.get(k) for k in ("index", "host", "pid", "last_second", "count")} for w in lost]
+        out.workers_lost = [{k: w.get(k) for k in ("index", "host", "pid", "last_second", "count")} for w in lost]
     return out

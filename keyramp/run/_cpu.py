@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import psutil
+
+from keyramp.results._summary import LoadCpu
 
 __all__ = ["CpuMeter", "CpuSample", "load_cpu_summary"]
 
@@ -52,13 +54,13 @@ class CpuMeter:
                          (busy - self._busy0) / elapsed if elapsed > 0 else 0.0)
 
 
-def load_cpu_summary(samples: Sequence[Sequence[float]]) -> dict[str, Any] | None:
+def load_cpu_summary(samples: Sequence[Sequence[float]]) -> LoadCpu | None:
     """``load_cpu`` of a cell from each load process's ``CpuSample`` (a worker's comes as a list):
     cores used together and by the busiest process, and the busiest machine's busy share."""
     usable = [CpuSample(*s) for s in samples if len(s) == 3 and s[1] > 0]
     if not usable:
         return None
     per_process = [s.cpu_s / s.wall_s for s in usable]
-    return {"processes": len(usable), "cpu_s": round(sum(s.cpu_s for s in usable), 3),
-            "cores": round(sum(per_process), 3), "max_process_cores": round(max(per_process), 3),
-            "machine_busy": round(max(s.machine_busy for s in usable), 3), "machine_cores": psutil.cpu_count()}
+    return LoadCpu(processes=len(usable), cpu_s=round(sum(s.cpu_s for s in usable), 3),
+                   cores=round(sum(per_process), 3), max_process_cores=round(max(per_process), 3),
+                   machine_busy=round(max(s.machine_busy for s in usable), 3), machine_cores=psutil.cpu_count())

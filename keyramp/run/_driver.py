@@ -16,7 +16,7 @@ import gc
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import gevent
 from gevent.event import Event
@@ -30,6 +30,7 @@ from keyramp.run._user import CellContext, KeyrampUser, user_class_for
 if TYPE_CHECKING:
     from keyramp.backends import Backend, Target
     from keyramp.results._rows import TimeseriesRow
+    from keyramp.results._summary import LoadCpu
     from keyramp.run._recorder import Recorder
     from keyramp.workload._workload import CellWorkload
 
@@ -129,7 +130,7 @@ class ProcessLoad:
     def warmup_inserts(self) -> int | None:
         return self._warmup_inserts
 
-    def load_cpu(self) -> dict[str, Any] | None:
+    def load_cpu(self) -> LoadCpu | None:
         return load_cpu_summary([self._cpu_used]) if self._cpu_used else None
 
 

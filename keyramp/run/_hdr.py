@@ -15,6 +15,8 @@ from collections.abc import Iterable
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
+from keyramp.results._summary import Latency
+
 __all__ = [
     "PERCENTILES",
     "counts",
@@ -104,17 +106,15 @@ def percentiles_us(hist: HdrHistogram, pcts: Iterable[float]) -> list[int]:
     return out
 
 
-def latency_summary_ms(hist: HdrHistogram) -> dict[str, float]:
-    """``{p50, p90, p95, p99, p999, max, mean}`` in milliseconds (summary.json shape)."""
+def latency_summary_ms(hist: HdrHistogram) -> Latency:
+    """``p50, p90, p95, p99, p999, max, mean`` in milliseconds (summary.json's ``latency_ms``)."""
     total = hist.get_total_count()
     if total == 0:
-        return {name: 0.0 for name in (*PERCENTILES, "max", "mean")}
-    values = percentiles_us(hist, PERCENTILES.values())
-    summary = {name: v / 1000.0 for name, v in zip(PERCENTILES, values, strict=True)}
-    summary["max"] = hist.get_max_value() / 1000.0
-    c = counts(hist)
-    summary["mean"] = float(np.dot(c.astype(np.float64), _layout().median)) / total / 1000.0
-    return {k: round(v, 4) for k, v in summary.items()}
+        return Latency(p50=0.0, p90=0.0, p95=0.0, p99=0.0, p999=0.0, max=0.0, mean=0.0)
+    p50, p90, p95, p99, p999 = (round(v / 1000.0, 4) for v in percentiles_us(hist, PERCENTILES.values()))
+    mean = float(np.dot(counts(hist).astype(np.float64), _layout().median)) / total / 1000.0
+    return Latency(p50=p50, p90=p90, p95=p95, p99=p99, p999=p999, max=round(hist.get_max_value() / 1000.0, 4),
+                   mean=round(mean, 4))
 
 
 def reset(hist: HdrHistogram) -> None:

@@ -35,6 +35,7 @@ from locust.runners import STATE_MISSING
 
 from keyramp._errors import RunFailed, UsageError
 from keyramp.results._rows import TimeseriesRow
+from keyramp.results._summary import LoadCpu
 from keyramp.run._cpu import load_cpu_summary
 from keyramp.run._exceptions import WarmupFailure, WarmupTally
 from keyramp.run._gevent import ensure_gevent_grpc
@@ -360,7 +361,7 @@ class WorkerLoad:
             return None  # a worker did not report: estimated from the warm-up's length instead
         return sum(merge.warmup_inserts.values())
 
-    def load_cpu(self) -> dict[str, Any] | None:
+    def load_cpu(self) -> LoadCpu | None:
         return load_cpu_summary(list(self.merge.cpu.values())) if self.merge is not None else None
 
     def worker_meta(self) -> list[dict[str, Any]]:

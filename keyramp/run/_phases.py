@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from keyramp.profile import Cell
     from keyramp.results._observer import Observers
     from keyramp.results._rows import TimeseriesRow
+    from keyramp.results._summary import LoadCpu
     from keyramp.targets import RunTarget, Warmup
 
 __all__ = ["DRAIN_S", "CellLoad", "CellPhases", "Interrupted", "PhaseAborted", "SecondCheck", "StopFlag", "users_for",
@@ -127,7 +128,7 @@ class CellLoad(Protocol):
         """Records the warm-up inserted before the measured phase began (None: not reported).
         They are part of the key range the cell runs against (key-space analysis)."""
 
-    def load_cpu(self) -> dict[str, Any] | None:
+    def load_cpu(self) -> LoadCpu | None:
         """The load processes' CPU over the measured phase (``run._cpu.load_cpu_summary``), or None."""
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hdrh.histogram import HdrHistogram
 
@@ -24,6 +24,7 @@ from keyramp._types import ALL_OPS, Key, key_sort_text
 from keyramp.backends._errors import classify
 from keyramp.results._exceptions import ExceptionExample
 from keyramp.results._rows import IntervalSink, TimeseriesRow
+from keyramp.results._summary import CellSummary, ErrorClass, OpStats, TargetPoint
 from keyramp.run._exceptions import example_of
 from keyramp.run._hdr import HIGHEST_US, latency_summary_ms, new_histogram, percentiles_us, record, reset
 
@@ -108,33 +109,34 @@ def _ms(us: int) -> float:
     return round(us / 1000.0, 4)
 
 
-def errors_by_class(classes: Mapping[str, int], examples: Mapping[str, ExceptionExample | None]) -> dict[str, Any]:
-    """summary.json's ``errors_by_class``: class -> ``{"count"}``, and for the workload's own
+def errors_by_class(classes: Mapping[str, int],
+                    examples: Mapping[str, ExceptionExample | None]) -> dict[str, ErrorClass]:
+    """summary.json's ``errors_by_class``: class -> its count, and for the workload's own
     exceptions their first occurrence (``op``, ``message``, ``traceback``, ``where``)."""
-    out: dict[str, Any] = {}
+    out: dict[str, ErrorClass] = {}
     for cls, n in sorted(classes.items()):
         example = examples.get(cls)
-        out[cls] = {"count": n, **(example.to_json() if example is not None else {})}
+        out[cls] = ErrorClass(count=n) if example is None else example.entry(n)
     return out
 
 
-def _op_summary(stats: _OpStats, duration_s: float, dropped: int) -> dict[str, Any]:
+def _op_summary(stats: _OpStats, duration_s: float, dropped: int) -> OpStats:
     count = stats.total_count
-    return {
-        "count": count,
-        "errors": stats.total_errors,
-        "error_rate": round(stats.total_errors / count, 6) if count else 0.0,
-        "errors_by_class": errors_by_class(stats.total_classes, stats.examples),
+    return OpStats(
+        count=count,
+        errors=stats.total_errors,
+        error_rate=round(stats.total_errors / count, 6) if count else 0.0,
+        errors_by_class=errors_by_class(stats.total_classes, stats.examples),
         # Exceptions of the workload's own code (not store statuses): a broken op.
-        "workload_errors": stats.total_workload_errors,
+        workload_errors=stats.total_workload_errors,
         # Client retries are disabled, so every attempt is one recorded operation.
-        "attempts": count,
-        "ops_per_s": round(count / duration_s, 3) if duration_s > 0 else 0.0,
-        "latency_ms": latency_summary_ms(stats.latency_total),
-        "service_ms": latency_summary_ms(stats.service_total),
-        "late": stats.total_late,
-        "dropped": dropped,
-    }
+        attempts=count,
+        ops_per_s=round(count / duration_s, 3) if duration_s > 0 else 0.0,
+        latency_ms=latency_summary_ms(stats.latency_total),
+        service_ms=latency_summary_ms(stats.service_total),
+        late=stats.total_late,
+        dropped=dropped,
+    )
 
 
 class Recorder:
@@ -167,7 +169,7 @@ class Recorder:
         self._phase_end: float | None = None
         self._second = 0
         self.dropped_total = 0
-        self.target_timeline: list[dict[str, float]] = []
+        self.target_timeline: list[TargetPoint] = []
 
     # -- request path -------------------------------------------------------------------
     def record(
@@ -255,8 +257,7 @@ class Recorder:
         achieved = all_ops.count / (within if within > 0.05 else length)
         if target_ops_per_s is not None:
             self.target_timeline.append(
-                {"t": self._second, "target": round(target_ops_per_s, 3), "achieved": round(achieved, 3)}
-            )
+                TargetPoint(t=self._second, target=round(target_ops_per_s, 3), achieved=round(achieved, 3)))
         self.dropped_total += dropped
         # Adapt the key-sampling stride so about ``budget`` samples land per second.
         if self._budget:
@@ -292,16 +293,16 @@ class Recorder:
         )
 
     # -- end of cell ----------------------------------------------------------------------
-    def summary(self, *, duration_s: float) -> dict[str, Any]:
-        """``operations`` and ``total`` for summary.json (call after the last ``tick``)."""
-        operations = {op: _op_summary(s, duration_s, 0) for op, s in self._ops.items() if s.total_count}
-        return {
-            "operations": operations,
-            "total": _op_summary(self._all, duration_s, self.dropped_total),
-            "target_ops_per_s": self.target_timeline,
-            "late": self._all.total_late,
-            "dropped": self.dropped_total,
-        }
+    def summary(self, *, duration_s: float) -> CellSummary:
+        """The cell's measured figures (``operations``, ``total``, the target timeline, late and
+        dropped; call after the last ``tick``): the runner adds what ran and the analyses."""
+        return CellSummary(
+            operations={op: _op_summary(s, duration_s, 0) for op, s in self._ops.items() if s.total_count},
+            total=_op_summary(self._all, duration_s, self.dropped_total),
+            target_ops_per_s=self.target_timeline,
+            late=self._all.total_late,
+            dropped=self.dropped_total,
+        )
 
     def merged_latency(self, op: str = ALL_OPS) -> HdrHistogram:
         """The cell's whole-run latency histogram for ``op`` (for tests and compare)."""

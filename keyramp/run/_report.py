@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console, JustifyMethod
 from rich.live import Live
@@ -19,6 +19,7 @@ from keyramp.profile._thresholds import WORKLOAD_ERRORS
 from keyramp.results._exceptions import ExceptionExample, cell_exceptions
 from keyramp.results._generator import generator_limited, generator_reason, machine_limited
 from keyramp.results._observer import RunObserver
+from keyramp.results._summary import CellSummary, Latency, OpStats, RunSummary
 from keyramp.run._report_plan import plan_lines
 
 if TYPE_CHECKING:
@@ -34,27 +35,28 @@ def _fmt_ms(value: float | None) -> str:
     return f"{value:.2f}" if value < 100 else f"{value:.0f}"
 
 
-def _mean_target(cell: Mapping[str, Any]) -> float | None:
-    timeline = cell.get("target_ops_per_s") or []
+def _mean_target(cell: CellSummary) -> float | None:
+    timeline = cell.target_ops_per_s
     if not timeline:
         return None
-    return sum(p["target"] for p in timeline) / len(timeline)
+    return sum(p.target or 0.0 for p in timeline) / len(timeline)
 
 
 def _is_workload_errors(name: str) -> bool:
     return name.rpartition(".")[2] == WORKLOAD_ERRORS
 
 
-def _threshold_verdict(cell: Mapping[str, Any]) -> str:
+def _threshold_verdict(cell: CellSummary) -> str:
     """The thresholds column (rich markup): ``workload errors`` in red when the workload raised
     its own exceptions beyond what the profile allows, ``FAIL …``, ``inconclusive …``, ``pass``."""
-    if cell.get("reason") == "workload error":
+    if cell.reason == "workload error":
         return "[bold red]failed: workload error[/bold red]"
-    checks = cell.get("thresholds", [])
+    checks = cell.thresholds
     if not checks:
         return "-"
-    failed = [t["name"] for t in checks if t.get("verdict", "pass" if t.get("passed") else "fail") == "fail"]
-    unsure = [t["name"] for t in checks if t.get("verdict") == "inconclusive"]
+    # a summary from before the verdict (issue 28) has only ``passed``
+    failed = [t.name for t in checks if (t.verdict or ("pass" if t.passed else "fail")) == "fail"]
+    unsure = [t.name for t in checks if t.verdict == "inconclusive"]
     parts = (["[bold red]workload errors[/bold red]"] if any(map(_is_workload_errors, failed)) else [])
     failed = [n for n in failed if not _is_workload_errors(n)]
     parts += (["FAIL " + ", ".join(failed)] if failed else []) + (
@@ -71,24 +73,24 @@ _COLUMNS: tuple[tuple[str, JustifyMethod, int], ...] = (
 )
 
 
-def _row(cell_id: str, cell: Mapping[str, Any], limited: bool) -> list[str]:
-    total = cell.get("total", {})
-    lat = total.get("latency_ms", {})
+def _row(cell_id: str, cell: CellSummary, limited: bool) -> list[str]:
+    total = cell.total or OpStats(count=0)  # a cell that failed before its measured phase has none
+    lat = total.latency_ms or Latency()
     target = _mean_target(cell)
     return [
-        cell_id + (" (incomplete)" if cell.get("incomplete") else "") + (" †" if limited else ""),
-        f"{total.get('ops_per_s', 0):.0f}",
+        cell_id + (" (incomplete)" if cell.incomplete else "") + (" †" if limited else ""),
+        f"{total.ops_per_s or 0:.0f}",
         "-" if target is None else f"{target:.0f}",
-        str(total.get("count", 0)),
-        f"{100 * total.get('error_rate', 0):.2f}",
-        _fmt_ms(lat.get("p50")),
-        _fmt_ms(lat.get("p95")),
-        _fmt_ms(lat.get("p99")),
-        _fmt_ms(lat.get("p999")),
-        str(total.get("late", 0)),
-        str(total.get("dropped", 0)),
-        keyspace_headline(cell.get("keyspace")),
-        forecast_short(cell.get("forecast"), deciding=False) + (" ‡" if keys_note(cell.get("forecast")) else ""),
+        str(total.count),
+        f"{100 * (total.error_rate or 0):.2f}",
+        _fmt_ms(lat.p50),
+        _fmt_ms(lat.p95),
+        _fmt_ms(lat.p99),
+        _fmt_ms(lat.p999),
+        str(total.late or 0),
+        str(total.dropped or 0),
+        keyspace_headline(cell.keyspace),
+        forecast_short(cell.forecast, deciding=False) + (" ‡" if keys_note(cell.forecast) else ""),
         _threshold_verdict(cell),
     ]
 
@@ -109,20 +111,19 @@ def _fitting(rows: Sequence[Sequence[str]], width: int | None) -> list[int]:
     return shown
 
 
-def summary_table(summary: Mapping[str, Any], *, width: int | None = None) -> Table:
+def summary_table(summary: RunSummary, *, width: int | None = None) -> Table:
     """One row per cell: throughput vs target, latency percentiles, errors, hotspot share,
     forecast and thresholds; ``width``: leave out the least-read columns to fit it."""
-    status = summary.get("status", "?")
-    title = f"keyramp run {summary.get('run_id', '')} · {summary.get('profile_name', '')} · {status}"
-    if summary.get("reason"):
-        title += f" ({summary['reason']})"
+    title = f"keyramp run {summary.run_id or ''} · {summary.profile_name or ''} · {summary.status or '?'}"
+    if summary.reason:
+        title += f" ({summary.reason})"
     rows: list[list[str]] = []
     limited_cells: list[tuple[str, str]] = []
     recorded: list[tuple[str, str]] = []  # cells forecast from the keys they recorded, and why
-    for cell_id, cell in summary.get("cells", {}).items():
-        if note := keys_note(cell.get("forecast")):
+    for cell_id, cell in summary.cells.items():
+        if note := keys_note(cell.forecast):
             recorded.append((cell_id, note))
-        limited = bool(cell.get("total")) and generator_limited(cell)
+        limited = cell.total is not None and generator_limited(cell)
         if limited and machine_limited(cell):  # its reason says it all: "machine-limited: …"
             limited_cells.append((cell_id, generator_reason(cell)))
         elif limited:
@@ -181,12 +182,12 @@ def _fill(template: str, slots: list[list[str]]) -> str:
     return "".join(out)
 
 
-def workload_exceptions(summary: Mapping[str, Any]) -> list[str]:
+def workload_exceptions(summary: RunSummary) -> list[str]:
     """The workload's own exceptions of every cell, for the end of the run: per cell and
     class, the first occurrence's message and traceback (user frames, file:line) and the count."""
     lines: list[str] = []
-    for cell_id, cell in summary.get("cells", {}).items():
-        stopped = cell.get("reason") == "workload error"
+    for cell_id, cell in summary.cells.items():
+        stopped = cell.reason == "workload error"
         for i, (example, count) in enumerate(cell_exceptions(cell)):
             if stopped and i == 0:
                 lines.append(f"✗ {cell_id}: failed: workload error: every one of its {count:,} warm-up "
@@ -197,7 +198,7 @@ def workload_exceptions(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def render_table(summary: Mapping[str, Any], *, width: int = 200) -> str:
+def render_table(summary: RunSummary, *, width: int = 200) -> str:
     """The summary table as plain text, then the workload's own exceptions (report.txt and
     non-terminal output)."""
     buffer = io.StringIO()
@@ -269,27 +270,27 @@ class LiveStatus(RunObserver):
         self._last_plain = elapsed
         self._show(text)
 
-    def cell_finished(self, cell: Cell, summary: Mapping[str, Any]) -> None:
+    def cell_finished(self, cell: Cell, summary: CellSummary) -> None:
         if not self.enabled:
             return
         self._last_plain = -10.0
-        if summary.get("reason") == "workload error":
+        if summary.reason == "workload error":
             example, ops = cell_exceptions(summary)[0]
             self._exception(cell, example, f"[bold red]failed: workload error[/bold red] — every one of its {ops:,} "
                                            "warm-up operations raised; stopped before its measured phase, going on "
                                            "with the next cell")
             return
-        total = summary["total"]
-        lat = total["latency_ms"]
+        total = summary.total or OpStats(count=0)
+        p99 = total.latency_ms.p99 if total.latency_ms is not None else None
         self.console.print(
-            f"[green]✓[/green] {cell.index + 1}/{self.total} {cell.id}: {total['count']} ops, "
-            f"{total['ops_per_s']:.0f} ops/s, p99 {lat['p99']:.2f} ms, errors {total['errors']}",
+            f"[green]✓[/green] {cell.index + 1}/{self.total} {cell.id}: {total.count} ops, "
+            f"{total.ops_per_s or 0:.0f} ops/s, p99 {p99 or 0:.2f} ms, errors {total.errors}",
             highlight=False,
         )
-        if summary.get("generator_limited") and machine_limited(summary):
+        if summary.generator_limited and machine_limited(summary):
             self.console.print(f"[yellow]⚠ {generator_reason(summary)}[/yellow] — rerun on a quieter machine, or "
                                "with the emulator on another one", highlight=False)
-        elif summary.get("generator_limited"):
+        elif summary.generator_limited:
             self.console.print(f"[yellow]⚠ generator-limited[/yellow]: {generator_reason(summary)} — its latency "
                                "is not the store's (lower the rate, use driver = \"grpc\", or add --workers)",
                                highlight=False)

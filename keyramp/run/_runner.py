@@ -24,7 +24,7 @@ from keyramp.profile._lint import group_findings, lint_profile
 from keyramp.results._live import LiveFile
 from keyramp.results._observer import Observers, RunObserver
 from keyramp.results._rundir import RunDirectory, base_manifest, utc_now
-from keyramp.results._summary import MANIFEST_SCHEMA, SUMMARY_VERSION
+from keyramp.results._summary import RunSummary
 from keyramp.run._analysis import CellAnalysis, analyse_cell
 from keyramp.run._cell import CellRun
 from keyramp.run._exceptions import WorkloadFailed
@@ -62,7 +62,7 @@ class RunOutcome:
     path: Path
     status: str
     reason: str | None
-    summary: dict[str, Any]
+    summary: RunSummary
     thresholds_passed: bool = True
 
     @property
@@ -99,11 +99,8 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
     if options.master is not None:
         manifest["master"] = options.master.describe()
     run.write_manifest(manifest)
-    summary: dict[str, Any] = {
-        "schema": MANIFEST_SCHEMA, "schema_version": SUMMARY_VERSION,
-        "run_id": run.run_id, "profile_name": profile.name, "status": "running", "reason": None,
-        "cells": {}, "thresholds_passed": True, "warnings": [],
-    }
+    summary = RunSummary(run_id=run.run_id, profile_name=profile.name, status="running", reason=None, cells={},
+                         thresholds_passed=True, warnings=[])
     stop = StopFlag()
     stop.install()
     status = LiveStatus(console, total_cells=len(profile.cells), enabled=not options.quiet)
@@ -140,16 +137,16 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
         try:
             target.close()
         except Exception as exc:  # noqa: BLE001 - never mask the run's own outcome
-            summary["warnings"].append(f"closing the target failed: {exc}")
+            summary.warnings.append(f"closing the target failed: {exc}")
         if reason is not None:  # client errors can span lines (gRPC debug strings): keep the reason one line
             reason = " ".join(reason.split())
-        broken = [cid for cid, c in summary["cells"].items() if c.get("reason") == "workload error"]
+        broken = [cid for cid, c in summary.cells.items() if c.reason == "workload error"]
         if state == "complete" and broken:
             state, reason = "failed", (f"workload error in {len(broken)} of {len(profile.cells)} cells "
                                        f"({', '.join(broken)}): every warm-up operation raised")
-        passed = all(t["passed"] for c in summary["cells"].values() for t in c.get("thresholds", []))
-        summary["warnings"].extend(observers.problems)
-        summary.update(status=state, reason=reason, thresholds_passed=passed)
+        summary.warnings.extend(observers.problems)
+        summary.status, summary.reason = state, reason
+        summary.thresholds_passed = all(t.passed for c in summary.cells.values() for t in c.thresholds)
         manifest.update(status=state, reason=reason, ended_at=utc_now(), cells=cells_meta)
         run.write_summary(summary)
         run.write_manifest(manifest)
@@ -157,11 +154,11 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
     table = render_table(summary)
     run.write_text("report.txt", table)
     return RunOutcome(run_id=run.run_id, path=run.path, status=state, reason=reason, summary=summary,
-                      thresholds_passed=summary["thresholds_passed"])
+                      thresholds_passed=summary.thresholds_passed is not False)
 
 
 def _run_cell(cell: Any, meta: dict[str, Any], *, profile: Profile, run: RunDirectory, target: RunTarget,
-              options: RunOptions, stop: StopFlag, observers: Observers, summary: dict[str, Any],
+              options: RunOptions, stop: StopFlag, observers: Observers, summary: RunSummary,
               manifest: dict[str, Any]) -> None:
     cell_run = CellRun(cell=cell, profile=profile, run=run, target=target, timeout_s=options.timeout_s, stop=stop,
                        observers=observers, master=options.master)
@@ -184,18 +181,18 @@ def _run_cell(cell: Any, meta: dict[str, Any], *, profile: Profile, run: RunDire
         if cleanup is not None:
             meta["cleanup"] = cleanup
     except WorkloadFailed as exc:  # stopped before its measured phase: the run goes on with the next cell
-        summary["cells"][cell.id] = cell_run.failed_summary(exc)
+        failed = summary.cells[cell.id] = cell_run.failed_summary(exc)
         run.write_summary(summary)
-        observers.cell_finished(cell, summary["cells"][cell.id])
+        observers.cell_finished(cell, failed)
         return
     except (RunFailed, Interrupted):
         if cell_run.partial is not None:
-            cell_run.partial["incomplete"] = True
-            summary["cells"][cell.id] = cell_run.partial
+            cell_run.partial.incomplete = True
+            summary.cells[cell.id] = cell_run.partial
         raise
     run.end_cell()  # the cell's Parquet parts compacted into one file per kind
     analyse_cell(CellAnalysis(run_dir=run.path, profile=profile, cell=cell, summary=cell_summary,
-                              measured=cell_run.measured), summary["warnings"])
-    summary["cells"][cell.id] = cell_summary
+                              measured=cell_run.measured), summary.warnings)
+    summary.cells[cell.id] = cell_summary
     run.write_summary(summary)
     observers.cell_finished(cell, cell_summary)

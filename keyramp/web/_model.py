@@ -19,7 +19,6 @@ from keyramp.results._generator import check_generator, machine_limited
 from keyramp.results._index import run_row
 from keyramp.results._summary import (
     CellSummary,
-    GeneratorVerdict,
     Latency,
     ManifestCell,
     OpStats,
@@ -77,10 +76,9 @@ def _no_keys_reason(c: CellSummary, profile: dict[str, Any]) -> str:
         return (f"No sampled keys: all {fmt.plural(count, 'operation')} failed (most often {what}"
                 f"{': ' + message if message else ''}), so no key was written or read.")
     if not count:
-        # the warm-up's failure record is a free-form mapping in the model (error_class, op, message, …)
-        warmup = as_dict(c.warmup_failure)
-        if warmup:
-            raised = " ".join(filter(None, (text(warmup.get("error_class")), text(warmup.get("message")))))
+        warmup = c.warmup_failure
+        if warmup is not None:
+            raised = " ".join(filter(None, (warmup.error_class, warmup.message)))
             return ("No sampled keys: the cell stopped in its warm-up, where every operation raised "
                     f"{raised or 'an exception'}.")
         reason = text(c.reason)
@@ -154,7 +152,7 @@ def _generator(c: CellSummary, raw: dict[str, Any]) -> dict[str, Any]:
         return {"generator_limited": None, "generator": None}
     recorded = c.generator
     if recorded is None or not recorded.to_json():  # an older summary: the rule applied now
-        recorded = GeneratorVerdict.from_json(check_generator(raw).to_dict())
+        recorded = check_generator(c)
     limited = c.generator_limited
     return {
         "generator_limited": limited if isinstance(limited, bool) else bool(recorded.limited),

@@ -182,10 +182,12 @@ def test_plan_thresholds_parse_and_gate_on_the_plan() -> None:
     assert (reach.metric, reach.op, reach.limit) == ("plan.reachable", "==", 1.0)
     sust = parse_expression("plan.sustainable_ops_per_s.mid=5000")
     assert (sust.op, sust.bound) == (">=", "mid")
-    summary = {"plan": {"reachable": False, "sustainable_ops_per_s": {"low": 400, "mid": 900, "high": 1900}}}
+    plan = {"cell": "c00", "backend": "firestore", "strategy": "sequential", "target_ops_per_s": 5000, "throttle": 0.01,
+            "why": "", "reachable": False}  # the plan's required fields (results/_plan_doc.CellPlan)
+    summary = {"plan": {**plan, "sustainable_ops_per_s": {"low": 400, "mid": 900, "high": 1900}}}
     results = {r.name: r for r in evaluate([reach, sust], summary)}
     assert not results["plan.reachable"].passed and not results["plan.sustainable_ops_per_s.mid"].passed
-    no_ceiling = evaluate([sust], {"plan": {"reachable": True, "sustainable_ops_per_s": None}})
+    no_ceiling = evaluate([sust], {"plan": {**plan, "reachable": True, "sustainable_ops_per_s": None}})
     assert no_ceiling[0].passed  # null: no ceiling below the rate checked
     assert not evaluate([reach], {})[0].passed  # no plan: a gate must not pass silently
     with pytest.raises(Exception, match="true or false"):
@@ -211,6 +213,7 @@ def test_a_run_plans_its_cells_with_a_launch_unless_told_not_to_and_a_threshold_
     from types import SimpleNamespace
 
     from keyramp.forecast import plan_step
+    from keyramp.results._summary import CellSummary
 
     def analysed(thresholds: dict[str, Any], *, plan: bool = False) -> dict[str, Any]:
         profile = parse_profile({"name": "p", "backend": "firestore", "duration": "10s", "seed": 4,
@@ -218,11 +221,11 @@ def test_a_run_plans_its_cells_with_a_launch_unless_told_not_to_and_a_threshold_
                                  "keys": {"strategy": "random"}, "schedule": {"kind": "constant", "rate": 300},
                                  "launch": {"kind": "ramp_500_50_5", "ceiling": 2000, "plan": plan},
                                  "thresholds": thresholds})
-        summary: dict[str, Any] = {"operations": {"insert": {"count": 3000}}}
+        summary = CellSummary.from_json({"operations": {"insert": {"count": 3000}}})
         plan_step(SimpleNamespace(profile=profile, cell=profile.cells[0], summary=summary, measured=True,
                                   run_dir=tmp_path))
-        summary["thresholds"] = [r.to_dict() for r in evaluate(profile.thresholds, summary)]
-        return summary
+        summary.thresholds = evaluate(profile.thresholds, summary)
+        return summary.to_json()
 
     assert "plan" not in analysed({"error_rate": 0.01})  # [launch] plan = false: seconds per cell saved
     assert analysed({"error_rate": 0.01}, plan=True)["plan"]["reachable"] is True  # the default

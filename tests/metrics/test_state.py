@@ -11,6 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from keyramp._types import ALL_OPS
 from keyramp.metrics import BUCKETS_S, MetricsState, render
 from keyramp.results._observer import TeeSink
+from keyramp.results._summary import CellSummary
 from keyramp.run._recorder import Recorder
 
 
@@ -59,7 +60,7 @@ def test_counters_and_histograms_equal_the_recorders_own_totals() -> None:
     state = MetricsState()
     state.run_started(run_id="R1", profile="p")
     rec = _run_cell(state)
-    summary = rec.summary(duration_s=3.0)
+    summary = rec.summary(duration_s=3.0).to_json()
     families = _scrape(state)
     labels = {"run": "R1", "profile": "p", "cell": "c00-datastore-sequential", "backend": "datastore",
               "strategy": "sequential"}
@@ -113,7 +114,7 @@ def test_finished_cells_keep_counters_and_lose_rate_gauges() -> None:
     state = MetricsState()
     state.run_started(run_id="R1", profile="p")
     _run_cell(state, seconds=1)
-    state.cell_finished(cell="c00-datastore-sequential", summary={"generator_limited": True})
+    state.cell_finished(cell="c00-datastore-sequential", summary=CellSummary(generator_limited=True))
     families = _scrape(state)
     assert families["keyramp_users"] == [] and families["keyramp_target_operations_per_second"] == []
     assert _value(families["keyramp_generator_limited"], "keyramp_generator_limited") == 1
@@ -148,7 +149,7 @@ def test_a_finished_cell_is_rendered_once_and_label_values_are_escaped() -> None
     state = MetricsState()
     state.run_started(run_id="R1", profile='odd "name"\\ with\nlines')
     _run_cell(state, seconds=1)
-    state.cell_finished(cell="c00-datastore-sequential", summary={})
+    state.cell_finished(cell="c00-datastore-sequential", summary=CellSummary())
     first = render(state)
     cached = state.runs["R1"].cells["c00-datastore-sequential"].rendered
     assert cached is not None and render(state) == first

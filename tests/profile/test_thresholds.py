@@ -39,7 +39,7 @@ def test_profile_table_defaults_and_explicit_comparators() -> None:
         ("error_rate", 0.02, False), ("insert.p99_ms", 40.0, True), ("insert.service_p99_ms", 30.0, True),
         ("ops_per_s_ratio", 0.95, True), ("p99_ms", 60.0, False), ("p99_ms", 60.0, True)]
     assert not all_passed(results)
-    assert results[0].to_dict() == {"name": "error_rate", "op": "<", "limit": 0.01, "value": 0.02, "passed": False,
+    assert results[0].to_json() == {"name": "error_rate", "op": "<", "limit": 0.01, "value": 0.02, "passed": False,
                                     "verdict": "fail", "note": ""}
 
 

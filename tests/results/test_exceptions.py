@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from keyramp.results._doc import DocError
 from keyramp.results._exceptions import ExceptionExample, cell_exceptions
 
 
@@ -12,10 +15,13 @@ def test_warmup_failure_first_then_the_measured_ones_and_old_summaries_have_none
     assert ExceptionExample.from_json("CLIENT_KeyError", example.to_json()) == example
     cell = {"warmup_failure": {"ops": 40, "error_class": "CLIENT_RuntimeError", "op": "place",
                                "message": "RuntimeError: no", "traceback": ["/app/o.py:9 in place: raise"]},
-            "total": {"errors_by_class": {"ABORTED": {"count": 2}, "CLIENT_KeyError": {"count": 7, **example.to_json()},
-                                          "UNAVAILABLE": 3}}}
+            "total": {"count": 12, "errors_by_class": {"ABORTED": {"count": 2},
+                                                       "CLIENT_KeyError": {"count": 7, **example.to_json()},
+                                                       "UNAVAILABLE": 3}}}
     found = cell_exceptions(cell)
     assert [(e.error_class, n) for e, n in found] == [("CLIENT_RuntimeError", 40), ("CLIENT_KeyError", 7)]
     assert found[1][0] == example
-    assert cell_exceptions({"total": {"errors_by_class": {"UNAVAILABLE": 3}}}) == []  # a run before issue 28
-    assert cell_exceptions({"total": "garbled", "warmup_failure": None}) == []
+    assert cell_exceptions({"total": {"count": 3, "errors_by_class": {"UNAVAILABLE": 3}}}) == []  # before issue 28
+    assert cell_exceptions({"warmup_failure": None}) == []
+    with pytest.raises(DocError, match=r"cell\.total: expected an object, got a string"):
+        cell_exceptions({"total": "garbled"})  # a hand-edited summary that lost its shape is named, not guessed at

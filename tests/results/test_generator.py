@@ -147,3 +147,21 @@ def test_littles_rate_is_what_always_busy_users_would_complete() -> None:
     assert littles_rate(_cell(users=10, service_mean_ms=4.0)) == pytest.approx(2500.0)
     assert littles_rate(_cell(users=20, service_mean_ms=2.0)) == pytest.approx(10000.0)
     assert littles_rate({**_cell(), "users": 0}) is None
+
+
+def test_a_typed_cell_with_figures_missing_gets_a_verdict_and_fails_its_latency_gate() -> None:
+    from keyramp.profile._thresholds import parse_expression
+    from keyramp.results._summary import CellSummary, OpStats, TargetPoint
+    from keyramp.results._thresholds import evaluate
+
+    # open model, 30 % late, no load CPU recorded and no service times: users busy is unknown
+    cell = CellSummary(users=5, total=OpStats(count=100, late=30), operations={"read": OpStats(count=100)},
+                       target_ops_per_s=[TargetPoint(t=0, target=100.0, achieved=70.0)])
+    verdict = check_generator(cell)
+    assert verdict.limited is False and verdict.users_busy is None and verdict.cpu_cores is None
+    assert verdict.reason == ("30% of operations started late, 0.0% of the schedule dropped, but users busy unknown: "
+                              "the store held the users up (schedule.max_users caps concurrency)")
+    assert verdict.to_json()["store_local"] is None  # every figure written, null when not measured
+    (row,) = evaluate([parse_expression("p99_ms<50")], cell)  # no latency recorded: it must not pass
+    assert (row.passed, row.verdict, row.value) == (False, "fail", None)
+    assert evaluate([parse_expression("insert.p99_ms<50")], cell) == []  # an operation the cell does not run

@@ -14,7 +14,7 @@ from keyramp.compare import build_comparison
 from keyramp.profile._thresholds import parse_expression
 from keyramp.results._catalog import load_run
 from keyramp.results._generator import check_generator
-from keyramp.results._summary import RunManifest
+from keyramp.results._summary import RunManifest, RunSummary
 from keyramp.results._thresholds import evaluate
 from keyramp.run._report import render_table
 from keyramp.scenarios._evidence import evidence_for
@@ -32,8 +32,8 @@ def _saturated_run(results: Path, *, seed: int, machine: float, latency_ms: floa
     cell["load_cpu"] = {"processes": 1, "cores": 0.4, "max_process_cores": 0.4, "machine_busy": machine,
                         "machine_cores": 2, "store_local": True}
     check = check_generator(cell)
-    cell["generator_limited"], cell["generator"] = check.limited, check.to_dict()
-    cell["thresholds"] = [r.to_dict() for r in evaluate([parse_expression("p99_ms<1000")], cell)]
+    cell["generator_limited"], cell["generator"] = check.limited, check.to_json()
+    cell["thresholds"] = [r.to_json() for r in evaluate([parse_expression("p99_ms<1000")], cell)]
     (path / "summary.json").write_text(json.dumps(summary))
     return path
 
@@ -48,7 +48,7 @@ def test_machine_limited_everywhere_the_generator_verdict_shows(tmp_path: Path) 
     # thresholds: a latency limit it meets on its value is inconclusive, never a pass
     assert [t["verdict"] for t in cell["thresholds"]] == ["inconclusive"]
     # the table
-    table = render_table(run.summary or {})
+    table = render_table(run.typed_summary or RunSummary())
     assert f"{CELL} †" in table and f"† {CELL} machine-limited: the test machine was saturated" in table
     # the UI and its JSON twin
     from keyramp.web import create_app

@@ -10,6 +10,7 @@ from keyramp.profile._profile import parse_profile
 from keyramp.results._live import LIVE_FILE, LiveFile, schedule_step
 from keyramp.results._live_doc import LiveStatus
 from keyramp.results._rows import TimeseriesRow
+from keyramp.results._summary import CellSummary, RunSummary
 
 
 def _cells(schedule: dict, duration: str = "20s"):  # type: ignore[no-untyped-def]
@@ -39,11 +40,11 @@ def test_live_file_follows_phases_seconds_and_the_end(tmp_path: Path) -> None:
     assert (cell["phase"], cell["elapsed_s"], cell["achieved_ops_per_s"], cell["target_ops_per_s"],
             cell["users"]) == ("measuring", 8.0, 149, 150.0, 6)
     assert cell["step"] == {"index": 2, "of": 4, "ops_per_s": 150.0}
-    live.cell_finished(cells[0], {})
+    live.cell_finished(cells[0], CellSummary())
     assert read()["finished"] == [cells[0].id] and read()["cell"] is None
     live.second(cells[1], [_row(100, 100.0)], 1.0, users=6)  # a second before any phase event
     assert read()["cell"]["id"] == cells[1].id
-    live.run_finished({"status": "interrupted"})
+    live.run_finished(RunSummary(status="interrupted"))
     assert read()["status"] == "interrupted" and read()["cell"] is None
     assert not list(tmp_path.glob(".*.tmp"))  # written atomically
 
@@ -52,10 +53,10 @@ def test_schedule_steps_only_for_stepped_schedules() -> None:
     constant = _cells({"kind": "constant", "rate": 10})[0]
     assert schedule_step(constant, 3.0) is None
     steps = _cells({"kind": "step", "steps": [10, 20, 40], "step": "5s"}, duration="15s")[0]
-    assert [schedule_step(steps, t)["index"] for t in (0.0, 4.9, 5.0, 14.9, 99.0)] == [1, 1, 2, 3, 3]
-    assert schedule_step(steps, 12.0)["ops_per_s"] == 40.0
+    assert [schedule_step(steps, t).index for t in (0.0, 4.9, 5.0, 14.9, 99.0)] == [1, 1, 2, 3, 3]
+    assert schedule_step(steps, 12.0).ops_per_s == 40.0
     spike = _cells({"kind": "spike", "rate": 10, "burst_ops": 90, "burst_at": "5s", "burst_for": "5s"})[0]
-    assert [schedule_step(spike, t)["ops_per_s"] for t in (1.0, 6.0, 12.0)] == [10.0, 90.0, 10.0]
+    assert [schedule_step(spike, t).ops_per_s for t in (1.0, 6.0, 12.0)] == [10.0, 90.0, 10.0]
 
 
 def test_what_live_file_writes_reads_through_its_model_unchanged(tmp_path: Path) -> None:
@@ -77,9 +78,9 @@ def test_what_live_file_writes_reads_through_its_model_unchanged(tmp_path: Path)
     check()
     live.second(cells[0], [_row(149, 150.0)], 8.0, users=6)
     check()
-    live.cell_finished(cells[0], {})
+    live.cell_finished(cells[0], CellSummary())
     check()
-    live.run_finished({"status": "complete"})
+    live.run_finished(RunSummary(status="complete"))
     check()
     measuring = seen[2].cell
     assert measuring is not None and measuring.step is not None and measuring.step.of == 4

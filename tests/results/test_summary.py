@@ -134,6 +134,23 @@ def test_a_document_built_in_code_writes_only_what_it_holds() -> None:
     assert RunSummary.from_json(doc).cells["c00"].operations["read"].count == 3
 
 
+def test_a_document_built_in_code_writes_what_it_was_given_in_declaration_order() -> None:
+    # as the dict literal it replaces would: a field given (or assigned since) is written, even at its default
+    cell = CellSummary(namespace="ns", backend="memory", operations={})
+    cell.thresholds = []
+    cell.generator_limited = False
+    cell.target_ops_per_s = []  # the order is the declaration's, not the assignments'
+    assert list(cell.to_json().items()) == [("backend", "memory"), ("namespace", "ns"), ("operations", {}),
+                                            ("target_ops_per_s", []), ("generator_limited", False),
+                                            ("thresholds", [])]
+    assert CellSummary().to_json() == {} and CellSummary(reason=None).to_json() == {"reason": None}
+    # a document read keeps its keys: a field assigned is added after them, an absent one stays absent
+    read = CellSummary.from_json({"users": 3, "backend": "memory"})
+    read.thresholds = []
+    assert list(read.to_json()) == ["users", "backend", "thresholds"]
+    assert CellSummary.from_json({"users": 3}).to_json() == {"users": 3}
+
+
 def _docs(root: type[JsonDoc]) -> set[type[JsonDoc]]:
     seen: set[type[JsonDoc]] = set()
     todo = [root]

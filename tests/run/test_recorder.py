@@ -49,7 +49,7 @@ def test_records_corrected_and_service_latency_separately() -> None:
     assert by_op["insert"].late == 1 and by_op["read"].late == 0
     assert by_op[ALL_OPS].count == 2 and by_op[ALL_OPS].dropped == 3
     assert by_op[ALL_OPS].target_ops_per_s == 100.0
-    summary = rec.summary(duration_s=1.0)
+    summary = rec.summary(duration_s=1.0).to_json()
     assert summary["operations"]["insert"]["latency_ms"]["p50"] == pytest.approx(201, rel=0.01)
     assert summary["operations"]["insert"]["service_ms"]["max"] == pytest.approx(1, rel=0.01)
     assert summary["total"]["count"] == 2
@@ -66,7 +66,7 @@ def test_errors_are_classified_by_grpc_status() -> None:
     rec.record("update", 1, 0.0, 0.0, 0.001, gexc.ServiceUnavailable("down"))
     rec.record("update", 1, 0.0, 0.0, 0.001, None)
     rec.tick(1.0, target_ops_per_s=None)
-    op = rec.summary(duration_s=1.0)["operations"]["update"]
+    op = rec.summary(duration_s=1.0).to_json()["operations"]["update"]
     assert op["count"] == 3 and op["errors"] == 2
     assert op["error_rate"] == pytest.approx(2 / 3, rel=1e-4)
     assert op["errors_by_class"] == {"ABORTED": {"count": 1}, "UNAVAILABLE": {"count": 1}}
@@ -103,7 +103,7 @@ def test_the_workloads_own_exceptions_keep_their_first_occurrence() -> None:
     assert [e.error_class for e in by_op["place"].exceptions] == ["CLIENT_KeyError", "CLIENT_ValueError"]
     assert [e.error_class for e in by_op[ALL_OPS].exceptions] == ["CLIENT_KeyError", "CLIENT_ValueError"]
     assert {r.op: [e.op for e in r.exceptions] for r in later} == {"place": [], "look": ["look"], ALL_OPS: []}
-    place = rec.summary(duration_s=2.0)["operations"]["place"]
+    place = rec.summary(duration_s=2.0).to_json()["operations"]["place"]
     key_error = place["errors_by_class"]["CLIENT_KeyError"]
     assert key_error["count"] == 4 and key_error["op"] == "place" and key_error["message"] == "KeyError: 'missing'"
     assert key_error["traceback"][-1].endswith('in helper: {}["missing"]  # the bug under test')
@@ -111,7 +111,7 @@ def test_the_workloads_own_exceptions_keep_their_first_occurrence() -> None:
     assert key_error["where"] == key_error["traceback"][-1].split(" in ")[0]  # the innermost user line
     assert place["errors_by_class"]["ABORTED"] == {"count": 1}  # no example: a store status
     assert place["workload_errors"] == 5
-    assert rec.summary(duration_s=2.0)["total"]["workload_errors"] == 6
+    assert rec.summary(duration_s=2.0).to_json()["total"]["workload_errors"] == 6
 
 
 def test_without_capture_nothing_is_kept_and_examples_merge_from_other_processes() -> None:
@@ -134,7 +134,7 @@ def test_without_capture_nothing_is_kept_and_examples_merge_from_other_processes
     rec.absorb([first])
     rows = rec.tick(1.0, target_ops_per_s=None)
     assert [e.error_class for e in rows[0].exceptions] == ["CLIENT_ValueError"]
-    classes = rec.summary(duration_s=1.0)["operations"]["insert"]["errors_by_class"]
+    classes = rec.summary(duration_s=1.0).to_json()["operations"]["insert"]["errors_by_class"]
     assert classes["CLIENT_KeyError"] == {"count": 1}
     assert classes["CLIENT_ValueError"]["message"] == "ValueError: from a worker" and classes["CLIENT_ValueError"][
         "count"] == 2
@@ -159,7 +159,7 @@ def test_totals_accumulate_over_intervals_and_intervals_reset() -> None:
     rec.tick(2.0, target_ops_per_s=10)
     counts = [iv["count"] for iv in sink.intervals if iv["op"] == "read"]
     assert counts == [10, 5]
-    assert rec.summary(duration_s=2.0)["operations"]["read"]["count"] == 15
+    assert rec.summary(duration_s=2.0).to_json()["operations"]["read"]["count"] == 15
     assert rec.merged_latency("read").get_total_count() == 15
 
 
@@ -191,7 +191,7 @@ def test_the_last_second_closes_after_the_drain_at_its_in_phase_rate() -> None:
             rec.tick(11.0 + second, target_ops_per_s=100.0)
     assert rec.interval_start_s == pytest.approx(2.0)
     rec.tick(13.8, target_ops_per_s=100.0)
-    timeline = rec.summary(duration_s=3.0)["target_ops_per_s"]
+    timeline = rec.summary(duration_s=3.0).to_json()["target_ops_per_s"]
     assert [p["t"] for p in timeline] == [0, 1, 2]
     assert [p["achieved"] for p in timeline] == [100.0, 100.0, 100.0]
 
@@ -203,4 +203,4 @@ def test_a_partial_last_second_is_scaled_to_its_length() -> None:
     for i in range(30):
         rec.record("insert", None, intended=1.0 + i / 50, started=1.0 + i / 50, ended=1.0 + i / 50 + 0.001)
     rec.tick(3.0, target_ops_per_s=50.0)
-    assert rec.summary(duration_s=1.6)["target_ops_per_s"][-1]["achieved"] == pytest.approx(50.0)
+    assert rec.summary(duration_s=1.6).to_json()["target_ops_per_s"][-1]["achieved"] == pytest.approx(50.0)

@@ -7,6 +7,7 @@ from pathlib import Path
 from _synthetic import make_run
 from rich.console import Console
 
+from keyramp.results._summary import RunSummary
 from keyramp.run._report import render_table, summary_table
 
 
@@ -18,7 +19,8 @@ def _summary(tmp_path: Path) -> dict:
 def _printed(summary: dict, width: int) -> str:
     """What ``keyramp run`` prints on a console this wide."""
     buffer = io.StringIO()
-    Console(file=buffer, width=width, color_system=None).print(summary_table(summary, width=width))
+    table = summary_table(RunSummary.from_json(summary), width=width)
+    Console(file=buffer, width=width, color_system=None).print(table)
     return buffer.getvalue()
 
 
@@ -52,7 +54,7 @@ def test_a_narrow_console_leaves_out_the_least_read_columns_and_says_so(tmp_path
 
 
 def test_report_txt_keeps_every_column_at_its_width(tmp_path: Path) -> None:
-    header = _header(render_table(_summary(tmp_path)))
+    header = _header(render_table(RunSummary.from_json(_summary(tmp_path))))
     assert "count" in header and "late" in header and "dropped" in header
 
 
@@ -69,7 +71,7 @@ def test_the_key_space_headline_and_recorded_keys_are_in_the_table(tmp_path: Pat
     why = "a Python workload writes its own [keys]: the keys it really wrote are projected"  # [..]: no markup
     hashed["forecast"] = {"verdict": "ok", "throttled_fraction": {"low": 0.0, "mid": 0.0, "high": 0.0},
                           "projection": {"keys": "recorded", "why": why}}
-    text = " ".join(render_table(summary).split())
+    text = " ".join(render_table(RunSummary.from_json(summary)).split())
     # The headline reads the shape, not the 0.03 a rebuilt range gives a sequential stream.
     assert "│ append ×1 │" in text and "│ spread │" in text and "0.03" not in text
     assert "ok 0 % ‡" in text and f"‡ {list(summary['cells'])[1]} forecast: from the recorded keys: {why}" in text
@@ -98,7 +100,7 @@ def test_planned_cells_get_one_plan_line_each_under_the_table(tmp_path: Path) ->
     add_plans(run, {"c00-datastore-sequential": ("datastore", "sequential"),
                     "c01-datastore-random": ("datastore", "random")})
     summary = json.loads((run / "summary.json").read_text())
-    text = render_table(summary)
+    text = render_table(RunSummary.from_json(summary))
     lines = {line.split()[0]: line for line in text.splitlines() if "  plan* " in line}
     assert set(lines) == {"c00-datastore-sequential", "c01-datastore-random"}  # the unplanned cell has none
     seq = CellPlan.from_json(summary["cells"]["c00-datastore-sequential"]["plan"])
@@ -108,4 +110,5 @@ def test_planned_cells_get_one_plan_line_each_under_the_table(tmp_path: Path) ->
         "c01-datastore-random"]
     assert all("/h, ramp $" in line for line in lines.values())
     assert "* plan modelled at the [launch] peak" in text and "None" not in text and "nan" not in text
-    assert render_table(json.loads((make_run(tmp_path / "b") / "summary.json").read_text())).count("plan*") == 0
+    plain = RunSummary.from_json(json.loads((make_run(tmp_path / "b") / "summary.json").read_text()))
+    assert render_table(plain).count("plan*") == 0

@@ -180,7 +180,7 @@ def test_hlog_files_decode_and_agree_with_summary(bt_runs: _Runs) -> None:
                     intervals += 1
                 assert intervals >= 3, (cell_id, op)
                 assert merged.get_total_count() == cell["operations"][op]["count"]
-                assert latency_summary_ms(merged) == cell["operations"][op][field]
+                assert latency_summary_ms(merged).to_json() == cell["operations"][op][field]
                 assert merged.get_value_at_percentile(99) / 1000 == cell["operations"][op][field]["p99"]
 
 

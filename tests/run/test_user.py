@@ -79,7 +79,7 @@ for _ in load.seconds(Event()):
 load.finish(measured=True, aborted=False)
 after = calls["insert"] + calls["read"]
 gevent.sleep(0.3)
-summary = recorder.summary(duration_s=2.0)
+summary = recorder.summary(duration_s=2.0).to_json()
 print(json.dumps({
     "warm_calls": warm_calls, "warm_latencies": len(warm), "recorded": summary["total"]["count"],
     "calls_measured": after - warm_calls, "calls_after_stop": calls["insert"] + calls["read"] - after,
