@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from keyramp.web import ui_server
+from keyramp.web import close_ui, ui_server
 
 __all__ = ["register"]
 
@@ -30,5 +30,5 @@ def _serve(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        server.server_close()
+        close_ui(server)
     return 0

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from flask import Flask
     from werkzeug.serving import BaseWSGIServer
 
-__all__ = ["create_app", "ui_server"]
+__all__ = ["close_ui", "create_app", "ui_server"]
 
 
 def create_app(results_dir: str | Path) -> Flask:
@@ -42,3 +42,12 @@ def ui_server(results_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8
     app = create_app(results)
     warm_up(app)
     return make_server(host, port, app, threaded=True)
+
+
+def close_ui(server: BaseWSGIServer) -> None:
+    """Close ``ui_server``'s socket and stop its app's background planning (between two cells: the
+    planner's thread is a daemon, so nothing outlives the process either way)."""
+    server.server_close()
+    planner = getattr(server.app, "extensions", {}).get("keyramp_planner")
+    if planner is not None:
+        planner.close()

@@ -56,7 +56,8 @@ def answer_row(cell: dict[str, Any], plans: RunPlans) -> dict[str, Any]:
         "id": cell["id"], "backend": cell.get("backend"), "strategy": cell.get("strategy"),
         "pattern": keyspace_headline(cell.get("keyspace_fields")),
         "forecast": fc.get("short") or fmt.MISSING, "verdict_class": fc.get("verdict_class") or "none",
-        "plan": plan["short"] if plan else ("not planned on view" if pending else fmt.MISSING),
+        "plan": plan["short"] if plan else ("not planned on view" if pending
+                                            else "being planned…" if plans.status == "planning" else fmt.MISSING),
         "reachable": plan["reachable"] if plan else None,
         "cost": plan["cost"]["short"] if plan and plan.get("cost") else fmt.MISSING,
         "thresholds": _thresholds(cell), "errors": _errors(cell),

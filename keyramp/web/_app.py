@@ -12,6 +12,7 @@ from keyramp._errors import UsageError
 from keyramp._heatscale import scale_doc
 from keyramp._version import __version__
 from keyramp.web import _views_compare, _views_run, _views_runs
+from keyramp.web._planner import BackgroundPlanner
 from keyramp.web._store import RunStore
 
 __all__ = ["CSP", "create_app", "warm_up"]
@@ -30,6 +31,8 @@ def create_app(results_dir: str | Path) -> Flask:
     app = Flask(__name__, static_folder="static", template_folder="templates")
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["keyramp_store"] = RunStore(Path(results_dir))
+    # plans the runs that have a [launch] and no plan, off the request thread (web/_planner.py)
+    app.extensions["keyramp_planner"] = BackgroundPlanner()
     app.jinja_env.globals["keyramp_version"] = __version__
     app.jinja_env.globals["heat_scale"] = scale_doc()  # one heatmap colour scale, PNG and canvas
     app.jinja_env.filters.update(_filters())

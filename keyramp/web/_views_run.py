@@ -8,6 +8,10 @@ A run in progress: the page polls ``/runs/<id>/live.json`` (current cell and ste
 cells), re-fetches the series of the running cell (ETag: unchanged data costs a 304) and
 swaps in a cell's summary partial (``/runs/<id>/cells/<cell>.html``) and the head partial
 (``/runs/<id>/head.html``) when they change — no reload.
+
+A run planned in the background (``_planner``): the page polls ``/runs/<id>/plans.json`` (the
+status, ``done`` of ``total`` cells) and swaps in the answer (``/runs/<id>/answer.html``) and
+each cell's plan (``/runs/<id>/plans/<cell>.html``) as they arrive.
 """
 
 from __future__ import annotations
@@ -32,15 +36,27 @@ from keyramp.web._plans import PLAN_FILE, RunPlans, run_plans
 __all__ = ["add_routes", "answered_detail", "run_payload"]
 
 
-def answered_detail(run_id: str) -> dict[str, Any]:
-    """The run's view model with its answer rows and each cell's plan (planned once, on the first view,
-    when the run has none: ``_plans``; cached until summary.json or plan.json change)."""
+def _plans(run_id: str) -> RunPlans:
+    """The run's plans: its own or saved ones (``_plans``; cached until summary.json or plan.json
+    change), else the background planner's so far (queued on the first view, never waited for)."""
     store = current_app.extensions["keyramp_store"]
     path = store.run_path(run_id)
-    plans: RunPlans = store.cache.get(("plans", str(path)),
-                                      (path / "manifest.json", path / "summary.json", path / PLAN_FILE),
-                                      lambda: run_plans(store.run(run_id)))
-    return with_plans(store.detail(run_id), plans)
+    plans: RunPlans | None = store.cache.get(("plans", str(path)),
+                                             (path / "manifest.json", path / "summary.json", path / PLAN_FILE),
+                                             lambda: run_plans(store.run(run_id)))
+    return plans if plans is not None else current_app.extensions["keyramp_planner"].plans(store.run(run_id))
+
+
+def answered_detail(run_id: str) -> dict[str, Any]:
+    """The run's view model with its answer rows and each cell's plan (or how far its planning is)."""
+    return with_plans(current_app.extensions["keyramp_store"].detail(run_id), _plans(run_id))
+
+
+def _cell(run: dict[str, Any], cell: str) -> dict[str, Any]:
+    found = next((c for c in run["cells"] if c["id"] == cell), None)
+    if found is None:
+        abort(404, f"no cell {cell!r} in run {run['run_id']}")
+    return found
 
 
 def run_payload(run_id: str) -> dict[str, Any]:
@@ -83,11 +99,23 @@ def add_routes(app: Flask) -> None:
 
     @app.get("/runs/<run_id>/cells/<cell>.html")
     def run_cell_part(run_id: str, cell: str) -> str:
-        run = current_app.extensions["keyramp_store"].detail(run_id)
-        found = next((c for c in run["cells"] if c["id"] == cell), None)
-        if found is None:
-            abort(404, f"no cell {cell!r} in run {run_id}")
-        return render_template("partials/cell_summary.html", run=run, cell=found)
+        run = answered_detail(run_id)
+        return render_template("partials/cell_summary.html", run=run, cell=_cell(run, cell))
+
+    @app.get("/runs/<run_id>/plans.json")
+    def run_plans_json(run_id: str) -> Response:
+        resp = jsonify({"run_id": run_id, **_plans(run_id).to_json()})
+        resp.cache_control.no_store = True
+        return resp
+
+    @app.get("/runs/<run_id>/answer.html")
+    def run_answer_part(run_id: str) -> str:
+        return render_template("partials/answer.html", run=answered_detail(run_id))
+
+    @app.get("/runs/<run_id>/plans/<cell>.html")
+    def run_plan_part(run_id: str, cell: str) -> str:
+        run = answered_detail(run_id)
+        return render_template("partials/plan.html", run=run, cell=_cell(run, cell))
 
     @app.get("/runs/<run_id>/keyspace/<cell>.<ext>")
     def keyspace_file(run_id: str, cell: str, ext: str) -> Response:

@@ -9,29 +9,19 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _browser import serve_ui, shot
+from _poll import wait_for
 from _runs import emulator_env, write_profile
 
 from keyramp.results._catalog import RUN_ID_RE
 from keyramp.targets._emulators import free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.emulator, pytest.mark.slow]
-
-
-def _wait(cond: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(what)
 
 
 #: Time series points drawn so far, over every cell's charts on the page.
@@ -56,9 +46,9 @@ def test_a_running_run_grows_its_charts_in_the_browser(tmp_path: Path, bigtable_
                             "--metrics", f"127.0.0.1:{metrics_port}"], env=emulator_env(bigtable_emulator),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        run_dir = _wait(lambda: next((p for p in results.glob("*") if RUN_ID_RE.match(p.name)
-                                      and (p / "manifest.json").exists()), None) if results.is_dir() else None,
-                        60, "no run directory with a manifest")
+        run_dir = wait_for(lambda: next((p for p in results.glob("*") if RUN_ID_RE.match(p.name)
+                                         and (p / "manifest.json").exists()), None) if results.is_dir() else None,
+                           "a run directory with a manifest", timeout=60, every=0.2)
         first = "c00-bigtable-sequential"
         with serve_ui(results) as ui:
             page.goto(f"{ui}/runs")

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from _plans import add_plans, resolved_launch
+from _plans import add_plans
 from _synthetic import make_run
 
 from keyramp.results._plan_doc import CellPlan
@@ -77,6 +77,7 @@ def test_the_json_twin_carries_the_same_answer_and_plans(planned: Path) -> None:
     for row in run["answer"]:
         assert row["plan"] in page and row["pattern"] == "append ×1"
     assert run["plans"]["source"] == "summary" and run["plans"]["target"] == "5,000 ops/s"
+    assert run["plans"]["status"] == "planned" and run["plans"]["planned"] == list(PLANNED)
     summary = json.loads((planned / "summary.json").read_text())["cells"]
     for cell in run["cells"]:
         doc = summary[cell["id"]].get("plan")
@@ -84,34 +85,25 @@ def test_the_json_twin_carries_the_same_answer_and_plans(planned: Path) -> None:
         assert (cell["plan"] or {}).get("doc") == (None if doc is None else CellPlan.from_json(doc).to_json())
 
 
-def test_a_run_with_a_launch_and_no_plan_is_planned_once_on_view(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first view plans the first cell and, when all cells would not fit the budget, leaves the
-    rest to ``keyramp plan``; the saved plan.json serves every later view (and a new server)."""
-    from keyramp.web import _plans
+def test_a_plan_json_left_by_an_older_ui_names_the_command_for_the_cells_it_left_out(tmp_path: Path) -> None:
+    """Before the background planner, the first view planned what fitted 12 s and saved ``pending``."""
+    from _plans import cell_plan
+
+    from keyramp.forecast._plan_run import RunPlan
 
     run = make_run(tmp_path, seconds=5, seed=9, cells=(("datastore", "random"), ("datastore", "sequential")))
-    manifest = json.loads((run / "manifest.json").read_text())
-    manifest["profile"]["launch"] = resolved_launch()
-    (run / "manifest.json").write_text(json.dumps(manifest))
-    monkeypatch.setattr(_plans, "BUDGET_S", 0.0)  # one cell always fits; a second never does
-    first = create_app(tmp_path).test_client().get(f"/runs/{run.name}.json").get_json()["run"]
-    assert first["plans"]["source"] == "planned on view" and first["plans"]["pending"] == ["c01-datastore-sequential"]
-    assert f"keyramp plan {run} --json > {run / 'plan.json'}" in first["plans"]["hint"]
-    assert first["plans"]["seconds_per_cell"] > 0
-    assert first["cells"][0]["plan"]["doc"]["cell"] == "c00-datastore-random" and first["cells"][1]["plan"] is None
-    assert first["answer"][1]["plan"] == "not planned on view"
-    saved = json.loads((run / "plan.json").read_text())
-    assert list(saved["cells"]) == ["c00-datastore-random"] and saved["modelled"] is True
-
-    def refuse(*_: object, **__: object) -> None:
-        raise AssertionError("planned again")
-
-    monkeypatch.setattr(_plans, "plan_run", refuse)
-    client = create_app(tmp_path).test_client()
-    again = client.get(f"/runs/{run.name}.json").get_json()["run"]
-    assert again["plans"]["source"] == "plan.json" and again["cells"][0]["plan"] == first["cells"][0]["plan"]
-    assert "keyramp plan" in _text(client.get(f"/runs/{run.name}").data.decode())
+    add_plans(run, {})  # the [launch] only
+    plan = CellPlan.from_json({**json.loads(cell_plan("datastore", "random")), "cell": "c00-datastore-random"})
+    doc = RunPlan(run_id=run.name, target_ops_per_s=5000.0, target_from="the [launch] peak", throttle=0.01,
+                  cells=(plan,)).to_json()
+    (run / "plan.json").write_text(json.dumps({**doc, "pending": ["c01-datastore-sequential"],
+                                               "seconds_per_cell": 7.44}, indent=1))
+    app = create_app(tmp_path)
+    data = app.test_client().get(f"/runs/{run.name}.json").get_json()["run"]
+    assert (data["plans"]["status"], data["plans"]["source"]) == ("planned", "plan.json")
+    assert data["plans"]["pending"] == ["c01-datastore-sequential"] and not app.extensions["keyramp_planner"].running
+    assert f"keyramp plan {run} --json > {run / 'plan.json'}" in data["plans"]["hint"]
+    assert data["answer"][1]["plan"] == "not planned on view" and data["cells"][0]["plan"]["doc"] == plan.to_json()
 
 
 def test_a_run_without_a_launch_says_how_to_plan_it(tmp_path: Path) -> None:
@@ -119,6 +111,7 @@ def test_a_run_without_a_launch_says_how_to_plan_it(tmp_path: Path) -> None:
     client = create_app(tmp_path).test_client()
     data = client.get(f"/runs/{run.name}.json").get_json()["run"]
     assert data["plans"]["source"] is None and "no [launch]" in data["plans"]["hint"]
+    assert data["plans"]["status"] == "none"
     assert all(c["plan"] is None for c in data["cells"]) and not (run / "plan.json").exists()
     assert "--target OPS" in client.get(f"/runs/{run.name}").data.decode()
 

@@ -167,19 +167,52 @@
       loadSeries(container, !!live);
     });
     if (live) followLiveRun(live);
+    followPlanning();
+  }
+
+  /* ---- a run planned in the background: poll plans.json, swap in the answer and each plan as it arrives ---- */
+  var PLAN_POLL_MS = 2000;
+
+  function followPlanning() {
+    var answer = document.querySelector("#answer[data-plans-src]");
+    if (!answer || answer.getAttribute("data-following") === "true") return;
+    answer.setAttribute("data-following", "true");
+    var src = answer.getAttribute("data-plans-src");
+    var seen = null;
+    function tick() {
+      fetch(src, { cache: "no-store" })
+        .then(function (r) { return r.ok ? r.json() : Promise.reject(new Error("HTTP " + r.status)); })
+        .then(function (doc) {
+          var planning = doc.status === "planning";
+          var planned = doc.planned || [];
+          if (doc.done !== seen || !planning) {  // new plans (or the end): the answer rows and the plans that came
+            seen = doc.done;
+            var current = document.getElementById("answer");
+            if (current) swapPart(current);
+            document.querySelectorAll(".plan.planning[data-plan-src]").forEach(function (el) {
+              if (!planning || planned.indexOf(el.getAttribute("data-cell")) >= 0) swapPart(el);
+              else el.querySelector(".plan-progress").textContent = doc.done + " of " + doc.total;
+            });
+          }
+          if (planning) setTimeout(tick, PLAN_POLL_MS);
+        })
+        .catch(function (e) { console.warn("keyramp: plan status unavailable: " + e.message); setTimeout(tick, PLAN_POLL_MS * 2); });
+    }
+    setTimeout(tick, PLAN_POLL_MS);
   }
 
   /* ---- a run in progress: poll live.json, grow the running cell's charts, swap in partials ---- */
   var LIVE_POLL_MS = 2000;
 
   function swapPart(el, then) {
-    fetch(el.getAttribute("data-part-src") || el.getAttribute("data-head-src"), { cache: "no-store" })
+    fetch(el.getAttribute("data-part-src") || el.getAttribute("data-head-src") || el.getAttribute("data-plan-src"),
+          { cache: "no-store" })
       .then(function (r) { return r.ok ? r.text() : Promise.reject(new Error("HTTP " + r.status)); })
       .then(function (html) {
         var holder = document.createElement("div");
         holder.innerHTML = html;  // our own server-rendered partial (escaped by Jinja)
         var fresh = holder.firstElementChild;
-        if (fresh) { el.replaceWith(fresh); if (then) then(fresh); }
+        if (fresh) { el.replaceWith(fresh); if (then) then(fresh); } else el.remove();  // nothing there any more
       })
       .catch(function (e) { console.warn("keyramp: partial unavailable: " + e.message); });
   }
@@ -208,7 +241,7 @@
           });
           if (doc.status !== "running") {  // the run is over: final data everywhere, stop polling
             var head = document.getElementById("run-head");
-            if (head && head.getAttribute("data-head-src")) swapPart(head);
+            if (head && head.getAttribute("data-head-src")) swapPart(head, followPlanning);  // planned from now on
             document.querySelectorAll(".cell-summary[data-part-src]").forEach(function (part) {
               swapPart(part, initHeatmaps);
             });
