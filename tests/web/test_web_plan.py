@@ -89,13 +89,14 @@ def test_a_plan_json_left_by_an_older_ui_names_the_command_for_the_cells_it_left
     """Before the background planner, the first view planned what fitted 12 s and saved ``pending``."""
     from _plans import cell_plan
 
-    from keyramp.forecast._plan_run import RunPlan
+    from keyramp.forecast._plan_run import criteria
+    from keyramp.results._plan_doc import RunPlan
 
     run = make_run(tmp_path, seconds=5, seed=9, cells=(("datastore", "random"), ("datastore", "sequential")))
     add_plans(run, {})  # the [launch] only
     plan = CellPlan.from_json({**json.loads(cell_plan("datastore", "random")), "cell": "c00-datastore-random"})
-    doc = RunPlan(run_id=run.name, target_ops_per_s=5000.0, target_from="the [launch] peak", throttle=0.01,
-                  cells=(plan,)).to_json()
+    doc = RunPlan(run=run.name, target_ops_per_s=5000.0, target_from="the [launch] peak", throttle=0.01,
+                  criteria=criteria(0.01), cells={plan.cell_id: plan}).to_json()
     (run / "plan.json").write_text(json.dumps({**doc, "pending": ["c01-datastore-sequential"],
                                                "seconds_per_cell": 7.44}, indent=1))
     app = create_app(tmp_path)

@@ -18,10 +18,10 @@ from _poll import wait_for
 from _synthetic import make_run
 from flask import Flask
 
-from keyramp.forecast._plan_run import RunPlan
+from keyramp.forecast._plan_run import criteria
 from keyramp.forecast._prices import Prices
 from keyramp.results._catalog import Run
-from keyramp.results._plan_doc import CellPlan
+from keyramp.results._plan_doc import CellPlan, RunPlan
 from keyramp.web import create_app
 from keyramp.web._planner import BackgroundPlanner
 
@@ -53,8 +53,8 @@ class Gate:
             raise self.fail
         backend, strategy = cell.split("-", 2)[1:]
         plan = CellPlan.from_json({**json.loads(cell_plan(backend, strategy)), "cell": cell})
-        return RunPlan(run_id=run.run_id, target_ops_per_s=plan.target_ops_per_s, target_from="the [launch] peak",
-                       throttle=0.01, cells=(plan,))
+        return RunPlan(run=run.run_id, target_ops_per_s=plan.target_ops_per_s, target_from="the [launch] peak",
+                       throttle=0.01, criteria=criteria(0.01), cells={plan.cell_id: plan})
 
 
 @pytest.fixture()
@@ -96,7 +96,7 @@ def test_the_first_view_answers_at_once_and_the_plans_arrive_as_they_are_planned
     done = wait_for(lambda: (d := _plans(client, run))["status"] == "planned" and d, "the whole plan")
     assert done["planned"] == list(IDS) and done["source"] in ("plan.json", "planned in the background")
     saved = RunPlan.from_json(json.loads((run / "plan.json").read_text()))
-    assert [c.cell_id for c in saved.cells] == list(IDS) and saved.target_from == "the [launch] peak"
+    assert list(saved.cells) == list(IDS) and saved.target_from == "the [launch] peak"
     page = client.get(f"/runs/{run.name}").data.decode()
     assert "data-plans-src" not in page and 'class="plan planning"' not in page and page.count('class="plan" id=') == 2
     assert gate.calls == list(IDS)
