@@ -1,11 +1,21 @@
-"""A cell's summary as ``CellRun`` builds it (typed): the keys and their order summary.json has always had."""
+"""A cell's summary as ``CellRun`` builds it (typed): the keys and their order summary.json has always had.
+
+``keyramp.run._cell`` imports Locust, which monkey-patches the standard library on import, so
+the checks run in a fresh interpreter (as tests/run/test_runner.py's do), one per test.
+"""
 
 from __future__ import annotations
 
-import json
+import subprocess
+import sys
+
+import pytest
+
+SCRIPT = """
+import json, sys
 from types import SimpleNamespace
 from typing import Any
-
+import locust  # monkey-patches first, as keyramp run does
 from keyramp.results._exceptions import ExceptionExample
 from keyramp.run._cell import CellRun
 from keyramp.run._exceptions import WarmupFailure, WorkloadFailed
@@ -29,7 +39,7 @@ def _cell_run() -> Any:
     return stub
 
 
-def test_a_failed_cell_writes_what_the_dict_did_in_its_order() -> None:
+def check_a_failed_cell_writes_what_the_dict_did_in_its_order() -> None:
     example = ExceptionExample(error_class="CLIENT_KeyError", op="place", message="KeyError: 'x'",
                                traceback=("/app/o.py:3 in place: x",))
     failed = CellRun.failed_summary(_cell_run(), WorkloadFailed("c00", WarmupFailure(ops=40, example=example)))
@@ -42,7 +52,7 @@ def test_a_failed_cell_writes_what_the_dict_did_in_its_order() -> None:
     assert json.dumps(failed.to_json()) == json.dumps(expected)
 
 
-def test_a_measured_cell_keeps_the_runners_key_order_whatever_the_assignment_order() -> None:
+def check_a_measured_cell_keeps_the_runners_key_order_whatever_the_assignment_order() -> None:
     recorder = Recorder(cell="c00", ops=["insert", "read"], sink=_Sink())
     recorder.begin(0.0)
     recorder.record("insert", None, 0.0, 0.0, 0.002)
@@ -59,3 +69,15 @@ def test_a_measured_cell_keeps_the_runners_key_order_whatever_the_assignment_ord
                                   "ops_per_s", "latency_ms", "service_ms", "late", "dropped"]
     assert doc["total"]["errors_by_class"] == {} and list(doc["total"]["latency_ms"]) == [
         "p50", "p90", "p95", "p99", "p999", "max", "mean"]
+
+
+globals()[sys.argv[1]]()
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("check", ["check_a_failed_cell_writes_what_the_dict_did_in_its_order",
+                                   "check_a_measured_cell_keeps_the_runners_key_order_whatever_the_assignment_order"])
+def test_the_cell_summary_keeps_the_runners_keys(check: str) -> None:
+    done = subprocess.run([sys.executable, "-c", SCRIPT, check], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
