@@ -45,7 +45,7 @@ def _main(args: argparse.Namespace) -> int:
     target = json_target(args)
     run = resolve_run(args.run, args.results)
     if run.manifest is None:
-        raise UsageError(f"{run.path}: no readable manifest.json")
+        raise UsageError(f"{run.path}: {run.manifest_error or 'no readable manifest.json'}")
     if args.nodes is not None and args.nodes < 1:
         raise UsageError(f"--nodes: must be at least 1, got {args.nodes}")
     results = reforecast(

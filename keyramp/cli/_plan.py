@@ -63,7 +63,7 @@ def _main(args: argparse.Namespace) -> int:
     run = resolve_run(args.run, args.results)
     manifest = run.manifest
     if manifest is None:
-        raise UsageError(f"{run.path}: no readable manifest.json")
+        raise UsageError(f"{run.path}: {run.manifest_error or 'no readable manifest.json'}")
     if args.write_profile is not None and args.cell is None and len(manifest.cells) != 1:
         raise UsageError(f"--write-profile: the run has {len(manifest.cells)} cells; name one with --cell")
     plan = plan_run(run, target=args.target, cell=args.cell, throttle=args.throttle, nodes=args.nodes,

@@ -13,6 +13,7 @@ from typing import Any
 
 from keyramp.results._catalog import Run
 from keyramp.results._exceptions import cell_exceptions
+from keyramp.results._summary import CellSummary
 
 __all__ = ["NewException", "new_exceptions"]
 
@@ -46,6 +47,5 @@ def new_exceptions(baselines: Sequence[Run], candidates: Sequence[Run],
     return out
 
 
-def _cell(run: Run, cell_id: str) -> dict[str, Any]:
-    """A compared run's cell through the results model, as ``cell_exceptions`` reads it (a mapping)."""
-    return run.cell(cell_id).to_json()
+def _cell(run: Run, cell_id: str) -> CellSummary:
+    return run.cell(cell_id)

@@ -29,9 +29,8 @@ Measured A/A and A/B rates: docs/ci.md.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -117,12 +116,6 @@ class Side:
     def cells(self) -> list[CellSummary]:
         return [typed(run).cells[cell] for run, cell in self.members]
 
-    @cached_property
-    def cell_maps(self) -> list[dict[str, Any]]:
-        """The typed cells as mappings, for the results layer's checks (until they take ``CellSummary``);
-        built once per side: writing a cell with its key-space and forecast documents takes ms."""
-        return [cell.to_json() for cell in self.cells()]
-
     def stats(self, op: str) -> list[OpStats]:
         return [typed(run).cells[cell].operations[op] for run, cell in self.members]
 
@@ -132,8 +125,8 @@ class Side:
         return Pooled(count=sum(int(s.count or 0) for s in stats), late=sum(int(s.late or 0) for s in stats),
                       errors=sum(int(s.errors or 0) for s in stats))
 
-    def first_reason(self, reason: Callable[[Mapping[str, Any]], str | None]) -> str | None:
-        return next((r for cell in self.cell_maps if (r := reason(cell))), None)
+    def first_reason(self, reason: Callable[[CellSummary], str | None]) -> str | None:
+        return next((r for cell in self.cells() if (r := reason(cell))), None)
 
 
 def typed(run: Run) -> RunSummary:
@@ -207,13 +200,13 @@ def _machine_late(side: Side, op: str, opts: CompareOptions) -> float:
     """Share of a side's operations that started late because the generator fell behind (the one
     rule of ``keyramp.results._generator``: CPU-bound load process, saturated machine, or users
     mostly idle); lateness with every user busy is the store's (it can be the regression itself)."""
-    pairs = [(generator_late(cell, stats.to_json(), busy_limit=opts.busy_users_fraction), int(stats.count or 0))
-             for cell, stats in zip(side.cell_maps, side.stats(op), strict=True)]
+    pairs = [(generator_late(cell, stats, busy_limit=opts.busy_users_fraction), int(stats.count or 0))
+             for cell, stats in zip(side.cells(), side.stats(op), strict=True)]
     total = sum(n for _, n in pairs)
     return sum(late * n for late, n in pairs) / total if total else 0.0
 
 
-def _latency_suspect(cell: Mapping[str, Any]) -> str | None:
+def _latency_suspect(cell: CellSummary) -> str | None:
     return starved_reason(cell, latency=True)
 
 
@@ -275,8 +268,8 @@ class _Judge:
         (and is not itself the machine's), and Little's law (users ÷ mean service time) predicts
         a change past the minimum effect in the same direction."""
         opts = self.opts
-        b_rate = _geomean([littles_rate(c) for c in self.base.cell_maps])
-        c_rate = _geomean([littles_rate(c) for c in self.cand.cell_maps])
+        b_rate = _geomean([littles_rate(c) for c in self.base.cells()])
+        c_rate = _geomean([littles_rate(c) for c in self.cand.cells()])
         predicted = c_rate / b_rate if b_rate and c_rate else None
         b_svc = _geomean([_pct(s.service_ms, "p50") for s in self.base.stats(self.op)])
         c_svc = _geomean([_pct(s.service_ms, "p50") for s in self.cand.stats(self.op)])

@@ -268,6 +268,6 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | Sequence[Run] | Non
         checks = [*own, *thresholds]
         if checks:
             # the results layer's evaluation reads mappings: the typed cells as such
-            cmp.thresholds[run.run_id] = {cell_id: evaluate(checks, cell.to_json())
+            cmp.thresholds[run.run_id] = {cell_id: evaluate(checks, cell)
                                           for cell_id, cell in typed(run).cells.items()}
     return cmp

@@ -38,6 +38,8 @@ class RunDesigns:
 def run_designs(run: Run, *, cell: str | None = None) -> RunDesigns:
     """The cells of a loaded run, or only ``cell``; probe cells (no key stream) are left out.
     ``UsageError`` for an unknown cell id."""
+    if run.manifest_error is not None:
+        raise UsageError(f"{run.path}: {run.manifest_error}")
     manifest = run.manifest or RunManifest()
     profile = manifest.profile
     cells_meta = {c.id: c for c in manifest.cells}

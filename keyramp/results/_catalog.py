@@ -253,6 +253,13 @@ def load_run(path: Path) -> Run:
                 problems = [f"summary.json: {exc}"]
         warnings.extend(problems)
         fatal = fatal or bool(problems)
+    typed_manifest: tuple[RunManifest | None, str | None] = (None, None)
+    if manifest is not None:  # not fatal (the summary holds the measurements); said, so no view goes blank silently
+        try:
+            typed_manifest = (RunManifest.from_json(manifest), None)
+        except DocError as exc:
+            typed_manifest = (None, f"manifest.json: {exc}")
+            warnings.append(typed_manifest[1])
 
     status = "unknown"
     if summary is not None and isinstance(summary.get("status"), str):
@@ -288,6 +295,7 @@ def load_run(path: Path) -> Run:
     )
     if typed is not None:
         run.__dict__["_typed"] = (typed, None)  # read once: the cached_property's slot
+    run.__dict__["_typed_manifest"] = typed_manifest
     return run
 
 

@@ -56,25 +56,21 @@ class JsonDoc:
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
         doc = super().__new__(cls)
         # Fields given to the constructor (the dataclass ``__init__`` cannot tell them from defaults).
-        object.__setattr__(doc, "_given", set(kwargs))
+        # A frozenset, replaced on assignment: ``copy.copy`` shares it with the original safely.
+        object.__setattr__(doc, "_given", frozenset(kwargs))
         return doc
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        own = cls.__dict__.get("__post_init__")
-        if own is not None and not getattr(own, "_finishing", False):
-            type.__setattr__(cls, "__post_init__", _finishing(own))
-
     def __post_init__(self) -> None:
+        """The end of construction (a subclass's own ``__post_init__`` calls this last): assignments
+        from here on are written. ``dataclasses.replace`` passes every field to the constructor, so
+        its copy writes them all: copy with ``copy.copy`` and assign instead."""
         object.__setattr__(self, "_built", True)
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
         d = self.__dict__
-        if "_building" in d:  # a subclass's ``__post_init__`` normalising a field
-            d["_building"].add(name)
-        elif "_built" in d:  # assigned after construction: written, like a dict's new key
-            d.setdefault("_given", set()).add(name)
+        if "_built" in d:  # assigned after construction: written, like a dict's new key
+            d["_given"] = d.get("_given", frozenset()) | {name}
 
     @classmethod
     def from_json(cls, data: Any, *, where: str = "") -> Self:
@@ -134,28 +130,6 @@ class JsonDoc:
         for key, value in self.extra.items():
             out.setdefault(key, value)
         return out
-
-
-def _finishing(post_init: Callable[[Any], None]) -> Callable[[Any], None]:
-    """A subclass's ``__post_init__`` run as the end of construction: a field it normalises to its
-    default (``reason = reason or None``) is not written even though it was given; assignments
-    after it are (the document is built)."""
-
-    def run(self: Any) -> None:
-        d = self.__dict__
-        object.__setattr__(self, "_building", set())
-        try:
-            post_init(self)
-        finally:
-            normalised = d.pop("_building")
-        given = d.get("_given")
-        if given:
-            defaults = {f.name: f for f in fields(self)}
-            given -= {n for n in normalised if n in defaults and getattr(self, n) == _default(defaults[n])}
-        object.__setattr__(self, "_built", True)
-
-    run._finishing = True  # type: ignore[attr-defined]
-    return run
 
 
 def _default(f: Any) -> Any:

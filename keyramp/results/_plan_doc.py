@@ -70,6 +70,7 @@ class PlanCheck(JsonDoc):
 
     def __post_init__(self) -> None:
         self.reason = self.reason or None  # an empty reason is no reason: never written
+        super().__post_init__()
 
 
 @dataclass(kw_only=True)
@@ -211,7 +212,7 @@ class CellPlan(JsonDoc):
 @dataclass(kw_only=True)
 class RunPlan(JsonDoc):
     """Every planned cell of a run at one target (plan.json, ``keyramp plan RUN --json``; all figures
-    modelled). A run planned by the web UI on view also says which cells it left out (``pending``)."""
+    modelled). Files an older web UI wrote on view also say which cells it left out (``pending``)."""
 
     modelled: bool = True
     run: str

@@ -16,6 +16,7 @@ import secrets
 import shutil
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -37,7 +38,7 @@ from keyramp.results._rows import TimeseriesRow
 from keyramp.results._summary import MANIFEST_SCHEMA, RunManifest, RunSummary
 from keyramp.targets._emulators import sdk_root
 
-__all__ = ["SCHEMA", "RunDirectory", "collect_versions", "utc_now", "write_json_atomic"]
+__all__ = ["SCHEMA", "RunDirectory", "collect_versions", "utc_now", "write_json_atomic", "write_json_new"]
 
 SCHEMA = MANIFEST_SCHEMA
 _DIST = ("locust", "grpcio", "hdrhistogram")
@@ -47,12 +48,29 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def _written_aside(path: Path, data: Any) -> Path:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(data, fh, indent=2, sort_keys=False, default=str)
         fh.write("\n")
-    os.replace(tmp, path)
+    return tmp
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    os.replace(_written_aside(path, data), path)
+
+
+def write_json_new(path: Path, data: Any) -> bool:
+    """``write_json_atomic`` that never replaces a file already there (False: one was): a file a
+    user is writing (``keyramp plan RUN --json > RUN/plan.json``) is theirs."""
+    tmp = _written_aside(path, data)
+    try:
+        os.link(tmp, path)  # atomic, and fails when ``path`` exists
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
+    return True
 
 
 def _cloud_sdk_version() -> str | None:

@@ -145,11 +145,11 @@ def _timeline(cell: CellSummary) -> tuple[tuple[float, float | None, float], ...
                  for p in cell.target_ops_per_s)
 
 
-def _generated(cell: CellSummary, raw: Mapping[str, Any]) -> str:
+def _generated(cell: CellSummary) -> str:
     """What limited a generator-limited cell, and how much of its schedule it still generated
     (achieved ÷ target over its timeline): all of it means the key stream is complete and only
     its latency is the generator's."""
-    why = f"generator-limited: {generator_reason(raw)}"
+    why = f"generator-limited: {generator_reason(cell)}"
     points = [p for p in cell.target_ops_per_s if p.target]
     target = sum(float(p.target or 0.0) for p in points)
     achieved = sum(float(p.achieved or 0.0) for p in points)
@@ -171,10 +171,9 @@ def evidence_for(manifest: RunManifest, summary: RunSummary, *, run: Path | None
     role = role_of(str(profile.get("description") or ""))
     rows: list[Evidence] = []
     for cell_id, cell in summary.cells.items():
-        raw = cell.to_json()  # for the results layer's generator rule, which reads mappings
         probe_name = None
         timeline: tuple[tuple[float, float | None, float], ...] = ()
-        limited = cell.probe is None and cell.total is not None and generator_limited(raw)
+        limited = cell.probe is None and cell.total is not None and generator_limited(cell)
         if cell.probe is not None:
             probe_name = cell.probe.name
             kind, text, values, bars = probe_evidence(cell.probe)
@@ -182,12 +181,12 @@ def evidence_for(manifest: RunManifest, summary: RunSummary, *, run: Path | None
             kind, text, values, bars = _keyspace_evidence(cell.keyspace, cell.forecast,
                                                           strategy=cell.strategy or "")
             if limited:  # the model saw only the load that was generated
-                text += f" ({_generated(cell, raw)})"
+                text += f" ({_generated(cell)})"
             timeline = _timeline(cell)
         elif limited:
             # Never cite this cell's latency: it is the load generator's own queue.
             kind, text, values, bars = "generator-limited", (
-                f"the load generator could not keep up ({generator_reason(raw)}); its latency is not the "
+                f"the load generator could not keep up ({generator_reason(cell)}); its latency is not the "
                 "store's and is not cited"), {}, []
             timeline = _timeline(cell)
         else:

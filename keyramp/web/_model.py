@@ -39,11 +39,11 @@ def _latency(block: Latency | None) -> dict[str, float | None]:
     return {k: num(getattr(block, k)) if block is not None else None for k in LATENCY_KEYS}
 
 
-def _workload_exceptions(c: CellSummary, raw: dict[str, Any]) -> dict[str, Any]:
+def _workload_exceptions(c: CellSummary) -> dict[str, Any]:
     """What the workload itself raised (``results._exceptions``): each class's first occurrence
     with its traceback and count, and whether the cell stopped on it in its warm-up."""
     examples = [{"class": e.error_class, "count": n, "op": e.op, "message": e.message, "where": e.where,
-                 "traceback": list(e.traceback)} for e, n in cell_exceptions(raw)]
+                 "traceback": list(e.traceback)} for e, n in cell_exceptions(c)]
     return {"exceptions": examples, "workload_failed": c.reason == "workload error"}
 
 
@@ -96,7 +96,6 @@ def _cells(manifest: RunManifest, summary: RunSummary | None) -> list[dict[str, 
     out = []
     for cid in order:
         c = s_cells.get(cid) or CellSummary()
-        raw = c.to_json()  # for the results layer's checks, which read mappings
         m = m_cells.get(cid) or ManifestCell(id=cid)
         schedule = c.schedule or (as_dict(m.schedule).get("kind") if m.schedule else None)
         ratios = [a / t for p in c.target_ops_per_s if (t := num(p.target)) and (a := num(p.achieved)) is not None]
@@ -121,8 +120,8 @@ def _cells(manifest: RunManifest, summary: RunSummary | None) -> list[dict[str, 
             "finished": c.total is not None and not c.incomplete,
             "thresholds": [_threshold(t) for t in c.thresholds],
             "forecast": forecast_view(c.forecast),
-            **_generator(c, raw),
-            **_workload_exceptions(c, raw),
+            **_generator(c),
+            **_workload_exceptions(c),
         }
         # what matches cells across runs: the id without its cNN- index (backend, strategy, extras)
         cell["identity"] = cell_identity(cid)
@@ -145,7 +144,7 @@ def _threshold(d: ThresholdRow) -> dict[str, Any]:
     }
 
 
-def _generator(c: CellSummary, raw: dict[str, Any]) -> dict[str, Any]:
+def _generator(c: CellSummary) -> dict[str, Any]:
     """Whether the generator kept up (the recorded verdict, or the rule applied to an older
     summary); None for a cell without a load phase (a probe) or without a total."""
     if c.total is None or c.probe is not None:
@@ -156,7 +155,7 @@ def _generator(c: CellSummary, raw: dict[str, Any]) -> dict[str, Any]:
     limited = c.generator_limited
     return {
         "generator_limited": limited if isinstance(limited, bool) else bool(recorded.limited),
-        "generator": {"reason": text(recorded.reason), "machine_limited": machine_limited(raw),
+        "generator": {"reason": text(recorded.reason), "machine_limited": machine_limited(c),
                       **{k: num(getattr(recorded, k)) for k in ("late_fraction", "dropped_fraction", "users_busy",
                                                                 "cpu_cores", "max_process_cores", "machine_busy")}},
     }

@@ -26,7 +26,7 @@ from keyramp.forecast._plan_run import plan_run
 from keyramp.forecast._prices import Prices, load_prices
 from keyramp.results._catalog import Run
 from keyramp.results._plan_doc import CellPlan, RunPlan
-from keyramp.results._rundir import write_json_atomic
+from keyramp.results._rundir import write_json_new
 from keyramp.web._plans import PLAN_FILE, RunPlans, plan_command, planned_plans
 
 __all__ = ["BackgroundPlanner", "PlanCell", "plan_one"]
@@ -167,7 +167,8 @@ def _finish(job: _Job, seconds: float) -> RunPlans:
                     throttle=first.throttle, cost_label=first.cost_label, criteria=first.criteria,
                     cells={cid: c for p in with_cells for cid, c in p.cells.items()})
     try:
-        write_json_atomic(Path(job.run.path) / PLAN_FILE, whole.to_json())
+        if not write_json_new(Path(job.run.path) / PLAN_FILE, whole.to_json()):  # never over one written meanwhile
+            _log.info("%s appeared while planning: kept, not replaced", Path(job.run.path) / PLAN_FILE)
     except OSError as exc:  # a read-only results directory: this server keeps it, the next one plans again
         _log.warning("%s not saved: %s", Path(job.run.path) / PLAN_FILE, exc)
     return planned_plans(job.run, whole, seconds=seconds)

@@ -56,10 +56,15 @@ def plan_command(run: Run) -> str:
 
 
 def _saved(run: Run) -> RunPlans | None:
+    """``plan.json``'s plans; None when there is none. One that does not read is shown as such and
+    never planned over: it may be a ``keyramp plan RUN --json > RUN/plan.json`` still writing."""
     try:
         return _from_doc(run, read_run_plan(Path(run.path) / PLAN_FILE), source=PLAN_FILE)
-    except (OSError, DocError):  # none, or unreadable: planned again
+    except FileNotFoundError:
         return None
+    except (OSError, DocError) as exc:
+        return RunPlans(status="failed", reason=str(exc),
+                        hint=f"{PLAN_FILE} does not read ({exc}): {plan_command(run)}")
 
 
 def _from_doc(run: Run, plan: RunPlan, *, source: str) -> RunPlans:

@@ -43,6 +43,17 @@ def test_truncated_summary_is_a_warning_not_an_exception(results: Path) -> None:
     assert run.profile_name == "synthetic"
 
 
+def test_a_manifest_field_of_the_wrong_type_is_said_not_silently_dropped(results: Path) -> None:
+    path = make_run(results, seed=8)
+    manifest = json.loads((path / "manifest.json").read_text())
+    (path / "manifest.json").write_text(json.dumps({**manifest, "seed": "abc"}))
+    run = load_run(path)
+    assert run.manifest is None
+    assert run.manifest_error == "manifest.json: RunManifest.seed: expected a number, got a string"
+    assert run.warnings == [run.manifest_error] and run.ok  # the measurements are intact
+    assert run.summary is not None
+
+
 def test_missing_summary_and_running(results: Path) -> None:
     finished = make_run(results, seed=8)
     (finished / "summary.json").unlink()

@@ -1,7 +1,8 @@
 """The results model is the only way a run's documents are read (issue 29).
 
 Three properties that break when a reader goes back to dicts: a loaded ``Run`` hands out only
-typed documents (down to the key-space, forecast, plan and probe parts of a cell); outside
+typed documents, and a cell declares its key-space, forecast, plan and probe parts as model
+types (their readers: tests/results/test_subdocs.py, test_forecast_doc.py, test_probe_doc.py); outside
 ``keyramp/results/`` nothing touches the parsed files (``raw_summary``/``raw_manifest``); and
 outside ``keyramp/results/`` no function parses JSON while naming one of the run directory's
 documents, which is how a reader that bypasses the model looks.

@@ -182,3 +182,14 @@ def test_a_missing_required_field_is_named() -> None:
     del summary["cells"]["c00-datastore-sequential"]["thresholds"][0]["passed"]
     with pytest.raises(DocError, match=r"c00-datastore-sequential\.thresholds\[0\]: missing passed"):
         RunSummary.from_json(summary)
+
+
+def test_a_copy_tracks_its_own_assignments() -> None:
+    # what a document built in code writes is per document: assigning on a copy leaves the original alone
+    original = CellSummary(backend="x")
+    twin = copy.copy(original)
+    twin.reason = None
+    assert original.to_json() == {"backend": "x"} and twin.to_json() == {"backend": "x", "reason": None}
+    read = CellSummary.from_json({"backend": "y"})
+    read.status = None  # a read document writes an assignment after its own keys
+    assert read.to_json() == {"backend": "y", "status": None}

@@ -134,3 +134,21 @@ def test_the_ramp_chart_reaches_the_target_when_the_plan_says() -> None:
         assert all(y >= chart["target_y"] - 0.2 for _, y in pts)  # never above the target
     # a damaged plan does not read: no section
     assert read_plan({"cell": "x"}) is None and read_plan("nonsense") is None and plan_view(None) is None
+
+
+def test_a_plan_json_that_does_not_read_is_shown_and_never_planned_over(tmp_path: Path) -> None:
+    """``keyramp plan RUN --json > RUN/plan.json`` empties the file first and writes for half a minute."""
+    from keyramp.results._rundir import write_json_new
+
+    run = make_run(tmp_path, seconds=5, seed=12, cells=(("datastore", "random"),))
+    add_plans(run, {})  # the [launch] only: a run the UI would plan
+    (run / "plan.json").write_text("")
+    app = create_app(tmp_path)
+    plans = app.test_client().get(f"/runs/{run.name}.json").get_json()["run"]["plans"]
+    assert plans["status"] == "failed" and "plan.json" in plans["reason"] and "keyramp plan" in plans["hint"]
+    assert not app.extensions["keyramp_planner"].running and (run / "plan.json").read_text() == ""
+    # and a background planning that ends while the user's file is there keeps the user's file
+    assert write_json_new(run / "plan.json", {"modelled": True}) is False and (run / "plan.json").read_text() == ""
+    (run / "plan.json").unlink()
+    assert write_json_new(run / "plan.json", {"modelled": True}) is True
+    assert json.loads((run / "plan.json").read_text()) == {"modelled": True} and len(list(run.glob(".plan*"))) == 0
