@@ -12,6 +12,7 @@ it is not reachable, and what it costs (docs/plan.md). The searches that fill it
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from dataclasses import dataclass, field
@@ -231,6 +232,14 @@ class RunPlan(JsonDoc):
     @property
     def run_id(self) -> str:
         return self.run
+
+    @classmethod
+    def merged(cls, parts: list[RunPlan]) -> RunPlan:
+        """One run's plan from plans of its cells (``plan_run(run, cell=…)`` each, same target): the
+        first part's document with every part's cells, as ``plan_run(run)`` writes it at once."""
+        whole = copy.copy(parts[0])
+        whole.cells = {cid: c for part in parts for cid, c in part.cells.items()}
+        return whole
 
     @property
     def planned(self) -> list[CellPlan]:

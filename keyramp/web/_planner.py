@@ -67,7 +67,7 @@ class _Job:
 
 
 def _cells(plans: list[RunPlan]) -> dict[str, CellPlan]:
-    return {cid: c for p in plans for cid, c in p.cells.items()}
+    return RunPlan.merged(plans).cells if plans else {}
 
 
 def _target(plans: list[RunPlan]) -> str | None:
@@ -161,11 +161,7 @@ def _finish(job: _Job, seconds: float) -> RunPlans:
     with_cells = [p for p in job.plans if p.cells]
     if not with_cells:
         return RunPlans(hint="no cell with a key stream to plan")
-    first = with_cells[0]
-    # what ``keyramp plan RUN --json`` writes for the whole run: the cells' plans in one document
-    whole = RunPlan(run=first.run, target_ops_per_s=first.target_ops_per_s, target_from=first.target_from,
-                    throttle=first.throttle, cost_label=first.cost_label, criteria=first.criteria,
-                    cells={cid: c for p in with_cells for cid, c in p.cells.items()})
+    whole = RunPlan.merged(with_cells)  # what ``keyramp plan RUN --json`` writes for the whole run
     try:
         if not write_json_new(Path(job.run.path) / PLAN_FILE, whole.to_json()):  # never over one written meanwhile
             _log.info("%s appeared while planning: kept, not replaced", Path(job.run.path) / PLAN_FILE)

@@ -18,6 +18,7 @@ from _poll import wait_for
 from _synthetic import make_run
 from flask import Flask
 
+from keyramp.cli._main import main
 from keyramp.forecast._plan_run import criteria
 from keyramp.forecast._prices import Prices
 from keyramp.results._catalog import Run
@@ -166,7 +167,8 @@ def test_closing_stops_the_planner_between_cells_and_saves_nothing(gated: Any) -
     assert gate.calls == [IDS[0]] and not (run / "plan.json").exists()
 
 
-def test_a_run_is_planned_for_real_into_plan_json_and_a_new_server_reads_it(tmp_path: Path) -> None:
+def test_a_run_is_planned_for_real_into_plan_json_and_a_new_server_reads_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The default planner (``keyramp plan``'s ``plan_run``, cell by cell) end to end on a one-cell run."""
     run = _unplanned(tmp_path, cells=(("datastore", "random"),), seed=11)
     app = create_app(tmp_path)
@@ -178,7 +180,9 @@ def test_a_run_is_planned_for_real_into_plan_json_and_a_new_server_reads_it(tmp_
         app.extensions["keyramp_planner"].close()
     text = (run / "plan.json").read_text()
     doc = json.loads(text)
-    assert text == json.dumps(doc, indent=2) + "\n"  # as `keyramp plan RUN --json` prints it
+    capsys.readouterr()
+    assert main(["plan", str(run), "--json"]) == 0
+    assert text == capsys.readouterr().out  # the bytes `keyramp plan RUN --json` prints
     assert RunPlan.from_json(doc).to_json() == doc and list(doc["cells"]) == ["c00-datastore-random"]
 
     fresh = create_app(tmp_path)
