@@ -41,6 +41,7 @@ from _series import MachineState, bigtable, busy_cores, recorded_series, run_pro
 
 from keyramp.compare import Comparison, build_comparison
 from keyramp.results._catalog import Run, load_run
+from keyramp.results._summary import GeneratorVerdict, Latency, LoadCpu, OpStats
 
 #: The two load models, as profile tables (the open one is the series docs/ci.md first measured).
 MODELS: dict[str, dict[str, dict[str, Any]]] = {
@@ -79,13 +80,13 @@ def machine_load(busy: bool, *, cores: float = 1.0) -> Iterator[MachineState]:
 def run_facts(run: Run) -> dict[str, Any]:
     """What ``keyramp run`` measured of the machine, per run."""
     (cell,) = run.cells.values()
-    cpu, total, gen = cell.get("load_cpu") or {}, cell.get("total") or {}, cell.get("generator") or {}
-    count = total.get("count") or 0
-    return {"run_id": run.run_id, "ops_per_s": total.get("ops_per_s"),
-            "p50_ms": (total.get("latency_ms") or {}).get("p50"), "machine_busy": cpu.get("machine_busy"),
-            "busiest_process": cpu.get("max_process_cores"),
-            "late": round((total.get("late") or 0) / count, 3) if count else None,
-            "generator_limited": cell.get("generator_limited"), "machine_limited": gen.get("machine_limited")}
+    cpu, total, gen = cell.load_cpu or LoadCpu(), cell.total or OpStats(count=0), cell.generator or GeneratorVerdict()
+    count = total.count or 0
+    return {"run_id": run.run_id, "ops_per_s": total.ops_per_s,
+            "p50_ms": (total.latency_ms or Latency()).p50, "machine_busy": cpu.machine_busy,
+            "busiest_process": cpu.max_process_cores,
+            "late": round((total.late or 0) / count, 3) if count else None,
+            "generator_limited": cell.generator_limited, "machine_limited": gen.machine_limited}
 
 
 def per_comparison(cmp: Comparison) -> dict[str, tuple[bool, bool]]:

@@ -29,6 +29,7 @@ from _common import machine, median, parse_args, save, table, write_profile
 from _series import MachineState, bigtable, busy_cores, run_profile
 
 from keyramp.results._catalog import load_run
+from keyramp.results._summary import GeneratorVerdict, Latency, LoadCpu, OpStats
 
 PROFILES: dict[str, dict[str, Any]] = {
     "light": {"workload": {"ops": {"insert": 0.7, "read": 0.3}, "record_count": 300, "value_size": 128},
@@ -44,16 +45,15 @@ LEVELS = (0.0, 0.5, 1.0, 1.25, 1.5, 1.75, 2.0)
 def _figures(run_dir: Path) -> dict[str, Any]:
     run = load_run(run_dir)
     (cell,) = run.cells.values()
-    total, cpu, gen = cell.get("total") or {}, cell.get("load_cpu") or {}, cell.get("generator") or {}
-    count = total.get("count") or 0
-    return {"machine_busy": cpu.get("machine_busy"), "busiest_process": cpu.get("max_process_cores"),
-            "ops_per_s": total.get("ops_per_s"), "p50_ms": (total.get("latency_ms") or {}).get("p50"),
-            "p99_ms": (total.get("latency_ms") or {}).get("p99"),
-            "service_p50_ms": (total.get("service_ms") or {}).get("p50"),
-            "service_mean_ms": (total.get("service_ms") or {}).get("mean"),
-            "late": round((total.get("late") or 0) / count, 3) if count else None,
-            "dropped": gen.get("dropped_fraction"), "users_busy": gen.get("users_busy"),
-            "generator_limited": cell.get("generator_limited"), "reason": gen.get("reason")}
+    total, cpu, gen = cell.total or OpStats(count=0), cell.load_cpu or LoadCpu(), cell.generator or GeneratorVerdict()
+    latency, service = total.latency_ms or Latency(), total.service_ms or Latency()
+    count = total.count or 0
+    return {"machine_busy": cpu.machine_busy, "busiest_process": cpu.max_process_cores,
+            "ops_per_s": total.ops_per_s, "p50_ms": latency.p50, "p99_ms": latency.p99,
+            "service_p50_ms": service.p50, "service_mean_ms": service.mean,
+            "late": round((total.late or 0) / count, 3) if count else None,
+            "dropped": gen.dropped_fraction, "users_busy": gen.users_busy,
+            "generator_limited": cell.generator_limited, "reason": gen.reason}
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from _common import machine, parse_args, save, table
 
 from keyramp.metrics import MetricsState, render
 from keyramp.results._observer import TeeSink
+from keyramp.results._summary import CellSummary
 from keyramp.run._recorder import Recorder
 
 OPS = ("insert", "read", "update")
@@ -75,7 +76,7 @@ def scrape_cost(rounds: int = 7, cells: int = 12) -> tuple[float, float, int]:
         rec.begin(0.0, duration_s=10.0)
         for s in range(10):
             _one_second(rec, rng, s)
-        state.cell_finished(cell=cell, summary={})
+        state.cell_finished(cell=cell, summary=CellSummary())
     running = f"c{cells:02d}-datastore-random"
     state.cell_started(cell=running, backend="datastore", strategy="random", duration_s=10.0)
     rec = Recorder(cell=running, ops=OPS, sink=state, key_samples_per_s=0)

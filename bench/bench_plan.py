@@ -37,7 +37,7 @@ run = resolve_run({run!r}, None)
 t = time.perf_counter()
 if {what!r} == "plan":
     plan = plan_run(run, target={target!r}, prices=load_prices())
-    detail = {{c.cell_id: [c.reachable, c.fix.kind if c.fix else None, c.forecasts] for c in plan.cells}}
+    detail = {{c.cell_id: [c.reachable, c.fix.kind if c.fix else None, c.forecasts] for c in plan.planned}}
 else:
     detail = {{k: [v.verdict] for k, v in reforecast(run).items()}}
 print(json.dumps([time.perf_counter() - t, detail]))
