@@ -13,7 +13,6 @@ from typing import Any
 
 from keyramp.results._catalog import Run
 from keyramp.results._exceptions import cell_exceptions
-from keyramp.results._summary import CellSummary
 
 __all__ = ["NewException", "new_exceptions"]
 
@@ -40,12 +39,8 @@ def new_exceptions(baselines: Sequence[Run], candidates: Sequence[Run],
     for cand in candidates:
         for ident, cell_id in identities[cand.run_id].items():
             known = {e.error_class for base in baselines if (base_id := identities[base.run_id].get(ident))
-                     for e, _ in cell_exceptions(_cell(base, base_id))}
+                     for e, _ in cell_exceptions(base.cell(base_id))}
             out += [NewException(cell=ident, run_id=cand.run_id, error_class=e.error_class, op=e.op,
                                  message=e.message, where=e.where, count=n)
-                    for e, n in cell_exceptions(_cell(cand, cell_id)) if e.error_class not in known]
+                    for e, n in cell_exceptions(cand.cell(cell_id)) if e.error_class not in known]
     return out
-
-
-def _cell(run: Run, cell_id: str) -> CellSummary:
-    return run.cell(cell_id)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from keyramp.compare._judge import CompareOptions
+    from keyramp.compare._options import CompareOptions
 
 __all__ = ["Pooled", "behind_note", "late_budget", "late_fraction", "median", "ratio_verdict"]
 

@@ -67,10 +67,13 @@ class Band:
     deciding: str | None
     verdicts: dict[str, str]  # point label -> verdict
     sensitivity: list[dict[str, Any]]
-    #: the favourable corner, the mid point and the unfavourable corner, for timelines
-    outcomes: dict[str, Outcome]
     #: every evaluated point's outcome by label (the launch planner reads their timelines)
     points: dict[str, Outcome] = field(default_factory=dict)
+
+    @property
+    def outcomes(self) -> dict[str, Outcome]:
+        """The favourable corner, the mid point and the unfavourable corner, for timelines."""
+        return {k: self.points[k] for k in ("favourable", "mid", "unfavourable")}
 
 
 def band_points(box: StoreParams) -> dict[str, dict[str, float]]:
@@ -164,14 +167,10 @@ def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome
     verdict = span_verdict(verdicts.values())
     if len(set(verdicts.values())) == 1:
         return Band(figures=figures, verdict=verdict, deciding=None, verdicts=verdicts,
-                    sensitivity=sensitivity, outcomes=_kept(outcomes), points=outcomes)
+                    sensitivity=sensitivity, points=outcomes)
     # The parameter whose own range flips the verdict (the largest swing among those); if none
     # does alone, the combination does: the largest swing is named.
     flips = [s for s in sensitivity if s["low"]["verdict"] != s["high"]["verdict"]]
     deciding = (flips or sensitivity or [{"param": None}])[0]["param"]
     return Band(figures=figures, verdict=verdict, deciding=deciding, verdicts=verdicts, sensitivity=sensitivity,
-                outcomes=_kept(outcomes), points=outcomes)
-
-
-def _kept(outcomes: dict[str, Outcome]) -> dict[str, Outcome]:
-    return {k: outcomes[k] for k in ("favourable", "mid", "unfavourable")}
+                points=outcomes)

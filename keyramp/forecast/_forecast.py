@@ -29,8 +29,8 @@ from keyramp.keyspace._load import load_keys
 from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._summary import CellSummary, as_cell
 
-__all__ = ["Forecaster", "cell_forecast", "forecast", "forecast_cell", "forecast_run_cell", "forecast_step",
-           "samples_for"]
+__all__ = ["Forecaster", "cell_forecast", "cell_forecaster", "forecast", "forecast_cell", "forecast_run_cell",
+           "forecast_step", "samples_for"]
 
 
 #: Parameters that act on throttled requests only: retries re-offer them (at any share), pieces of a
@@ -250,5 +250,15 @@ def forecast_step(a: Any) -> None:
     launch = getattr(a.profile, "launch", None)
     if launch is None or not a.measured:
         return
-    a.summary.forecast = forecast_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data,
-                                           cell_summary=a.summary, launch=launch, boxes=launch.boxes())
+    a.summary.forecast = cell_forecaster(a).forecast(launch, boxes=launch.boxes()).to_doc()
+
+
+def cell_forecaster(a: Any) -> Forecaster:
+    """A finished cell's forecaster (``CellAnalysis``), built once: the forecast and plan steps share
+    its design, recorded keys and projections."""
+    if getattr(a, "forecaster", None) is None:
+        design = CellDesign.from_summary(backend=a.cell.backend, strategy=a.cell.strategy, profile=a.profile.data,
+                                         cell_summary=a.summary, schedule=a.cell.schedule, horizon_s=a.cell.horizon_s)
+        a.forecaster = Forecaster(design, recorded=cell_samples(a.run_dir, a.cell.id))
+    forecaster: Forecaster = a.forecaster
+    return forecaster

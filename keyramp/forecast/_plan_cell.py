@@ -18,6 +18,7 @@ from keyramp._errors import UsageError
 from keyramp._format import count, ops_per_s, percent
 from keyramp.forecast._cost import cell_cost, record_bytes
 from keyramp.forecast._plan_checks import Judged
+from keyramp.forecast._plan_text import ceiling_text
 from keyramp.forecast._planner import Planner, shard_template
 from keyramp.forecast._prices import Prices
 from keyramp.keys import make_strategy
@@ -69,9 +70,7 @@ def _limit(planner: Planner) -> str:
 
 
 def _band_text(band: RateBand) -> str:
-    def one(v: float | None) -> str:
-        return "no ceiling" if v is None else ops_per_s(v)
-
+    one = ceiling_text
     return f"{one(band.low)} (unfavourable end) – {one(band.high)} (favourable end), mid {one(band.mid)}"
 
 

@@ -115,7 +115,6 @@ class Trial:
             self._cache.put(self._points[label], outcome)
         self._known: dict[str, tuple[float, bool]] = {
             label: _point(o, measure, launch.duration_s, limit) for label, o in self.outcomes.items()}
-        self.points_run = 0
 
     @property
     def rate(self) -> float:
@@ -125,7 +124,6 @@ class Trial:
         if label not in self._known:
             outcome = self._cache.get(self._points[label])
             if outcome is None:
-                self.points_run += 1
                 outcome = self._forecaster.outcome(self.launch, label, box=self._box, samples=self._samples)
                 if outcome is not None:
                     self._cache.put(self._points[label], outcome)

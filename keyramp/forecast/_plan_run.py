@@ -87,13 +87,11 @@ def plan_step(a: Any) -> None:
     launch = getattr(a.profile, "launch", None)
     if launch is None or not a.measured or not (launch.plan or wants_plan(a.profile.thresholds)):
         return
-    from keyramp.forecast._design import CellDesign  # deferred: start-up cost (the planner and the model)
-    from keyramp.forecast._forecast import cell_samples  # deferred: start-up cost
+    from keyramp.forecast._forecast import cell_forecaster  # deferred: start-up cost
     from keyramp.forecast._plan_cell import plan_cell  # deferred: start-up cost
     from keyramp.forecast._planner import Planner  # deferred: start-up cost
 
-    design = CellDesign.from_summary(backend=a.cell.backend, strategy=a.cell.strategy, profile=a.profile.data,
-                                     cell_summary=a.summary, schedule=a.cell.schedule, horizon_s=a.cell.horizon_s)
-    planner = Planner(design, target=launch.peak, nodes=launch.nodes, storage=launch.storage, boxes=launch.boxes(),
-                      recorded=cell_samples(a.run_dir, a.cell.id))
+    forecaster = cell_forecaster(a)  # the forecast step's: its keys and projections, made once
+    planner = Planner(forecaster.design, target=launch.peak, nodes=launch.nodes, storage=launch.storage,
+                      boxes=launch.boxes(), forecaster=forecaster)
     a.summary.plan = plan_cell(planner, cell_id=a.cell.id, prices=load_prices())

@@ -5,18 +5,20 @@ from __future__ import annotations
 from keyramp._format import count, duration, ops_per_s, percent, percent_band, ratio, usd
 from keyramp.results._plan_doc import CellPlan, Fix, PlanCheck, Ramp, RateBand, RunPlan
 
-__all__ = ["cell_block", "plan_text", "ramp_text"]
+__all__ = ["ceiling_text", "cell_block", "plan_text", "ramp_text"]
 
 _MARK = "*"
+
+
+def ceiling_text(v: float | None) -> str:
+    """One end of what a design sustains: a rate, or none below the rates checked."""
+    return "no ceiling" if v is None else ops_per_s(v)
 
 
 def _sustains(band: RateBand | None, checked_to: float | None) -> str:
     if band is None:
         return f"no ceiling set by the key design up to {ops_per_s(checked_to)} (checked)"
-
-    def one(v: float | None) -> str:
-        return "no ceiling" if v is None else ops_per_s(v)
-
+    one = ceiling_text
     return f"{one(band.low)} – {one(band.high)} (mid {one(band.mid)}) once the store has split"
 
 

@@ -104,11 +104,6 @@ class Planner:
         self._trials: dict[tuple[str, str], Trial] = {}
         self.forecasts = 0  # full forecasts and trials run
 
-    @property
-    def points_run(self) -> int:
-        """Model runs (points of a band) the trials took."""
-        return sum(t.points_run for t in self._trials.values())
-
     # -- launches and their judgement ----------------------------------------------------------
 
     def forecaster(self, strategy: str) -> Forecaster:

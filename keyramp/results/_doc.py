@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Self
 
-__all__ = ["DocError", "JsonDoc", "json_schema"]
+__all__ = ["DocError", "JsonDoc", "doc", "json_schema"]
 
 
 class DocError(ValueError):
@@ -102,9 +102,8 @@ class JsonDoc:
         # Built without ``__init__``: reading is on every catalog load, and the fields read are
         # the input's keys (``_keys``), not constructor arguments to remember.
         doc = object.__new__(cls)
-        doc.__dict__.update(values, extra=extra, _keys=tuple(data), _built=True)
-        if cls.__post_init__ is not JsonDoc.__post_init__:  # a subclass's own check
-            doc.__post_init__()
+        doc.__dict__.update(values, extra=extra, _keys=tuple(data))
+        doc.__post_init__()  # a subclass's own check, then built: what it normalises is not "given"
         return doc
 
     @classmethod
@@ -130,6 +129,11 @@ class JsonDoc:
         for key, value in self.extra.items():
             out.setdefault(key, value)
         return out
+
+
+def doc(text: str) -> Any:
+    """A field's description (``field(metadata=doc("…"))``), written into the JSON Schema."""
+    return {"doc": text}
 
 
 def _default(f: Any) -> Any:

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 from keyramp.results._doc import JsonDoc
+from keyramp.results._doc import doc as _doc
 
 __all__ = [
     "BandFigures",
@@ -36,10 +37,6 @@ __all__ = [
 ]
 
 _D = TypeVar("_D", bound=JsonDoc)
-
-
-def _doc(text: str) -> Any:
-    return {"doc": text}
 
 
 def written(doc: _D, *keys: str) -> _D:

@@ -30,11 +30,11 @@ about the real store. The threshold, ``MACHINE_LIMIT``, is measured (docs/ci.md,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any, Final
 
 from keyramp.results._summary import CellLike, CellSummary, GeneratorVerdict, OpStats, as_cell
+from keyramp.results._values import num
 
 __all__ = [
     "BUSY_LIMIT",
@@ -72,11 +72,6 @@ BUSY_LIMIT: Final = 0.8
 MACHINE_LIMIT: Final = 0.85
 
 
-def _fin(value: float | None) -> float | None:
-    """A figure, or None when it is not a finite number (hand-edited summaries can hold NaN)."""
-    return value if value is not None and math.isfinite(value) else None
-
-
 def busy_users(cell: CellLike) -> float | None:
     """Mean share of a cell's users busy by Little's law: Σ ops/s × mean service s ÷ users."""
     c = as_cell(cell)
@@ -84,10 +79,10 @@ def busy_users(cell: CellLike) -> float | None:
         return None
     busy = 0.0
     for stats in c.operations.values():
-        rate = _fin(stats.ops_per_s)
+        rate = num(stats.ops_per_s)
         if rate == 0:
             continue  # an operation that never completed holds no user
-        mean = _fin(stats.service_ms.mean) if stats.service_ms is not None else None
+        mean = num(stats.service_ms.mean) if stats.service_ms is not None else None
         if rate is None or mean is None:
             return None
         busy += rate * mean / 1000.0
@@ -97,13 +92,13 @@ def busy_users(cell: CellLike) -> float | None:
 def load_cpu(cell: CellLike) -> tuple[float | None, float | None]:
     """(cores all load processes used together, cores of the busiest one) over the measured phase."""
     cpu = as_cell(cell).load_cpu
-    return (None, None) if cpu is None else (_fin(cpu.cores), _fin(cpu.max_process_cores))
+    return (None, None) if cpu is None else (num(cpu.cores), num(cpu.max_process_cores))
 
 
 def machine_busy(cell: CellLike) -> float | None:
     """Busy share of the load machine's cores (the busiest, with workers) over the measured phase."""
     cpu = as_cell(cell).load_cpu
-    return None if cpu is None else _fin(cpu.machine_busy)
+    return None if cpu is None else num(cpu.machine_busy)
 
 
 def store_local(cell: CellLike) -> bool | None:
@@ -142,25 +137,25 @@ def littles_rate(cell: CellLike) -> float | None:
     (Little's law: users ÷ mean service time); None without the figures."""
     c = as_cell(cell)
     busy = busy_users(c)
-    rate = sum(_fin(stats.ops_per_s) or 0.0 for stats in c.operations.values())
+    rate = sum(num(stats.ops_per_s) or 0.0 for stats in c.operations.values())
     return rate / busy if busy and rate > 0 else None
 
 
 def _open_model(cell: CellSummary) -> bool:
-    return any((_fin(p.target) or 0.0) > 0 for p in cell.target_ops_per_s)
+    return any((num(p.target) or 0.0) > 0 for p in cell.target_ops_per_s)
 
 
 def _late_fraction(stats: OpStats | None) -> float:
     if stats is None:
         return 0.0
-    count, late = _fin(stats.count) or 0.0, _fin(stats.late) or 0.0
+    count, late = num(stats.count) or 0.0, num(stats.late) or 0.0
     return late / count if count > 0 else 0.0
 
 
 def _dropped_fraction(cell: CellSummary) -> float:
     if cell.total is None:
         return 0.0
-    count, dropped = _fin(cell.total.count) or 0.0, _fin(cell.total.dropped) or 0.0
+    count, dropped = num(cell.total.count) or 0.0, num(cell.total.dropped) or 0.0
     return dropped / (count + dropped) if count + dropped > 0 else 0.0
 
 

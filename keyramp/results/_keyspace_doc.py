@@ -15,12 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from keyramp.results._doc import JsonDoc
+from keyramp.results._doc import doc as _doc
 
 __all__ = ["CapacityBand", "KeyspaceFigures", "TabletModel", "TabletModelParams", "as_keyspace"]
-
-
-def _doc(text: str) -> Any:
-    return {"doc": text}
 
 
 @dataclass(kw_only=True)

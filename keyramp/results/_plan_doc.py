@@ -21,16 +21,13 @@ from typing import Any, ClassVar
 
 from keyramp.results._cost_doc import LABEL, PlanCost
 from keyramp.results._doc import DocError, JsonDoc
+from keyramp.results._doc import doc as _doc
 
 __all__ = ["FIX_KINDS", "GOOGLE_RAMP", "CellPlan", "Fix", "GoogleRamp", "PlanCheck", "Ramp", "RampShape",
            "RateBand", "RunPlan", "read_run_plan"]
 
 #: What a fix changes: the shard count of an append-point design, Bigtable nodes, or the key design.
 FIX_KINDS = ("shards", "nodes", "key_design")
-
-
-def _doc(text: str) -> Any:
-    return {"doc": text}
 
 
 @dataclass(kw_only=True)

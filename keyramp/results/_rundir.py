@@ -158,9 +158,8 @@ class RunDirectory:
         doc = manifest if isinstance(manifest, RunManifest) else RunManifest.from_json(dict(manifest))
         write_json_atomic(self.path / "manifest.json", doc.to_json())
 
-    def write_summary(self, summary: RunSummary | Mapping[str, Any]) -> None:
-        doc = summary if isinstance(summary, RunSummary) else RunSummary.from_json(dict(summary))
-        write_json_atomic(self.path / "summary.json", doc.to_json())
+    def write_summary(self, summary: RunSummary) -> None:
+        write_json_atomic(self.path / "summary.json", summary.to_json())
 
     def write_text(self, name: str, text: str) -> None:
         (self.path / name).write_text(text, encoding="utf-8")

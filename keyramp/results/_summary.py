@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
 
 from keyramp.results._doc import DocError, JsonDoc
+from keyramp.results._doc import doc as _doc
 from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._plan_doc import CellPlan
@@ -54,10 +55,6 @@ __all__ = [
 MANIFEST_SCHEMA = 1
 #: This model's version of summary.json (``schema_version``; absent: 1).
 SUMMARY_VERSION = 2
-
-
-def _doc(text: str) -> Any:
-    return {"doc": text}
 
 
 @dataclass(kw_only=True)

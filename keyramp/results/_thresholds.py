@@ -11,13 +11,13 @@ not go green.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Final
 
 from keyramp.profile._thresholds import METRICS, WORKLOAD_ERRORS, Threshold
-from keyramp.results._doc import JsonDoc
 from keyramp.results._generator import generator_limited, generator_reason
 from keyramp.results._summary import CellLike, CellSummary, ThresholdRow, as_cell
+from keyramp.results._values import num
 
 __all__ = ["all_passed", "evaluate", "is_latency"]
 
@@ -28,18 +28,6 @@ _COMPARATORS: Final = {
     ">=": lambda v, lim: v >= lim,
     "==": lambda v, lim: v == lim,
 }
-
-
-def _part(node: object, key: str) -> object:
-    """``node``'s ``key``: a document's field, or a mapping's entry (the forecast and plan parts are
-    owned by the forecast layer, which may hand either); None when there is none."""
-    if isinstance(node, JsonDoc):
-        return getattr(node, key, None) if key not in ("extra", "_keys") else None
-    return node.get(key) if isinstance(node, Mapping) else None
-
-
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _ratio(cell: CellSummary) -> float | None:
@@ -77,11 +65,11 @@ def _value(threshold: Threshold, cell: CellSummary) -> tuple[bool, float | None]
     if threshold.bound is not None:
         if cell.probe is not None:  # a probe cell has no key stream to forecast
             return False, None
-        band = _part(cell.forecast, threshold.metric.split(".", 1)[1])
-        value = _part(band, threshold.bound) if isinstance(band, JsonDoc | Mapping) else math.nan
+        band = cell.forecast.band(threshold.metric.split(".", 1)[1]) if cell.forecast is not None else None
+        value = getattr(band, threshold.bound, None) if band is not None else math.nan
         if value is None and threshold.metric == "forecast.adapt_s":
             return True, math.inf  # never adapts within the launch
-        number = _number(value)
+        number = None if isinstance(value, bool) or not isinstance(value, int | float) else float(value)
         return True, None if number is None or math.isnan(number) else number
     if threshold.metric == "ops_per_s_ratio":
         ratio = _ratio(cell)
@@ -97,9 +85,8 @@ def _value(threshold: Threshold, cell: CellSummary) -> tuple[bool, float | None]
         return False, None  # a summary from before keyramp counted them (compare reads old runs)
     node: object = stats
     for key in METRICS[threshold.metric][0]:
-        node = _part(node, key)
-    number = _number(node)
-    return True, number if number is not None and math.isfinite(number) else None
+        node = getattr(node, key, None)
+    return True, num(node)
 
 
 def is_latency(metric: str) -> bool:

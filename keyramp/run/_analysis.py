@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import keyramp.forecast
 from keyramp.keyspace import summarize_run_cell
@@ -18,10 +19,13 @@ from keyramp.results._generator import check_generator
 from keyramp.results._summary import CellSummary
 from keyramp.results._thresholds import evaluate
 
+if TYPE_CHECKING:
+    from keyramp.forecast._forecast import Forecaster
+
 __all__ = ["ANALYSIS_STEPS", "CellAnalysis", "analyse_cell"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class CellAnalysis:
     """A finished cell, as the analysis steps see it."""
 
@@ -32,6 +36,9 @@ class CellAnalysis:
     summary: CellSummary
     #: The cell had a measured phase (a probe cell has none, and no key samples).
     measured: bool
+    #: The cell's forecaster, built by the forecast step and reused by the plan step: the same
+    #: design and recorded keys, so its keys and projections are not made twice.
+    forecaster: Forecaster | None = None
 
 
 def keyspace_step(a: CellAnalysis) -> None:

@@ -21,7 +21,7 @@ from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._generator import generator_limited, generator_reason
 from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._summary import CellSummary, Latency, OpStats, RunManifest, RunSummary
-from keyramp.run._report_plan import PLAN_NOTE, plan_lines
+from keyramp.run._report_plan import plan_line
 from keyramp.scenarios._probe_evidence import ChartValue, chart_bars, probe_evidence
 
 __all__ = [
@@ -94,13 +94,12 @@ class RunInfo:
     def from_run(cls, run: Run) -> RunInfo:
         manifest, summary = run.manifest or RunManifest(), run.summary
         profile = manifest.profile or {}  # the resolved profile: the profile layer's document
-        cells = summary.cells if summary is not None else {}
+        cells = run.cells
         return cls(path=run.path, profile=run.profile_name or str(profile.get("name") or "?"), status=run.status,
                    reason=(summary.reason if summary else None) or manifest.reason,
                    rules=tuple(profile.get("rules") or ()), cells=len(cells),
                    seconds=round(sum(float(c.duration_s or 0) for c in cells.values()), 1),
-                   plans=tuple(line for line in (plan_lines(summary) if summary is not None else ())
-                               if line != PLAN_NOTE))
+                   plans=tuple(plan_line(c.plan) for c in cells.values() if c.plan is not None))
 
 
 def role_of(description: str) -> str:

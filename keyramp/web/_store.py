@@ -75,8 +75,7 @@ class RunStore:
         """What the run is doing now (``live.json``) and which cells have their summary."""
         path = self.run_path(run_id)
         run = self._load(path)
-        cells = run.summary.cells if run.summary is not None else {}
-        done = [cid for cid, c in cells.items() if c.total is not None and not c.incomplete]
+        done = [cid for cid, c in run.cells.items() if c.total is not None and not c.incomplete]
         return {"run_id": run_id, **live_view(read_live(path), status=run.status, cells=len(run.cell_ids),
                                               since=_mtime(path / "manifest.json")), "done": done}
 
@@ -119,9 +118,8 @@ class RunStore:
 
     def _durations(self, path: Path) -> dict[str, float]:
         """Each finished cell's measured phase (summary.json), for the rate of its last second."""
-        summary = self._load(path).summary
-        cells = summary.cells if summary is not None else {}
-        return {cid: float(c.duration_s) for cid, c in cells.items() if c.duration_s is not None and c.duration_s > 0}
+        return {cid: float(c.duration_s) for cid, c in self._load(path).cells.items()
+                if c.duration_s is not None and c.duration_s > 0}
 
     def series(self, run_id: str) -> dict[str, dict[str, Any]]:
         """{cell: {op: downsampled chart series}}; op "*" is the whole cell."""
