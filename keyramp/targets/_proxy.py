@@ -102,20 +102,21 @@ class StoreProxy:
         """A fresh model (or none), decoders bound to it, zeroed counts, the clock at zero."""
         options = DecodeOptions(exempt=frozenset(config.exempt), seed=config.seed)
         self._rpcs = self._proxy.rpcs(options, self._types)
-        self.model: StoreModelLike | None = self._make_model(self.spec, config) if config.model else None
+        self.model: StoreModelLike | None = self._make_model(self.spec, config) if config.mode != "off" else None
         self.config = config
         self.counts = ProxyCounts()
         self._t0 = time.monotonic()
         self._handlers = {}
 
     def stats(self) -> dict[str, Any]:
-        model_stats = getattr(self.model, "stats", None)
-        if callable(model_stats):
-            model_stats = model_stats()
-        to_json = getattr(model_stats, "to_json", None)
+        """The configuration, the counts since it was applied, and the model's own state and parameters."""
+        state = getattr(self.model, "state", None)
+        params = getattr(self.model, "params", None)
         return {"store": self.spec.name, "upstream": self.upstream, "config": self.config.to_json(),
                 "description": self.config.describe(), "elapsed_s": round(time.monotonic() - self._t0, 3),
-                **self.counts.to_json(), "model": to_json() if callable(to_json) else model_stats}
+                **self.counts.to_json(),
+                "model": state().to_json() if callable(state) else None,
+                "params": params.to_json() if params is not None else None}
 
     # -- serving -----------------------------------------------------------------------------
     async def start(self, listen: str = "127.0.0.1:0") -> int:

@@ -12,19 +12,25 @@ from typing import Any
 
 from keyramp._errors import UsageError
 
-__all__ = ["MethodCounts", "ProxyConfig", "ProxyCounts"]
+__all__ = ["MODES", "MethodCounts", "ProxyConfig", "ProxyCounts"]
+
+#: The proxy's modes and what each means in a view.
+MODES = {"store": "store model", "admit": "store proxy, every request admitted (its own cost only)",
+         "off": "store proxy, model off (forwarding only)"}
 
 
 @dataclass(frozen=True, kw_only=True)
 class ProxyConfig:
-    """The store model a proxy runs (``model = False``: forward only, count nothing as modelled).
+    """The store model a proxy runs. ``mode``: ``store`` (the store model), ``admit`` (every
+    request decoded and offered to a model that admits everything: the proxy's own cost, for
+    ``bench/bench_proxy.py``), ``off`` (forward only: a cell's preload and warm-up).
 
     Capacities are divided by ``scale`` (K) and the model's delays by ``time_scale`` (T), at
     the ``point`` of the store's parameter box (``mid``: its middle); ``nodes`` and ``storage``
     are the modelled cluster's (Bigtable). ``exempt``: field paths exempt from single-field
     indexes (Firestore; docs/fidelity.md)."""
 
-    model: bool = True
+    mode: str = "store"
     scale: float = 1.0
     time_scale: float = 1.0
     point: str = "mid"
@@ -34,6 +40,8 @@ class ProxyConfig:
     exempt: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise UsageError(f"mode: one of {', '.join(MODES)}, got {self.mode!r}")
         for name in ("scale", "time_scale"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
@@ -59,8 +67,8 @@ class ProxyConfig:
 
     def describe(self) -> str:
         """One line for views: ``store model at scale 1/100, time scale 10 (mid point)``."""
-        if not self.model:
-            return "store proxy, model off (forwarding only)"
+        if self.mode != "store":
+            return MODES[self.mode]
         nodes = f", {self.nodes} node{'s' if self.nodes != 1 else ''}" if self.storage is not None else ""
         return f"store model at scale 1/{self.scale:g}, time scale {self.time_scale:g} ({self.point} point{nodes})"
 
