@@ -151,7 +151,7 @@ class StoreProxy:
         counts = self.counts.method(path, rpc.what)
         assert self._channel is not None
         if rpc.request_stream:  # bidirectional (or a shape the table does not know): stream through
-            stub = self._channel.stream_stream(path)
+            stub: Any = self._channel.stream_stream(path)
             return grpc.stream_stream_rpc_method_handler(self._stream_through(stub, counts))
         if rpc.response_stream:
             return grpc.unary_stream_rpc_method_handler(self._server_stream(rpc, self._channel.unary_stream(path),
@@ -277,4 +277,4 @@ class _Router(grpc.GenericRpcHandler):
         self._proxy = proxy
 
     def service(self, handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
-        return self._proxy.handler(handler_call_details.method)  # type: ignore[attr-defined]
+        return self._proxy.handler(handler_call_details.method)

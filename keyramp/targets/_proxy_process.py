@@ -39,7 +39,8 @@ def _control(endpoint: str, path: str, payload: bytes) -> dict[str, Any]:
 
     assert path in (CONFIGURE, STATS)
     with grpc.insecure_channel(endpoint) as channel:
-        reply = channel.unary_unary(path)(payload, timeout=_CONTROL_TIMEOUT_S)
+        call: Any = channel.unary_unary(path)
+        reply: bytes = call(payload, timeout=_CONTROL_TIMEOUT_S)
     data: dict[str, Any] = json.loads(reply)
     return data
 
