@@ -26,7 +26,8 @@ from keyramp._errors import EmulatorError
 from keyramp.targets._emulators import _pid_alive, _stop_group, log_tail
 from keyramp.targets._proxy_stats import ProxyConfig
 
-__all__ = ["ProxyProcess", "ProxyRecord", "forget_shared", "load_shared", "save_shared", "upstream_of"]
+__all__ = ["ProxyProcess", "ProxyRecord", "forget_shared", "load_shared", "save_shared", "shared_proxies",
+           "upstream_of"]
 
 _STATE_FILE: Final = "proxies.json"
 _CONTROL_TIMEOUT_S: Final = 10.0
@@ -182,6 +183,28 @@ def forget_shared(state_dir: Path, kinds: Iterable[str] | None = None) -> list[s
         records.pop(kind).stop()
     save_shared(state_dir, records)
     return stopped
+
+
+def shared_proxies(state_dir: Path, endpoints: Mapping[str, str], config: ProxyConfig) -> dict[str, ProxyRecord]:
+    """A shared proxy in front of each emulator (``keyramp emulators up --fidelity store``): a live
+    recorded one with the same emulator and configuration is reused, any other replaced."""
+    from keyramp.backends import EMULATOR_FOR  # deferred: start-up cost (the store registry)
+
+    store_of = {kind: store for store, kind in EMULATOR_FOR.items()}
+    records = load_shared(state_dir)
+    out: dict[str, ProxyRecord] = {}
+    for kind, upstream in endpoints.items():
+        found = records.get(kind)
+        if found is not None and found.alive() and found.upstream == upstream and found.config == config.to_json():
+            out[kind] = found
+            continue
+        if found is not None:
+            found.stop()
+        proxy = ProxyProcess(store=store_of[kind], upstream=upstream, config=config,
+                             log_dir=Path(state_dir) / "logs").start()
+        out[kind] = records[kind] = proxy.record(kind)
+    save_shared(state_dir, records)
+    return out
 
 
 def upstream_of(state_dir: Path, endpoint: str) -> str | None:
