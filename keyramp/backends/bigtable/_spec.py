@@ -85,7 +85,6 @@ BIGTABLE_TABLETS: Final = TabletModel(boxes={"ssd": _box("ssd", 14_000.0, 17_000
 #: until the client's deadline passes, DEADLINE_EXCEEDED ("Status codes": "a server could delay a
 #: successful response long enough for the deadline to expire").
 _STATUS_CODES: Final = "https://cloud.google.com/bigtable/docs/status-codes"
-_HOT_TABLETS: Final = "https://cloud.google.com/bigtable/docs/hot-tablets"
 _DEADLINE: Final = Throttle(code="DEADLINE_EXCEEDED", message="Deadline Exceeded", source=_STATUS_CODES)
 BIGTABLE_PROXY: Final = ProxySpec(
     decoder="keyramp.backends.bigtable._decode:rpcs",

@@ -115,7 +115,6 @@ def _post_reset(kind: str) -> ResetFn:
 #: What Datastore answers an operation it throttles (its troubleshooting page): an entity or entity
 #: group written too often, and traffic beyond 500/50/5 or on a hotspot, are both ABORTED with
 #: "Too much contention on these datastore entities"; a wait past the deadline, DEADLINE_EXCEEDED.
-_TROUBLESHOOTING: Final = "https://cloud.google.com/datastore/docs/troubleshooting"
 
 
 def _proxy(decoder: str) -> ProxySpec:
