@@ -16,6 +16,7 @@ from keyramp.compare._present import (
     notes,
     ratio_text,
     short_id,
+    targets_note,
     value_text,
     verdict_rule,
 )
@@ -51,6 +52,8 @@ def render_terminal(cmp: Comparison, console: Any) -> None:
                 row.append(f"[{VERDICT_COLORS.get(v, 'white')}]{v}[/]" if v else "")
         table.add_row(*row)
     console.print(table)
+    if (targets := targets_note(cmp)) is not None:
+        console.print(escape(targets), highlight=False)
     if cmp.keyspace:
         ks = Table(title="key space (headline hotspot figures; modelled ones are not measured)")
         ks.add_column("cell")
@@ -103,6 +106,8 @@ def _md(text: str) -> str:
 def render_markdown(cmp: Comparison) -> str:
     """GitHub-flavoured Markdown, suitable for ``$GITHUB_STEP_SUMMARY``."""
     lines = [f"## keyramp compare — {'❌' if cmp.exit_code else '✅'} {_md(headline(cmp))}", ""]
+    if (targets := targets_note(cmp)) is not None:
+        lines += [f"_{_md(targets)}_", ""]
     header = ["cell", "op", "metric"]
     for i, run in enumerate(cmp.runs):
         header.append((f"{baseline_label(cmp)} " if cmp.baseline is not None and i == 0 else "") + f"`{run.run_id}`")
