@@ -178,20 +178,23 @@ class StoreProxy:
         return model.offer(op, time.monotonic() - self._t0)
 
     async def _hold(self, decision: Any, counts: MethodCounts, context: grpc.aio.ServicerContext) -> None:
-        """Sleep the model's delay; answer a throttled operation with the store's status."""
+        """Sleep the model's delay; answer a throttled operation with the store's status. Counted
+        before the sleep: a client whose deadline passes meanwhile cancels the handler."""
         wait = float(decision.delay_s)
         remaining = context.time_remaining()
         late = remaining is not None and wait >= remaining
+        answer = None
+        if late or not decision.admitted:
+            cause = "deadline" if late else (decision.cause or "range")
+            counts.throttled[cause] = counts.throttled.get(cause, 0) + 1
+            answer = self._proxy.deadline if late else self._proxy.answer(decision.cause)
         if late:
             wait = max(0.0, remaining or 0.0)
         if wait > 0:
             counts.delayed += 1
             counts.delay_s += wait
             await asyncio.sleep(wait)
-        if late or not decision.admitted:
-            cause = "deadline" if late else (decision.cause or "range")
-            counts.throttled[cause] = counts.throttled.get(cause, 0) + 1
-            answer = self._proxy.deadline if late else self._proxy.answer(decision.cause)
+        if answer is not None:
             await context.abort(_STATUS[answer.code], answer.message)
 
     # -- handlers ----------------------------------------------------------------------------
