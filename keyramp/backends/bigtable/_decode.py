@@ -74,9 +74,9 @@ def rpcs(options: DecodeOptions, types: ModelTypes) -> RpcTable:
         request = _CheckAndMutate.FromString(data)
         return one_row(prefix(request.table_name) + request.row_key, "write")
 
-    def read_modify_write(data: bytes) -> Any:
+    def read_modify_write(data: bytes) -> Any:  # an increment or append: the server reads the row
         request = _ReadModifyWrite.FromString(data)
-        return one_row(prefix(request.table_name) + request.row_key, "write")
+        return one_row(prefix(request.table_name) + request.row_key, "transform")
 
     table = [
         Rpc(path=_P + "MutateRow", what="write", decode=mutate_row),
