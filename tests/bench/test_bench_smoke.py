@@ -115,6 +115,8 @@ EMULATOR_TOO = [
     Smoke("bench_rate.py", "rate", lambda d: all(_every(r["steps"], "achieved") for r in d["runs"])),
     Smoke("bench_rundir.py", "rundir", lambda d: _every(d["runs"], "mb_per_hour_total")),
     Smoke("bench_soak.py", "soak", lambda d: d["ops"] > 0 and d["errors"] == 0),
+    Smoke("bench_proxy.py", "proxy", lambda d: {r["way"] for r in d["runs"]} == {"direct", "proxied"} and
+          _every(d["runs"], "ops_per_s"), codes=(0, 1)),
 ]
 if ALL:
     EMULATOR += EMULATOR_TOO
