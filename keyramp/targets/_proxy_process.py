@@ -15,6 +15,8 @@ import json
 import subprocess
 import sys
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,24 +28,32 @@ from keyramp._errors import EmulatorError
 from keyramp.targets._emulators import _pid_alive, _stop_group, log_tail
 from keyramp.targets._proxy_stats import ProxyConfig
 
-__all__ = ["ProxyProcess", "ProxyRecord", "forget_shared", "load_shared", "save_shared", "shared_proxies",
-           "upstream_of"]
+__all__ = [
+    "ProxyProcess",
+    "ProxyRecord",
+    "control",
+    "forget_shared",
+    "load_shared",
+    "save_shared",
+    "shared_proxies",
+    "upstream_of",
+]
 
 _STATE_FILE: Final = "proxies.json"
 _CONTROL_TIMEOUT_S: Final = 10.0
 
 
-def _control(endpoint: str, path: str, payload: bytes) -> dict[str, Any]:
-    import grpc  # deferred: start-up cost (grpc: `keyramp emulators status` needs none)
-
-    from keyramp.targets._proxy import CONFIGURE, STATS  # deferred: start-up cost (grpc.aio)
-
-    assert path in (CONFIGURE, STATS)
-    with grpc.insecure_channel(endpoint) as channel:
-        call: Any = channel.unary_unary(path)
-        reply: bytes = call(payload, timeout=_CONTROL_TIMEOUT_S)
-    data: dict[str, Any] = json.loads(reply)
-    return data
+def control(endpoint: str, call: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A store proxy's control call (``stats``, or ``configure`` with a ``ProxyConfig``'s JSON)."""
+    data = None if payload is None else json.dumps(payload).encode()
+    request = urllib.request.Request(f"http://{endpoint}/keyramp/{call}", data=data, method="GET" if data is None
+                                     else "POST", headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=_CONTROL_TIMEOUT_S) as reply:
+            answer: dict[str, Any] = json.loads(reply.read())
+    except urllib.error.HTTPError as exc:
+        raise EmulatorError(f"store proxy at {endpoint}: {call}: {json.loads(exc.read()).get('error')}") from None
+    return answer
 
 
 class ProxyProcess:
@@ -100,17 +110,13 @@ class ProxyProcess:
 
     def configure(self, config: ProxyConfig) -> dict[str, Any]:
         """A fresh model for ``config`` (zeroed counts, clock at zero); returns the counts before."""
-        from keyramp.targets._proxy import CONFIGURE  # deferred: start-up cost (grpc.aio)
-
-        reply = _control(self.endpoint, CONFIGURE, json.dumps(config.to_json()).encode())
+        reply = control(self.endpoint, "configure", config.to_json())
         self.config = config
         previous: dict[str, Any] = reply["previous"]
         return previous
 
     def stats(self) -> dict[str, Any]:
-        from keyramp.targets._proxy import STATS  # deferred: start-up cost (grpc.aio)
-
-        return _control(self.endpoint, STATS, b"")
+        return control(self.endpoint, "stats")
 
     def stop(self, grace_s: float = 5.0) -> None:
         proc, self._proc = self._proc, None

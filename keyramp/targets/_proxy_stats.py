@@ -90,14 +90,11 @@ class MethodCounts:
     #: Held for the model's queueing delay (throttled or not), and for how long in all.
     delayed: int = 0
     delay_s: float = 0.0
-    #: The emulator's own non-OK answers, forwarded as they were.
-    upstream_errors: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"what": self.what, "requests": self.requests, "modelled": self.modelled,
                 "not_modelled": self.not_modelled, "undecodable": self.undecodable,
-                "throttled": dict(self.throttled), "delayed": self.delayed, "delay_s": round(self.delay_s, 6),
-                "upstream_errors": self.upstream_errors}
+                "throttled": dict(self.throttled), "delayed": self.delayed, "delay_s": round(self.delay_s, 6)}
 
 
 @dataclass(slots=True)
@@ -114,10 +111,10 @@ class ProxyCounts:
 
     def totals(self) -> dict[str, Any]:
         out: dict[str, Any] = {"requests": 0, "modelled": 0, "not_modelled": 0, "undecodable": 0, "throttled": 0,
-                               "delayed": 0, "delay_s": 0.0, "upstream_errors": 0}
+                               "delayed": 0, "delay_s": 0.0}
         causes: dict[str, int] = {}
         for counts in self.methods.values():
-            for name in ("requests", "modelled", "not_modelled", "undecodable", "delayed", "upstream_errors"):
+            for name in ("requests", "modelled", "not_modelled", "undecodable", "delayed"):
                 out[name] += getattr(counts, name)
             out["delay_s"] += counts.delay_s
             for cause, n in counts.throttled.items():

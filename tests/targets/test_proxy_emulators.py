@@ -86,7 +86,7 @@ def test_the_official_client_through_the_proxy_answers_and_stores_as_on_the_emul
             direct.close()
     assert answers[0] == answers[1] and stored[0] == stored[1]
     totals = proxy.stats()["totals"]
-    assert totals["undecodable"] == 0 and totals["upstream_errors"] == 0 and totals["throttled"] == 0
+    assert totals["undecodable"] == 0 and totals["throttled"] == 0
     assert totals["modelled"] >= 14 and totals["not_modelled"] >= 1  # the query (and transaction bookkeeping)
 
 
@@ -147,3 +147,76 @@ def test_sequential_ids_are_throttled_at_the_forecasts_share_through_the_officia
     assert model["throttled"] == cell["total"]["errors"] and model["undecodable"] == 0
     assert band["low"] - 0.1 <= measured <= band["high"] + 0.05, (measured, band)
     assert 0.5 <= measured <= 0.8, measured
+
+
+RAMP = """
+name = "store-fidelity-{name}"
+description = "sequential vs random ids under Google's 500/50/5 ramp at 1/{scale:g} of the launch"
+backend = {backends}
+driver = "grpc"
+duration = "{duration}"
+seed = 5
+
+[workload]
+ops = {{ insert = 1.0 }}
+record_count = 0
+value_size = 32
+
+[keys]
+strategy = ["sequential", "random"]
+
+[schedule]
+kind = "ramp_500_50_5"
+start_ops = {start}
+ceiling = {ceiling}
+time_scale = 10
+warmup = "1s"
+max_users = 40
+
+[emulator]
+fidelity = "store"
+scale = {scale}
+
+[launch]
+kind = "ramp_500_50_5"
+ceiling = {launch}
+duration = "{launch_duration}"
+{nodes}
+"""
+
+#: The serverless stores at 1/10 of a 500/50/5 launch to 2,000 writes/s; Bigtable at 1/100 of one to
+#: 20,000 rows/s on 3 nodes (500/50/5 is not Bigtable's rule: one node takes 12,600 rows/s, so its
+#: sequential ids throttle only beyond that). The model's clock runs 10x the cells' (schedule time_scale):
+#: K x T stays at or under 1,000, where the store model gives the forecast's shares (its scale check).
+CASES = [
+    dict(name="serverless", backends='["datastore", "firestore", "firestore-datastore"]', scale=10, start=50,
+         ceiling=200, launch=2000, launch_duration="20m", duration="120s", nodes=""),
+    dict(name="bigtable", backends='["bigtable"]', scale=100, start=5, ceiling=200, launch=20000,
+         launch_duration="60m", duration="360s", nodes="nodes = 3"),
+]
+
+
+@pytest.mark.extended
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_sequential_ids_throttle_at_the_forecasts_share_and_random_ids_under_one_percent(
+        case: dict[str, Any], datastore_emulator: RunningEmulator, firestore_emulator: RunningEmulator,
+        firestore_datastore_emulator: RunningEmulator, bigtable_emulator: RunningEmulator, tmp_path: Path) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text(RAMP.format(**case))
+    env = {**emulator_env(datastore_emulator, firestore_emulator, firestore_datastore_emulator, bigtable_emulator),
+           "KEYRAMP_STATE_DIR": str(tmp_path / "state")}
+    done = keyramp("run", str(profile), "--out", str(tmp_path / "runs"), "--quiet", env=env, timeout=1800)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads((only_run_dir(tmp_path / "runs") / "summary.json").read_text())
+    shares = {}
+    for cell_id, cell in summary["cells"].items():
+        measured = cell["store_model"]["throttled_share"] or 0.0
+        band = cell["forecast"]["throttled_fraction"]
+        shares[cell_id] = (round(measured, 4), band)
+    print(json.dumps(shares))  # the figures docs/fidelity.md quotes
+    for cell_id, (measured, band) in shares.items():
+        if cell_id.endswith("-random"):
+            assert measured < 0.01, (cell_id, measured)
+        else:
+            assert band["low"] - 0.05 <= measured <= band["high"] + 0.05, (cell_id, measured, band)
+            assert measured > 0.1, (cell_id, measured)
