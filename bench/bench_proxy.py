@@ -34,9 +34,7 @@ from keyramp.backends import EMULATOR_FOR
 from keyramp.targets._proxy_process import ProxyProcess
 from keyramp.targets._proxy_stats import ProxyConfig
 
-#: A run resets its store between cells at the endpoint it is given: Bigtable's reset is gRPC (it passes
-#: through the proxy); the Java emulators' is HTTP, which a store proxy does not carry.
-STORES = ("bigtable",)
+STORES = ("bigtable", "firestore", "datastore")
 
 
 def _cpu_s(pid: int) -> float:

@@ -73,7 +73,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
         print(f"# {config.describe()}: modelled, not the emulator, not the cloud (docs/fidelity.md)")
         for kind, record in proxies.items():
             print(f"# {kind}: store proxy pid {record.pid} in front of the emulator at {record.upstream} "
-                  "(its HTTP endpoints, e.g. reset, are the emulator's)")
+                  "(its HTTP calls, e.g. reset, pass through unmodelled)")
         endpoints.update({kind: record.endpoint for kind, record in proxies.items()})
     for kind, endpoint in endpoints.items():
         print(f"export {EMULATORS[kind].env_var}={endpoint}")
