@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
 
 from keyramp.backends import spec_for
@@ -28,8 +29,17 @@ async def _serve(args: argparse.Namespace, config: ProxyConfig) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    if args.exit_with:
+        loop.create_task(_watch(args.exit_with, stop))
     await stop.wait()
     await proxy.stop()
+
+
+async def _watch(parent: int, stop: asyncio.Event) -> None:
+    """A run's own proxy ends with the run, even one killed outright (SIGKILL leaves no clean-up)."""
+    while os.getppid() == parent:
+        await asyncio.sleep(1.0)
+    stop.set()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--upstream", required=True, metavar="HOST:PORT", help="the emulator")
     parser.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT")
     parser.add_argument("--config", default="{}", help="the ProxyConfig as JSON")
+    parser.add_argument("--exit-with", type=int, default=0, metavar="PID",
+                        help="stop when this parent process is gone (a run's own proxy)")
     args = parser.parse_args(argv)
     config = ProxyConfig.from_json(json.loads(args.config))
     with contextlib.suppress(KeyboardInterrupt):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -60,13 +61,15 @@ class ProxyProcess:
     """``ProxyProcess(store="firestore", upstream="127.0.0.1:8082", config=…, log_dir=…).start()``."""
 
     def __init__(self, *, store: str, upstream: str, config: ProxyConfig, log_dir: Path,
-                 host: str = "127.0.0.1", start_timeout_s: float = 30.0) -> None:
+                 host: str = "127.0.0.1", start_timeout_s: float = 30.0, shared: bool = False) -> None:
         self.store = store
         self.upstream = upstream
         self.config = config
         self.host = host
         self.log_path = Path(log_dir) / f"proxy-{store}-{upstream.rpartition(':')[2]}.log"
         self.start_timeout_s = start_timeout_s
+        #: Outlives this process (``emulators up``); otherwise it stops when this process is gone.
+        self.shared = shared
         self.port = 0
         self.pid = 0
         self.create_time = 0.0
@@ -82,7 +85,8 @@ class ProxyProcess:
     def start(self) -> ProxyProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         command = [sys.executable, "-m", "keyramp.cli._proxy", "--store", self.store, "--upstream", self.upstream,
-                   "--listen", f"{self.host}:0", "--config", json.dumps(self.config.to_json())]
+                   "--listen", f"{self.host}:0", "--config", json.dumps(self.config.to_json()),
+                   *(() if self.shared else ("--exit-with", str(os.getpid())))]
         with open(self.log_path, "wb") as log:
             # Its own session: `keyramp emulators up` exits, the shared proxy goes on.
             self._proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
@@ -207,7 +211,7 @@ def shared_proxies(state_dir: Path, endpoints: Mapping[str, str], config: ProxyC
         if found is not None:
             found.stop()
         proxy = ProxyProcess(store=store_of[kind], upstream=upstream, config=config,
-                             log_dir=Path(state_dir) / "logs").start()
+                             log_dir=Path(state_dir) / "logs", shared=True).start()
         out[kind] = records[kind] = proxy.record(kind)
     save_shared(state_dir, records)
     return out

@@ -197,6 +197,7 @@ CASES = [
 
 
 @pytest.mark.extended
+@pytest.mark.timeout(1800)
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_sequential_ids_throttle_at_the_forecasts_share_and_random_ids_under_one_percent(
         case: dict[str, Any], datastore_emulator: RunningEmulator, firestore_emulator: RunningEmulator,
