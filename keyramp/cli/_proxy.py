@@ -29,9 +29,10 @@ async def _serve(args: argparse.Namespace, config: ProxyConfig) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    if args.exit_with:
-        loop.create_task(_watch(args.exit_with, stop))
+    watcher = loop.create_task(_watch(args.exit_with, stop)) if args.exit_with else None
     await stop.wait()
+    if watcher is not None:
+        watcher.cancel()
     await proxy.stop()
 
 
