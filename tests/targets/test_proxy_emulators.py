@@ -11,16 +11,20 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from keyramp.backends import BACKENDS, EMULATOR_FOR, Backend, QuerySpec, Target
 from keyramp.targets._emulators import RunningEmulator
-from keyramp.targets._proxy_process import ProxyProcess
+from keyramp.targets._proxy_process import ProxyProcess, control
 from keyramp.targets._proxy_stats import ProxyConfig
+from tests._poll import wait_for
 from tests._runs import emulator_env, keyramp, only_run_dir
 
 pytestmark = pytest.mark.emulator
@@ -221,3 +225,31 @@ def test_sequential_ids_throttle_at_the_forecasts_share_and_random_ids_under_one
         else:
             assert band["low"] - 0.05 <= measured <= band["high"] + 0.05, (cell_id, measured, band)
             assert measured > 0.1, (cell_id, measured)
+
+
+def test_a_proxy_that_dies_fails_the_cell_naming_it_and_keeps_what_was_recorded(
+        firestore_emulator: RunningEmulator, tmp_path: Path) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text(SEQUENTIAL.format(store="firestore").replace('duration = "6s"', 'duration = "60s"'))
+    env = {**emulator_env(firestore_emulator), "KEYRAMP_STATE_DIR": str(tmp_path / "state")}
+    run = subprocess.Popen([sys.executable, "-m", "keyramp", "run", str(profile), "--out", str(tmp_path / "runs"),
+                            "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        proxy = wait_for(lambda: next((p for p in psutil.Process(run.pid).children()
+                                       if "keyramp.cli._proxy" in " ".join(p.cmdline())), None), "the run's proxy",
+                         every=0.2)
+        port = wait_for(lambda: next((c.laddr.port for c in proxy.net_connections("tcp")
+                                      if c.status == psutil.CONN_LISTEN), None), "its port", every=0.2)
+        wait_for(lambda: control(f"127.0.0.1:{port}", "stats")["totals"]["modelled"] > 20, "the measured phase",
+                 timeout=120, every=0.5)
+        proxy.kill()
+        _, stderr = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 1, stderr[-2000:]
+    summary = json.loads((only_run_dir(tmp_path / "runs") / "summary.json").read_text())
+    assert summary["status"] == "failed"
+    assert f"store proxy for firestore (pid {proxy.pid}" in summary["reason"] and "exited" in summary["reason"]
+    (cell,) = summary["cells"].values()
+    assert cell["incomplete"] is True and cell["total"]["count"] > 20  # what was recorded is kept
