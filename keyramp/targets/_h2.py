@@ -45,6 +45,9 @@ _TIMEOUT_UNITS: Final = {ord("H"): 3600.0, ord("M"): 60.0, ord("S"): 1.0, ord("m
                          ord("n"): 1e-9}
 #: Streams answered here whose late upstream frames are dropped: the most recent this many.
 _ANSWERED_KEPT: Final = 4096
+#: A request larger than this is not held for the model: its data is forwarded as it comes (held
+#: data is not acknowledged by the emulator, so past the stream's flow-control window it would stall).
+_HOLD_MAX: Final = 32 * 1024
 
 
 def _frame(ftype: int, flags: int, sid: int, payload: bytes) -> bytes:
@@ -153,6 +156,10 @@ class H2Session:
                     self._take(held, buf, pos, end, flags)
                     if flags & _END_STREAM:
                         self._decide(held, out)
+                    elif held.data_bytes > _HOLD_MAX:  # too large to hold: forwarded, not modelled
+                        del self._held[sid]
+                        held.counts.not_modelled += 1
+                        out.extend(held.frames)
             elif ftype in (_HEADERS, _CONTINUATION):
                 self._headers(buf, pos, end, ftype, flags, sid)
             elif ftype == _RST_STREAM:

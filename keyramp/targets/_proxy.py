@@ -151,7 +151,8 @@ class StoreProxy:
     async def stop(self, grace_s: float = 1.0) -> None:
         if self._server is not None:
             self._server.close()
-            await asyncio.wait_for(self._server.wait_closed(), grace_s) if grace_s else None
+            if grace_s:
+                await asyncio.wait_for(self._server.wait_closed(), grace_s)
 
     async def connect_upstream(self, client: _Client) -> None:
         loop = asyncio.get_running_loop()

@@ -221,3 +221,21 @@ def test_configure_starts_a_fresh_model_and_returns_the_counts_before() -> None:
     assert out["after"]["totals"] == {**out["after"]["totals"], "requests": 1, "modelled": 0, "not_modelled": 1}
     assert out["after"]["description"] == "store proxy, model off (forwarding only)"
     assert "scale: must be a number > 0" in out["bad"]
+
+
+def test_a_request_too_large_to_hold_is_forwarded_unmodelled_never_stalled() -> None:
+    from google.cloud.firestore_v1.types import document, firestore, write
+
+    big = document.Document.pb()(name="projects/p/databases/(default)/documents/c/big",
+                                 fields={"blob": document.Value.pb()(bytes_value=b"x" * 200_000)})
+    request = firestore.CommitRequest.pb()(database="projects/p/databases/(default)",
+                                           writes=[write.Write.pb()(update=big)]).SerializeToString()
+    model = Scripted([Decision(False, 0.0, "range")] * 5)  # would throttle it, if it were held
+
+    async def body(channel: grpc.aio.Channel, proxy: StoreProxy, rec: Recorder) -> dict[str, Any]:
+        reply = await channel.unary_unary(COMMIT)(request, timeout=5)
+        return {"reply": reply, "received": [r for _, r, _ in rec.received], "stats": proxy.stats()}
+
+    out = asyncio.run(_with_proxy(model, body))
+    assert out["received"] == [request] and out["reply"] == Recorder().reply(request)
+    assert out["stats"]["methods"][COMMIT]["not_modelled"] == 1 and model.offered == []
