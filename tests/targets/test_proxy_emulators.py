@@ -153,79 +153,32 @@ def test_sequential_ids_are_throttled_at_the_forecasts_share_through_the_officia
     assert 0.5 <= measured <= 0.8, measured
 
 
-RAMP = """
-name = "store-fidelity-{name}"
-description = "sequential vs random ids under Google's 500/50/5 ramp at 1/{scale:g} of the launch"
-backend = {backends}
-driver = "grpc"
-duration = "{duration}"
-seed = 5
-
-[workload]
-ops = {{ insert = 1.0 }}
-record_count = 0
-value_size = 32
-
-[keys]
-strategy = ["sequential", "random"]
-
-[schedule]
-kind = "ramp_500_50_5"
-start_ops = {start}
-ceiling = {ceiling}
-time_scale = 10
-warmup = "1s"
-max_users = 40
-
-[emulator]
-fidelity = "store"
-scale = {scale}
-
-[launch]
-kind = "ramp_500_50_5"
-ceiling = {launch}
-duration = "{launch_duration}"
-{nodes}
-"""
-
-#: The serverless stores at 1/10 of a 500/50/5 launch to 2,000 writes/s; Bigtable at 1/100 of one to
-#: 20,000 rows/s on 3 nodes (500/50/5 is not Bigtable's rule: one node takes 12,600 rows/s, so its
-#: sequential ids throttle only beyond that). The model's clock runs 10x the cells' (schedule time_scale):
-#: K x T stays at or under 1,000, where the store model gives the forecast's shares (its scale check).
-CASES = [
-    dict(name="serverless", backends='["datastore", "firestore", "firestore-datastore"]', scale=10, start=50,
-         ceiling=200, launch=2000, launch_duration="20m", duration="120s", nodes=""),
-    dict(name="bigtable", backends='["bigtable"]', scale=100, start=5, ceiling=200, launch=20000,
-         launch_duration="60m", duration="360s", nodes="nodes = 3"),
-]
+PROFILE = Path(__file__).resolve().parents[2] / "profiles" / "fidelity.toml"
 
 
 @pytest.mark.extended
-@pytest.mark.timeout(1800)
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+@pytest.mark.timeout(3600)
 def test_sequential_ids_throttle_at_the_forecasts_share_and_random_ids_under_one_percent(
-        case: dict[str, Any], datastore_emulator: RunningEmulator, firestore_emulator: RunningEmulator,
+        datastore_emulator: RunningEmulator, firestore_emulator: RunningEmulator,
         firestore_datastore_emulator: RunningEmulator, bigtable_emulator: RunningEmulator, tmp_path: Path) -> None:
-    profile = tmp_path / "p.toml"
-    profile.write_text(RAMP.format(**case))
+    """profiles/fidelity.toml on the four stores: 500/50/5 to 20,000 ops/s at 1/100, clock x30."""
     env = {**emulator_env(datastore_emulator, firestore_emulator, firestore_datastore_emulator, bigtable_emulator),
            "KEYRAMP_STATE_DIR": str(tmp_path / "state")}
-    done = keyramp("run", str(profile), "--out", str(tmp_path / "runs"), "--quiet", env=env, timeout=1800)
+    done = keyramp("run", str(PROFILE), "--out", str(tmp_path / "runs"), "--quiet", env=env, timeout=3000)
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads((only_run_dir(tmp_path / "runs") / "summary.json").read_text())
     shares = {}
     for cell_id, cell in summary["cells"].items():
         measured = cell["store_model"]["throttled_share"] or 0.0
-        band = cell["forecast"]["throttled_fraction"]
-        shares[cell_id] = (round(measured, 4), band)
+        shares[cell_id] = (round(measured, 4), cell["forecast"]["throttled_fraction"])
     print(json.dumps(shares))  # the figures docs/fidelity.md quotes
+    assert len(shares) == 8
     for cell_id, (measured, band) in shares.items():
         if cell_id.endswith("-random"):
             assert measured < 0.01, (cell_id, measured)
         else:
             assert band["low"] - 0.05 <= measured <= band["high"] + 0.05, (cell_id, measured, band)
             assert measured > 0.1, (cell_id, measured)
-
 
 def test_a_proxy_that_dies_fails_the_cell_naming_it_and_keeps_what_was_recorded(
         firestore_emulator: RunningEmulator, tmp_path: Path) -> None:
