@@ -74,8 +74,8 @@ class EmulatorTarget(RunTarget):
         self._manager: EmulatorManager | None = None
         #: Kinds a cell has run on already (only the first cell on each emulator settles).
         self._warmed: set[str] = set()
-        #: ``fidelity = "store"``: the store proxies in front of the emulators (docs/fidelity.md).
-        #: The proxies' endpoints by kind (``fidelity = "store"``).
+        #: ``fidelity = "store"``: the store proxies in front of the emulators (docs/fidelity.md), and
+        #: their endpoints by kind (where the cells' operations go).
         self.proxied: dict[str, str] = {}
         self.front = (StoreFront(profile, state_dir=state_dir or default_state_dir())
                       if profile.emulator.fidelity == "store" else None)
@@ -136,8 +136,7 @@ class EmulatorTarget(RunTarget):
         if died is not None:
             raise RunFailed(f"{cell.id}: {died}")
         phase("resetting store")
-        # The emulator's own endpoint: its reset is HTTP (Datastore, Firestore), which a store proxy does not carry.
-        reset(kind, self.endpoints[kind], project=address.project)
+        reset(kind, self.endpoints[kind], project=address.project)  # at the emulator itself, never through a proxy
         if self.front is not None:
             self.front.before_cell(kind, cell, address)
         return cell_warmup(cell.backend, warmed=self._warmed, started=self.started)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from keyramp.targets._proxy import StoreProxy
     from keyramp.targets._proxy_stats import MethodCounts
 
-__all__ = ["PREFACE", "H2Session", "trailers_only"]
+__all__ = ["MIN_DELAY_S", "PREFACE", "H2Session", "trailers_only"]
 
 PREFACE: Final = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 _DATA, _HEADERS, _RST_STREAM, _WINDOW_UPDATE, _CONTINUATION = 0x0, 0x1, 0x3, 0x8, 0x9
@@ -45,6 +45,9 @@ _TIMEOUT_UNITS: Final = {ord("H"): 3600.0, ord("M"): 60.0, ord("S"): 1.0, ord("m
                          ord("n"): 1e-9}
 #: Streams answered here whose late upstream frames are dropped: the most recent this many.
 _ANSWERED_KEPT: Final = 4096
+#: An admitted request's modelled delay shorter than this is not slept: it is below the event
+#: loop's own scheduling latency, and a timer per request would cost more than it models.
+MIN_DELAY_S: Final = 0.0005
 #: A request larger than this is not held for the model: its data is forwarded as it comes (held
 #: data is not acknowledged by the emulator, so past the stream's flow-control window it would stall).
 _HOLD_MAX: Final = 32 * 1024
@@ -227,7 +230,7 @@ class H2Session:
         if len(message) >= 5 and message[0] == 0 and int.from_bytes(message[1:5], "big") == len(message) - 5:
             body = bytes(message[5:])
         decision = self.proxy.offer(held.rpc.decode, body, held.counts)
-        if decision is None or (decision.admitted and decision.delay_s <= 0):
+        if decision is None or (decision.admitted and decision.delay_s < MIN_DELAY_S):
             del self._held[held.sid]
             out.extend(held.frames)
             return
