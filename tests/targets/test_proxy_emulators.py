@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -94,9 +95,9 @@ def test_the_official_client_through_the_proxy_answers_and_stores_as_on_the_emul
     assert totals["modelled"] >= 14 and totals["not_modelled"] >= 1  # the query (and transaction bookkeeping)
 
 
-SEQUENTIAL = """
+PROFILE_TEXT = """
 name = "store-fidelity-smoke"
-backend = "{store}"
+backend = "firestore"
 driver = "grpc"
 duration = "6s"
 seed = 3
@@ -107,7 +108,7 @@ record_count = 0
 value_size = 32
 
 [keys]
-strategy = "sequential"
+strategy = ["sequential", "random"]
 
 [schedule]
 kind = "constant"
@@ -127,19 +128,61 @@ duration = "10m"
 """
 
 
+@dataclass
+class KilledRun:
+    summary: dict[str, Any]
+    manifest: dict[str, Any]
+    report: str
+    returncode: int
+    stderr: str
+    proxy_pid: int
+
+
+def _second_measured_phase(endpoint: str, seen: list[str]) -> bool:
+    """True once the proxy models a second measured phase (store, off, store again) past 20 requests."""
+    stats = control(endpoint, "stats")
+    mode = stats["config"]["mode"]
+    if not seen or seen[-1] != mode:
+        seen.append(mode)
+    return seen[-3:] == ["store", "off", "store"] and stats["totals"]["modelled"] > 20
+
+
+@pytest.fixture(scope="module")
+def killed_run(firestore_emulator: RunningEmulator, tmp_path_factory: pytest.TempPathFactory) -> KilledRun:
+    """One ``keyramp run`` with ``fidelity = "store"``: sequential ids for a whole cell, then random ids
+    until the run's proxy is killed in that second cell's measured phase."""
+    tmp = tmp_path_factory.mktemp("killed")
+    profile = tmp / "p.toml"
+    profile.write_text(PROFILE_TEXT.format())
+    env = {**emulator_env(firestore_emulator), "KEYRAMP_STATE_DIR": str(tmp / "state")}
+    run = subprocess.Popen([sys.executable, "-m", "keyramp", "run", str(profile), "--out", str(tmp / "runs"),
+                            "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        proxy = wait_for(lambda: next((p for p in psutil.Process(run.pid).children()
+                                       if "keyramp.cli._proxy" in " ".join(p.cmdline())), None), "the run's proxy",
+                         every=0.2)
+        port = wait_for(lambda: next((c.laddr.port for c in proxy.net_connections("tcp")
+                                      if c.status == psutil.CONN_LISTEN), None), "its port", every=0.2)
+        seen: list[str] = []
+        wait_for(lambda: _second_measured_phase(f"127.0.0.1:{port}", seen), "the second cell's measured phase",
+                 timeout=120, every=0.2)
+        proxy.kill()
+        _, stderr = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    out = only_run_dir(tmp / "runs")
+    return KilledRun(summary=json.loads((out / "summary.json").read_text()),
+                     manifest=json.loads((out / "manifest.json").read_text()), report=(out / "report.txt").read_text(),
+                     returncode=run.returncode, stderr=stderr, proxy_pid=proxy.pid)
+
+
 def test_sequential_ids_are_throttled_at_the_forecasts_share_through_the_official_client(
-        firestore_emulator: RunningEmulator, tmp_path: Path) -> None:
-    profile = tmp_path / "p.toml"
-    profile.write_text(SEQUENTIAL.format(store="firestore"))
-    env = {**emulator_env(firestore_emulator), "KEYRAMP_STATE_DIR": str(tmp_path / "state")}
-    done = keyramp("run", str(profile), "--out", str(tmp_path / "runs"), "--quiet", env=env)
-    assert done.returncode == 0, done.stderr[-2000:]
-    run = only_run_dir(tmp_path / "runs")
-    summary = json.loads((run / "summary.json").read_text())
-    manifest = json.loads((run / "manifest.json").read_text())
-    assert summary["target"]["fidelity"] == "store" and manifest["target"]["scale"] == 100
-    assert "store model at scale 1/100" in (run / "report.txt").read_text()
-    (cell,) = summary["cells"].values()
+        killed_run: KilledRun) -> None:
+    summary = killed_run.summary
+    assert summary["target"]["fidelity"] == "store" and killed_run.manifest["target"]["scale"] == 100
+    assert "store model at scale 1/100" in killed_run.report
+    cell = summary["cells"]["c00-firestore-sequential"]
     model = cell["store_model"]
     measured = cell["total"]["errors"] / cell["total"]["count"]
     band = cell["forecast"]["throttled_fraction"]
@@ -151,6 +194,17 @@ def test_sequential_ids_are_throttled_at_the_forecasts_share_through_the_officia
     assert model["throttled"] == cell["total"]["errors"] and model["undecodable"] == 0
     assert band["low"] - 0.1 <= measured <= band["high"] + 0.05, (measured, band)
     assert 0.5 <= measured <= 0.8, measured
+
+
+def test_a_proxy_that_dies_fails_the_cell_naming_it_and_keeps_what_was_recorded(killed_run: KilledRun) -> None:
+    assert killed_run.returncode == 1, killed_run.stderr[-2000:]
+    summary = killed_run.summary
+    assert summary["status"] == "failed"
+    reason = summary["reason"]
+    assert f"store proxy for firestore (pid {killed_run.proxy_pid}" in reason and "exited" in reason, reason
+    cell = summary["cells"]["c01-firestore-random"]
+    assert cell["incomplete"] is True and cell["total"]["count"] > 20  # what was recorded is kept
+    assert summary["cells"]["c00-firestore-sequential"].get("incomplete") is None
 
 
 PROFILE = Path(__file__).resolve().parents[2] / "profiles" / "fidelity.toml"
@@ -179,30 +233,3 @@ def test_sequential_ids_throttle_at_the_forecasts_share_and_random_ids_under_one
         else:
             assert band["low"] - 0.05 <= measured <= band["high"] + 0.05, (cell_id, measured, band)
             assert measured > 0.1, (cell_id, measured)
-
-def test_a_proxy_that_dies_fails_the_cell_naming_it_and_keeps_what_was_recorded(
-        firestore_emulator: RunningEmulator, tmp_path: Path) -> None:
-    profile = tmp_path / "p.toml"
-    profile.write_text(SEQUENTIAL.format(store="firestore").replace('duration = "6s"', 'duration = "60s"'))
-    env = {**emulator_env(firestore_emulator), "KEYRAMP_STATE_DIR": str(tmp_path / "state")}
-    run = subprocess.Popen([sys.executable, "-m", "keyramp", "run", str(profile), "--out", str(tmp_path / "runs"),
-                            "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        proxy = wait_for(lambda: next((p for p in psutil.Process(run.pid).children()
-                                       if "keyramp.cli._proxy" in " ".join(p.cmdline())), None), "the run's proxy",
-                         every=0.2)
-        port = wait_for(lambda: next((c.laddr.port for c in proxy.net_connections("tcp")
-                                      if c.status == psutil.CONN_LISTEN), None), "its port", every=0.2)
-        wait_for(lambda: control(f"127.0.0.1:{port}", "stats")["totals"]["modelled"] > 20, "the measured phase",
-                 timeout=120, every=0.5)
-        proxy.kill()
-        _, stderr = run.communicate(timeout=120)
-    finally:
-        if run.poll() is None:
-            run.kill()
-    assert run.returncode == 1, stderr[-2000:]
-    summary = json.loads((only_run_dir(tmp_path / "runs") / "summary.json").read_text())
-    assert summary["status"] == "failed"
-    assert f"store proxy for firestore (pid {proxy.pid}" in summary["reason"] and "exited" in summary["reason"]
-    (cell,) = summary["cells"].values()
-    assert cell["incomplete"] is True and cell["total"]["count"] > 20  # what was recorded is kept
