@@ -131,7 +131,7 @@ def verify(plan: Any, profile: dict[str, Any], *, scale: float | None, time_scal
             measured, failed = f"no measurement ({run.status}: {run.reason})", failed + 1
         else:
             measured = f"{percent(model.throttled_share)} of {model.modelled or 0:,} requests"
-        print(f"  {variant.name:28} {variant.design:24} modelled throttled {modelled:14} measured {measured}  "
+        print(f"  {variant.name} ({variant.design}): modelled throttled {modelled} · measured {measured} "
               f"({run.run_id})")
     print(f"note: {CHECKS_WHAT}")
     return 1 if failed else 0
