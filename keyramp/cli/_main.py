@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from keyramp._errors import KeyrampError
+from keyramp._errors import EXIT_INTERRUPTED, KeyrampError
 from keyramp._version import __version__
 
 __all__ = ["build_parser", "main"]
@@ -101,6 +101,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("keyramp: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 1

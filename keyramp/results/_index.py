@@ -24,7 +24,7 @@ from typing import Any
 from keyramp._errors import UsageError
 from keyramp.results._baselines import baseline_run_ids, load_baselines
 from keyramp.results._catalog import RUN_ID_RE, Run, load_run
-from keyramp.results._generator import generator_limited
+from keyramp.results._generator import generator_limited, limit_word
 from keyramp.results._summary import OpStats, RunSummary
 from keyramp.results._values import num
 
@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 INDEX_FILE = ".keyramp-catalog.sqlite"
-_VERSION = "2"  # bump when the rows change: an index of another version is rebuilt
+_VERSION = "3"  # bump when the rows change: an index of another version is rebuilt
 
 SORT_KEYS = ("started", "run_id", "profile", "status", "cells", "ops_per_s", "p99_ms", "error_rate")
 FILTERS = ("profile", "backend", "strategy", "status", "from", "to")
@@ -67,7 +67,9 @@ def run_row(run: Run) -> dict[str, Any]:
     manifest, summary = run.manifest, run.summary
     cells = summary.cells if summary is not None else {}
     totals = [c.total or OpStats(count=0) for c in cells.values()]  # no total: no figures
-    ops_per_s = sum(v for t in totals if (v := num(t.ops_per_s)) is not None) if totals else None
+    # cells run one after another: the run's rate is its busiest cell's, never their sum
+    rates = [v for t in totals if (v := num(t.ops_per_s)) is not None]
+    ops_per_s = max(rates) if rates else None
     count = sum(v for t in totals if (v := num(t.count)) is not None)
     errors = sum(v for t in totals if (v := num(t.errors)) is not None)
     p99s = [v for t in totals if t.latency_ms is not None and (v := num(t.latency_ms.p99)) is not None]
@@ -89,6 +91,8 @@ def run_row(run: Run) -> dict[str, Any]:
         "p99_ms": max(p99s) if p99s else None,
         "thresholds_passed": run.thresholds_passed,
         "generator_limited_cells": limited_cells(summary),
+        # the same cells by the word every view shows (results._generator.LIMIT_WORDS)
+        "limited": limited_by_word(summary),
         "warnings": list(run.warnings),
         "ok": run.ok,
         "corrupt": not run.raw_manifest and not run.raw_summary,  # neither file read as an object with content
@@ -99,6 +103,17 @@ def limited_cells(summary: RunSummary | None) -> list[str]:
     """Cells whose load generator could not keep up (``keyramp.results._generator``; probes have none)."""
     cells = summary.cells if summary is not None else {}
     return [cid for cid, c in cells.items() if c.total is not None and c.probe is None and generator_limited(c)]
+
+
+def limited_by_word(summary: RunSummary | None) -> dict[str, list[str]]:
+    """``{"machine-limited": [cells], "generator-limited": [cells]}`` (only the words that occur)."""
+    cells = summary.cells if summary is not None else {}
+    out: dict[str, list[str]] = {}
+    for cid in limited_cells(summary):
+        word = limit_word(cells[cid])
+        if word is not None:
+            out.setdefault(word, []).append(cid)
+    return out
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -122,6 +122,7 @@ class TargetPoint(JsonDoc):
     t: float
     target: float | None = None
     achieved: float | None = None
+    errors: int | None = field(default=None, metadata=_doc("operations that failed in that second (any class)"))
 
 
 @dataclass(kw_only=True)
@@ -161,6 +162,8 @@ class GeneratorVerdict(JsonDoc):
     machine_busy: float | None = None
     machine_limited: bool | None = None
     store_local: bool | None = None
+    store_errors: bool | None = field(default=None, metadata=_doc(
+        "the store's errors coincide with the throughput gaps: they, not the generator, cost the schedule"))
 
 
 @dataclass(kw_only=True)

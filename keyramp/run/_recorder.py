@@ -257,7 +257,8 @@ class Recorder:
         achieved = all_ops.count / (within if within > 0.05 else length)
         if target_ops_per_s is not None:
             self.target_timeline.append(
-                TargetPoint(t=self._second, target=round(target_ops_per_s, 3), achieved=round(achieved, 3)))
+                TargetPoint(t=self._second, target=round(target_ops_per_s, 3), achieved=round(achieved, 3),
+                            errors=all_ops.errors))
         self.dropped_total += dropped
         # Adapt the key-sampling stride so about ``budget`` samples land per second.
         if self._budget:

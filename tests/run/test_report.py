@@ -40,7 +40,7 @@ def test_a_narrow_console_leaves_out_the_least_read_columns_and_says_so(tmp_path
     summary = _summary(tmp_path)
     header = _header(_printed(summary, 120))
     # What a reader needs to judge the run stays whole; nothing is squeezed to "…".
-    for name in ("cell", "ops/s", "err %", "p50 ms", "p99 ms", "key space*", "forecast**", "thresholds"):
+    for name in ("cell", "ops/s", "errors", "p50 ms", "p99 ms", "key space*", "forecast**", "thresholds"):
         assert name in header
     assert "…" not in header and "count" not in header
     text = _printed(summary, 120)
@@ -56,6 +56,34 @@ def test_a_narrow_console_leaves_out_the_least_read_columns_and_says_so(tmp_path
 def test_report_txt_keeps_every_column_at_its_width(tmp_path: Path) -> None:
     header = _header(render_table(RunSummary.from_json(_summary(tmp_path))))
     assert "count" in header and "late" in header and "dropped" in header
+
+
+def test_errors_are_named_by_class_with_their_shares(tmp_path: Path) -> None:
+    """The table and report.txt name the store's errors ("19.6 % ABORTED"), not only a rate."""
+    run = make_run(tmp_path, cells=[("firestore", "random")], error_rate={"insert": 0.4, "read": 0.0})
+    summary = json.loads((run / "summary.json").read_text())
+    total = summary["cells"]["c00-firestore-random"]["total"]
+    aborted = total["errors"] - 3
+    total["errors_by_class"] = {"ABORTED": {"count": aborted}, "DEADLINE_EXCEEDED": {"count": 3}}
+    share = f"{100 * aborted / total['count']:.1f} % ABORTED"
+    for text in (_printed(summary, 220), render_table(RunSummary.from_json(summary))):
+        row = next(line for line in text.splitlines() if "c00-firestore-random" in line)
+        assert f"│ {share}, {100 * 3 / total['count']:.2g} % DEADLINE_EXCEEDED │" in row
+    clean = _printed(_summary(tmp_path / "clean"), 220)
+    assert "│ 0 %" in clean and "ABORTED" not in clean
+
+
+def test_report_txt_never_cuts_a_cell(tmp_path: Path) -> None:
+    summary = _summary(tmp_path)
+    cell = next(iter(summary["cells"].values()))
+    cell["thresholds"] = [{"name": "forecast.throttled_fraction.mid", "op": "<", "limit": 0.05, "value": 0.5,
+                           "passed": False, "verdict": "fail"},
+                          {"name": "insert.service_p99_ms", "op": "<", "limit": 5, "value": 9, "passed": False,
+                           "verdict": "fail"}]
+    text = render_table(RunSummary.from_json(summary), width=120)
+    assert "FAIL forecast.throttled_fraction.mid, insert.service_p99_ms" in text
+    table = text.split("latency from intended start")[0]
+    assert "…" not in table
 
 
 def test_a_run_stopped_before_any_cell_still_prints_its_table() -> None:
