@@ -298,6 +298,11 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | Sequence[Run] | Non
                      baseline_runs=base_runs, on_inconclusive=on_inconclusive)
     reps = Replicates(opts)
     cmp.identities = {run.run_id: _cells_by_identity(run) for run in [*base_runs, *ordered]}
+    for run in {r.run_id: r for r in [*base_runs, *ordered]}.values():
+        if run.died:  # its finished cells are measurements; the cell it was running is not in its summary
+            cmp.alerts.append(CompareWarning(
+                kind="died", run_id=run.run_id, role="baseline" if run.run_id in in_base else "candidate",
+                text=f"the run died ({run.died}): only the cells it finished are compared"))
     identities = cmp.identities
 
     for run in ordered:

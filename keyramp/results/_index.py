@@ -79,7 +79,8 @@ def run_row(run: Run) -> dict[str, Any]:
         "profile_name": run.profile_name,
         # load_run already calls a run without manifest and summary "corrupt"
         "status": run.status,
-        "reason": (summary.reason if summary is not None else None) or (manifest.reason if manifest else None),
+        "reason": (f"died: {run.died}" if run.died else None) or (summary.reason if summary is not None else None)
+        or (manifest.reason if manifest else None),
         "started_at": run.started_at,
         "ended_at": manifest.ended_at if manifest is not None else None,
         "backends": sorted(run.backends),
@@ -227,12 +228,19 @@ class Catalog:
             entries = {}
         with self._locked() as db:
             known = dict(db.execute("SELECT run_id, stamp FROM runs"))
+            # a run that says "running" is read again each time: its process may have died since
+            # (nothing on disk changes then: results._alive tells)
+            running = {r for (r,) in db.execute("SELECT run_id FROM runs WHERE status = 'running'")}
             changed = [(run_id, path, stamp) for run_id, path in entries.items()
-                       if known.get(run_id) != (stamp := _stamp(path))]
+                       if known.get(run_id) != (stamp := _stamp(path)) or run_id in running]
             gone = [run_id for run_id in known if run_id not in entries]
+            rows = [(stamp, run_row(load_run(Path(path)))) for _, path, stamp in changed]
+            # a running run that still runs, unchanged on disk, needs no write
+            rows = [(stamp, row) for stamp, row in rows if not (
+                row["run_id"] in running and row["status"] == "running" and known.get(row["run_id"]) == stamp)]
+            changed = [c for c in changed if c[0] in {row["run_id"] for _, row in rows}]
             if not changed and not gone:
                 return 0
-            rows = [(stamp, run_row(load_run(Path(path)))) for _, path, stamp in changed]
             try:
                 db.execute("BEGIN IMMEDIATE")
                 for run_id in [r for r, _, _ in changed] + gone:

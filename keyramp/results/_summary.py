@@ -107,7 +107,8 @@ class OpStats(JsonDoc):
     latency_ms: Latency | None = field(default=None, metadata=_doc("from the intended start (CO-corrected)"))
     service_ms: Latency | None = field(default=None, metadata=_doc("from the actual start"))
     late: int | None = None
-    dropped: int | None = None
+    dropped: int | None = field(default=None, metadata=_doc(
+        "intended operations never started (the total's; null for an operation: none was chosen for them)"))
 
     @classmethod
     def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -307,6 +308,8 @@ class RunManifest(JsonDoc):
     versions: dict[str, str | None] = field(default_factory=dict)
     git_sha: str | None = None
     host: str | None = None
+    pid: int | None = field(default=None, metadata=_doc("the run's process on host: a reader tells a dead run by it"))
+    pid_started: float | None = field(default=None, metadata=_doc("that process's start, epoch s (pid reuse)"))
     seed: int | None = None
     started_at: str | None = None
     ended_at: str | None = None
