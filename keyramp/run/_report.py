@@ -225,7 +225,7 @@ class LiveStatus(RunObserver):
         if self._live is not None:
             self._live.update(Text.from_markup(text))
         else:
-            self.console.print(text, highlight=False)
+            self.console.print(text, highlight=False, soft_wrap=True)
 
     def cell_phase(self, cell: Cell, what: str) -> None:
         if what == "measuring":
@@ -277,10 +277,10 @@ class LiveStatus(RunObserver):
             f"[green]✓[/green] {cell.index + 1}/{self.total} {cell.id}: {fmt.count(total.count)} ops, "
             f"{fmt.ops_per_s(total.ops_per_s or 0)}, p99 {fmt.ms(p99)}, errors {fmt.count(total.errors or 0)}"
             + (f" ({escape(failed)})" if failed else ""),
-            highlight=False,
+            highlight=False, soft_wrap=True,  # one line each in a CI log, never cut mid-word
         )
         for line in diagnosis(summary):
-            self.console.print(line, highlight=False)
+            self.console.print(line, highlight=False, soft_wrap=True)
 
 
 def diagnosis(summary: CellSummary) -> list[str]:
