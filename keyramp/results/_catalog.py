@@ -229,6 +229,32 @@ def _unique(values: Iterator[Any]) -> list[str]:
     return out
 
 
+def _status(path: Path, manifest: dict[str, Any] | None, summary: dict[str, Any] | None, warnings: list[str], *,
+            fatal: bool) -> tuple[str, str | None, list[str]]:
+    """(status, why the run died or None, warnings): a run that says "running" whose process is gone
+    is ``died`` (``results._alive``), what it recorded (the cells it finished) still readable."""
+    status = "unknown"
+    if summary is not None and isinstance(summary.get("status"), str):
+        status = summary["status"]
+    elif manifest is not None and isinstance(manifest.get("status"), str):
+        status = manifest["status"]
+    died = None
+    if status == "running" and manifest is not None:
+        died = why_dead(path, host=manifest.get("host"), pid=manifest.get("pid"),
+                        pid_started=manifest.get("pid_started"))
+    if died is not None:
+        status = DIED
+        warnings = [f"the run died: {died}; the cells it finished are readable, the one it was running is not "
+                    "in the summary"] + [w for w in warnings if w != "summary.json missing"] + (
+            ["it finished no cell (no summary.json)"] if summary is None else [])
+    elif summary is None and status == "running":
+        # A running run has no summary yet: that is expected, not a defect.
+        warnings = [w for w in warnings if w != "summary.json missing"]
+    elif status not in ("complete", "interrupted", "failed", "running"):
+        status = "corrupt" if fatal else status
+    return status, died, warnings
+
+
 def load_run(path: Path) -> Run:
     """Read one run directory; corrupt or partial content becomes warnings, never an exception."""
     path = Path(path)
@@ -267,26 +293,7 @@ def load_run(path: Path) -> Run:
             typed_manifest = (None, f"manifest.json: {exc}")
             warnings.append(typed_manifest[1])
 
-    status = "unknown"
-    if summary is not None and isinstance(summary.get("status"), str):
-        status = summary["status"]
-    elif manifest is not None and isinstance(manifest.get("status"), str):
-        status = manifest["status"]
-    died = None
-    if status == "running" and manifest is not None:
-        died = why_dead(path, host=manifest.get("host"), pid=manifest.get("pid"),
-                        pid_started=manifest.get("pid_started"))
-    if died is not None:
-        # Killed without recording its end: what it recorded (the cells it finished) stays readable.
-        status = DIED
-        warnings = [f"the run died: {died}; the cells it finished are readable, the one it was running is not "
-                    "in the summary"] + [w for w in warnings if w != "summary.json missing"] + (
-            ["it finished no cell (no summary.json)"] if summary is None else [])
-    elif summary is None and status == "running":
-        # A running run has no summary yet: that is expected, not a defect.
-        warnings = [w for w in warnings if w != "summary.json missing"]
-    elif status not in ("complete", "interrupted", "failed", "running"):
-        status = "corrupt" if fatal else status
+    status, died, warnings = _status(path, manifest, summary, warnings, fatal=fatal)
 
     manifest_cells = (manifest or {}).get("cells")
     cell_dicts: list[dict[str, Any]] = [c for c in manifest_cells if isinstance(c, dict)] if isinstance(

@@ -402,7 +402,8 @@ def test_a_finding_about_one_store_names_that_stores_cells() -> None:
     ({"kind": "ramp_500_50_5"}, 20, "never steps: it runs at 500 ops/s throughout"),
     ({"kind": "step", "steps": [100, 200, 300], "step": "10s"}, 20, "runs only 2 of its 3 steps (peak 200 ops/s)"),
     ({"kind": "spike", "rate": 10, "burst_ops": 100, "burst_at": "30s", "burst_for": "5s"}, 20, "never bursts"),
-    ({"kind": "spike", "rate": 10, "burst_ops": 100, "burst_at": "15s", "burst_for": "10s"}, 20, "cuts its burst short"),
+    ({"kind": "spike", "rate": 10, "burst_ops": 100, "burst_at": "15s", "burst_for": "10s"}, 20,
+     "cuts its burst short"),
 ])
 def test_a_schedule_that_cannot_reach_its_shape_in_the_cell_is_a_warning(
         schedule: dict[str, Any], duration_s: float, words: str) -> None:

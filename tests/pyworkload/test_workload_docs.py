@@ -57,7 +57,8 @@ def test_the_cart_transaction_example_records_its_aborts_by_name(firestore_emula
     gaps, with_errors = error_gaps(cell)
     total = cell.total
     assert total is not None and cell.generator is not None
-    if gaps and with_errors >= ERROR_GAPS * gaps and (total.error_rate or 0) >= ERROR_SHARE and not starved_reason(cell):
+    stalled = gaps and with_errors >= ERROR_GAPS * gaps and (total.error_rate or 0) >= ERROR_SHARE
+    if stalled and not starved_reason(cell):
         assert cell.generator.store_errors and not cell.generator_limited and "ABORTED" in (cell.generator.reason or "")
         assert 'lower the rate, use driver = "grpc"' not in terminal
     print(f"cart example: {checkout.count} checkouts, {aborted.count} ABORTED; {gaps} throughput gaps, "
