@@ -60,7 +60,8 @@ def readme_block(text: str) -> str:
 
 def main(argv: list[str]) -> int:
     if argv:
-        STORED.write_text(json.dumps(keep(Path(argv[0])), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        STORED.write_text(json.dumps(keep(Path(argv[0])), separators=(",", ":"), ensure_ascii=False) + "\n",
+                          encoding="utf-8")
     summary = json.loads(STORED.read_text(encoding="utf-8"))
     text = README.read_text(encoding="utf-8")
     README.write_text(text.replace(readme_block(text), block(summary)), encoding="utf-8")

@@ -106,8 +106,11 @@ class Comparison:
 
     @property
     def threshold_failures(self) -> list[tuple[str, str, ThresholdRow]]:
+        """Thresholds that failed; an inconclusive one (the machine was measured) is not among them:
+        it counts in ``inconclusive`` (exit 3; ``--inconclusive fail`` fails it)."""
         return [(run_id, cell, r) for run_id, cells in self.thresholds.items()
-                for cell, results in cells.items() for r in results if not r.passed]
+                for cell, results in cells.items() for r in results
+                if not r.passed and r.verdict != "inconclusive"]
 
     @property
     def inconclusive_rows(self) -> list[MetricRow]:

@@ -15,6 +15,7 @@ import pytest
 from _synthetic import make_run
 
 from keyramp.compare import build_comparison, render_markdown
+from keyramp.profile._thresholds import parse_expression
 from keyramp.results._catalog import Run, load_run
 
 ONE_CELL = (("bigtable", "random"),)
@@ -174,7 +175,10 @@ def test_the_gate_exits_3_on_what_it_could_not_judge_never_0(results: Path) -> N
     # a calm pair is judged: the regression fails, an A/A passes; a failure wins over inconclusive
     calm_a, calm_b = _run(results, seed=543), _run(results, seed=544, latency_ms=4.0)
     assert cli(calm_a.run_id, calm_b.run_id) == 1 and cli(calm_a.run_id, _run(results, seed=545).run_id) == 0
-    assert cli(busy_a.run_id, busy_b.run_id, "--threshold", "insert.p50_ms<0.1") == 1
+    assert cli(busy_a.run_id, busy_b.run_id, "--threshold", "insert.ops_per_s>=1000") == 1  # failed, not unsure
+    # a latency threshold of a machine-limited run is inconclusive there too: 3, not 1 (issue 39)
+    limited = build_comparison([busy_b], baseline=busy_a, thresholds=[parse_expression("insert.p50_ms<0.1")])
+    assert not limited.threshold_failures and len(limited.inconclusive_thresholds) == 1 and limited.exit_code == 3
 
 
 def test_comparing_a_run_with_itself_is_refused_in_a_whole_sentence(results: Path, base: Run) -> None:
