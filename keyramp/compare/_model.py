@@ -54,7 +54,6 @@ __all__ = [
 ]
 
 
-
 @dataclass
 class Comparison:
     runs: list[Run]  # baseline (if any) first
