@@ -22,18 +22,18 @@ from keyramp.results._observer import RunObserver
 from keyramp.results._rundir import utc_now, write_json_atomic
 from keyramp.results._summary import CellSummary, RunSummary
 
-__all__ = ["LIVE_FILE", "LiveFile", "schedule_step"]
+__all__ = ["LIVE_FILE", "STEPPED", "LiveFile", "schedule_step"]
 
 LIVE_FILE = "live.json"
 #: Schedules whose rate moves in discrete steps (the UI shows "step k of n").
-_STEPPED = frozenset({"step", "ramp_500_50_5", "spike"})
+STEPPED = frozenset({"step", "ramp_500_50_5", "spike"})
 
 
 def schedule_step(cell: Any, elapsed_s: float) -> LiveStep | None:
     """The schedule step at ``elapsed_s`` wall seconds into ``cell``'s measured phase (1-based
     ``index`` of ``of``, and its rate), or None for a schedule without steps."""
     schedule = cell.schedule
-    if schedule.name not in _STEPPED:
+    if schedule.name not in STEPPED:
         return None
     horizon = cell.duration_s * cell.time_scale
     starts = sorted({p for p in schedule.change_points(horizon) if p < horizon})

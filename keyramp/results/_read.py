@@ -9,9 +9,11 @@ is read from the parts flushed so far (at most a second old), so a live view pol
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 
@@ -26,10 +28,13 @@ from keyramp.results._parquet import CellFiles, cell_files, kind_cells, read_fil
 _RETRIES = 5
 
 __all__ = [
+    "HlogInterval",
+    "cell_hlogs",
     "data_cells",
     "data_files",
     "data_stamp",
     "is_csv_run",
+    "read_hlog",
     "read_intervals",
     "read_keys",
     "read_timeseries",
@@ -226,3 +231,69 @@ def _read_hlog(path: Path) -> list[Any]:
             h.set_end_time_stamp(h.get_end_time_stamp() - base)
     return intervals
 
+
+
+#: keyramp's one HdrHistogram layout (``run._hdr``: lowest 1 µs, 3 significant digits): counter
+#: indexes mean the same value in every log it wrote, whatever the highest trackable value.
+_SUB_BUCKETS = 2048
+
+
+@dataclass(frozen=True, slots=True)
+class HlogInterval:
+    """One line of a ``.hlog``: when it started (seconds since the cell's measured phase began),
+    how long it was, and its histogram's non-zero counters (``index`` in keyramp's one layout)."""
+
+    start_s: float
+    length_s: float
+    index: np.ndarray
+    counts: np.ndarray
+
+
+def read_hlog(path: Path, *, offset: int = 0) -> tuple[list[HlogInterval], int]:
+    """The intervals of one ``.hlog`` from byte ``offset`` on, and the offset after the last whole
+    line: a caller that keeps it reads only what a running cell appended since (one line a second).
+
+    Comment and header lines are skipped, and so is a line that does not decode (a torn write) or
+    whose histogram has another layout than keyramp's; a missing file has no intervals.
+    """
+    from hdrh.histogram import HdrHistogram  # deferred: start-up cost (hdrh)
+
+    try:
+        with path.open("rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except OSError:
+        return [], offset
+    end = data.rfind(b"\n") + 1  # a line still being written is read next time
+    out = []
+    for raw in data[:end].splitlines():
+        if not raw or raw[:1] in (b"#", b'"'):
+            continue
+        parts = raw.decode("ascii", "replace").split(",")
+        if parts[0].startswith("Tag="):
+            parts = parts[1:]
+        try:
+            hist = HdrHistogram.decode(parts[3])
+            start, length = float(parts[0]), float(parts[1])
+        except Exception:  # noqa: BLE001 - zlib/base64/cookie errors from a torn or foreign line
+            continue
+        if hist.sub_bucket_count != _SUB_BUCKETS or hist.unit_magnitude != 0:
+            continue
+        counts = np.ctypeslib.as_array(hist.counts)[:hist.counts_len]
+        index = np.flatnonzero(counts)
+        out.append(HlogInterval(start, length, index, counts[index].astype(np.int64)))
+    return out, offset + end
+
+
+def cell_hlogs(run: Run | Path, cell: str) -> dict[str, tuple[Path, Path]]:
+    """{op: (latency log, service-time log)} of one cell's operations, as recorded (the ``.all`` logs
+    of runs before Parquet are left out: they are the sum of the others)."""
+    if not CELL_ID_RE.match(cell):
+        return {}
+    folder = _dir(run) / "histograms"
+    out = {}
+    for path in sorted(folder.glob(f"{cell}.*.hlog")):
+        op = path.name[len(cell) + 1 : -len(".hlog")]
+        if op and "." not in op and op != "all":  # not a service log, nor a sum of the others
+            out[op] = (path, folder / f"{cell}.{op}.service.hlog")
+    return out
