@@ -95,7 +95,7 @@ def cell_markers(cell: CellSummary | None, planned: ManifestCell | None) -> list
     out: list[dict[str, Any]] = []
     warmup = num(cell.warmup_s) if cell is not None else None
     if warmup:
-        out.append({"t": 0, "kind": "warmup",
+        out.append({"t": 0, "kind": "warmup", "short": "warm-up ended",
                     "label": f"warm-up ended ({fmt.duration(warmup)} before, not measured)"})
     if planned is None or not planned.schedule:
         return out
@@ -111,6 +111,6 @@ def cell_markers(cell: CellSummary | None, planned: ManifestCell | None) -> list
         return out
     starts = sorted({p for p in schedule.change_points(duration * scale) if 0 < p < duration * scale})
     for i, at in enumerate(starts, start=2):
-        out.append({"t": round(at / scale, 3), "kind": "step",
-                    "label": f"step {i}: {fmt.ops_per_s(schedule.rate(at))}"})
+        label = f"step {i}: {fmt.ops_per_s(schedule.rate(at))}"
+        out.append({"t": round(at / scale, 3), "kind": "step", "short": label, "label": label})
     return out

@@ -67,13 +67,17 @@ class RunStore:
 
         def build() -> dict[str, Any]:
             detail = run_detail(self._load(path))
+            recorded = {kind: set(data_cells(path, kind)) for kind in ("timeseries", "keys")}
             for cell in detail["cells"]:
                 cell["keyspace_png"] = self.keyspace_file(path, cell["id"], "png") is not None
                 cell["keyspace_json"] = self.keyspace_file(path, cell["id"], "json") is not None
+                cell["data"] = {kind: cell["id"] in cells for kind, cells in recorded.items()}  # to download
             return detail
 
-        # keyspace/ is stamped too: writing a heatmap (keyramp keyspace) changes its mtime
-        return self.cache.get(("detail", str(path)), (*self._files(path), path / "keyspace"), build)
+        # keyspace/ is stamped too: writing a heatmap (keyramp keyspace) changes its mtime; the data
+        # folders for the cells that have rows to download
+        return self.cache.get(("detail", str(path)), (*self._files(path), path / "keyspace", path / "timeseries",
+                                                      path / "keys"), build)
 
     def live(self, run_id: str) -> dict[str, Any]:
         """What the run is doing now (``live.json``) and which cells have their summary."""
