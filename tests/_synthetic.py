@@ -226,7 +226,8 @@ def make_run(
             in_flight = sum(p[3] for p in parts)
             ts_rows.append([cid, "*", second, n, n_err, _pct(merged, 50), _pct(merged, 99), _pct(merged, 99),
                             merged.get_max_value() / 1000.0 if n else "", target, 0, 0,
-                            f"UNAVAILABLE:{n_err}" if n_err else "", _pct(merged, 95), round(in_flight, 3) if n else ""])
+                            f"UNAVAILABLE:{n_err}" if n_err else "", _pct(merged, 95),
+                            round(in_flight, 3) if n else ""])
             timeline.append({"t": second, "target": target, "achieved": float(n)})
         cell: dict[str, Any] = {
             "backend": backend, "strategy": strategy, "schedule": "constant", "distribution": "uniform",

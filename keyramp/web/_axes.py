@@ -28,7 +28,7 @@ def nice_ticks(top: float, *, most: int = 6) -> list[float]:
     base = 10 ** math.floor(math.log10(top / max(most - 1, 1)) - 1)
     step = next(m * base * 10**k for k in range(4) for m in (1, 2, 2.5, 5)
                 if math.floor(top / (m * base * 10**k) + 1e-9) + 1 <= most)
-    n = int(math.floor(top / step + 1e-9))
+    n = math.floor(top / step + 1e-9)
     return [round(i * step, 12) for i in range(n + 1)] if n >= 1 else [0.0, step]
 
 
@@ -39,7 +39,7 @@ def duration_ticks(end_s: float, *, most: int = 7) -> tuple[list[float], Callabl
     step = next((s for s in steps if span / s <= most - 1), None)
     if step is None:  # beyond a day of hours: whole multiples of a day
         step = steps[-1] * math.ceil(span / (steps[-1] * (most - 1)))
-    n = int(math.floor(span / step + 1e-9))
+    n = math.floor(span / step + 1e-9)
 
     def label(seconds: float) -> str:
         value = seconds / size

@@ -75,7 +75,7 @@ def percentile_points(counts: np.ndarray) -> dict[str, Any] | None:
         return None
     lowest, highest = bucket_values_us()
     cum = np.cumsum(counts)
-    steps = int(math.floor(math.log10(total) * _PER_DECADE + 1e-9))
+    steps = math.floor(math.log10(total) * _PER_DECADE + 1e-9)
     xs = [10 ** (k / _PER_DECADE) for k in range(steps + 1)]
     if xs[-1] < total:
         xs.append(float(total))
@@ -102,7 +102,7 @@ def cell_distribution(totals: HlogTotals, run_dir: Path, cell: str) -> dict[str,
             continue
         served = percentile_points(service)
         # the service log has as many operations: the same x, unless a log was torn
-        same = served is not None and served["x"] == points["x"]
-        out[op] = {"x": points["x"], "latency_ms": points["ms"], "service_ms": served["ms"] if same else [],
+        service_ms = served["ms"] if served is not None and served["x"] == points["x"] else []
+        out[op] = {"x": points["x"], "latency_ms": points["ms"], "service_ms": service_ms,
                    "count": points["count"]}
     return out

@@ -166,7 +166,8 @@ class RunStore:
 
     def cell_chart_doc(self, run_id: str, cell: str) -> dict[str, Any]:
         """The same document as a dict (the cell page's JSON twin)."""
-        return json.loads(self.cell_series_json(run_id, cell)[0])  # type: ignore[no-any-return]
+        doc: dict[str, Any] = json.loads(self.cell_series_json(run_id, cell)[0])
+        return doc
 
     def has_series(self, run_id: str) -> bool:
         """Whether any cell has time series rows (a directory listing, no read)."""

@@ -38,8 +38,9 @@ def _cell_of(run: dict[str, Any], cell: str) -> tuple[dict[str, Any], dict[str, 
 
 def downloads(run_id: str, cell: dict[str, Any]) -> list[dict[str, str]]:
     """The cell's data files to download, each with its URL (only the kinds it recorded)."""
-    return [{"kind": kind, "format": fmt, "url": url_for("cell_data", run_id=run_id, cell=cell["id"], kind=kind, fmt=fmt)}
-            for kind, fmt in KINDS if (cell.get("data") or {}).get(kind)]
+    recorded = cell.get("data") or {}
+    return [{"kind": kind, "format": fmt, "url": url_for("cell_data", run_id=run_id, cell=cell["id"], kind=kind,
+                                                         fmt=fmt)} for kind, fmt in KINDS if recorded.get(kind)]
 
 
 def cell_payload(run_id: str, cell: str) -> dict[str, Any]:

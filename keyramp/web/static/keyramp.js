@@ -121,7 +121,9 @@
   function draw(el, spec) {
     el.textContent = "";
     var lines = spec.lines || [];
-    var x = spec.x === "quantile" ? { time: false, distr: 3, log: 10 } : { time: false };
+    // the percentile axis ends at the maximum (uPlot would round a log range up to the next decade)
+    var x = spec.x === "quantile" ? { time: false, distr: 3, log: 10, range: function (u, min, max) { return [1, max]; } }
+                                  : { time: false };
     var opts = {
       width: chartWidth(el),
       height: 210,
