@@ -337,8 +337,10 @@ def test_every_page_reads_cleanly(page, base_url: str, results: Path) -> None:  
     assert "hotspot" in compare and "ok 0 %" in compare
 
 
-#: Whether the page scrolls sideways: the issue's 1,660-px key-space table did at 1024 px.
-_SCROLLS_SIDEWAYS = "document.documentElement.scrollWidth > document.documentElement.clientWidth"
+#: Whether the page scrolls sideways, or any card or table inside it does (the issue's 1,660-px
+#: key-space table cut its "bad" column at 1024 px).
+_SCROLLS_SIDEWAYS = """() => document.documentElement.scrollWidth > document.documentElement.clientWidth ||
+  [...document.querySelectorAll('.card, .table-wrap')].some(e => e.scrollWidth > e.clientWidth + 1)"""
 
 
 def test_every_page_fits_1024_px_and_the_charts_draw_what_they_gate(browser, base_url: str, results: Path,  # type: ignore[no-untyped-def]
@@ -394,6 +396,9 @@ def test_every_page_fits_1024_px_and_the_charts_draw_what_they_gate(browser, bas
     assert ticks[0] == "0" and len(ticks) >= 3 and len({t.split(" ")[-1] for t in ticks[1:]}) == 1, ticks
     assert page.locator(".heatmap-canvas").first.locator(".heat-y .heat-tick").count() >= 2
     assert not page.evaluate(_SCROLLS_SIDEWAYS)
+    # a lint chip never breaks inside its rule id ("BP-" / "KEY-1"): one line, as high as its text
+    heights = page.locator(".lint .chip.rule").evaluate_all("els => els.map(e => e.getBoundingClientRect().height)")
+    assert heights and max(heights) < 24, heights
     assert errors == ["Failed to load resource: the server responded with a status of 404 (NOT FOUND)"]
     # a run warming up: the banner counts down without a reload
     warming = make_run(tmp_path, profile_name="warming", seconds=2, seed=9, status="running")
