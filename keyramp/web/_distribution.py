@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from keyramp._types import ALL_OPS
-from keyramp.results._read import cell_hlogs, read_hlog
+from keyramp.results._read import add_hlog, cell_hlogs
 from keyramp.run._hdr import bucket_values_us
 
 __all__ = ["HlogTotals", "cell_distribution", "percentile_points"]
@@ -53,11 +53,8 @@ class HlogTotals:
         else:
             _, offset, counts = entry
         if st.st_size > offset:
-            intervals, offset = read_hlog(path, offset=offset)
-            counts = counts.copy()
-            for iv in intervals:
-                inside = iv.index < size
-                np.add.at(counts, iv.index[inside], iv.counts[inside])
+            counts = counts.copy()  # a request still holding the last sum keeps it as it was
+            offset = add_hlog(path, counts, offset=offset)
         with self._lock:
             self._files[key] = (st.st_ino, offset, counts)
             self._files.move_to_end(key)

@@ -154,7 +154,7 @@ class RunStore:
             run = self._load(path)
             summary = run.cell(cell)
             planned = next((c for c in run.manifest.cells if c.id == cell), None) if run.manifest else None
-            thresholds = [t.to_json() for t in summary.thresholds] if summary is not None else []
+            thresholds = [t.to_json() for t in summary.thresholds]
             ops = {op: {**s, "thresholds": op_thresholds(thresholds, op, s)}
                    for op, s in self._cell_series(path, cell).items()}
             doc = {"run_id": run_id, "cell": cell, "ops": ops, "markers": cell_markers(summary, planned),

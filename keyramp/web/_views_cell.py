@@ -62,7 +62,7 @@ def add_routes(app: Flask) -> None:
         view, answer = _cell_of(run, cell)
         live = store.live(run_id) if run["status"] == "running" else None
         return render_template("cell.html", run=run, cell=view, answer=answer, live=live,
-                               has_series=store.has_series(run_id), downloads=downloads(run_id, view))
+                               has_series=store.has_series(run_id))
 
     @app.get("/runs/<run_id>/cells/<cell>.json")
     def cell_json(run_id: str, cell: str) -> Response:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from _synthetic import make_run
@@ -12,6 +14,8 @@ from _synthetic import make_run
 from keyramp.results._catalog import load_run
 from keyramp.results._parquet import TIMESERIES_SCHEMA
 from keyramp.results._read import (
+    add_hlog,
+    cell_hlogs,
     data_cells,
     data_files,
     data_stamp,
@@ -131,3 +135,20 @@ def test_all_ops_intervals_are_the_sum_of_the_ops_and_an_old_all_log_is_read_as_
     # a run written before: its own <cell>.all.hlog wins (here: just the insert log under that name)
     shutil.copy(run.path / "histograms" / f"{cell}.insert.hlog", run.path / "histograms" / f"{cell}.all.hlog")
     assert [h.get_total_count() for h in read_intervals(run, cell, "*")] == [h.get_total_count() for h in ops[0]]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_add_hlog_sums_what_hdrhistograms_own_reader_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           fast: bool) -> None:
+    if not fast:  # the library's public decode, where its varint decoder cannot be imported
+        monkeypatch.setitem(sys.modules, "pyhdrh", None)
+    run = make_run(tmp_path, seed=5, seconds=4, cells=(("bigtable", "random"),))
+    cell = "c00-bigtable-random"
+    latency, _ = cell_hlogs(run, cell)["insert"]
+    counts = np.zeros(23552, dtype=np.int64)
+    end = add_hlog(latency, counts)
+    assert end == latency.stat().st_size and add_hlog(latency, counts, offset=end) == end  # nothing new
+    reference = np.zeros_like(counts)
+    for hist in read_intervals(load_run(run), cell, "insert"):
+        reference[: hist.counts_len] += np.ctypeslib.as_array(hist.counts)[: hist.counts_len].astype(np.int64)
+    assert counts.sum() > 0 and np.array_equal(counts, reference)

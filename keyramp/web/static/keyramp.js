@@ -236,7 +236,7 @@
       data.push(s.error_classes[cls]);
     });
     var th = thresholdsOn(s, "errors", "pct", 100), axes = [], scales = {};
-    if (th.lines.length || has((s.errors_per_s || []).map(function (v) { return v ? v : null; }))) {
+    if (th.lines.length || (s.errors_per_s || []).some(function (v) { return v > 0; })) {
       // the error rate on its own axis, where an error_rate threshold is drawn
       scales.pct = { range: function (u, min, max) {
         var top = Math.max(max || 0, 0);
