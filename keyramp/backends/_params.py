@@ -33,6 +33,7 @@ PARAM_NAMES: Mapping[str, str] = {
     "node_read_rows_per_s": "node read capacity",
     "placement_delay_s": "placement delay",
     "retry_reoffer": "retried share",
+    "key_write_ops_per_s": "per-key write limit",
     "samples": "sampling",  # not a parameter: a verdict the key samples decide (twice the samples differ)
 }
 
