@@ -191,6 +191,7 @@ def test_rate_and_capacities_divided_by_k_give_the_same_share() -> None:
         low, high = (run(store, rate, duration, make, k=k0 * rate(0) * duration / 30_000, retry=0.5).throttled_fraction
                      for k0 in (1.0, 10.0))
         assert low == pytest.approx(high, abs=0.02), (store, low, high)
+        assert low > 0.1, (store, low)  # every design here throttles: equal zeros would prove nothing
 
 
 def test_the_same_offers_give_the_same_answers() -> None:

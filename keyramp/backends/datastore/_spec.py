@@ -77,10 +77,10 @@ _KEY_LIMITS: Final = {
     "firestore-datastore": ParamRange(
         low=1.0, mid=1.0, high=10.0, unit="writes/s per entity", source=_BEST_PRACTICES, published=True,
         better="high",
-        note=("published as a rule: Datastore mode limits writes per entity, not per entity group; updating one "
-              "entity too often raises latency and ABORTED ('too much contention', "
-              f"{_TROUBLESHOOTING}), and its write rate 'can exceed one per second, so a load test might not "
-              f"show this problem' ({_BEST_PRACTICES}, entity updates): 1 write/s as Firestore's documents; the "
+        note=("published as a rule: Datastore mode limits writes per entity, not per entity group; its best "
+              "practices warn that updating one entity too rapidly causes contention (latency, timeouts, ABORTED "
+              f"'too much contention': {_TROUBLESHOOTING}), which a load test may not show because one entity's rate "
+              f"can exceed one per second ({_BEST_PRACTICES}, entity updates): 1 write/s as Firestore's documents; the "
               "high end is a stated guess")),
 }
 
