@@ -24,7 +24,7 @@ def test_the_single_counter_loses_views_after_its_retries_and_the_sharded_one_su
                          config=ProxyConfig(scale=10, time_scale=1), log_dir=tmp_path).start()
     try:
         env = {**os.environ, "FIRESTORE_EMULATOR_HOST": proxy.endpoint}
-        runs = {design: subprocess.run([sys.executable, str(APP), "--design", design, "--seconds", "6",
+        runs = {design: subprocess.run([sys.executable, str(APP), "--design", design, "--seconds", "4",
                                         "--page", f"p-{design}"], env=env, capture_output=True, text=True,
                                        timeout=120, check=False)
                 for design in ("single", "sharded")}
