@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from keyramp import _format as fmt
-from keyramp.forecast._plan_text import ramp_text
+from keyramp.forecast._plan_text import faster_text, ramp_text
+from keyramp.forecast._prices import as_of_text
 from keyramp.results._doc import DocError
 from keyramp.results._plan_doc import GOOGLE_RAMP, CellPlan, Fix, PlanCheck, Ramp, RampShape
 
@@ -57,12 +58,17 @@ def ramp_chart(ramp: Ramp) -> dict[str, Any]:
     end = max(ramp.time_to_target_s, ramp.google_time_to_target_s, 60.0) * 1.1
     top = target * _HEADROOM
     target_y = round(_BOTTOM - target / top * (_BOTTOM - _TOP), 1)
+    lines = [{"name": "planned", "legend": f"planned ramp ({'safe' if ramp.check.passes else 'fails'})",
+              "points": _polyline(_steps(ramp.shape, target, end), end, top)},
+             {"name": "google", "legend": f"500/50/5 ({'safe' if ramp.google.passes else 'not safe'})",
+              "points": _polyline(_steps(GOOGLE_RAMP, target, end), end, top)}]
+    fast = ramp.modelled_faster
+    if fast is not None:  # shown, never recommended: the model alone allows it
+        lines.append({"name": "faster", "legend": f"{fast.label} (not recommended)",
+                      "points": _polyline(_steps(fast, target, end), end, top)})
     return {
         "width": _W, "height": _H, "left": _LEFT, "right": _RIGHT, "top": _TOP, "bottom": _BOTTOM,
-        "lines": [{"name": "planned", "legend": f"planned ramp ({'safe' if ramp.check.passes else 'fails'})",
-                   "points": _polyline(_steps(ramp.shape, target, end), end, top)},
-                  {"name": "google", "legend": f"500/50/5 ({'safe' if ramp.google.passes else 'not safe'})",
-                   "points": _polyline(_steps(GOOGLE_RAMP, target, end), end, top)}],
+        "lines": lines,
         "target_y": target_y, "target_text": f"target {fmt.ops_per_s(target)}", "end_s": end,
         "x_ticks": [{"x": round(_LEFT + f * (_RIGHT - _LEFT), 1), "text": fmt.duration(f * end)} for f in (0, 0.5, 1)],
         # 0 and half the target (the axis title names the unit); the target is its own labelled line
@@ -85,6 +91,7 @@ def _ramp(ramp: Ramp | None) -> dict[str, Any] | None:
     if ramp is None:
         return None
     return {"text": ramp_text(ramp), "check": _check(ramp.check), "chart": ramp_chart(ramp),
+            "basis": ramp.basis, "evidence": ramp.evidence, "faster": faster_text(ramp),
             "start": fmt.ops_per_s(ramp.shape.start_ops), "growth": fmt.percent(ramp.shape.growth),
             "step": fmt.duration(ramp.shape.step_s), "time": fmt.duration(ramp.time_to_target_s),
             "google_time": fmt.duration(ramp.google_time_to_target_s), "google_safe": ramp.google.passes}
@@ -117,6 +124,8 @@ def plan_short(plan: CellPlan) -> str:
             return "reachable"
         if ramp.time_to_target_s == 0:
             return "reachable: no ramp needed"
+        if ramp.is_google:
+            return f"reachable: 500/50/5, {fmt.duration(ramp.time_to_target_s)}"
         return (f"reachable: ramp {fmt.duration(ramp.time_to_target_s)} "
                 f"(500/50/5: {fmt.duration(ramp.google_time_to_target_s)})")
     fix = plan.fix
@@ -134,7 +143,7 @@ def _cost(plan: CellPlan) -> dict[str, Any] | None:
     ramp = None if cost.ramp_usd is None else fmt.usd(cost.ramp_usd)
     return {"hour": fmt.usd(cost.launch_usd_per_hour), "ramp": ramp,
             "nodes": cost.nodes, "storage": None if cost.storage is None else str(cost.storage).upper(),
-            "where": f"{p.location} ({p.location_type}), prices as of {p.as_of}", "label": cost.label,
+            "where": f"{p.location} ({p.location_type}), {as_of_text(p.as_of)}", "label": cost.label,
             "not_priced": list(cost.not_priced), "notes": list(cost.notes),
             "short": f"{fmt.usd(cost.launch_usd_per_hour)}/h" + ("" if ramp is None else f", ramp {ramp}")}
 
