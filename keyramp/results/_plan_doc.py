@@ -144,7 +144,9 @@ class Ramp(RampShape):
     modelled_faster: FasterRamp | None = field(
         default=None, metadata=_doc("faster than Google's published rule, allowed by the model alone: shown, "
                                     "never recommended nor acknowledged"))
-    ALWAYS: ClassVar[tuple[str, ...]] = ("basis", "evidence", "modelled_faster")
+    #: Built in code, every field given is written (``modelled_faster: null`` says "none"); a plan written
+    #: before these fields reads back without them.
+    WRITES_GIVEN: ClassVar[bool] = True
 
     @classmethod
     def of(cls, *, shape: RampShape, target_ops_per_s: float, hold_s: float, check: PlanCheck,
