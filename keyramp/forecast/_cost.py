@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from keyramp._errors import UsageError
 from keyramp.backends._boxes import store_params
@@ -38,6 +38,7 @@ __all__ = ["GIB", "CellCost", "Cost", "CostLine", "PriceRef", "Usage", "cell_cos
 
 GIB = float(1 << 30)
 _HOUR = 3600.0
+_Doc = TypeVar("_Doc", BilledLine, ListPrice)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,9 +97,9 @@ class CostLine:
         return self.quantity / self.per * self.price.usd
 
     def to_doc(self) -> BilledLine:
-        return BilledLine(item=self.item, quantity=self.quantity, per=self.per, price_usd=self.price.usd,
-                          usd=self.usd, source=self.price.source, as_of=self.price.as_of, note=self.price.note,
-                          **_undated(self.price))
+        return _undated(self.price, BilledLine(item=self.item, quantity=self.quantity, per=self.per,
+                                               price_usd=self.price.usd, usd=self.usd, source=self.price.source,
+                                               as_of=self.price.as_of, note=self.price.note))
 
     @classmethod
     def from_doc(cls, doc: BilledLine) -> CostLine:
@@ -107,9 +108,11 @@ class CostLine:
         return cls(item=doc.item, quantity=doc.quantity, per=doc.per, price=price)
 
 
-def _undated(price: Price) -> dict[str, str]:
-    """``why_undated`` for a document, written only for a price whose source carries no date."""
-    return {} if price.dated else {"why_undated": price.why_undated}
+def _undated(price: Price, doc: _Doc) -> _Doc:
+    """``doc`` with ``why_undated``, written only for a price whose source carries no date."""
+    if not price.dated:
+        doc.why_undated = price.why_undated
+    return doc
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,9 +135,8 @@ class Cost:
         storage = self.storage
         return WindowCost(usd=self.usd, lines=[line.to_doc() for line in self.lines], stored_gib=self.stored_gib,
                           storage_usd_per_month=self.storage_usd_per_month,
-                          storage_price=None if storage is None else ListPrice(
-                              usd=storage.usd, source=storage.source, as_of=storage.as_of, note=storage.note,
-                              **_undated(storage)))
+                          storage_price=None if storage is None else _undated(storage, ListPrice(
+                              usd=storage.usd, source=storage.source, as_of=storage.as_of, note=storage.note)))
 
     @classmethod
     def from_doc(cls, doc: WindowCost) -> Cost:

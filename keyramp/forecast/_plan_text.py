@@ -78,6 +78,8 @@ def faster_short(ramp: Ramp | None) -> str:
 
 def _ramp_lines(ramp: Ramp, lead: str, indent: str) -> list[str]:
     lines = [f"{lead}{ramp_text(ramp)}", f"{indent}its forecast: {_check(ramp.check)}"]
+    if ramp.basis == "calibrated":
+        lines.append(f"{indent}rests on: {ramp.evidence}")
     faster = faster_text(ramp)
     return lines + ([f"{indent}{faster}"] if faster else [])
 
