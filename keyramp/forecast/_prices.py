@@ -3,8 +3,10 @@
 The built-in table (``keyramp/forecast/prices.json``, versioned with the code) names for each
 store its locations (regional or multi-region) and their prices: per 100,000 reads, writes
 and deletes and per GiB-month stored for Firestore and Datastore mode; per node-hour and per
-GiB-month by storage type for Bigtable. Every price carries ``source`` (where the figure was
-found), ``as_of`` and a ``note`` (how it was read, or why it is unconfirmed).
+GiB-month by storage type for Bigtable; and how a store bills an operation where that differs
+from the rows the forecast counts (``billed_as``: a Firestore ``increment`` is one write). Every
+figure carries ``source`` (where it was found), ``as_of`` (the date that source carries, or
+``undated`` with ``why_undated``) and a ``note`` (how it was read, or why it is unconfirmed).
 
 ``--prices FILE`` overlays a file of the same layout: what it names replaces the built-in
 value — a price always as a whole, with its own ``source`` and ``as_of`` — and everything
