@@ -4,10 +4,11 @@
 of a ramp's step length: near the boundary it jumps by several percentage points between
 steps a few seconds apart (``shard(182)#seq`` to 100,000 ops/s on Firestore passed at 600 s,
 failed at 660 and 720 s, passed at 780 and 849 s, failed at 900 s; docs/plan.md says why).
-So a step length is judged *with every longer one*: the steps are a fixed grid (whole seconds,
-×``STEP_RATIO`` apart, through Google's 5 minutes, 20 s to 1 h), tried from the longest down,
-and a step passes when its forecast passes and so does every longer step of the grid
-(``StepLadder``). "Safe at 10 minutes" then also means "safe at any slower grid step".
+So a step length is judged *with every longer one*: the steps are a fixed grid (``STEP_GRID``:
+whole seconds, 5 minutes × 1.2^-k down to 20 s, × 1.5^k up to 1 h, and none so long that the
+ramp takes more than ``RAMP_MAX_S`` to the target), tried from the longest down, and a step
+passes when its forecast passes and so does every longer step (``StepLadder``). "Safe at 11
+minutes" then also means "safe at any slower step of the grid".
 
 **Within the evidence.** On a store with Google's published ramp rule (BP-RAMP-1: Datastore,
 Firestore in both modes) the split parameters that would allow a faster ramp are bounded by
