@@ -197,9 +197,11 @@ class PriceRef:
 
     @classmethod
     def of(cls, prices: Prices, location: Location, *costs: Cost) -> PriceRef:
-        """``as_of``: the oldest date among the prices ``costs`` used (all of the location's without);
+        """``as_of``: the oldest date among the prices ``costs`` used (a billed quantity, stored data; all of the
+        location's without);
         ``undated`` when any of them carries no date (a cost is no newer than its oldest price)."""
-        used = [line.price for c in costs for line in c.lines] + [c.storage for c in costs if c.storage]
+        used = ([line.price for c in costs for line in c.lines if line.quantity > 0]
+                + [c.storage for c in costs if c.storage and c.stored_gib > 0])
         dates = [p.as_of for p in used or location.prices.values()]
         return cls(source=prices.source, as_of=UNDATED if UNDATED in dates else min(dates),
                    location=location.name, location_type=location.type)
