@@ -84,7 +84,7 @@ def _why_reachable(planner: Planner, sustainable: RateBand | None, probe: float,
         within = ("within Google's published rule (500/50/5 or slower) " if ramp_basis(planner)[0] == "published_rule"
                   else "")
         text += (f"; but no ramp of the 500/50/5 family {within}gets there under the limit (start and step length "
-                 "searched, steps up to 1 h)")
+                 "searched: steps up to 1 h, ramps up to 4 h to the target)")
     return text
 
 
