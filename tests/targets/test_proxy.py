@@ -20,6 +20,7 @@ import pytest
 from keyramp._errors import EmulatorError
 from keyramp.backends import spec_for
 from keyramp.storemodel import Decision, StoreOp
+from keyramp.targets._h2 import HOLD_MAX
 from keyramp.targets._proxy import StoreProxy
 from keyramp.targets._proxy_model import MODEL_TYPES, AdmitAll
 from keyramp.targets._proxy_process import control
@@ -76,7 +77,7 @@ def _recording_server(rec: Recorder) -> grpc.aio.Server:
                 return grpc.stream_stream_rpc_method_handler(bidi(path))
             return grpc.unary_unary_rpc_method_handler(unary(path))
 
-    server = grpc.aio.server()
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 2 * HOLD_MAX)])
     server.add_generic_rpc_handlers((Router(),))
     return server
 
@@ -102,7 +103,8 @@ async def _with_proxy(model: Any, body: Callable[[grpc.aio.Channel, StoreProxy, 
                        types=MODEL_TYPES, config=ProxyConfig(mode="store"))
     listen = await proxy.start("127.0.0.1:0")
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{listen}") as channel:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{listen}",
+                                             options=[("grpc.max_receive_message_length", 2 * HOLD_MAX)]) as channel:
             return await body(channel, proxy, rec)
     finally:
         await proxy.stop(0)
@@ -223,19 +225,27 @@ def test_configure_starts_a_fresh_model_and_returns_the_counts_before() -> None:
     assert "scale: must be a number > 0" in out["bad"]
 
 
-def test_a_request_too_large_to_hold_is_forwarded_unmodelled_never_stalled() -> None:
+def _big_commit(name: str, size: int) -> bytes:
     from google.cloud.firestore_v1.types import document, firestore, write
 
-    big = document.Document.pb()(name="projects/p/databases/(default)/documents/c/big",
-                                 fields={"blob": document.Value.pb()(bytes_value=b"x" * 200_000)})
-    request = firestore.CommitRequest.pb()(database="projects/p/databases/(default)",
-                                           writes=[write.Write.pb()(update=big)]).SerializeToString()
-    model = Scripted([Decision(False, 0.0, "range")] * 5)  # would throttle it, if it were held
+    big = document.Document.pb()(name=f"projects/p/databases/(default)/documents/c/{name}",
+                                 fields={"blob": document.Value.pb()(bytes_value=b"x" * size)})
+    return firestore.CommitRequest.pb()(database="projects/p/databases/(default)",
+                                        writes=[write.Write.pb()(update=big)]).SerializeToString()
+
+
+def test_a_large_request_is_held_and_decided_and_one_too_large_to_hold_is_forwarded_unmodelled() -> None:
+    held, too_large = _big_commit("held", 200_000), _big_commit("big", HOLD_MAX)  # 4 MiB: more than can be held
+    model = Scripted([Decision(False, 0.0, "range")] * 5)  # throttles what it is offered
 
     async def body(channel: grpc.aio.Channel, proxy: StoreProxy, rec: Recorder) -> dict[str, Any]:
-        reply = await channel.unary_unary(COMMIT)(request, timeout=5)
-        return {"reply": reply, "received": [r for _, r, _ in rec.received], "stats": proxy.stats()}
+        with pytest.raises(grpc.aio.AioRpcError) as throttled:
+            await channel.unary_unary(COMMIT)(held, timeout=5)
+        reply = await channel.unary_unary(COMMIT)(too_large, timeout=10)
+        return {"code": throttled.value.code(), "reply": reply, "received": [r for _, r, _ in rec.received],
+                "stats": proxy.stats()}
 
     out = asyncio.run(_with_proxy(model, body))
-    assert out["received"] == [request] and out["reply"] == Recorder().reply(request)
-    assert out["stats"]["methods"][COMMIT]["not_modelled"] == 1 and model.offered == []
+    assert out["code"] == grpc.StatusCode.RESOURCE_EXHAUSTED and len(model.offered) == 1
+    assert out["received"] == [too_large] and out["reply"] == Recorder().reply(too_large)
+    assert out["stats"]["methods"][COMMIT]["not_modelled"] == 1
