@@ -26,7 +26,8 @@ What keeps the relay faithful (docs/fidelity.md, "How it forwards"):
   connection send window (the emulator's ``WINDOW_UPDATE``\\s and its own, less the client's
   ``DATA``). A request is held only if its whole message fits the stream's window, and held
   requests still incomplete are let go, unmodelled, as soon as the window could not carry the
-  rest of them: a client never waits on credit that only the emulator could give.
+  rest of them (those that need the most first, until it can): a client never waits on credit
+  that only the emulator could give.
 * A held request that ends otherwise lets go of its data in order: trailers from the client, the
   emulator answering or resetting the stream first (its data then goes on as it would directly).
 """
@@ -285,9 +286,12 @@ class H2Session:
             held.counts.not_modelled += 1
         self._up(held.frames, out)
 
-    def _spill(self, out: list[bytes] | None) -> None:
-        """The window could not carry the rest of the incomplete held requests: let them all go."""
-        for held in [h for h in self._held.values() if not h.decided]:
+    def _spill(self, out: list[bytes] | None, *, everything: bool = False) -> None:
+        """The window could not carry the rest of the incomplete held requests: let go of those
+        that need the most until it can (``everything``: all of them)."""
+        for held in sorted((h for h in self._held.values() if not h.decided), key=lambda h: h.need, reverse=True):
+            if not everything and self._owed <= self._window:
+                return
             self._let_go(held, out)
 
     def _headers(self, buf: bytearray, pos: int, end: int, ftype: int, flags: int, sid: int) -> None:
@@ -434,7 +438,7 @@ class H2Session:
                 value = int.from_bytes(payload[at + 2:at + 6], "big")
                 shrunk, self._stream_window = value < self._stream_window, value
                 if shrunk:  # the held requests' streams lost credit: let the incomplete ones go
-                    self._spill(None)
+                    self._spill(None, everything=True)
 
     def close(self) -> None:
         for held in self._held.values():

@@ -199,6 +199,18 @@ def _message_of(size: int, name: str) -> bytes:
     raise AssertionError(size)
 
 
+def test_only_as_many_held_requests_are_let_go_as_the_window_needs() -> None:
+    relay = Relay(decide=lambda name: THROTTLE)
+    big, small = grpc_message(_commit("big", pad=30_000)), grpc_message(_commit("small", pad=20_000))
+    big_parts, small_parts = data_frames(1, big, [10_000]), data_frames(3, small, [16_000])
+    relay.send(relay.headers(1), big_parts[0], relay.headers(3), small_parts[0])
+    assert [f.sid for f in relay.up() if f.type == DATA] == []  # 26,000 sent: the rest fits the window
+    relay.send(frame(DATA, 0, 5, b"\0" * 30_000))  # another stream's data: 9,535 left, both need 24,000
+    assert [f.sid for f in relay.up() if f.type == DATA] == [1, 5]  # the one that needs more goes on
+    relay.send(small_parts[1])
+    assert relay.model.offered == ["small"] and [f.sid for f in relay.up() if f.type == RST_STREAM] == [3]
+
+
 def test_the_hold_limit_is_exact() -> None:
     relay = Relay(decide=lambda name: THROTTLE)
     relay.answer(settings(initial_window_size=2 * HOLD_MAX),
