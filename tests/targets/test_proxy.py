@@ -223,7 +223,7 @@ def test_configure_starts_a_fresh_model_and_returns_the_counts_before() -> None:
     assert out["reply"]["previous"]["totals"]["modelled"] == 1
     assert out["after"]["totals"] == {**out["after"]["totals"], "requests": 1, "modelled": 0, "not_modelled": 1}
     assert out["after"]["description"] == "store proxy, model off (forwarding only)"
-    assert "scale: must be a number > 0" in out["bad"]
+    assert "scale: must be a finite number > 0" in out["bad"]
 
 
 def _big_commit(name: str, size: int) -> bytes:

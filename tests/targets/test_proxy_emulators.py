@@ -99,7 +99,7 @@ PROFILE_TEXT = """
 name = "store-fidelity-smoke"
 backend = "firestore"
 driver = "grpc"
-duration = "6s"
+duration = "4s"
 seed = 3
 
 [workload]
@@ -189,7 +189,7 @@ def test_sequential_ids_are_throttled_at_the_forecasts_share_through_the_officia
     # 30 writes/s on one append point whose range takes 1,000/100 at the mid point: 2/3 refused (the
     # forecast's mid without retries); the band spans the range's capacity (500-2,000 writes/s). The
     # model's clock runs with the schedule's (time_scale 10): its 10-s load window, within which it
-    # serves a burst whole, is 1 s of the cell's 6.
+    # serves a burst whole, is 1 s of the cell's 4.
     assert set(cell["total"]["errors_by_class"]) == {"RESOURCE_EXHAUSTED"}
     assert model["throttled"] == cell["total"]["errors"] and model["undecodable"] == 0
     assert band["low"] - 0.1 <= measured <= band["high"] + 0.05, (measured, band)
