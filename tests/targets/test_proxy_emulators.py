@@ -2,7 +2,8 @@
 
 * The official clients through a store proxy (its own process, every request admitted): every
   operation answers as it does on the emulator directly, and what the emulator stores is the
-  same; nothing the drivers send fails to decode.
+  same; nothing the drivers send fails to decode (``extended``: test_proxy_clients.py holds the
+  relay to this on every commit, with more clients, concurrency and large messages).
 * ``keyramp run`` with ``fidelity = "store"``: sequential ids throttled at the launch forecast's
   share (within its band), measured through the official client; the run says what it ran against.
   The four-store, 500/50/5 comparison of sequential and random ids is the extended test below.
@@ -69,6 +70,7 @@ def _stored(backend: Backend) -> list[Any]:
     return [backend.read(k) for k in keys] + [backend.scan("b", 20), backend.batch_read(keys)]
 
 
+@pytest.mark.extended  # per commit: tests/targets/test_proxy_clients.py (the same relay, in-process, more clients)
 @pytest.mark.parametrize("store", ["firestore", "bigtable"])
 def test_the_official_client_through_the_proxy_answers_and_stores_as_on_the_emulator(
         store: str, admitting_proxies: Callable[[str], ProxyProcess],
