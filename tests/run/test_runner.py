@@ -30,7 +30,8 @@ from keyramp.run._runner import RunOptions, run_profile
 from keyramp.targets._cloud_target import CloudTarget
 from keyramp.targets._emulator_target import EmulatorTarget
 
-kind, endpoint, out, schedule, cap = sys.argv[1], sys.argv[2], Path(sys.argv[3]), json.loads(sys.argv[4]), int(sys.argv[5])
+kind, endpoint, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+schedule, cap = json.loads(sys.argv[4]), int(sys.argv[5])
 
 class EmulatedCloud(CloudTarget):
     def address(self, cell, base):
