@@ -117,6 +117,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ]
     if unmarked:
         raise pytest.UsageError(f"tests use an emulator fixture without @pytest.mark.emulator: {', '.join(unmarked)}")
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # a worker's collection is the order the controller hands out
+        _heavy_modules_first(items)
+
+
+def _heavy_modules_first(items: list[pytest.Item]) -> None:
+    """Under xdist (``--dist loadfile`` hands out whole modules, in this order): modules with a
+    ``slow`` or ``browser`` test first, then those with an ``emulator`` test, then the rest, so
+    the short modules fill the workers' tails. (xdist's own order puts modules with few tests
+    last, which here are the long end-to-end ones: a worker ran alone for minutes at the end.)"""
+    rank: dict[str, int] = {}
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        heavy = 0 if item.get_closest_marker("slow") or item.get_closest_marker("browser") else (
+            1 if item.get_closest_marker("emulator") else 2)
+        rank[module] = min(rank.get(module, 2), heavy)
+    items.sort(key=lambda item: rank[item.nodeid.split("::", 1)[0]])  # stable: a module's tests keep their order
 
 
 #: The test running now (setup, call and teardown), for the guard below.
@@ -152,6 +168,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return start(self, kinds, consistency=consistency)
 
     EmulatorManager._start = guarded  # type: ignore[method-assign]
+    if getattr(config.option, "numprocesses", None):  # the xdist controller
+        config.option.loadscopereorder = False  # the order below, not xdist's by test count
     config.pluginmanager.register(_TimeBudget(), "keyramp-time-budget")
     _share_compiled_templates()
 
