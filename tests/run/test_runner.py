@@ -91,10 +91,11 @@ def test_both_targets_run_the_same_cell(tmp_path: Path, datastore_emulator: Any,
 
 def test_the_cloud_guard_stops_a_closed_model_above_the_cap(tmp_path: Path, datastore_emulator: Any) -> None:
     # A closed model has no planned rate: only the guard, once a second, can hold the cap. The
-    # cap is low (8 users back to back pass 40 ops/s unless each operation takes 200 ms): a busy
-    # machine's emulator once served them at under 150 ops/s, so the guard had nothing to stop.
+    # cap is low (32 users back to back pass 22 ops/s, its trip point, unless each operation
+    # takes 1.4 s): a starved emulator once served 8 users at under 40 ops/s, and the guard
+    # had nothing to stop.
     outcome = _run("cloud", datastore_emulator.endpoint, tmp_path / "out", tmp_path,
-                   {"kind": "users", "users": 8, "spawn_rate": 8}, cap=40)
+                   {"kind": "users", "users": 32, "spawn_rate": 32}, cap=20)
     assert outcome["status"] == "failed" and outcome["reason"].startswith("c00-datastore-random: cloud cap:")
     manifest = load(only_run_dir(tmp_path / "out"), "manifest.json")
     assert manifest["cells"][0]["cleanup"]["remaining"] == 0  # cleaned up after the failure too
