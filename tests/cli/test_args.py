@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from keyramp.cli._main import main
+from tests._runs import keyramp_each
 
 BAD_NUMBERS = ("0", "-1", "inf", "nan", "abc")
 
@@ -51,16 +52,23 @@ fidelity = "store"
 """
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("scale", "0"), ("scale", "-2"), ("scale", "inf"), ("scale", "nan"), ("scale", '"x"'),
-    ("time_scale", "0"), ("time_scale", "-1"), ("time_scale", "inf"), ("time_scale", '"fast"'),
-])
+BAD_FIELDS = [("scale", "0"), ("scale", "-2"), ("scale", "inf"), ("scale", "nan"), ("scale", '"x"'),
+              ("time_scale", "0"), ("time_scale", "-1"), ("time_scale", "inf"), ("time_scale", '"fast"')]
+
+
 def test_a_bad_scale_in_a_profile_is_one_line_naming_the_file_and_field_and_exit_2_before_any_load(
-        field: str, value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    profile = tmp_path / "bad.toml"
-    profile.write_text(PROFILE.format(field=field, value=value), encoding="utf-8")
+        tmp_path: Path) -> None:
+    """``keyramp run`` on each bad profile (one fresh interpreter for all: ``run`` imports Locust, which
+    patches ``ssl``, so it cannot run inside a test process that already has)."""
+    profiles = []
+    for n, (field, value) in enumerate(BAD_FIELDS):
+        profile = tmp_path / f"bad-{n}.toml"
+        profile.write_text(PROFILE.format(field=field, value=value), encoding="utf-8")
+        profiles.append(profile)
     out = tmp_path / "runs"
-    assert _exit(["run", str(profile), "--out", str(out), "--quiet"]) == 2
-    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert len(err) == 1 and str(profile) in err[0] and f"emulator.{field}" in err[0], err
+    done = keyramp_each([["run", str(p), "--out", str(out), "--quiet"] for p in profiles])
+    for profile, (field, _), result in zip(profiles, BAD_FIELDS, done, strict=True):
+        err = [line for line in result["stderr"].splitlines() if line.strip()]
+        assert result["code"] == 2 and len(err) == 1, (field, result)
+        assert str(profile) in err[0] and f"emulator.{field}" in err[0], err
     assert not out.exists() or list(out.iterdir()) == []  # before any load: no run directory
