@@ -127,6 +127,7 @@ scale = 100
 kind = "constant"
 rate = 3000
 duration = "10m"
+plan = false  # the forecast is what is checked; a plan costs seconds of CPU per cell
 """
 
 
