@@ -5,13 +5,14 @@ private modules (``_name.py``) may change. Names whose module imports Locust —
 monkey-patches the standard library for gevent — load on first use, so ``import keyramp``
 stays light (``keyramp --help``, ``keyramp lint``). Each name is declared once, below: the
 ``if TYPE_CHECKING:`` block is both what mypy reads and what ``__all__`` and the lazy
-look-up derive from (``keyramp._lazy``).
+look-up derive from (``keyramp._lazy``). The Python-workload user classes
+(``keyramp.DatastoreUser`` …) are the ones the registered stores declare (``StoreSpec.user``).
 """
 
 from __future__ import annotations
 
 import os as _os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from keyramp._version import __version__
 
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
     from keyramp.forecast import Launch, forecast_cell
     from keyramp.profile import Cell, Profile, load_profile, parse_profile
 
-    # Python workloads (docs/workloads.md): the decorator is light, the user classes are Locust users.
+    # Python workloads (docs/workloads.md): the decorator is light; the store user classes (Locust
+    # users) come from the stores' specs, below.
     from keyramp.pyworkload._ops import op
     from keyramp.results._observer import RunObserver
 
@@ -39,12 +41,23 @@ if TYPE_CHECKING:
     # everything `keyramp run` does: profiles, master/workers, metrics exporter, scenario report
     from keyramp.run._api import RunsOutcome, run_profiles
     from keyramp.run._master import MasterOptions
-    from keyramp.run._pyuser import BigtableUser, DatastoreUser, FirestoreUser
     from keyramp.run._runner import RunOptions, RunOutcome, run_profile
     from keyramp.targets import RunTarget, TargetOptions
 
 
-if not TYPE_CHECKING:
-    from keyramp._lazy import lazy_exports
+def _user_names() -> tuple[str, ...]:
+    from keyramp.backends import STORES  # deferred: start-up cost (the store packages, on first look-up)
 
-    __getattr__, __dir__ = lazy_exports(globals())
+    return tuple(STORES.users())
+
+
+def _user_class(name: str) -> Any:
+    from keyramp.run._pyuser import user_class  # deferred: start-up cost (Locust)
+
+    return user_class(name)
+
+
+if not TYPE_CHECKING:
+    from keyramp._lazy import More, lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(globals(), More(names=_user_names, resolve=_user_class))

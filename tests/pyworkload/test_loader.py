@@ -48,7 +48,8 @@ CASES = {
         "raises.py: import failed (line 3): RuntimeError: no config for this environment",
     ),
     "missing_class": ({"user": "good.py:Order"}, "good.py: no class 'Order' (keyramp users here: Orders)"),
-    "not_a_user": ({"user": "plain.py:Orders"}, "plain.py:Orders is not a subclass of keyramp.DatastoreUser"),
+    "not_a_user": ({"user": "plain.py:Orders"}, "plain.py:Orders is not a subclass of a store's user class "
+                                                "(keyramp.BigtableUser, keyramp.DatastoreUser, keyramp.FirestoreUser)"),
     "static_op": (
         {"user": "static.py:Orders"},
         "static.py: import failed (line 4): TypeError: keyramp.op decorates a method",
