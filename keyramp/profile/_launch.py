@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from keyramp._durations import format_duration
 from keyramp._errors import UsageError
 from keyramp.backends import STORES, StoreParams
-from keyramp.profile._checks import MISSING, Bool, Context, Duration, Free, Int, Sub, Where
+from keyramp.profile._checks import MISSING, Bool, Context, Duration, Free, Int, Where
 from keyramp.profile._schedules import KIND_FIELDS, OPEN_KINDS, Schedule, make_schedule
-from keyramp.profile._schema import Section, option
+from keyramp.profile._schema import Section, Sub, option
 
 if TYPE_CHECKING:
     import numpy as np
