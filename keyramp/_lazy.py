@@ -4,9 +4,10 @@ block load on first use (PEP 562 module ``__getattr__``).
 ``keyramp`` itself must stay light (``keyramp --help``; Locust monkey-patches the standard
 library on import), and a package with heavy modules can export their names without importing
 them. The one declaration is the ``__init__``'s own source, read once when a name is first looked
-up: a package exports every public name its top level binds by importing from keyramp or by
-defining it, and every name its ``if TYPE_CHECKING:`` block imports, which mypy reads as it is.
-``__all__`` and ``dir()`` derive from the same list. The package calls this outside mypy's view
+up: a package exports every public name its top level imports from its own modules or defines,
+and every name its ``if TYPE_CHECKING:`` block imports from its own modules, which mypy reads as
+it is (the facade, ``keyramp``, owns every module). Other packages' names there are for its own
+annotations. ``__all__`` and ``dir()`` derive from the same list. The package calls this outside mypy's view
 (``if not TYPE_CHECKING:``), so mypy still refuses a name the package does not export.
 """
 
@@ -34,7 +35,8 @@ class More:
 @dataclass(frozen=True)
 class Interface:
     """What a package ``__init__`` exports: ``eager`` names (bound at import) and ``lazy`` ones
-    (public name -> (the module its ``if TYPE_CHECKING:`` block imports it from, its name there))."""
+    (public name -> (the module its ``if TYPE_CHECKING:`` block imports it from, its name there;
+    ``""``: the module itself, ``import keyramp.core._format as fmt``))."""
 
     eager: tuple[str, ...]
     lazy: Mapping[str, tuple[str, str]]
@@ -52,10 +54,15 @@ def _public(name: str) -> bool:
     return not name.startswith("_") or name == "__version__"
 
 
-def _bound(node: ast.stmt) -> list[str]:
-    """Names a top-level statement binds: an import from keyramp, a definition, an assignment."""
+def _own(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _bound(node: ast.stmt, package: str) -> list[str]:
+    """Names a top-level statement binds: an import from the package's own modules, a definition,
+    an assignment."""
     if isinstance(node, ast.ImportFrom):
-        return [a.asname or a.name for a in node.names] if (node.module or "").startswith("keyramp") else []
+        return [a.asname or a.name for a in node.names] if _own(node.module or "", package) else []
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [node.name]
     targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
@@ -63,18 +70,20 @@ def _bound(node: ast.stmt) -> list[str]:
     return [t.id for t in targets if isinstance(t, ast.Name)]
 
 
-def interface(source: str) -> Interface:
-    """The interface a package ``__init__``'s ``source`` declares."""
+def interface(source: str, package: str) -> Interface:
+    """The interface the ``__init__`` of ``package`` declares in ``source``."""
     eager: list[str] = []
     lazy: dict[str, tuple[str, str]] = {}
     for node in ast.parse(source).body:
         if _is_type_checking(node):
             assert isinstance(node, ast.If)
             for stmt in node.body:
-                if isinstance(stmt, ast.ImportFrom) and stmt.module:
-                    lazy.update({a.asname or a.name: (stmt.module, a.name) for a in stmt.names})
+                if isinstance(stmt, ast.ImportFrom) and _own(stmt.module or "", package):
+                    lazy.update({a.asname or a.name: (stmt.module or "", a.name) for a in stmt.names})
+                elif isinstance(stmt, ast.Import):
+                    lazy.update({a.asname: (a.name, "") for a in stmt.names if a.asname and _own(a.name, package)})
         else:
-            eager += [name for name in _bound(node) if _public(name)]
+            eager += [name for name in _bound(node, package) if _public(name)]
     return Interface(tuple(eager), lazy)
 
 
@@ -88,7 +97,7 @@ def lazy_exports(namespace: dict[str, Any], more: More | None = None,
 
     def declared() -> Interface:
         if not found:
-            found.append(interface(Path(namespace["__file__"]).read_text(encoding="utf-8")))
+            found.append(interface(Path(namespace["__file__"]).read_text(encoding="utf-8"), package))
         return found[0]
 
     def getattr_(name: str) -> Any:
@@ -96,7 +105,8 @@ def lazy_exports(namespace: dict[str, Any], more: More | None = None,
             return sorted({*declared().names, *(more.names() if more else ())})
         if name in declared().lazy:
             module, attr = declared().lazy[name]
-            value = namespace[name] = getattr(importlib.import_module(module), attr)
+            imported = importlib.import_module(module)
+            value = namespace[name] = getattr(imported, attr) if attr else imported
             return value
         if more is not None and name in more.names():
             return more.resolve(name)

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from keyramp.forecast._planner import Planner
     from keyramp.forecast._prices import Prices, load_prices
     from keyramp.forecast._result import Forecast
-    from keyramp.results._plan_doc import CellPlan, RunPlan
 
 if not TYPE_CHECKING:
     from keyramp._lazy import lazy_exports

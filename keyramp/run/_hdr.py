@@ -19,6 +19,8 @@ from keyramp.results._summary import Latency
 
 __all__ = [
     "PERCENTILES",
+    "BucketLayout",
+    "bucket_layout",
     "counts",
     "latency_summary_ms",
     "median_values_us",
@@ -68,7 +70,7 @@ def counts(hist: HdrHistogram) -> np.ndarray:
     return np.ctypeslib.as_array(hist.counts)
 
 
-class _Layout:
+class BucketLayout:
     """Per-index value tables for the one histogram shape keyramp uses."""
 
     def __init__(self, hist: HdrHistogram) -> None:
@@ -81,13 +83,14 @@ class _Layout:
 
 
 @functools.cache
-def _layout() -> _Layout:
-    return _Layout(new_histogram())
+def bucket_layout() -> BucketLayout:
+    """The value tables of keyramp's one histogram shape (computed once)."""
+    return BucketLayout(new_histogram())
 
 
 def median_values_us() -> np.ndarray:
     """The value each counter stands for (the middle of its bucket), in µs, by counter index."""
-    return _layout().median
+    return bucket_layout().median
 
 
 def percentiles_us(hist: HdrHistogram, pcts: Iterable[float]) -> list[int]:
@@ -97,7 +100,7 @@ def percentiles_us(hist: HdrHistogram, pcts: Iterable[float]) -> list[int]:
     if total == 0:
         return [0 for _ in pcts]
     cum = np.cumsum(counts(hist), dtype=np.uint64)
-    layout = _layout()
+    layout = bucket_layout()
     out = []
     for p in pcts:
         target = max(int((min(p, 100.0) * total / 100) + 0.5), 1)
@@ -112,7 +115,7 @@ def latency_summary_ms(hist: HdrHistogram) -> Latency:
     if total == 0:
         return Latency(p50=0.0, p90=0.0, p95=0.0, p99=0.0, p999=0.0, max=0.0, mean=0.0)
     p50, p90, p95, p99, p999 = (round(v / 1000.0, 4) for v in percentiles_us(hist, PERCENTILES.values()))
-    mean = float(np.dot(counts(hist).astype(np.float64), _layout().median)) / total / 1000.0
+    mean = float(np.dot(counts(hist).astype(np.float64), bucket_layout().median)) / total / 1000.0
     return Latency(p50=p50, p90=p90, p95=p95, p99=p99, p999=p999, max=round(hist.get_max_value() / 1000.0, 4),
                    mean=round(mean, 4))
 
