@@ -24,6 +24,7 @@ from typing import Any
 from keyramp._errors import UsageError
 from keyramp.results._baselines import baseline_run_ids, load_baselines
 from keyramp.results._catalog import RUN_ID_RE, Run, load_run
+from keyramp.results._exceptions import workload_error_cells
 from keyramp.results._generator import generator_limited
 from keyramp.results._summary import OpStats, RunSummary
 from keyramp.results._values import num
@@ -40,7 +41,7 @@ __all__ = [
 ]
 
 INDEX_FILE = ".keyramp-catalog.sqlite"
-_VERSION = "2"  # bump when the rows change: an index of another version is rebuilt
+_VERSION = "3"  # bump when the rows change: an index of another version is rebuilt
 
 SORT_KEYS = ("started", "run_id", "profile", "status", "cells", "ops_per_s", "p99_ms", "error_rate")
 FILTERS = ("profile", "backend", "strategy", "status", "from", "to")
@@ -89,10 +90,23 @@ def run_row(run: Run) -> dict[str, Any]:
         "p99_ms": max(p99s) if p99s else None,
         "thresholds_passed": run.thresholds_passed,
         "generator_limited_cells": limited_cells(summary),
+        "workload_error_cells": workload_error_cells(summary),
+        # each cell's launch forecast verdict (modelled), counted: the runs page shows the worst
+        "forecasts": _forecast_counts(summary),
         "warnings": list(run.warnings),
         "ok": run.ok,
         "corrupt": not run.raw_manifest and not run.raw_summary,  # neither file read as an object with content
     }
+
+
+def _forecast_counts(summary: RunSummary | None) -> dict[str, int]:
+    """verdict -> how many of the run's cells the launch forecast gave it (cells without a forecast left out)."""
+    out: dict[str, int] = {}
+    for c in (summary.cells if summary is not None else {}).values():
+        verdict = c.forecast.verdict if c.forecast is not None else None
+        if isinstance(verdict, str) and verdict:
+            out[verdict] = out.get(verdict, 0) + 1
+    return out
 
 
 def limited_cells(summary: RunSummary | None) -> list[str]:

@@ -232,6 +232,8 @@ class RunDirectory:
             "late": [r.late for r in rows],
             "dropped": [r.dropped for r in rows],
             "error_classes": [sorted(r.error_classes.items()) for r in rows],
+            "p95_ms": [r.p95_ms for r in rows],
+            "in_flight": [r.in_flight for r in rows],
         }, schema=TIMESERIES_SCHEMA)
         cells = {r.cell for r in rows}
         if len(cells) == 1:  # one recorder's tick: always one cell

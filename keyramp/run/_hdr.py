@@ -21,6 +21,7 @@ __all__ = [
     "PERCENTILES",
     "BucketLayout",
     "bucket_layout",
+    "bucket_values_us",
     "counts",
     "latency_summary_ms",
     "median_values_us",
@@ -28,6 +29,7 @@ __all__ = [
     "percentiles_us",
     "record",
     "reset",
+    "sum_us",
 ]
 
 #: Latencies are recorded in microseconds, 1 µs .. 1 h, 3 significant digits.
@@ -93,6 +95,19 @@ def median_values_us() -> np.ndarray:
     return bucket_layout().median
 
 
+def sum_us(hist: HdrHistogram) -> float:
+    """The sum of the recorded values in µs (each counter at the middle of its bucket, as the mean)."""
+    return float(np.dot(counts(hist).astype(np.float64), bucket_layout().median))
+
+
+def bucket_values_us() -> tuple[np.ndarray, np.ndarray]:
+    """The lowest and the highest value each counter stands for, in µs, by counter index:
+    ``get_value_at_percentile`` reports the highest for a percentile landing on a counter (the
+    lowest for the 0th)."""
+    layout = bucket_layout()
+    return layout.lowest, layout.highest
+
+
 def percentiles_us(hist: HdrHistogram, pcts: Iterable[float]) -> list[int]:
     """Values at the given percentiles, identical to ``hist.get_value_at_percentile``."""
     pcts = list(pcts)
@@ -115,7 +130,7 @@ def latency_summary_ms(hist: HdrHistogram) -> Latency:
     if total == 0:
         return Latency(p50=0.0, p90=0.0, p95=0.0, p99=0.0, p999=0.0, max=0.0, mean=0.0)
     p50, p90, p95, p99, p999 = (round(v / 1000.0, 4) for v in percentiles_us(hist, PERCENTILES.values()))
-    mean = float(np.dot(counts(hist).astype(np.float64), bucket_layout().median)) / total / 1000.0
+    mean = sum_us(hist) / total / 1000.0
     return Latency(p50=p50, p90=p90, p95=p95, p99=p99, p999=p999, max=round(hist.get_max_value() / 1000.0, 4),
                    mean=round(mean, 4))
 

@@ -26,7 +26,15 @@ from keyramp.results._exceptions import ExceptionExample
 from keyramp.results._rows import IntervalSink, TimeseriesRow
 from keyramp.results._summary import CellSummary, ErrorClass, OpStats, TargetPoint
 from keyramp.run._exceptions import example_of
-from keyramp.run._hdr import HIGHEST_US, latency_summary_ms, new_histogram, percentiles_us, record, reset
+from keyramp.run._hdr import (
+    HIGHEST_US,
+    latency_summary_ms,
+    new_histogram,
+    percentiles_us,
+    record,
+    reset,
+    sum_us,
+)
 
 if TYPE_CHECKING:
     from keyramp.run._interval import ClosedInterval, KeySample
@@ -237,11 +245,11 @@ class Recorder:
             self._sink.interval(
                 cell=self.cell, op=op, start_s=start_s, length_s=length, latency=stats.latency, service=stats.service
             )
-            rows.append(self._row(op, stats, target_ops_per_s=None, dropped=0))
+            rows.append(self._row(op, stats, length, target_ops_per_s=None, dropped=0))
             all_ops.add(stats.latency, stats.service, stats.count, stats.errors, stats.late, stats.classes,
                         stats.fresh)
             stats.rotate()
-        rows.append(self._row(ALL_OPS, all_ops, target_ops_per_s=target_ops_per_s, dropped=dropped))
+        rows.append(self._row(ALL_OPS, all_ops, length, target_ops_per_s=target_ops_per_s, dropped=dropped))
         self._sink.interval(
             cell=self.cell,
             op=ALL_OPS,
@@ -272,24 +280,34 @@ class Recorder:
         self._second += 1
         return rows
 
-    def _row(self, op: str, stats: _OpStats, *, target_ops_per_s: float | None, dropped: int) -> TimeseriesRow:
-        p50, p99 = percentiles_us(stats.latency, (50.0, 99.0)) if stats.count else (0, 0)
-        (svc99,) = percentiles_us(stats.service, (99.0,)) if stats.count else (0,)
+    def _row(self, op: str, stats: _OpStats, length_s: float, *, target_ops_per_s: float | None,
+             dropped: int) -> TimeseriesRow:
+        # a second in which nothing completed has no latency: null (a gap in every chart), never 0 ms
+        p50: float | None = None
+        p95 = p99 = svc99 = top = p50
+        if stats.count:
+            p50, p95, p99 = (_ms(v) for v in percentiles_us(stats.latency, (50.0, 95.0, 99.0)))
+            svc99 = _ms(percentiles_us(stats.service, (99.0,))[0])
+            top = _ms(stats.latency.get_max_value())
         return TimeseriesRow(
             cell=self.cell,
             op=op,
             second=self._second,
             count=stats.count,
             errors=stats.errors,
-            p50_ms=_ms(p50),
-            p99_ms=_ms(p99),
-            service_p99_ms=_ms(svc99),
-            max_ms=_ms(stats.latency.get_max_value()) if stats.count else 0.0,
+            p50_ms=p50,
+            p99_ms=p99,
+            service_p99_ms=svc99,
+            max_ms=top,
             target_ops_per_s=target_ops_per_s,
             late=stats.late,
             dropped=dropped,
             error_classes=dict(stats.classes),
             exceptions=tuple(stats.fresh),
+            p95_ms=p95,
+            # operations in service on average (Little's law: the service time of those that completed in
+            # the interval over its length); unknown, not 0, when none completed
+            in_flight=round(sum_us(stats.service) / 1e6 / length_s, 3) if stats.count else None,
         )
 
     # -- end of cell ----------------------------------------------------------------------

@@ -262,7 +262,8 @@ class LiveStatus(RunObserver):
         target = "" if row.target_ops_per_s is None else f" / {row.target_ops_per_s:.0f}"
         text = (
             f"[bold]{cell.index + 1}/{self.total}[/bold] {cell.id} {bar} {elapsed:4.0f}/{cell.duration_s:.0f}s "
-            f"{row.count}{target} ops/s  p99 {row.p99_ms:.1f} ms  errors {row.errors}"
+            f"{row.count}{target} ops/s  p99 {'–' if row.p99_ms is None else f'{row.p99_ms:.1f}'} ms  "
+            f"errors {row.errors}"
             + (f"  dropped {row.dropped}" if row.dropped else "")
         )
         if self._live is None and elapsed - self._last_plain < 5:

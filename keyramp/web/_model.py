@@ -14,7 +14,7 @@ from keyramp import _format as fmt
 from keyramp.profile._lint import Finding, group_findings
 from keyramp.profile._thresholds import WORKLOAD_ERRORS
 from keyramp.results._catalog import Run, cell_identity
-from keyramp.results._exceptions import cell_exceptions
+from keyramp.results._exceptions import cell_exceptions, workload_error_cells
 from keyramp.results._generator import check_generator, machine_limited
 from keyramp.results._index import run_row
 from keyramp.results._summary import (
@@ -184,8 +184,7 @@ def run_detail(run: Run) -> dict[str, Any]:
         "cells": cells,
         "cell_count": row["cells"],
         # the workload's own exceptions beyond what the profile allows (or a cell stopped on them)
-        "workload_error_cells": [c["id"] for c in cells if c["workload_failed"] or any(
-            t["verdict"] == "fail" and _is_workload_errors(t["name"]) for t in c["thresholds"])],
+        "workload_error_cells": workload_error_cells(run.summary),
         "other_threshold_failed": any(t["verdict"] == "fail" and not _is_workload_errors(t["name"])
                                       for c in cells for t in c["thresholds"]),
     }

@@ -98,6 +98,8 @@ PLAIN = [
           lambda d: [(r["keys"], r["samples"]) for r in d["rows"]] == [("random", 5_000)]),
     Smoke("bench_catalog.py", "catalog", lambda d: d["runs"] == 12 and d["median_ms"]["list_warm"] > 0),
     Smoke("bench_ui.py", "ui", lambda d: d["median"]["first_view_ms"] > 0, codes=(0, 1)),
+    Smoke("bench_storemodel.py", "storemodel", lambda d: all(v > 0 for v in d["us_per_offer"].values()) and
+          d["cases"]["write, 1 document"]["state"]["admitted"] > 0),
     Smoke("bench_plan.py", "plan", lambda d: d["cells"] == 2 and len(d["cells_planned"]) == 2 and
           d["seconds"]["plan"]["median"] > 0, codes=(0, 1)),
 ]

@@ -208,7 +208,7 @@ def test_running_run_is_reread_when_files_change(tmp_path: Path) -> None:
     n = len(list(parts.iterdir()))
     row = {"cell": [cell], "op": ["*"], "second": [5], "count": [100], "errors": [0], "p50_ms": [1.0], "p99_ms": [2.0],
            "service_p99_ms": [2.0], "max_ms": [3.0], "target_ops_per_s": [400.0], "late": [0], "dropped": [0],
-           "error_classes": [[]]}
+           "error_classes": [[]], "p95_ms": [1.5], "in_flight": [0.2]}
     pq.write_table(pa.Table.from_pydict(row, schema=TIMESERIES_SCHEMA), parts / f"{n:08d}-{n:08d}.parquet")
     second = client.get(f"/runs/{path.name}.json").get_json()["series"][cell]["*"]["t"]
     assert len(second) == len(first) + 1
@@ -342,8 +342,9 @@ def test_the_forecast_chart_has_axes_and_an_ok_cell_none() -> None:
                          "added_p99_ms": {"low": 5.0, "mid": 50.0, "high": 919.0}, "timeline": timeline})
     assert hot is not None and hot["verdict_class"] == "at_risk-hotspot" and hot["no_throttling"] is None
     chart = hot["chart"]
-    assert [t["text"] for t in chart["y_ticks"]] == ["0 %", "25 %", "50 %"]  # the axis ends at the next step above 40 %
-    assert [t["text"] for t in chart["x_ticks"]] == ["0 s", "10 min", "20 min"]
+    # the axis ends at the next step above 40 %, ticked in round steps; the time axis in one unit
+    assert [t["text"] for t in chart["y_ticks"]] == ["0 %", "10 %", "20 %", "30 %", "40 %", "50 %"]
+    assert [t["text"] for t in chart["x_ticks"]] == ["0", "5 min", "10 min", "15 min", "20 min"]
     assert [line["name"] for line in chart["lines"]] == ["favourable", "unfavourable", "mid"]
     assert any(b["name"] == "added_p99_ms" for b in hot["bands"])
     ok = forecast_view_of({"verdict": "ok", "throttled_fraction": {"low": 0.0, "mid": 0.0, "high": 0.0},
