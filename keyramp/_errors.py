@@ -1,8 +1,12 @@
-"""Exceptions that map to keyramp's exit codes (0 ok, 1 failed, 2 bad input)."""
+"""Exceptions that map to keyramp's exit codes (0 ok, 1 failed, 2 bad input, 130 interrupted),
+and the one place a process entry point turns them into its exit code."""
 
 from __future__ import annotations
 
-__all__ = ["EmulatorError", "KeyrampError", "RunFailed", "UnsupportedOperation", "UsageError"]
+import sys
+from collections.abc import Callable
+
+__all__ = ["EmulatorError", "KeyrampError", "RunFailed", "UnsupportedOperation", "UsageError", "exit_code"]
 
 
 class KeyrampError(Exception):
@@ -31,3 +35,19 @@ class EmulatorError(KeyrampError):
 
 class UnsupportedOperation(UsageError):
     """An operation or key strategy that a store does not have (e.g. server-allocated Bigtable keys)."""
+
+
+def exit_code(run: Callable[[], int]) -> int:
+    """``run()``'s exit code for a process entry point (``keyramp``, ``python -m keyramp.run.worker``,
+    ``python -m keyramp.targets.netem``): a ``KeyrampError`` is its one line on stderr and its
+    code, Ctrl-C 130, a closed stdout (``| head``) 1."""
+    try:
+        return int(run() or 0)
+    except KeyrampError as exc:
+        print(f"keyramp: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("keyramp: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1

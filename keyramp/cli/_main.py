@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from keyramp._errors import KeyrampError
+from keyramp._errors import exit_code
 from keyramp._version import __version__
 
 __all__ = ["build_parser", "main"]
@@ -94,13 +94,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
-    try:
-        return int(args.func(args) or 0)
-    except KeyrampError as exc:
-        print(f"keyramp: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("keyramp: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 1
+    return exit_code(lambda: args.func(args))

@@ -15,7 +15,7 @@ import locust  # noqa: F401  (monkey-patches the standard library before anythin
 import sys
 from collections.abc import Sequence
 
-from keyramp._errors import KeyrampError
+from keyramp._errors import exit_code
 from keyramp._flags import parse_flags
 from keyramp.run._worker import run_worker
 
@@ -25,17 +25,13 @@ _PROG = "python -m keyramp.run.worker"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
+    def run() -> int:
         flags = parse_flags(sys.argv[1:] if argv is None else argv, prog=_PROG,
                             values={"master-host": str, "master-port": int}, switches=frozenset({"exit-with-parent"}),
                             required=frozenset({"master-host", "master-port"}))
         return run_worker(**flags)
-    except KeyrampError as exc:
-        print(f"keyramp: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("keyramp: interrupted", file=sys.stderr)
-        return 130
+
+    return exit_code(run)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import contextlib
 import sys
 from collections.abc import Sequence
 
-from keyramp._errors import UsageError
+from keyramp._errors import exit_code
 from keyramp._flags import endpoint, parse_flags
 from keyramp.targets._netem import serve
 
@@ -29,20 +29,19 @@ def _delay(text: str) -> float:
     return value
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        flags = parse_flags(sys.argv[1:] if argv is None else argv, prog=_PROG, required=frozenset({"target"}),
-                            values={"target": endpoint, "listen": endpoint, "delay-ms": _delay,
-                                    "reply-delay-ms": _delay})
-    except UsageError as exc:
-        print(f"keyramp: {exc}", file=sys.stderr)
-        return exc.exit_code
+def _serve(argv: Sequence[str]) -> int:
+    flags = parse_flags(argv, prog=_PROG, required=frozenset({"target"}),
+                        values={"target": endpoint, "listen": endpoint, "delay-ms": _delay, "reply-delay-ms": _delay})
     delay = flags.get("delay_ms", 2.0)
     reply = flags.get("reply_delay_ms", delay)
-    with contextlib.suppress(KeyboardInterrupt):
+    with contextlib.suppress(KeyboardInterrupt):  # stopped by its parent: a normal end
         asyncio.run(serve(target=flags["target"], delay_s=delay / 1000, reply_delay_s=reply / 1000,
                           listen=flags.get("listen", ("127.0.0.1", 0))))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return exit_code(lambda: _serve(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":
