@@ -17,6 +17,7 @@ from typing import NoReturn
 
 from keyramp._errors import exit_code
 from keyramp._version import __version__
+from keyramp.cli._output import ERROR_PREFIX, print_error
 
 __all__ = ["build_parser", "main"]
 
@@ -46,7 +47,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that exits 2 with one line instead of a usage dump on bad arguments."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"keyramp: error: {message}\n")
+        self.exit(2, f"{ERROR_PREFIX}error: {message}\n")
 
 
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
@@ -94,4 +95,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
-    return exit_code(lambda: args.func(args))
+    return exit_code(lambda: args.func(args), report=print_error)

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from keyramp.compare._judge import MetricRow
     from keyramp.compare._junit import render_junit
     from keyramp.compare._model import Comparison, build_comparison
-    from keyramp.compare._options import CompareOptions
+    from keyramp.compare._options import INCONCLUSIVE_POLICIES, CompareOptions
     from keyramp.compare._render import render_json, render_markdown, render_terminal
     from keyramp.compare._resolve import run_compare
 

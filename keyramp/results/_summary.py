@@ -107,7 +107,8 @@ class OpStats(JsonDoc):
     latency_ms: Latency | None = field(default=None, metadata=_doc("from the intended start (CO-corrected)"))
     service_ms: Latency | None = field(default=None, metadata=_doc("from the actual start"))
     late: int | None = None
-    dropped: int | None = None
+    dropped: int | None = field(default=None, metadata=_doc(
+        "intended operations never started (the total's; null for an operation: none was chosen for them)"))
 
     @classmethod
     def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -122,6 +123,7 @@ class TargetPoint(JsonDoc):
     t: float
     target: float | None = None
     achieved: float | None = None
+    errors: int | None = field(default=None, metadata=_doc("operations that failed in that second (any class)"))
 
 
 @dataclass(kw_only=True)
@@ -161,6 +163,8 @@ class GeneratorVerdict(JsonDoc):
     machine_busy: float | None = None
     machine_limited: bool | None = None
     store_local: bool | None = None
+    store_errors: bool | None = field(default=None, metadata=_doc(
+        "the store's errors coincide with the throughput gaps: they, not the generator, cost the schedule"))
 
 
 @dataclass(kw_only=True)
@@ -304,6 +308,8 @@ class RunManifest(JsonDoc):
     versions: dict[str, str | None] = field(default_factory=dict)
     git_sha: str | None = None
     host: str | None = None
+    pid: int | None = field(default=None, metadata=_doc("the run's process on host: a reader tells a dead run by it"))
+    pid_started: float | None = field(default=None, metadata=_doc("that process's start, epoch s (pid reuse)"))
     seed: int | None = None
     started_at: str | None = None
     ended_at: str | None = None

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 
 from keyramp._errors import KeyrampError, RunFailed, UsageError
+from keyramp._format import plural
 from keyramp.profile import Profile, cell_namespace, slug
 from keyramp.profile._lint import group_findings, lint_profile
 from keyramp.results._live import LiveFile
@@ -80,7 +81,8 @@ def _lint(profile: Profile, options: RunOptions, console: Console) -> list[dict[
     for g in group_findings(findings):  # once per finding, not once per cell
         console.print(f"[yellow]lint[/yellow] {g.severity} {escape(g.line())}", highlight=False)
     if options.strict and blocking:
-        raise RunFailed(f"{profile.name}: {len(blocking)} lint finding(s) block the run under --strict")
+        raise RunFailed(f"{profile.name}: {plural(len(blocking), 'lint finding')} "
+                        f"block{'s' if len(blocking) == 1 else ''} the run under --strict")
     return [f.to_dict() for f in findings]
 
 

@@ -15,7 +15,7 @@ from keyramp.profile._lint import Finding, group_findings
 from keyramp.profile._thresholds import WORKLOAD_ERRORS
 from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._exceptions import cell_exceptions, workload_error_cells
-from keyramp.results._generator import check_generator, machine_limited
+from keyramp.results._generator import LIMIT_WORDS, check_generator, limit_reason, limit_word, machine_limited
 from keyramp.results._index import run_row
 from keyramp.results._summary import (
     CellSummary,
@@ -148,14 +148,18 @@ def _generator(c: CellSummary) -> dict[str, Any]:
     """Whether the generator kept up (the recorded verdict, or the rule applied to an older
     summary); None for a cell without a load phase (a probe) or without a total."""
     if c.total is None or c.probe is not None:
-        return {"generator_limited": None, "generator": None}
+        return {"generator_limited": None, "generator": None, "limit": None}
     recorded = c.generator
     if recorded is None or not recorded.to_json():  # an older summary: the rule applied now
         recorded = check_generator(c)
     limited = c.generator_limited
+    word = limit_word(c)
     return {
+        # the one word for the state (results._generator.LIMIT_WORDS), its reason and what it means
+        "limit": {"word": word, "reason": limit_reason(c), "meaning": LIMIT_WORDS[word]} if word else None,
         "generator_limited": limited if isinstance(limited, bool) else bool(recorded.limited),
         "generator": {"reason": text(recorded.reason), "machine_limited": machine_limited(c),
+                      "store_errors": bool(recorded.store_errors),
                       **{k: num(getattr(recorded, k)) for k in ("late_fraction", "dropped_fraction", "users_busy",
                                                                 "cpu_cores", "max_process_cores", "machine_busy")}},
     }
