@@ -130,6 +130,19 @@ def notes(cmp: Comparison) -> list[str]:
             if r.verdict in ("worse", "better") and r.note and not r.note.startswith("p=")]
 
 
+def targets_note(cmp: Comparison) -> str | None:
+    """What each run ran against, when any ran against a store model (docs/fidelity.md): its errors
+    and latency are the model's answers, not the emulator's or the cloud's. None otherwise."""
+    targets = {run.run_id: run.summary.target if run.summary is not None else None for run in cmp.runs}
+    if not any(targets.values()):
+        return None
+    parts = [f"{short_id(rid)}: {t.describe() if t is not None else 'the emulators as they are'}"
+             for rid, t in targets.items()]
+    mixed = len({t.describe() if t is not None else None for t in targets.values()}) > 1
+    return "targets — " + "; ".join(parts) + (
+        " (different targets: the comparison shows the targets' difference, not the code's)" if mixed else "")
+
+
 def headline(cmp: Comparison) -> str:
     """PASS, FAIL or INCONCLUSIVE and what decided it, in one line (every view opens with it)."""
     parts = []

@@ -17,6 +17,7 @@ from keyramp.compare._present import (
     notes,
     ratio_text,
     short_id,
+    targets_note,
     threshold_rows,
     value_text,
     verdict_label,
@@ -40,6 +41,8 @@ def render_terminal(cmp: Comparison, console: Any) -> None:
 
     color = {"fail": "[red]", "inconclusive": "[yellow]"}.get(cmp.verdict, "[green]")
     console.print(color + escape(headline(cmp)) + "[/]")
+    if (targets := targets_note(cmp)) is not None:  # a store model's errors are the model's
+        console.print(escape(targets), highlight=False)
     if cmp.thresholds:
         th = Table(title="thresholds", title_justify="left")
         for column in ("run", "cell", "threshold", "value", "result"):
@@ -117,6 +120,8 @@ def render_markdown(cmp: Comparison) -> str:
     thresholds first, the warnings grouped and folded (``<details>``), then the evidence."""
     icon = {"fail": "❌", "inconclusive": "⚠️"}.get(cmp.verdict, "✅")
     lines = [f"## keyramp compare — {icon} {_md(headline(cmp))}", ""]
+    if (targets := targets_note(cmp)) is not None:
+        lines += [f"_{_md(targets)}_", ""]
     if cmp.thresholds:
         lines += ["### Thresholds", "", "| run | cell | threshold | value | result |", "|---|---|---|---:|---|"]
         for run_id, cell, name, shown, result, note in threshold_rows(cmp):

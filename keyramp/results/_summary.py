@@ -30,6 +30,7 @@ from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._plan_doc import CellPlan
 from keyramp.results._probe_doc import ProbeResult
+from keyramp.results._target_doc import CellStoreModel, TargetModel
 
 __all__ = [
     "MANIFEST_SCHEMA",
@@ -213,6 +214,8 @@ class CellSummary(JsonDoc):
     forecast: CellForecast | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
     plan: CellPlan | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan_cell)"))
     probe: ProbeResult | None = field(default=None, metadata=_doc("a scenario probe's result, measured (probes/)"))
+    store_model: CellStoreModel | None = field(default=None, metadata=_doc(
+        "the store-like target: what its proxy forwarded, modelled and throttled in the measured phase"))
     # Last, as the runner writes it: evaluated after every analysis (they may gate on its parts).
     thresholds: list[ThresholdRow] = field(default_factory=list)
 
@@ -251,6 +254,8 @@ class RunSummary(JsonDoc):
     cells: dict[str, CellSummary] = field(default_factory=dict)
     thresholds_passed: bool | None = None
     warnings: list[str] = field(default_factory=list)
+    target: TargetModel | None = field(default=None, metadata=_doc(
+        "a store model in front of the emulators (docs/fidelity.md); absent: the emulator as it is, or the cloud"))
     ALWAYS: ClassVar[tuple[str, ...]] = ("schema", "schema_version", "reason")
 
     @classmethod
@@ -319,4 +324,5 @@ class RunManifest(JsonDoc):
     workers: int | None = None
     master: dict[str, Any] | None = None
     cloud: dict[str, Any] | None = None
+    target: TargetModel | None = field(default=None, metadata=_doc("a store model in front of the emulators"))
     ALWAYS: ClassVar[tuple[str, ...]] = ("schema", "ended_at", "status", "reason")

@@ -113,6 +113,8 @@ def summary_table(summary: RunSummary, *, width: int | None = None) -> Table:
     title = f"keyramp run {summary.run_id or ''} · {summary.profile_name or ''} · {summary.status or '?'}"
     if summary.reason:
         title += f" ({summary.reason})"
+    if summary.target is not None:  # never mistaken for the emulator's or the cloud's figures
+        title += f"\ntarget: {summary.target.describe()}"
     rows: list[list[str]] = []
     limited_cells: list[tuple[str, str]] = []
     recorded: list[tuple[str, str]] = []  # cells forecast from the keys they recorded, and why
@@ -141,7 +143,9 @@ def summary_table(summary: RunSummary, *, width: int | None = None) -> Table:
     ) + (f" · narrow console: {', '.join(left_out)} left out (all in report.txt)" if left_out else "") + "".join(
         f"\n† {line}" for line in _limit_legend(limited_cells) + grouped_footnotes(limited_cells, total=len(rows))
     ) + "".join(
-        f"\n‡ {cell_id} forecast: {escape(note)}" for cell_id, note in recorded)
+        f"\n‡ {cell_id} forecast: {escape(note)}" for cell_id, note in recorded) + "".join(
+        f"\n§ {cell_id} {escape(c.store_model.line())}" for cell_id, c in summary.cells.items()
+        if c.store_model is not None)
     return table
 
 

@@ -26,6 +26,7 @@ from keyramp.results._live import LiveFile
 from keyramp.results._observer import Observers, RunObserver
 from keyramp.results._rundir import RunDirectory, base_manifest, utc_now
 from keyramp.results._summary import RunSummary
+from keyramp.results._target_doc import TargetModel
 from keyramp.run._analysis import CellAnalysis, analyse_cell
 from keyramp.run._cell import CellRun
 from keyramp.run._exceptions import WorkloadFailed
@@ -118,6 +119,9 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
                     say=lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True),
                     note=lambda line: None if options.quiet else console.print(f"[dim]{line}[/dim]"),
                     namespaces=namespaces))
+                if "target" in manifest:  # a store model in front of the emulators: every view says so
+                    summary.target = TargetModel.from_json(manifest["target"], where="target")
+                    run.write_manifest(manifest)
                 for cell, meta in zip(profile.cells, cells_meta, strict=True):
                     if stop.event.is_set():  # a signal between cells: do not start another one
                         raise stop.interrupted()

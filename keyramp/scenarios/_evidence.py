@@ -91,6 +91,8 @@ class RunInfo:
     seconds: float = 0.0
     #: One modelled plan line per cell that holds a plan (``run._report_plan``).
     plans: tuple[str, ...] = ()
+    #: A store model stood in front of the emulators (docs/fidelity.md): what its errors are.
+    target: str | None = None
 
     @classmethod
     def from_run(cls, run: Run) -> RunInfo:
@@ -101,7 +103,8 @@ class RunInfo:
                    reason=(summary.reason if summary else None) or manifest.reason,
                    rules=tuple(profile.get("rules") or ()), cells=len(cells),
                    seconds=round(sum(float(c.duration_s or 0) for c in cells.values()), 1),
-                   plans=tuple(plan_line(c.plan) for c in cells.values() if c.plan is not None))
+                   plans=tuple(plan_line(c.plan) for c in cells.values() if c.plan is not None),
+                   target=summary.target.describe() if summary is not None and summary.target is not None else None)
 
 
 def role_of(description: str) -> str:

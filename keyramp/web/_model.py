@@ -120,6 +120,9 @@ def _cells(manifest: RunManifest, summary: RunSummary | None) -> list[dict[str, 
             "finished": c.total is not None and not c.incomplete,
             "thresholds": [_threshold(t) for t in c.thresholds],
             "forecast": forecast_view(c.forecast),
+            # the store-like target: what its proxy throttled (docs/fidelity.md)
+            "store_model": c.store_model.to_json() if c.store_model is not None else None,
+            "store_model_line": c.store_model.line() if c.store_model is not None else None,
             **_generator(c),
             **_workload_exceptions(c),
         }
@@ -187,11 +190,19 @@ def run_detail(run: Run) -> dict[str, Any]:
         "lint": lint,
         "cells": cells,
         "cell_count": row["cells"],
+        # what the figures were measured against, when it was not the emulator as it is
+        "target_model": _target(manifest, run),
         # the workload's own exceptions beyond what the profile allows (or a cell stopped on them)
         "workload_error_cells": workload_error_cells(run.summary),
         "other_threshold_failed": any(t["verdict"] == "fail" and not _is_workload_errors(t["name"])
                                       for c in cells for t in c["thresholds"]),
     }
+
+
+def _target(manifest: RunManifest, run: Run) -> str | None:
+    """One line when a store model stood in front of the emulators (docs/fidelity.md), else None."""
+    target = manifest.target or (run.summary.target if run.summary is not None else None)
+    return target.describe() if target is not None else None
 
 
 def _is_workload_errors(name: str | None) -> bool:
