@@ -29,7 +29,7 @@ from keyramp.forecast._cost import (
     record_bytes,
     usage_of,
 )
-from keyramp.forecast._prices import LABEL, Prices
+from keyramp.forecast._prices import LABEL, Prices, as_of_text
 from keyramp.forecast._project import op_mix
 from keyramp.results._cost_doc import PricesUsed, WindowCost
 
@@ -115,8 +115,10 @@ def _cell_cost(profile: Profile, plan: CloudPlan, cell: CellPlan, prices: Prices
     deletes = records if plan.cleanup else 0.0
     cloud = spec_for(cell.backend).cloud  # what listing the records to delete bills: the store's own rule
     listing = deletes * (cloud.listing_reads_per_record if cloud is not None else 0.0)
-    usage = usage_of(mix, ops) + Usage(writes=float(cell.preload_records), deletes=deletes, reads=listing,
-                                       stored_gib=records * record_bytes(workload) / GIB)
+    billed_as = None if workload.get("user") else store.billed_as  # a Python workload's op names are its own
+    usage = usage_of(mix, ops, billed_as=billed_as) + Usage(
+        writes=float(cell.preload_records), deletes=deletes, reads=listing,
+        stored_gib=records * record_bytes(workload) / GIB)
     nodes = needed = kind = None
     if store.billing == "nodes":
         launch = profile.launch
@@ -150,7 +152,7 @@ def render_run_cost(cost: RunCost) -> str:
     for c in cost.cells:
         billed = " + ".join(f"{_count(line.quantity)} {line.item} {format_usd(line.usd)}"
                             for line in c.cost.lines if line.quantity > 0) or "nothing billed"
-        where = f"{c.prices.location} ({c.prices.location_type}), prices as of {c.prices.as_of}"
+        where = f"{c.prices.location} ({c.prices.location_type}), {as_of_text(c.prices.as_of)}"
         lines.append(f"  {c.cell_id}: {format_usd(c.cost.usd)} = {billed}; {where}")
         if c.nodes is not None:
             lines.append(f"      {plural(c.nodes, (c.storage or '').upper() + ' node')} for the run (its peak needs "
