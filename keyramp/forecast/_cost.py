@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from keyramp import _format as fmt
 from keyramp._errors import UsageError
 from keyramp.backends._boxes import store_params
 from keyramp.forecast._prices import LABEL, PRICE_UNITS, UNDATED, Location, OpBilling, Price, Prices, StorePrices
@@ -263,7 +264,8 @@ def cost_notes(store: StorePrices, mix: OpMix, *, python_workload: bool = False)
     if not python_workload:
         for op, bill in store.billed_as.items():
             if mix.shares.get(op, 0.0) > 0:
-                notes.append(f"an {op} bills {bill.reads:g} read(s) and {bill.writes:g} write(s) ({bill.source})")
+                notes.append(f"an {op} bills {fmt.plural(bill.reads, 'read')} and "
+                             f"{fmt.plural(bill.writes, 'write')} ({bill.source})")
     if store.billing == "nodes":
         notes.append("nodes bill by the hour whether busy or idle, at least one hour each; reads, writes and "
                      "ReadModifyWrite (increment) are not billed per operation (a ramp shorter than an hour still "

@@ -127,7 +127,7 @@ def test_an_increment_bills_what_the_store_bills_for_it() -> None:
                      python_workload=True).launch_usd_per_hour == pytest.approx(36 * 0.05)
     assert hour("datastore", {"increment": 1}) == pytest.approx(36 * (0.07 + 0.30))
     cost = cell_cost(backend="firestore", mix=_mix({"increment": 1, "read": 1}), target_ops_per_s=1000, prices=TYPED)
-    assert any(note.startswith("an increment bills 0 read(s) and 1 write(s)") for note in cost.notes)
+    assert any(note.startswith("an increment bills 0 reads and 1 write") for note in cost.notes)
 
 
 def test_batch_operations_count_their_rows_and_deletes_bill_as_deletes() -> None:
