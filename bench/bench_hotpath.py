@@ -49,7 +49,7 @@ from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._messages import IntervalReport
 from keyramp.run._pacer import Pacer
 from keyramp.run._recorder import Recorder
-from keyramp.workload._workload import CellWorkload, UserOps
+from keyramp.workload import CellWorkload, UserOps
 
 
 class _NullSink:

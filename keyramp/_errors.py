@@ -1,4 +1,5 @@
-"""keyramp's exit codes, the one table of them, and the exceptions that map to them.
+"""keyramp's exit codes, the one table of them, the exceptions that map to them, and the one place
+a process entry point turns them into its exit code (``exit_code``).
 
 README's "Exit codes" table lists exactly ``EXIT_CODES`` (tests/test_exit_codes.py): a CI job
 relies on each code meaning one thing for every command.
@@ -6,6 +7,8 @@ relies on each code meaning one thing for every command.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from typing import Final
 
 __all__ = [
@@ -20,6 +23,7 @@ __all__ = [
     "RunFailed",
     "UnsupportedOperation",
     "UsageError",
+    "exit_code",
 ]
 
 EXIT_OK: Final = 0
@@ -66,3 +70,23 @@ class EmulatorError(KeyrampError):
 
 class UnsupportedOperation(UsageError):
     """An operation or key strategy that a store does not have (e.g. server-allocated Bigtable keys)."""
+
+
+def _say(message: object) -> None:
+    print(f"keyramp: {message}", file=sys.stderr)
+
+
+def exit_code(run: Callable[[], int], *, report: Callable[[object], None] = _say) -> int:
+    """``run()``'s exit code for a process entry point (``keyramp``, whose ``report`` is the CLI's
+    ``print_error``; ``python -m keyramp.run.worker``; ``python -m keyramp.targets.netem``): a
+    ``KeyrampError`` is reported in one line with its code, Ctrl-C is 130, a closed stdout 1."""
+    try:
+        return int(run() or 0)
+    except KeyrampError as exc:
+        report(exc)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        report("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_FAILED

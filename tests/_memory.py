@@ -1,15 +1,18 @@
 """A dict-backed store declared entirely in the tests: a ``Backend`` and its ``StoreSpec``.
 
-It stands for "a fourth store": nothing in ``keyramp/`` knows it. ``memory_spec(store)``
+It stands for "a fifth store": nothing in ``keyramp/`` knows it. ``memory_spec(store)``
 returns a spec whose driver reads and writes ``store`` (one ``MemoryStore`` per test), with
-no emulator process: its ``in_process`` part names its endpoint and clears it. Register it
-with ``keyramp.backends.registered(spec)`` for the length of a test.
+no emulator process: its ``in_process`` part names its endpoint and clears it; its price sheet
+(``_memory_prices.json``) and its Python-workload user class (``keyramp.MemoryUser``) come with
+it, as a built-in store's do from its package. Register it with
+``keyramp.backends.registered(spec)`` for the length of a test.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from keyramp._errors import UsageError
@@ -20,15 +23,19 @@ from keyramp.backends import (
     InProcessSpec,
     KeyRules,
     ParamRange,
+    PriceSheet,
     QuerySpec,
     Record,
     StoreParams,
     StoreSpec,
     TabletModel,
     Target,
+    WorkloadUserSpec,
 )
 
-__all__ = ["MemoryStore", "memory_spec"]
+__all__ = ["PRICES", "MemoryStore", "memory_spec"]
+
+PRICES = Path(__file__).with_name("_memory_prices.json")
 
 _COMPARE = {
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
@@ -59,7 +66,8 @@ class _MemoryBackend(Backend):
 
     def __init__(self, target: Target) -> None:
         super().__init__(target)
-        self._rows = self.store.table(target.namespace)
+        self._client = self.store  # what a Python workload's ``self.client`` is
+        self._rows = self.rows = self.store.table(target.namespace)
 
     def _count(self, op: str) -> None:
         self.store.calls[op] = self.store.calls.get(op, 0) + 1
@@ -165,4 +173,7 @@ def memory_spec(store: MemoryStore, *, name: str = "memory") -> StoreSpec:
             "split_fanout": _made_up(2.0, 2.0, 2.0, "pieces"),
         })),
         cloud=None,
+        prices=PriceSheet(name=name, file=PRICES),
+        user=WorkloadUserSpec(name="MemoryUser", store=name, driver_attributes=("rows",),
+                              doc="``self.client``: the MemoryStore; ``self.rows``: the cell's records by key."),
     )

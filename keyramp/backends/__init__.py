@@ -31,7 +31,9 @@ from keyramp.backends._spec import (
     InProcessSpec,
     KeyRules,
     Operation,
+    PriceSheet,
     StoreSpec,
+    WorkloadUserSpec,
 )
 
 __all__ = [
@@ -48,12 +50,14 @@ __all__ = [
     "KeyRules",
     "Operation",
     "ParamRange",
+    "PriceSheet",
     "QuerySpec",
     "Record",
     "StoreParams",
     "StoreSpec",
     "TabletModel",
     "Target",
+    "WorkloadUserSpec",
     "default_boxes",
     "emulator_specs",
     "load_params_file",

@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 
 from keyramp._errors import UnsupportedOperation
 from keyramp._types import Key
-from keyramp.backends._registry import spec_for
 
 __all__ = ["Backend", "QuerySpec", "Record", "Target"]
 
@@ -82,11 +81,6 @@ class Backend(ABC):
 
     def __init__(self, target: Target) -> None:
         self.target = target
-
-    @property
-    def server_allocates_keys(self) -> bool:
-        """Whether the store can allocate keys itself (its spec: Datastore allocate_ids, Firestore auto ids)."""
-        return spec_for(self.name).has("server_allocated_keys")
 
     #: Keyword arguments for a call on the official client that keyramp measures: no
     #: client retries, the cell's deadline (Python workloads pass them on: ``self.no_retry``).

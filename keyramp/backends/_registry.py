@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from keyramp._errors import UsageError
 from keyramp.backends._params import StoreParams, load_params_file
-from keyramp.backends._spec import EmulatorSpec, StoreSpec
+from keyramp.backends._spec import EmulatorSpec, StoreSpec, WorkloadUserSpec
 
 if TYPE_CHECKING:
     from keyramp.backends._base import Backend
@@ -81,6 +81,20 @@ class StoreRegistry:
             if spec.tablets is not None:
                 boxes.update(spec.tablets.keyed(spec.name))
         return boxes if calibration is None else load_params_file(calibration, boxes)
+
+    def users(self) -> dict[str, tuple[WorkloadUserSpec, frozenset[str]]]:
+        """Python-workload user class name -> its declaration and the stores it serves (every spec
+        carrying it); two different declarations under one name are a spec error."""
+        found: dict[str, tuple[WorkloadUserSpec, frozenset[str]]] = {}
+        for spec in self.specs():
+            if spec.user is None:
+                continue
+            known, served = found.get(spec.user.name, (spec.user, frozenset()))
+            if known != spec.user:
+                raise ValueError(f"{spec.name}: user class {spec.user.name!r} is declared differently by "
+                                 f"{', '.join(sorted(served))}")
+            found[spec.user.name] = (known, served | {spec.name})
+        return found
 
     @contextlib.contextmanager
     def registered(self, *specs: StoreSpec) -> Iterator[None]:

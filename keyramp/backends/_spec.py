@@ -32,8 +32,10 @@ __all__ = [
     "InProcessSpec",
     "KeyRules",
     "Operation",
+    "PriceSheet",
     "ResetFn",
     "StoreSpec",
+    "WorkloadUserSpec",
 ]
 
 #: What a store may be unable to do; a spec lists what it lacks (``StoreSpec.lacks``) and why.
@@ -166,12 +168,44 @@ class CloudSpec:
     scope: str = "database"
     #: A ``[cloud] instance`` is required (Bigtable).
     needs_instance: bool = False
+    #: Reads the clean-up's listing bills per record it deletes (the run cost, ``keyramp run
+    #: --plan``): Firestore bills a read per document a projection query returns (1.0); Datastore
+    #: mode counts keys-only results as free small operations (0.0).
+    listing_reads_per_record: float = 0.0
 
     def location(self, namespace: str, *, project: str, instance: str, database: str) -> str:
         if self.scope == "instance":
             return f"{self.writes_under} projects/{project}/instances/{instance}/tables/{namespace}"
         where = "" if database == "(default)" else f" (database {database})"
         return f"{self.writes_under} {namespace}{where}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PriceSheet:
+    """Where a store's list prices are: ``file`` (JSON) holds one entry of keyramp's price table
+    (docs/plan.md#the-price-table: title, billing, default location, locations and their cited
+    prices), which the table keeps under ``name``. Stores billed alike share one sheet (Cloud
+    Datastore and Firestore in Datastore mode): the entry's ``backends`` are the specs naming it.
+    The forecast layer reads it (``keyramp.forecast.load_prices``)."""
+
+    name: str
+    file: Path
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkloadUserSpec:
+    """A store's Python-workload user class, ``keyramp.<name>`` (docs/workloads.md): the runner
+    builds it from this (``keyramp.run.user_class``); specs that carry the same one share the class,
+    which then serves each of their backends."""
+
+    name: str  # "DatastoreUser": the public class name
+    #: Locust's request type in plain ``locust -f`` runs, and how messages name the class's store.
+    store: str
+    #: The class docstring: what ``self.client`` (the ``client`` driver's official client) and
+    #: ``self.namespace`` are on this store.
+    doc: str
+    #: Attributes a user takes from its driver when it starts, besides ``client`` (Bigtable: ``table``).
+    driver_attributes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -213,6 +247,10 @@ class StoreSpec:
     proxy: ProxySpec | None = None
     #: Python distributions the drivers use: their versions go into the run manifest.
     client_libraries: tuple[str, ...] = ()
+    #: The store's list prices (the launch plan's and a cloud run's cost); ``None``: not priced.
+    prices: PriceSheet | None = None
+    #: The Python-workload user class (``[workload] user``, ``locust -f``); ``None``: none.
+    user: WorkloadUserSpec | None = None
     default_driver: str = "client"
     #: ``(key, namespace) -> key``: a keyramp key in the form this store's official client takes
     #: it (a Python workload's ``self.keys``): the same document/entity/row the drivers write

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from keyramp._errors import EXIT_INTERRUPTED, KeyrampError
+from keyramp._errors import exit_code
 from keyramp._version import __version__
 from keyramp.cli._output import ERROR_PREFIX, print_error
 
@@ -95,13 +95,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
-    try:
-        return int(args.func(args) or 0)
-    except KeyrampError as exc:
-        print_error(exc)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print_error("interrupted")
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return 1
+    return exit_code(lambda: args.func(args), report=print_error)

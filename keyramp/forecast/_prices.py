@@ -1,12 +1,15 @@
-"""The stores' list prices, each with its source and the date it was looked up (``prices.json``).
+"""The stores' list prices, each with its source and the date that source carries.
 
-The built-in table (``keyramp/forecast/prices.json``, versioned with the code) names for each
-store its locations (regional or multi-region) and their prices: per 100,000 reads, writes
-and deletes and per GiB-month stored for Firestore and Datastore mode; per node-hour and per
-GiB-month by storage type for Bigtable; and how a store bills an operation where that differs
-from the rows the forecast counts (``billed_as``: a Firestore ``increment`` is one write). Every
-figure carries ``source`` (where it was found), ``as_of`` (the date that source carries, or
-``undated`` with ``why_undated``) and a ``note`` (how it was read, or why it is unconfirmed).
+The built-in table is put together from the store packages: each store's spec names its price
+sheet (``StoreSpec.prices``: ``keyramp/backends/<store>/prices.json``, versioned with the code),
+one entry of the table — its locations (regional or multi-region) and their prices: per 100,000
+reads, writes and deletes and per GiB-month stored for Firestore and Datastore mode; per
+node-hour and per GiB-month by storage type for Bigtable; and how a store bills an operation
+where that differs from the rows the forecast counts (``billed_as``: a Firestore ``increment`` is
+one write) — plus the sheet's ``version``, the date its figures were read. Every figure carries
+``source`` (where it was found), ``as_of`` (the date that source carries, or ``undated`` with
+``why_undated``) and a ``note`` (how it was read, or why it is unconfirmed). An entry's
+``backends`` are the specs that name its sheet; the table's ``version`` is its newest sheet's.
 
 ``--prices FILE`` overlays a file of the same layout: what it names replaces the built-in
 value — a price always as a whole, with its own ``source`` and ``as_of`` — and everything
@@ -24,12 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp.backends import STORES, StoreSpec
 from keyramp.results._cost_doc import LABEL
 
-__all__ = ["BILLED_OPS", "LABEL", "PRICES_FILE", "PRICE_UNITS", "UNDATED", "Cited", "IndexBilling", "Location",
-           "OpBilling", "Price", "Prices", "StorePrices", "as_of_text", "load_prices"]
+__all__ = ["BILLED_OPS", "BUILTIN", "LABEL", "PRICE_UNITS", "UNDATED", "Cited", "IndexBilling", "Location",
+           "OpBilling", "Price", "Prices", "StorePrices", "as_of_text", "builtin_table", "load_prices"]
 
-PRICES_FILE = Path(__file__).with_name("prices.json")
+#: How messages and ``Prices.files`` name the built-in table (its sheets live in the store packages).
+BUILTIN = "keyramp price table"
+NOTE = ("as_of is the date the source itself carries; none of these sources carried one in the stored copies the "
+        "figures were read from (each sheet's version: the table's is the newest), so every figure says 'undated' "
+        "and why (why_undated). Prices change: check the source URL, and override any figure with --prices FILE "
+        "(docs/plan.md).")
 #: price name -> (what it prices, how many of them the price is for)
 PRICE_UNITS: Mapping[str, tuple[str, float]] = {
     "reads_per_100k": ("reads", 100_000.0),
@@ -169,7 +178,7 @@ class Prices:
     version: str
     label: str
     stores: Mapping[str, StorePrices]
-    #: The files it was read from: the built-in table, then the override.
+    #: Where it was read from: the built-in table (``BUILTIN``), then the override file.
     files: tuple[str, ...] = field(default_factory=tuple)
     currency: str = "USD"
     note: str = ""
@@ -177,7 +186,7 @@ class Prices:
     @property
     def source(self) -> str:
         """Where these prices come from, in one line (``prices.source`` of a cost)."""
-        base = f"keyramp price table {self.version}"
+        base = f"{BUILTIN} {self.version}"
         return base + "".join(f" + {f}" for f in self.files[1:])
 
     def for_backend(self, backend: str) -> StorePrices:
@@ -382,14 +391,46 @@ def _read(path: Path) -> Any:
         raise UsageError(f"{path}: cannot read prices file: {' '.join(str(exc).split())}") from None
 
 
-def load_prices(override: Path | str | None = None, *, builtin: Path = PRICES_FILE) -> Prices:
+def builtin_table(specs: tuple[StoreSpec, ...] | None = None) -> dict[str, Any]:
+    """The built-in price table (the ``--prices`` file layout), put together from the price sheets
+    ``specs`` name (default: every registered store); a bad sheet names its file and field."""
+    stores: dict[str, dict[str, Any]] = {}
+    files: dict[str, Path] = {}
+    versions: list[str] = []
+    for spec in STORES.specs() if specs is None else specs:
+        sheet = spec.prices
+        if sheet is None:
+            continue
+        if sheet.name not in stores:
+            src = str(sheet.file)
+            doc = dict(_table(_read(sheet.file), src, ""))
+            if "backends" in doc:
+                raise _fail(src, "backends", "a price sheet's backends are the stores whose spec names it")
+            version = doc.pop("version", None)
+            try:
+                date.fromisoformat(_text(version, src, "version"))
+            except ValueError:
+                raise _fail(src, "version", f"the date the sheet's figures were read (YYYY-MM-DD), got {version!r}") \
+                    from None
+            _check_store(sheet.name, {**doc, "backends": [spec.name]}, src, None, partial=False)
+            stores[sheet.name], files[sheet.name] = {**doc, "backends": []}, sheet.file
+            versions.append(str(version))
+        elif files[sheet.name] != sheet.file:
+            raise ValueError(f"{spec.name}: price sheet {sheet.name!r} is {files[sheet.name]} for another store, "
+                             f"not {sheet.file}")
+        stores[sheet.name]["backends"].append(spec.name)
+    return {"schema": 1, "version": max(versions, default="none"), "currency": "USD", "label": LABEL, "note": NOTE,
+            "stores": stores}
+
+
+def load_prices(override: Path | str | None = None) -> Prices:
     """The built-in price table, with ``override`` (``--prices FILE``) laid over it when given."""
-    base = _read(builtin)
-    _check(base, str(builtin), partial=False)
+    base = builtin_table()
+    _check(base, BUILTIN, partial=False)
     if override is None:
-        return _build(base, files=(str(builtin),))
+        return _build(base, files=(BUILTIN,))
     over = _read(Path(override))
     _check(over, str(override), partial=True, base=base)
     merged = _merge(base, over)
     _check(merged, str(override), partial=False)  # what the override made incomplete names its file
-    return _build(merged, files=(str(builtin), str(override)))
+    return _build(merged, files=(BUILTIN, str(override)))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from keyramp._format import plural
+from keyramp.backends import spec_for
 from keyramp.forecast._cost import (
     GIB,
     Cost,
@@ -37,11 +38,6 @@ if TYPE_CHECKING:
     from keyramp.targets._cloud import CellPlan, CloudPlan
 
 __all__ = ["RunCellCost", "RunCost", "plan_costs", "render_run_cost", "run_cost"]
-
-#: Price stores whose clean-up listing bills reads: Firestore bills a read per document a
-#: projection query returns; Datastore mode counts keys-only results as (free) small operations.
-_LISTING_READS: Mapping[str, float] = {"firestore": 1.0}
-
 
 @dataclass(frozen=True, kw_only=True)
 class RunCellCost:
@@ -117,7 +113,8 @@ def _cell_cost(profile: Profile, plan: CloudPlan, cell: CellPlan, prices: Prices
     ops = plan.caps.max_ops_per_s * cell.wall_s if capped else (cell.total_ops or 0.0) + (cell.warmup_ops or 0.0)
     records = cell.preload_records + mix.inserts_per_op * ops
     deletes = records if plan.cleanup else 0.0
-    listing = deletes * _LISTING_READS.get(store.name, 0.0)
+    cloud = spec_for(cell.backend).cloud  # what listing the records to delete bills: the store's own rule
+    listing = deletes * (cloud.listing_reads_per_record if cloud is not None else 0.0)
     billed_as = None if workload.get("user") else store.billed_as  # a Python workload's op names are its own
     usage = usage_of(mix, ops, billed_as=billed_as) + Usage(
         writes=float(cell.preload_records), deletes=deletes, reads=listing,

@@ -13,14 +13,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from keyramp.keyspace._tablets import TabletParams
-
-__all__ = ["MAX_BLOCK", "Block", "Tablets", "block_size", "p99_wait_ms", "rho_rows"]
+__all__ = ["MAX_BLOCK", "Block", "TabletParams", "Tablets", "block_size", "p99_wait_ms", "rho_rows"]
 
 _LOG_P = math.log(0.01)  # the p99's tail probability
 _NEWTON_PASSES = 60
@@ -28,6 +24,23 @@ _RHO_BINS = 100
 MAX_BLOCK = 64  # most steps computed together while no tablet splits
 _USEFUL = 0.99  # a split whose largest piece keeps this share of the tablet's load is not made
 _RELOOK = 4  # split delays before a tablet that could not be split usefully is looked at again
+
+
+@dataclass(frozen=True, kw_only=True)
+class TabletParams:
+    """What one simulation runs with (``_tablets.params_for``: the middle of a store's ranges)."""
+
+    capacity: float  # ops/s one tablet serves before throttling
+    split_threshold: float  # ops/s that, sustained for split_delay_s, triggers a split
+    split_delay_s: float  # schedule seconds
+    step_s: float = 10.0  # simulation step, schedule seconds (raised for sparse samples)
+    window_s: float = 60.0  # long window for the load shape, schedule seconds
+    min_window_samples: int = 20_000
+    total_capacity: float | None = None  # cluster cap (Bigtable nodes x per-node ops/s)
+    max_tablets: int = 1 << 16
+    split_fanout: int = 2  # pieces a split tablet becomes (at quantiles of its recent load)
+    retry: float = 0.0  # share of throttled requests clients send again the next step
+    placement_delay_s: float = 0.0  # pieces of a split stay on their parent's node this long (clusters)
 
 
 @dataclass

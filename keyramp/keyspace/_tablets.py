@@ -39,7 +39,7 @@ import numpy as np
 from keyramp._errors import UsageError
 from keyramp.backends import STORES, store_params
 from keyramp.keyspace._components import Frontiers, Load, SampleShares
-from keyramp.keyspace._simulate import MAX_BLOCK, Block, Tablets, block_size, p99_wait_ms, rho_rows
+from keyramp.keyspace._simulate import MAX_BLOCK, Block, TabletParams, Tablets, block_size, p99_wait_ms, rho_rows
 
 __all__ = [
     "SYNTHETIC_PATTERNS",
@@ -52,21 +52,6 @@ __all__ = [
 ]
 
 RateFn = Callable[[float], float]
-
-
-@dataclass(frozen=True, kw_only=True)
-class TabletParams:
-    capacity: float  # ops/s one tablet serves before throttling
-    split_threshold: float  # ops/s that, sustained for split_delay_s, triggers a split
-    split_delay_s: float  # schedule seconds
-    step_s: float = 10.0  # simulation step, schedule seconds (raised for sparse samples)
-    window_s: float = 60.0  # long window for the load shape, schedule seconds
-    min_window_samples: int = 20_000
-    total_capacity: float | None = None  # cluster cap (Bigtable nodes x per-node ops/s)
-    max_tablets: int = 1 << 16
-    split_fanout: int = 2  # pieces a split tablet becomes (at quantiles of its recent load)
-    retry: float = 0.0  # share of throttled requests clients send again the next step
-    placement_delay_s: float = 0.0  # pieces of a split stay on their parent's node this long (clusters)
 
 
 def has_model(backend: str) -> bool:

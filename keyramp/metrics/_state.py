@@ -21,7 +21,7 @@ from hdrh.histogram import HdrHistogram
 from keyramp._types import ALL_OPS
 from keyramp.results._rows import TimeseriesRow
 from keyramp.results._summary import CellSummary
-from keyramp.run._hdr import _layout, counts
+from keyramp.run._hdr import bucket_layout, counts
 
 __all__ = ["BUCKETS_S", "CellState", "MetricsState", "OpState", "RunState"]
 
@@ -40,7 +40,7 @@ class _Buckets:
     uncertainty is the histogram's own (under 0.1 %)."""
 
     def __init__(self) -> None:
-        layout = _layout()
+        layout = bucket_layout()
         bounds_us = np.array([round(b * 1e6) for b in BUCKETS_S], dtype=np.int64)
         self.index = np.searchsorted(layout.lowest, bounds_us, side="right") - 1
         self.median_s = layout.median.astype(np.float64) / 1e6

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp.backends import spec_for
-from keyramp.keys import DocumentShape, make_strategy, parse_shape, shape_problem
+from keyramp.keys import DocumentShape, parse_shape, shape_problem
 from keyramp.pyworkload import load_user
 
-if TYPE_CHECKING:
-    from keyramp.profile._model import Cell
-
-__all__ = ["check_query_field", "check_shape", "check_user", "resolve_document", "resolve_user"]
+__all__ = ["check_query_field", "check_shape", "resolve_document", "resolve_user"]
 
 
 def _fail(where: str, message: str) -> UsageError:
@@ -63,21 +60,6 @@ def check_query_field(query: Mapping[str, Any], shape: DocumentShape, src: str) 
         if not prop.is_indexed:
             raise _fail(src, f"workload.query.{name}: '{field_name}' has indexed = false: the query would "
                              "find nothing")
-
-
-def check_user(cells: list[Cell], data: Mapping[str, Any], src: str) -> None:
-    """A Python workload's class serves the cells' backends, and chooses its keys."""
-    spec = data["workload"]["user"]
-    if not spec:
-        return
-    loaded = load_user(spec, base_dir=Path("/"))  # absolute by now; imported once already
-    for cell in cells:
-        if cell.backend not in loaded.backends:
-            raise _fail(src, f"backend: {cell.backend} does not apply to {loaded.class_name}, a "
-                             f"{loaded.store} user (serves: {', '.join(sorted(loaded.backends))})")
-        if make_strategy(cell.strategy, seed=data["seed"], params=data["keys"]["params"]).server_allocated:
-            raise _fail(src, f"keys.strategy: {cell.strategy} does not apply to a Python workload "
-                             "(self.keys.new() chooses the key; let the store allocate ids in your op instead)")
 
 
 def check_shape(backends: list[str], document: Mapping[str, Any], src: str, *, driver: str) -> None:

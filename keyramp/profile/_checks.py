@@ -10,14 +10,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from keyramp._durations import parse_duration
 from keyramp._errors import UsageError
 from keyramp._suggest import known_names
-
-if TYPE_CHECKING:
-    from keyramp.profile._schema import Section
 
 __all__ = [
     "MISSING",
@@ -33,7 +30,6 @@ __all__ = [
     "Number",
     "Pattern",
     "Strings",
-    "Sub",
     "Table",
     "Text",
     "Where",
@@ -375,23 +371,3 @@ class Free(Check):
 
     def describe(self) -> str:
         return self.what
-
-
-@dataclass(frozen=True)
-class Sub(Check):
-    """A sub-table declared as a section of its own (``[workload.query]``, ``[cloud]`` …)."""
-
-    section: type[Section]
-    bad: ClassVar = (5, "x")
-
-    def resolve(self, value: Any, at: Where) -> Any:
-        Table(bracket=True).resolve(value, at)
-        return self.section.resolve(value, at.ctx)
-
-    def typed(self, value: Any) -> Any:
-        return self.section.from_data(value)
-
-    def describe(self) -> str:
-        return f"table (`[{self.section.TABLE}]`)"
-
-

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._generated import regenerate
-from keyramp.profile._checks import MISSING, Sub
+from keyramp.profile._checks import MISSING
 from keyramp.profile._model import Profile
 from keyramp.profile._schedules import OPEN_KINDS, PARAMS, SCHEDULES, ScheduleSettings
-from keyramp.profile._schema import Option, Section, stores_with
+from keyramp.profile._schema import Option, Section, Sub, stores_with
 
 __all__ = ["BEGIN", "DOC", "END", "main", "render", "replace_reference"]
 

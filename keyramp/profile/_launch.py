@@ -31,9 +31,9 @@ from keyramp._durations import format_duration
 from keyramp._errors import UsageError
 from keyramp._suggest import known_names
 from keyramp.backends import STORES, StoreParams
-from keyramp.profile._checks import MISSING, Bool, Context, Duration, Free, Int, Sub, Where
+from keyramp.profile._checks import MISSING, Bool, Context, Duration, Free, Int, Where
 from keyramp.profile._schedules import KIND_FIELDS, OPEN_KINDS, Schedule, make_schedule
-from keyramp.profile._schema import Section, option
+from keyramp.profile._schema import Section, Sub, option
 
 if TYPE_CHECKING:
     import numpy as np

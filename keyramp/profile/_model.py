@@ -32,7 +32,6 @@ from keyramp.profile._checks import (
     Number,
     Pattern,
     Strings,
-    Sub,
     Table,
     Text,
     Where,
@@ -40,7 +39,7 @@ from keyramp.profile._checks import (
 )
 from keyramp.profile._launch import LaunchSettings
 from keyramp.profile._schedules import ScheduleSettings
-from keyramp.profile._schema import Section, option
+from keyramp.profile._schema import Section, Sub, option
 from keyramp.profile._workload import QuerySettings, WorkloadSettings
 
 if TYPE_CHECKING:

@@ -19,13 +19,14 @@ from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES
 from keyramp.backends import spec_for
 from keyramp.keys import make_strategy
-from keyramp.profile._app import check_shape, check_user
+from keyramp.profile._app import check_shape
 from keyramp.profile._checks import Context
 from keyramp.profile._launch import LaunchSettings
 from keyramp.profile._model import Cell, Profile, Settings
 from keyramp.profile._schedules import make_schedule
 from keyramp.profile._thresholds import Threshold, with_workload_errors
 from keyramp.profile._thresholds import parse_table as parse_thresholds
+from keyramp.pyworkload import load_user
 
 __all__ = [
     "Cell",
@@ -70,11 +71,26 @@ def parse_profile(raw: Mapping[str, Any], *, source: str = "<profile>", path: Pa
         for index, (backend, strategy) in enumerate(itertools.product(settings.backends, settings.keys.strategies))
     ]
     _check_strategies(cells, data, src)
-    check_user(cells, data, src)
+    _check_user(cells, data, src)
     check_shape(list(settings.backends), data["workload"]["document"], src, driver=settings.driver)
     return Profile(**{f.name: getattr(settings, f.name) for f in fields(Settings)}, path=path, data=data,
                    cells=tuple(cells), thresholds=thresholds, launch=launch,
                    acknowledge=dict(data.get("acknowledge", {})))
+
+
+def _check_user(cells: list[Cell], data: Mapping[str, Any], src: str) -> None:
+    """A Python workload's class serves the cells' backends, and chooses its keys."""
+    spec = data["workload"]["user"]
+    if not spec:
+        return
+    loaded = load_user(spec, base_dir=Path("/"))  # absolute by now; imported once already
+    for cell in cells:
+        if cell.backend not in loaded.backends:
+            raise _fail(src, f"backend: {cell.backend} does not apply to {loaded.class_name}, a "
+                             f"{loaded.store} user (serves: {', '.join(sorted(loaded.backends))})")
+        if make_strategy(cell.strategy, seed=data["seed"], params=data["keys"]["params"]).server_allocated:
+            raise _fail(src, f"keys.strategy: {cell.strategy} does not apply to a Python workload "
+                             "(self.keys.new() chooses the key; let the store allocate ids in your op instead)")
 
 
 def _thresholds(data: Mapping[str, Any], src: str) -> tuple[Threshold, ...]:

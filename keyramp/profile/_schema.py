@@ -29,9 +29,9 @@ from typing import Any, ClassVar, TypeVar
 from keyramp._errors import UsageError
 from keyramp._suggest import known_names
 from keyramp.backends import STORES, spec_for
-from keyramp.profile._checks import MISSING, Check, Context, Where
+from keyramp.profile._checks import MISSING, Check, Context, Table, Where
 
-__all__ = ["Option", "Section", "option", "stores_with"]
+__all__ = ["Option", "Section", "Sub", "option", "stores_with"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -191,3 +191,21 @@ def _options(section: type[Section]) -> tuple[Option, ...]:
         if opt is not None:
             out.append(replace(opt, attr=f.name, toml=opt.toml or f.name, wire=opt.wire or f.name))
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class Sub(Check):
+    """A sub-table declared as a section of its own (``[workload.query]``, ``[cloud]`` …)."""
+
+    section: type[Section]
+    bad: ClassVar = (5, "x")
+
+    def resolve(self, value: Any, at: Where) -> Any:
+        Table(bracket=True).resolve(value, at)
+        return self.section.resolve(value, at.ctx)
+
+    def typed(self, value: Any) -> Any:
+        return self.section.from_data(value)
+
+    def describe(self) -> str:
+        return f"table (`[{self.section.TABLE}]`)"

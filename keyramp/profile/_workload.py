@@ -14,8 +14,8 @@ from keyramp._types import OP_NAMES
 from keyramp.keys import DISTRIBUTIONS, INDEXED_VALUES
 from keyramp.probes import PROBES, probe_params
 from keyramp.profile._app import check_query_field, resolve_document, resolve_user
-from keyramp.profile._checks import Bool, Choice, Context, Free, Int, Known, Strings, Sub, Table, Text, quoted
-from keyramp.profile._schema import Section, option
+from keyramp.profile._checks import Bool, Choice, Context, Free, Int, Known, Strings, Table, Text, quoted
+from keyramp.profile._schema import Section, Sub, option
 
 __all__ = ["QuerySettings", "WorkloadSettings"]
 

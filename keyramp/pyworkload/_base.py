@@ -1,7 +1,7 @@
 """The Locust-free side of a store user class: what the loader checks a profile's ``user`` against.
 
-``keyramp.DatastoreUser``, ``FirestoreUser`` and ``BigtableUser`` (``run/_pyuser.py``) add
-Locust on top; the profile check accepts a subclass of ``WorkloadClass`` without importing the
+The store user classes (``keyramp.DatastoreUser`` …, built by ``run/_pyuser.py`` from each store's
+``StoreSpec.user``) add Locust on top; the profile check accepts a subclass of ``WorkloadClass`` without importing the
 runner (it sits above the profile in the layer order, docs/architecture.md).
 """
 
@@ -13,7 +13,7 @@ __all__ = ["WorkloadClass"]
 
 
 class WorkloadClass:
-    """Base of the store users; subclass ``keyramp.DatastoreUser`` (or Firestore, Bigtable), not this."""
+    """Base of the store users; subclass a store's (``keyramp.DatastoreUser`` …), not this."""
 
     #: Locust's request type in plain runs, and which profile backends the class serves.
     store: ClassVar[str] = ""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from keyramp._errors import UsageError
+from keyramp.backends import STORES
 from keyramp.pyworkload._base import WorkloadClass
 from keyramp.pyworkload._ops import OpSpec, collect_ops
 
@@ -110,8 +111,8 @@ def load_user(spec: object, *, base_dir: Path) -> LoadedUser:
         here = f" (keyramp users here: {', '.join(users)})" if users else ""
         raise UsageError(f"{path}: no class {class_name!r}{here}")
     if not isinstance(cls, type) or not issubclass(cls, WorkloadClass) or cls.__dict__.get("abstract"):
-        raise UsageError(f"{path}:{class_name} is not a subclass of keyramp.DatastoreUser, keyramp.FirestoreUser "
-                         "or keyramp.BigtableUser")
+        classes = ", ".join(f"keyramp.{name}" for name in sorted(STORES.users()))  # the stores' own
+        raise UsageError(f"{path}:{class_name} is not a subclass of a store's user class ({classes})")
     try:
         ops = collect_ops(cls)
     except ValueError as exc:

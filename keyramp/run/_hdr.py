@@ -19,6 +19,8 @@ from keyramp.results._summary import Latency
 
 __all__ = [
     "PERCENTILES",
+    "BucketLayout",
+    "bucket_layout",
     "bucket_values_us",
     "counts",
     "latency_summary_ms",
@@ -70,7 +72,7 @@ def counts(hist: HdrHistogram) -> np.ndarray:
     return np.ctypeslib.as_array(hist.counts)
 
 
-class _Layout:
+class BucketLayout:
     """Per-index value tables for the one histogram shape keyramp uses."""
 
     def __init__(self, hist: HdrHistogram) -> None:
@@ -83,25 +85,26 @@ class _Layout:
 
 
 @functools.cache
-def _layout() -> _Layout:
-    return _Layout(new_histogram())
+def bucket_layout() -> BucketLayout:
+    """The value tables of keyramp's one histogram shape (computed once)."""
+    return BucketLayout(new_histogram())
 
 
 def median_values_us() -> np.ndarray:
     """The value each counter stands for (the middle of its bucket), in µs, by counter index."""
-    return _layout().median
+    return bucket_layout().median
 
 
 def sum_us(hist: HdrHistogram) -> float:
     """The sum of the recorded values in µs (each counter at the middle of its bucket, as the mean)."""
-    return float(np.dot(counts(hist).astype(np.float64), _layout().median))
+    return float(np.dot(counts(hist).astype(np.float64), bucket_layout().median))
 
 
 def bucket_values_us() -> tuple[np.ndarray, np.ndarray]:
     """The lowest and the highest value each counter stands for, in µs, by counter index:
     ``get_value_at_percentile`` reports the highest for a percentile landing on a counter (the
     lowest for the 0th)."""
-    layout = _layout()
+    layout = bucket_layout()
     return layout.lowest, layout.highest
 
 
@@ -112,7 +115,7 @@ def percentiles_us(hist: HdrHistogram, pcts: Iterable[float]) -> list[int]:
     if total == 0:
         return [0 for _ in pcts]
     cum = np.cumsum(counts(hist), dtype=np.uint64)
-    layout = _layout()
+    layout = bucket_layout()
     out = []
     for p in pcts:
         target = max(int((min(p, 100.0) * total / 100) + 0.5), 1)

@@ -18,7 +18,6 @@ import errno
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -46,7 +45,7 @@ from keyramp.run._pacer import Pacer
 from keyramp.run._phases import DRAIN_S, PhaseAborted, StopFlag
 from keyramp.run._plan import WorkerPlan
 from keyramp.run._recorder import Recorder
-from keyramp.run._worker import placeholder_user
+from keyramp.run._worker import placeholder_user, worker_command
 from keyramp.targets._emulators import free_port, log_tail
 
 __all__ = ["Master", "MasterOptions", "WorkerLoad"]
@@ -122,8 +121,7 @@ class Master:
     # -- processes ----------------------------------------------------------------------
     def _launch(self, n: int) -> None:
         self._log_dir = Path(tempfile.mkdtemp(prefix="keyramp-workers-"))
-        cmd = [sys.executable, "-m", "keyramp", "run", "--worker", "--master-host", "127.0.0.1",
-               "--master-port", str(self.port), "--exit-with-parent"]
+        cmd = worker_command("127.0.0.1", self.port, exit_with_parent=True)  # python -m keyramp.run.worker
         for i in range(n):
             with open(self._log_dir / f"worker{i}.log", "wb") as log:
                 # Own session: a terminal's Ctrl-C reaches only the master, which stops them in order.

@@ -1,5 +1,9 @@
 """``keyramp.DatastoreUser`` / ``FirestoreUser`` / ``BigtableUser``: the Locust way to write a workload.
 
+Each store's user class is built here from what its package declares (``StoreSpec.user``: the
+class name, the docstring, the attributes it takes from the driver), so a new store brings its
+own (``user_class(name)``; ``keyramp.<name>`` resolves through it).
+
 A subclass's ``@keyramp.op`` methods each perform one operation with the official client.
 Inside an op: ``self.client`` (the official client for the cell's target; Bigtable also
 ``self.table``), ``self.namespace`` (the cell's kind / collection / table), ``self.keys.new()``
@@ -23,30 +27,33 @@ import functools
 import os
 import sys
 import tomllib
+import types
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from locust import User, constant, events
 
 from keyramp._errors import UsageError
-from keyramp.backends import spec_for
+from keyramp.backends import STORES, WorkloadUserSpec, spec_for
 from keyramp.profile._profile import parse_profile
 from keyramp.pyworkload._base import WorkloadClass
 from keyramp.pyworkload._keys import KeyHandle
 from keyramp.run._plain import plain_cell
 from keyramp.workload import UserOps
 
-__all__ = ["BigtableUser", "DatastoreUser", "FirestoreUser", "WorkloadUser"]
+__all__ = ["WorkloadUser", "user_class", "user_names"]
 
 
 class WorkloadUser(User, WorkloadClass):
-    """Base of the three store users; subclass one of those, not this."""
+    """Base of the store users (``keyramp.DatastoreUser`` …); subclass one of those, not this."""
 
     abstract = True
     wait_time = constant(0)
     #: The plain-Locust cell (set on test start); ``keyramp run`` gives its users a ``context``.
     _plain: ClassVar[Any] = None
 
+    #: The driver's attributes a user takes on start (``WorkloadUserSpec.driver_attributes``).
+    driver_attributes: ClassVar[tuple[str, ...]] = ()
     backend: Any  # the driver's Backend (Bigtable's has ``table``)
     client: Any
     namespace: str
@@ -75,6 +82,8 @@ class WorkloadUser(User, WorkloadClass):
         self.no_retry = dict(backend.call_options)
         self.keys = KeyHandle(self.ops, convert=spec_for(backend.target.backend).workload_key,
                               namespace=self.namespace)
+        for name in type(self).driver_attributes:
+            setattr(self, name, getattr(backend, name))  # the store's own handles (Bigtable: table)
 
     def on_stop(self) -> None:
         super().on_stop()
@@ -88,35 +97,28 @@ class WorkloadUser(User, WorkloadClass):
         return self.ops.wl.records.record(0 if i is None else i)
 
 
-class DatastoreUser(WorkloadUser):
-    """``self.client``: ``google.cloud.datastore.Client``; ``self.namespace``: the cell's kind.
-    Serves ``backend = "datastore"`` and ``"firestore-datastore"``."""
-
-    abstract = True
-    store = "datastore"
-    backends = frozenset({"datastore", "firestore-datastore"})
-
-
-class FirestoreUser(WorkloadUser):
-    """``self.client``: ``google.cloud.firestore.Client``; ``self.namespace``: the cell's collection."""
-
-    abstract = True
-    store = "firestore"
-    backends = frozenset({"firestore"})
+@functools.cache
+def _built(user: WorkloadUserSpec, backends: frozenset[str]) -> type[WorkloadUser]:
+    """One class per declaration and stores served: ``keyramp.DatastoreUser`` is the same class on
+    every access, so a workload module's subclass is one of it."""
+    namespace = {"__doc__": user.doc, "__module__": "keyramp", "__qualname__": user.name, "abstract": True,
+                 "store": user.store, "backends": backends, "driver_attributes": user.driver_attributes}
+    built = types.new_class(user.name, (WorkloadUser,), exec_body=lambda ns: ns.update(namespace))  # UserMeta
+    return cast("type[WorkloadUser]", built)
 
 
-class BigtableUser(WorkloadUser):
-    """``self.client``: ``google.cloud.bigtable.data.BigtableDataClient``; ``self.table``: the cell's
-    table on it (family ``cf``); ``self.namespace``: the table id."""
+def user_names() -> tuple[str, ...]:
+    """The user class names the registered stores declare (``DatastoreUser`` …)."""
+    return tuple(sorted(STORES.users()))
 
-    abstract = True
-    store = "bigtable"
-    backends = frozenset({"bigtable"})
-    table: Any
 
-    def on_start(self) -> None:
-        super().on_start()
-        self.table = self.backend.table
+def user_class(name: str) -> type[WorkloadUser]:
+    """The user class ``name`` a registered store declares (``StoreSpec.user``); ``AttributeError``
+    for a name no store declares (``keyramp.<name>`` resolves through this)."""
+    found = STORES.users().get(name)
+    if found is None:
+        raise AttributeError(f"no store declares a user class {name!r} (declared: {', '.join(user_names())})")
+    return _built(*found)
 
 
 # -- plain Locust --------------------------------------------------------------------------------

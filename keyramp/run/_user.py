@@ -21,7 +21,7 @@ from keyramp.backends._base import Backend, Target
 from keyramp.run._exceptions import WarmupTally
 from keyramp.run._pacer import Pacer
 from keyramp.run._recorder import Recorder
-from keyramp.workload._workload import CellWorkload, UserOps
+from keyramp.workload import CellWorkload, UserOps
 
 __all__ = ["CellContext", "KeyrampUser", "user_class_for"]
 

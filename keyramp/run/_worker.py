@@ -49,7 +49,7 @@ from keyramp.run._recorder import Recorder
 from keyramp.targets import target_class
 from keyramp.workload._workload import CellWorkload
 
-__all__ = ["placeholder_user", "run_worker"]
+__all__ = ["placeholder_user", "run_worker", "worker_command"]
 
 #: How often a warming worker sends its warm-up latencies, and at most how many at a time.
 _WARMUP_REPORT_S = 0.25
@@ -179,6 +179,13 @@ class _WorkerAgent:
     def _on_abort(self, sender: str, message: Abort) -> None:
         if (cell := self._cell_for(message.token)) is not None:
             cell.abort()
+
+
+def worker_command(master_host: str, master_port: int, *, exit_with_parent: bool = False) -> list[str]:
+    """The command line of a worker process for the master at ``master_host:master_port``: the run
+    layer's own entry point (``python -m keyramp.run.worker``), never the CLI above it."""
+    return [sys.executable, "-m", "keyramp.run.worker", "--master-host", master_host, "--master-port",
+            str(master_port), *(["--exit-with-parent"] if exit_with_parent else [])]
 
 
 def run_worker(*, master_host: str, master_port: int, exit_with_parent: bool = False) -> int:

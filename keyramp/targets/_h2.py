@@ -42,10 +42,12 @@ from keyramp.backends._fidelity import Rpc, Throttle
 from keyramp.targets._hpack import HeaderReader, HpackError
 
 if TYPE_CHECKING:
-    from keyramp.targets._proxy import StoreProxy
     from keyramp.targets._proxy_stats import MethodCounts
+    from keyramp.targets._relay import Relay
 
 __all__ = ["HOLD_MAX", "MIN_DELAY_S", "PREFACE", "H2Session", "trailers_only"]
+
+
 
 PREFACE: Final = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 _DATA, _HEADERS, _RST_STREAM, _SETTINGS, _WINDOW_UPDATE, _CONTINUATION = 0x0, 0x1, 0x3, 0x4, 0x8, 0x9
@@ -131,7 +133,7 @@ class _Held:
 class H2Session:
     """Frames of one client connection, both ways; ``client`` and ``upstream`` are transports."""
 
-    def __init__(self, proxy: StoreProxy, client: asyncio.Transport) -> None:
+    def __init__(self, proxy: Relay, client: asyncio.Transport) -> None:
         self.proxy = proxy
         self.client = client
         self.upstream: asyncio.Transport | None = None

@@ -8,7 +8,7 @@ every request pays ``delay`` on the way in and ``reply_delay`` on the way back.
 Bytes pass through unchanged (HTTP/2 frames, gRPC pings and all); each chunk read is
 written ``delay`` seconds after it arrived, in order, without holding back the chunks
 behind it, so the proxy adds latency but no queueing. It runs in its own process
-(``python -m keyramp.cli._netem``) so its event loop never competes with the load
+(``python -m keyramp.targets.netem``) so its event loop never competes with the load
 generator's GIL; ``LatencyProxy`` starts it on a free port and stops it by pid.
 
 It lives in the package, not under tests/, because the benches use it too and a user
@@ -115,7 +115,7 @@ class LatencyProxy:
 
     def start(self) -> LatencyProxy:
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "keyramp.cli._netem", "--target", self.target, "--listen", f"{self.host}:0",
+            [sys.executable, "-m", "keyramp.targets.netem", "--target", self.target, "--listen", f"{self.host}:0",
              "--delay-ms", str(self.delay_ms), "--reply-delay-ms", str(self.reply_delay_ms)],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = _readline(self._proc, self.start_timeout_s)

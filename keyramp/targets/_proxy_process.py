@@ -58,7 +58,7 @@ def control(endpoint: str, call: str, payload: dict[str, Any] | None = None) -> 
 
 
 class ProxyProcess:
-    """``ProxyProcess(store="firestore", upstream="127.0.0.1:8082", config=…, log_dir=…).start()``."""
+    """``ProxyProcess(store=spec.name, upstream="127.0.0.1:8082", config=…, log_dir=…).start()``."""
 
     def __init__(self, *, store: str, upstream: str, config: ProxyConfig, log_dir: Path,
                  host: str = "127.0.0.1", start_timeout_s: float = 30.0, shared: bool = False) -> None:
@@ -84,7 +84,7 @@ class ProxyProcess:
 
     def start(self) -> ProxyProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "keyramp.cli._proxy", "--store", self.store, "--upstream", self.upstream,
+        command = [sys.executable, "-m", "keyramp.targets.proxy", "--store", self.store, "--upstream", self.upstream,
                    "--listen", f"{self.host}:0", "--config", json.dumps(self.config.to_json()),
                    *(() if self.shared else ("--exit-with", str(os.getpid())))]
         with open(self.log_path, "wb") as log:

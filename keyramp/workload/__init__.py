@@ -9,7 +9,7 @@ Nothing here measures: the recorder (``keyramp.run``) does.
 
 from __future__ import annotations
 
-from keyramp.workload._ops import COUNTER_FIELD, SHARED_OPS, op_table
-from keyramp.workload._workload import CellWorkload, UserOps, query_spec
+from keyramp.workload._ops import COUNTER_FIELD, SHARED_OPS, UserOps, cell_table, op_table
+from keyramp.workload._workload import CellWorkload, query_spec
 
-__all__ = ["COUNTER_FIELD", "SHARED_OPS", "CellWorkload", "UserOps", "op_table", "query_spec"]
+__all__ = ["COUNTER_FIELD", "SHARED_OPS", "CellWorkload", "UserOps", "cell_table", "op_table", "query_spec"]

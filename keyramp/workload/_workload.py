@@ -1,9 +1,7 @@
-"""What one operation of a cell does: pick the op, the key, the record; call the backend.
-
-``CellWorkload`` is shared by all users of a process for one cell (insert counter,
-key strategy, op mix and its table of operations, ``workload/_ops.py``); ``UserOps`` is per
-user (its own RNG and read distribution, its own backend client). Neither measures
-anything: the recorder does.
+"""What a cell's operations work on: ``CellWorkload``, shared by all users of a process for one
+cell (insert counter, key strategy, records, op mix; its table of operations is built once by
+``workload/_ops.py``, where ``UserOps``, one user's view, runs them). Nothing measures: the
+recorder does.
 """
 
 from __future__ import annotations
@@ -15,16 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._types import Key
-from keyramp.backends import spec_for
 from keyramp.backends._base import Backend, QuerySpec, Target
 from keyramp.backends._spec import Operation
-from keyramp.keys import make_distribution, make_strategy, parse_shape
+from keyramp.keys import make_strategy, parse_shape
 from keyramp.keys._values import RecordFactory, entity_group_key
 from keyramp.profile import QuerySettings, Settings
 from keyramp.pyworkload import load_user, operation
-from keyramp.workload._ops import COUNTER_FIELD, op_table
 
-__all__ = ["COUNTER_FIELD", "CellWorkload", "UserOps", "query_spec"]
+__all__ = ["CellWorkload", "query_spec"]
 
 
 def query_spec(query: QuerySettings, *, limit: int, ancestor: Key | None = None,
@@ -75,8 +71,9 @@ class CellWorkload:
         )
         self.ops = list(wl.ops)
         #: Op name -> the function that performs it (the store's own where it differs; a Python
-        #: workload's methods, built on first use: key-space analysis needs only the keys).
-        self._op_table: dict[str, Operation] | None = None if wl.user else op_table(spec_for(backend), self.ops)
+        #: workload's methods): built once, on first use (``_ops.cell_table``; key-space analysis
+        #: needs only the keys).
+        self.table: dict[str, Operation] | None = None
         self._cum = list(itertools.accumulate(wl.ops.values()))
         self.record_count = wl.record_count
         self.batch_size = wl.batch_size
@@ -97,22 +94,17 @@ class CellWorkload:
 
     # -- Python workloads ----------------------------------------------------------------
     @property
-    def op_table(self) -> dict[str, Operation]:
-        if self._op_table is None:
-            self._load_user()
-        return self._op_table  # type: ignore[return-value]
-
-    @property
     def user_class(self) -> type | None:
         """The Python workload's user class, or ``None`` for the built-in operations."""
         if self.user_spec and self._user_class is None:
-            self._load_user()
+            self.user_table()
         return self._user_class
 
-    def _load_user(self) -> None:
+    def user_table(self) -> dict[str, Operation]:
+        """A Python workload's operations: its ``@keyramp.op`` methods by name (its class imported now)."""
         loaded = load_user(self.user_spec, base_dir=Path("/"))  # absolute in the resolved profile
         self._user_class = loaded.cls
-        self._op_table = {name: operation(spec) for name, spec in loaded.ops.items()}
+        return {name: operation(spec) for name, spec in loaded.ops.items()}
 
     def users_driver(self, driver: str) -> str:
         """The driver the cell's users run: the profile's, but always the official client for a
@@ -163,51 +155,3 @@ class CellWorkload:
                 self.allocated.append(backend.insert(None, self.records.record(i)))
             return
         backend.batch_write([(self.key_of(i), self.records.record(i)) for i in indexes])  # type: ignore[misc]
-
-
-class UserOps:
-    """One user's view: its backend client, RNG and read distribution."""
-
-    def __init__(self, workload: CellWorkload, backend: Backend, *, user_index: int, caller: Any = None) -> None:
-        self.wl = workload
-        self.backend = backend
-        #: The Locust user a Python workload's ops are methods of (``None`` for the built-in ops).
-        self.caller = caller
-        seed = workload.seed * 1_000_003 + user_index
-        self.rng = random.Random(seed)
-        self.dist = make_distribution(workload.distribution, seed=seed, params=workload.distribution_params)
-        self._ops = workload.op_table
-        #: Cursor of the page before ``query.page`` (cursor pagination): a client that keeps
-        #: its cursor pays for one page per request, not for every skipped one.
-        self._page_cursor: Any = None
-
-    def run(self, op: str) -> Key | None:
-        """Perform ``op`` once; return the (first) key it touched, for key sampling."""
-        return self._ops[op](self)
-
-    def configured_query(self) -> None:
-        """``[workload.query]``: one query as configured (a cursor walk to ``page`` first, once)."""
-        wl, q = self.wl, self.wl.query
-        limit = q.limit or wl.scan_length
-        ancestor = None
-        if q.ancestor:
-            ancestor = self.existing_key()
-        if q.paginate == "cursor":
-            if self._page_cursor is None:
-                # First query of this user walks to the page once (recorded as one slow op).
-                for _ in range(q.page):
-                    self.backend.query(query_spec(q, limit=limit, ancestor=ancestor, start_after=self._page_cursor))
-                    self._page_cursor = getattr(self.backend, "last_cursor", None)
-            self.backend.query(query_spec(q, limit=limit, ancestor=ancestor, start_after=self._page_cursor))
-            return
-        self.backend.query(query_spec(q, limit=limit, ancestor=ancestor, page=q.page))
-
-    def existing_key(self) -> Key:
-        """The key of an existing record, picked by the user's read distribution."""
-        n = self.wl.existing()
-        if n <= 0:
-            raise LookupError("no records yet: add inserts or set record_count > 0")
-        key = self.wl.key_of(self.dist.next_index(n))
-        if key is None:  # server-allocated key not known yet (another process inserted it)
-            raise LookupError("record not known to this process yet")
-        return key

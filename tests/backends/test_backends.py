@@ -10,7 +10,7 @@ import pytest
 from google.api_core import exceptions as gexc
 
 from keyramp._errors import UnsupportedOperation
-from keyramp.backends import Backend, QuerySpec
+from keyramp.backends import Backend, QuerySpec, spec_for
 from keyramp.backends._errors import classify
 from keyramp.backends.bigtable._client import BigtableBackend, row_key
 
@@ -136,7 +136,7 @@ def test_transaction_and_increment(backend_factory: Callable[..., Backend], name
 @pytest.mark.parametrize("name", SERVER_IDS)
 def test_server_allocated_insert_and_allocate_keys(backend_factory: Callable[..., Backend], name: str) -> None:
     b = backend_factory(name)
-    assert b.server_allocates_keys
+    assert spec_for(b.name).has("server_allocated_keys")
     key = b.insert(None, {"n": 1})
     assert key is not None and b.read(key)
     keys = b.allocate_keys(5)
@@ -147,7 +147,7 @@ def test_server_allocated_insert_and_allocate_keys(backend_factory: Callable[...
 
 def test_bigtable_has_no_server_keys(backend_factory: Callable[..., Backend]) -> None:
     b = backend_factory("bigtable")
-    assert not b.server_allocates_keys
+    assert not spec_for(b.name).has("server_allocated_keys")
     with pytest.raises(UnsupportedOperation):
         b.insert(None, {"n": 1})
     with pytest.raises(UnsupportedOperation):

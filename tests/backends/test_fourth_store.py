@@ -1,8 +1,10 @@
-"""A fourth store, declared in the tests only (``tests/_memory.py``), through the whole tool:
-profile validation, lint, a short ``keyramp run`` (in a child process: the runner
-monkey-patches the standard library), the summary table / report.txt, the key-space
-model with the store's own tablet defaults, and ``keyramp scenarios report``.
-No module under ``keyramp/`` knows the store; no emulator process is involved.
+"""A fifth store, declared in the tests only (``tests/_memory.py``), through the whole tool:
+profile validation, lint, a short ``keyramp run`` against its in-process target (in a child
+process: the runner monkey-patches the standard library) with the launch forecast and plan
+priced from its own price sheet, its Python-workload user class, the summary table /
+report.txt, the key-space model with the store's own tablet defaults, ``keyramp scenarios
+report`` and the web UI. No module under ``keyramp/`` knows the store; no emulator process is
+involved.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from keyramp.keyspace import analyze_cell, load_keys
 from keyramp.profile._lint import lint_profile
 from keyramp.profile._profile import parse_profile
 from keyramp.scenarios import report_for_runs
+from keyramp.web import create_app
 
 _TESTS = Path(__file__).resolve().parents[1]
 #: The child registers the same test-declared store, then runs the real CLI entry point.
 _CHILD = """
 import json, sys
 import locust  # noqa: F401  (gevent's monkey-patching first, as `keyramp run` does)
+import keyramp
 from keyramp.backends import registered
 from keyramp.cli._main import main
 from _memory import MemoryStore, memory_spec
@@ -37,7 +41,10 @@ from _memory import MemoryStore, memory_spec
 store = MemoryStore()
 with registered(memory_spec(store)):
     code = main(sys.argv[1:])
-print(json.dumps({"exit": code, "resets": store.resets, "calls": store.calls}))
+    user = {"public": "MemoryUser" in keyramp.__all__, "backends": sorted(keyramp.MemoryUser.backends),
+            "store": keyramp.MemoryUser.store, "takes": list(keyramp.MemoryUser.driver_attributes)}
+print(json.dumps({"exit": code, "resets": store.resets, "calls": store.calls, "user": user,
+                  "after": "MemoryUser" in keyramp.__all__}))
 """
 
 
@@ -101,6 +108,7 @@ def test_a_short_run_and_its_reports(tmp_path: Path) -> None:
                   "key_samples_per_s": 1000},
         keys={"strategy": ["sequential", "hashed_prefix"]},
         schedule={"kind": "constant", "rate": 150, "max_users": 8, "warmup": "1s"},
+        launch={"kind": "constant", "rate": 400, "duration": "10m"},
     )
     out = tmp_path / "results"
     child = subprocess.run([sys.executable, "-c", _CHILD, "run", str(profile), "--out", str(out), "--quiet"],
@@ -109,6 +117,9 @@ def test_a_short_run_and_its_reports(tmp_path: Path) -> None:
     state = json.loads(child.stdout.strip().splitlines()[-1])
     assert state["exit"] == 0, child.stderr[-2000:]
     assert state["resets"] == 2  # the spec's reset, once before each cell
+    # Its Python-workload user class comes from its spec, for as long as it is registered.
+    assert state["user"] == {"public": True, "backends": ["memory"], "store": "memory", "takes": ["rows"]}
+    assert state["after"] is False
 
     (run_dir,) = [p for p in out.iterdir() if "fourth-store" in p.name]
     summary, manifest = load(run_dir, "summary.json"), load(run_dir, "manifest.json")
@@ -124,6 +135,11 @@ def test_a_short_run_and_its_reports(tmp_path: Path) -> None:
         assert cell["keyspace"]["model"]["max_throttled_fraction"] > 0.3
     # Every recorded operation reached the store (the warm-up reached it too, unrecorded).
     assert measured <= sum(state["calls"].get(op, 0) for op in ("insert", "read", "increment"))
+    for cid, cell in summary["cells"].items():
+        # The launch forecast ran on the store's own tablet model; the plan is priced from its own sheet.
+        assert cell["forecast"]["modelled"] is True, cid
+        cost = cell["plan"]["cost"]
+        assert cost["prices"]["location"] == "test-region" and cost["launch_usd_per_hour"] > 0, cost
     report = (run_dir / "report.txt").read_text()
     assert "c00-memory-sequential" in report and "c01-memory-hashed-prefix" in report
 
@@ -148,3 +164,16 @@ def test_a_short_run_and_its_reports(tmp_path: Path) -> None:
     rows = rules["BP-KEY-1"]["evidence"]
     assert {r["backend"] for r in rows} == {"memory"} and all(r["kind"] == "modelled" for r in rows)
     assert all(r["values"]["throttled"] > 0.3 for r in rows)
+
+    # The web UI: the run page (answer first, each cell's plan) and its JSON twins.
+    with registered(memory_spec(MemoryStore())):
+        client = create_app(out).test_client()
+        page = client.get(f"/runs/{run_dir.name}")
+        plans = client.get(f"/runs/{run_dir.name}/plans.json").get_json()
+        twin = client.get(f"/runs/{run_dir.name}.json").get_json()
+    assert page.status_code == 200 and b'id="answer"' in page.data and b"c00-memory-sequential" in page.data
+    assert plans["status"] == "planned" and plans["source"] == "summary"  # the run's own plan step
+    assert set(plans["planned"]) == set(summary["cells"])
+    assert twin["run"]["backends"] == ["memory"]
+    assert {c["id"]: c["backend"] for c in twin["run"]["cells"]} == dict.fromkeys(summary["cells"], "memory")
+    assert all(c["plan"] for c in twin["run"]["cells"])  # each cell's plan section

@@ -1,7 +1,10 @@
-"""The price table (forecast/prices.json) and ``--prices`` overrides (forecast/_prices.py)."""
+"""The price table (put together from the store packages' price sheets, ``backends/<store>/prices.json``)
+and ``--prices`` overrides (forecast/_prices.py)."""
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import json
 from datetime import date
 from pathlib import Path
@@ -11,8 +14,8 @@ import pytest
 from _runs import keyramp
 
 from keyramp._errors import UsageError
-from keyramp.backends import STORES
-from keyramp.forecast._prices import BILLING, LABEL, PRICES_FILE, UNDATED, Prices, load_prices
+from keyramp.backends import STORES, PriceSheet, registered, spec_for
+from keyramp.forecast._prices import BILLING, BUILTIN, LABEL, UNDATED, Prices, builtin_table, load_prices
 
 
 def _write(path: Path, doc: Any) -> Path:
@@ -31,7 +34,7 @@ def _cited(figure: dict[str, Any], version: str) -> None:
 
 
 def test_every_price_has_a_source_url_its_date_or_why_it_has_none_and_a_note() -> None:
-    doc = json.loads(PRICES_FILE.read_text())
+    doc = builtin_table()
     assert doc["label"] == LABEL
     seen = 0
     for store in doc["stores"].values():
@@ -45,6 +48,36 @@ def test_every_price_has_a_source_url_its_date_or_why_it_has_none_and_a_note() -
             if rule is not None:
                 _cited(rule, doc["version"])
     assert seen == 2 * 2 * 4 + 4  # Firestore and Datastore mode at two locations, Bigtable at one
+
+
+def test_each_store_package_holds_its_sheet_and_the_table_is_put_together_from_them() -> None:
+    doc = builtin_table()
+    for spec in STORES.specs():
+        assert spec.prices is not None, spec.name
+        # The sheet lives in the package that exports the spec: a store is one package.
+        package = importlib.import_module(f"keyramp.backends.{spec.prices.file.parent.name}")
+        assert spec in package.SPECS and spec.prices.file.parent == Path(package.__file__ or "").parent
+        assert spec.name in doc["stores"][spec.prices.name]["backends"]
+    # Datastore mode is billed as Cloud Datastore: one sheet, two backends (from the specs, not the file).
+    assert doc["stores"]["datastore"]["backends"] == ["datastore", "firestore-datastore"]
+    sheets = [json.loads(spec.prices.file.read_text()) for spec in STORES.specs() if spec.prices is not None]
+    assert doc["version"] == max(sheet["version"] for sheet in sheets)  # the newest sheet's
+    assert load_prices().source == f"{BUILTIN} {doc['version']}"
+
+
+def test_a_bad_sheet_names_its_file_and_field(tmp_path: Path) -> None:
+    good = json.loads((Path(__file__).parents[2] / "keyramp/backends/bigtable/prices.json").read_text())
+    spec = dataclasses.replace(spec_for("bigtable"), name="bigtable-copy")
+    for doc, field in (({**good, "backends": ["bigtable"]}, "backends"),
+                       ({**good, "version": "last week"}, "version"),
+                       ({**good, "billing": "per-byte"}, "stores.copy.billing")):
+        sheet = _write(tmp_path / "prices.json", doc)
+        with pytest.raises(UsageError) as exc:
+            builtin_table((dataclasses.replace(spec, prices=PriceSheet(name="copy", file=sheet)),))
+        assert str(exc.value).startswith(f"{sheet}: {field}: "), exc.value
+    with registered(dataclasses.replace(spec, prices=PriceSheet(name="bigtable", file=sheet))), pytest.raises(
+            ValueError, match=r"price sheet 'bigtable' is .* for another store"):
+        builtin_table()
 
 
 def test_a_field_transform_bills_one_write_and_keyramps_datastore_increment_a_read_and_a_write() -> None:

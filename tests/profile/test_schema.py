@@ -16,11 +16,11 @@ import pytest
 from keyramp._errors import UsageError
 from keyramp.backends import STORES, spec_for
 from keyramp.profile import Profile, Settings, parse_profile
-from keyramp.profile._checks import MISSING, Sub
+from keyramp.profile._checks import MISSING
 from keyramp.profile._docs import COMMAND, DOC, _sections, render, replace_reference
 from keyramp.profile._launch import CLUSTER_FIELDS, LaunchSettings
 from keyramp.profile._schedules import KIND_FIELDS, OPEN_KINDS, PARAMS, SCHEDULES, ScheduleSettings
-from keyramp.profile._schema import Option, Section, stores_with
+from keyramp.profile._schema import Option, Section, Sub, stores_with
 from keyramp.profile._workload import WorkloadSettings
 
 #: Every section present, Bigtable among the stores (so ``[launch] nodes`` applies).

@@ -48,7 +48,8 @@ CASES = {
         "raises.py: import failed (line 3): RuntimeError: no config for this environment",
     ),
     "missing_class": ({"user": "good.py:Order"}, "good.py: no class 'Order' (keyramp users here: Orders)"),
-    "not_a_user": ({"user": "plain.py:Orders"}, "plain.py:Orders is not a subclass of keyramp.DatastoreUser"),
+    "not_a_user": ({"user": "plain.py:Orders"}, "plain.py:Orders is not a subclass of a store's user class "
+                                                "(keyramp.BigtableUser, keyramp.DatastoreUser, keyramp.FirestoreUser)"),
     "static_op": (
         {"user": "static.py:Orders"},
         "static.py: import failed (line 4): TypeError: keyramp.op decorates a method",
@@ -106,7 +107,7 @@ def test_every_bad_case_is_one_line_naming_file_and_problem(profiles: dict[str, 
     assert len(lines) == len(CASES), lines
     for (name, (_, needle)), line in zip(CASES.items(), lines, strict=True):
         path = profiles[name]
-        assert line.startswith(f"keyramp: {path}: "), line
+        assert line.startswith(f"keyramp: {path}: "), line  # every error line keyramp prints starts so
         assert needle in line, (name, line)
         if "user" in CASES[name][0] and name not in ("bad_spec", "ops_too", "template", "wrong_store"):
             assert str(path.parent / needle.split(":")[0].split(" ")[0]) in line  # the workload's own file

@@ -89,7 +89,7 @@ def _worker_pids(parent: int) -> list[int]:
         children = psutil.Process(parent).children(recursive=True)
     except psutil.NoSuchProcess:
         return []
-    return [c.pid for c in children if "--worker" in " ".join(c.cmdline())]
+    return [c.pid for c in children if "keyramp.run.worker" in c.cmdline()]  # python -m keyramp.run.worker
 
 
 def test_two_workers_merge_exactly_and_hold_the_rate(tmp_path: Path, bt_env: dict[str, str]) -> None:

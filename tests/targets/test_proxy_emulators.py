@@ -162,7 +162,7 @@ def killed_run(firestore_emulator: RunningEmulator, tmp_path_factory: pytest.Tem
                             "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         proxy = wait_for(lambda: next((p for p in psutil.Process(run.pid).children()
-                                       if "keyramp.cli._proxy" in " ".join(p.cmdline())), None), "the run's proxy",
+                                       if "keyramp.targets.proxy" in " ".join(p.cmdline())), None), "the run's proxy",
                          every=0.2)
         port = wait_for(lambda: next((c.laddr.port for c in proxy.net_connections("tcp")
                                       if c.status == psutil.CONN_LISTEN), None), "its port", every=0.2)

@@ -14,8 +14,8 @@ from keyramp.backends import registered, spec_for
 from keyramp.keys import make_distribution
 from keyramp.profile import Profile
 from keyramp.profile._profile import parse_profile
-from keyramp.workload._ops import SHARED_OPS, op_table
-from keyramp.workload._workload import CellWorkload, UserOps
+from keyramp.workload import CellWorkload, UserOps
+from keyramp.workload._ops import SHARED_OPS, cell_table, op_table
 
 _OPS = {op: 1 / 9 for op in OP_NAMES if op != "transaction"}
 
@@ -93,7 +93,7 @@ def test_a_store_operation_replaces_the_shared_one() -> None:
     with registered(spec):
         wl = CellWorkload(backend="memory2", strategy="sequential",
                           settings=_profile({"read": 0.5, "insert": 0.5}, backend="memory2"))
-        assert wl.op_table["read"] is read_twice and wl.op_table["insert"] is SHARED_OPS["insert"]
+        assert cell_table(wl)["read"] is read_twice and cell_table(wl)["insert"] is SHARED_OPS["insert"]
         backend = spec.driver()(wl.target(project="p-test", endpoint="memory://", namespace="ns"))
         key = UserOps(wl, backend, user_index=3).run("read")
     assert seen == [key] and memory.calls == {"read": 2}

@@ -10,7 +10,15 @@ from keyramp._types import key_text
 from keyramp.backends._emulator import grpc_ready
 from keyramp.backends._fidelity import ProxySpec, Throttle
 from keyramp.backends._params import ParamRange, StoreParams, TabletModel
-from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, StoreSpec
+from keyramp.backends._spec import (
+    BatchLimits,
+    CloudSpec,
+    EmulatorSpec,
+    KeyRules,
+    PriceSheet,
+    StoreSpec,
+    WorkloadUserSpec,
+)
 from keyramp.backends.bigtable._admin import reset
 
 __all__ = ["BIGTABLE", "BIGTABLE_PROXY", "BIGTABLE_TABLETS", "SPECS"]
@@ -119,6 +127,11 @@ BIGTABLE = StoreSpec(
     proxy=BIGTABLE_PROXY,
     cloud=CloudSpec(writes_under="Bigtable table", scope="instance", needs_instance=True),
     client_libraries=("google-cloud-bigtable",),
+    prices=PriceSheet(name="bigtable", file=Path(__file__).with_name("prices.json")),
+    user=WorkloadUserSpec(
+        name="BigtableUser", store="bigtable", driver_attributes=("table",),
+        doc=("``self.client``: ``google.cloud.bigtable.data.BigtableDataClient``; ``self.table``: the cell's\n"
+             "table on it (family ``cf``); ``self.namespace``: the table id.")),
 )
 
 SPECS: Final = (BIGTABLE,)

@@ -18,7 +18,17 @@ from keyramp._types import Key
 from keyramp.backends._emulator import http_ok, http_reset, java_command
 from keyramp.backends._fidelity import ProxySpec, Throttle
 from keyramp.backends._params import ParamRange, StoreParams, TabletModel
-from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, RecordLimits, ResetFn, StoreSpec
+from keyramp.backends._spec import (
+    BatchLimits,
+    CloudSpec,
+    EmulatorSpec,
+    KeyRules,
+    PriceSheet,
+    RecordLimits,
+    ResetFn,
+    StoreSpec,
+    WorkloadUserSpec,
+)
 from keyramp.backends.firestore._spec import (
     CONTENTION,
     FIRESTORE_JAR,
@@ -37,6 +47,12 @@ _KEYS: Final = KeyRules(max_key_bytes=1500, int_ids=(1, (1 << 63) - 1), int_ids_
 _BATCH: Final = BatchLimits(write=500, read=1000,
                             source="Datastore limits: 500 entities per commit, 1,000 keys per lookup")
 _LIBRARIES: Final = ("google-cloud-datastore",)
+#: Both are billed alike (Datastore mode's pricing page), and one user class serves both.
+_PRICES: Final = PriceSheet(name="datastore", file=Path(__file__).with_name("prices.json"))
+_USER: Final = WorkloadUserSpec(
+    name="DatastoreUser", store="datastore",
+    doc=("``self.client``: ``google.cloud.datastore.Client``; ``self.namespace``: the cell's kind.\n"
+         "Serves ``backend = \"datastore\"`` and ``\"firestore-datastore\"``."))
 
 
 def _datastore_cmd(sdk: Path, host: str, port: int, opts: Mapping[str, Any]) -> list[str]:
@@ -148,6 +164,8 @@ DATASTORE = StoreSpec(
     proxy=_proxy("rpcs_with_groups"),
     cloud=CloudSpec(writes_under="Datastore kind"),
     client_libraries=_LIBRARIES,
+    prices=_PRICES,
+    user=_USER,
 )
 
 FIRESTORE_DATASTORE = StoreSpec(
@@ -172,6 +190,8 @@ FIRESTORE_DATASTORE = StoreSpec(
     proxy=_proxy("rpcs_per_entity"),
     cloud=CloudSpec(writes_under="Datastore-mode kind"),
     client_libraries=_LIBRARIES,
+    prices=_PRICES,
+    user=_USER,
 )
 
 SPECS: Final = (DATASTORE, FIRESTORE_DATASTORE)

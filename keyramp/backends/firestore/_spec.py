@@ -12,7 +12,16 @@ from keyramp._types import key_text
 from keyramp.backends._emulator import http_ok, http_reset, java_command
 from keyramp.backends._fidelity import ProxySpec, Throttle
 from keyramp.backends._params import ParamRange, StoreParams, TabletModel
-from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, RecordLimits, StoreSpec
+from keyramp.backends._spec import (
+    BatchLimits,
+    CloudSpec,
+    EmulatorSpec,
+    KeyRules,
+    PriceSheet,
+    RecordLimits,
+    StoreSpec,
+    WorkloadUserSpec,
+)
 
 __all__ = [
     "CONTENTION",
@@ -138,8 +147,13 @@ FIRESTORE = StoreSpec(
     workload_key=lambda key, namespace: key_text(key),  # the document id the drivers write
     tablets=FIRESTORE_TABLETS,
     proxy=FIRESTORE_PROXY,
-    cloud=CloudSpec(writes_under="Firestore collection"),
+    # Listing what the clean-up deletes bills a read per document (a projection query).
+    cloud=CloudSpec(writes_under="Firestore collection", listing_reads_per_record=1.0),
     client_libraries=("google-cloud-firestore",),
+    prices=PriceSheet(name="firestore", file=Path(__file__).with_name("prices.json")),
+    user=WorkloadUserSpec(
+        name="FirestoreUser", store="firestore",
+        doc="``self.client``: ``google.cloud.firestore.Client``; ``self.namespace``: the cell's collection."),
 )
 
 SPECS: Final = (FIRESTORE,)
