@@ -15,9 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from keyramp._errors import UsageError
-from keyramp._format import count, ops_per_s, percent
+from keyramp._format import count, ops_per_s, percent, plural
 from keyramp.forecast._cost import cell_cost, record_bytes
 from keyramp.forecast._plan_checks import Judged
+from keyramp.forecast._plan_ramp import planned_ramp, ramp_basis
 from keyramp.forecast._plan_text import ceiling_text
 from keyramp.forecast._planner import Planner, shard_template
 from keyramp.forecast._prices import Prices
@@ -51,7 +52,7 @@ def plan_cell(planner: Planner, *, cell_id: str, prices: Prices | None = None,
     ramp: Ramp | None = None
     fix: Fix | None = None
     if check.passes:
-        ramp = planner.fastest_ramp(d.strategy)
+        ramp = planned_ramp(planner, d.strategy)
         why = _why_reachable(planner, sustainable, probe, ramp)
     elif planner.cluster and planner.steady(d.strategy, target, planner.design_nodes()).passes():
         fix = _nodes_fix(planner, d.strategy)
@@ -75,18 +76,22 @@ def _band_text(band: RateBand) -> str:
 
 
 def _why_reachable(planner: Planner, sustainable: RateBand | None, probe: float, ramp: Ramp | None) -> str:
-    where = "" if planner.nodes is None else f" on {planner.nodes} {str(planner.storage).upper()} node(s)"
+    where = "" if planner.nodes is None else f" on {plural(planner.nodes, str(planner.storage).upper() + ' node')}"
     text = (f"{ops_per_s(planner.target)}{where} stays {_limit(planner)} once the store has split; the key design "
             + (f"sets no ceiling below {ops_per_s(probe)}" if sustainable is None
                else f"sustains {_band_text(sustainable)}"))
     if ramp is None:
-        text += "; but no ramp of the 500/50/5 family gets there under the limit (start, growth and step searched)"
+        within = ("within Google's published rule (500/50/5 or slower) " if ramp_basis(planner)[0] == "published_rule"
+                  else "")
+        text += (f"; but no ramp of the 500/50/5 family {within}gets there under the limit (start and step length "
+                 "searched: steps up to 1 h, ramps up to 4 h to the target)")
     return text
 
 
 def _why_cluster(planner: Planner, check: Judged) -> str:
     most = (planner.nodes or 1) * planner.one_tablet()
-    return (f"{planner.nodes} {str(planner.storage).upper()} node(s) serve about {ops_per_s(most)} of this op mix at "
+    nodes = plural(planner.nodes, str(planner.storage).upper() + " node")
+    return (f"{nodes} serve{'s' if planner.nodes == 1 else ''} about {ops_per_s(most)} of this op mix at "
             f"the low end of the per-node range: {percent(check.shares['high'])} of {ops_per_s(planner.target)} "
             "throttled once split; the key design itself sustains the target on a larger cluster")
 
@@ -99,9 +104,11 @@ def _why_design(planner: Planner, sustainable: RateBand | None, check: Judged) -
     text += f": below {ops_per_s(planner.target)} ({percent(check.shares['high'])} throttled once split at the " \
             "unfavourable end)"
     if points:
-        text += f"; its {count(points)} append point(s) take every insert, and an append point never splits away"
+        text += (f"; its {plural(points, 'append point')} {'takes' if points == 1 else 'take'} every insert, "
+                 "and an append point never splits away")
     if proj is not None and proj.index:
-        text += f"; the index range(s) {', '.join(proj.index)} also take every insert"
+        text += (f"; the index {'range' if len(proj.index) == 1 else 'ranges'} {', '.join(proj.index)} also "
+                 f"{'takes' if len(proj.index) == 1 else 'take'} every insert")
     return text
 
 
@@ -147,7 +154,7 @@ def _nodes_fix(planner: Planner, strategy: str) -> Fix:
     if nodes is None or full is None:
         return Fix(kind="nodes", value=None, design=f"more {kind} nodes", why="no node count up to the cap passes")
     return Fix(kind="nodes", value=nodes, design=f"{nodes} {kind} nodes", nodes=nodes, forecast=full.check(),
-               one_fewer=None if fewer is None else fewer.check(), ramp=planner.fastest_ramp(strategy, nodes),
+               one_fewer=None if fewer is None else fewer.check(), ramp=planned_ramp(planner, strategy, nodes),
                why=f"{nodes} {kind} nodes pass at {ops_per_s(planner.target)} ({_limit(planner)} once split)"
                    + ("" if fewer is None else f"; {nodes - 1} do not"))
 
@@ -175,7 +182,7 @@ def _shards_fix(planner: Planner, sustainable: RateBand | None) -> Fix | None:
         why += f"; on {fix_nodes} {str(planner.storage).upper()} nodes"
     return Fix(kind="shards", value=shards, design=template, why=why, forecast=full.check(),
                one_fewer=None if fewer is None else fewer.check(), nodes=fix_nodes,
-               ramp=planner.fastest_ramp(template, fix_nodes))
+               ramp=planned_ramp(planner, template, fix_nodes))
 
 
 def _key_design_fix(planner: Planner) -> Fix:
@@ -189,13 +196,14 @@ def _key_design_fix(planner: Planner) -> Fix:
                "(allocated or random ids, a hashed prefix) pass")
     else:
         proj = full.forecast.projection
-        index = ", ".join(proj.index) if proj is not None and proj.index else ""
-        why = ("even keys spread evenly do not pass: " + (f"the index range(s) {index} take every insert whatever "
-               "the key (exempt the field from indexing, or spread its values)" if index else
-               f"{percent(full.shares['high'])} throttled once split"))
+        ranges = list(proj.index) if proj is not None and proj.index else []
+        one = len(ranges) == 1
+        index = f"the index range{'' if one else 's'} {', '.join(ranges)} take{'s' if one else ''} every insert"
+        why = ("even keys spread evenly do not pass: " + (f"{index} whatever the key (exempt the field from "
+               "indexing, or spread its values)" if ranges else f"{percent(full.shares['high'])} throttled once split"))
     return Fix(kind="key_design", value=None, design="allocated or random ids (keys spread evenly)", why=why,
                forecast=full.check(), nodes=nodes,
-               ramp=planner.fastest_ramp(_SPREAD, nodes) if full.passes else None)
+               ramp=planned_ramp(planner, _SPREAD, nodes) if full.passes else None)
 
 
 def _cost(planner: Planner, ramp: Ramp | None, fix: Fix | None, prices: Prices | None,
