@@ -15,8 +15,8 @@ Here that loop runs in a greenlet of its own beside the Locust users, on the hub
 
 No thread hand-off, no GIL ping-pong and no wake-up system call per batch of calls: the
 loop, the users, the pacer and the recorder take turns on one thread, as the tasks of a
-plain ``grpc.aio`` program do (docs/performance.md: the driver at 0.95x and more of raw
-``grpc.aio``; an earlier version ran the loop on a native thread and reached 0.86x).
+plain ``grpc.aio`` program do (docs/performance.md, "The driver at Python's limit": 0.91-0.96x
+raw ``grpc.aio``'s ops/s on a shared box, where the loop on a native thread made 0.78x).
 
 Details that make ``grpc.aio`` usable here:
 
@@ -45,10 +45,9 @@ import contextlib
 import functools
 import gc
 import os
-import selectors
 import threading
 import types
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Final
 
 import gevent
@@ -58,6 +57,8 @@ from gevent.hub import Waiter
 from greenlet import getcurrent as _getcurrent
 from greenlet import greenlet as RawGreenlet
 from grpc._cython import cygrpc
+
+from keyramp.backends._aio_loop import HubSelector, Loop
 
 try:  # private grpc API: the fast unary path needs it, and falls back without it
     from grpc.aio import _call as _grpc_aio_call
@@ -77,8 +78,6 @@ _switch: Final = RawGreenlet.switch
 _Slot = list[Any]
 #: How long ``close`` waits for the loop to finish its pending work.
 _CLOSE_TIMEOUT_S: Final = 5.0
-#: Zero-timeout selects in a row (work always ready) before the loop lets the hub poll once.
-_BUSY_SELECTS: Final = 64
 
 
 class _NativeThread:
@@ -137,117 +136,14 @@ def _native_grpc_locks() -> None:
                 _native_behind(lock)
 
 
-class _Loop(asyncio.SelectorEventLoop):
-    """An event loop whose self-pipe is a plain C socket pair (the patched ``socket`` module
-    would put gevent's Python wrappers on every cross-thread wake-up)."""
-
-    def _make_self_pipe(self) -> None:
-        self._ssock, self._csock = _socket.socketpair()
-        self._ssock.setblocking(False)
-        self._csock.setblocking(False)
-        # BaseSelectorEventLoop._make_self_pipe's own steps: private, not in typeshed
-        self._internal_fds += 1  # type: ignore[attr-defined]
-        self._add_reader(self._ssock.fileno(), self._read_from_self)  # type: ignore[attr-defined]
-
-
-class _Keys(Mapping[Any, selectors.SelectorKey]):
-    """``get_map()``: file object (or descriptor) -> its key."""
-
-    def __init__(self, keys: dict[int, selectors.SelectorKey]) -> None:
-        self._keys = keys
-
-    def __getitem__(self, fileobj: Any) -> selectors.SelectorKey:
-        return self._keys[_fd(fileobj)]
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._keys)
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-
-def _fd(fileobj: Any) -> int:
-    return fileobj if isinstance(fileobj, int) else int(fileobj.fileno())
-
-
-class _HubSelector(selectors.BaseSelector):
-    """asyncio's selector, watched by the gevent hub: one libev watcher per registered
-    descriptor (the loop's self-pipe, gRPC's completion socket) records what is ready and
-    resumes the loop's greenlet; a wait parks that greenlet until then. No epoll of the
-    loop's own: the hub's one ``epoll_wait`` an iteration serves the loop and the users."""
-
-    def __init__(self, hub: Any, park: Callable[[float | None], None], resume: Callable[[], None],
-                 start_queued: Callable[[], bool]) -> None:
-        self._hub_loop = hub.loop
-        self._park = park
-        self._resume = resume
-        self._start_queued = start_queued
-        self._keys: dict[int, selectors.SelectorKey] = {}
-        self._watchers: dict[int, Any] = {}
-        self._ready: dict[int, int] = {}
-        self._busy = 0  # zero-timeout selects in a row
-
-    def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
-        fd = _fd(fileobj)
-        if fd in self._keys:
-            raise KeyError(f"{fileobj!r} (fd {fd}) is already registered")
-        key = self._keys[fd] = selectors.SelectorKey(fileobj, fd, events, data)
-        watcher = self._watchers[fd] = self._hub_loop.io(fd, events)  # libev's READ/WRITE bits are selectors'
-        watcher.start(self._fired, fd, pass_events=True)
-        return key
-
-    def unregister(self, fileobj: Any) -> selectors.SelectorKey:
-        fd = _fd(fileobj)
-        key = self._keys.pop(fd)
-        self._watchers.pop(fd).close()
-        self._ready.pop(fd, None)
-        return key
-
-    def _fired(self, events: int, fd: int) -> None:  # the hub
-        self._ready[fd] = self._ready.get(fd, 0) | events
-        self._resume()
-
-    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        if self._start_queued():  # callers' calls started: their tasks are ready to run
-            timeout = 0
-        if self._ready:
-            self._busy = 0
-        elif timeout != 0:
-            self._busy = 0
-            self._park(timeout)
-            self._start_queued()  # what callers queued meanwhile
-        else:
-            # Work is ready: no wait. A loop that never runs out of work still lets the hub
-            # poll the descriptors (and the users run) every ``_BUSY_SELECTS`` iterations.
-            self._busy += 1
-            if self._busy < _BUSY_SELECTS:
-                return []
-            self._busy = 0
-            self._park(0.0)
-            self._start_queued()
-        ready, self._ready = self._ready, {}
-        keys = self._keys
-        return [(keys[fd], events & keys[fd].events) for fd, events in ready.items() if fd in keys]
-
-    def get_map(self) -> Mapping[Any, selectors.SelectorKey]:
-        return _Keys(self._keys)
-
-    def close(self) -> None:
-        for watcher in self._watchers.values():
-            watcher.close()
-        self._watchers.clear()
-        self._keys.clear()
-        self._ready.clear()
-
-
 class AioExecutor:
     """Runs ``grpc.aio`` calls and coroutines on a loop in a greenlet; a caller waits on the hub."""
 
     def __init__(self) -> None:
         self._hub = gevent.get_hub()
         self._thread = _get_ident()
-        self._selector = _HubSelector(self._hub, self._park, self._resume, self._start_queued)
-        self.loop: asyncio.AbstractEventLoop = _Loop(self._selector)
+        self._selector = HubSelector(self._hub, self._park, self._resume, self._start_queued)
+        self.loop: asyncio.AbstractEventLoop = Loop(self._selector)
         self.closed = False
         self._failed: BaseException | None = None
         self._parked = True  # not started yet: the first resume starts it
