@@ -13,7 +13,7 @@ Contestants (each one process, ``bench/_contestant.py``, same operation code and
   source, e.g. ``git archive main | tar -x -C DIR``): an A/B of the driver in the same run.
 
 All gevent contestants run ``--users`` (default 32) users, closed model. Repetitions are
-interleaved (the order of contestants rotates each repetition) because the machine is
+interleaved (``_order``: A B, B A, B A, A B for two contestants) because the machine is
 shared; verdicts are ratios of medians within this run. Each result carries the load
 process's CPU per operation, the emulator's CPU per operation and the machine's busy
 cores over the same measured window: on 2 cores, the emulator and other processes take
