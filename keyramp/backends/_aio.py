@@ -15,8 +15,8 @@ Here that loop runs in a greenlet of its own beside the Locust users, on the hub
 
 No thread hand-off, no GIL ping-pong and no wake-up system call per batch of calls: the
 loop, the users, the pacer and the recorder take turns on one thread, as the tasks of a
-plain ``grpc.aio`` program do (docs/performance.md, "The driver at Python's limit": 0.91-0.96x
-raw ``grpc.aio``'s ops/s on a shared box, where the loop on a native thread made 0.78x).
+plain ``grpc.aio`` program do (docs/performance.md, "The driver at Python's limit": 1.12x raw
+``grpc.aio``'s CPU per operation, where the loop on a native thread took 1.33x).
 
 Details that make ``grpc.aio`` usable here:
 
