@@ -324,7 +324,8 @@ def main() -> None:
     parser.add_argument("--executor", choices=("aio", "gevent"), default="aio", help="keyramp with driver grpc")
     parser.add_argument("--emulator-pid", type=int, default=None, help="also measure this process tree's CPU")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
+    # KEYRAMP_BENCH_TREE: another checkout's keyramp (bench_drivers.py --base-tree, A/B against a commit)
+    sys.path.insert(0, os.environ.get("KEYRAMP_BENCH_TREE") or str(ROOT))
     runner = {"bare": run_bare, "locust": run_locust, "keyramp": run_keyramp, "aio": run_aio}[args.mode]
     result = runner(args)
     print("BENCH " + json.dumps({"mode": args.mode, "users": args.users, "driver": args.driver,

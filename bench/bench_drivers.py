@@ -8,10 +8,12 @@ Contestants (each one process, ``bench/_contestant.py``, same operation code and
 - ``locust``: a plain Locust ``User`` on the official client;
 - ``kr-client``: ``keyramp run``, ``driver = "client"``;
 - ``kr-grpc``: ``keyramp run``, ``driver = "grpc"`` (``grpc.aio`` executor behind gevent);
-- ``kr-grpc-gevent``: ``driver = "grpc"`` with gRPC's synchronous API under gevent.
+- ``kr-grpc-gevent``: ``driver = "grpc"`` with gRPC's synchronous API under gevent;
+- ``kr-grpc-base``: ``kr-grpc`` importing the keyramp of ``--base-tree DIR`` (another commit's
+  source, e.g. ``git archive main | tar -x -C DIR``): an A/B of the driver in the same run.
 
 All gevent contestants run ``--users`` (default 32) users, closed model. Repetitions are
-interleaved (the order of contestants rotates each repetition) because the machine is
+interleaved (``_order``: A B, B A, B A, A B for two contestants) because the machine is
 shared; verdicts are ratios of medians within this run. Each result carries the load
 process's CPU per operation, the emulator's CPU per operation and the machine's busy
 cores over the same measured window: on 2 cores, the emulator and other processes take
@@ -19,7 +21,7 @@ their share, which is what bounds every contestant's absolute ops/s.
 
 Run: ``.venv/bin/python bench/bench_drivers.py [--stores bigtable] [--ops insert] [--reps 3]``
 Writes ``bench/results/drivers.json``. ``--smoke``: Bigtable inserts, ``aio`` and
-``kr-grpc-gevent``, 3 s each (``keyramp``'s window opens after the phase's first second).
+``kr-grpc``, 3 s each (``keyramp``'s window opens after the phase's first second).
 ``--emulator HOST:PORT --emulator-pid PID``: a running Bigtable emulator instead of a fresh one.
 """
 
@@ -48,13 +50,18 @@ CONTESTANTS: dict[str, tuple[str, str, str]] = {
     "kr-client": ("keyramp", "client", "aio"),
     "kr-grpc": ("keyramp", "grpc", "aio"),
     "kr-grpc-gevent": ("keyramp", "grpc", "gevent"),
+    "kr-grpc-base": ("keyramp", "grpc", "aio"),  # keyramp of --base-tree (another commit), driver grpc
 }
 STORES = ("datastore", "firestore", "bigtable")
 
 
 def contestant(name: str, profile: Path, endpoint: str, emulator_pid: int, *, users: int, threads: int,
-               duration: float, env: dict[str, str], out: Path) -> dict[str, Any]:
+               duration: float, env: dict[str, str], out: Path, base_tree: str | None = None) -> dict[str, Any]:
     mode, driver, executor = CONTESTANTS[name]
+    if name == "kr-grpc-base":
+        if not base_tree:
+            raise SystemExit("kr-grpc-base needs --base-tree DIR (a keyramp source tree)")
+        env = {**env, "KEYRAMP_BENCH_TREE": base_tree}
     cmd = [sys.executable, str(ROOT / "bench" / "_contestant.py"), mode, str(profile), "--endpoint", endpoint,
            "--users", str(threads if mode == "bare" else users), "--duration", str(duration), "--out", str(out),
            "--driver", driver, "--executor", executor, "--emulator-pid", str(emulator_pid)]
@@ -81,6 +88,14 @@ def _profile(tmp: Path, store: str, op: str, driver: str, *, users: int, duratio
     )
 
 
+def _order(names: Sequence[str], rep: int) -> list[str]:
+    """Repetition ``rep``'s order: rotated every other repetition, reversed on odd ones, so two
+    contestants alternate A B, B A, B A, A B (a rotation and a reversal would cancel out for two)."""
+    shift = (rep // 2) % len(names)
+    order = list(names[shift:]) + list(names[:shift])
+    return order[::-1] if rep % 2 else order
+
+
 def summarise(runs: list[dict[str, Any]], stores: list[str], ops: list[str], names: list[str]) -> list[dict[str, Any]]:
     summary = []
     for store in stores:
@@ -92,8 +107,26 @@ def summarise(runs: list[dict[str, Any]], stores: list[str], ops: list[str], nam
                              for k in ("ops_per_s", "cpu_us_per_op", "emulator_us_per_op", "machine_busy_cores")}
             bare = med["bare"]["ops_per_s"] if "bare" in med else None
             summary.append({"store": store, "op": op, "median": med,
-                            "vs_bare": {n: round(m["ops_per_s"] / bare, 3) for n, m in med.items()} if bare else {}})
+                            "vs_bare": {n: round(m["ops_per_s"] / bare, 3) for n, m in med.items()} if bare else {},
+                            "vs_aio_per_rep": _paired([r for r in runs if r["store"] == store and r["op"] == op],
+                                                      names, "aio")})
     return summary
+
+
+def _paired(runs: list[dict[str, Any]], names: list[str], base: str) -> dict[str, dict[str, list[float]]]:
+    """Each contestant's ops/s and CPU per op over ``base``'s in the same repetition (its neighbour
+    in the interleaved order): the ratios the shared machine disturbs least, one per repetition."""
+    out: dict[str, dict[str, list[float]]] = {}
+    by_rep = {(r["rep"], r["contestant"]): r for r in runs}
+    for name in names:
+        if name == base:
+            continue
+        pairs = [(by_rep[rep, name], by_rep[rep, base]) for rep, n in by_rep if n == name and (rep, base) in by_rep]
+        out[name] = {
+            "ops": [round(a["ops_per_s"] / b["ops_per_s"], 3) for a, b in pairs if b["ops_per_s"]],
+            "cpu": [round(a["cpu_us_per_op"] / b["cpu_us_per_op"], 3) for a, b in pairs
+                    if a.get("cpu_us_per_op") and b.get("cpu_us_per_op")]}
+    return out
 
 
 @contextlib.contextmanager
@@ -127,8 +160,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--name", default="drivers", help="result file name (bench/results/NAME.json)")
     parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
     parser.add_argument("--emulator-pid", type=int, help="its process (the emulator's CPU per op is measured)")
+    parser.add_argument("--base-tree", metavar="DIR", help="the keyramp source tree kr-grpc-base imports")
     args = parse_args(parser, argv, smoke={
-        "stores": ["bigtable"], "ops": ["insert"], "contestants": ["aio", "kr-grpc-gevent"], "reps": 1,
+        "stores": ["bigtable"], "ops": ["insert"], "contestants": ["aio", "kr-grpc"], "reps": 1,
         "duration": 3.0, "users": 4, "threads": 2, "latency_rate": 0.0, "warmup": 0.0, "schedule_warmup": "0s"})
     before = machine()
     runs: list[dict[str, Any]] = []
@@ -147,14 +181,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                     profiles = {d: _profile(tmpdir, store, op, d, users=args.users, duration=args.duration,
                                             warmup=args.schedule_warmup) for d in ("client", "grpc")}
                     for rep in range(args.reps):
-                        shift = rep % len(args.contestants)
-                        order = args.contestants[shift:] + args.contestants[:shift]
-                        if rep % 2:
-                            order = order[::-1]
+                        order = _order(args.contestants, rep)
                         for name in order:
                             r = contestant(name, profiles[CONTESTANTS[name][1]], emu.endpoint, emu.pid,
                                            users=args.users, threads=args.threads, duration=args.duration,
-                                           env=env, out=tmpdir / "out")
+                                           env=env, out=tmpdir / "out", base_tree=args.base_tree)
                             r.update(store=store, op=op, rep=rep)
                             runs.append(r)
                             print(f"{store:9} {op:6} rep{rep} {name:14} {r['ops_per_s']:8.1f} ops/s "
@@ -186,6 +217,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             rows.append([entry["store"], entry["op"], name, m["ops_per_s"], entry["vs_bare"].get(name, float("nan")),
                          m["cpu_us_per_op"], m["emulator_us_per_op"], m["machine_busy_cores"]])
     print(table(["store", "op", "contestant", "ops/s", "× bare", "µs CPU/op", "emulator µs/op", "busy cores"], rows))
+    for entry in summary:
+        for name, ratios in entry["vs_aio_per_rep"].items():
+            if ratios["ops"]:
+                print(f"{entry['store']} {entry['op']} {name} / aio, per repetition: ops/s {ratios['ops']} "
+                      f"(median {median(ratios['ops']):.3f}), CPU/op {ratios['cpu']}")
     paced_summary = []
     for store in args.stores:
         for op in args.ops:

@@ -100,6 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = _summary(runs, args.stores)
     rows = [[s["store"], k, v["direct"], v["proxied"], v["vs"]] for s in summary for k, v in s["figures"].items()]
     print(table(["store", "figure", "direct", "proxied", "proxied / direct or added"], rows))
+    for s in summary:
+        for what, values in s["per_rep"].items():
+            print(f"{s['store']} {what}, per repetition: {values}")
     path = save("proxy", {"bench": "proxy", "args": vars(args), "machine_before": before, "machine_after": machine(),
                           "summary": summary, "runs": runs})
     print(f"wrote {path}")
@@ -126,12 +129,24 @@ def _summary(runs: list[dict[str, Any]], stores: Sequence[str]) -> list[dict[str
                                           "proxied": med("closed", "proxied", "cpu_us_per_op"), "vs": float("nan")}
         figures["proxy µs/op (closed)"] = {"direct": 0.0, "proxied": med("closed", "proxied", "proxy_us_per_op"),
                                            "vs": float("nan")}
+        per_rep = {"ops/s (closed), proxied / direct": _per_rep(runs, store, "closed", "ops_per_s", ratio=True)}
         if any(r["kind"] == "paced" for r in runs):
             for pct in ("p50", "p99"):
                 d, p = med("paced", "direct", f"latency_ms_{pct}"), med("paced", "proxied", f"latency_ms_{pct}")
                 figures[f"{pct} ms (paced)"] = {"direct": d, "proxied": p, "vs": round(p - d, 3)}
-        out.append({"store": store, "figures": figures})
+            per_rep["p50 ms (paced), added"] = _per_rep(runs, store, "paced", "latency_ms_p50", ratio=False)
+        out.append({"store": store, "figures": figures, "per_rep": per_rep})
     return out
+
+
+def _per_rep(runs: list[dict[str, Any]], store: str, kind: str, key: str, *, ratio: bool) -> list[float]:
+    """Proxied against direct within each repetition (the two ran back to back): the spread the
+    shared machine leaves in the medians."""
+    ways = {(r["rep"], r["way"]): r[key] for r in runs if r["store"] == store and r["kind"] == kind
+            and r.get(key) is not None}
+    reps = sorted({rep for rep, _ in ways if (rep, "direct") in ways and (rep, "proxied") in ways})
+    return [round(ways[rep, "proxied"] / ways[rep, "direct"] if ratio else ways[rep, "proxied"] - ways[rep, "direct"],
+                  3) for rep in reps]
 
 
 if __name__ == "__main__":

@@ -232,14 +232,19 @@ class GeventChannel(RpcChannel):
 
 
 class AioChannel(RpcChannel):
-    """``grpc.aio`` on the process's loop thread; the calling greenlet waits, the hub runs on."""
+    """``grpc.aio`` on the process's loop (``keyramp.backends._aio``); the calling greenlet waits,
+    the hub runs on. Another OS thread's calls take gRPC's synchronous API (``GeventChannel``)."""
 
     def __init__(self, target: Target, service: Service, methods: Sequence[Method]) -> None:
-        from keyramp.backends._aio import shared_executor  # deferred: start-up cost (gevent: aio drivers only)
+        from keyramp.backends._aio import _get_ident, shared_executor  # deferred: start-up cost (gevent: aio only)
 
         super().__init__(target, service, methods)
+        self._target, self._service = target, service
         self._executor = shared_executor()
         self._run = self._executor.run
+        self._owner = self._executor._thread
+        self._thread_id = _get_ident
+        self._sync: GeventChannel | None = None
         self._channel, self._stubs = self._run(self._open())
 
     def _prepare(self, metadata: tuple[tuple[str, str], ...]) -> Any:
@@ -256,14 +261,26 @@ class AioChannel(RpcChannel):
             channel = grpc.aio.insecure_channel(self._address, CHANNEL_OPTIONS)
         return channel, {m.path: _stub(channel, m) for m in self._methods}
 
+    def _foreign(self) -> GeventChannel:
+        """The channel for calls from a thread other than the executor's (made on first use)."""
+        if self._sync is None:
+            self._sync = GeventChannel(self._target, self._service, self._methods)
+        return self._sync
+
     def unary(self, method: Method, request: Any, metadata: Any) -> Any:
+        if self._thread_id() != self._owner:
+            return self._foreign().unary(method, request, tuple(metadata))
         return self._executor.unary(self._stubs[method.path], request, self.timeout, self._with_auth(metadata))
 
     def stream(self, method: Method, request: Any, metadata: Any) -> list[Any]:
+        if self._thread_id() != self._owner:
+            return self._foreign().stream(method, request, tuple(metadata))
         return self._run(_stream(self._stubs[method.path], request, self.timeout, self._with_auth(metadata)))
 
     def close(self) -> None:
-        if not self._executor.closed:
+        if self._sync is not None:
+            self._sync.close()
+        if not self._executor.closed and self._thread_id() == self._owner:
             self._run(self._channel.close())
 
 
@@ -281,11 +298,17 @@ _CHANNELS: Final[dict[str, type[RpcChannel]]] = {"aio": AioChannel, "gevent": Ge
 
 
 def open_channel(target: Target, service: Service, methods: Sequence[Method], *, executor: str = "aio") -> RpcChannel:
-    """A channel of the given kind (``"aio"`` or ``"gevent"``) to ``target``."""
+    """A channel of the given kind (``"aio"`` or ``"gevent"``) to ``target``; ``"aio"`` on a thread
+    other than the ``grpc.aio`` executor's is ``"gevent"`` (its loop waits on that thread's hub)."""
     try:
         kind = _CHANNELS[executor]
     except KeyError:
         raise ValueError(f"unknown gRPC executor {executor!r} (one of: {', '.join(_CHANNELS)})") from None
+    if kind is AioChannel:
+        from keyramp.backends._aio import owns_thread  # deferred: start-up cost (gevent: aio drivers only)
+
+        if not owns_thread():  # the loop belongs to another OS thread's hub: wait here instead
+            kind = GeventChannel
     return kind(target, service, methods)
 
 

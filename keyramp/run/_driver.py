@@ -34,7 +34,11 @@ if TYPE_CHECKING:
     from keyramp.run._recorder import Recorder
     from keyramp.workload._workload import CellWorkload
 
-__all__ = ["ProcessLoad", "drain", "dropped_since", "final_tick", "freeze_heap", "tick_phase"]
+__all__ = ["PHASE_GC_THRESHOLD", "ProcessLoad", "drain", "dropped_since", "final_tick", "freeze_heap", "thaw_heap",
+           "tick_phase"]
+
+#: The garbage collector's young-generation threshold during a measured phase (``freeze_heap``).
+PHASE_GC_THRESHOLD = 10_000
 
 
 class ProcessLoad:
@@ -60,6 +64,8 @@ class ProcessLoad:
         self._cpu: CpuMeter | None = None
         #: This process's CPU over the measured phase so far, sampled each second.
         self._cpu_used: CpuSample | None = None
+        #: The collector's thresholds before the phase (``freeze_heap``), restored after it.
+        self._gc_thresholds: tuple[int, int, int] | None = None
 
     # -- before the phase -----------------------------------------------------------------
     def warm_up(self, interval: float | None) -> None:
@@ -89,7 +95,7 @@ class ProcessLoad:
     def start(self, at: float | None = None) -> float:
         """Begin the measured phase at ``at`` (a ``perf_counter`` instant; None: now); returns it."""
         ctx = self.ctx
-        freeze_heap()
+        self._gc_thresholds = freeze_heap()
         if at is not None:
             gevent.sleep(max(0.0, at - time.perf_counter()))
         start = self._start = at if at is not None else time.perf_counter()
@@ -118,7 +124,9 @@ class ProcessLoad:
             drain(ctx)
         if self._stop_users is not None:
             self._stop_users()
-        gc.unfreeze()  # what this cell held (clients, users) may be collected again
+        if self._gc_thresholds is not None:  # what this cell held (clients, users) may be collected again
+            thaw_heap(self._gc_thresholds)
+            self._gc_thresholds = None
         if measured:
             final_tick(ctx, self.recorder)  # the last second, with what finished during the drain
 
@@ -170,14 +178,28 @@ def final_tick(ctx: CellContext, recorder: Recorder) -> list[TimeseriesRow]:
     return recorder.tick(time.perf_counter(), target_ops_per_s=target, dropped=dropped_since(pacer, recorder))
 
 
-def freeze_heap() -> None:
+def freeze_heap() -> tuple[int, int, int]:
     """Before a measured phase: move every object alive now (imports, clients, preload
     leftovers) out of the garbage collector's view, so the phase's collections scan only
     what the phase allocates. keyramp's process holds more long-lived objects than a
     plain Locust User's, and full collections over them showed up as CPU per operation:
-    A/B on Datastore inserts, keyramp ÷ plain Locust ×0.90 → ×0.96 (bench/bench_overhead.py)."""
+    A/B on Datastore inserts, keyramp ÷ plain Locust ×0.90 → ×0.96 (bench/bench_overhead.py).
+
+    The young generation's threshold rises to ``PHASE_GC_THRESHOLD`` for the phase: the
+    operations in flight (their calls, tasks, greenlet frames) kept tripping CPython's 700
+    (50-90 collections a second at 4,000 ops/s, none of which found garbage: ~2 % of a
+    ``grpc`` driver's CPU per operation). Returns the thresholds to restore (``thaw_heap``)."""
     gc.collect()
     gc.freeze()
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], PHASE_GC_THRESHOLD), *before[1:])
+    return before
+
+
+def thaw_heap(thresholds: tuple[int, int, int]) -> None:
+    """After the phase: what it held may be collected again, at the thresholds of before."""
+    gc.unfreeze()
+    gc.set_threshold(*thresholds)
 
 
 def drain(ctx: CellContext) -> None:

@@ -23,12 +23,14 @@ __all__ = [
     "bucket_layout",
     "bucket_values_us",
     "counts",
+    "counts_index",
     "latency_summary_ms",
     "median_values_us",
     "new_histogram",
     "percentiles_us",
     "record",
     "reset",
+    "settle",
     "sum_us",
 ]
 
@@ -48,23 +50,45 @@ def new_histogram() -> HdrHistogram:
 # Index arithmetic of the one layout above (lowest 1 => unit magnitude 0; 3 digits =>
 # 2,048 sub-buckets). ``record`` inlines the library's four-call chain
 # (record_value -> _counts_index_for -> _get_bucket_index/_clz -> _counts_index):
-# measured 0.9 -> 0.3 µs per value (bench/bench_hotpath.py). Checked against the
+# measured 0.9 -> 0.3 µs per value (bench/bench_hotpath.py). ``Recorder.record`` inlines
+# ``counts_index`` itself and leaves the totals to ``settle``. Checked against the
 # histogram's own attributes in tests/run/test_hdr.py.
-_SUB_BUCKET_MASK = 2047
-_HALF_COUNT_MAGNITUDE = 10
-_HALF_COUNT = 1 << _HALF_COUNT_MAGNITUDE
-_BUCKET_SHIFT = _HALF_COUNT_MAGNITUDE + 1  # + unit magnitude (0)
+SUB_BUCKET_MASK = 2047
+HALF_COUNT_MAGNITUDE = 10
+HALF_COUNT = 1 << HALF_COUNT_MAGNITUDE
+BUCKET_SHIFT = HALF_COUNT_MAGNITUDE + 1  # + unit magnitude (0)
+
+
+def counts_index(value: int) -> int:
+    """The counter ``hist.record_value(value)`` adds to, for ``LOWEST_US <= value <= HIGHEST_US``."""
+    bucket = (value | SUB_BUCKET_MASK).bit_length() - BUCKET_SHIFT
+    return ((bucket + 1) << HALF_COUNT_MAGNITUDE) + (value >> bucket) - HALF_COUNT
 
 
 def record(hist: HdrHistogram, value: int) -> None:
     """``hist.record_value(value)`` for ``LOWEST_US <= value <= HIGHEST_US`` (caller clamps)."""
-    bucket = (value | _SUB_BUCKET_MASK).bit_length() - _BUCKET_SHIFT
-    hist.counts[((bucket + 1) << _HALF_COUNT_MAGNITUDE) + (value >> bucket) - _HALF_COUNT] += 1
+    bucket = (value | SUB_BUCKET_MASK).bit_length() - BUCKET_SHIFT
+    hist.counts[((bucket + 1) << HALF_COUNT_MAGNITUDE) + (value >> bucket) - HALF_COUNT] += 1
     hist.total_count += 1
     if value < hist.min_value:
         hist.min_value = value
     if value > hist.max_value:
         hist.max_value = value
+
+
+def settle(hist: HdrHistogram) -> None:
+    """Set ``hist``'s total count, minimum and maximum from its counters, after values were
+    counted straight into them (``counts_index``): what reading it (percentiles, encoding,
+    ``add``) needs, with the library's own values (its decoder sets them the same way)."""
+    c = counts(hist)
+    nonzero = np.flatnonzero(c)
+    if not len(nonzero):
+        hist.total_count, hist.min_value, hist.max_value = 0, sys.maxsize, 0
+        return
+    layout = bucket_layout()
+    hist.total_count = int(c[nonzero].sum())
+    hist.min_value = int(layout.lowest[nonzero[0]])
+    hist.max_value = int(layout.highest[nonzero[-1]])
 
 
 def counts(hist: HdrHistogram) -> np.ndarray:
@@ -96,8 +120,14 @@ def median_values_us() -> np.ndarray:
 
 
 def sum_us(hist: HdrHistogram) -> float:
-    """The sum of the recorded values in µs (each counter at the middle of its bucket, as the mean)."""
-    return float(np.dot(counts(hist).astype(np.float64), bucket_layout().median))
+    """The sum of the recorded values in µs (each counter at the middle of its bucket, as the mean).
+
+    Over the non-zero counters, in integers: a float ``np.dot`` of all 23,552 counters went to
+    OpenBLAS, whose threads then spin; every second, in a load process, that was 6-12 % of its CPU
+    (docs/performance.md, "the driver at Python's limit")."""
+    c = counts(hist)
+    nz = np.flatnonzero(c)
+    return float(np.dot(c[nz], bucket_layout().median[nz]))
 
 
 def bucket_values_us() -> tuple[np.ndarray, np.ndarray]:

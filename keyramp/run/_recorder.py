@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hdrh.histogram import HdrHistogram
 
@@ -27,12 +27,16 @@ from keyramp.results._rows import IntervalSink, TimeseriesRow
 from keyramp.results._summary import CellSummary, ErrorClass, OpStats, TargetPoint
 from keyramp.run._exceptions import example_of
 from keyramp.run._hdr import (
+    BUCKET_SHIFT,
+    HALF_COUNT,
+    HALF_COUNT_MAGNITUDE,
     HIGHEST_US,
+    SUB_BUCKET_MASK,
     latency_summary_ms,
     new_histogram,
     percentiles_us,
-    record,
     reset,
+    settle,
     sum_us,
 )
 
@@ -64,6 +68,18 @@ class _OpStats:
     examples: dict[str, ExceptionExample | None] = field(default_factory=dict)
     #: Examples first seen in the current interval.
     fresh: list[ExceptionExample] = field(default_factory=list)
+    #: The interval histograms' counters, which ``Recorder.record`` counts into directly.
+    latency_counts: Any = field(init=False)
+    service_counts: Any = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.latency_counts = self.latency.counts
+        self.service_counts = self.service.counts
+
+    def settle(self) -> None:
+        """The interval's totals from its counters (``Recorder.record`` counts only)."""
+        settle(self.latency)
+        settle(self.service)
 
     def add(
         self,
@@ -191,10 +207,19 @@ class Recorder:
     ) -> None:
         """Record one finished operation (times from ``time.perf_counter()``)."""
         stats = self._ops[op]
-        latency_us = min(max(int((ended - intended) * 1e6), 1), HIGHEST_US)
-        service_us = min(max(int((ended - started) * 1e6), 1), HIGHEST_US)
-        record(stats.latency, latency_us)
-        record(stats.service, service_us)
+        # Each value goes straight into its histogram's counter (``_hdr.counts_index``,
+        # inlined; ``tick`` settles the totals once a second): no call, no min/max per value.
+        us = int((ended - started) * 1e6)
+        us = 1 if us < 1 else (us if us < HIGHEST_US else HIGHEST_US)
+        bucket = (us | SUB_BUCKET_MASK).bit_length() - BUCKET_SHIFT
+        index = ((bucket + 1) << HALF_COUNT_MAGNITUDE) + (us >> bucket) - HALF_COUNT
+        stats.service_counts[index] += 1
+        if intended != started:  # else latency is the service time (a closed model's, an on-time start)
+            us = int((ended - intended) * 1e6)
+            us = 1 if us < 1 else (us if us < HIGHEST_US else HIGHEST_US)
+            bucket = (us | SUB_BUCKET_MASK).bit_length() - BUCKET_SHIFT
+            index = ((bucket + 1) << HALF_COUNT_MAGNITUDE) + (us >> bucket) - HALF_COUNT
+        stats.latency_counts[index] += 1
         stats.count += 1
         if started - intended > LATE_AFTER_S:
             stats.late += 1
@@ -242,6 +267,7 @@ class Recorder:
         rows: list[TimeseriesRow] = []
         all_ops = self._all
         for op, stats in self._ops.items():
+            stats.settle()
             self._sink.interval(
                 cell=self.cell, op=op, start_s=start_s, length_s=length, latency=stats.latency, service=stats.service
             )

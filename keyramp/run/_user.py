@@ -16,6 +16,7 @@ from typing import Any, ClassVar, cast
 import gevent
 from gevent.event import Event
 from locust import User, constant, task
+from locust.user.users import LOCUST_STATE_STOPPING
 
 from keyramp.backends._base import Backend, Target
 from keyramp.run._exceptions import WarmupTally
@@ -27,6 +28,8 @@ __all__ = ["CellContext", "KeyrampUser", "user_class_for"]
 
 #: How long a user waits once its phase is over (the runner kills it well before).
 _PARK_S = 3600.0
+#: Operations in a row before a user yields to the hub even if none of them waited.
+_YIELD_EVERY = 16
 
 
 @dataclass(kw_only=True)
@@ -89,6 +92,15 @@ class KeyrampUser(User):
 
     @task
     def operate(self) -> None:
+        """The measured phase's operations, one after another, until the phase ends (then the
+        user parks) or Locust stops this user gracefully (between two operations).
+
+        One task call runs them all: Locust's own task loop would add a hub round trip (its
+        ``wait``) and its bookkeeping to every operation (docs/performance.md, "the driver at
+        Python's limit"). An operation that did not wait on anything (it failed at once, or a
+        Python workload's op does no I/O) would starve the hub: after a failure and every
+        ``_YIELD_EVERY`` operations the user yields, as Locust's loop would.
+        """
         ctx = self.context
         if not ctx.phase_started.is_set():
             if ctx.warmup_interval is None:
@@ -96,33 +108,40 @@ class KeyrampUser(User):
             else:
                 self._warm_up(ctx.warmup_interval)
                 return
-        slot = 0.0
-        if ctx.open_model:
-            pacer = ctx.pacer
-            next_slot = pacer.next_slot() if pacer is not None else None
-            if next_slot is None:
-                self._park()
-                return
-            slot = next_slot
-            delay = slot - time.perf_counter()
-            if delay > 0:
-                gevent.sleep(delay)
-        elif ctx.phase_ended.is_set():
-            self._park()
-            return
-        op = ctx.workload.choose_op(self.ops.rng)
-        started = time.perf_counter()
-        intended = slot if ctx.open_model else started  # closed model: no queueing delay
-        key = None
-        error: BaseException | None = None
-        ctx.in_flight += 1
-        try:
-            key = self.ops.run(op)
-        except Exception as exc:  # noqa: BLE001 - every failure is data for the recorder
-            error = exc
-        finally:
-            ctx.in_flight -= 1
-        ctx.recorder.record(op, key, intended, started, time.perf_counter(), error)  # type: ignore[union-attr]
+        recorder = cast(Recorder, ctx.recorder)
+        record, run, choose, rng = recorder.record, self.ops.run, ctx.workload.choose_op, self.ops.rng
+        clock, open_model, phase_ended = time.perf_counter, ctx.open_model, ctx.phase_ended
+        done = 0
+        while self._state != LOCUST_STATE_STOPPING:
+            if open_model:
+                pacer = ctx.pacer
+                slot = pacer.next_slot() if pacer is not None else None
+                if slot is None:
+                    break
+                intended = slot
+                delay = intended - clock()
+                if delay > 0:
+                    gevent.sleep(delay)
+            elif phase_ended.is_set():
+                break
+            op = choose(rng)
+            started = clock()
+            if not open_model:
+                intended = started  # closed model: no queueing delay
+            ctx.in_flight += 1
+            try:
+                key, error = run(op), None
+            except Exception as exc:  # noqa: BLE001 - every failure is data for the recorder
+                key, error = None, exc
+            finally:
+                ctx.in_flight -= 1
+            record(op, key, intended, started, clock(), error)
+            done += 1
+            if error is not None or not done % _YIELD_EVERY:
+                gevent.sleep(0)
+        else:
+            return  # stopping: Locust's own loop ends the user
+        self._park()
 
     def _warm_up(self, interval: float) -> None:
         """One unmeasured operation (JIT, connection pools, caches), then a pause."""

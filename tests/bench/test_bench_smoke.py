@@ -108,7 +108,7 @@ PLAIN = [
 #: Each in its own process against the official emulators it starts (``ALL``: every one).
 EMULATOR = [
     Smoke("bench_drivers.py", "drivers", lambda d: _every(d["runs"], "ops") and
-          {r["contestant"] for r in d["runs"]} == {"kr-grpc-gevent"}),
+          {r["contestant"] for r in d["runs"]} == {"kr-grpc"}),
 ]
 EMULATOR_TOO = [
     Smoke("bench_overhead.py", "overhead", lambda d: _every(d["runs"], "ops") and
@@ -185,7 +185,7 @@ def emulator_benches(request: pytest.FixtureRequest, tmp_path_factory: pytest.Te
     tmp, env = tmp_path_factory.mktemp("smoke"), emulator_env()
     # keyramp's contestant alone: the public-hook path (aio's is the bench's own, imported and type-checked)
     shared = ["--emulator", bigtable_emulator.endpoint, "--emulator-pid", str(bigtable_emulator.pid),
-              "--contestants", "kr-grpc-gevent"]
+              "--contestants", "kr-grpc"]
     started = {s.name: _Process([[s.name, "run", *(shared if s.name == "bench_drivers" else [])]], tmp / s.name, env)
                for s in _selected(request, test_emulator_bench_smoke)}
     yield started

@@ -46,3 +46,13 @@ def test_fast_record_matches_the_library_bucket_for_bucket() -> None:
     assert (fast.get_total_count(), fast.get_min_value(), fast.get_max_value()) == (
         lib.get_total_count(), lib.get_min_value(), lib.get_max_value())
     assert percentiles_us(fast, [50, 99, 100]) == percentiles_us(lib, [50, 99, 100])
+    # counted straight into the counters, then settled: the same histogram again
+    from keyramp.run._hdr import counts_index, settle
+
+    counted = new_histogram()
+    for v in values:
+        counted.counts[counts_index(v)] += 1
+    settle(counted)
+    assert np.array_equal(counts(lib), counts(counted))
+    assert (counted.get_total_count(), counted.get_min_value(), counted.get_max_value()) == (
+        lib.get_total_count(), lib.get_min_value(), lib.get_max_value())

@@ -14,22 +14,26 @@ from keyramp.run._phases import _SETTLE_WINDOW_S, MAX_WARMUP_S
 # fresh interpreter, as `keyramp run` does, not in pytest's process.
 _CHECK = """
 import gc
-from keyramp.run._driver import freeze_heap
+from keyramp.run._driver import PHASE_GC_THRESHOLD, freeze_heap, thaw_heap
 gc.unfreeze()
+gc.set_threshold(700, 10, 10)
 before = gc.get_freeze_count()
 kept = [object() for _ in range(1000)]
-freeze_heap()
-frozen = gc.get_freeze_count()
-gc.unfreeze()
-print(before, frozen, gc.get_freeze_count())
+saved = freeze_heap()
+frozen, during = gc.get_freeze_count(), gc.get_threshold()
+thaw_heap(saved)
+print(before, frozen, gc.get_freeze_count(), *during, *gc.get_threshold(), PHASE_GC_THRESHOLD)
 """
 
 
 def test_freeze_heap_moves_live_objects_out_of_the_collectors_view() -> None:
     out = subprocess.run([sys.executable, "-c", _CHECK], capture_output=True, text=True, timeout=60, check=True)
-    before, frozen, after = map(int, out.stdout.split())
+    before, frozen, after, *thresholds = map(int, out.stdout.split())
     assert before == 0 and after == 0
     assert frozen >= 1000 + 10_000  # the objects above plus everything the imports left alive
+    during, restored, phase = thresholds[:3], thresholds[3:6], thresholds[6]
+    assert during == [phase, 10, 10] and phase > 700  # fewer young collections during the phase
+    assert restored == [700, 10, 10]  # and the thresholds of before after it
 
 
 @pytest.mark.slow

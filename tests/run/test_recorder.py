@@ -223,3 +223,52 @@ def test_a_partial_last_second_is_scaled_to_its_length() -> None:
         rec.record("insert", None, intended=1.0 + i / 50, started=1.0 + i / 50, ended=1.0 + i / 50 + 0.001)
     rec.tick(3.0, target_ops_per_s=50.0)
     assert rec.summary(duration_s=1.6).to_json()["target_ops_per_s"][-1]["achieved"] == pytest.approx(50.0)
+
+
+class HistogramSink(ListSink):
+    """Keeps a copy of each interval's histograms as the sink sees them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.histograms: dict[str, tuple[Any, Any]] = {}
+
+    def interval(self, *, cell, op, start_s, length_s, latency, service) -> None:
+        from keyramp.run._hdr import new_histogram
+
+        copies = new_histogram(), new_histogram()
+        copies[0].add(latency)
+        copies[1].add(service)
+        self.histograms[op] = copies
+
+
+def test_an_intervals_histograms_are_the_librarys_for_the_same_values() -> None:
+    """``record`` counts straight into the counters and ``tick`` settles the totals: the sink
+    sees, bucket for bucket and in total, min and max, what ``record_value`` would have built,
+    for on-time starts (latency = service time) and late ones alike."""
+    import random
+
+    import numpy as np
+
+    from keyramp.run._hdr import HIGHEST_US, counts, new_histogram
+
+    sink = HistogramSink()
+    rec = Recorder(cell="c0", ops=["insert"], sink=sink)
+    rec.begin(0.0)
+    lib_latency, lib_service = new_histogram(), new_histogram()
+    rng = random.Random(7)
+    for i in range(20_000):
+        started = rng.random()
+        intended = started if i % 3 else started - rng.choice([0.0002, 0.05, 3.0])  # every third starts late
+        ended = started + rng.lognormvariate(-7, 2) + (HIGHEST_US / 1e6 if i == 5 else 0.0)  # one beyond the range
+        rec.record("insert", None, intended, started, ended)
+        for hist, since in ((lib_latency, intended), (lib_service, started)):
+            hist.record_value(min(max(int((ended - since) * 1e6), 1), HIGHEST_US))
+    rec.tick(1.0, target_ops_per_s=None)
+    for mine, lib in zip(sink.histograms["insert"], (lib_latency, lib_service), strict=True):
+        assert np.array_equal(counts(mine), counts(lib))
+        assert (mine.get_total_count(), mine.get_min_value(), mine.get_max_value()) == (
+            lib.get_total_count(), lib.get_min_value(), lib.get_max_value())
+    # the next interval starts empty, and an empty one settles to the library's empty values
+    rec.tick(2.0, target_ops_per_s=None)
+    empty = sink.histograms["insert"][0]
+    assert (empty.get_total_count(), empty.get_min_value(), empty.get_max_value()) == (0, 0, 0)
