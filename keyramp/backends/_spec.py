@@ -201,7 +201,9 @@ class StoreSpec:
     #: Store-specific best-practice rules lint applies (docs/best-practices.md ids): 500/50/5
     #: (BP-RAMP-1) and 500 writes/s an append point (BP-KEY-3) are Datastore's and Firestore's figures.
     rules: frozenset[str] = frozenset()
-    #: BP-KEY-1: key strategies to suggest instead of a monotonic one (names, best first).
+    #: BP-KEY-1: the rules whose fixes to suggest instead of a monotonic key, best first (rule ids: the
+    #: strategies that declare themselves their fix, ``keys.fix_strategies``; readable ones where the
+    #: store keeps BP-KEY-8).
     hotspot_fix: tuple[str, ...]
     #: The tablet model's parameter ranges and their sources, one box per storage type (the
     #: launch forecast's; docs/keyspace-model.md); ``None``: no model for this store.

@@ -91,7 +91,7 @@ BIGTABLE = StoreSpec(
     batch=BatchLimits(write=100_000, read=None, source="Bigtable limits: 100,000 mutations per MutateRows"),
     keys=KeyRules(max_key_bytes=4096),
     rules=frozenset({"BP-KEY-5", "BP-KEY-6", "BP-KEY-7", "BP-KEY-8", "BP-SIZE-1", "BP-SIZE-3"}),
-    hotspot_fix=("field_promotion", "reversed_id"),
+    hotspot_fix=("BP-KEY-5", "BP-KEY-7"),
     workload_key=lambda key, namespace: key_text(key).encode(),  # the row key the drivers write
     tablets=BIGTABLE_TABLETS,
     cloud=CloudSpec(writes_under="Bigtable table", scope="instance", needs_instance=True),
