@@ -25,6 +25,8 @@ _PERFORMANCE: Final = "https://cloud.google.com/bigtable/docs/performance"
 _CPU_TARGETS: Final = "https://cloud.google.com/bigtable/docs/monitoring-instance"
 _SCALING: Final = "https://cloud.google.com/bigtable/docs/scaling"
 _CLIENT_DOCS: Final = "https://cloud.google.com/python/docs/reference/bigtable/latest"
+_SCHEMA: Final = "https://cloud.google.com/bigtable/docs/schema-design"
+_HOT_TABLETS: Final = "https://cloud.google.com/bigtable/docs/hot-tablets"
 _CLIENT_RETRY: Final = "https://github.com/googleapis/python-bigtable/blob/main/google/cloud/bigtable/data/_async/client.py"
 
 
@@ -62,6 +64,14 @@ def _box(storage: str, writes: float, reads: float) -> StoreParams:
         "split_fanout": ParamRange(
             low=2.0, mid=2.0, high=4.0, unit="pieces", source="unpublished", better="high",
             note="unpublished: the Bigtable paper splits in two; 2-4 pieces per split is a wide guess"),
+        "key_write_ops_per_s": ParamRange(
+            low=1000.0, mid=5000.0, high=writes, unit="writes/s per row", source=_SCHEMA, better="high",
+            note=("unpublished as a number: Google says not to update a single row key for a value that changes "
+                  f"often ({_SCHEMA}, BP-KEY-9); a tablet narrows down to one row at most ({_HOT_TABLETS}: a hot "
+                  f"tablet's start and end key can be one row), so one node serves a row and its published "
+                  f"{writes:,.0f} write rows/s per node is the upper bound, whatever the cluster's size; one row's "
+                  "mutations apply in order (row-level atomicity), so 1,000-5,000 below it is a wide stated guess. "
+                  "ReadModifyWriteRow (increments) are writes")),
     })
 
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from keyramp._types import Key
 from keyramp.backends._emulator import http_ok, http_reset, java_command
-from keyramp.backends._params import StoreParams, TabletModel
+from keyramp.backends._params import ParamRange, StoreParams, TabletModel
 from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, RecordLimits, ResetFn, StoreSpec
 from keyramp.backends.firestore._spec import FIRESTORE_JAR, FIRESTORE_TABLETS, firestore_emulator_command
 
@@ -57,6 +57,26 @@ def datastore_key(key: Key, kind: str) -> int | str | tuple[str, int | str, str,
 _RAMP: Final = "https://cloud.google.com/datastore/docs/best-practices#ramping_up_traffic"
 _ERRORS: Final = "https://cloud.google.com/datastore/docs/concepts/errors"
 _INDEX_HOTSPOT: Final = "https://cloud.google.com/datastore/docs/keyvis-patterns-index"
+_GROUPS: Final = "https://cloud.google.com/datastore/docs/concepts/structuring_for_strong_consistency"
+_BEST_PRACTICES: Final = "https://cloud.google.com/datastore/docs/best-practices"
+_TROUBLESHOOTING: Final = "https://cloud.google.com/datastore/docs/troubleshooting"
+
+#: What one unit sustains, per store: Datastore limits an entity group, Datastore mode an entity.
+_KEY_LIMITS: Final = {
+    "datastore": ParamRange(
+        low=1.0, mid=1.0, high=5.0, unit="writes/s per entity group", source=_GROUPS, published=True, better="high",
+        note=("published: 'the write throughput for any single entity group is limited to about one commit per "
+              f"second' ({_GROUPS}); a batch or a transaction counts as one write to each group it touches "
+              "(BP-RATE-1). The high end is a stated guess ('about')")),
+    "firestore-datastore": ParamRange(
+        low=1.0, mid=1.0, high=10.0, unit="writes/s per entity", source=_BEST_PRACTICES, published=True,
+        better="high",
+        note=("published as a rule: Datastore mode limits writes per entity, not per entity group; updating one "
+              "entity too often raises latency and ABORTED ('too much contention', "
+              f"{_TROUBLESHOOTING}), and its write rate 'can exceed one per second, so a load test might not "
+              f"show this problem' ({_BEST_PRACTICES}, entity updates): 1 write/s as Firestore's documents; the "
+              "high end is a stated guess")),
+}
 
 
 def _tablets(store: str) -> TabletModel:
@@ -67,6 +87,7 @@ def _tablets(store: str) -> TabletModel:
     for name in ("split_threshold_frac", "split_delay_s"):
         ranges[name] = dataclasses.replace(ranges[name], source=_RAMP)
     ranges["retry_reoffer"] = dataclasses.replace(ranges["retry_reoffer"], source=_ERRORS)
+    ranges["key_write_ops_per_s"] = _KEY_LIMITS[store]
     index = ranges["index_append_ops_per_s"]
     ranges["index_append_ops_per_s"] = dataclasses.replace(
         index, note=index.note + f" (a Firestore page; Datastore mode's docs show the same index hotspot without a "

@@ -13,7 +13,8 @@ from keyramp.backends._emulator import http_ok, http_reset, java_command
 from keyramp.backends._params import ParamRange, StoreParams, TabletModel
 from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, RecordLimits, StoreSpec
 
-__all__ = ["FIRESTORE", "FIRESTORE_JAR", "FIRESTORE_TABLETS", "SHARD_TIMESTAMP", "SPECS", "firestore_emulator_command"]
+__all__ = ["COUNTERS", "FIRESTORE", "FIRESTORE_JAR", "FIRESTORE_TABLETS", "SHARD_TIMESTAMP", "SPECS",
+           "firestore_emulator_command"]
 
 FIRESTORE_JAR: Final = "platform/cloud-firestore-emulator/cloud-firestore-emulator.jar"
 
@@ -40,6 +41,10 @@ SHARD_TIMESTAMP: Final = "https://firebase.google.com/docs/firestore/solutions/s
 _RAMP: Final = "https://cloud.google.com/firestore/docs/best-practices#ramping_up_traffic"
 _ERRORS: Final = "https://cloud.google.com/firestore/docs/understand-error-codes"
 _CLIENT_RETRY: Final = "https://github.com/googleapis/python-firestore/blob/main/google/cloud/firestore_v1/"
+#: One document's sustained write rate: the distributed-counters solution and its extension's page.
+COUNTERS: Final = "https://firebase.google.com/docs/firestore/solutions/counters"
+_COUNTER_EXTENSION: Final = "https://firebase.google.com/products/extensions/firestore-counter"
+_BEST_PRACTICES: Final = "https://cloud.google.com/firestore/docs/best-practices"
 
 #: The tablet model's parameters (the launch forecast's box; docs/keyspace-model.md): each a
 #: range, each bound with its source. What Google does not publish is a stated, wide guess.
@@ -51,6 +56,13 @@ FIRESTORE_TABLETS: Final = TabletModel.single(StoreParams(store="firestore", kin
     "index_append_ops_per_s": ParamRange(
         low=500.0, mid=500.0, high=500.0, unit="writes/s", source=SHARD_TIMESTAMP, published=True, better="high",
         note="published limit: a collection with a sequential indexed field takes 500 writes/s, 500·n with n shards"),
+    "key_write_ops_per_s": ParamRange(
+        low=1.0, mid=1.0, high=10.0, unit="writes/s per document", source=COUNTERS, published=True, better="high",
+        note=("published: 'Cloud Firestore has a limit of one sustained write per second, per document' "
+              f"({_COUNTER_EXTENSION}); a distributed counter with n shards takes n times the writes ({COUNTERS}). "
+              "The high end is a stated guess: Google now says the rate one document sustains depends on the "
+              f"write rate, contention and the indexes a write touches, and asks for a load test ({_BEST_PRACTICES}, "
+              "'Updates to a single document'; BP-RATE-3). Field transforms (increments) are writes")),
     "split_threshold_frac": ParamRange(
         low=0.4, mid=0.5, high=0.6, unit="× tablet capacity", source=_RAMP, better="low",
         note=("unpublished: load-based splits are documented, their trigger is not; below 1/1.5 of capacity "
