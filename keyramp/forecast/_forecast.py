@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from keyramp.backends import STORES
 from keyramp.backends._boxes import model_of, store_params
 from keyramp.backends._params import StoreParams
@@ -149,13 +151,13 @@ class Forecaster:
                             boxes=dict(boxes) if boxes else None)
 
     def outcome(self, launch: Launch, label: str, *, box: StoreParams, samples: int | None = None) -> Outcome | None:
-        """One point of the band (``band_points(box)[label]``) at ``launch``, from the same projection as
-        ``forecast``: what the launch planner's searches evaluate one point at a time (None: nothing to
-        project)."""
+        """One point of the band (``self.band_points(launch, box)[label]``) at ``launch``, from the same
+        projection as ``forecast``: what the launch planner's searches evaluate one point at a time (None:
+        nothing to project)."""
         proj, _ = self._projection_or_reason(launch, box, samples)
         if proj is None or box.kind is None:
             return None
-        return self._run(proj, launch, box.kind, band_points(box)[label])
+        return self._run(proj, launch, box.kind, band_points(box, inert_params(proj, launch, box))[label])
 
     def _projection_or_reason(self, launch: Launch, box: StoreParams,
                               samples: int | None = None) -> tuple[Projection | None, str]:
@@ -172,7 +174,14 @@ class Forecaster:
     def _band(self, proj: Projection, launch: Launch, box: StoreParams, kind: str,
               known: Mapping[str, Outcome] | None = None) -> Band:
         return evaluate_band(box, lambda point: self._run(proj, launch, kind, point),
-                             only_when_throttled=ONLY_WHEN_THROTTLED, known=known)
+                             only_when_throttled=ONLY_WHEN_THROTTLED, known=known,
+                             inert=inert_params(proj, launch, box))
+
+    def band_points(self, launch: Launch, box: StoreParams, samples: int | None = None) -> dict[str, dict[str, float]]:
+        """The band's points at ``launch`` (``_band.band_points`` without the parameters that cannot act on
+        it): what the launch planner's trials ask one at a time."""
+        proj, _ = self._projection_or_reason(launch, box, samples)
+        return band_points(box, () if proj is None else inert_params(proj, launch, box))
 
     @staticmethod
     def _run(proj: Projection, launch: Launch, kind: str, point: Mapping[str, float]) -> Outcome:
@@ -190,6 +199,22 @@ class Forecaster:
         diff = max(abs((a[k] or 0.0) - (b[k] or 0.0)) for k in ("low", "mid", "high"))
         return Stability(samples=(proj.samples, 2 * proj.samples), mid=(a["mid"] or 0.0, b["mid"] or 0.0),
                          max_difference=diff, verdicts=(band.verdict, again.verdict), exact=exact)
+
+
+def inert_params(proj: Projection, launch: Launch, box: StoreParams) -> frozenset[str]:
+    """Parameters that cannot act on this launch, whatever their value: the per-key limit when no unit
+    takes, at the launch's busiest moment and with every retry sent again, as much as its low end."""
+    limit = box.ranges.get("key_write_ops_per_s")
+    if limit is None or limit.low >= limit.high:
+        return frozenset()
+    if not proj.keys.empty:
+        retry = box.ranges.get("retry_reoffer")
+        boost = 1.0 / (1.0 - min(retry.high if retry is not None else 0.0, 0.99))
+        grid = np.linspace(0.0, launch.duration_s, 241)
+        rows = np.asarray(launch.rates(grid)) * proj.mix.rows_per_op
+        if proj.keys.hottest(grid, rows) * boost >= limit.low:
+            return frozenset()
+    return frozenset({"key_write_ops_per_s"})
 
 
 def forecast(design: CellDesign, launch: Launch, *, box: StoreParams | None = None, recorded: Any = None,

@@ -131,4 +131,25 @@ def run_point(projection: Projection, *, kind: str, point: Mapping[str, float], 
             # A write needs both ranges: the step loses the larger of the two throttled shares.
             throttled[:n] = np.maximum(throttled[:n], itl.throttled[:n] * share)
             p99[:n] = np.maximum(p99[:n], itl.added_p99_ms[:n])
+    if "key_write_ops_per_s" in point and not projection.keys.empty:
+        attempts = _key_limit(projection, point, tl.t - step / 2, ops, attempts, throttled, cost_per_op, retry)
     return Outcome(t=tl.t, offered=ops, attempts=attempts, throttled=throttled, added_p99_ms=p99, tablets=tl.tablets)
+
+
+def _key_limit(projection: Projection, point: Mapping[str, float], t: np.ndarray, ops: np.ndarray,
+               attempts: np.ndarray, throttled: np.ndarray, cost_per_op: float, retry: float) -> np.ndarray:
+    """The per-key limit (``key_write_ops_per_s``): what the launch's units refuse, per step, into
+    ``throttled`` (in place); returns the requests per step with the refused writes sent again.
+
+    A unit never splits and no node helps it: it serves ``limit`` writes/s and refuses the rest; with
+    retries a unit at demand d sees (d − a·L) / (1 − a) requests (the range model's steady state). A
+    write needs its unit and its tablet: the step loses the larger share (as with an index range).
+    """
+    excess = projection.keys.excess(t, ops * projection.mix.rows_per_op, float(point["key_write_ops_per_s"]))
+    refused = excess / (1.0 - min(retry, 0.99))  # requests/s, retries included
+    extra = refused - excess  # writes sent again, on top of the operations
+    requests = attempts * cost_per_op + extra  # cost units/s: every write costs 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(requests > 0, refused / requests, 0.0)
+    np.maximum(throttled, np.minimum(share, 1.0), out=throttled)
+    return attempts + extra / max(cost_per_op, 1e-12)

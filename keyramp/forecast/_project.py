@@ -36,6 +36,8 @@ from typing import Any
 import numpy as np
 
 from keyramp._types import key_sort_text
+from keyramp.backends import STORES
+from keyramp.forecast._keyload import KeyLoad
 from keyramp.forecast._pattern import MAX_POINTS, AppendPoints, Layout, find_append_points
 from keyramp.keys import make_distribution, parse_shape
 from keyramp.keyspace._components import Frontiers
@@ -64,6 +66,9 @@ _CLASSES = (("write", "new"), ("write", "existing"), ("read", "existing"))
 _GOLDEN = 0.6180339887498949
 #: Indexed values whose index range the forecast projects (the others are spread or absent).
 INDEXED = ("monotonic", "prefixed")
+#: Uniform picks spread evenly over the range only when at least this many records exist at the start
+#: (or inserts add more): fewer are single keys, sampled where they are.
+SPREAD_RECORDS = 1000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -166,6 +171,8 @@ class Projection:
     #: sampled mode only: the document positions with their range, and which samples insert (the check)
     positions: KeyPositions | None = None
     is_new: np.ndarray | None = None
+    #: writes per unit (document, entity, entity group, row): what a per-key limit sees
+    keys: KeyLoad = field(default_factory=KeyLoad)
 
     @property
     def t(self) -> np.ndarray:
@@ -325,9 +332,12 @@ def regenerated_projection(
     points = (find_append_points(cell.key_text, declared=declared, total=existing + math.ceil(launch.new))
               if exact and mix.inserts_per_op > 0 else None)
     # Hashed keys (no append point, or more than are treated exactly): new keys land evenly.
+    many = existing >= SPREAD_RECORDS or mix.inserts_per_op > 0
     spread = (exact and points is None and (declared is None or declared > MAX_POINTS) and not wl.group_size
-              and wl.strategy.traits.spreads)
-    uniform_reads = wl.distribution == "uniform"
+              and wl.strategy.traits.spreads and many)
+    # Uniform picks of the records spread evenly only over many records: a few (a counter: one) are
+    # keys of their own, which never split, so they are sampled where they are.
+    uniform_reads = wl.distribution == "uniform" and many
     # Nothing to sample when the design says everything exactly: no draw, no key.
     none = (points is not None or spread) and uniform_reads
     t, cls, idx = (np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)) if none else \
@@ -352,8 +362,19 @@ def regenerated_projection(
         index[label] = _index_range(entry, declared_index, launch,
                                     draw=lambda: cell.draw(samples, range(seed, seed + seeds), mix))
     return Projection(docs=docs, mix=mix, source="regenerated", samples=0 if none else samples * seeds, index=index,
-                      positions=positions, is_new=is_new,
+                      positions=positions, is_new=is_new, keys=_design_keys(wl, mix, launch),
                       why="keys regenerated from the strategy and read distribution at the launch rate")
+
+
+def _design_keys(wl: CellWorkload, mix: OpMix, launch: _Launch) -> KeyLoad:
+    """Writes per unit as the design makes them: writes to existing records picked by the read
+    distribution over the records that exist, inserts filling entity groups in turn (where the store
+    limits a group)."""
+    rows = max(mix.rows_per_op, 1e-12)
+    group = wl.group_size if wl.group_size and STORES.get(wl.backend_name).has("entity_groups") else 1
+    return KeyLoad(ranked=make_distribution(wl.distribution, params=wl.distribution_params),
+                   ranked_share=mix.per_op.get(("write", "existing"), 0.0) / rows, group=max(1, group),
+                   insert_share=mix.inserts_per_op / rows, grid=launch.grid, records=launch.existing + launch.cum)
 
 
 def _frontier_range(points: AppendPoints, launch: _Launch, *, t: np.ndarray, idx: np.ndarray, new: np.ndarray,

@@ -108,6 +108,16 @@ class Distribution(ABC):
     def next_index(self, n: int) -> int:
         """An index in ``[0, n)``; ``n >= 1`` is the number of records inserted so far."""
 
+    @abstractmethod
+    def hottest(self, n: int) -> float:
+        """The share of picks the single hottest of ``n`` records takes (its shape, declared once)."""
+
+    @abstractmethod
+    def over_limit(self, n: Any, picks: Any, limit: float) -> Any:
+        """Picks/s beyond ``limit`` per record, summed over the records: ``Σ_k max(0, picks·p_k(n) −
+        limit)`` for ``n`` records picked ``picks`` times a second (numpy arrays of equal shape): what a
+        per-key limit refuses when writes pick records this way (the launch forecast's per-key load)."""
+
 
 def refusal(cls: type[KeyStrategy], spec: StoreSpec) -> str | None:
     """Why the store of ``spec`` cannot serve strategy ``cls`` (one line), or None if it can."""
