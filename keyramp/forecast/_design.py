@@ -48,6 +48,8 @@ class CellDesign:
     existing: int | None = None
     schedule: Any = None
     horizon_s: float = 0.0
+    #: Every key spread over this many adjacent keys (the launch planner's fix for a key over its limit).
+    key_shards: int = 1
 
     @cached_property
     def mix(self) -> OpMix:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -107,12 +108,28 @@ class Forecaster:
             return regenerated_projection(profile=d.profile, backend=d.backend, strategy=d.strategy, mix=d.mix,
                                           rate=launch.rate, duration_s=launch.duration_s, existing=d.record_count,
                                           samples=n, seeds=draws, index_ranges=index_ranges, cache=cache,
-                                          rates=launch.rates)
+                                          rates=launch.rates, key_shards=d.key_shards)
         rec = self.recording(4 * 30_000)
         if rec is None:
             return None
         return recorded_projection(rec, mix=d.mix, rate=launch.rate, duration_s=launch.duration_s,
-                                   samples=n * draws, seed=draws - 1, why=keys.why, rates=launch.rates)
+                                   samples=n * draws, seed=draws - 1, why=keys.why, rates=launch.rates,
+                                   key_shards=d.key_shards)
+
+    def with_key_shards(self, shards: int) -> Forecaster:
+        """This cell with every key spread over ``shards`` adjacent keys (a distributed counter): the same
+        keys choice and recording, its own projections."""
+        other = Forecaster(replace(self.design, key_shards=shards), recorded=self._recorded_source)
+        other._recorded, other._loaded, other._keys = self._recorded, self._loaded, self._keys
+        return other
+
+    def hottest_key(self, launch: Launch, box: StoreParams) -> float:
+        """The hottest unit's writes/s at the launch's busiest moment (0: nothing to project)."""
+        proj, _ = self._projection_or_reason(launch, box)
+        if proj is None:
+            return 0.0
+        grid = np.linspace(0.0, launch.duration_s, 241)
+        return proj.keys.hottest(grid, np.asarray(launch.rates(grid)) * proj.mix.rows_per_op)
 
     def forecast(self, launch: Launch, *, box: StoreParams | None = None,
                  boxes: Mapping[str, StoreParams] | None = None, stability: bool = True,

@@ -55,6 +55,9 @@ class KeyLoad:
     grid: np.ndarray = field(default_factory=lambda: np.zeros(1))
     records: np.ndarray = field(default_factory=lambda: np.ones(1))
     source: str = "design"
+    #: Each unit spread over this many keys (a distributed counter's shards, the planner's fix): a unit
+    #: at demand d then refuses (d − shards · limit)⁺ in all, exactly as shards keys at d / shards each.
+    shards: int = 1
 
     @property
     def empty(self) -> bool:
@@ -68,6 +71,7 @@ class KeyLoad:
         """Writes/s the units refuse at times ``t`` (schedule s) when the launch makes ``rows`` row
         accesses/s there, at ``limit`` writes/s per unit (the same shape as ``t``)."""
         t, rows = np.asarray(t, dtype=np.float64), np.asarray(rows, dtype=np.float64)
+        limit = limit * self.shards
         out = np.maximum(0.0, rows[:, None] * self.fixed[None, :] - limit).sum(axis=1) if len(self.fixed) \
             else np.zeros_like(rows)
         if self.ranked is not None and self.ranked_share > 0:
@@ -100,4 +104,4 @@ class KeyLoad:
             top = np.maximum(top, rows * self.ranked_share * shares)
         if self.group > 1 and self.insert_share > 0:
             top = np.maximum(top, np.minimum(rows * self.insert_share, float(self.group)))
-        return float(top.max()) if len(top) else 0.0
+        return float(top.max()) / self.shards if len(top) else 0.0

@@ -50,9 +50,13 @@ def plan_cell(planner: Planner, *, cell_id: str, prices: Prices | None = None,
     sustainable, probe = planner.sustainable(d.strategy)
     ramp: Ramp | None = None
     fix: Fix | None = None
+    hottest = _hottest_key(planner)
     if check.passes:
         ramp = planner.fastest_ramp(d.strategy)
         why = _why_reachable(planner, sustainable, probe, ramp)
+    elif hottest is not None:  # a key over its limit: more nodes cannot split one key, shards of it can
+        fix = _key_shards_fix(planner, hottest)
+        why = _why_key(planner, hottest, check)
     elif planner.cluster and planner.steady(d.strategy, target, planner.design_nodes()).passes():
         fix = _nodes_fix(planner, d.strategy)
         why = _why_cluster(planner, check)
@@ -103,6 +107,59 @@ def _why_design(planner: Planner, sustainable: RateBand | None, check: Judged) -
     if proj is not None and proj.index:
         text += f"; the index range(s) {', '.join(proj.index)} also take every insert"
     return text
+
+
+def _hottest_key(planner: Planner) -> float | None:
+    """The hottest unit's writes/s at the target when it exceeds the low end of the per-key limit, else None."""
+    limit = planner.box.ranges.get("key_write_ops_per_s")
+    if limit is None:
+        return None
+    launch = planner.steady_launch(planner.target, planner.design_nodes())
+    hottest = planner.forecaster(planner.design.strategy).hottest_key(launch, planner.box)
+    return hottest if hottest > limit.low else None
+
+
+def _unit(planner: Planner) -> str:
+    """What one key is on this store (the per-key limit's unit: document, entity, entity group, row)."""
+    return planner.box.ranges["key_write_ops_per_s"].unit.rpartition("per ")[2] or "key"
+
+
+def _why_key(planner: Planner, hottest: float, check: Judged) -> str:
+    limit = planner.box.ranges["key_write_ops_per_s"]
+    return (f"one {_unit(planner)} takes {count(round(hottest))} writes/s at {ops_per_s(planner.target)}, over what "
+            f"a single key sustains ({count(limit.low)}–{count(limit.high)} writes/s, key_write_ops_per_s): "
+            f"{percent(check.shares['high'])} throttled once split at the unfavourable end; a key never splits, so "
+            "no node count or ramp helps — spread its writes over shards (or add up in memory and write the sum "
+            "now and then, BP-RATE-4)")
+
+
+def _key_shards_fix(planner: Planner, hottest: float) -> Fix:
+    """The smallest n such that every key spread over n adjacent keys (a distributed counter) passes at the
+    target, and one fewer's check."""
+    d, unit = planner.design, _unit(planner)
+    base = planner.forecaster(d.strategy)
+    nodes = planner.design_nodes()
+
+    def label(n: int) -> str:
+        return planner.variant(f"{d.strategy} with each key over {n:,} shards", base.with_key_shards(n))
+
+    guess = max(2, math.ceil(hottest / planner.box.ranges["key_write_ops_per_s"].low))
+    cap = min(10_000_000, _SHARD_CAP * guess)
+    n = planner.smallest(lambda k: planner.steady(label(k), planner.target, nodes).passes(), guess, cap=cap)
+    if n is None:
+        return Fix(kind="key_shards", value=None, design=f"each hot {unit} over more than {cap:,} shards",
+                   why=f"no shard count up to {cap:,} passes at {ops_per_s(planner.target)}")
+    full = planner.full(label(n), planner.steady_launch(planner.target, nodes), "steady")
+    fewer = planner.full(label(n - 1), planner.steady_launch(planner.target, nodes), "steady") if n > 1 else None
+    fix_nodes, _, _ = _cluster_nodes(planner, label(n))
+    why = (f"{count(n)} shards of each hot {unit} (a distributed counter: each shard one {unit}, a write picks one) "
+           f"take its {count(round(hottest))} writes/s: {_limit(planner)} once split" +
+           ("" if fewer is None else f"; {count(n - 1)} shards do not"))
+    if fix_nodes is not None:
+        why += f"; on {fix_nodes} {str(planner.storage).upper()} nodes"
+    return Fix(kind="key_shards", value=n, design=f"each hot {unit} over {count(n)} shards", why=why,
+               forecast=full.check(), one_fewer=None if fewer is None else fewer.check(), nodes=fix_nodes,
+               ramp=planner.fastest_ramp(label(n), fix_nodes))
 
 
 def _points(planner: Planner, strategy: str) -> int:

@@ -84,6 +84,12 @@ class Planner:
 
     # -- launches and their judgement ----------------------------------------------------------
 
+    def variant(self, label: str, forecaster: Forecaster) -> str:
+        """Search ``forecaster`` (a variant of the cell's design, e.g. its keys sharded) under ``label``, like
+        a strategy: ``steady``, ``full`` and ``fastest_ramp`` take the label."""
+        self._forecasters.setdefault(label, forecaster)
+        return label
+
     def forecaster(self, strategy: str) -> Forecaster:
         """The cell's own, or one for a design the cell did not run (its keys regenerated)."""
         if strategy not in self._forecasters:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -47,7 +47,7 @@ from keyramp.keyspace._reference import preload_indexes
 from keyramp.profile import Settings
 from keyramp.workload import CellWorkload
 
-__all__ = ["OpMix", "Projection", "RangeStream", "jittered_times", "op_mix", "regenerated_projection"]
+__all__ = ["OpMix", "Projection", "RangeStream", "jittered_times", "op_mix", "regenerated_projection", "shard_keys"]
 
 #: op -> row accesses it makes: (kind, where, rows-field or count). ``query`` is not projected:
 #: what it reads depends on its filter and index, which the key stream does not show.
@@ -314,6 +314,7 @@ def regenerated_projection(
     seeds: int = 1,
     cache: dict[int, str] | None = None,
     rates: Callable[[np.ndarray], np.ndarray] | None = None,
+    key_shards: int = 1,
 ) -> Projection:
     """The cell's keys at ``rate`` (ops/s at time t) over ``duration_s``, after ``existing`` records.
 
@@ -322,7 +323,8 @@ def regenerated_projection(
     metrics come from). ``seeds``: draws of ``samples`` each (seeds ``seed``, ``seed + 1`` …),
     merged: twice the samples for the stability check keep the first draw. ``cache``: insert
     index -> key text, shared by projections of the same launch traffic (keys follow its clock).
-    ``rates``: ``rate`` at many times at once (``Launch.rates``).
+    ``rates``: ``rate`` at many times at once (``Launch.rates``). ``key_shards``: every key spread over
+    that many adjacent keys (a distributed counter: the launch planner's fix for a key over its limit).
     """
     grid, cum = _cumulative(rate, duration_s, mix.inserts_per_op, rates)
     launch = _Launch(grid=grid, cum=cum, existing=existing, duration_s=duration_s)
@@ -352,6 +354,7 @@ def regenerated_projection(
                              uniform_reads=uniform_reads)
     else:
         docs, positions = _sampled_range(launch, t=t, idx=idx, new=new, cls=cls, key_text=cell.key_text)
+        docs = replace(docs, pos=shard_keys(docs.pos, key_shards, positions.distinct, seed=seed))
         is_new = new
     index: dict[str, RangeStream] = {}
     for field_name, label, declared_index in (_index_fields(profile["workload"], wl.records)
@@ -362,7 +365,8 @@ def regenerated_projection(
         index[label] = _index_range(entry, declared_index, launch,
                                     draw=lambda: cell.draw(samples, range(seed, seed + seeds), mix))
     return Projection(docs=docs, mix=mix, source="regenerated", samples=0 if none else samples * seeds, index=index,
-                      positions=positions, is_new=is_new, keys=_design_keys(wl, mix, launch),
+                      positions=positions, is_new=is_new,
+                      keys=replace(_design_keys(wl, mix, launch), shards=key_shards),
                       why="keys regenerated from the strategy and read distribution at the launch rate")
 
 
@@ -375,6 +379,16 @@ def _design_keys(wl: CellWorkload, mix: OpMix, launch: _Launch) -> KeyLoad:
     return KeyLoad(ranked=make_distribution(wl.distribution, params=wl.distribution_params),
                    ranked_share=mix.per_op.get(("write", "existing"), 0.0) / rows, group=max(1, group),
                    insert_share=mix.inserts_per_op / rows, grid=launch.grid, records=launch.existing + launch.cum)
+
+
+def shard_keys(pos: np.ndarray, shards: int, distinct: int, *, seed: int) -> np.ndarray:
+    """Positions of accesses when every key is spread over ``shards`` adjacent keys: each access moves to
+    one of them at random, inside its key's slot of the range (so a range holding one hot key can split
+    between its shards)."""
+    if shards <= 1 or not len(pos):
+        return pos
+    which = np.random.default_rng([seed, 0x5AD]).integers(0, shards, len(pos))
+    return np.minimum(pos + which * (0.5 / max(distinct, 1) / shards), np.nextafter(1.0, 0.0))
 
 
 def _frontier_range(points: AppendPoints, launch: _Launch, *, t: np.ndarray, idx: np.ndarray, new: np.ndarray,

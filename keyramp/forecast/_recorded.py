@@ -17,21 +17,25 @@ What the recording shows is kept and scaled to the launch rate:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from keyramp.backends import STORES
+from keyramp.forecast._keyload import MIN_HOT, KeyLoad
 from keyramp.forecast._pattern import AppendPoints, Layout
-from keyramp.forecast._project import OpMix, Projection, RangeStream, _cumulative, jittered_times
+from keyramp.forecast._project import OpMix, Projection, RangeStream, _cumulative, jittered_times, shard_keys
 from keyramp.keyspace._analyse import as_inserts, reference_or_none
 from keyramp.keyspace._load import CellKeys, insert_mask, key_positions
 from keyramp.keyspace._metrics import append_runs
 from keyramp.keyspace._reference import preload_indexes
 
-__all__ = ["RecordedKeys", "recorded_keys", "recorded_projection"]
+__all__ = ["RecordedKeys", "recorded_key_load", "recorded_keys", "recorded_projection"]
 
 _READS = ("read", "batch_read", "scan")
+#: Built-in ops that write the key they sampled (an increment and a transaction read it too).
+_WRITES = ("insert", "batch_write", "update", "delete", "increment", "transaction")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,6 +48,10 @@ class RecordedKeys:
     inserts: np.ndarray  # bool: the access created its key (a Python workload's insert_ops included)
     is_read: np.ndarray
     existing: int  # records when the cell began
+    #: the unit each access writes or reads (document, entity, entity group, row): its key's sort text, or
+    #: the parent's where the store limits an entity group
+    unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype="S1"))
+    writes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # bool: the access writes
 
     def __len__(self) -> int:
         return len(self.t)
@@ -51,7 +59,8 @@ class RecordedKeys:
 
 def recorded_keys(samples: Any, *, profile: Mapping[str, Any] | None, backend: str, strategy: str,
                   existing: int | None, keep: int) -> RecordedKeys | None:
-    """The cell's sampled keys (``CellKeys``), at most ``keep`` of them (one at random per slice of time)."""
+    """The cell's sampled keys (``CellKeys``), at most ``keep`` of them (one at random per slice of time).
+    Where the store limits an entity group, an ancestor path's unit is its parent."""
     if samples is None or not len(samples):
         return None
 
@@ -66,8 +75,32 @@ def recorded_keys(samples: Any, *, profile: Mapping[str, Any] | None, backend: s
     kp = key_positions(samples.key, reference=ref, inserts=ins, times=samples.t)
     names = np.asarray(samples.op)
     reads = [n.encode() for n in _READS] if names.dtype.kind == "S" else list(_READS)
+    writes = [n.encode() for n in _WRITES] if names.dtype.kind == "S" else list(_WRITES)
     return RecordedKeys(t=samples.t, pos=kp.pos, lead=kp.lead, inserts=ins, is_read=np.isin(names, reads),
-                        existing=int(existing or 0))
+                        existing=int(existing or 0), unit=_units(samples.key, STORES.get(backend).has("entity_groups")),
+                        writes=ins | np.isin(names, writes))
+
+
+def _units(keys: np.ndarray, groups: bool) -> np.ndarray:
+    """Each sampled key's unit: the key itself, or its parent (the part before the NUL of an ancestor path)."""
+    keys = np.asarray(keys)
+    if not groups or keys.dtype.kind != "S" or not len(keys):
+        return keys
+    return np.array([k.split(b"\x00", 1)[0] for k in keys.tolist()], dtype=keys.dtype)
+
+
+def recorded_key_load(keys: RecordedKeys, mix: OpMix, *, shards: int = 1) -> KeyLoad:
+    """The units the cell wrote often enough to be told from chance (``MIN_HOT`` sampled writes), each with
+    its share of the row accesses: a sampled access is one operation, which makes ``rows_per_op`` rows."""
+    written = keys.unit[keys.writes] if len(keys.writes) else keys.unit[:0]
+    if not len(written):
+        return KeyLoad(source="recorded", shards=shards)
+    units, counts = np.unique(written, return_counts=True)
+    hot = np.flatnonzero(counts >= MIN_HOT)
+    hot = hot[np.argsort(-counts[hot], kind="stable")]
+    shares = counts[hot] / len(keys) / max(mix.rows_per_op, 1e-12)
+    names = tuple(u.decode("utf-8", "replace") for u in units[hot[:3]].tolist())
+    return KeyLoad(fixed=shares.astype(np.float64), names=names, source="recorded", shards=shards)
 
 
 def _points(keys: RecordedKeys) -> tuple[AppendPoints, np.ndarray] | None:
@@ -94,14 +127,17 @@ def _pick(n: int, samples: int, seed: int) -> np.ndarray:
 
 def recorded_projection(keys: RecordedKeys, *, mix: OpMix, rate: Callable[[float], float], duration_s: float,
                         samples: int, seed: int, why: str,
-                        rates: Callable[[np.ndarray], np.ndarray] | None = None) -> Projection:
-    """The recorded pattern at the launch: append points exact, the rest replayed over the launch."""
+                        rates: Callable[[np.ndarray], np.ndarray] | None = None, key_shards: int = 1) -> Projection:
+    """The recorded pattern at the launch: append points exact, the rest replayed over the launch.
+    ``key_shards``: every key spread over that many adjacent keys (the launch planner's fix)."""
     grid, cum = _cumulative(rate, duration_s, mix.inserts_per_op, rates)
     t = jittered_times(samples, duration_s, seed)
     found = _points(keys) if mix.inserts_per_op > 0 else None
+    load = recorded_key_load(keys, mix, shards=key_shards)
     if found is None:
         pick = _pick(len(keys), samples, seed)
-        docs = RangeStream(t=t, pos=keys.pos[pick], is_read=keys.is_read[pick])
+        docs = RangeStream(t=t, pos=shard_keys(keys.pos[pick], key_shards, len(keys), seed=seed),
+                           is_read=keys.is_read[pick])
     else:
         points, upper = found
         layout = Layout(points=points, existing=keys.existing, new=float(cum[-1]))
@@ -122,4 +158,4 @@ def recorded_projection(keys: RecordedKeys, *, mix: OpMix, rate: Callable[[float
         else:
             docs = RangeStream(t=np.zeros(0), pos=np.zeros(0), is_read=np.zeros(0, dtype=bool),
                                frontiers=layout.frontiers(grid, cum / max(float(cum[-1]), 1e-12)), appends=appends)
-    return Projection(docs=docs, mix=mix, source="recorded", why=why, samples=samples)
+    return Projection(docs=docs, mix=mix, source="recorded", why=why, samples=samples, keys=load)
