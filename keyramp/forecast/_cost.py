@@ -27,7 +27,7 @@ from keyramp.keys import parse_shape
 from keyramp.results._cost_doc import BilledLine, ListPrice, PlanCost, PricesUsed, WindowCost
 
 if TYPE_CHECKING:
-    from keyramp.forecast._project import OpMix
+    from keyramp.forecast._mix import OpMix
     from keyramp.profile._schedules import Schedule
 
 __all__ = ["GIB", "CellCost", "Cost", "CostLine", "PriceRef", "Usage", "cell_cost", "cost_notes", "format_usd",

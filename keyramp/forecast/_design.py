@@ -17,7 +17,8 @@ from functools import cached_property
 from typing import Any
 
 from keyramp._errors import UsageError
-from keyramp.forecast._project import OpMix, op_mix, regenerated_projection
+from keyramp.forecast._mix import OpMix, op_mix
+from keyramp.forecast._project import regenerated_projection
 from keyramp.keys import make_strategy
 from keyramp.keyspace._analyse import existing_records
 from keyramp.keyspace._metrics import hotspot_metrics

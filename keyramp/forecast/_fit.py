@@ -26,8 +26,9 @@ from keyramp._errors import UsageError
 from keyramp._types import ALL_OPS
 from keyramp.backends._boxes import store_key, store_params
 from keyramp.backends._params import ParamRange
+from keyramp.forecast._mix import op_mix
 from keyramp.forecast._model import run_point
-from keyramp.forecast._project import op_mix, regenerated_projection
+from keyramp.forecast._project import regenerated_projection
 from keyramp.keys import STRATEGIES
 from keyramp.results._catalog import Run
 from keyramp.results._read import read_timeseries

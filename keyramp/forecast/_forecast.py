@@ -21,14 +21,16 @@ from keyramp.backends import STORES
 from keyramp.backends._boxes import model_of, store_params
 from keyramp.backends._params import StoreParams
 from keyramp.forecast._band import Band, band_points, evaluate_band
+from keyramp.forecast._captured import design_keys, index_ranges, recorded_mix
 from keyramp.forecast._design import CellDesign, KeysChoice, choose_keys
 from keyramp.forecast._launch import Launch
+from keyramp.forecast._mix import OpMix
 from keyramp.forecast._model import Outcome, run_point
 from keyramp.forecast._project import Projection, regenerated_projection
 from keyramp.forecast._recorded import RecordedKeys, recorded_keys, recorded_projection
 from keyramp.forecast._result import Forecast, Stability
 from keyramp.forecast._verdict import span_verdict
-from keyramp.keyspace._load import load_keys
+from keyramp.keyspace._load import CellKeys, load_keys
 from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._summary import CellSummary, as_cell
 
@@ -64,19 +66,42 @@ class Forecaster:
         self._recorded_source = recorded
         self._recorded: RecordedKeys | None = None
         self._loaded = False
+        self._raw: tuple[CellKeys | None] | None = None
+        self._mix: OpMix | None = None
         self._keys: KeysChoice | None = None
         self._projections: dict[tuple[str, int, int, bool], Projection] = {}
         self._keys_cache: dict[str, dict[int, str]] = {}  # launch traffic -> insert index -> key
 
-    def _samples(self) -> Any:
-        source = self._recorded_source
-        return source() if callable(source) else source
+    def _samples(self) -> CellKeys | None:
+        if self._raw is None:
+            source = self._recorded_source
+            self._raw = (source() if callable(source) else source,)
+        return self._raw[0]
+
+    @property
+    def _own(self) -> bool:
+        """A Python workload: its ops are its own code (their mix and keys are what the recording shows)."""
+        return bool(((self.design.profile or {}).get("workload") or {}).get("user"))
+
+    @property
+    def mix(self) -> OpMix:
+        """The cell's op mix in row accesses: a Python workload's as its recorded requests did (inserts,
+        writes, reads per operation), else the design's (``CellDesign.mix``)."""
+        if self._mix is None:
+            samples = self._samples() if self._own else None
+            self._mix = (None if samples is None else recorded_mix(samples, self.design.counts)) or self.design.mix
+        return self._mix
 
     def recording(self, keep: int) -> RecordedKeys | None:
         if not self._loaded:
-            d = self.design
-            self._recorded = recorded_keys(self._samples(), profile=d.profile, backend=d.backend,
-                                           strategy=d.strategy, existing=d.existing, keep=keep)
+            d, samples = self.design, self._samples()
+            own = False
+            if self._own and samples is not None and d.profile:
+                inserted = self.mix.inserts_per_op * sum(d.counts.values())
+                own = not design_keys(samples, profile=d.profile, backend=d.backend, strategy=d.strategy,
+                                      existing=d.existing or 0, inserted=inserted)
+            self._recorded = recorded_keys(samples, profile=d.profile, backend=d.backend, strategy=d.strategy,
+                                           existing=d.existing, keep=keep, own_keys=own)
             self._loaded = True
         return self._recorded
 
@@ -100,21 +125,23 @@ class Forecaster:
             self._projections[key] = made
         return self._projections[key]
 
-    def _project(self, launch: Launch, n: int, draws: int, index_ranges: bool,
+    def _project(self, launch: Launch, n: int, draws: int, index_ranges_wanted: bool,
                  cache: dict[int, str]) -> Projection | None:
         d, keys = self.design, self.keys
         if keys.keys == "regenerated":
             assert d.profile is not None
             return regenerated_projection(profile=d.profile, backend=d.backend, strategy=d.strategy, mix=d.mix,
                                           rate=launch.rate, duration_s=launch.duration_s, existing=d.record_count,
-                                          samples=n, seeds=draws, index_ranges=index_ranges, cache=cache,
+                                          samples=n, seeds=draws, index_ranges=index_ranges_wanted, cache=cache,
                                           rates=launch.rates, key_shards=d.key_shards)
         rec = self.recording(4 * 30_000)
         if rec is None:
             return None
-        return recorded_projection(rec, mix=d.mix, rate=launch.rate, duration_s=launch.duration_s,
+        samples = self._samples()
+        indexes = index_ranges(samples) if index_ranges_wanted and samples is not None else []
+        return recorded_projection(rec, mix=self.mix, rate=launch.rate, duration_s=launch.duration_s,
                                    samples=n * draws, seed=draws - 1, why=keys.why, rates=launch.rates,
-                                   key_shards=d.key_shards)
+                                   key_shards=d.key_shards, indexes=indexes)
 
     def with_key_shards(self, shards: int) -> Forecaster:
         """This cell with every key spread over ``shards`` adjacent keys (a distributed counter): the same
@@ -182,8 +209,8 @@ class Forecaster:
         d, keys = self.design, self.keys
         if keys.unavailable:
             return None, keys.unavailable if keys.check is not None else "no sampled keys to project"
-        if d.mix.rows_per_op <= 0:
-            return None, "no projectable operations (only " + ", ".join(d.mix.not_projected) + ")"
+        if self.mix.rows_per_op <= 0:
+            return None, "no projectable operations (only " + ", ".join(self.mix.not_projected) + ")"
         indexes = STORES.get(d.backend).has("secondary_indexes") and "index_append_ops_per_s" in box.ranges
         proj = self.projection(launch, samples=samples, index_ranges=indexes)
         return proj, "" if proj is not None else "no sampled keys to project"

@@ -38,6 +38,7 @@ import numpy as np
 from keyramp._types import key_sort_text
 from keyramp.backends import STORES
 from keyramp.forecast._keyload import KeyLoad
+from keyramp.forecast._mix import CLASSES, OpMix
 from keyramp.forecast._pattern import MAX_POINTS, AppendPoints, Layout, find_append_points
 from keyramp.keys import make_distribution, parse_shape
 from keyramp.keyspace._components import Frontiers
@@ -47,83 +48,14 @@ from keyramp.keyspace._reference import preload_indexes
 from keyramp.profile import Settings
 from keyramp.workload import CellWorkload
 
-__all__ = ["OpMix", "Projection", "RangeStream", "jittered_times", "op_mix", "regenerated_projection", "shard_keys"]
+__all__ = ["Projection", "RangeStream", "jittered_times", "regenerated_projection", "shard_keys"]
 
-#: op -> row accesses it makes: (kind, where, rows-field or count). ``query`` is not projected:
-#: what it reads depends on its filter and index, which the key stream does not show.
-_ROWS: dict[str, tuple[tuple[str, str, str | int], ...]] = {
-    "insert": (("write", "new", 1),),
-    "batch_write": (("write", "new", "batch_size"),),
-    "read": (("read", "existing", 1),),
-    "batch_read": (("read", "existing", "batch_size"),),
-    "update": (("write", "existing", 1),),
-    "delete": (("write", "existing", 1),),
-    "scan": (("read", "existing", "scan_length"),),
-    "transaction": (("read", "existing", 1), ("write", "existing", 1)),
-    "increment": (("read", "existing", 1), ("write", "existing", 1)),
-}
-_CLASSES = (("write", "new"), ("write", "existing"), ("read", "existing"))
-_GOLDEN = 0.6180339887498949
 #: Indexed values whose index range the forecast projects (the others are spread or absent).
 INDEXED = ("monotonic", "prefixed")
 #: Uniform picks spread evenly over the range only when at least this many records exist at the start
 #: (or inserts add more): fewer are single keys, sampled where they are.
 SPREAD_RECORDS = 1000
-
-
-@dataclass(frozen=True, kw_only=True)
-class OpMix:
-    """Row accesses per operation, by class, from the cell's measured operation counts."""
-
-    shares: Mapping[str, float]  # op -> share of the cell's operations (projected ops only)
-    per_op: Mapping[tuple[str, str], float]  # (kind, where) -> rows per operation
-    not_projected: tuple[str, ...] = ()
-    #: Of the existing-row writes, rows per operation that delete (billed apart from writes).
-    deletes_per_op: float = 0.0
-
-    @property
-    def rows_per_op(self) -> float:
-        return sum(self.per_op.values())
-
-    @property
-    def inserts_per_op(self) -> float:
-        return self.per_op.get(("write", "new"), 0.0)
-
-    @property
-    def reads_per_op(self) -> float:
-        return self.per_op.get(("read", "existing"), 0.0)
-
-    @property
-    def writes_per_op(self) -> float:
-        return self.rows_per_op - self.reads_per_op
-
-
-def _rows_of(workload: Mapping[str, Any]) -> Mapping[str, tuple[tuple[str, str, str | int], ...]]:
-    """Row accesses per op name. A Python workload's ops are its methods (docs/workloads.md):
-    one that creates the key it returns (``insert_ops``) is one insert, any other one access
-    to an existing row, counted as a read (what the method does with it is its own code)."""
-    if not workload.get("user"):
-        return _ROWS
-    inserts = set(workload.get("insert_ops") or ())
-    return {op: _ROWS["insert"] if op in inserts else _ROWS["read"] for op in workload["ops"]}
-
-
-def op_mix(counts: Mapping[str, float], workload: Mapping[str, Any]) -> OpMix:
-    """The mix of ``counts`` (op -> operations; the profile's shares when nothing was counted)."""
-    if not any(v > 0 for v in counts.values()):
-        counts = dict(workload["ops"])
-    rows_of = _rows_of(workload)
-    projected = {op: float(n) for op, n in counts.items() if op in rows_of and n > 0}
-    total = sum(projected.values()) or 1.0
-    per_op: dict[tuple[str, str], float] = {c: 0.0 for c in _CLASSES}
-    for op, n in projected.items():
-        for kind, where, rows in rows_of[op]:
-            per_op[(kind, where)] += n / total * (int(workload[rows]) if isinstance(rows, str) else rows)
-    skipped = tuple(sorted(op for op, n in counts.items() if op not in rows_of and n > 0))
-    # A Python workload's ops are inserts or reads (``_rows_of``): only the built-in delete deletes.
-    deletes = 0.0 if workload.get("user") else projected.get("delete", 0.0) / total
-    return OpMix(shares={op: n / total for op, n in projected.items()}, per_op=per_op, not_projected=skipped,
-                 deletes_per_op=deletes)
+_GOLDEN = 0.6180339887498949
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,6 +105,8 @@ class Projection:
     is_new: np.ndarray | None = None
     #: writes per unit (document, entity, entity group, row): what a per-key limit sees
     keys: KeyLoad = field(default_factory=KeyLoad)
+    #: index name -> its entries per operation, where not one per insert (a recording's: what writes made)
+    index_load: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def t(self) -> np.ndarray:
@@ -203,10 +137,10 @@ def jittered_times(n: int, duration_s: float, seed: int) -> np.ndarray:
 
 def _classes(n: int, mix: OpMix, seed: int) -> np.ndarray:
     """Row class of each sample, by the mix's rows per op, on a low-discrepancy sequence."""
-    weights = np.array([mix.per_op.get(c, 0.0) for c in _CLASSES])
+    weights = np.array([mix.per_op.get(c, 0.0) for c in CLASSES])
     cum = np.cumsum(weights / weights.sum())
     u = np.modf(np.random.default_rng(seed).random() + np.arange(n) * _GOLDEN)[0]
-    return np.minimum(np.searchsorted(cum, u, side="right"), len(_CLASSES) - 1)
+    return np.minimum(np.searchsorted(cum, u, side="right"), len(CLASSES) - 1)
 
 
 def _entry_text(value: Any, doc: str) -> str:

@@ -16,26 +16,25 @@ What the recording shows is kept and scaled to the launch rate:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from keyramp.backends import STORES
+from keyramp.forecast._captured import IndexRange
 from keyramp.forecast._keyload import MIN_HOT, KeyLoad
+from keyramp.forecast._mix import OpMix
 from keyramp.forecast._pattern import AppendPoints, Layout
-from keyramp.forecast._project import OpMix, Projection, RangeStream, _cumulative, jittered_times, shard_keys
+from keyramp.forecast._project import Projection, RangeStream, _cumulative, jittered_times, shard_keys
 from keyramp.keyspace._analyse import as_inserts, reference_or_none
-from keyramp.keyspace._load import CellKeys, insert_mask, key_positions
+from keyramp.keyspace._load import key_positions
 from keyramp.keyspace._metrics import append_runs
 from keyramp.keyspace._reference import preload_indexes
 
 __all__ = ["RecordedKeys", "recorded_key_load", "recorded_keys", "recorded_projection"]
 
-_READS = ("read", "batch_read", "scan")
-#: Built-in ops that write the key they sampled (an increment and a transaction read it too).
-_WRITES = ("insert", "batch_write", "update", "delete", "increment", "transaction")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,27 +57,23 @@ class RecordedKeys:
 
 
 def recorded_keys(samples: Any, *, profile: Mapping[str, Any] | None, backend: str, strategy: str,
-                  existing: int | None, keep: int) -> RecordedKeys | None:
+                  existing: int | None, keep: int, own_keys: bool = False) -> RecordedKeys | None:
     """The cell's sampled keys (``CellKeys``), at most ``keep`` of them (one at random per slice of time).
-    Where the store limits an entity group, an ancestor path's unit is its parent."""
+    Where the store limits an entity group, an ancestor path's unit is its parent. ``own_keys``: the keys are
+    not the strategy's (a Python workload's own ids): placed among themselves, never in the strategy's range."""
     if samples is None or not len(samples):
         return None
 
     if len(samples) > keep:
-        idx = preload_indexes(len(samples), points=keep)
-        samples = CellKeys(cell=samples.cell, t=samples.t[idx], op=samples.op[idx], key=samples.key[idx])
+        samples = samples.take(preload_indexes(len(samples), points=keep))
     samples = as_inserts(samples, ((profile or {}).get("workload") or {}).get("insert_ops") or ())
-    ins = insert_mask(samples.op)
-    assert ins is not None
-    ref = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=samples, sample_rate=1.0,
-                            existing=existing)
+    ins = samples.inserts
+    ref = None if own_keys else reference_or_none(profile=profile, backend=backend, strategy=strategy,
+                                                  samples=samples, sample_rate=1.0, existing=existing)
     kp = key_positions(samples.key, reference=ref, inserts=ins, times=samples.t)
-    names = np.asarray(samples.op)
-    reads = [n.encode() for n in _READS] if names.dtype.kind == "S" else list(_READS)
-    writes = [n.encode() for n in _WRITES] if names.dtype.kind == "S" else list(_WRITES)
-    return RecordedKeys(t=samples.t, pos=kp.pos, lead=kp.lead, inserts=ins, is_read=np.isin(names, reads),
+    return RecordedKeys(t=samples.t, pos=kp.pos, lead=kp.lead, inserts=ins, is_read=samples.reads,
                         existing=int(existing or 0), unit=_units(samples.key, STORES.get(backend).has("entity_groups")),
-                        writes=ins | np.isin(names, writes))
+                        writes=samples.writes)
 
 
 def _units(keys: np.ndarray, groups: bool) -> np.ndarray:
@@ -127,9 +122,11 @@ def _pick(n: int, samples: int, seed: int) -> np.ndarray:
 
 def recorded_projection(keys: RecordedKeys, *, mix: OpMix, rate: Callable[[float], float], duration_s: float,
                         samples: int, seed: int, why: str,
-                        rates: Callable[[np.ndarray], np.ndarray] | None = None, key_shards: int = 1) -> Projection:
+                        rates: Callable[[np.ndarray], np.ndarray] | None = None, key_shards: int = 1,
+                        indexes: Sequence[IndexRange] = ()) -> Projection:
     """The recorded pattern at the launch: append points exact, the rest replayed over the launch.
-    ``key_shards``: every key spread over that many adjacent keys (the launch planner's fix)."""
+    ``key_shards``: every key spread over that many adjacent keys (the launch planner's fix); ``indexes``:
+    the index ranges the recorded writes append to (``_captured.index_ranges``)."""
     grid, cum = _cumulative(rate, duration_s, mix.inserts_per_op, rates)
     t = jittered_times(samples, duration_s, seed)
     found = _points(keys) if mix.inserts_per_op > 0 else None
@@ -158,4 +155,8 @@ def recorded_projection(keys: RecordedKeys, *, mix: OpMix, rate: Callable[[float
         else:
             docs = RangeStream(t=np.zeros(0), pos=np.zeros(0), is_read=np.zeros(0, dtype=bool),
                                frontiers=layout.frontiers(grid, cum / max(float(cum[-1]), 1e-12)), appends=appends)
-    return Projection(docs=docs, mix=mix, source="recorded", why=why, samples=samples, keys=load)
+    progress = cum / max(float(cum[-1]), 1e-12)
+    index = {r.name: r.stream(existing=keys.existing, new=float(cum[-1]), grid=grid, progress=progress)
+             for r in indexes}
+    return Projection(docs=docs, mix=mix, source="recorded", why=why, samples=samples, keys=load, index=index,
+                      index_load={r.name: r.per_op for r in indexes})

@@ -27,8 +27,8 @@ from keyramp.forecast._cost import (
     record_bytes,
     usage_of,
 )
+from keyramp.forecast._mix import op_mix
 from keyramp.forecast._prices import LABEL, Prices
-from keyramp.forecast._project import op_mix
 from keyramp.results._cost_doc import PricesUsed, WindowCost
 
 if TYPE_CHECKING:

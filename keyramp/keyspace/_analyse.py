@@ -12,7 +12,7 @@ import numpy as np
 from keyramp._errors import UsageError
 from keyramp.backends import DEFAULT_BACKEND, tablet_capacity_band
 from keyramp.keyspace._heatmap import heatmap_data
-from keyramp.keyspace._load import CellKeys, KeyPositions, Reference, insert_mask, key_positions, load_keys
+from keyramp.keyspace._load import CellKeys, KeyPositions, Reference, key_positions, load_keys
 from keyramp.keyspace._metrics import analyze_cell, summary_entry
 from keyramp.keyspace._reference import cell_reference, existing_before
 from keyramp.keyspace._tablets import TabletTimeline
@@ -54,17 +54,17 @@ def hot_window(metrics: Mapping[str, Any], *, backend: str, ops_per_s: float) ->
 
 
 def as_inserts(samples: CellKeys, names: Sequence[str]) -> CellKeys:
-    """A Python workload's ops that create keys (``workload.insert_ops``) read as ``insert``:
-    the analysis grows the key range with them and measures appends on them."""
-    if not names or not len(samples):
+    """A run that did not record each access's kind: a Python workload's ops that create keys
+    (``workload.insert_ops``) read as inserts (the analysis grows the key range with them and measures
+    appends on them). A run that recorded the kinds says so itself."""
+    if not names or not len(samples) or samples.access is not None:
         return samples
     ops = samples.op
     wanted = [n.encode() for n in names] if ops.dtype.kind == "S" else list(names)
     hit = np.isin(ops, wanted)
     if not hit.any():
         return samples
-    insert = b"insert" if ops.dtype.kind == "S" else "insert"
-    return dataclasses.replace(samples, op=np.where(hit, insert, ops))  # widens the dtype if needed
+    return dataclasses.replace(samples, kind=np.where(hit, b"insert", samples.kinds).astype("S9"))
 
 
 def analyse_samples(
@@ -92,7 +92,7 @@ def analyse_samples(
     reference = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=samples,
                                   sample_rate=sample_rate, existing=existing)
     kp, t, metrics, timeline = analyze_cell(
-        samples.key, samples.t, samples.op, backend=backend, time_scale=time_scale, rate_fn=rate_fn,
+        samples.key, samples.t, samples.analysis_ops, backend=backend, time_scale=time_scale, rate_fn=rate_fn,
         buckets=buckets, sample_rate=sample_rate, reference=reference,
     )
     span = duration_s if duration_s and duration_s > 0 else (float(t[-1]) if len(t) and t[-1] > 0 else 1.0)
@@ -164,8 +164,7 @@ def cell_heatmap(run: Run, cell: str, *, buckets: int = 250, time_bins: int | No
                                   sample_rate=min(1.0, len(samples) / max(count, 1)),
                                   existing=existing_records(summary, profile))
     t = samples.t
-    kp = key_positions(samples.key, reference=reference, inserts=insert_mask(samples.op) if len(t) else None,
-                       times=t)
+    kp = key_positions(samples.key, reference=reference, inserts=samples.inserts if len(t) else None, times=t)
     duration = float(meta.duration_s or 0.0)
     heat = heatmap_data(kp, t, buckets=buckets, time_bins=time_bins, duration_s=max(duration, float(t[-1])))
     return {"schema": 1, "run_id": manifest.run_id, "cell": cell, "backend": backend, "strategy": strategy,

@@ -22,7 +22,6 @@ from keyramp.keyspace._load import (
     MAX_REFERENCE,
     CellKeys,
     Reference,
-    insert_mask,
     make_reference,
 )
 from keyramp.profile import Settings
@@ -102,8 +101,8 @@ def cell_reference(
     count = wl.record_count if existing is None else max(int(existing), 0)
     idx = preload_indexes(count, points=preload_points)
     pre = [key_sort_text(wl.key_of(int(i))) for i in idx]  # type: ignore[arg-type]
-    ins = insert_mask(samples.op)
-    if ins is None or not ins.any():
+    ins = samples.inserts
+    if not ins.any():
         ins_keys, ins_t = np.zeros(0, dtype="S1"), np.zeros(0)
         inserted = 0.0
     else:

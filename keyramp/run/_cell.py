@@ -106,7 +106,8 @@ class CellRun:
         sink = TeeSink([self.run, *extra_sinks, *self.observers.cell_sinks(self.cell)])
         return Recorder(cell=self.cell.id, ops=self.workload.ops, sink=sink,
                         key_samples_per_s=self.profile.workload.key_samples_per_s,
-                        capture_exceptions=bool(self.workload.user_spec))
+                        capture_exceptions=bool(self.workload.user_spec), kinds=self.workload.sample_kinds(),
+                        decode=self.workload.capture(self.address.namespace))
 
     def _preload(self) -> None:
         batches = self.workload.preload_batches()

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from keyramp._errors import UsageError
 from keyramp.forecast._cost import CellCost, cell_cost, min_nodes, record_bytes
+from keyramp.forecast._mix import OpMix, op_mix
 from keyramp.forecast._prices import LABEL, load_prices
-from keyramp.forecast._project import OpMix, op_mix
 from keyramp.profile._schedules import make_schedule
 
 PRICES = load_prices()

@@ -114,7 +114,8 @@ def keyvis_diagonal(runs: DesignRuns, tmp: Path) -> Row:
     heatmap keyramp draws (positions against the range at each moment) of the regenerated stream:
     the hottest bucket climbs with time for sequential ids; for random ids there is no line. The
     same check on a real emulator run's measured heatmap: tests/keyspace/test_keyspace_runs.py."""
-    from keyramp.forecast._project import op_mix, regenerated_projection
+    from keyramp.forecast._mix import op_mix
+    from keyramp.forecast._project import regenerated_projection
     from keyramp.keyspace import heatmap_data
 
     def line(strategy: str) -> tuple[float, float]:

@@ -106,6 +106,7 @@ BIGTABLE = StoreSpec(
     tablets=BIGTABLE_TABLETS,
     cloud=CloudSpec(writes_under="Bigtable table", scope="instance", needs_instance=True),
     client_libraries=("google-cloud-bigtable",),
+    capture="keyramp.backends.bigtable._capture:decode",
 )
 
 SPECS: Final = (BIGTABLE,)

@@ -128,6 +128,7 @@ DATASTORE = StoreSpec(
     tablets=_tablets("datastore"),
     cloud=CloudSpec(writes_under="Datastore kind"),
     client_libraries=_LIBRARIES,
+    capture="keyramp.backends.datastore._capture:decode",
 )
 
 FIRESTORE_DATASTORE = StoreSpec(
@@ -151,6 +152,7 @@ FIRESTORE_DATASTORE = StoreSpec(
     tablets=_tablets("firestore-datastore"),
     cloud=CloudSpec(writes_under="Datastore-mode kind"),
     client_libraries=_LIBRARIES,
+    capture="keyramp.backends.datastore._capture:decode",
 )
 
 SPECS: Final = (DATASTORE, FIRESTORE_DATASTORE)

@@ -111,6 +111,7 @@ FIRESTORE = StoreSpec(
     tablets=FIRESTORE_TABLETS,
     cloud=CloudSpec(writes_under="Firestore collection"),
     client_libraries=("google-cloud-firestore",),
+    capture="keyramp.backends.firestore._capture:decode",
 )
 
 SPECS: Final = (FIRESTORE,)
