@@ -85,11 +85,10 @@ def recorded_mix(samples: CellKeys, counts: Mapping[str, float]) -> OpMix | None
 
 def design_keys(samples: CellKeys, *, profile: Mapping[str, Any], backend: str, strategy: str, existing: int,
                 inserted: float) -> bool:
-    """Whether the keys the recording inserted are the strategy's (``keys.new()``), so its range stands for
-    the cell's: at least 90 % of up to 200 recorded inserts among the keys of the insert indexes the cell
-    can have used."""
-    ins = np.flatnonzero(samples.inserts)
-    if not len(ins):
+    """Whether the keys the recording shows are the strategy's (``keys.new()``, ``keys.existing()``), so its
+    range stands for the cell's: at least 90 % of up to 200 of them among the keys of the insert indexes the
+    cell can have used (the preload and warm-up's, then its own inserts; at most 300,000 of them)."""
+    if not len(samples):
         return True
     try:
         wl = CellWorkload(backend=backend, strategy=strategy, settings=Settings.from_data(profile))
@@ -97,10 +96,11 @@ def design_keys(samples: CellKeys, *, profile: Mapping[str, Any], backend: str, 
         return False
     if wl.strategy.server_allocated:
         return False
-    start = wl.record_count
-    stop = min(start + _GENERATED, max(existing, start) + int(2 * inserted) + 1)
-    known = {key_sort_text(wl.key_of(i)).encode() for i in range(start, stop)}  # type: ignore[arg-type]
-    picked = samples.key[ins[np.linspace(0, len(ins) - 1, min(_CHECKED, len(ins))).astype(np.int64)]]
+    before = max(existing, wl.record_count)
+    indexes = [*range(min(before, _GENERATED)), *range(before, before + min(int(2 * inserted) + 1, _GENERATED))]
+    known = {key_sort_text(wl.key_of(i)).encode() for i in indexes}  # type: ignore[arg-type]
+    keys = np.unique(samples.key)
+    picked = keys[np.linspace(0, len(keys) - 1, min(_CHECKED, len(keys))).astype(np.int64)]
     return float(np.mean([k in known for k in picked.tolist()])) >= _DESIGN_SHARE
 
 

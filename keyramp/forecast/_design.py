@@ -51,6 +51,9 @@ class CellDesign:
     horizon_s: float = 0.0
     #: Every key spread over this many adjacent keys (the launch planner's fix for a key over its limit).
     key_shards: int = 1
+    #: False: the indexed fields' own ranges left out (exempted from indexing: the planner's fix for an
+    #: index range that takes every insert).
+    indexed: bool = True
 
     @cached_property
     def mix(self) -> OpMix:

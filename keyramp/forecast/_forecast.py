@@ -143,11 +143,15 @@ class Forecaster:
                                    samples=n * draws, seed=draws - 1, why=keys.why, rates=launch.rates,
                                    key_shards=d.key_shards, indexes=indexes)
 
-    def with_key_shards(self, shards: int) -> Forecaster:
-        """This cell with every key spread over ``shards`` adjacent keys (a distributed counter): the same
-        keys choice and recording, its own projections."""
-        other = Forecaster(replace(self.design, key_shards=shards), recorded=self._recorded_source)
+    def variant(self, *, key_shards: int | None = None, indexed: bool | None = None) -> Forecaster:
+        """This cell changed as a fix would change it — every key spread over ``key_shards`` adjacent keys (a
+        distributed counter), its indexed fields exempted (``indexed=False``) —: the same keys choice, recording
+        and mix, its own projections."""
+        d = self.design
+        other = Forecaster(replace(d, key_shards=d.key_shards if key_shards is None else key_shards,
+                                   indexed=d.indexed if indexed is None else indexed), recorded=self._recorded_source)
         other._recorded, other._loaded, other._keys = self._recorded, self._loaded, self._keys
+        other._raw, other._mix = self._raw, self._mix
         return other
 
     def hottest_key(self, launch: Launch, box: StoreParams) -> float:
@@ -211,7 +215,8 @@ class Forecaster:
             return None, keys.unavailable if keys.check is not None else "no sampled keys to project"
         if self.mix.rows_per_op <= 0:
             return None, "no projectable operations (only " + ", ".join(self.mix.not_projected) + ")"
-        indexes = STORES.get(d.backend).has("secondary_indexes") and "index_append_ops_per_s" in box.ranges
+        indexes = (d.indexed and STORES.get(d.backend).has("secondary_indexes")
+                   and "index_append_ops_per_s" in box.ranges)
         proj = self.projection(launch, samples=samples, index_ranges=indexes)
         return proj, "" if proj is not None else "no sampled keys to project"
 

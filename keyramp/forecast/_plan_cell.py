@@ -62,8 +62,9 @@ def plan_cell(planner: Planner, *, cell_id: str, prices: Prices | None = None,
         why = _why_cluster(planner, check)
     else:  # recorded keys (a Python workload's, allocated ids): no other design can be regenerated
         recorded = common["keys"] == "recorded"
-        fix = (None if recorded else _shards_fix(planner, sustainable)) or _key_design_fix(planner)
-        why = _why_design(planner, sustainable, check)
+        fix = ((None if recorded else _shards_fix(planner, sustainable)) or _index_fix(planner, check)
+               or _key_design_fix(planner))
+        why = _why_design(planner, sustainable, check, fix)
     return CellPlan(**common, reachable=check.passes, why=why, sustainable_ops_per_s=sustainable,
                     checked_to_ops_per_s=probe, check=check.check(), ramp=ramp, fix=fix,
                     cost=_cost(planner, ramp, fix, prices, location), forecasts=planner.forecasts)
@@ -95,9 +96,15 @@ def _why_cluster(planner: Planner, check: Judged) -> str:
             "throttled once split; the key design itself sustains the target on a larger cluster")
 
 
-def _why_design(planner: Planner, sustainable: RateBand | None, check: Judged) -> str:
+def _why_design(planner: Planner, sustainable: RateBand | None, check: Judged, fix: Fix | None = None) -> str:
     proj = check.forecast.projection
     points = None if proj is None else proj.docs.points
+    if fix is not None and fix.kind == "index" and proj is not None:  # the index is the limit, not the keys
+        return (f"the index range(s) {', '.join(proj.index)} take every insert: an indexed value that grows with "
+                f"time appends at one place whatever the document keys, and limits the design to "
+                f"{_band_text(sustainable) if sustainable is not None else 'less than the target'}, below "
+                f"{ops_per_s(planner.target)} ({percent(check.shares['high'])} throttled once split at the "
+                "unfavourable end); the document keys alone pass")
     text = (f"the key design sustains {_band_text(sustainable)}" if sustainable is not None
             else "the key design throttles at the target even where it sustains more")
     text += f": below {ops_per_s(planner.target)} ({percent(check.shares['high'])} throttled once split at the " \
@@ -141,7 +148,7 @@ def _key_shards_fix(planner: Planner, hottest: float) -> Fix:
     nodes = planner.design_nodes()
 
     def label(n: int) -> str:
-        return planner.variant(f"{d.strategy} with each key over {n:,} shards", base.with_key_shards(n))
+        return planner.variant(f"{d.strategy} with each key over {n:,} shards", base.variant(key_shards=n))
 
     guess = max(2, math.ceil(hottest / planner.box.ranges["key_write_ops_per_s"].low))
     cap = min(10_000_000, _SHARD_CAP * guess)
@@ -233,6 +240,29 @@ def _shards_fix(planner: Planner, sustainable: RateBand | None) -> Fix | None:
     return Fix(kind="shards", value=shards, design=template, why=why, forecast=full.check(),
                one_fewer=None if fewer is None else fewer.check(), nodes=fix_nodes,
                ramp=planner.fastest_ramp(template, fix_nodes))
+
+
+def _index_fix(planner: Planner, check: Judged) -> Fix | None:
+    """The cell's indexed fields exempted, when an index range is what limits: its own keys (the ones the
+    recording shows, or the design's) pass once no index range takes every insert. None: no index range, or
+    the keys fail without it too (another fix)."""
+    proj = check.forecast.projection
+    if proj is None or not proj.index:
+        return None
+    names = ", ".join(proj.index)
+    d, nodes = planner.design, planner.design_nodes()
+    label = planner.variant(f"{d.strategy} without its index ranges", planner.forecaster(d.strategy).variant(
+        indexed=False))
+    full = planner.full(label, planner.steady_launch(planner.target, nodes), "steady")
+    if not full.passes:
+        return None
+    fields = ", ".join(n.removeprefix("index:").split(" ")[0] for n in proj.index)
+    return Fix(kind="index", value=None, design=f"exempt {fields} from indexing, or index it behind a "
+               "high-cardinality prefix (a composite index led by another field)",
+               why=f"the index range(s) {names} take every insert at {ops_per_s(planner.target)}: an indexed value "
+                   "that grows with time appends at one place whatever the document keys (about 500 writes/s, "
+                   f"index_append_ops_per_s); without it the keys pass ({_limit(planner)} once split)",
+               forecast=full.check(), ramp=planner.fastest_ramp(label, nodes))
 
 
 def _key_design_fix(planner: Planner) -> Fix:

@@ -322,7 +322,8 @@ def shard_keys(pos: np.ndarray, shards: int, distinct: int, *, seed: int) -> np.
     if shards <= 1 or not len(pos):
         return pos
     which = np.random.default_rng([seed, 0x5AD]).integers(0, shards, len(pos))
-    return np.minimum(pos + which * (0.5 / max(distinct, 1) / shards), np.nextafter(1.0, 0.0))
+    gap = 0.5 / max(distinct, 1) / shards
+    return np.minimum(pos, np.nextafter(1.0, 0.0) - gap * shards) + which * gap
 
 
 def _frontier_range(points: AppendPoints, launch: _Launch, *, t: np.ndarray, idx: np.ndarray, new: np.ndarray,

@@ -114,10 +114,29 @@ def _points(keys: RecordedKeys) -> tuple[AppendPoints, np.ndarray] | None:
     return points, np.maximum.accumulate(bounds)
 
 
+#: A replayed launch instant draws from this many recorded accesses around its place in the recording:
+#: a few hundred recorded accesses stretched over an hour would otherwise put a whole 10-s step on one or
+#: two keys (a hot key that was never there); a moving hotspot's neighbours are its neighbours in the range.
+_WINDOW = 32
+
+
 def _pick(n: int, samples: int, seed: int) -> np.ndarray:
-    """One recorded access at random in each of ``samples`` equal slices of the recording (in time order)."""
-    u = np.random.default_rng([seed, 0xACC5]).random(samples)
-    return np.minimum(((np.arange(samples) + u) * (n / samples)).astype(np.int64), n - 1)
+    """For each of ``samples`` equal slices of the launch, a recorded access at random among the ``_WINDOW``
+    around the same place in the recording (in time order)."""
+    rng = np.random.default_rng([seed, 0xACC5])
+    center = (np.arange(samples) + rng.random(samples)) * (n / samples)
+    half = min(_WINDOW, n) / 2
+    at = np.clip(center, half, n - half) + (rng.random(samples) - 0.5) * 2 * half
+    return np.clip(at.astype(np.int64), 0, n - 1)
+
+
+def _spread(keys: RecordedKeys) -> bool:
+    """The recorded keys land spread and stay spread: nearly every access a key of its own, placed with no
+    drift in time (no append point, no moving hotspot): their load spreads over the range like hashed keys'."""
+    if len(keys) < 2 * _WINDOW or len(np.unique(keys.unit)) < 0.9 * len(keys):
+        return False
+    corr = np.corrcoef(keys.t, keys.pos)[0, 1] if keys.t.std() > 0 and keys.pos.std() > 0 else 0.0
+    return bool(abs(corr) < 0.3)
 
 
 def recorded_projection(keys: RecordedKeys, *, mix: OpMix, rate: Callable[[float], float], duration_s: float,
@@ -131,7 +150,12 @@ def recorded_projection(keys: RecordedKeys, *, mix: OpMix, rate: Callable[[float
     t = jittered_times(samples, duration_s, seed)
     found = _points(keys) if mix.inserts_per_op > 0 else None
     load = recorded_key_load(keys, mix, shards=key_shards)
-    if found is None:
+    if found is None and _spread(keys):
+        rows = max(mix.rows_per_op, 1e-12)
+        docs = RangeStream(t=t[:0], pos=np.zeros(0), is_read=np.zeros(0, dtype=bool),
+                           uniform_writes=mix.writes_per_op / rows, uniform_reads=mix.reads_per_op / rows)
+        samples = 0
+    elif found is None:
         pick = _pick(len(keys), samples, seed)
         docs = RangeStream(t=t, pos=shard_keys(keys.pos[pick], key_shards, len(keys), seed=seed),
                            is_read=keys.is_read[pick])

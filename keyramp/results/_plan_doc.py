@@ -150,6 +150,7 @@ class Fix(JsonDoc):
 
     ``kind``: ``shards`` (``value`` shards, ``design`` the key template), ``key_shards`` (a key over
     its per-key write limit: each hot key spread over ``value`` keys, a distributed counter),
+    ``index`` (an indexed field's own range takes every insert: exempt it, ``design`` says how),
     ``nodes`` (Bigtable nodes for the storage), ``key_design`` (no shard count suffices:
     ``design`` says what to use instead). ``forecast``: the check at the target; ``one_fewer``: the same at one shard
     or node fewer (it fails: the value is the smallest). ``nodes`` and ``ramp``: for the fixed
