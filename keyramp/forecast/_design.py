@@ -11,16 +11,22 @@ never silently.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import numpy as np
+
 from keyramp._errors import UsageError
+from keyramp.backends import STORES
+from keyramp.forecast._keyload import MIN_HOT
 from keyramp.forecast._mix import OpMix, op_mix
 from keyramp.forecast._project import regenerated_projection
-from keyramp.keys import make_strategy
+from keyramp.keys import make_distribution, make_strategy
 from keyramp.keyspace._analyse import existing_records
+from keyramp.keyspace._load import CellKeys
 from keyramp.keyspace._metrics import hotspot_metrics
 from keyramp.results._forecast_doc import KeysCheck, written
 from keyramp.results._keyspace_doc import KeyspaceFigures
@@ -94,18 +100,40 @@ def why_not_regenerated(profile: Mapping[str, Any] | None, backend: str, strateg
 
 @dataclass(frozen=True, kw_only=True)
 class Check:
-    """The regenerated stream at the cell's own rate, held against what the cell measured."""
+    """The regenerated stream at the cell's own rate, held against what the cell measured.
+
+    ``points_resolved``: the recording has enough sampled inserts (8 a point) to show the design's append
+    points at all: a design with more points than that (``device(5000)#timestamp`` in a 10-s cell) cannot be
+    told from spread keys by the recording, so its points are not compared (a count read out of too few
+    inserts is noise, not a disagreement). ``measured_hot_key``: the hottest unit's share of the sampled
+    operations' writes; ``expected_hot_key``: the design's (its read distribution over the records the cell
+    had), with the sampled writes it rests on: the recording disagrees when one key takes far more writes
+    than the design can give it (beyond 5 σ of the binomial count and ``MIN_HOT`` writes).
+    """
 
     measured_hot: float
     regenerated_hot: float
     measured_points: int | None
     regenerated_points: int | None
+    points_resolved: bool = True
+    measured_hot_key: float | None = None
+    expected_hot_key: float | None = None
+    sampled_ops: int = 0
+
+    @property
+    def key_agrees(self) -> bool:
+        if self.measured_hot_key is None or self.expected_hot_key is None or not self.sampled_ops:
+            return True
+        seen, expected = self.measured_hot_key * self.sampled_ops, self.expected_hot_key * self.sampled_ops
+        return seen < MIN_HOT or seen <= expected + 5.0 * math.sqrt(expected) + MIN_HOT
 
     @property
     def agrees(self) -> bool:
         tolerance = max(HOT_TOLERANCE, 0.3 * max(self.measured_hot, self.regenerated_hot))
-        if abs(self.measured_hot - self.regenerated_hot) > tolerance:
+        if abs(self.measured_hot - self.regenerated_hot) > tolerance or not self.key_agrees:
             return False
+        if not self.points_resolved:
+            return True
         m, r = self.measured_points, self.regenerated_points
         if (m is None) != (r is None):
             return False
@@ -115,23 +143,53 @@ class Check:
         def pts(v: int | None) -> str:
             return "spread" if v is None else f"append ×{v}"
 
-        return (f"the recording disagrees with the design's keys at the cell's own rate (hottest 1 %: measured "
+        text = (f"the recording disagrees with the design's keys at the cell's own rate (hottest 1 %: measured "
                 f"{self.measured_hot:.3f}, regenerated {self.regenerated_hot:.3f}; measured {pts(self.measured_points)}"
-                f", regenerated {pts(self.regenerated_points)})")
+                f", regenerated {pts(self.regenerated_points)}")
+        if not self.key_agrees:
+            text += (f"; the hottest key takes {self.measured_hot_key:.3f} of the operations' writes, the design "
+                     f"{self.expected_hot_key:.3f}")
+        return text + ")"
 
     def to_doc(self) -> KeysCheck:
         """``forecast.projection.check`` in summary.json."""
         doc = KeysCheck(measured_hottest_1pct_share=round(self.measured_hot, 4),
                         regenerated_hottest_1pct_share=round(self.regenerated_hot, 4),
                         measured_append_points=self.measured_points, regenerated_append_points=self.regenerated_points,
+                        append_points_resolved=self.points_resolved,
+                        measured_hottest_key_share=None if self.measured_hot_key is None
+                        else round(self.measured_hot_key, 4),
+                        expected_hottest_key_share=None if self.expected_hot_key is None
+                        else round(self.expected_hot_key, 4),
                         agrees=self.agrees,
                         tolerance=f"hottest 1 % within max({HOT_TOLERANCE}, 30 % of the larger); append points "
-                                  f"spread vs append alike and within ×{POINTS_RATIO:g}")
+                                  f"spread vs append alike and within ×{POINTS_RATIO:g} where the recording has 8 "
+                                  f"sampled inserts a point; the hottest key's writes within 5 σ + {MIN_HOT} of the "
+                                  "design's")
         return written(doc, "measured_hottest_1pct_share", "regenerated_hottest_1pct_share",
-                       "measured_append_points", "regenerated_append_points", "agrees", "tolerance")
+                       "measured_append_points", "regenerated_append_points", "append_points_resolved",
+                       "measured_hottest_key_share", "expected_hottest_key_share", "agrees", "tolerance")
 
 
-def pattern_check(design: CellDesign) -> Check | None:
+def _hot_key(design: CellDesign, samples: CellKeys | None) -> tuple[float | None, float | None, int]:
+    """(measured, expected) share of the sampled operations that write the hottest unit, and the operations."""
+    if samples is None or not len(samples):
+        return None, None, 0
+    ops = samples.operations
+    written = samples.key[samples.writes]
+    measured = float(np.unique(written, return_counts=True)[1].max()) / ops if len(written) else 0.0
+    assert design.profile is not None
+    wl = design.profile["workload"]
+    n = (design.existing or design.record_count) + design.mix.inserts_per_op * sum(design.counts.values()) / 2
+    dist = make_distribution(wl["read_distribution"], params=wl.get("distribution_params") or {})
+    group = int(wl.get("entity_group_size") or 1) if STORES.get(design.backend).has("entity_groups") else 1
+    share = min(1.0, dist.hottest(max(1, int(n))) * max(1, group))
+    writes = design.mix.per_op.get(("write", "existing"), 0.0)
+    fill = design.mix.inserts_per_op if group > 1 else 0.0  # the group being filled takes each insert
+    return measured, max(writes * share, fill), ops
+
+
+def pattern_check(design: CellDesign, samples: CellKeys | None = None) -> Check | None:
     """``Check`` of a regenerable cell with measured key-space figures and an open-model schedule."""
     measured = design.measured or KeyspaceFigures()
     hot, sampled = measured.hottest_1pct_share, measured.samples
@@ -148,9 +206,15 @@ def pattern_check(design: CellDesign) -> Check | None:
     assert kp is not None
     m = hotspot_metrics(kp.pos, proj.t, inserts=proj.is_new, distinct=kp.distinct, positions=kp)
     points = measured.append_points
+    declared = make_strategy(design.strategy, seed=int(design.profile["seed"]),
+                             params=design.profile["keys"]["params"], backend=design.backend).append_points()
+    inserts = sampled * design.mix.inserts_per_op / max(design.mix.rows_per_op, 1e-12)
+    measured_key, expected_key, ops = _hot_key(design, samples)
     return Check(measured_hot=float(hot), regenerated_hot=float(m["hottest_1pct_share"]),
                  measured_points=None if points is None else int(points),
-                 regenerated_points=m.get("append_points"))
+                 regenerated_points=m.get("append_points"),
+                 points_resolved=declared is None or inserts >= 8 * declared,
+                 measured_hot_key=measured_key, expected_hot_key=expected_key, sampled_ops=ops)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -164,12 +228,14 @@ class KeysChoice:
     unavailable: str | None = None
 
 
-def choose_keys(design: CellDesign, *, has_recording: Callable[[], bool]) -> KeysChoice:
-    """Regenerated when the design rebuilds the keys the cell wrote (and the check agrees), else recorded."""
+def choose_keys(design: CellDesign, *, has_recording: Callable[[], bool],
+                samples: Callable[[], CellKeys | None] | None = None) -> KeysChoice:
+    """Regenerated when the design rebuilds the keys the cell wrote (and the check agrees), else recorded.
+    ``samples``: the cell's sampled keys (the check's hottest key), loaded only for a regenerable design."""
     why = why_not_regenerated(design.profile, design.backend, design.strategy)
     if why is None:
         try:
-            check = pattern_check(design)
+            check = pattern_check(design, None if samples is None else samples())
         except (UsageError, KeyError, TypeError, ValueError):
             check = None
         if check is None or check.agrees:

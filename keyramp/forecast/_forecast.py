@@ -108,7 +108,8 @@ class Forecaster:
     @property
     def keys(self) -> KeysChoice:
         if self._keys is None:
-            self._keys = choose_keys(self.design, has_recording=lambda: self.recording(4 * 30_000) is not None)
+            self._keys = choose_keys(self.design, has_recording=lambda: self.recording(4 * 30_000) is not None,
+                                     samples=self._samples)
         return self._keys
 
     def projection(self, launch: Launch, *, samples: int | None = None, draws: int = 1,
