@@ -271,42 +271,62 @@ def _acknowledged(findings: list[Finding], reasons: Mapping[str, str]) -> list[F
             if f.rule in reasons and f.severity in ("error", "warning") else f for f in findings]
 
 
-def _entity_rates(plan: _Plan) -> list[Finding]:
-    """BP-RATE-1: ≤ 1 write/s per entity group (legacy Datastore) or per entity (Datastore mode)."""
-    out: list[Finding] = []
-    if plan.peak is None:
-        return out
+#: The rule each store states its per-key write limit in (its spec lists the ones that apply to it).
+_KEY_RULES: Final = ("BP-RATE-1", "BP-RATE-3", "BP-KEY-9")
+#: What to do instead, per rule.
+_KEY_FIX: Final = {
+    "BP-RATE-1": "spread writes over more {unit}s or batch them",
+    "BP-RATE-3": "spread its writes over shards (a distributed counter: BP-SHARD-1) or add up in memory",
+    "BP-KEY-9": "write a new row per value (memusage#<timestamp>) or add up in memory and flush (BP-RATE-4)",
+}
+
+
+def _hottest_key(plan: _Plan, groups_limit: bool) -> tuple[float, str]:
+    """The planned writes/s on the hottest unit at the peak, and how they get there."""
+    assert plan.peak is not None
     wl = plan.workload
     group = wl.entity_group_size
     records = max(1, wl.record_count)
-    dist = wl.read_distribution
-    dparams = wl.distribution_params
+    dist, dparams = wl.read_distribution, wl.distribution_params
+    parts: list[tuple[float, str]] = []
+    if groups_limit and group > 1:
+        # Consecutive inserts share the current group: every insert commit hits it.
+        parts.append((plan.peak * plan.commit_per_op, f"inserts fill one group of {group} at a time"))
+        groups = -(-records // group)
+        # A lower bound for the hottest group: its hottest entity, or an even share.
+        hot = max(hottest_share(dist, records, dparams), 1.0 / groups)
+        parts.append((plan.peak * plan.update_per_op * hot, f"updates over {groups} groups ({dist})"))
+    else:
+        hot = hottest_share(dist, records, dparams)
+        parts.append((plan.peak * plan.update_per_op * hot,
+                      f"updates of the hottest of {records:,} records ({dist})"))
+    return max(parts)
+
+
+def _key_rates(plan: _Plan) -> list[Finding]:
+    """Writes that concentrate on one key (BP-RATE-1 Datastore: ≈ 1 write/s per entity group, per entity in
+    Datastore mode; BP-RATE-3 Firestore: ≈ 1 sustained write/s per document; BP-KEY-9 Bigtable: one row
+    never splits), held against the store's per-key limit (``key_write_ops_per_s`` in its spec's box): above
+    its high end an error, above its low end a warning. A Python workload's keys are its own: the launch
+    forecast reads them from what it wrote."""
+    out: list[Finding] = []
+    if plan.peak is None or plan.workload.user:
+        return out
     for backend in plan.backends:
         store = spec_for(backend)
-        if "BP-RATE-1" not in store.rules:
+        rule = next((r for r in _KEY_RULES if r in store.rules), None)
+        limit = None if store.tablets is None else store.tablets.box().ranges.get("key_write_ops_per_s")
+        if rule is None or limit is None:
             continue
-        groups_limit = store.has("entity_groups")  # legacy Datastore: the group is the unit
-        parts: list[tuple[float, str]] = []
-        if groups_limit and group > 1:
-            # Consecutive inserts share the current group: every insert commit hits it.
-            parts.append((plan.peak * plan.commit_per_op, f"inserts fill one group of {group} at a time"))
-            groups = -(-records // group)
-            # A lower bound for the hottest group: its hottest entity, or an even share.
-            hot = max(hottest_share(dist, records, dparams), 1.0 / groups)
-            parts.append((plan.peak * plan.update_per_op * hot, f"updates over {groups} groups ({dist})"))
-            unit = "entity group"
-        else:
-            hot = hottest_share(dist, records, dparams)
-            parts.append(
-                (plan.peak * plan.update_per_op * hot, f"updates of the hottest of {records} entities ({dist})")
-            )
-            unit = "entity group" if groups_limit else "entity"
-        rate, how = max(parts)
-        if rate > 1.0:
-            severity = "error" if rate > 10.0 else "warning"
-            out += _on_cells(plan, backend, "BP-RATE-1", severity,
-                             f"{backend}: ~{rate:.3g} writes/s per {unit} ({how}), limit ≈ 1/s sustained: expect "
-                             f"contention and timeouts; spread writes over more {unit}s or batch them")
+        unit = limit.unit.rpartition("per ")[2] or "key"
+        rate, how = _hottest_key(plan, store.has("entity_groups"))
+        if rate <= limit.low:
+            continue
+        severity = "error" if rate > limit.high else "warning"
+        out += _on_cells(plan, backend, rule, severity,
+                         f"{backend}: ~{rate:.3g} writes/s on one {unit} ({how}), which sustains about "
+                         f"{limit.low:g}–{limit.high:g} writes/s (key_write_ops_per_s): expect contention and "
+                         f"throttling; {_KEY_FIX[rule].format(unit=unit)}")
     return out
 
 
@@ -413,7 +433,7 @@ def lint_profile(profile: Profile) -> list[Finding]:
     findings: list[Finding] = []
     findings += _ramp(plan)
     findings += _launch_ramp(plan)
-    findings += _entity_rates(plan)
+    findings += _key_rates(plan)
     findings += _indexed_value(plan)
     findings += _sizes(plan)
     for backend, strategy, cell in plan.cells():

@@ -149,6 +149,21 @@ def test_hot_entity_updates_in_datastore_mode() -> None:
     assert "BP-RATE-1" not in rules(lint_profile(spread))
 
 
+def test_writes_on_one_key_are_flagged_on_every_store_under_its_own_rule() -> None:
+    """A counter (one record, incremented) at 100 ops/s: each store's per-key limit, in its own rule."""
+    counter = lint_profile(profile(backend=["firestore", "bigtable", "firestore-datastore"], record_count=1,
+                                   ops={"increment": 1.0}))
+    by_rule = {(f.rule, f.severity) for f in counter}
+    assert {("BP-RATE-3", "error"), ("BP-RATE-1", "error")} <= by_rule  # 100 writes/s: a document takes 1–10
+    assert ("BP-KEY-9", "warning") not in by_rule  # a row takes 1,000–14,000 writes/s: 100 is fine
+    fast = lint_profile(profile(backend="bigtable", record_count=1, ops={"increment": 1.0},
+                                schedule={"kind": "constant", "rate": 20_000.0}))
+    assert one(fast, "BP-KEY-9").severity == "error" and "memusage#" in one(fast, "BP-KEY-9").message
+    spread = lint_profile(profile(backend=["firestore", "bigtable"], ops={"insert": 0.5, "increment": 0.5},
+                                  record_count=1_000_000))
+    assert not {"BP-RATE-3", "BP-KEY-9"} & rules(spread)
+
+
 def test_monotonic_indexed_value() -> None:
     fast = profile(
         backend=["firestore", "datastore"], indexed_value="monotonic", schedule={"kind": "constant", "rate": 1000.0}
