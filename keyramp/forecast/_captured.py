@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -83,7 +82,7 @@ def recorded_mix(samples: CellKeys, counts: Mapping[str, float]) -> OpMix | None
                  not_projected=tuple(sorted(skipped)), deletes_per_op=deletes / kept)
 
 
-def design_keys(samples: CellKeys, *, profile: Mapping[str, Any], backend: str, strategy: str, existing: int,
+def design_keys(samples: CellKeys, *, settings: Settings, backend: str, strategy: str, existing: int,
                 inserted: float) -> bool:
     """Whether the keys the recording shows are the strategy's (``keys.new()``, ``keys.existing()``), so its
     range stands for the cell's: at least 90 % of up to 200 of them among the keys of the insert indexes the
@@ -91,7 +90,7 @@ def design_keys(samples: CellKeys, *, profile: Mapping[str, Any], backend: str, 
     if not len(samples):
         return True
     try:
-        wl = CellWorkload(backend=backend, strategy=strategy, settings=Settings.from_data(profile))
+        wl = CellWorkload(backend=backend, strategy=strategy, settings=settings)
     except (UsageError, KeyError, TypeError, ValueError):
         return False
     if wl.strategy.server_allocated:

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -31,11 +31,13 @@ from keyramp.forecast._recorded import RecordedKeys, recorded_keys, recorded_pro
 from keyramp.forecast._result import Forecast, Stability
 from keyramp.forecast._verdict import span_verdict
 from keyramp.keyspace._load import CellKeys, load_keys
+from keyramp.profile import Cell, Profile, Settings
+from keyramp.profile._schedules import Schedule
 from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._summary import CellSummary, as_cell
 
-__all__ = ["Forecaster", "cell_forecast", "cell_forecaster", "forecast", "forecast_cell", "forecast_run_cell",
-           "forecast_step", "samples_for"]
+__all__ = ["FinishedCell", "Forecaster", "cell_forecast", "cell_forecaster", "forecast", "forecast_cell",
+           "forecast_run_cell", "forecast_step", "samples_for"]
 
 
 #: Parameters that act on throttled requests only: retries re-offer them (at any share), pieces of a
@@ -78,17 +80,13 @@ class Forecaster:
             self._raw = (source() if callable(source) else source,)
         return self._raw[0]
 
-    @property
-    def _own(self) -> bool:
-        """A Python workload: its ops are its own code (their mix and keys are what the recording shows)."""
-        return bool(((self.design.profile or {}).get("workload") or {}).get("user"))
 
     @property
     def mix(self) -> OpMix:
         """The cell's op mix in row accesses: a Python workload's as its recorded requests did (inserts,
         writes, reads per operation), else the design's (``CellDesign.mix``)."""
         if self._mix is None:
-            samples = self._samples() if self._own else None
+            samples = self._samples() if self.design.python_workload else None
             self._mix = (None if samples is None else recorded_mix(samples, self.design.counts)) or self.design.mix
         return self._mix
 
@@ -96,11 +94,11 @@ class Forecaster:
         if not self._loaded:
             d, samples = self.design, self._samples()
             own = False
-            if self._own and samples is not None and d.profile:
+            if self.design.python_workload and samples is not None and d.settings is not None:
                 inserted = self.mix.inserts_per_op * sum(d.counts.values())
-                own = not design_keys(samples, profile=d.profile, backend=d.backend, strategy=d.strategy,
+                own = not design_keys(samples, settings=d.settings, backend=d.backend, strategy=d.strategy,
                                       existing=d.existing or 0, inserted=inserted)
-            self._recorded = recorded_keys(samples, profile=d.profile, backend=d.backend, strategy=d.strategy,
+            self._recorded = recorded_keys(samples, settings=d.settings, backend=d.backend, strategy=d.strategy,
                                            existing=d.existing, keep=keep, own_keys=own)
             self._loaded = True
         return self._recorded
@@ -130,8 +128,8 @@ class Forecaster:
                  cache: dict[int, str]) -> Projection | None:
         d, keys = self.design, self.keys
         if keys.keys == "regenerated":
-            assert d.profile is not None
-            return regenerated_projection(profile=d.profile, backend=d.backend, strategy=d.strategy, mix=d.mix,
+            assert d.settings is not None
+            return regenerated_projection(settings=d.settings, backend=d.backend, strategy=d.strategy, mix=d.mix,
                                           rate=launch.rate, duration_s=launch.duration_s, existing=d.record_count,
                                           samples=n, seeds=draws, index_ranges=index_ranges_wanted, cache=cache,
                                           rates=launch.rates, key_shards=d.key_shards)
@@ -273,28 +271,28 @@ def forecast(design: CellDesign, launch: Launch, *, box: StoreParams | None = No
     return Forecaster(design, recorded=recorded).forecast(launch, box=box, stability=stability)
 
 
-def forecast_cell(*, backend: str, strategy: str, profile: Mapping[str, Any] | None, launch: Launch,
+def forecast_cell(*, backend: str, strategy: str, settings: Settings | None, launch: Launch,
                   cell_summary: CellSummary | Mapping[str, Any], samples: Any = None,
-                  boxes: Mapping[str, StoreParams] | None = None, cell_schedule: Any = None,
+                  boxes: Mapping[str, StoreParams] | None = None, cell_schedule: Schedule | None = None,
                   horizon_s: float = 0.0, stability: bool = True) -> dict[str, Any]:
     """``cells[id].forecast`` for summary.json, as JSON (``cell_forecast`` is the typed document).
 
-    ``profile``: the resolved profile (keys are regenerated from it); ``samples``: the cell's
+    ``settings``: the run's profile, typed (keys are regenerated from it); ``samples``: the cell's
     sampled keys (``CellKeys``) or a function loading them, projected when the keys cannot be
     regenerated or the recording disagrees; ``boxes``: parameter boxes of a calibration file.
     ``cell_summary``: the cell's summary, read through the results model (a mapping at this edge).
     """
-    return cell_forecast(backend=backend, strategy=strategy, profile=profile, launch=launch,
+    return cell_forecast(backend=backend, strategy=strategy, settings=settings, launch=launch,
                          cell_summary=cell_summary, samples=samples, boxes=boxes, cell_schedule=cell_schedule,
                          horizon_s=horizon_s, stability=stability).to_json()
 
 
-def cell_forecast(*, backend: str, strategy: str, profile: Mapping[str, Any] | None, launch: Launch,
+def cell_forecast(*, backend: str, strategy: str, settings: Settings | None, launch: Launch,
                   cell_summary: CellSummary | Mapping[str, Any], samples: Any = None,
-                  boxes: Mapping[str, StoreParams] | None = None, cell_schedule: Any = None,
+                  boxes: Mapping[str, StoreParams] | None = None, cell_schedule: Schedule | None = None,
                   horizon_s: float = 0.0, stability: bool = True) -> CellForecast:
     """``forecast_cell``'s document, typed (``CellSummary.forecast``)."""
-    design = CellDesign.from_summary(backend=backend, strategy=strategy, profile=profile,
+    design = CellDesign.from_summary(backend=backend, strategy=strategy, settings=settings,
                                      cell_summary=as_cell(cell_summary), schedule=cell_schedule, horizon_s=horizon_s)
     return Forecaster(design, recorded=samples).forecast(launch, boxes=boxes, stability=stability).to_doc()
 
@@ -310,30 +308,38 @@ def cell_samples(run: Path | Any, cell_id: str) -> Callable[[], Any]:
     return load
 
 
-def forecast_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any],
-                      cell_summary: CellSummary | Mapping[str, Any],
+def forecast_run_cell(*, run_dir: Path, cell: Cell, cell_summary: CellSummary | Mapping[str, Any],
                       launch: Launch, boxes: Mapping[str, StoreParams] | None = None) -> CellForecast:
-    """``cell_forecast`` for a cell the runner just finished (``cell``: a profile ``Cell``)."""
-    return cell_forecast(backend=cell.backend, strategy=cell.strategy, profile=profile, launch=launch,
-                         cell_summary=cell_summary, samples=cell_samples(run_dir, cell.id), boxes=boxes,
-                         cell_schedule=cell.schedule, horizon_s=cell.horizon_s)
+    """``cell_forecast`` for a cell the runner just finished (``cell``: the profile's, with its settings)."""
+    design = CellDesign.of_cell(cell, as_cell(cell_summary))
+    return Forecaster(design, recorded=cell_samples(run_dir, cell.id)).forecast(launch, boxes=boxes).to_doc()
 
 
-def forecast_step(a: Any) -> None:
-    """The run's analysis step after each cell (``keyramp.run._analysis.CellAnalysis``): adds
-    ``summary["forecast"]`` when the profile has a ``[launch]``; a probe cell has no key stream."""
-    launch = getattr(a.profile, "launch", None)
+class FinishedCell(Protocol):
+    """A cell the runner just measured, as its analysis steps see it (``keyramp.run._analysis.CellAnalysis``)."""
+
+    run_dir: Path
+    profile: Profile
+    cell: Cell
+    summary: CellSummary
+    #: The cell had a measured phase (a probe cell has none, and no key samples).
+    measured: bool
+    #: Built by the forecast step, reused by the plan step.
+    forecaster: Forecaster | None
+
+
+def forecast_step(a: FinishedCell) -> None:
+    """The run's analysis step after each cell: adds ``summary["forecast"]`` when the profile has a
+    ``[launch]``; a probe cell has no key stream."""
+    launch = a.profile.launch
     if launch is None or not a.measured:
         return
     a.summary.forecast = cell_forecaster(a).forecast(launch, boxes=launch.boxes()).to_doc()
 
 
-def cell_forecaster(a: Any) -> Forecaster:
-    """A finished cell's forecaster (``CellAnalysis``), built once: the forecast and plan steps share
-    its design, recorded keys and projections."""
-    if getattr(a, "forecaster", None) is None:
-        design = CellDesign.from_summary(backend=a.cell.backend, strategy=a.cell.strategy, profile=a.profile.data,
-                                         cell_summary=a.summary, schedule=a.cell.schedule, horizon_s=a.cell.horizon_s)
-        a.forecaster = Forecaster(design, recorded=cell_samples(a.run_dir, a.cell.id))
-    forecaster: Forecaster = a.forecaster
-    return forecaster
+def cell_forecaster(a: FinishedCell) -> Forecaster:
+    """A finished cell's forecaster, built once: the forecast and plan steps share its design, recorded keys
+    and projections."""
+    if a.forecaster is None:
+        a.forecaster = Forecaster(CellDesign.of_cell(a.cell, a.summary), recorded=cell_samples(a.run_dir, a.cell.id))
+    return a.forecaster

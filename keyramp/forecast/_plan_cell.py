@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from keyramp._errors import UsageError
 from keyramp._format import count, ops_per_s, percent
 from keyramp.forecast._cost import cell_cost, record_bytes
 from keyramp.forecast._plan_checks import Judged
 from keyramp.forecast._plan_text import ceiling_text
 from keyramp.forecast._planner import Planner, shard_template
 from keyramp.forecast._prices import Prices
-from keyramp.keys import make_strategy
 from keyramp.profile._schedules import Ramp50050
 from keyramp.results._cost_doc import PlanCost
 from keyramp.results._plan_doc import CellPlan, Fix, Ramp, RateBand
@@ -170,14 +169,8 @@ def _key_shards_fix(planner: Planner, hottest: float) -> Fix:
 
 
 def _points(planner: Planner, strategy: str) -> int:
-
-    profile = planner.design.profile or {}
-    try:
-        made = make_strategy(strategy, seed=int(profile.get("seed", 0)),
-                             params=(profile.get("keys") or {}).get("params") or {}, backend=planner.design.backend)
-    except (UsageError, TypeError, ValueError):
-        return 1
-    return int(made.append_points() or 1)
+    made = replace(planner.design, strategy=strategy).key_strategy
+    return 1 if isinstance(made, str) else int(made.append_points() or 1)
 
 
 def _smallest(planner: Planner, design: Callable[[int], tuple[str, int | None]], guess: int,
@@ -294,9 +287,9 @@ def _cost(planner: Planner, ramp: Ramp | None, fix: Fix | None, prices: Prices |
     planned = fix.ramp if fix is not None else ramp
     schedule = None if planned is None else Ramp50050(start_ops=planned.shape.start_ops, growth=planned.shape.growth,
                                                       step_s=planned.shape.step_s, ceiling=planner.target)
-    workload = (d.profile or {}).get("workload") or {}
+    workload = d.settings.workload if d.settings is not None else None
     nodes = fix.nodes if fix is not None and fix.nodes else planner.nodes
     return cell_cost(backend=d.backend, mix=d.mix, target_ops_per_s=planner.target, prices=prices, ramp=schedule,
                      ramp_s=0.0 if planned is None else planned.time_to_target_s, location=location, nodes=nodes,
                      storage=planner.storage, bytes_per_record=record_bytes(workload) if workload else 0.0,
-                     python_workload=bool(workload.get("user"))).to_doc()
+                     python_workload=d.python_workload).to_doc()

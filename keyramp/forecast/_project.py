@@ -45,7 +45,7 @@ from keyramp.keyspace._components import Frontiers
 from keyramp.keyspace._encode import key_bytes
 from keyramp.keyspace._load import KeyPositions, key_positions, make_reference
 from keyramp.keyspace._reference import preload_indexes
-from keyramp.profile import Settings
+from keyramp.profile import Settings, WorkloadSettings
 from keyramp.workload import CellWorkload
 
 __all__ = ["Projection", "RangeStream", "jittered_times", "regenerated_projection", "shard_keys"]
@@ -151,16 +151,16 @@ def _entry_text(value: Any, doc: str) -> str:
     return f"{head}\x00{doc}"
 
 
-def _index_fields(workload: Mapping[str, Any], records: Any) -> list[tuple[str, str, int]]:
+def _index_fields(workload: WorkloadSettings, records: Any) -> list[tuple[str, str, int]]:
     """(record field, index name, declared append points) of the indexed fields whose own range the
     forecast projects: ``created`` (``indexed_value``), or a document shape's indexed timestamps."""
-    indexed = workload.get("indexed_value", "none")
+    indexed = workload.indexed_value
     if indexed in INDEXED:
         points = int(getattr(records, "users", 1000)) if indexed == "prefixed" else 1
         return [("created", f"index:created ({indexed})", points)]
 
     return [(name, f"index:{name} (monotonic)", 1)
-            for name in parse_shape(workload.get("document") or {}).monotonic_indexed()]
+            for name in parse_shape(workload.document or {}).monotonic_indexed()]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -186,9 +186,9 @@ class _Launch:
 class _Cell:
     """The cell's key code on the launch's clock, its keys kept by insert index, and sample draws."""
 
-    def __init__(self, *, profile: Mapping[str, Any], backend: str, strategy: str, launch: _Launch,
+    def __init__(self, *, settings: Settings, backend: str, strategy: str, launch: _Launch,
                  cache: dict[int, str] | None) -> None:
-        self.wl = wl = CellWorkload(backend=backend, strategy=strategy, settings=Settings.from_data(profile))
+        self.wl = wl = CellWorkload(backend=backend, strategy=strategy, settings=settings)
         self.launch = launch
         start_ms = int(getattr(wl.strategy, "start_ms", 1_700_000_000_000))
         existing, grid, cum = launch.existing, launch.grid.tolist(), launch.cum.tolist()
@@ -234,7 +234,7 @@ class _Cell:
 
 def regenerated_projection(
     *,
-    profile: Mapping[str, Any],
+    settings: Settings,
     backend: str,
     strategy: str,
     mix: OpMix,
@@ -262,7 +262,7 @@ def regenerated_projection(
     """
     grid, cum = _cumulative(rate, duration_s, mix.inserts_per_op, rates)
     launch = _Launch(grid=grid, cum=cum, existing=existing, duration_s=duration_s)
-    cell = _Cell(profile=profile, backend=backend, strategy=strategy, launch=launch, cache=cache)
+    cell = _Cell(settings=settings, backend=backend, strategy=strategy, launch=launch, cache=cache)
     wl = cell.wl
     declared = 1 if wl.group_size else wl.strategy.append_points()
     points = (find_append_points(cell.key_text, declared=declared, total=existing + math.ceil(launch.new))
@@ -291,7 +291,7 @@ def regenerated_projection(
         docs = replace(docs, pos=shard_keys(docs.pos, key_shards, positions.distinct, seed=seed))
         is_new = new
     index: dict[str, RangeStream] = {}
-    for field_name, label, declared_index in (_index_fields(profile["workload"], wl.records)
+    for field_name, label, declared_index in (_index_fields(settings.workload, wl.records)
                                               if index_ranges and mix.inserts_per_op > 0 else []):
         def entry(i: int, f: str = field_name) -> str:
             return _entry_text(wl.records.record(i)[f], cell.key_text(i))

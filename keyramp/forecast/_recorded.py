@@ -16,7 +16,7 @@ What the recording shows is kept and scaled to the launch rate:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,7 @@ from keyramp.keyspace._analyse import as_inserts, reference_or_none
 from keyramp.keyspace._load import key_positions
 from keyramp.keyspace._metrics import append_runs
 from keyramp.keyspace._reference import preload_indexes
+from keyramp.profile import Settings
 
 __all__ = ["RecordedKeys", "recorded_key_load", "recorded_keys", "recorded_projection"]
 
@@ -56,7 +57,7 @@ class RecordedKeys:
         return len(self.t)
 
 
-def recorded_keys(samples: Any, *, profile: Mapping[str, Any] | None, backend: str, strategy: str,
+def recorded_keys(samples: Any, *, settings: Settings | None, backend: str, strategy: str,
                   existing: int | None, keep: int, own_keys: bool = False) -> RecordedKeys | None:
     """The cell's sampled keys (``CellKeys``), at most ``keep`` of them (one at random per slice of time).
     Where the store limits an entity group, an ancestor path's unit is its parent. ``own_keys``: the keys are
@@ -66,9 +67,9 @@ def recorded_keys(samples: Any, *, profile: Mapping[str, Any] | None, backend: s
 
     if len(samples) > keep:
         samples = samples.take(preload_indexes(len(samples), points=keep))
-    samples = as_inserts(samples, ((profile or {}).get("workload") or {}).get("insert_ops") or ())
+    samples = as_inserts(samples, settings.workload.insert_ops if settings is not None else ())
     ins = samples.inserts
-    ref = None if own_keys else reference_or_none(profile=profile, backend=backend, strategy=strategy,
+    ref = None if own_keys else reference_or_none(settings=settings, backend=backend, strategy=strategy,
                                                   samples=samples, sample_rate=1.0, existing=existing)
     kp = key_positions(samples.key, reference=ref, inserts=ins, times=samples.t)
     return RecordedKeys(t=samples.t, pos=kp.pos, lead=kp.lead, inserts=ins, is_read=samples.reads,

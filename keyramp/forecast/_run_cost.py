@@ -108,7 +108,7 @@ class RunCost:
 
 def _cell_cost(profile: Profile, plan: CloudPlan, cell: CellPlan, prices: Prices,
                location: str | None) -> RunCellCost:
-    workload = profile.data["workload"]
+    workload = profile.workload
     store = prices.for_backend(cell.backend)
     loc = store.location(location, src=prices.files[-1] if prices.files else "prices")
     mix = op_mix({}, workload)  # what the profile declares: the run has not counted anything yet

@@ -182,8 +182,8 @@ class CellRun:
         cell = self.cell
         return WorkerPlan(
             token=f"{self.run.run_id}/{cell.id}", cell_id=cell.id, backend=cell.backend, strategy=cell.strategy,
-            duration_s=cell.duration_s, time_scale=cell.time_scale, profile=self.profile.data, address=self.address,
-            target_kind=self.target.kind, worker_index=index, workers=workers,
+            duration_s=cell.duration_s, time_scale=cell.time_scale, resolved=self.profile.resolved,
+            address=self.address, target_kind=self.target.kind, worker_index=index, workers=workers,
             key_samples_per_s=key_sample_share(self.profile.workload.key_samples_per_s, workers),
             warmup_interval=warmup_interval, allocated=tuple(self.workload.allocated))
 

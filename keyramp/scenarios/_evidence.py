@@ -89,11 +89,11 @@ class RunInfo:
     @classmethod
     def from_run(cls, run: Run) -> RunInfo:
         manifest, summary = run.manifest or RunManifest(), run.summary
-        profile = manifest.profile or {}  # the resolved profile: the profile layer's document
+        settings = manifest.settings  # the resolved profile, typed
         cells = run.cells
-        return cls(path=run.path, profile=run.profile_name or str(profile.get("name") or "?"), status=run.status,
-                   reason=(summary.reason if summary else None) or manifest.reason,
-                   rules=tuple(profile.get("rules") or ()), cells=len(cells),
+        return cls(path=run.path, profile=run.profile_name or (settings.name if settings is not None else "?"),
+                   status=run.status, reason=(summary.reason if summary else None) or manifest.reason,
+                   rules=settings.rules if settings is not None else (), cells=len(cells),
                    seconds=round(sum(float(c.duration_s or 0) for c in cells.values()), 1),
                    plans=tuple(plan_line(c.plan) for c in cells.values() if c.plan is not None))
 
@@ -160,10 +160,10 @@ def _generated(cell: CellSummary) -> str:
 
 def evidence_for(manifest: RunManifest, summary: RunSummary, *, run: Path | None = None) -> list[Evidence]:
     """Evidence rows of one run: one per rule × cell."""
-    profile = manifest.profile or {}  # the resolved profile: the profile layer's document
-    rules = list(profile.get("rules") or [])
-    name = str(manifest.profile_name or profile.get("name") or "?")
-    role = role_of(str(profile.get("description") or ""))
+    settings = manifest.settings  # the resolved profile, typed
+    rules = list(settings.rules) if settings is not None else []
+    name = str(manifest.profile_name or (settings.name if settings is not None else "?"))
+    role = role_of(settings.description if settings is not None else "")
     rows: list[Evidence] = []
     for cell_id, cell in summary.cells.items():
         probe_name = None

@@ -120,9 +120,9 @@ def keyvis_diagonal(runs: DesignRuns, tmp: Path) -> Row:
 
     def line(strategy: str) -> tuple[float, float]:
         run = runs.run("datastore", strategy, ops={"insert": 1.0})
-        profile = run.manifest.profile
-        proj = regenerated_projection(profile=profile, backend="datastore", strategy=strategy,
-                                      mix=op_mix({"insert": 3000}, profile["workload"]), rate=lambda t: 300.0,
+        settings = run.manifest.settings
+        proj = regenerated_projection(settings=settings, backend="datastore", strategy=strategy,
+                                      mix=op_mix({"insert": 3000}, settings.workload), rate=lambda t: 300.0,
                                       duration_s=10.0, existing=500, samples=3000, exact=False)
         assert proj.positions is not None
         return diagonal_line(heatmap_data(proj.positions, proj.t, buckets=100, time_bins=20)["counts"])
