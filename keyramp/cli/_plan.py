@@ -72,7 +72,9 @@ def _main(args: argparse.Namespace) -> int:
     if not plan.cells:
         raise UsageError(f"{run.path}: no cell with a key stream to plan")
     if args.write_profile is not None:
-        rehearsal = write_rehearsal(args.write_profile, plan.planned[0], manifest.profile or {},
+        if manifest.settings is None:
+            raise UsageError(f"--write-profile: {run.path}: the manifest keeps no readable profile to rehearse")
+        rehearsal = write_rehearsal(args.write_profile, plan.planned[0], manifest.settings,
                                     project=args.project, instance=args.instance)
     if args.json:
         json.dump(plan.to_json(), sys.stdout, indent=2)

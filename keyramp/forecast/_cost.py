@@ -27,7 +27,8 @@ from keyramp.keys import parse_shape
 from keyramp.results._cost_doc import BilledLine, ListPrice, PlanCost, PricesUsed, WindowCost
 
 if TYPE_CHECKING:
-    from keyramp.forecast._project import OpMix
+    from keyramp.forecast._mix import OpMix
+    from keyramp.profile import WorkloadSettings
     from keyramp.profile._schedules import Schedule
 
 __all__ = ["GIB", "CellCost", "Cost", "CostLine", "PriceRef", "Usage", "cell_cost", "cost_notes", "format_usd",
@@ -61,13 +62,13 @@ def usage_of(mix: OpMix, ops: float, *, bytes_per_record: float = 0.0) -> Usage:
                  stored_gib=mix.inserts_per_op * ops * bytes_per_record / GIB)
 
 
-def record_bytes(workload: Mapping[str, Any]) -> float:
+def record_bytes(workload: WorkloadSettings) -> float:
     """Stored bytes of one record: the ``[workload.document]`` shape's size, else the payload +
     a small property overhead. Index entries and the key add more (an under-estimate)."""
-    shape = parse_shape(workload.get("document") or {})
+    shape = parse_shape(workload.document or {})
     if shape:
         return float(shape.size_bytes())
-    return float(workload.get("value_size", 0)) + 32.0
+    return float(workload.value_size) + 32.0
 
 
 @dataclass(frozen=True, kw_only=True)

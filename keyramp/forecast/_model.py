@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -119,16 +120,42 @@ def run_point(projection: Projection, *, kind: str, point: Mapping[str, float], 
     attempts = (tl.attempts if tl.attempts is not None else tl.offered) / max(cost_per_op, 1e-12)
     throttled = tl.throttled.copy()
     p99 = tl.added_p99_ms.copy()
-    if kind == "ranges" and projection.index and "index_append_ops_per_s" in point and mix.inserts_per_op > 0:
+    if kind == "ranges" and projection.index and "index_append_ops_per_s" in point:
         cap = float(point["index_append_ops_per_s"])
         idx_params = replace(params, capacity=cap, split_threshold=float(point["split_threshold_frac"]) * cap)
-        share = mix.inserts_per_op / max(mix.rows_per_op, 1e-12)  # of the row accesses, in the index too
-        for stream in projection.index.values():
-            itl = simulate(stream.pos, stream.t, rate_fn=lambda t: rate(t) * mix.inserts_per_op, params=idx_params,
+        for name, stream in projection.index.items():
+            per_op = float(projection.index_load.get(name, mix.inserts_per_op))  # entries an operation writes
+            share = min(1.0, per_op / max(mix.rows_per_op, 1e-12))  # of the row accesses, in the index too
+            itl = simulate(stream.pos, stream.t, rate_fn=_scaled(rate, per_op), params=idx_params,
                            duration_s=duration_s, frontiers=_frontiers(stream, 1.0),
-                           rates=None if rates is None else lambda ts: rates(ts) * mix.inserts_per_op)
+                           rates=None if rates is None else _scaled(rates, per_op))
             n = min(len(itl.throttled), len(throttled))
             # A write needs both ranges: the step loses the larger of the two throttled shares.
             throttled[:n] = np.maximum(throttled[:n], itl.throttled[:n] * share)
             p99[:n] = np.maximum(p99[:n], itl.added_p99_ms[:n])
+    if "key_write_ops_per_s" in point and not projection.keys.empty:
+        attempts = _key_limit(projection, point, tl.t - step / 2, ops, attempts, throttled, cost_per_op, retry)
     return Outcome(t=tl.t, offered=ops, attempts=attempts, throttled=throttled, added_p99_ms=p99, tablets=tl.tablets)
+
+
+def _scaled(fn: Callable[[Any], Any], k: float) -> Callable[[Any], Any]:
+    return lambda x: fn(x) * k
+
+
+def _key_limit(projection: Projection, point: Mapping[str, float], t: np.ndarray, ops: np.ndarray,
+               attempts: np.ndarray, throttled: np.ndarray, cost_per_op: float, retry: float) -> np.ndarray:
+    """The per-key limit (``key_write_ops_per_s``): what the launch's units refuse, per step, into
+    ``throttled`` (in place); returns the requests per step with the refused writes sent again.
+
+    A unit never splits and no node helps it: it serves ``limit`` writes/s and refuses the rest; with
+    retries a unit at demand d sees (d − a·L) / (1 − a) requests (the range model's steady state). A
+    write needs its unit and its tablet: the step loses the larger share (as with an index range).
+    """
+    excess = projection.keys.excess(t, ops * projection.mix.rows_per_op, float(point["key_write_ops_per_s"]))
+    refused = excess / (1.0 - min(retry, 0.99))  # requests/s, retries included
+    extra = refused - excess  # writes sent again, on top of the operations
+    requests = attempts * cost_per_op + extra  # cost units/s: every write costs 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(requests > 0, refused / requests, 0.0)
+    np.maximum(throttled, np.minimum(share, 1.0), out=throttled)
+    return attempts + extra / max(cost_per_op, 1e-12)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -35,7 +34,7 @@ from keyramp.forecast._design import CellDesign
 from keyramp.forecast._forecast import Forecaster
 from keyramp.forecast._launch import Launch, cluster_stores
 from keyramp.forecast._plan_checks import Judged, Trial, judged
-from keyramp.keys import STRATEGIES, make_strategy
+from keyramp.keys import shard_template
 from keyramp.results._plan_doc import GOOGLE_RAMP, Ramp, RampShape, RateBand
 
 __all__ = ["GROWTHS", "HOLD_S", "PROBE_FACTOR", "Planner", "shard_template"]
@@ -55,27 +54,6 @@ STEP_RANGE_S = (20.0, 3600.0)
 GROWTHS = (0.5, 1.0)
 #: Start rates tried (ops/s): 500 × 2^k up to the target, and below 500 if a new range takes less.
 _STARTS = tuple(500.0 * 2.0 ** k for k in range(-3, 12))
-#: Named designs and the key part a shard prefix goes in front of (``shard(N)#seq``).
-_SHARD_BASES = {"sequential": "seq", "padded_sequential": "seq", "prefixed_sequential": "seq", "sharded": "seq",
-                "timestamp_only": "timestamp", "timestamp_first": "timestamp#seq"}
-_LEADING_SHARD = re.compile(r"\s*shard\(\s*\d+\s*\)\s*#(.+)")
-
-
-def shard_template(strategy: str, shards: int) -> str | None:
-    """``shard(N)#<the design's key>`` for a design with append points, or None (no such template)."""
-    base = _SHARD_BASES.get(strategy)
-    if base is None and strategy not in STRATEGIES:
-        match = _LEADING_SHARD.fullmatch(strategy)
-        base = match.group(1) if match else strategy
-    if base is None:
-        return None
-    template = f"shard({shards})#{base}"
-    try:
-        made = make_strategy(template)
-    except UsageError:
-        return None
-    return template if made.append_points() else None
-
 
 class Planner:
     """Searches for one cell (``design``) at ``target`` ops/s with throttled share ≤ ``throttle``.
@@ -105,6 +83,12 @@ class Planner:
         self.forecasts = 0  # full forecasts and trials run
 
     # -- launches and their judgement ----------------------------------------------------------
+
+    def variant(self, label: str, forecaster: Forecaster) -> str:
+        """Search ``forecaster`` (a variant of the cell's design, e.g. its keys sharded) under ``label``, like
+        a strategy: ``steady``, ``full`` and ``fastest_ramp`` take the label."""
+        self._forecasters.setdefault(label, forecaster)
+        return label
 
     def forecaster(self, strategy: str) -> Forecaster:
         """The cell's own, or one for a design the cell did not run (its keys regenerated)."""

@@ -41,20 +41,20 @@ def reforecast(run: Run, *, launch_file: Path | None = None, rate: float | None 
     from keyramp.forecast._run_designs import run_designs  # deferred: start-up cost
 
     designs = run_designs(run, cell=cell)
-    profile, backends = designs.profile, designs.backends
+    backends = designs.backends
     if (nodes is not None or storage is not None) and not cluster_stores(backends):
         raise UsageError(f"--nodes/--storage apply to stores with nodes (bigtable) only; this run's backends: "
                          f"{', '.join(backends)}")
     if launch_file is not None:
         launch = Launch.from_resolved(parse_launch(_launch_table(launch_file), src=str(launch_file),
                                                    backends=backends))
-    elif profile and isinstance(profile.get("launch"), dict):
-        launch = Launch.from_resolved(profile["launch"])
+    elif designs.launch is not None:
+        launch = designs.launch
     elif rate is not None:
         launch = Launch.constant(rate)
     else:
         raise UsageError(f"{run.path}: the run's profile has no [launch]; give --launch FILE or --rate N")
-    launch = launch.with_overrides(peak=rate if (launch_file or (profile or {}).get("launch")) else None,
+    launch = launch.with_overrides(peak=rate if (launch_file or designs.launch) else None,
                                    nodes=nodes, storage=storage, duration_s=duration_s)
     boxes = load_params_file(params, default_boxes()) if params else launch.boxes()
     return {c.cell_id: Forecaster(c.design, recorded=c.samples).forecast(launch, boxes=boxes).to_doc()

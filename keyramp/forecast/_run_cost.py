@@ -27,8 +27,8 @@ from keyramp.forecast._cost import (
     record_bytes,
     usage_of,
 )
+from keyramp.forecast._mix import op_mix
 from keyramp.forecast._prices import LABEL, Prices
-from keyramp.forecast._project import op_mix
 from keyramp.results._cost_doc import PricesUsed, WindowCost
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ class RunCost:
 
 def _cell_cost(profile: Profile, plan: CloudPlan, cell: CellPlan, prices: Prices,
                location: str | None) -> RunCellCost:
-    workload = profile.data["workload"]
+    workload = profile.workload
     store = prices.for_backend(cell.backend)
     loc = store.location(location, src=prices.files[-1] if prices.files else "prices")
     mix = op_mix({}, workload)  # what the profile declares: the run has not counted anything yet

@@ -111,6 +111,11 @@ class KeysCheck(JsonDoc):
     regenerated_hottest_1pct_share: float | None = None
     measured_append_points: int | None = None
     regenerated_append_points: int | None = None
+    append_points_resolved: bool | None = field(default=None, metadata=_doc(
+        "whether the recording has enough sampled inserts (8 a point) to show the design's append points"))
+    measured_hottest_key_share: float | None = field(default=None, metadata=_doc(
+        "the hottest key's share of the sampled operations' writes"))
+    expected_hottest_key_share: float | None = field(default=None, metadata=_doc("the design's"))
     agrees: bool | None = None
     tolerance: str | None = None
 

@@ -8,6 +8,7 @@ a second (``_locust_stats``), never per request.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from gevent.event import Event
 from locust import User, constant, task
 
 from keyramp.backends._base import Backend, Target
+from keyramp.backends._capture import Capture
 from keyramp.run._exceptions import WarmupTally
 from keyramp.run._pacer import Pacer
 from keyramp.run._recorder import Recorder
@@ -68,9 +70,15 @@ class KeyrampUser(User):
 
     def on_start(self) -> None:
         ctx = self.context
+        # A Python workload's client reports the requests its own code sends (what the store sees: the
+        # keys, kinds and index entries the recorder samples); keyramp's built-in ops return their keys.
+        target = ctx.target
+        self._capture = Capture() if ctx.workload.user_spec else None
+        if self._capture is not None:
+            target = dataclasses.replace(target, capture=self._capture)
         # One client per user, created here (after any fork): each owns its gRPC channel.
         try:
-            self.backend = ctx.backend_class(ctx.target)
+            self.backend = ctx.backend_class(target)
         except Exception as exc:
             ctx.user_errors.append(exc)
             raise
@@ -115,6 +123,9 @@ class KeyrampUser(User):
         intended = slot if ctx.open_model else started  # closed model: no queueing delay
         key = None
         error: BaseException | None = None
+        capture = self._capture
+        if capture is not None:
+            capture.take()  # what this user sent before (its warm-up, its first read) is not this op's
         ctx.in_flight += 1
         try:
             key = self.ops.run(op)
@@ -122,7 +133,9 @@ class KeyrampUser(User):
             error = exc
         finally:
             ctx.in_flight -= 1
-        ctx.recorder.record(op, key, intended, started, time.perf_counter(), error)  # type: ignore[union-attr]
+        ended = time.perf_counter()
+        calls = None if capture is None else capture.take()
+        ctx.recorder.record(op, key, intended, started, ended, error, calls)  # type: ignore[union-attr]
 
     def _warm_up(self, interval: float) -> None:
         """One unmeasured operation (JIT, connection pools, caches), then a pause."""

@@ -74,6 +74,8 @@ class CellWorkload:
             shape=parse_shape(wl.document),
         )
         self.ops = list(wl.ops)
+        #: A Python workload's ops that create the key they return (``workload.insert_ops``).
+        self.insert_ops = tuple(wl.insert_ops)
         #: Op name -> the function that performs it (the store's own where it differs; a Python
         #: workload's methods, built on first use: key-space analysis needs only the keys).
         self._op_table: dict[str, Operation] | None = None if wl.user else op_table(spec_for(backend), self.ops)
@@ -113,6 +115,22 @@ class CellWorkload:
         loaded = load_user(self.user_spec, base_dir=Path("/"))  # absolute in the resolved profile
         self._user_class = loaded.cls
         self._op_table = {name: operation(spec) for name, spec in loaded.ops.items()}
+
+    def sample_kinds(self) -> dict[str, str]:
+        """What a Python workload's ops do to the key they return, when their requests are not decoded: the
+        ops that create their key insert it, the others read it (``Recorder``'s ``kinds``)."""
+        if not self.user_spec:
+            return {}
+        inserts = set(self.insert_ops)
+        return {op: "insert" if op in inserts else "read" for op in self.ops}
+
+    def capture(self, namespace: str) -> tuple[Any, str] | None:
+        """A Python workload's store decoder of captured requests and the cell's namespace (``Recorder``'s
+        ``decode``); None for the built-in operations, whose keys keyramp chose itself."""
+        if not self.user_spec:
+            return None
+        decoder = spec_for(self.backend_name).capture_decoder()
+        return None if decoder is None else (decoder, namespace)
 
     def users_driver(self, driver: str) -> str:
         """The driver the cell's users run: the profile's, but always the official client for a

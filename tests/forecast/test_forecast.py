@@ -12,6 +12,7 @@ from keyramp.forecast import forecast_cell
 from keyramp.forecast._band import HOTSPOT_MIN, OK_MAX
 from keyramp.forecast._reforecast import format_table
 from keyramp.forecast._text import forecast_line
+from keyramp.profile import read_settings
 from keyramp.profile._profile import parse_profile
 from keyramp.results._forecast_doc import CellForecast
 
@@ -25,7 +26,7 @@ def _forecast(backend: str, strategy: str, launch: dict[str, Any], *, ops: dict[
                              "launch": launch})
     assert profile.launch is not None
     counts = counts or {op: int(3000 * share) for op, share in ops.items()}
-    return forecast_cell(backend=backend, strategy=strategy, profile=profile.data, launch=profile.launch,
+    return forecast_cell(backend=backend, strategy=strategy, settings=profile, launch=profile.launch,
                          cell_summary={"operations": {op: {"count": n} for op, n in counts.items()}}, **kw)
 
 
@@ -153,14 +154,14 @@ def _samples(keys: list[str], ops: list[str], seconds: float = 10.0):
                     key=np.array([k.encode() for k in keys]))
 
 
-def _app_profile(strategy: str, launch: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+def _app_profile(strategy: str, launch: dict[str, Any]) -> tuple[Any, Any]:
     profile = parse_profile({"name": "f", "backend": "firestore", "duration": "10s", "seed": 4,
                              "workload": {"ops": {"insert": 0.75, "read": 0.25}, "record_count": 500},
                              "keys": {"strategy": strategy}, "schedule": {"kind": "constant", "rate": 300},
                              "launch": launch})
     data = json.loads(json.dumps(profile.data))  # as a manifest stores it
     data["workload"].update(user="/app/orders.py:Orders", ops={"place": 0.75, "look": 0.25}, insert_ops=["place"])
-    return data, profile.launch
+    return read_settings(data), profile.launch
 
 
 def test_a_python_workload_is_forecast_from_the_keys_it_wrote_not_from_its_profiles_strategy() -> None:
@@ -172,7 +173,7 @@ def test_a_python_workload_is_forecast_from_the_keys_it_wrote_not_from_its_profi
     launch = {"kind": "constant", "rate": 5000, "duration": "1h"}
     data, parsed = _app_profile("sequential", launch)
     summary = {"operations": {"place": {"count": 2250}, "look": {"count": 750}}}
-    fc = forecast_cell(backend="firestore", strategy="sequential", profile=data, launch=parsed, cell_summary=summary,
+    fc = forecast_cell(backend="firestore", strategy="sequential", settings=data, launch=parsed, cell_summary=summary,
                        samples=_samples(uuids, ops))
     assert fc["projection"]["keys"] == "recorded" and "Python workload" in fc["projection"]["why"]
     assert fc["projection"]["append_points"] is None  # spread: what the app wrote
@@ -184,12 +185,12 @@ def test_a_python_workload_is_forecast_from_the_keys_it_wrote_not_from_its_profi
     assert stable["exact"] is False and stable["same_verdict"] is True and stable["max_difference"] <= 0.1, stable
     # The same app writing a counter of its own: one append point, forecast from the recording.
     counter = [f"order-{i:012d}" for i in range(3000)]
-    seq = forecast_cell(backend="firestore", strategy="random", profile=data, launch=parsed, cell_summary=summary,
+    seq = forecast_cell(backend="firestore", strategy="random", settings=data, launch=parsed, cell_summary=summary,
                         samples=_samples(counter, ops))
     assert seq["projection"]["keys"] == "recorded" and seq["projection"]["append_points"] == 1
     assert seq["verdict"] == "hotspot"
     # Without sampled keys there is nothing to project: no verdict, said so.
-    none = forecast_cell(backend="firestore", strategy="sequential", profile=data, launch=parsed, cell_summary=summary)
+    none = forecast_cell(backend="firestore", strategy="sequential", settings=data, launch=parsed, cell_summary=summary)
     assert none["verdict"] is None and none["reason"] == "no sampled keys to project"
 
 
@@ -207,7 +208,7 @@ def test_a_recording_that_disagrees_with_the_design_is_projected_instead_never_s
     spread = [f"{v:020d}" for v in rng.integers(0, 10**18, 3000)]
     measured = {"samples": 3000, "hottest_1pct_share": 0.012, "append_points": None}
     summary = {"operations": {"insert": {"count": 3000}}, "keyspace": measured}
-    fc = forecast_cell(backend="firestore", strategy="sequential", profile=profile.data, launch=profile.launch,
+    fc = forecast_cell(backend="firestore", strategy="sequential", settings=profile, launch=profile.launch,
                        cell_summary=summary, samples=_samples(spread, ["insert"] * 3000), cell_schedule=cell.schedule,
                        horizon_s=10.0)
     check = fc["projection"]["check"]
@@ -215,7 +216,7 @@ def test_a_recording_that_disagrees_with_the_design_is_projected_instead_never_s
     assert fc["projection"]["keys"] == "recorded" and "disagrees" in fc["projection"]["why"]
     assert fc["verdict"] != "hotspot"
     # No keys to project: uncertain, with the reason, instead of the design's verdict.
-    blind = forecast_cell(backend="firestore", strategy="sequential", profile=profile.data, launch=profile.launch,
+    blind = forecast_cell(backend="firestore", strategy="sequential", settings=profile, launch=profile.launch,
                           cell_summary=summary, cell_schedule=cell.schedule, horizon_s=10.0)
     assert blind["verdict"] == "uncertain" and "disagrees" in blind["reason"]
     # Never silent: the table `keyramp forecast` prints names the keys and why, under each verdict.
@@ -236,7 +237,7 @@ def test_sixty_four_shards_well_under_64_ranges_are_ok_at_any_ceiling(ceiling: i
                              "schedule": {"kind": "constant", "rate": 300},
                              "launch": {"kind": "ramp_500_50_5", "ceiling": ceiling, "duration": duration}})
     assert profile.launch is not None
-    fc = forecast_cell(backend="firestore", strategy="sharded", profile=profile.data, launch=profile.launch,
+    fc = forecast_cell(backend="firestore", strategy="sharded", settings=profile, launch=profile.launch,
                        cell_summary={"operations": {"insert": {"count": 3000}}})
     assert fc["projection"]["append_points"] == 64
     assert fc["verdict"] == "ok" and fc["throttled_fraction"]["high"] == 0.0

@@ -34,7 +34,7 @@ def design(backend: str, strategy: str, ops: dict[str, float] | None = None, **w
     profile = parse_profile({"name": "p", "backend": backend, "duration": "10s", "seed": 4,
                              "workload": {"ops": ops, "record_count": 500, **workload},
                              "keys": {"strategy": strategy}, "schedule": {"kind": "constant", "rate": 300}})
-    return CellDesign(backend=backend, strategy=strategy, profile=profile.data,
+    return CellDesign(backend=backend, strategy=strategy, settings=profile,
                       counts={op: 3000 * share for op, share in ops.items()})
 
 
@@ -226,7 +226,7 @@ def test_a_run_plans_its_cells_with_a_launch_unless_told_not_to_and_a_threshold_
                                  "thresholds": thresholds})
         summary = CellSummary.from_json({"operations": {"insert": {"count": 3000}}})
         plan_step(SimpleNamespace(profile=profile, cell=profile.cells[0], summary=summary, measured=True,
-                                  run_dir=tmp_path))
+                                  run_dir=tmp_path, forecaster=None))
         summary.thresholds = evaluate(profile.thresholds, summary)
         return summary.to_json()
 

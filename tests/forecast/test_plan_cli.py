@@ -215,13 +215,15 @@ def test_rehearsals_of_fixes_lint_clean_on_each_store(at_target: dict, tmp_path:
     each): its rehearsals are not held to them. On Firestore, what lint would flag and the plan
     forecast safe is acknowledged with the plan's evidence; nothing else is."""
     from keyramp.forecast._plan_profile import ANSWERED_RULES, write_rehearsal
+    from keyramp.profile import read_settings
     from keyramp.profile._lint import lint_profile
     from keyramp.results._plan_doc import CellPlan
 
     manifest = json.loads((Path(at_target["path"]) / "manifest.json").read_text())
     for cell_id in CELLS:
         plan = CellPlan.from_json(at_target["cells"][cell_id])
-        profile = write_rehearsal(tmp_path / f"{cell_id}.toml", plan, manifest["profile"], instance="load-1")
+        profile = write_rehearsal(tmp_path / f"{cell_id}.toml", plan, read_settings(manifest["profile"]),
+                                  instance="load-1")
         found = lint_profile(profile)
         assert not [f for f in found if f.severity == "error"], found
         assert set(profile.acknowledge) <= set(ANSWERED_RULES)

@@ -114,14 +114,15 @@ def keyvis_diagonal(runs: DesignRuns, tmp: Path) -> Row:
     heatmap keyramp draws (positions against the range at each moment) of the regenerated stream:
     the hottest bucket climbs with time for sequential ids; for random ids there is no line. The
     same check on a real emulator run's measured heatmap: tests/keyspace/test_keyspace_runs.py."""
-    from keyramp.forecast._project import op_mix, regenerated_projection
+    from keyramp.forecast._mix import op_mix
+    from keyramp.forecast._project import regenerated_projection
     from keyramp.keyspace import heatmap_data
 
     def line(strategy: str) -> tuple[float, float]:
         run = runs.run("datastore", strategy, ops={"insert": 1.0})
-        profile = run.manifest.profile
-        proj = regenerated_projection(profile=profile, backend="datastore", strategy=strategy,
-                                      mix=op_mix({"insert": 3000}, profile["workload"]), rate=lambda t: 300.0,
+        settings = run.manifest.settings
+        proj = regenerated_projection(settings=settings, backend="datastore", strategy=strategy,
+                                      mix=op_mix({"insert": 3000}, settings.workload), rate=lambda t: 300.0,
                                       duration_s=10.0, existing=500, samples=3000, exact=False)
         assert proj.positions is not None
         return diagonal_line(heatmap_data(proj.positions, proj.t, buckets=100, time_bins=20)["counts"])

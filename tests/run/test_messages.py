@@ -70,7 +70,7 @@ def _plan() -> WorkerPlan:
                              "schedule": {"kind": "step", "steps": [10, 20], "step": "1s", "time_scale": 2}})
     cell = profile.cells[0]
     return WorkerPlan(token="run/c00", cell_id=cell.id, backend=cell.backend, strategy=cell.strategy,
-                      duration_s=cell.duration_s, time_scale=cell.time_scale, profile=profile.data,
+                      duration_s=cell.duration_s, time_scale=cell.time_scale, resolved=profile.data,
                       address=Target(backend="datastore", project="p", endpoint="127.0.0.1:1", namespace="n",
                                      unindexed=frozenset({"b", "a"})),
                       target_kind="emulator", worker_index=1, workers=2, key_samples_per_s=50,

@@ -230,7 +230,7 @@ def test_run_page_shows_the_launch_forecast_with_its_sources(tmp_path: Path) -> 
                              "keys": {"strategy": "sequential"},
                              "launch": {"kind": "constant", "rate": 3000, "duration": "20m"}})
     assert profile.launch is not None
-    fc = forecast_cell(backend="datastore", strategy="sequential", profile=profile.data, launch=profile.launch,
+    fc = forecast_cell(backend="datastore", strategy="sequential", settings=profile, launch=profile.launch,
                        cell_summary={"operations": {"insert": {"count": 1000}}})
     fc["projection"]["why"] = XSS  # text from the file is escaped
     summary = json.loads((path / "summary.json").read_text())

@@ -123,11 +123,12 @@ DATASTORE = StoreSpec(
     records=_RECORDS,
     driver_lacks=_GRPC_LACKS,
     rules=frozenset({"BP-RAMP-1", "BP-KEY-3", "BP-RATE-1"}),
-    hotspot_fix=("server_allocated", "random", "hashed_prefix"),
+    hotspot_fix=("BP-KEY-2", "BP-KEY-1", "BP-KEY-3"),
     workload_key=datastore_key,
     tablets=_tablets("datastore"),
     cloud=CloudSpec(writes_under="Datastore kind"),
     client_libraries=_LIBRARIES,
+    capture="keyramp.backends.datastore._capture:decode",
 )
 
 FIRESTORE_DATASTORE = StoreSpec(
@@ -146,11 +147,12 @@ FIRESTORE_DATASTORE = StoreSpec(
     records=_RECORDS,
     driver_lacks=_GRPC_LACKS,
     rules=frozenset({"BP-RAMP-1", "BP-KEY-3", "BP-RATE-1", "BP-RATE-2"}),
-    hotspot_fix=("server_allocated", "random", "hashed_prefix"),
+    hotspot_fix=("BP-KEY-2", "BP-KEY-1", "BP-KEY-3"),
     workload_key=datastore_key,
     tablets=_tablets("firestore-datastore"),
     cloud=CloudSpec(writes_under="Datastore-mode kind"),
     client_libraries=_LIBRARIES,
+    capture="keyramp.backends.datastore._capture:decode",
 )
 
 SPECS: Final = (DATASTORE, FIRESTORE_DATASTORE)
