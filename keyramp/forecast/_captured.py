@@ -34,14 +34,14 @@ from keyramp.keyspace._metrics import append_runs
 from keyramp.profile import Settings
 from keyramp.workload import CellWorkload
 
-__all__ = ["IndexRange", "design_keys", "index_ranges", "recorded_mix"]
+__all__ = ["DESIGN_SHARE", "IndexRange", "design_keys", "index_ranges", "keys_found", "recorded_mix"]
 
 #: Entries an index needs in the recording before its range is projected.
 _MIN_ENTRIES = 16
 #: Recorded inserts checked against the strategy's keys, and the keys generated for it at most.
-_CHECKED, _GENERATED = 200, 300_000
+_CHECKED, _GENERATED = 200, 100_000
 #: Share of the recorded inserts that must be the strategy's keys for the strategy's range to stand.
-_DESIGN_SHARE = 0.9
+DESIGN_SHARE = 0.9
 _CLASS_OF = {b"insert": ("write", "new"), b"write": ("write", "existing"), b"transform": ("write", "existing"),
              b"delete": ("write", "existing"), b"read": ("read", "existing")}
 
@@ -82,25 +82,33 @@ def recorded_mix(samples: CellKeys, counts: Mapping[str, float]) -> OpMix | None
                  not_projected=tuple(sorted(skipped)), deletes_per_op=deletes / kept)
 
 
-def design_keys(samples: CellKeys, *, settings: Settings, backend: str, strategy: str, existing: int,
-                inserted: float) -> bool:
-    """Whether the keys the recording shows are the strategy's (``keys.new()``, ``keys.existing()``), so its
-    range stands for the cell's: at least 90 % of up to 200 of them among the keys of the insert indexes the
-    cell can have used (the preload and warm-up's, then its own inserts; at most 300,000 of them)."""
+def keys_found(samples: CellKeys, *, settings: Settings, backend: str, strategy: str, existing: int,
+               inserted: float) -> float:
+    """The share of the keys the recording shows that are the strategy's (``keys.new()``, ``keys.existing()``):
+    up to 200 of them, among the keys of the insert indexes the cell can have used (the preload and warm-up's,
+    then its own inserts; at most 100,000 of each)."""
     if not len(samples):
-        return True
+        return 1.0
     try:
         wl = CellWorkload(backend=backend, strategy=strategy, settings=settings)
     except (UsageError, KeyError, TypeError, ValueError):
-        return False
+        return 0.0
     if wl.strategy.server_allocated:
-        return False
+        return 0.0
     before = max(existing, wl.record_count)
     indexes = [*range(min(before, _GENERATED)), *range(before, before + min(int(2 * inserted) + 1, _GENERATED))]
     known = {key_sort_text(wl.key_of(i)).encode() for i in indexes}  # type: ignore[arg-type]
     keys = np.unique(samples.key)
     picked = keys[np.linspace(0, len(keys) - 1, min(_CHECKED, len(keys))).astype(np.int64)]
-    return float(np.mean([k in known for k in picked.tolist()])) >= _DESIGN_SHARE
+    return float(np.mean([k in known for k in picked.tolist()]))
+
+
+def design_keys(samples: CellKeys, *, settings: Settings, backend: str, strategy: str, existing: int,
+                inserted: float) -> bool:
+    """Whether the keys the recording shows are the strategy's, so its range stands for the cell's
+    (``keys_found`` at least 90 %)."""
+    return keys_found(samples, settings=settings, backend=backend, strategy=strategy, existing=existing,
+                      inserted=inserted) >= DESIGN_SHARE
 
 
 @dataclass(frozen=True, kw_only=True)

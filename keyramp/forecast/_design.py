@@ -21,6 +21,7 @@ import numpy as np
 
 from keyramp._errors import UsageError
 from keyramp.backends import STORES
+from keyramp.forecast._captured import DESIGN_SHARE, keys_found
 from keyramp.forecast._keyload import MIN_HOT
 from keyramp.forecast._mix import OpMix, op_mix
 from keyramp.forecast._project import regenerated_projection
@@ -28,7 +29,7 @@ from keyramp.keys import KeyStrategy, make_distribution, make_strategy
 from keyramp.keyspace._analyse import existing_records
 from keyramp.keyspace._load import CellKeys
 from keyramp.keyspace._metrics import hotspot_metrics
-from keyramp.profile import Cell, Settings
+from keyramp.profile import Cell, Settings, rebuilds_keys
 from keyramp.profile._schedules import Schedule
 from keyramp.results._forecast_doc import KeysCheck, written
 from keyramp.results._keyspace_doc import KeyspaceFigures
@@ -112,6 +113,9 @@ def why_not_regenerated(design: CellDesign) -> str | None:
     """Why the cell's keys cannot be regenerated from its design, or None if they can."""
     if design.settings is None:
         return "no profile in the run: the recorded keys are projected"
+    if not rebuilds_keys(design.settings):
+        return "the run's profile does not say how its keys were made (its seed, keys, workload): the recorded keys " \
+               "are projected"
     if design.python_workload:
         return "a Python workload writes its own keys: the keys it really wrote are projected"
     made = design.key_strategy
@@ -252,14 +256,30 @@ class KeysChoice:
     unavailable: str | None = None
 
 
+def foreign_keys(design: CellDesign, recording: CellKeys) -> str | None:
+    """Why the recorded keys are not the design's (a hand-made run, a store's own ids), or None: they are. The
+    regenerated stream is the recorded one, drawn again: a recording of other keys is projected itself."""
+    assert design.settings is not None
+    inserted = design.mix.inserts_per_op * sum(design.counts.values())
+    found = keys_found(recording, settings=design.settings, backend=design.backend, strategy=design.strategy,
+                       existing=design.existing or design.record_count, inserted=inserted)
+    if found >= DESIGN_SHARE:
+        return None
+    return (f"the recorded keys are not the strategy's ({found:.0%} of the sampled keys are among its keys): the "
+            "recorded keys are projected")
+
+
 def choose_keys(design: CellDesign, *, has_recording: Callable[[], bool],
                 samples: Callable[[], CellKeys | None] | None = None) -> KeysChoice:
     """Regenerated when the design rebuilds the keys the cell wrote (and the check agrees), else recorded.
     ``samples``: the cell's sampled keys (the check's hottest key), loaded only for a regenerable design."""
     why = why_not_regenerated(design)
+    recording = None if why is not None or samples is None else samples()
+    if recording is not None and why is None:
+        why = foreign_keys(design, recording)
     if why is None:
         try:
-            check = pattern_check(design, None if samples is None else samples())
+            check = pattern_check(design, recording)
         except (UsageError, KeyError, TypeError, ValueError):
             check = None
         if check is None or check.agrees:

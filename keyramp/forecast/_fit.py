@@ -72,7 +72,8 @@ def traces_from_runs(runs: Iterable[Run]) -> list[Trace]:
     for run in runs:
         manifest = run.manifest
         settings = None if manifest is None else manifest.settings
-        if manifest is None or settings is None:
+        # A keyramp run's manifest keeps its resolved profile, workload and all (an older one too).
+        if manifest is None or settings is None or "workload" not in (manifest.profile or {}):
             raise UsageError(f"{run.path}: no resolved profile in manifest.json: not a keyramp run")
         for cell in manifest.cells:
             rows = [r for r in read_timeseries(run, cell=cell.id, op=ALL_OPS).to_pylist() if r["target_ops_per_s"]]

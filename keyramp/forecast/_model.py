@@ -134,7 +134,7 @@ def run_point(projection: Projection, *, kind: str, point: Mapping[str, float], 
             throttled[:n] = np.maximum(throttled[:n], itl.throttled[:n] * share)
             p99[:n] = np.maximum(p99[:n], itl.added_p99_ms[:n])
     if "key_write_ops_per_s" in point and not projection.keys.empty:
-        attempts = _key_limit(projection, point, tl.t - step / 2, ops, attempts, throttled, cost_per_op, retry)
+        attempts = _key_limit(projection, point, tl.t - step / 2, ops, attempts, throttled, retry)
     return Outcome(t=tl.t, offered=ops, attempts=attempts, throttled=throttled, added_p99_ms=p99, tablets=tl.tablets)
 
 
@@ -143,19 +143,20 @@ def _scaled(fn: Callable[[Any], Any], k: float) -> Callable[[Any], Any]:
 
 
 def _key_limit(projection: Projection, point: Mapping[str, float], t: np.ndarray, ops: np.ndarray,
-               attempts: np.ndarray, throttled: np.ndarray, cost_per_op: float, retry: float) -> np.ndarray:
+               attempts: np.ndarray, throttled: np.ndarray, retry: float) -> np.ndarray:
     """The per-key limit (``key_write_ops_per_s``): what the launch's units refuse, per step, into
     ``throttled`` (in place); returns the requests per step with the refused writes sent again.
 
     A unit never splits and no node helps it: it serves ``limit`` writes/s and refuses the rest; with
     retries a unit at demand d sees (d − a·L) / (1 − a) requests (the range model's steady state). A
-    write needs its unit and its tablet: the step loses the larger share (as with an index range).
+    refused write fails its operation (an increment's read with it), so the share is of the operations
+    sent. A write needs its unit and its tablet: the step loses the larger share (as with an index range).
     """
     excess = projection.keys.excess(t, ops * projection.mix.rows_per_op, float(point["key_write_ops_per_s"]))
-    refused = excess / (1.0 - min(retry, 0.99))  # requests/s, retries included
-    extra = refused - excess  # writes sent again, on top of the operations
-    requests = attempts * cost_per_op + extra  # cost units/s: every write costs 1
+    refused = excess / (1.0 - min(retry, 0.99))  # operations/s, retries included
+    extra = refused - excess  # operations sent again
+    sent = attempts + extra
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(requests > 0, refused / requests, 0.0)
+        share = np.where(sent > 0, refused / sent, 0.0)
     np.maximum(throttled, np.minimum(share, 1.0), out=throttled)
-    return attempts + extra / max(cost_per_op, 1e-12)
+    return sent

@@ -16,7 +16,7 @@ from keyramp.keyspace._load import CellKeys, KeyPositions, Reference, key_positi
 from keyramp.keyspace._metrics import analyze_cell, summary_entry
 from keyramp.keyspace._reference import cell_reference, existing_before
 from keyramp.keyspace._tablets import TabletTimeline
-from keyramp.profile import Cell, Settings
+from keyramp.profile import Cell, Settings, rebuilds_keys
 from keyramp.profile._schedules import Schedule
 from keyramp.results._catalog import Run
 from keyramp.results._keyspace_doc import KeyspaceFigures
@@ -29,7 +29,7 @@ __all__ = ["analyse_samples", "as_inserts", "cell_duration", "cell_existing", "c
 def reference_or_none(*, settings: Settings | None, backend: str, strategy: str, samples: CellKeys,
                       sample_rate: float, existing: int | None = None) -> Reference | None:
     """The cell's key range from its settings, or None (rank among the samples) if it cannot be rebuilt."""
-    if settings is None:
+    if settings is None or not rebuilds_keys(settings):
         return None
     try:
         return cell_reference(settings=settings, backend=backend, strategy=strategy, samples=samples,

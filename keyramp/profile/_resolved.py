@@ -23,7 +23,7 @@ from keyramp.profile._model import Cell, Settings
 from keyramp.profile._schedules import make_schedule
 from keyramp.profile._schema import Section
 
-__all__ = ["read_launch", "read_settings", "run_cell"]
+__all__ = ["read_launch", "read_settings", "rebuilds_keys", "run_cell"]
 
 
 @functools.cache
@@ -53,9 +53,18 @@ def read_settings(data: Mapping[str, Any] | None) -> Settings | None:
     if not isinstance(data, Mapping):
         return None
     try:
-        return Settings.from_data(_merged(Settings, data, _defaults()))
+        settings = Settings.from_data(_merged(Settings, data, _defaults()))
     except (UsageError, KeyError, TypeError, ValueError):
         return None
+    object.__setattr__(settings, "_defaulted", frozenset(o.wire for o in Settings.options() if o.wire not in data))
+    return settings
+
+
+def rebuilds_keys(settings: Settings) -> bool:
+    """Whether ``settings`` say how the run made its keys: its seed, key strategies and workload were in the
+    table (a run's always are; a hand-made table without them gets defaults that are not what ran)."""
+    defaulted = settings.__dict__.get("_defaulted", frozenset())
+    return not {"seed", "keys", "workload"} & defaulted
 
 
 def read_launch(data: Mapping[str, Any] | None) -> LaunchSettings | None:

@@ -239,10 +239,12 @@ def test_a_run_plans_its_cells_with_a_launch_unless_told_not_to_and_a_threshold_
 
 
 def test_when_no_key_design_helps_the_fix_says_so_and_shows_the_failing_check() -> None:
-    # A monotonic indexed field: its own index range takes every insert (500/s, published) whatever the key.
+    # A monotonic indexed field: its own index range takes every insert (500/s, published) whatever the key:
+    # the plan names the index as the limit, and its fix (exempt the field) is checked without that range.
     d = design("firestore", "random", indexed_value="monotonic")
     p = plan(d, 2000)
     assert not p.reachable and p.sustainable_ops_per_s is not None and p.sustainable_ops_per_s.high <= 2000 / 1.05
+    assert p.why.startswith("the index range(s) index:created")
     fix = p.fix
-    assert fix is not None and fix.kind == "key_design" and fix.value is None and fix.ramp is None
-    assert fix.forecast is not None and not fix.forecast.passes and "index:created" in fix.why
+    assert fix is not None and fix.kind == "index" and fix.value is None and "exempt created" in fix.design
+    assert fix.forecast is not None and fix.forecast.passes and "index:created" in fix.why
