@@ -8,6 +8,7 @@ issue's designs (a counter, its shards, spread keys under 500/50/5).
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from collections.abc import Mapping
@@ -91,6 +92,32 @@ def test_time_templates_bucket_by_the_launchs_own_clock() -> None:
     hours = Counter(op.accesses[0].key.split(b"#")[1] for _, op in ops)
     assert len(hours) in (2, 3)  # two hours of the launch: two or three calendar hours, never thousands
     assert min(hours.values()) < max(hours.values()) and sum(hours.values()) == len(ops)
+
+
+def test_at_one_kth_an_insert_takes_the_index_the_launch_inserts_then() -> None:
+    """A thinning of the launch, not a slowed copy: at k = 50 the insert at second t is the launch's
+    (record_count + 1,000 t), so a pattern of the insert index (``shard(1000)``, a prefixed ``created``)
+    cycles at the launch's pace; reads pick among the records the launch has made by then."""
+    ops = stream("firestore", "sequential", {"insert": 0.5, "read": 0.5}, rate=2000.0, duration_s=60.0, k=50)
+    inserts = [(t, int(op.accesses[0].key)) for t, op in ops if op.kind == "write"]
+    assert all(abs(key - 1 - (500 + 1000 * t)) <= 200 for t, key in inserts), inserts[:5]  # ids are index + 1
+    assert [key for _, key in inserts] == sorted({key for _, key in inserts})  # each once, in order
+    late = [int(op.accesses[0].key) for t, op in ops if op.kind == "read" and t > 50]
+    assert max(late) > 40_000  # picked among the ~55,000 records made by then (a slowed copy: ~1,600)
+    same = stream("firestore", "sequential", {"insert": 0.5, "read": 0.5}, rate=2000.0, duration_s=1.0, k=1)
+    assert [int(op.accesses[0].key) for _, op in same if op.kind == "write"][:3] == [501, 502, 503]  # k = 1: each
+
+
+def test_at_one_kth_an_entity_group_fills_whole_one_group_in_k() -> None:
+    """A Datastore entity group takes consecutive inserts: at 1/k a group the stream writes gets all of them,
+    at the launch's rate ÷ k (its per-key limit sees the launch's load), and one group in k is written."""
+    ops = stream("datastore", "sequential", {"insert": 1.0}, entity_group_size=20, rate=1000.0, duration_s=30.0,
+                 k=10)
+    units = [op.units[0] for _, op in ops]
+    runs = [len(list(group)) for _, group in itertools.groupby(units)]
+    assert sum(n == 20 for n in runs) >= len(runs) - 2  # whole groups (the first and the last may be cut)
+    parents = sorted({int(u) for u in units})
+    assert len(parents) == len(runs) and parents[-1] - parents[0] > 5 * len(parents)  # about one group in 10
 
 
 def test_entity_groups_are_the_unit_where_the_store_has_them() -> None:

@@ -1,0 +1,366 @@
+"""The fast forecast against the per-operation reference model, on designs nobody named.
+
+``hypothesis`` draws a design — templates with skewed and uniform tenants, calendar buckets, shards,
+reversed and hashed parts; counters; field promotion; an app's own ids (a Python workload and the keys
+it recorded); updates of existing keys; indexed fields; Datastore entity groups — on one of the four
+stores, and a launch (constant, 500/50/5, a 10× jump; Bigtable's nodes). Each is written as a finished
+one-cell run and forecast through ``reforecast`` (what ``keyramp forecast RUN --launch FILE`` calls);
+the reference model replays the same launch one operation at a time at 1/k (``tests/_differential.py``).
+At the mid point of the store's box the throttled shares must agree within max(0.07, 25 % of the
+larger) and the verdicts match (adjacent ones only where a figure is within that of the threshold).
+Scale invariance: the launch and the box ÷ k give the same share, in both models.
+
+The per-commit tier runs 25 designs (derandomized), the extended tier 200 with the corners of the box
+(docs/keyspace-model.md, "Differential suite"; ``pytest -m extended tests/forecast/test_differential.py``).
+Every example is run and judged; the test fails at the end with every disagreement listed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _designs import DesignRuns
+from _differential import ABS_TOL, App, Design, LaunchPlan, Verdicts, box_of, fast, judge, reference
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+import keyramp.forecast._forecast as ff
+import keyramp.forecast._project as fp
+from keyramp.keys import make_strategy
+
+settings.register_profile("differential", derandomize=True, deadline=None, database=None, print_blob=True,
+                          phases=(Phase.explicit, Phase.generate),  # every example judged: no shrinking
+                          suppress_health_check=list(HealthCheck))
+PROFILE = settings.get_profile("differential")
+
+STORES = ("datastore", "firestore", "firestore-datastore", "bigtable")
+_CALENDAR = ("yyyymm", "yyyymmdd", "yyyymmddhh", "yyyymmddhhmm")
+_PICKS = ("", ", uniform", ", zipfian", ", round_robin")
+_MIXES = ((("insert", 1.0),), (("insert", 0.8), ("read", 0.2)), (("insert", 0.5), ("read", 0.3), ("update", 0.2)))
+FAMILIES = ("template", "counter", "promotion", "app", "updates", "indexed", "named", "groups")
+#: Launch operations at most (the reference runs them at 1/k, k ≤ K_MAX): 2 × REF_OPS at the coarsest scale.
+BUDGET = {"bigtable": 24e6, "serverless": 2.4e6}
+
+
+def _template(draw: st.DrawFn) -> str:
+    n = draw(st.sampled_from((2, 5, 20, 100, 1000)))
+    cal = draw(st.sampled_from(_CALENDAR))
+    pick = draw(st.sampled_from(_PICKS))
+    return draw(st.sampled_from((
+        f"tenant({n}{pick})#seq", f"tenant({n}{pick})#{cal}#seq", f"{cal}#seq", f"shard({n})#{cal}#seq",
+        f"shard({n})#timestamp", f"shard({n})#seq", "reverse(seq)", f"device({n})#reverse_ts", "hash4(user)#user",
+        f"{cal}#hash4(user)#user", f"hash2(tenant({n}))#tenant({n})#seq", "uuid", f"tenant({n}{pick})#uuid")))
+
+
+def _family(draw: st.DrawFn, family: str, backend: str) -> Design:
+    ops = draw(st.sampled_from(_MIXES))
+    if family == "template":
+        return Design(family, backend, _template(draw), ops)
+    if family == "counter":  # one document or row, or a few (a counter's shards): increments or updates
+        op = draw(st.sampled_from(("increment", "update")))
+        mix = draw(st.sampled_from((((op, 1.0),), ((op, 0.8), ("read", 0.2)))))
+        count = draw(st.sampled_from((1, 3, 20)))
+        return Design(family, backend, "sequential", mix, workload=(("record_count", count),))
+    if family == "promotion":
+        n = draw(st.sampled_from((5, 50, 500, 5000)))
+        return Design(family, backend, draw(st.sampled_from((f"device({n})#timestamp", "field_promotion"))), ops)
+    if family == "app":
+        app = App(draw(st.sampled_from(("uuid", "orders", "tenants"))), tenants=draw(st.sampled_from((5, 50))),
+                  skewed=draw(st.booleans()), reads=draw(st.sampled_from((0.0, 0.2))),
+                  updates=draw(st.sampled_from((0.0, 0.1))), bumps=draw(st.sampled_from((0.0, 0.0, 0.05))),
+                  index=None if backend == "bigtable" else draw(st.sampled_from((None, "time", "status"))))
+        return Design(family, backend, "random", app=app)
+    if family == "updates":
+        mix = draw(st.sampled_from(((("update", 0.5), ("read", 0.5)), (("insert", 0.3), ("update", 0.7)),
+                                    (("update", 1.0),))))
+        dist = draw(st.sampled_from(("uniform", "zipfian", "hotspot", "latest")))
+        count = draw(st.sampled_from((50, 1000, 100_000)))
+        return Design(family, backend, draw(st.sampled_from(("random", "sequential", "hashed_prefix"))), mix,
+                      workload=(("read_distribution", dist), ("record_count", count)))
+    if family == "indexed":
+        kind = draw(st.sampled_from(("monotonic", "prefixed", "unindexed", "document")))
+        wl = ((("document", {"room": "string", "sent_at": "timestamp"}),) if kind == "document"
+              else (("indexed_value", kind),))
+        return Design(family, backend, draw(st.sampled_from(("random", "hashed_prefix", "sequential"))), ops,
+                      workload=wl)
+    if family == "groups":
+        return Design(family, backend, draw(st.sampled_from(("random", "sequential"))), ops,
+                      workload=(("entity_group_size", draw(st.sampled_from((5, 20, 100)))),))
+    name = draw(st.sampled_from(("sequential", "timestamp_first", "random", "hashed_prefix", "reversed_id",
+                                 "reverse_timestamp", "sharded", "time_bucket_shard", "domain")))
+    return Design(family, backend, name, ops,
+                  params=(("shards", draw(st.sampled_from((2, 8, 64, 512)))),) if name == "sharded" else ())
+
+
+@st.composite
+def designs(draw: st.DrawFn) -> Design:
+    """Every family the issue names, on every store that has it."""
+    family, backend = draw(st.sampled_from(FAMILIES)), draw(st.sampled_from(STORES))
+    if (family == "groups" and backend not in ("datastore", "firestore-datastore")) or (
+            family == "indexed" and backend == "bigtable"):
+        family = "template"
+    return _family(draw, family, backend)
+
+
+@st.composite
+def plans(draw: st.DrawFn, backend: str) -> LaunchPlan:
+    """A launch the reference affords: constant (a jump from nothing), 500/50/5 or a 10× jump, as long as the
+    budget allows (the longest of 30, 20, 15, 10, 5, 3, 2 minutes that fits)."""
+    bigtable = backend == "bigtable"
+    base = draw(st.sampled_from((2_000.0, 8_000.0, 30_000.0, 120_000.0) if bigtable else
+                                (200.0, 800.0, 2_500.0, 8_000.0, 20_000.0)))
+    rate = float(round(draw(st.floats(0.6, 1.6)) * base))
+    kind = draw(st.sampled_from(("constant", "ramp", "jump")))
+    nodes = draw(st.integers(1, 8)) if bigtable else None
+    budget = BUDGET["bigtable" if bigtable else "serverless"]
+    for minutes in (30, 20, 15, 10, 5, 3, 2):
+        plan = LaunchPlan(kind, rate, minutes, nodes)
+        if plan.launch(backend).total_ops() <= budget:
+            return plan
+    return plan
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[Design, LaunchPlan]:
+    design = draw(designs())
+    return design, draw(plans(design.backend))
+
+
+#: Disagreements found and not fixed here (docs/keyspace-model.md, "Differential suite"): each excuses only its
+#: own direction (the fast forecast above or below the reference) on the designs it names, and each has a
+#: strict xfail below that passes the day the fast model agrees.
+KNOWN: dict[str, tuple[str, str]] = {
+    "group-burst": ("fast_high", "an entity group filled by ≤ 20 consecutive inserts: the fast model refuses every "
+                                 "write over 1/s within each second, the reference admits a burst of up to 10 (its "
+                                 "bucket: the 10-s window at 1 write/s); Google publishes a sustained rate only"),
+    "moving-hot-record": ("fast_high", "updates picked by `latest` or scrambled `zipfian` while inserts run: the "
+                                       "hottest record moves with every insert, the fast model holds it still"),
+    "index-updates": ("fast_low", "updates of records with an indexed field write index entries (keyramp's update "
+                                  "writes a new value and removes the old entry); the fast model's index ranges take "
+                                  "inserts only"),
+    "append-tablet-reads": ("fast_high", "an append point with reads or updates of existing records on a ramp: the "
+                                         "fast model's append tablet stops splitting (the split is refused and looked "
+                                         "at again after 4 delays) and throttles; the reference keeps splitting it"),
+}
+
+
+def _mix(d: Design) -> set[str]:
+    return {op for op, w in d.ops if w > 0}
+
+
+def known(d: Design, plan: LaunchPlan) -> str | None:
+    """The known disagreement ``d`` belongs to, if any (``KNOWN``)."""
+    wl = dict(d.workload)
+    mix = _mix(d)
+    if wl.get("entity_group_size", 0) and wl["entity_group_size"] <= 20 and "insert" in mix:
+        return "group-burst"
+    if wl.get("read_distribution") in ("latest", "zipfian") and "insert" in mix and mix & {"update", "increment"}:
+        return "moving-hot-record"
+    indexed = wl.get("indexed_value") in ("monotonic", "prefixed") or "document" in wl
+    if indexed and "update" in mix and d.backend != "bigtable":
+        return "index-updates"
+    if d.app is None and plan.kind == "ramp" and mix - {"insert"}:
+        points = make_strategy(d.strategy, seed=3, params=dict(d.params) or None, backend=d.backend).append_points()
+        if points is not None and points <= 8:
+            return "append-tablet-reads"
+    return None
+
+
+def excused(d: Design, plan: LaunchPlan, v: Verdicts) -> str | None:
+    """The known disagreement that explains ``v``'s problems: its class, in its direction."""
+    name = known(d, plan)
+    if name is None:
+        return None
+    high = v.fast_share > v.ref_share + v.bias
+    return name if (KNOWN[name][0] == "fast_high") == high else None
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> DesignRuns:
+    return DesignRuns(tmp_path_factory.mktemp("differential"))
+
+
+def compare(runs: DesignRuns, design: Design, plan: LaunchPlan, label: str = "mid") -> Verdicts:
+    """Fast vs reference at one point of the box: ``mid`` (the fast forecast over the whole box, read at its
+    mid point), or ``favourable`` / ``unfavourable`` (a box of that one point, ``--params``)."""
+    if label == "mid":
+        return judge(fast(runs, design, plan), reference(runs, design, plan))
+    point = box_of(design.backend).corner(favourable=label == "favourable")
+    return judge(fast(runs, design, plan, point=point), reference(runs, design, plan, point=point))
+
+
+#: The issue's designs (80 % writes), judged first in every tier: a counter on Firestore under 500/50/5 and on
+#: a 19-node Bigtable; tenant × hour × sequence at 10,000 ops/s (its hottest tenant); field promotion; an app's
+#: uuids under 500/50/5; an app's indexed time field over spread ids; a monotonic indexed field; and the
+#: quickstart's sequential ids.
+ISSUE_CASES = (
+    (Design("counter", "firestore", "sequential", (("increment", 0.8), ("read", 0.2)), workload=(("record_count", 1),)),
+     LaunchPlan("ramp", 100_000.0, 20)),
+    (Design("counter", "bigtable", "sequential", (("increment", 0.8), ("read", 0.2)), workload=(("record_count", 1),)),
+     LaunchPlan("constant", 20_000.0, 10, nodes=19)),
+    (Design("template", "firestore", "tenant(20)#yyyymmddhh#seq", (("insert", 0.8), ("read", 0.2))),
+     LaunchPlan("constant", 10_000.0, 15)),
+    (Design("promotion", "firestore", "device(5000)#timestamp", (("insert", 0.8), ("read", 0.2))),
+     LaunchPlan("ramp", 10_000.0, 20)),
+    (Design("app", "firestore", "random", app=App("uuid")), LaunchPlan("ramp", 5000.0, 20)),
+    (Design("app", "firestore", "random", app=App("uuid", index="time")), LaunchPlan("constant", 2000.0, 15)),
+    (Design("indexed", "firestore", "random", (("insert", 0.8), ("read", 0.2)),
+            workload=(("indexed_value", "monotonic"),)), LaunchPlan("jump", 3000.0, 10)),
+    (Design("named", "datastore", "sequential", (("insert", 0.8), ("read", 0.2))), LaunchPlan("ramp", 10_000.0, 20)),
+)
+
+
+def run_examples(runs: DesignRuns, examples: int, labels: tuple[str, ...] = ("mid",),
+                 report: Callable[[dict[str, Any]], None] | None = None) -> tuple[list[str], list[str]]:
+    """Judge the issue's cases and ``examples`` drawn ones at ``labels``: (disagreements, known disagreements),
+    one line each."""
+    failures: list[str] = []
+    excuses: list[str] = []
+
+    @settings(PROFILE, max_examples=examples)
+    @given(case=cases())
+    def drawn(case: tuple[Design, LaunchPlan]) -> None:
+        each(case)
+
+    def each(case: tuple[Design, LaunchPlan]) -> None:
+        design, plan = case
+        for label in labels:
+            started = time.perf_counter()
+            v = compare(runs, design, plan, label)
+            why = excused(design, plan, v) if v.problems else None
+            line = f"{design} {plan} at {label}: {v} -- {'; '.join(v.problems)}"
+            if v.problems:
+                (excuses if why else failures).append(f"[{why}] {line}" if why else line)
+            if report is not None:
+                report({"design": repr(design), "plan": repr(plan), "label": label, "fast": [v.fast_share, v.fast_peak,
+                        v.fast_verdict], "reference": [v.ref_share, v.ref_peak, v.ref_verdict], "k": v.k,
+                        "bias": v.bias, "problems": v.problems, "known": why,
+                        "seconds": time.perf_counter() - started})
+
+    for case in ISSUE_CASES:
+        each(case)
+    drawn()
+    return failures, excuses
+
+
+@pytest.mark.slow
+def test_the_fast_forecast_agrees_with_the_reference_on_25_designs(runs: DesignRuns) -> None:
+    """The issue's 8 designs and 17 drawn ones, at the mid point of the box."""
+    failures, excuses = run_examples(runs, 25 - len(ISSUE_CASES))
+    assert not failures, f"{len(failures)} of 25 designs disagree:\n" + "\n".join(failures + excuses)
+
+
+#: Designs whose share does not depend on how many keys the launch writes (the box ÷ k is the same store for
+#: them): an entity group, or updates over a population inserts grow, hold their own counts.
+def _scale_free(case: tuple[Design, LaunchPlan]) -> bool:
+    d, _ = case
+    return d.family not in ("groups", "updates") and not (d.family == "counter" and "insert" in _mix(d))
+
+
+@settings(PROFILE, max_examples=4)
+@given(case=cases().filter(_scale_free), k=st.sampled_from((4.0, 10.0, 25.0)))
+def test_the_launch_and_the_box_divided_by_k_give_the_same_share(runs: DesignRuns, case: tuple[Design, LaunchPlan],
+                                                                  k: float) -> None:
+    """Both models: the fast forecast at rate ÷ k over a box whose capacities and per-key limits are ÷ k
+    (``--params``) at every point of its band; the reference at two scales (and seeds): within ``ABS_TOL``, the
+    precision the tolerance is built on."""
+    design, plan = case
+    whole, small = fast(runs, design, plan), fast(runs, design, plan, k=k)
+    for end in ("low", "mid", "high"):
+        a, b = whole["throttled_fraction"][end], small["throttled_fraction"][end]
+        assert abs(a - b) <= 0.02, (end, a, b, design, plan)
+    one = reference(runs, design, plan)
+    two = reference(runs, design, plan, k=max(1.0, one.k / 2), seed=1)
+    assert abs(one.outcome.throttled_fraction - two.outcome.throttled_fraction) <= ABS_TOL, (design, plan)
+
+
+def _no_key_limits(mp: pytest.MonkeyPatch) -> None:
+    mp.setattr("keyramp.forecast._model._key_limit",
+               lambda projection, point, t, ops, attempts, throttled, retry: attempts)
+
+
+def _no_index_ranges(mp: pytest.MonkeyPatch) -> None:
+    real = ff.run_point
+    mp.setattr(ff, "run_point", lambda projection, **kw: real(dataclasses.replace(projection, index={}), **kw))
+
+
+def _append_points_as_hashed(mp: pytest.MonkeyPatch) -> None:
+    mp.setattr(fp, "_frontier_range", lambda points, launch, **kw: fp._spread_range(launch, **kw))
+
+
+def _capacity_twice(mp: pytest.MonkeyPatch) -> None:
+    real = ff.run_point
+
+    def doubled(projection: Any, *, point: Mapping[str, float], **kw: Any) -> Any:
+        more = {n: v * 2 if n in ("tablet_ops_per_s", "node_write_rows_per_s", "node_read_rows_per_s") else v
+                for n, v in point.items()}
+        return real(projection, point=more, **kw)
+
+    mp.setattr(ff, "run_point", doubled)
+
+
+_COUNTER = (Design("counter", "firestore", "sequential", (("increment", 1.0),), workload=(("record_count", 3),)),
+            LaunchPlan("constant", 1170.0, 30))
+#: Defects planted in the fast model, each with a design of the per-commit tier it fails (all four fail the
+#: whole tier too: docs/keyspace-model.md lists what each one failed).
+PLANTS = {"per-key limits ignored": (_no_key_limits, _COUNTER),
+          "index ranges left out": (_no_index_ranges, ISSUE_CASES[5]),
+          "append points read as hashed keys": (_append_points_as_hashed, ISSUE_CASES[7]),
+          "a tablet's capacity read twice over": (_capacity_twice, ISSUE_CASES[7])}
+
+
+@pytest.mark.parametrize("plant", PLANTS)
+def test_a_planted_defect_fails_the_comparison(runs: DesignRuns, monkeypatch: pytest.MonkeyPatch, plant: str) -> None:
+    patch, (design, plan) = PLANTS[plant]
+    ref = reference(runs, design, plan)
+    assert not judge(fast(runs, design, plan), ref).problems
+    patch(monkeypatch)
+    planted = judge(fast(runs, design, plan), ref)
+    assert planted.problems, f"{plant}: {planted}"
+
+
+#: One design of each known disagreement (``KNOWN``): strict xfails, so the day the fast model agrees says so.
+KNOWN_CASES = {
+    "group-burst": (Design("groups", "datastore", "random", workload=(("entity_group_size", 5),)),
+                    LaunchPlan("constant", 120.0, 30)),
+    "moving-hot-record": (Design("updates", "firestore-datastore", "random", (("insert", 0.3), ("update", 0.7)),
+                                 workload=(("read_distribution", "zipfian"), ("record_count", 100_000))),
+                          LaunchPlan("ramp", 6584.0, 20)),
+    "index-updates": (Design("indexed", "datastore", "random", (("insert", 0.5), ("read", 0.3), ("update", 0.2)),
+                             workload=(("document", {"room": "string", "sent_at": "timestamp"}),)),
+                      LaunchPlan("ramp", 15651.0, 20)),
+    "append-tablet-reads": (Design("named", "firestore", "sequential", (("insert", 0.5), ("read", 0.3),
+                                                                          ("update", 0.2))),
+                            LaunchPlan("ramp", 20000.0, 20)),
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN[n][1]))
+                                  for n in KNOWN_CASES])
+def test_known_disagreements(runs: DesignRuns, name: str) -> None:
+    design, plan = KNOWN_CASES[name]
+    assert known(design, plan) == name
+    v = compare(runs, design, plan)
+    assert not v.problems, f"{name}: {v}"
+
+
+@pytest.mark.extended
+def test_extended_200_designs_at_the_mid_point_and_the_corners(runs: DesignRuns) -> None:
+    """200 designs, each at the mid point and both corners of the box; ``KEYRAMP_DIFFERENTIAL_OUT``: a JSON
+    lines file of every comparison (the figures in docs/keyspace-model.md)."""
+    out = os.environ.get("KEYRAMP_DIFFERENTIAL_OUT")
+
+    def report(row: dict[str, Any]) -> None:
+        if out:
+            with Path(out).open("a", encoding="utf-8") as sink:
+                sink.write(json.dumps(row) + "\n")
+
+    failures, excuses = run_examples(runs, 200, ("mid", "favourable", "unfavourable"), report)  # + the issue's 8
+    assert not failures, f"{len(failures)} comparisons disagree ({len(excuses)} known):\n" + "\n".join(failures)
