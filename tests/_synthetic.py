@@ -169,7 +169,7 @@ def make_run(
     key_rows: list[list[Any]] = []
     for cid, (backend, strategy) in zip(cell_ids, cells, strict=True):
         total_hist, total_service = _new_hist(), _new_hist()
-        per_second_all: list[list[tuple[HdrHistogram, int, int]]] = [[] for _ in range(seconds)]
+        per_second_all: list[list[tuple[HdrHistogram, int, int, float]]] = [[] for _ in range(seconds)]
         operations: dict[str, Any] = {}
         total_count = total_errors = 0
         for op in ops:
@@ -203,10 +203,11 @@ def make_run(
                     op_service.add(hs)
                     count += n
                     errors += n_err
-                    per_second_all[second].append((h, n, n_err))
+                    per_second_all[second].append((h, n, n_err, float(svc.sum()) / 1e6))
                     ts_rows.append([cid, op, second, n, n_err, _pct(h, 50), _pct(h, 99), _pct(hs, 99),
                                     h.get_max_value() / 1000.0 if n else "", op_rate, 0, 0,
-                                    f"UNAVAILABLE:{n_err}" if n_err else ""])
+                                    f"UNAVAILABLE:{n_err}" if n_err else "", _pct(h, 95),
+                                    round(float(svc.sum()) / 1e6, 3) if n else ""])
                     for i in range(min(n, 20)):
                         key_rows.append([cid, round(second + i / 20, 3), op, f"{int(rng.integers(0, 10**6)):020d}"])
             operations[op] = _op_stats(op_hist, op_service, count, errors, float(seconds))
@@ -218,13 +219,15 @@ def make_run(
         timeline = []
         for second, parts in enumerate(per_second_all):
             merged = _new_hist()
-            for h, _, _ in parts:
+            for h, *_ in parts:
                 merged.add(h)
             n = sum(p[1] for p in parts)
             n_err = sum(p[2] for p in parts)
+            in_flight = sum(p[3] for p in parts)
             ts_rows.append([cid, "*", second, n, n_err, _pct(merged, 50), _pct(merged, 99), _pct(merged, 99),
                             merged.get_max_value() / 1000.0 if n else "", target, 0, 0,
-                            f"UNAVAILABLE:{n_err}" if n_err else ""])
+                            f"UNAVAILABLE:{n_err}" if n_err else "", _pct(merged, 95),
+                            round(in_flight, 3) if n else ""])
             timeline.append({"t": second, "target": target, "achieved": float(n)})
         cell: dict[str, Any] = {
             "backend": backend, "strategy": strategy, "schedule": "constant", "distribution": "uniform",
@@ -251,8 +254,10 @@ def make_run(
     return run_dir
 
 
+#: the columns of runs written as CSV (before Parquet); Parquet runs have p95_ms and in_flight too
 _TS_HEADER = ["cell", "op", "second", "count", "errors", "p50_ms", "p99_ms", "service_p99_ms", "max_ms",
               "target_ops_per_s", "late", "dropped", "error_classes"]
+_TS_COLUMNS = [*_TS_HEADER, "p95_ms", "in_flight"]
 
 
 def _write_csv(run_dir: Path, ts_rows: list[list[Any]], key_rows: list[list[Any]]) -> None:
@@ -260,7 +265,7 @@ def _write_csv(run_dir: Path, ts_rows: list[list[Any]], key_rows: list[list[Any]
     with (run_dir / "timeseries.csv").open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(_TS_HEADER)
-        writer.writerows(ts_rows)
+        writer.writerows(row[:len(_TS_HEADER)] for row in ts_rows)
     with (run_dir / "keys.csv").open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["cell", "t", "op", "key"])
@@ -283,13 +288,13 @@ def _write_parquet(run_dir: Path, cell_ids: list[str], ts_rows: list[list[Any]],
         by_second: dict[int, tuple[list[dict[str, Any]], list[list[Any]]]] = {}
         for r in ts_rows:
             if r[0] == cid:
-                by_second.setdefault(r[2], ([], []))[0].append(dict(zip(_TS_HEADER, r, strict=True)))
+                by_second.setdefault(r[2], ([], []))[0].append(dict(zip(_TS_COLUMNS, r, strict=True)))
         for k in key_rows:
             if k[0] == cid:
                 by_second.setdefault(int(k[1]), ([], []))[1].append(k)
         for second in sorted(by_second):
             now, sampled = by_second[second]
-            cols = {name: [None if r[name] == "" else r[name] for r in now] for name in _TS_HEADER}
+            cols = {name: [None if r[name] == "" else r[name] for r in now] for name in _TS_COLUMNS}
             cols["error_classes"] = [parse_classes(r["error_classes"]) for r in now]
             ts.append(pa.Table.from_pydict(cols, schema=TIMESERIES_SCHEMA))
             if sampled:

@@ -80,11 +80,24 @@ class _Part:
     constant: bool = False
 
 
+class _Clock:
+    """The clock a template's time parts read, through one indirection: ``TemplateStrategy.clock = f``
+    swaps what they read (a launch's clock, as for the named strategies), not only the attribute."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[int], int]) -> None:
+        self.fn = fn
+
+    def __call__(self, index: int) -> int:
+        return self.fn(index)
+
+
 class _Compiler:
     def __init__(self, template: str, *, seed: int, start_ms: int, interval_ms: float) -> None:
         self.src = template
         self.seed = seed
-        self.clock = virtual_clock(start_ms, interval_ms)
+        self.clock = _Clock(virtual_clock(start_ms, interval_ms))
         self.interval_ms = interval_ms
         self.uses_clock = False
         self._salts = 0
@@ -325,9 +338,22 @@ class TemplateStrategy(KeyStrategy):
         )
         # A shard prefix goes in front of the whole template (one already there is replaced).
         self.shard_base = _LEADING_SHARD.sub("", template) if plan.append_points and not plan.moving else None  # type: ignore[misc]
-        self.clock = compiler.clock if compiler.uses_clock else None
+        self._clock: _Clock | None = compiler.clock if compiler.uses_clock else None
+        self._other: Callable[[int], int] | None = None
         # The compiled function takes ``index`` positionally only (no caller passes it by name).
         self.key = _join(parts)  # type: ignore[assignment]
+
+    @property
+    def clock(self) -> Callable[[int], int] | None:
+        """The clock the time parts read (None: the template has none)."""
+        return self._clock if self._clock is not None else self._other
+
+    @clock.setter
+    def clock(self, fn: Callable[[int], int] | None) -> None:
+        if self._clock is not None and fn is not None:
+            self._clock.fn = fn
+        else:
+            self._other = fn
 
     def key(self, index: int) -> Key:  # replaced by the compiled function in __init__
         raise NotImplementedError

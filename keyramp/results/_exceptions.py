@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from keyramp.results._summary import CellLike, ErrorClass, WarmupError, as_cell
+from keyramp.profile._thresholds import WORKLOAD_ERRORS
+from keyramp.results._summary import CellLike, CellSummary, ErrorClass, RunSummary, WarmupError, as_cell
 
-__all__ = ["ExceptionExample", "cell_exceptions"]
+__all__ = ["ExceptionExample", "cell_exceptions", "workload_error_cells", "workload_failed"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,3 +78,15 @@ def cell_exceptions(cell: CellLike) -> list[tuple[ExceptionExample, int]]:
     classes = c.total.errors_by_class if c.total is not None else {}
     out += [(ExceptionExample.recorded(cls, entry), entry.count) for cls, entry in classes.items() if entry.message]
     return out
+
+
+def workload_failed(cell: CellSummary) -> bool:
+    """The workload's own exceptions went beyond what the profile allows (a failed
+    ``workload_errors`` threshold), or the cell stopped on them in its warm-up."""
+    return cell.reason == "workload error" or any(
+        t.verdict == "fail" and (t.name or "").rpartition(".")[2] == WORKLOAD_ERRORS for t in cell.thresholds)
+
+
+def workload_error_cells(summary: RunSummary | None) -> list[str]:
+    """The cells of a run that ``workload_failed`` (the run list's and the run page's badge)."""
+    return [cid for cid, c in (summary.cells if summary is not None else {}).items() if workload_failed(c)]

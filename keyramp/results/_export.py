@@ -14,18 +14,20 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
 
 from keyramp._errors import UsageError
 from keyramp.results._catalog import Run
 from keyramp.results._legacy import KEYS_CSV, TIMESERIES_CSV, classes_text, read_keys_csv, read_timeseries_csv
 from keyramp.results._parquet import KINDS, compact, kind_cells, write_cell
-from keyramp.results._read import data_cells, is_csv_run, read_keys, read_timeseries
+from keyramp.results._read import data_cells, data_files, is_csv_run, read_keys, read_timeseries
 
-__all__ = ["Migrated", "export_csv", "migrate_run"]
+__all__ = ["Migrated", "export_cell", "export_csv", "migrate_run"]
 
 
 def _csv_timeseries(table: pa.Table) -> pa.Table:
@@ -49,6 +51,25 @@ def _write_csv(path: Path, tables: Iterator[pa.Table]) -> int:
             rows += table.num_rows
     os.replace(tmp, path)
     return rows
+
+
+def export_cell(run: Run, cell: str, kind: str, fmt: str, out: IO[bytes]) -> Path | None:
+    """One cell's rows of ``kind`` (``timeseries`` or ``keys``) as ``fmt`` (``csv``: the layout of
+    ``export_csv``; ``parquet``: the run-format schema). A finished cell's Parquet file is returned
+    to be sent as it is (nothing written to ``out``); otherwise the rows are written to ``out`` and
+    None returned. A cell without rows of that kind is a ``UsageError``."""
+    if cell not in data_cells(run, kind):
+        raise UsageError(f"no {kind} rows for cell {cell!r}")
+    if fmt == "parquet" and not is_csv_run(run, kind):
+        files = data_files(run, cell, kind)
+        if files.complete and len(files.paths) == 1:
+            return files.paths[0]
+    table = read_timeseries(run, cell=cell) if kind == "timeseries" else read_keys(run, cell=cell)
+    if fmt == "parquet":
+        pq.write_table(table, out, compression="zstd")
+    else:
+        pacsv.write_csv(_csv_timeseries(table) if kind == "timeseries" else _csv_keys(table), out)
+    return None
 
 
 def export_csv(run: Run, out_dir: Path) -> dict[str, int]:

@@ -12,6 +12,7 @@ run's final status and no current cell.
 from __future__ import annotations
 
 import bisect
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,18 +23,26 @@ from keyramp.results._observer import RunObserver
 from keyramp.results._rundir import utc_now, write_json_atomic
 from keyramp.results._summary import CellSummary, RunSummary
 
-__all__ = ["LIVE_FILE", "LiveFile", "schedule_step"]
+__all__ = ["LIVE_FILE", "STEPPED", "LiveFile", "schedule_step", "warmup_phase"]
 
 LIVE_FILE = "live.json"
 #: Schedules whose rate moves in discrete steps (the UI shows "step k of n").
-_STEPPED = frozenset({"step", "ramp_500_50_5", "spike"})
+STEPPED = frozenset({"step", "ramp_500_50_5", "spike"})
+_WARMUP = re.compile(r"^warming up (\d+(?:\.\d+)?)s(?: \+ until settled \(≤ (\d+(?:\.\d+)?)s\))?$")
+
+
+def warmup_phase(seconds: float, *, settle_up_to: float | None) -> str:
+    """The warm-up's phase as observers get it: ``warming up 10s`` (the profile's warm-up), or
+    ``warming up 10s + until settled (≤ 30s)`` on a fresh emulator; ``LiveFile`` reads the figures
+    back out of it for the UI's countdown."""
+    return f"warming up {seconds:g}s" + (f" + until settled (≤ {settle_up_to:g}s)" if settle_up_to else "")
 
 
 def schedule_step(cell: Any, elapsed_s: float) -> LiveStep | None:
     """The schedule step at ``elapsed_s`` wall seconds into ``cell``'s measured phase (1-based
     ``index`` of ``of``, and its rate), or None for a schedule without steps."""
     schedule = cell.schedule
-    if schedule.name not in _STEPPED:
+    if schedule.name not in STEPPED:
         return None
     horizon = cell.duration_s * cell.time_scale
     starts = sorted({p for p in schedule.change_points(horizon) if p < horizon})
@@ -73,6 +82,11 @@ class LiveFile(RunObserver):
                 duration_s=cell.duration_s, schedule=cell.schedule.describe(), elapsed_s=0.0,
                 target_ops_per_s=None, achieved_ops_per_s=None, users=None, step=schedule_step(cell, 0.0),
             )
+        if current.phase != what:
+            current.phase_since_epoch = round(time.time(), 3)
+        warming = _WARMUP.match(what)
+        current.warmup_s = float(warming[1]) if warming else None
+        current.warmup_up_to_s = float(warming[2]) if warming and warming[2] else None
         current.phase = what
         self._write()
 

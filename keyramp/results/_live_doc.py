@@ -35,6 +35,11 @@ class LiveCell(JsonDoc):
     achieved_ops_per_s: float | None = None
     users: int | None = None
     step: LiveStep | None = None
+    #: When the cell entered its phase (epoch seconds), and for a warm-up its planned seconds and, on a
+    #: fresh emulator, how long it may go on until latency settles: the UI counts down from them.
+    phase_since_epoch: float | None = None
+    warmup_s: float | None = None
+    warmup_up_to_s: float | None = None
     #: Last: the writer (``LiveFile``) writes in declaration order, and always wrote the phase last.
     phase: str | None = None
 

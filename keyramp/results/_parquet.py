@@ -61,6 +61,9 @@ TIMESERIES_SCHEMA = pa.schema([
     pa.field("late", pa.int64()),
     pa.field("dropped", pa.int64()),
     pa.field("error_classes", pa.map_(pa.string(), pa.int64())),  # gRPC status class -> errors
+    # added after the first Parquet runs (their files read these as null)
+    pa.field("p95_ms", pa.float64()),
+    pa.field("in_flight", pa.float64()),  # mean operations in service over the second (Little's law)
 ])
 
 KEYS_SCHEMA = pa.schema([

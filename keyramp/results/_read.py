@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 
@@ -26,6 +27,8 @@ from keyramp.results._parquet import CellFiles, cell_files, kind_cells, read_fil
 _RETRIES = 5
 
 __all__ = [
+    "add_hlog",
+    "cell_hlogs",
     "data_cells",
     "data_files",
     "data_stamp",
@@ -226,3 +229,90 @@ def _read_hlog(path: Path) -> list[Any]:
             h.set_end_time_stamp(h.get_end_time_stamp() - base)
     return intervals
 
+
+
+#: keyramp's one HdrHistogram layout (``run._hdr``: lowest 1 µs, 3 significant digits): counter
+#: indexes mean the same value in every log it wrote, whatever the highest trackable value.
+_SUB_BUCKETS = 2048
+
+
+def add_hlog(path: Path, counts: np.ndarray, *, offset: int = 0) -> int:
+    """Add every interval of one ``.hlog`` from byte ``offset`` on into ``counts`` (by counter index
+    of keyramp's layout) and return the offset after the last whole line: a caller that keeps it
+    reads only what a running cell appended since (a line a second).
+
+    Comment and header lines are skipped, and so is a line that does not decode (a torn write) or
+    whose histogram has another layout; a missing file adds nothing.
+    """
+    try:
+        with path.open("rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except OSError:
+        return offset
+    end = data.rfind(b"\n") + 1  # a line still being written is read next time
+    decode = _payload_decoder(counts)
+    for raw in data[:end].splitlines():
+        if not raw or raw[:1] in (b"#", b'"'):
+            continue
+        parts = raw.split(b",")
+        if parts[0].startswith(b"Tag="):
+            parts = parts[1:]
+        try:
+            decode(parts[3])
+        except Exception:  # noqa: BLE001 - zlib/base64/cookie errors from a torn or foreign line
+            continue
+    return offset + end
+
+
+def _payload_decoder(counts: np.ndarray) -> Any:
+    """``decode(payload)``: adds one encoded histogram into ``counts``. The payload is decoded into
+    a reused counter buffer by the library's own varint decoder (about 10x faster than building an
+    ``HdrHistogram`` per line, which an hour-long cell has 3,600 of per log); the public
+    ``HdrHistogram.decode`` when those internals are not there."""
+    import ctypes  # deferred: start-up cost (only readers of histogram logs)
+
+    from hdrh.histogram import HdrHistogram  # deferred: start-up cost (hdrh)
+
+    size = len(counts)
+
+    def public(payload: bytes) -> None:
+        hist = HdrHistogram.decode(payload)
+        if hist.sub_bucket_count != _SUB_BUCKETS or hist.unit_magnitude != 0:
+            raise ValueError("another histogram layout")
+        n = min(hist.counts_len, size)
+        counts[:n] += np.ctypeslib.as_array(hist.counts)[:n].astype(np.int64)
+
+    try:
+        from hdrh.codec import HdrHistogramEncoder, payload_header_size  # deferred: start-up cost (hdrh)
+        from pyhdrh import decode as decode_varints  # deferred: start-up cost (hdrh)
+    except ImportError:
+        return public
+    buffer = (ctypes.c_int64 * size)()
+    view = np.ctypeslib.as_array(buffer)
+
+    def fast(payload: bytes) -> None:
+        wire = HdrHistogramEncoder.decode(payload, True)
+        header = wire.payload
+        if header.lowest_trackable_value != 1 or header.significant_figures != 3 or wire.word_size != 8:
+            return public(payload)
+        ctypes.memset(buffer, 0, ctypes.sizeof(buffer))
+        decode_varints(wire._data, payload_header_size, ctypes.addressof(buffer), size, 8)
+        np.add(counts, view, out=counts)
+        return None
+
+    return fast
+
+
+def cell_hlogs(run: Run | Path, cell: str) -> dict[str, tuple[Path, Path]]:
+    """{op: (latency log, service-time log)} of one cell's operations, as recorded (the ``.all`` logs
+    of runs before Parquet are left out: they are the sum of the others)."""
+    if not CELL_ID_RE.match(cell):
+        return {}
+    folder = _dir(run) / "histograms"
+    out = {}
+    for path in sorted(folder.glob(f"{cell}.*.hlog")):
+        op = path.name[len(cell) + 1 : -len(".hlog")]
+        if op and "." not in op and op != "all":  # not a service log, nor a sum of the others
+            out[op] = (path, folder / f"{cell}.{op}.service.hlog")
+    return out

@@ -26,16 +26,22 @@ class TimeseriesRow:
     second: int
     count: int
     errors: int
-    p50_ms: float
-    p99_ms: float
-    service_p99_ms: float
-    max_ms: float
+    #: Latency of the operations completed in that second; None when none completed (a gap, not 0 ms).
+    p50_ms: float | None
+    p99_ms: float | None
+    service_p99_ms: float | None
+    max_ms: float | None
     target_ops_per_s: float | None
     late: int
     dropped: int
     error_classes: Mapping[str, int]
     #: The workload's own exceptions first seen in this second (``run/_exceptions.py``).
     exceptions: tuple[ExceptionExample, ...] = ()
+    #: Latency p95 of the operations completed in that second (None: none completed).
+    p95_ms: float | None = None
+    #: Operations in service on average over the second (Little's law: the service time of those
+    #: completed in it over its length); None when none completed.
+    in_flight: float | None = None
 
 
 class IntervalSink(Protocol):

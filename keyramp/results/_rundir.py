@@ -33,6 +33,7 @@ from keyramp._errors import UsageError
 from keyramp._types import ALL_OPS, KeySample
 from keyramp._version import __version__
 from keyramp.backends import STORES
+from keyramp.results._alive import process_identity
 from keyramp.results._parquet import KEYS_SCHEMA, KINDS, TIMESERIES_SCHEMA, CellWriter
 from keyramp.results._rows import TimeseriesRow
 from keyramp.results._summary import MANIFEST_SCHEMA, RunManifest, RunSummary
@@ -232,6 +233,8 @@ class RunDirectory:
             "late": [r.late for r in rows],
             "dropped": [r.dropped for r in rows],
             "error_classes": [sorted(r.error_classes.items()) for r in rows],
+            "p95_ms": [r.p95_ms for r in rows],
+            "in_flight": [r.in_flight for r in rows],
         }, schema=TIMESERIES_SCHEMA)
         cells = {r.cell for r in rows}
         if len(cells) == 1:  # one recorder's tick: always one cell
@@ -283,6 +286,7 @@ def base_manifest(*, run_id: str, profile: Any, cells: Sequence[Mapping[str, Any
         "versions": collect_versions(),
         "git_sha": git_sha(),
         "host": socket.gethostname(),
+        **process_identity(),  # with the host: whether the run still runs (results._alive)
         "seed": profile.seed,
         "started_at": utc_now(),
         "ended_at": None,

@@ -19,6 +19,7 @@ from keyramp.results._summary import Latency
 
 __all__ = [
     "PERCENTILES",
+    "bucket_values_us",
     "counts",
     "latency_summary_ms",
     "median_values_us",
@@ -26,6 +27,7 @@ __all__ = [
     "percentiles_us",
     "record",
     "reset",
+    "sum_us",
 ]
 
 #: Latencies are recorded in microseconds, 1 µs .. 1 h, 3 significant digits.
@@ -90,6 +92,19 @@ def median_values_us() -> np.ndarray:
     return _layout().median
 
 
+def sum_us(hist: HdrHistogram) -> float:
+    """The sum of the recorded values in µs (each counter at the middle of its bucket, as the mean)."""
+    return float(np.dot(counts(hist).astype(np.float64), _layout().median))
+
+
+def bucket_values_us() -> tuple[np.ndarray, np.ndarray]:
+    """The lowest and the highest value each counter stands for, in µs, by counter index:
+    ``get_value_at_percentile`` reports the highest for a percentile landing on a counter (the
+    lowest for the 0th)."""
+    layout = _layout()
+    return layout.lowest, layout.highest
+
+
 def percentiles_us(hist: HdrHistogram, pcts: Iterable[float]) -> list[int]:
     """Values at the given percentiles, identical to ``hist.get_value_at_percentile``."""
     pcts = list(pcts)
@@ -112,7 +127,7 @@ def latency_summary_ms(hist: HdrHistogram) -> Latency:
     if total == 0:
         return Latency(p50=0.0, p90=0.0, p95=0.0, p99=0.0, p999=0.0, max=0.0, mean=0.0)
     p50, p90, p95, p99, p999 = (round(v / 1000.0, 4) for v in percentiles_us(hist, PERCENTILES.values()))
-    mean = float(np.dot(counts(hist).astype(np.float64), _layout().median)) / total / 1000.0
+    mean = sum_us(hist) / total / 1000.0
     return Latency(p50=p50, p90=p90, p95=p95, p99=p99, p999=p999, max=round(hist.get_max_value() / 1000.0, 4),
                    mean=round(mean, 4))
 

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import gevent
 from gevent.event import Event
 
-from keyramp._errors import KeyrampError, RunFailed
+from keyramp._errors import EXIT_INTERRUPTED, KeyrampError, RunFailed
+from keyramp.results._live import warmup_phase
 from keyramp.run._exceptions import WarmupFailure, WorkloadFailed
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ DRAIN_S = 2.0
 class Interrupted(KeyrampError):
     """Ctrl-C or SIGTERM: what was recorded is kept and the run is marked interrupted."""
 
-    exit_code = 130
+    exit_code = EXIT_INTERRUPTED
 
 
 class PhaseAborted(Exception):
@@ -262,7 +263,7 @@ class CellPhases:
         if seconds <= 0:
             return
         settle = self.warmup.settle
-        self.observers.cell_phase(self.cell, f"warming up {seconds:g}s" + (" + until settled" if settle else ""))
+        self.observers.cell_phase(self.cell, warmup_phase(seconds, settle_up_to=MAX_WARMUP_S if settle else None))
         started = time.perf_counter()
         try:
             self._wait_warming(seconds, started)

@@ -26,7 +26,15 @@ from keyramp.results._exceptions import ExceptionExample
 from keyramp.results._rows import IntervalSink, TimeseriesRow
 from keyramp.results._summary import CellSummary, ErrorClass, OpStats, TargetPoint
 from keyramp.run._exceptions import example_of
-from keyramp.run._hdr import HIGHEST_US, latency_summary_ms, new_histogram, percentiles_us, record, reset
+from keyramp.run._hdr import (
+    HIGHEST_US,
+    latency_summary_ms,
+    new_histogram,
+    percentiles_us,
+    record,
+    reset,
+    sum_us,
+)
 
 if TYPE_CHECKING:
     from keyramp.backends._capture import Decoder
@@ -121,7 +129,7 @@ def errors_by_class(classes: Mapping[str, int],
     return out
 
 
-def _op_summary(stats: _OpStats, duration_s: float, dropped: int) -> OpStats:
+def _op_summary(stats: _OpStats, duration_s: float, dropped: int | None) -> OpStats:
     count = stats.total_count
     return OpStats(
         count=count,
@@ -258,11 +266,11 @@ class Recorder:
             self._sink.interval(
                 cell=self.cell, op=op, start_s=start_s, length_s=length, latency=stats.latency, service=stats.service
             )
-            rows.append(self._row(op, stats, target_ops_per_s=None, dropped=0))
+            rows.append(self._row(op, stats, length, target_ops_per_s=None, dropped=0))
             all_ops.add(stats.latency, stats.service, stats.count, stats.errors, stats.late, stats.classes,
                         stats.fresh)
             stats.rotate()
-        rows.append(self._row(ALL_OPS, all_ops, target_ops_per_s=target_ops_per_s, dropped=dropped))
+        rows.append(self._row(ALL_OPS, all_ops, length, target_ops_per_s=target_ops_per_s, dropped=dropped))
         self._sink.interval(
             cell=self.cell,
             op=ALL_OPS,
@@ -278,7 +286,8 @@ class Recorder:
         achieved = all_ops.count / (within if within > 0.05 else length)
         if target_ops_per_s is not None:
             self.target_timeline.append(
-                TargetPoint(t=self._second, target=round(target_ops_per_s, 3), achieved=round(achieved, 3)))
+                TargetPoint(t=self._second, target=round(target_ops_per_s, 3), achieved=round(achieved, 3),
+                            errors=all_ops.errors))
         self.dropped_total += dropped
         # Adapt the key-sampling stride so about ``budget`` samples land per second.
         if self._budget:
@@ -293,24 +302,34 @@ class Recorder:
         self._second += 1
         return rows
 
-    def _row(self, op: str, stats: _OpStats, *, target_ops_per_s: float | None, dropped: int) -> TimeseriesRow:
-        p50, p99 = percentiles_us(stats.latency, (50.0, 99.0)) if stats.count else (0, 0)
-        (svc99,) = percentiles_us(stats.service, (99.0,)) if stats.count else (0,)
+    def _row(self, op: str, stats: _OpStats, length_s: float, *, target_ops_per_s: float | None,
+             dropped: int) -> TimeseriesRow:
+        # a second in which nothing completed has no latency: null (a gap in every chart), never 0 ms
+        p50: float | None = None
+        p95 = p99 = svc99 = top = p50
+        if stats.count:
+            p50, p95, p99 = (_ms(v) for v in percentiles_us(stats.latency, (50.0, 95.0, 99.0)))
+            svc99 = _ms(percentiles_us(stats.service, (99.0,))[0])
+            top = _ms(stats.latency.get_max_value())
         return TimeseriesRow(
             cell=self.cell,
             op=op,
             second=self._second,
             count=stats.count,
             errors=stats.errors,
-            p50_ms=_ms(p50),
-            p99_ms=_ms(p99),
-            service_p99_ms=_ms(svc99),
-            max_ms=_ms(stats.latency.get_max_value()) if stats.count else 0.0,
+            p50_ms=p50,
+            p99_ms=p99,
+            service_p99_ms=svc99,
+            max_ms=top,
             target_ops_per_s=target_ops_per_s,
             late=stats.late,
             dropped=dropped,
             error_classes=dict(stats.classes),
             exceptions=tuple(stats.fresh),
+            p95_ms=p95,
+            # operations in service on average (Little's law: the service time of those that completed in
+            # the interval over its length); unknown, not 0, when none completed
+            in_flight=round(sum_us(stats.service) / 1e6 / length_s, 3) if stats.count else None,
         )
 
     # -- end of cell ----------------------------------------------------------------------
@@ -318,7 +337,9 @@ class Recorder:
         """The cell's measured figures (``operations``, ``total``, the target timeline, late and
         dropped; call after the last ``tick``): the runner adds what ran and the analyses."""
         return CellSummary(
-            operations={op: _op_summary(s, duration_s, 0) for op, s in self._ops.items() if s.total_count},
+            # a dropped operation was never started, so no operation was ever chosen for it: only the
+            # total counts them (an operation's 0 would not add up to the total's 100)
+            operations={op: _op_summary(s, duration_s, None) for op, s in self._ops.items() if s.total_count},
             total=_op_summary(self._all, duration_s, self.dropped_total),
             target_ops_per_s=self.target_timeline,
             late=self._all.total_late,

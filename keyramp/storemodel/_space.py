@@ -10,12 +10,14 @@ the tablet of a key is one ``bisect``. Each tablet keeps
 * the keys of its last ``RING`` accesses, in time order, where a split cuts it.
 
 At each bucket boundary a tablet looks at its last full window: above ``threshold`` it is
-"over" since the start of that window (never before the tablet existed); over for ``delay``
-seconds, it splits into ``fanout`` pieces at the quantiles of its recent keys (weighted by
-cost). A split that would leave 99 % of the most recent half of those accesses on one piece
-(one hot key, one append point: its next keys land past every cut) is not made, as in the fast
-model: the tablet is looked at again on a clock shared by all such tablets, every
-``RELOOK`` split delays.
+"over" since the start of that window (never before the tablet existed), and stays over until
+a window falls clearly below it, by ``NOISE_Z`` Poisson deviations of the trigger's count (at
+1/K scale a window holds K times fewer operations, and a dip of noise must not restart the
+clock; at full scale the margin is 3 % of Firestore's trigger). Over for ``delay`` seconds, it
+splits into ``fanout`` pieces at the quantiles of its recent keys (weighted by cost). A split
+that would leave 99 % of the most recent half of those accesses on one piece (one hot key, one
+append point: its next keys land past every cut) is not made, as in the fast model: the tablet
+is looked at again on a clock shared by all such tablets, every ``RELOOK`` split delays.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ USEFUL: Final = 0.99
 #: Split delays between looks at a tablet that could not be split usefully (the fast model's).
 RELOOK: Final = 4
 MAX_TABLETS: Final = 1 << 16
+#: An over tablet stays over until its window falls this many Poisson deviations below the trigger.
+NOISE_Z: Final = 2.0
 _KEY = itemgetter(0)
 
 
@@ -59,6 +63,18 @@ class Rules:
     @property
     def tol(self) -> float:
         return tolerance(self.capacity, self.window_s)
+
+    @property
+    def over_count(self) -> float:
+        """Cost in a window above which a tablet is over."""
+        return self.threshold * self.window_s
+
+    @property
+    def stay_count(self) -> float:
+        """Cost in a window below which an over tablet is over no more: the trigger less Poisson noise
+        (``NOISE_Z`` standard deviations), so that a model scaled down by K, with K times fewer
+        operations per window, does not restart the clock on every random dip."""
+        return self.over_count - NOISE_Z * math.sqrt(self.over_count)
 
     @property
     def relook(self) -> float:
@@ -104,10 +120,11 @@ class Tablet:
     def roll(self, bucket: int, r: Rules) -> bool:
         """Move to ``bucket``, looking at every full window on the way: whether a split is due."""
         due, k, window = False, self.bucket, r.window_s
+        over, stay = r.over_count, r.stay_count
         for _ in range(min(bucket - k, r.buckets + 1)):
             k += 1
             at = k * r.bucket_s  # the boundary: the window [at - window, at) is complete
-            if self.wsum / window > r.threshold:
+            if self.wsum > over or (self.over_since is not None and self.wsum >= stay):
                 if self.over_since is None:
                     self.over_since = max(at - window, self.created)
                 due = due or at - self.over_since >= r.delay - 1e-9

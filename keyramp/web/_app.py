@@ -11,7 +11,7 @@ import keyramp._format as fmt
 from keyramp._errors import UsageError
 from keyramp._heatscale import scale_doc
 from keyramp._version import __version__
-from keyramp.web import _views_compare, _views_run, _views_runs
+from keyramp.web import _views_cell, _views_compare, _views_run, _views_runs
 from keyramp.web._planner import BackgroundPlanner
 from keyramp.web._store import RunStore
 
@@ -39,6 +39,7 @@ def create_app(results_dir: str | Path) -> Flask:
 
     _views_runs.add_routes(app)
     _views_run.add_routes(app)
+    _views_cell.add_routes(app)
     _views_compare.add_routes(app)
 
     @app.after_request

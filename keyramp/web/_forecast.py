@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from keyramp import _format as fmt
+from keyramp.backends._params import param_name
 from keyramp.forecast._text import (
     NO_THROTTLING,
     band_text,
@@ -30,8 +31,9 @@ from keyramp.results._forecast_doc import (
     SensitivityRow,
 )
 from keyramp.results._values import num
+from keyramp.web._axes import Frame
 
-__all__ = ["forecast_view"]
+__all__ = ["forecast_view", "keys_sentence"]
 
 _FIGURES = (
     ("throttled_fraction", "throttled share of launch operations", "%"),
@@ -39,26 +41,11 @@ _FIGURES = (
     ("adapt_s", "adapts in (first to last throttled step; never: still throttled at the end)", " s"),
     ("added_p99_ms", "added p99 queueing, worst step", " ms"),
 )
-_W, _H = 520.0, 170.0
-#: The plot area inside the SVG: room for the y ticks on the left and the x ticks below.
-_LEFT, _RIGHT, _TOP, _BOTTOM = 48.0, 508.0, 8.0, 132.0
 #: The y axis ends at the first of these at or above the highest throttled share drawn.
 _Y_TOPS = (0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
 #: The lines, in drawing order, with their legend (the band's own points).
 _LINES = (("favourable", "favourable corner (every parameter at the end that helps the store)"),
           ("unfavourable", "unfavourable corner"), ("mid", "mid point"))
-
-
-def _polyline(t: list[float], ys: list[Any], top: float) -> str:
-    end = max(t[-1], 1e-9)
-    pts = []
-    for x, y in zip(t, ys, strict=False):
-        v = num(y)
-        if v is not None:
-            px = _LEFT + x / end * (_RIGHT - _LEFT)
-            py = _BOTTOM - min(max(v, 0.0), top) / top * (_BOTTOM - _TOP)
-            pts.append(f"{px:.1f},{py:.1f}")
-    return " ".join(pts)
 
 
 def _chart(timeline: ForecastTimeline | None) -> dict[str, Any] | None:
@@ -72,13 +59,14 @@ def _chart(timeline: ForecastTimeline | None) -> dict[str, Any] | None:
         return None
     series = {label: throttled.get(label) or [] for label, _ in _LINES}
     peak = max((v for ys in series.values() for v in map(num, ys) if v is not None), default=0.0)
-    top = next((y for y in _Y_TOPS if y >= peak), 1.0)
-    x_ticks = [{"x": round(_LEFT + f * (_RIGHT - _LEFT), 1), "text": fmt.duration(f * t[-1])} for f in (0, 0.5, 1)]
-    y_ticks = [{"y": round(_BOTTOM - f * (_BOTTOM - _TOP), 1), "text": fmt.percent(f * top)} for f in (0, 0.5, 1)]
-    return {"width": _W, "height": _H, "left": _LEFT, "right": _RIGHT, "top": _TOP, "bottom": _BOTTOM,
-            "lines": [{"name": label, "legend": legend, "points": _polyline(t, series[label], top)}
-                      for label, legend in _LINES],
-            "x_ticks": x_ticks, "y_ticks": y_ticks, "end": fmt.duration(t[-1])}
+    frame = Frame(x_end=max(t[-1], 1e-9), y_top=next((y for y in _Y_TOPS if y >= peak), 1.0))
+
+    def points(ys: list[Any]) -> str:
+        return frame.polyline((x, v) for x, y in zip(t, ys, strict=False) if (v := num(y)) is not None)
+
+    return {**frame.doc(y_text=fmt.percent, x_title="time since the launch started", y_title="throttled share"),
+            "lines": [{"name": label, "legend": legend, "points": points(series[label])} for label, legend in _LINES],
+            "end": fmt.duration(t[-1])}
 
 
 def _bands(fc: CellForecast) -> list[dict[str, Any]]:
@@ -102,16 +90,27 @@ def _param(name: str, p: ParamBounds) -> dict[str, Any]:
 
 def _sensitivity(s: SensitivityRow) -> dict[str, Any]:
     lo, hi = s.low, s.high
-    return {"param": s.param, "swing": num(s.swing),
+    return {"param": s.param, "name": param_name(s.param or ""), "swing": num(s.swing),
             "low": num(lo.value), "low_throttled": num(lo.throttled_fraction), "low_verdict": lo.verdict,
             "high": num(hi.value), "high_throttled": num(hi.throttled_fraction), "high_verdict": hi.verdict}
+
+
+def keys_sentence(keys_from: str | None, why: str | None) -> str:
+    """Where the projected keys came from, said once: ``Keys regenerated from the strategy …``, never
+    ``Keys regenerated: keys regenerated from …`` (the reason often names its source itself)."""
+    why = (why or "").strip()
+    source = f"keys {keys_from}" if keys_from else "keys"
+    if why.lower().startswith(source.lower()):
+        return why[:1].upper() + why[1:]
+    return f"{source.capitalize()}: {why}" if why else source.capitalize()
 
 
 def _projection(projection: ForecastProjection | None) -> dict[str, Any]:
     proj = projection or ForecastProjection()
     check = proj.check or KeysCheck()
     # "keys_from", not "keys": a template's fc.projection.keys is the dict's own keys() method
-    return {"keys_from": proj.keys, "why": proj.why, "ranges": list(proj.ranges),
+    return {"keys_from": proj.keys, "why": proj.why, "keys_text": keys_sentence(proj.keys, proj.why),
+            "ranges": list(proj.ranges),
             "append_points": num(proj.append_points), "not_projected": list(proj.not_projected),
             "measured_hot1": num(check.measured_hottest_1pct_share),
             "regenerated_hot1": num(check.regenerated_hottest_1pct_share), "agrees": check.agrees}
@@ -133,6 +132,7 @@ def forecast_view(fc: CellForecast | None) -> dict[str, Any] | None:
         "verdict": verdict,
         "verdict_class": verdict if verdict in VERDICT_RANK else "none",
         "deciding_param": fc.deciding_param,
+        "deciding_name": param_name(fc.deciding_param) if fc.deciding_param else None,
         "short": forecast_short(fc),
         "line": forecast_line(fc),
         "reason": fc.reason,

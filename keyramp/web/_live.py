@@ -8,6 +8,7 @@ A run whose process died leaves ``status: "running"`` in its manifest forever; t
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from keyramp.results._live import LIVE_FILE
 from keyramp.results._live_doc import LiveCell, LiveStatus, LiveStep
 from keyramp.results._values import num, text
 
-__all__ = ["STALE_AFTER_S", "live_view", "read_live"]
+__all__ = ["STALE_AFTER_S", "live_view", "read_live", "warmup_text"]
 
 #: A running run's live.json is rewritten every second while it measures and at each phase;
 #: preloads and warm-ups are the longest quiet stretches (up to ~30 s on a fresh emulator).
@@ -54,21 +55,39 @@ def live_view(doc: LiveStatus | None, *, status: str, cells: int, now: float | N
     if not running:
         parts.append(f"{status}: {len(finished)} of {total} cells finished" if written else status)
     elif cell is not None:
-        parts += _cell_parts(cell, total)
+        parts += _cell_parts(cell, total, now if now is not None else time.time())
     else:
         parts.append(f"{len(finished)} of {total} cells finished" if written else "starting")
     if running and stale:
         parts.append("no update for " + (_seconds(age) if age is not None else "a while")
                      + ": the run's process may have stopped")
-    return {"running": running and not stale, "stale": stale, "status": status,
+    counting = running and cell is not None and warmup_text(cell, now if now is not None else time.time()) is not None
+    return {"running": running and not stale, "stale": stale, "status": status, "counting_down": counting,
             "age_s": None if age is None else round(age, 1), "cell": cell.to_json() if cell is not None else None,
             "finished": finished, "cells": total, "text": " · ".join(parts)}
 
 
-def _cell_parts(cell: LiveCell, total: int) -> list[str]:
+def warmup_text(cell: LiveCell, now: float) -> str | None:
+    """A countdown while the cell warms up: ``warming up: 7 s left of 10 s``, then, on a fresh
+    emulator, how long it has been settling; None in any other phase (or a live.json without it)."""
+    planned, since = num(cell.warmup_s), num(cell.phase_since_epoch)
+    if planned is None or since is None:
+        return None
+    spent = max(0.0, now - since)
+    up_to = num(cell.warmup_up_to_s)
+    if spent < planned:
+        then = f", then until latency settles (≤ {_seconds(up_to)} in all)" if up_to else ""
+        return f"warming up (not measured): {_seconds(math.ceil(planned - spent))} left of {_seconds(planned)}{then}"
+    if up_to:
+        return (f"warming up (not measured): settling, {_seconds(round(spent))} so far "
+                f"(until latency stops improving, ≤ {_seconds(up_to)})")
+    return "warming up (not measured): ending"
+
+
+def _cell_parts(cell: LiveCell, total: int, now: float) -> list[str]:
     """The status line's parts for the cell running now: which, its phase, step and rates."""
     parts = [f"cell {int(num(cell.index) or 0) + 1} of {total}: {text(cell.id)}"]
-    phase = text(cell.phase) or "starting"
+    phase = warmup_text(cell, now) or text(cell.phase) or "starting"
     elapsed, duration = num(cell.elapsed_s), num(cell.duration_s)
     if phase == "measuring" and elapsed is not None and duration:
         phase += f" {_seconds(elapsed)} of {_seconds(duration)}"

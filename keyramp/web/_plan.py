@@ -14,11 +14,10 @@ from keyramp import _format as fmt
 from keyramp.forecast._plan_text import ramp_text
 from keyramp.results._doc import DocError
 from keyramp.results._plan_doc import GOOGLE_RAMP, CellPlan, Fix, PlanCheck, Ramp, RampShape
+from keyramp.web._axes import Frame
 
-__all__ = ["plan_short", "plan_view", "read_plan"]
+__all__ = ["plan_short", "plan_view", "ramp_chart", "read_plan"]
 
-_W, _H = 520.0, 170.0
-_LEFT, _RIGHT, _TOP, _BOTTOM = 56.0, 508.0, 8.0, 132.0
 #: The y axis runs to this much above the target, so the target line and its label stay inside.
 _HEADROOM = 1.15
 
@@ -43,31 +42,18 @@ def _steps(shape: RampShape, target: float, end: float) -> list[tuple[float, flo
     return [*pts, (t, rate), (max(end, t), rate)]
 
 
-def _polyline(pts: list[tuple[float, float]], end: float, top: float) -> str:
-    def xy(t: float, r: float) -> str:
-        return (f"{_LEFT + min(t, end) / end * (_RIGHT - _LEFT):.1f},"
-                f"{_BOTTOM - min(r, top) / top * (_BOTTOM - _TOP):.1f}")
-
-    return " ".join(xy(t, r) for t, r in pts)
-
-
 def ramp_chart(ramp: Ramp) -> dict[str, Any]:
     """The planned ramp and Google's 500/50/5 to the same target, ops/s over time, with the target line."""
     target = ramp.target_ops_per_s
     end = max(ramp.time_to_target_s, ramp.google_time_to_target_s, 60.0) * 1.1
-    top = target * _HEADROOM
-    target_y = round(_BOTTOM - target / top * (_BOTTOM - _TOP), 1)
+    frame = Frame(x_end=end, y_top=target * _HEADROOM)
     return {
-        "width": _W, "height": _H, "left": _LEFT, "right": _RIGHT, "top": _TOP, "bottom": _BOTTOM,
+        **frame.doc(y_text=fmt.count, x_title="time since the launch started", y_title="ops/s"),
         "lines": [{"name": "planned", "legend": f"planned ramp ({'safe' if ramp.check.passes else 'fails'})",
-                   "points": _polyline(_steps(ramp.shape, target, end), end, top)},
+                   "points": frame.polyline(_steps(ramp.shape, target, end))},
                   {"name": "google", "legend": f"500/50/5 ({'safe' if ramp.google.passes else 'not safe'})",
-                   "points": _polyline(_steps(GOOGLE_RAMP, target, end), end, top)}],
-        "target_y": target_y, "target_text": f"target {fmt.ops_per_s(target)}", "end_s": end,
-        "x_ticks": [{"x": round(_LEFT + f * (_RIGHT - _LEFT), 1), "text": fmt.duration(f * end)} for f in (0, 0.5, 1)],
-        # 0 and half the target (the axis title names the unit); the target is its own labelled line
-        "y_ticks": [{"y": round(_BOTTOM - f / _HEADROOM * (_BOTTOM - _TOP), 1), "text": fmt.count(f * target)}
-                    for f in (0, 0.5)],
+                   "points": frame.polyline(_steps(GOOGLE_RAMP, target, end))}],
+        "target_y": frame.y(target), "target_text": f"target {fmt.ops_per_s(target)}", "end_s": end,
     }
 
 
@@ -143,7 +129,7 @@ def plan_view(plan: CellPlan | None) -> dict[str, Any] | None:
     """The plan section of a cell (and the answer row's plan and cost), from ``cells[id].plan``."""
     if plan is None:
         return None
-    where = None if plan.nodes is None else f"{plan.nodes} {str(plan.storage).upper()} node(s)"
+    where = None if plan.nodes is None else fmt.plural(plan.nodes, f"{str(plan.storage).upper()} node")
     return {"modelled": True, "reachable": plan.reachable, "why": plan.why, "short": plan_short(plan),
             "target": fmt.ops_per_s(plan.target_ops_per_s), "throttle": fmt.percent(plan.throttle),
             "sustains": _sustains(plan), "check": _check(plan.check), "ramp": _ramp(plan.ramp), "fix": _fix(plan.fix),

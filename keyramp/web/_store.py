@@ -11,16 +11,26 @@ from werkzeug.exceptions import NotFound
 
 from keyramp._errors import UsageError
 from keyramp.keyspace import cell_heatmap
+from keyramp.results._alive import DIED, why_dead
 from keyramp.results._catalog import CELL_ID_RE, Run, load_run, safe_run_path
 from keyramp.results._index import Catalog
 from keyramp.results._legacy import TIMESERIES_CSV
-from keyramp.results._read import data_cells, data_stamp, is_csv_run, read_timeseries
+from keyramp.results._read import cell_hlogs, data_cells, data_stamp, is_csv_run, read_timeseries
 from keyramp.web._cache import FileCache, stamp
+from keyramp.web._distribution import HlogTotals, cell_distribution
 from keyramp.web._live import live_view, read_live
+from keyramp.web._marks import cell_markers, op_thresholds
 from keyramp.web._model import run_detail
 from keyramp.web._timeseries import CHART_COLUMNS, downsample, series_columns
 
 __all__ = ["RunStore"]
+
+
+def _gone(path: Path, run: Run) -> bool:
+    """Whether a run that says "running" has died (``results._alive``)."""
+    manifest = run.manifest
+    return manifest is not None and why_dead(path, host=manifest.host, pid=manifest.pid,
+                                             pid_started=manifest.pid_started) is not None
 
 
 def _mtime(path: Path) -> float | None:
@@ -35,6 +45,8 @@ class RunStore:
     def __init__(self, results_dir: Path) -> None:
         self.results_dir = Path(results_dir)
         self.cache = FileCache()
+        #: Each HdrHistogram log's intervals added up so far (a running cell's: read on from there).
+        self.hlogs = HlogTotals()
         #: The runs list: the SQLite catalog of every run directory (``keyramp.results._index``).
         self.catalog = Catalog(self.results_dir)
 
@@ -44,7 +56,11 @@ class RunStore:
         return (path, path / "manifest.json", path / "summary.json")
 
     def _load(self, path: Path) -> Run:
-        return self.cache.get(("run", str(path)), self._files(path), lambda: load_run(path))
+        run = self.cache.get(("run", str(path)), self._files(path), lambda: load_run(path))
+        if run.status == "running" and _gone(path, run):
+            # its process died since it was cached (nothing on disk changed): read it as it is now
+            run = load_run(path)
+        return run
 
     def run_path(self, run_id: str) -> Path:
         try:
@@ -63,13 +79,19 @@ class RunStore:
 
         def build() -> dict[str, Any]:
             detail = run_detail(self._load(path))
+            recorded = {kind: set(data_cells(path, kind)) for kind in ("timeseries", "keys")}
             for cell in detail["cells"]:
                 cell["keyspace_png"] = self.keyspace_file(path, cell["id"], "png") is not None
                 cell["keyspace_json"] = self.keyspace_file(path, cell["id"], "json") is not None
+                cell["data"] = {kind: cell["id"] in cells for kind, cells in recorded.items()}  # to download
             return detail
 
-        # keyspace/ is stamped too: writing a heatmap (keyramp keyspace) changes its mtime
-        return self.cache.get(("detail", str(path)), (*self._files(path), path / "keyspace"), build)
+        if self._load(path).status == DIED:  # a run that died since its detail was cached: built again
+            return build()
+        # keyspace/ is stamped too: writing a heatmap (keyramp keyspace) changes its mtime; the data
+        # folders for the cells that have rows to download
+        return self.cache.get(("detail", str(path)), (*self._files(path), path / "keyspace", path / "timeseries",
+                                                      path / "keys"), build)
 
     def live(self, run_id: str) -> dict[str, Any]:
         """What the run is doing now (``live.json``) and which cells have their summary."""
@@ -129,20 +151,37 @@ class RunStore:
         return {cell: self._cell_series(path, cell) for cell in data_cells(path)}
 
     def cell_series_json(self, run_id: str, cell: str) -> tuple[bytes, str]:
-        """One cell's chart series as compact JSON bytes, and an ETag for them. The run page
-        fetches these after it has rendered, so its first view never waits for the read;
-        encoded once per state of the cell's files, so warm requests only copy bytes."""
+        """One cell's chart document as compact JSON bytes, and an ETag for them: per operation the
+        downsampled series with the thresholds drawn on them, the markers, and the latency
+        distribution from the HdrHistogram logs. The run page fetches these after it has rendered,
+        so its first view never waits for the read; encoded once per state of the cell's files,
+        so warm requests only copy bytes."""
         if not CELL_ID_RE.match(cell):
             raise NotFound(f"no cell {cell!r}")
         path = self.run_path(run_id)
-        current = data_stamp(path) if is_csv_run(path, "timeseries") else data_stamp(path, cell=cell)
+        data = data_stamp(path) if is_csv_run(path, "timeseries") else data_stamp(path, cell=cell)
+        logs = [p for pair in cell_hlogs(path, cell).values() for p in pair]
+        # the summary and manifest too: thresholds and markers come from them
+        current = (data, stamp(*logs), stamp(*self._files(path)))
 
         def build() -> tuple[bytes, str]:
-            doc = {"run_id": run_id, "cell": cell, "ops": self._cell_series(path, cell)}
+            run = self._load(path)
+            summary = run.cell(cell)
+            planned = next((c for c in run.manifest.cells if c.id == cell), None) if run.manifest else None
+            thresholds = [t.to_json() for t in summary.thresholds]
+            ops = {op: {**s, "thresholds": op_thresholds(thresholds, op, s)}
+                   for op, s in self._cell_series(path, cell).items()}
+            doc = {"run_id": run_id, "cell": cell, "ops": ops, "markers": cell_markers(summary, planned),
+                   "distribution": cell_distribution(self.hlogs, path, cell)}
             tag = hashlib.blake2b(repr(current).encode(), digest_size=8).hexdigest()
             return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode(), f"{tag}-{cell}"
 
         return self.cache.get_stamped(("series-json", str(path), cell), current, build)
+
+    def cell_chart_doc(self, run_id: str, cell: str) -> dict[str, Any]:
+        """The same document as a dict (the cell page's JSON twin)."""
+        doc: dict[str, Any] = json.loads(self.cell_series_json(run_id, cell)[0])
+        return doc
 
     def has_series(self, run_id: str) -> bool:
         """Whether any cell has time series rows (a directory listing, no read)."""

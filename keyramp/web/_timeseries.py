@@ -2,9 +2,12 @@
 
 A 1-hour run with 10 operations has ~40k rows per cell; charts need a few hundred points,
 so each point covers ``bucket_s`` seconds: throughput and errors are averaged per second
-over the bucket (with the bucket's slowest and fastest second kept as a band), p50 is the
-mean of the per-second p50s and p99 the worst second (so a latency spike or a throughput
-stall is never averaged away).
+over the bucket (with the bucket's slowest and fastest second kept as a band), p50 and the
+operations in flight are the mean of the per-second values and p95 and p99 the worst second
+(so a latency spike or a throughput stall is never averaged away).
+
+A second in which no operation completed has no latency: its percentiles are gaps (null), never
+0 ms — also in runs recorded before the recorder wrote them as null.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ __all__ = ["CHART_COLUMNS", "MAX_POINTS", "downsample", "series_columns"]
 MAX_POINTS = 600
 
 # only what the charts draw: reading fewer columns is most of the first view's time
-_FIELDS = ("count", "errors", "p50_ms", "p99_ms", "target_ops_per_s")
+_FIELDS = ("count", "errors", "p50_ms", "p95_ms", "p99_ms", "target_ops_per_s", "in_flight")
+#: Measured over the operations that completed in a second: nothing to measure when none did.
+_PER_COMPLETION = ("p50_ms", "p95_ms", "p99_ms", "in_flight")
 CHART_COLUMNS = ("cell", "op", "second", *_FIELDS, "error_classes")
 _ENTRY = pa.struct([("key", pa.string()), ("value", pa.int64())])
 
@@ -49,6 +54,9 @@ def series_columns(table: pa.Table) -> dict[tuple[str, str], dict[str, Any]]:
     numeric = {"second": _floats(table.column("second"))}
     for name in _FIELDS:
         numeric[name] = _floats(table.column(name)) if name in table.column_names else np.full(table.num_rows, math.nan)
+    none_completed = ~(numeric["count"] > 0)
+    for name in _PER_COMPLETION:
+        numeric[name] = np.where(none_completed, math.nan, numeric[name])  # runs before null latencies: 0 ms
     second = numeric["second"]
     keep = np.flatnonzero(np.isfinite(second) & (second >= 0))
     order = keep[np.lexsort((second[keep], group[keep]))]
@@ -112,7 +120,8 @@ def downsample(
     secs = series["second"]
     if secs.size == 0:
         return {"bucket_s": 1, "t": [], "ops_per_s": [], "ops_min_per_s": [], "ops_max_per_s": [],
-                "errors_per_s": [], "p50_ms": [], "p99_ms": [], "target_ops_per_s": [], "error_classes": {}}
+                "errors_per_s": [], "error_rate": [], "p50_ms": [], "p95_ms": [], "p99_ms": [], "in_flight": [],
+                "target_ops_per_s": [], "error_classes": {}}
     ok = secs >= 0
     isec = secs[ok].astype(np.int64)
     n = int(isec.max()) + 1
@@ -137,7 +146,10 @@ def downsample(
         counts = np.nansum(per_second, axis=1) / width
         errors = np.nansum(dense("errors", math.nan, rate=True), axis=1) / width
         p50 = np.nanmean(dense("p50_ms", math.nan), axis=1)
+        p95 = np.nanmax(dense("p95_ms", math.nan), axis=1)
         p99 = np.nanmax(dense("p99_ms", math.nan), axis=1)
+        in_flight = np.nanmean(dense("in_flight", math.nan), axis=1)
+        error_rate = np.where(counts > 0, errors / np.where(counts > 0, counts, 1.0), math.nan)
         target = np.nanmean(dense("target_ops_per_s", math.nan), axis=1)
         classes = {}
         for name, arr in series["error_classes"].items():
@@ -154,8 +166,11 @@ def downsample(
         "ops_min_per_s": ops_min,
         "ops_max_per_s": ops_max,
         "errors_per_s": _clean(errors, 3),
+        "error_rate": _clean(error_rate, 5),
         "p50_ms": _clean(p50),
+        "p95_ms": _clean(p95),
         "p99_ms": _clean(p99),
+        "in_flight": _clean(in_flight, 2) if np.isfinite(in_flight).any() else [],
         "target_ops_per_s": _clean(target, 2) if np.isfinite(target).any() else [],
         "error_classes": classes,
     }

@@ -60,8 +60,13 @@ def _cell(run: dict[str, Any], cell: str) -> dict[str, Any]:
 
 
 def run_payload(run_id: str) -> dict[str, Any]:
+    """The run page's JSON twin: the view model, and per cell what its charts draw (the series with
+    the thresholds on them, the markers, the latency distribution): ``/runs/<id>/series/<cell>.json``."""
     store = current_app.extensions["keyramp_store"]
-    return {"run": answered_detail(run_id), "series": store.series(run_id)}
+    charts = {cell: store.cell_chart_doc(run_id, cell) for cell in store.series(run_id)}
+    return {"run": answered_detail(run_id), "series": {cell: doc["ops"] for cell, doc in charts.items()},
+            "markers": {cell: doc["markers"] for cell, doc in charts.items()},
+            "distribution": {cell: doc["distribution"] for cell, doc in charts.items()}}
 
 
 def add_routes(app: Flask) -> None:

@@ -9,9 +9,10 @@ from typing import Any
 from flask import Flask, Response, current_app, jsonify, render_template, request
 
 from keyramp._errors import UsageError
+from keyramp.forecast._verdict import VERDICT_RANK
 from keyramp.results._index import FILTERS, Catalog, RunQuery
 
-__all__ = ["PAGE_SIZE", "add_routes", "query_runs"]
+__all__ = ["PAGE_SIZE", "add_routes", "forecast_summary", "query_runs"]
 
 PAGE_SIZE = 50
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -56,11 +57,25 @@ def query_runs(catalog: Catalog, args: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def forecast_summary(counts: dict[str, int] | None) -> dict[str, Any] | None:
+    """The runs list's forecast column (modelled): the worst verdict among the run's cells and how
+    many cells have it (``hotspot · 3 of 12 cells``), or None for a run without a launch forecast."""
+    if not counts:
+        return None
+    worst = max(counts, key=lambda v: (VERDICT_RANK.get(v, -1), v))
+    cells = sum(counts.values())
+    text = worst if counts[worst] == cells and cells == 1 else f"{worst} · {counts[worst]} of {cells} cells"
+    return {"verdict": worst, "verdict_class": worst if worst in VERDICT_RANK else "none", "text": text,
+            "cells": counts[worst], "of": cells}
+
+
 def add_routes(app: Flask) -> None:
     def _data() -> dict[str, Any]:
         store = current_app.extensions["keyramp_store"]
         data = query_runs(store.catalog, request.args.to_dict())
-        data["runs"] = store.with_live(data["runs"])  # running runs: what they are doing now
+        # running runs: what they are doing now; every run: its cells' launch forecast in one word
+        data["runs"] = [row | {"forecast": forecast_summary(row.get("forecasts"))}
+                        for row in store.with_live(data["runs"])]
         return data
 
     @app.get("/")

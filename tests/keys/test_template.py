@@ -141,6 +141,23 @@ def test_time_parts_follow_the_virtual_clock_and_params() -> None:
     assert int(t.key(1)) - int(t.key(0)) == 2
 
 
+def test_a_clock_set_on_the_strategy_moves_every_time_part() -> None:
+    """The launch forecast and the reference stream set ``strategy.clock`` to the launch's clock: a
+    template's time parts (and the records' ``created``, which share the object) must follow it, as
+    the named strategies' do. Before, a template kept its virtual clock: an hour bucket held 3.6
+    million inserts whatever the launch's rate."""
+    s = make_strategy("tenant(20)#yyyymmddhh#seq#timestamp", seed=1)
+    shared = s.clock
+    s.clock = lambda i: 1_700_000_000_000 + i * 3_600_000  # an insert an hour
+    hours = [s.key(i).split("#")[1] for i in range(3)]
+    assert hours == ["2023111422", "2023111423", "2023111500"]
+    assert int(s.key(2).split("#")[3]) == 1_700_000_000_000 + 2 * 3_600_000
+    assert shared is not None and shared(2) == 1_700_000_000_000 + 2 * 3_600_000
+    u = make_strategy("uuid")
+    u.clock = lambda i: 7
+    assert u.clock is not None and u.clock(0) == 7 and len(u.key(0)) == 36
+
+
 @pytest.mark.parametrize(
     ("template", "column", "needle"),
     [

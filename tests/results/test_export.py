@@ -35,7 +35,7 @@ def test_export_writes_csv_a_spreadsheet_and_keyramp_read_back(
     with open(tmp_path / "x" / "timeseries.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert list(rows[0]) == ["cell", "op", "second", "count", "errors", "p50_ms", "p99_ms", "service_p99_ms", "max_ms",
-                             "target_ops_per_s", "late", "dropped", "error_classes"]
+                             "target_ops_per_s", "late", "dropped", "error_classes", "p95_ms", "in_flight"]
     errors = [r for r in rows if r["op"] == "read" and int(r["errors"])]
     assert errors and all(r["error_classes"] == f"UNAVAILABLE:{r['errors']}" for r in errors)
     with open(tmp_path / "x" / "keys.csv", newline="") as fh:

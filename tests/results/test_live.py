@@ -85,3 +85,21 @@ def test_what_live_file_writes_reads_through_its_model_unchanged(tmp_path: Path)
     measuring = seen[2].cell
     assert measuring is not None and measuring.step is not None and measuring.step.of == 4
     assert (seen[-1].status, seen[-1].finished, seen[-1].cell) == ("complete", [cells[0].id], None)
+
+
+def test_a_warm_up_is_written_with_its_planned_seconds_for_the_uis_countdown(tmp_path: Path) -> None:
+    from keyramp.results._live import warmup_phase
+
+    cell = _cells({"kind": "constant", "rate": 10})[0]
+    live = LiveFile(cells=1)
+    live.run_started(run_id="R", profile=None, path=str(tmp_path))
+    before = time.time()
+    live.cell_phase(cell, warmup_phase(10, settle_up_to=30.0))
+    doc = json.loads((tmp_path / LIVE_FILE).read_text())["cell"]
+    assert doc["phase"] == "warming up 10s + until settled (≤ 30s)"
+    assert (doc["warmup_s"], doc["warmup_up_to_s"]) == (10.0, 30.0) and doc["phase_since_epoch"] >= before - 1
+    live.cell_phase(cell, warmup_phase(2, settle_up_to=None))
+    doc = json.loads((tmp_path / LIVE_FILE).read_text())["cell"]
+    assert (doc["phase"], doc["warmup_s"], doc["warmup_up_to_s"]) == ("warming up 2s", 2.0, None)
+    live.cell_phase(cell, "measuring")
+    assert json.loads((tmp_path / LIVE_FILE).read_text())["cell"]["warmup_s"] is None

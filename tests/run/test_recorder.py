@@ -35,6 +35,24 @@ class ListSink:
         self.flushes += 1
 
 
+def test_a_second_without_completions_has_no_latency_and_in_flight_follows_littles_law() -> None:
+    sink = ListSink()
+    rec = Recorder(cell="c0", ops=["insert"], sink=sink)
+    rec.begin(0.0)
+    # four operations of 500 ms service each complete in a 2-second interval: 1 in flight on average
+    for i in range(4):
+        rec.record("insert", f"k{i}", intended=0.1 * i, started=0.1 * i, ended=0.1 * i + 0.5)
+    busy = {r.op: r for r in rec.tick(2.0, target_ops_per_s=None)}
+    assert busy[ALL_OPS].in_flight == pytest.approx(1.0, rel=0.01)
+    assert busy["insert"].p50_ms == pytest.approx(500, rel=0.01)
+    assert busy["insert"].p95_ms == pytest.approx(500, rel=0.01)
+    # a second in which nothing completed (a stalled store): no latency to report, not 0 ms
+    idle = {r.op: r for r in rec.tick(3.0, target_ops_per_s=None)}
+    for row in idle.values():
+        assert row.count == 0
+        assert (row.p50_ms, row.p95_ms, row.p99_ms, row.service_p99_ms, row.max_ms, row.in_flight) == (None,) * 6
+
+
 def test_records_corrected_and_service_latency_separately() -> None:
     sink = ListSink()
     rec = Recorder(cell="c0", ops=["insert", "read"], sink=sink)
@@ -54,7 +72,8 @@ def test_records_corrected_and_service_latency_separately() -> None:
     assert summary["operations"]["insert"]["service_ms"]["max"] == pytest.approx(1, rel=0.01)
     assert summary["total"]["count"] == 2
     assert summary["total"]["dropped"] == 3
-    assert summary["target_ops_per_s"] == [{"t": 0, "target": 100.0, "achieved": 2.0}]
+    assert summary["operations"]["insert"]["dropped"] is None  # never started: no op was chosen for them
+    assert summary["target_ops_per_s"] == [{"t": 0, "target": 100.0, "achieved": 2.0, "errors": 0}]
     assert sink.flushes == 1
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -72,6 +73,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "count": 9, "op": "insert", "message": f"KeyError: {XSS}", "where": "/app/orders.py:31",
         "traceback": ["/app/orders.py:12 in insert: return price_of(order)", f"/app/orders.py:31 in price_of: {XSS}"]}
     (hostile / "summary.json").write_text(json.dumps(summary))
+    _gate(first)
     _keyspace(first, png=True)
     _keyspace(hostile, png=False)  # JSON only: the page draws it on a canvas
     # a run written as CSV (before the Parquet format): the charts read it the same way
@@ -80,6 +82,18 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # twice (the second halves the insert latency), to compare with its forecasts and key space
     _launch_runs(root)
     return root
+
+
+def _gate(run: Path) -> None:
+    """The cell's thresholds as the run evaluated them, and its warm-up: what its charts draw and mark."""
+    summary = json.loads((run / "summary.json").read_text())
+    cell = summary["cells"]["c00-datastore-sequential"]
+    cell["warmup_s"] = 12.0
+    cell["thresholds"] = [
+        {"name": "insert.p99_ms", "op": "<", "limit": 3.0, "value": 5.1, "passed": False, "verdict": "fail"},
+        {"name": "error_rate", "op": "<", "limit": 0.05, "value": 0.01, "passed": True, "verdict": "pass"}]
+    summary["thresholds_passed"] = False
+    (run / "summary.json").write_text(json.dumps(summary))
 
 
 #: Key-space figures as the analysis writes them: long floats the views must round, and model
@@ -269,6 +283,21 @@ def test_compare_three_runs(page, base_url: str, results: Path) -> None:  # type
     assert page.locator("table.compare-table").count() >= 1
     _shot(page, "web-compare-3")
     assert page.console_errors == []  # type: ignore[attr-defined]
+    # Issue 39: at 1024 px the page opens with keyramp compare's own verdict line, above the evidence,
+    # and each ratio's interval is on the page, not in a hover
+    from keyramp.compare import run_compare
+    from keyramp.compare._present import headline
+
+    page.set_viewport_size({"width": 1024, "height": 900})
+    page.goto(f"{base_url}/compare?runs={','.join(ids)}")
+    verdict = page.locator("p.verdict-line")
+    assert verdict.inner_text().strip() == headline(run_compare(ids, results=results))
+    assert verdict.bounding_box()["y"] < page.locator("table.runs-compared").bounding_box()["y"]  # type: ignore[index]
+    assert verdict.bounding_box()["y"] < 200  # type: ignore[index]  # in the first screen, under the heading
+    assert page.locator(".compare-table .ci").first.is_visible()
+    if page.locator("details.compare-warnings").count():
+        assert not page.locator("details.compare-warnings").get_attribute("open")  # folded
+        assert page.locator("details.compare-warnings li").first.is_hidden()
 
 
 #: What a page must never show: Python's None, a NaN, a repr of a method, a float nobody rounded.
@@ -321,3 +350,82 @@ def test_every_page_reads_cleanly(page, base_url: str, results: Path) -> None:  
     assert "hottest 1 % of the key range" in compare and "71 %" in compare and "99 %" in compare
     assert "key pattern" in compare and "append ×1" in compare and "step_s" not in compare
     assert "hotspot" in compare and "ok 0 %" in compare
+
+
+#: Whether the page scrolls sideways, or any card or table inside it does (the issue's 1,660-px
+#: key-space table cut its "bad" column at 1024 px).
+_SCROLLS_SIDEWAYS = """() => document.documentElement.scrollWidth > document.documentElement.clientWidth ||
+  [...document.querySelectorAll('.card, .table-wrap')].some(e => e.scrollWidth > e.clientWidth + 1)"""
+
+
+def test_every_page_fits_1024_px_and_the_charts_draw_what_they_gate(browser, base_url: str, results: Path,  # type: ignore[no-untyped-def]
+                                                                      tmp_path: Path) -> None:
+    """At 1024 px: no page scrolls sideways (every page type); the cell page answers first, draws the
+    threshold it gates, the warm-up marker, the breached points and the latency distribution;
+    the heatmap has axes; the runs list has the forecast column; a warm-up counts down."""
+    context = browser.new_context(viewport={"width": 1024, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    runs = sorted(p.name for p in results.iterdir() if (p / "manifest.json").is_file())
+    quick = next(r for r in runs if "quickstart" in r)  # the older one: thresholds, warm-up, key space
+    launch = [r for r in runs if "launch" in r]
+    cell = f"/runs/{quick}/cells/c00-datastore-sequential"
+    pages = ["/", f"/runs/{launch[0]}", f"/compare?runs={','.join(launch)}", "/runs/20990101T000000000Z-gone-0000",
+             cell]
+    for path in pages:
+        page.goto(f"{base_url}{path}")
+        page.wait_for_load_state("networkidle")
+        assert not page.evaluate(_SCROLLS_SIDEWAYS), path
+        if path == "/":
+            assert "launch forecast" in page.locator("table.runs thead").inner_text()
+            assert page.locator("table.runs td.forecast-cell .badge").count() == len(launch)
+        if path.startswith("/compare"):
+            assert page.locator(".cell-links a.cell-link").count() >= 2  # each run's cell page
+            _shot(page, "web-1024-compare")
+        if path == f"/runs/{launch[0]}":
+            assert page.locator("#answer a.cell-link").count() == 3  # the answer links each cell's page
+            _shot(page, "web-1024-run")
+    # the cell page (last above): the answer first, then the charts, with the threshold on insert's
+    page.wait_for_selector(".charts[data-loaded='true'] [data-kind='distribution'] canvas")
+    assert page.locator("section.card").first.get_attribute("id") == "answer"
+    assert "1 of 2 failed: insert.p99_ms" in page.locator("#answer").inner_text()
+    latency = page.locator("[data-kind='latency']")
+    assert latency.get_attribute("data-lines") == "0" and latency.get_attribute("data-markers") == "1"
+    page.locator(".op-select").select_option("insert")
+    page.wait_for_function("() => document.querySelector(\"[data-kind='latency']\").getAttribute('data-lines') === '1'")
+    assert int(latency.get_attribute("data-breaches") or 0) >= 1  # seconds over 3 ms are shaded
+    assert page.locator("[data-kind='errors']").get_attribute("data-lines") == "0"  # error_rate is the cell's
+    page.locator(".op-select").select_option("*")
+    page.wait_for_function("() => document.querySelector(\"[data-kind='errors']\").getAttribute('data-lines') === '1'")
+    assert page.locator("[data-kind='distribution'] canvas").evaluate(_INKED_PIXELS_JS) > 500
+    assert "Markers: warm-up ended (12 s before, not measured)" in page.locator(".bucket-note").inner_text()
+    assert page.locator("a[download]").count() == 4  # time series and key samples, CSV and Parquet
+    _shot(page, "web-1024-cell")
+    # a heatmap drawn on a canvas has its axes: key labels and time ticks in one unit
+    hostile = next(r for r in runs if "script" in r)
+    page.goto(f"{base_url}/runs/{hostile}")
+    page.wait_for_selector(".heatmap-canvas .heat-x .heat-tick")
+    ticks = page.locator(".heatmap-canvas").first.locator(".heat-x .heat-tick").all_inner_texts()
+    assert ticks[0] == "0" and len(ticks) >= 3 and len({t.split(" ")[-1] for t in ticks[1:]}) == 1, ticks
+    assert page.locator(".heatmap-canvas").first.locator(".heat-y .heat-tick").count() >= 2
+    assert not page.evaluate(_SCROLLS_SIDEWAYS)
+    # a lint chip never breaks inside its rule id ("BP-" / "KEY-1"): one line, as high as its text
+    heights = page.locator(".lint .chip.rule").evaluate_all("els => els.map(e => e.getBoundingClientRect().height)")
+    assert heights and max(heights) < 24, heights
+    assert errors == ["Failed to load resource: the server responded with a status of 404 (NOT FOUND)"]
+    # a run warming up: the banner counts down without a reload
+    warming = make_run(tmp_path, profile_name="warming", seconds=2, seed=9, status="running")
+    (warming / "live.json").write_text(json.dumps({
+        "schema": 1, "run_id": warming.name, "status": "running", "cells": 2, "finished": [],
+        "updated_epoch": time.time(), "cell": {"id": "c00-datastore-sequential", "index": 0, "phase": "warming up 60s",
+                                               "phase_since_epoch": time.time(), "warmup_s": 60.0}}))
+    with serve_ui(tmp_path) as url:
+        page.goto(f"{url}/runs/{warming.name}")
+        first = page.locator("#live .live-text").inner_text()
+        assert re.search(r"warming up \(not measured\): (60|59) s left of 60 s", first), first
+        page.wait_for_function(f"() => !document.querySelector('#live .live-text').textContent.includes({first!r})",
+                               timeout=5000)
+        assert "s left of 60 s" in page.locator("#live .live-text").inner_text()
+    context.close()

@@ -66,7 +66,8 @@ def test_a_dead_runs_live_file_goes_stale(running: Path) -> None:
     fresh = live_view(None, status="running", cells=3, since=time.time() - 1)  # just started
     assert fresh["running"] and fresh["text"] == "starting"
     assert live_view(None, status="complete", cells=3) == {
-        "running": False, "stale": False, "status": "complete", "age_s": None, "cell": None, "finished": [],
+        "running": False, "stale": False, "status": "complete", "counting_down": False, "age_s": None, "cell": None,
+        "finished": [],
         "cells": 3, "text": "complete"}
 
 
@@ -107,3 +108,23 @@ def test_a_misshapen_live_file_is_read_as_none(tmp_path: Path) -> None:
     (tmp_path / "live.json").write_text(json.dumps({"status": "running", "cells": 2, "finished": ["c00"]}))
     doc = read_live(tmp_path)
     assert doc is not None and live_view(doc, status="complete", cells=5)["text"] == "complete: 1 of 2 cells finished"
+
+
+def test_a_warm_up_counts_down_then_says_it_is_settling() -> None:
+    from keyramp.results._live_doc import LiveCell, LiveStatus
+
+    def line(since: float, up_to: float | None) -> dict:  # type: ignore[type-arg]
+        cell = LiveCell(id="c00-datastore-sequential", index=0, phase="warming up 10s", phase_since_epoch=since,
+                        warmup_s=10.0, warmup_up_to_s=up_to)
+        return live_view(LiveStatus(status="running", cells=2, cell=cell, updated_epoch=1000.0), status="running",
+                         cells=2, now=1003.2)
+
+    counting = line(since=1000.0, up_to=30.0)
+    assert counting["counting_down"] and "warming up (not measured): 7 s left of 10 s" in counting["text"]
+    assert "then until latency settles (≤ 30 s in all)" in counting["text"]
+    settling = line(since=990.0, up_to=30.0)
+    assert "settling, 13 s so far (until latency stops improving, ≤ 30 s)" in settling["text"]
+    assert "ending" in line(since=990.0, up_to=None)["text"]
+    measuring = live_view(LiveStatus(status="running", cells=2, updated_epoch=1000.0, cell=LiveCell(
+        id="c", index=0, phase="measuring", elapsed_s=3.0, duration_s=10.0)), status="running", cells=2, now=1001.0)
+    assert not measuring["counting_down"] and "measuring 3 s of 10 s" in measuring["text"]

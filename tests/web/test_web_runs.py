@@ -30,9 +30,9 @@ def clone_run(src: Path, results: Path, *, index: int, profile: str, status: str
             for cell in doc["cells"]:
                 cell["backend"] = backend
         else:
-            for cell in doc["cells"].values():
+            for i, cell in enumerate(doc["cells"].values()):
                 cell["backend"] = backend
-                cell["total"]["ops_per_s"] = float(index)
+                cell["total"]["ops_per_s"] = float(index) / (i + 1)  # the first cell is the busiest
         (dst / name).write_text(json.dumps(doc))
     return run_id
 
@@ -113,7 +113,9 @@ def test_sorting_by_columns(client) -> None:  # type: ignore[no-untyped-def]
     values = [r["ops_per_s"] for r in rows if r["ops_per_s"] is not None]
     assert values == sorted(values) and values[0] == 0.0
     rows = client.get("/runs.json?sort=ops_per_s").get_json()["runs"]
-    assert rows[0]["ops_per_s"] == 2 * 119.0  # two cells; numeric columns default to descending
+    # the busiest cell's rate, never a sum over cells that ran one after another (119 + 59.5);
+    # numeric columns default to descending
+    assert rows[0]["ops_per_s"] == 119.0
     rows = client.get("/runs.json?sort=profile").get_json()["runs"]
     assert rows[0]["profile_name"] == "alpha"
     assert client.get("/runs.json?sort=bogus").status_code == 400
@@ -184,3 +186,28 @@ def test_non_run_directories_are_not_listed(tmp_path: Path) -> None:
         (report / "report.json").write_text("{}")
     rows = create_app(results_dir=tmp_path).test_client().get("/runs.json").get_json()["runs"]
     assert [r["profile_name"] for r in rows] == ["listed"]
+
+
+def test_the_list_shows_each_runs_worst_forecast_and_its_workload_errors(tmp_path: Path) -> None:
+    launch = make_run(tmp_path, profile_name="launch", seconds=2, seed=21,
+                      cells=(("datastore", "sequential"), ("datastore", "random"), ("bigtable", "random")))
+    summary = json.loads((launch / "summary.json").read_text())
+    for cell, verdict in zip(summary["cells"].values(), ("hotspot", "ok", "at_risk"), strict=True):
+        cell["forecast"] = {"modelled": True, "verdict": verdict}
+    workload = next(iter(summary["cells"].values()))
+    workload["thresholds"] = [{"name": "workload_errors", "op": "<=", "limit": 0, "value": 3, "passed": False,
+                               "verdict": "fail"}]
+    (launch / "summary.json").write_text(json.dumps(summary))
+    plain = make_run(tmp_path, profile_name="plain", seconds=2, seed=22)
+    client = create_app(tmp_path).test_client()
+    rows = {r["run_id"]: r for r in client.get("/runs.json").get_json()["runs"]}
+    assert rows[launch.name]["forecast"] == {"verdict": "hotspot", "verdict_class": "hotspot",
+                                             "text": "hotspot · 1 of 3 cells", "cells": 1, "of": 3}
+    assert rows[launch.name]["workload_error_cells"] == ["c00-datastore-sequential"]
+    assert rows[plain.name]["forecast"] is None and rows[plain.name]["workload_error_cells"] == []
+    html = client.get("/runs").data.decode()
+    row = html[html.index(launch.name):]
+    row = row[: row.index("</tr>")]
+    assert "hotspot · 1 of 3 cells" in row and 'class="badge fail workload-errors"' in row
+    other = html[html.index(plain.name):]
+    assert "workload-errors" not in other[: other.index("</tr>")]

@@ -147,3 +147,16 @@ def test_a_cells_last_second_is_charted_at_its_real_rate(tmp_path: Path) -> None
 def _write_text(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+def test_a_second_in_which_nothing_completed_is_a_gap_never_zero_ms(tmp_path: Path) -> None:
+    # second 2: the store stalled. keyramp before null latencies wrote 0 ms for it; now it writes nothing
+    lines = [HEADER] + [f"c,op,{s},{0 if s == 2 else 50},0,{0 if s == 2 else 1.5},{0 if s == 2 else 4},"
+                        f"{0 if s == 2 else 3},{0 if s == 2 else 9},50,0,0,\n" for s in range(4)]
+    lines.append("c,op,4,0,0,,,,,50,0,0,\n")  # as the recorder writes it now
+    d = downsample(parse_timeseries(_write_text(tmp_path / "ts.csv", "".join(lines)))[("c", "op")])
+    assert d["p50_ms"] == [1.5, 1.5, None, 1.5, None] and d["p99_ms"] == [4.0, 4.0, None, 4.0, None]
+    assert d["ops_per_s"][2] == 0 and d["error_rate"][2] is None  # no rate of errors among no operations
+    # downsampled, a bucket with completions keeps its latency; a run without p95 / in-flight has none to chart
+    assert downsample(parse_timeseries(tmp_path / "ts.csv")[("c", "op")], max_points=3)["p99_ms"] == [4.0, 4.0, None]
+    assert d["p95_ms"] == [None] * 5 and d["in_flight"] == []

@@ -16,9 +16,15 @@ from typing import Any, Final
 
 from keyramp._types import Key
 from keyramp.backends._emulator import http_ok, http_reset, java_command
+from keyramp.backends._fidelity import ProxySpec, Throttle
 from keyramp.backends._params import ParamRange, StoreParams, TabletModel
 from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, RecordLimits, ResetFn, StoreSpec
-from keyramp.backends.firestore._spec import FIRESTORE_JAR, FIRESTORE_TABLETS, firestore_emulator_command
+from keyramp.backends.firestore._spec import (
+    CONTENTION,
+    FIRESTORE_JAR,
+    FIRESTORE_TABLETS,
+    firestore_emulator_command,
+)
 
 __all__ = ["DATASTORE", "FIRESTORE_DATASTORE", "SPECS", "datastore_key", "parent_kind"]
 
@@ -71,10 +77,10 @@ _KEY_LIMITS: Final = {
     "firestore-datastore": ParamRange(
         low=1.0, mid=1.0, high=10.0, unit="writes/s per entity", source=_BEST_PRACTICES, published=True,
         better="high",
-        note=("published as a rule: Datastore mode limits writes per entity, not per entity group; updating one "
-              "entity too often raises latency and ABORTED ('too much contention', "
-              f"{_TROUBLESHOOTING}), and its write rate 'can exceed one per second, so a load test might not "
-              f"show this problem' ({_BEST_PRACTICES}, entity updates): 1 write/s as Firestore's documents; the "
+        note=("published as a rule: Datastore mode limits writes per entity, not per entity group; its best "
+              "practices warn that updating one entity too rapidly causes contention (latency, timeouts, ABORTED "
+              f"'too much contention': {_TROUBLESHOOTING}), which a load test may not show because one entity's rate "
+              f"can exceed one per second ({_BEST_PRACTICES}, entity updates): 1 write/s as Firestore's documents; the "
               "high end is a stated guess")),
 }
 
@@ -106,6 +112,19 @@ def _post_reset(kind: str) -> ResetFn:
     return reset
 
 
+#: What Datastore answers an operation it throttles (its troubleshooting page): an entity or entity
+#: group written too often, and traffic beyond 500/50/5 or on a hotspot, are both ABORTED with
+#: "Too much contention on these datastore entities"; a wait past the deadline, DEADLINE_EXCEEDED.
+
+
+def _proxy(decoder: str) -> ProxySpec:
+    contention = Throttle(code="ABORTED", message=CONTENTION, source=_TROUBLESHOOTING)
+    return ProxySpec(decoder=f"keyramp.backends.datastore._decode:{decoder}",
+                     throttle={"key": contention, "range": contention},
+                     deadline=Throttle(code="DEADLINE_EXCEEDED", message="A deadline was exceeded on the server.",
+                                       source=_TROUBLESHOOTING))
+
+
 #: The raw-gRPC driver encodes scalars only (its ``value_pb``); the client driver writes all.
 _GRPC_LACKS: Final = {"grpc": frozenset({"timestamp", "array", "map"})}
 _RECORDS = RecordLimits(max_bytes=1_048_572, indexed_value_max_bytes=1500,
@@ -126,6 +145,7 @@ DATASTORE = StoreSpec(
     hotspot_fix=("BP-KEY-2", "BP-KEY-1", "BP-KEY-3"),
     workload_key=datastore_key,
     tablets=_tablets("datastore"),
+    proxy=_proxy("rpcs_with_groups"),
     cloud=CloudSpec(writes_under="Datastore kind"),
     client_libraries=_LIBRARIES,
     capture="keyramp.backends.datastore._capture:decode",
@@ -150,6 +170,7 @@ FIRESTORE_DATASTORE = StoreSpec(
     hotspot_fix=("BP-KEY-2", "BP-KEY-1", "BP-KEY-3"),
     workload_key=datastore_key,
     tablets=_tablets("firestore-datastore"),
+    proxy=_proxy("rpcs_per_entity"),
     cloud=CloudSpec(writes_under="Datastore-mode kind"),
     client_libraries=_LIBRARIES,
     capture="keyramp.backends.datastore._capture:decode",

@@ -18,38 +18,148 @@
     return Math.max(260, Math.floor(el.getBoundingClientRect().width) || 360);
   }
 
-  function fmtSeconds(s) {
-    if (s >= 3600) return (s / 3600).toFixed(s % 3600 ? 1 : 0) + " h";
-    if (s >= 60) return (s / 60).toFixed(s % 60 ? 1 : 0) + " min";
-    return s + " s";
+  /* ---- the one chart helper: uPlot with round time ticks in one unit, gaps for missing points,
+     threshold lines, markers (warm-up, schedule steps) and the spans that breach a threshold ---- */
+  var THRESHOLD = "#c026d3", MARKER = "#0f766e", BREACH = "rgba(192,38,211,0.10)";
+  var TIME_UNITS = [[7200, 3600, "h", [1800, 3600, 7200, 10800, 21600, 43200, 86400]],
+                    [180, 60, "min", [60, 120, 300, 600, 900, 1200, 1800, 3600]],
+                    [0, 1, "s", [1, 2, 5, 10, 15, 20, 30, 60]]];
+
+  function timeUnit(max) {
+    for (var i = 0; i < TIME_UNITS.length; i++) if (max > TIME_UNITS[i][0]) return TIME_UNITS[i];
+    return TIME_UNITS[TIME_UNITS.length - 1];
   }
 
-  function draw(el, yLabel, series, data, bands) {
+  function fmtNum(v) {
+    if (v == null || !isFinite(v)) return "–";
+    var a = Math.abs(v);
+    if (a >= 1000) return Math.round(v).toLocaleString("en-US");
+    return String(Number(v.toPrecision(3)));
+  }
+
+  function fmtSeconds(s) {  // one value (a legend, a note): in the unit that reads best for it
+    if (s == null) return "–";
+    var u = timeUnit(Math.abs(s));
+    return fmtNum(s / u[1]) + " " + u[2];
+  }
+
+  function timeAxis() {  // every tick of one axis in one unit (0, 30 min, 60 min, not "0 s / 88 min / 2.9 h")
+    return {
+      size: 36,
+      incrs: function (u) { return timeUnit(u.scales.x.max - u.scales.x.min)[3]; },
+      values: function (u, vals) {
+        var unit = timeUnit(u.scales.x.max - u.scales.x.min);
+        return vals.map(function (v) { return v === 0 ? "0" : fmtNum(v / unit[1]) + " " + unit[2]; });
+      }
+    };
+  }
+
+  function quantileAxis() {  // HdrHistogram's percentile axis: x = 1/(1-q) on a log scale
+    return {
+      size: 36,
+      splits: function (u) {
+        var out = [], max = u.scales.x.max;
+        for (var x = 1; x <= max * 1.0001; x *= 10) out.push(x);
+        return out;
+      },
+      values: function (u, vals) { return vals.map(quantileText); }
+    };
+  }
+
+  function quantileText(x) {
+    if (x == null) return "–";
+    var q = 100 * (1 - 1 / x);
+    return (q >= 99 ? String(Number(q.toPrecision(Math.max(2, Math.round(Math.log10(x)) + 1)))) : String(Math.round(q))) + " %";
+  }
+
+  function marksPlugin(spec) {
+    function px(n) { return n * uPlot.pxRatio; }
+    return {
+      hooks: {
+        drawClear: [function (u) {  // breached spans under the data
+          var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height;
+          ctx.save();
+          ctx.fillStyle = BREACH;
+          (spec.spans || []).forEach(function (sp) {
+            var a = u.valToPos(sp[0], "x", true), b = u.valToPos(sp[1], "x", true);
+            ctx.fillRect(a, top, Math.max(b - a, px(2)), h);
+          });
+          ctx.restore();
+        }],
+        draw: [function (u) {
+          var ctx = u.ctx, left = u.bbox.left, right = left + u.bbox.width, top = u.bbox.top, bottom = top + u.bbox.height;
+          ctx.save();
+          ctx.font = px(11) + "px system-ui, sans-serif";
+          ctx.lineWidth = px(1.5);
+          (spec.lines || []).forEach(function (l) {  // thresholds at their limit, labelled at the right
+            var y = u.valToPos(l.value, l.scale || "y", true);
+            if (!(y >= top - 1 && y <= bottom + 1)) return;
+            ctx.strokeStyle = THRESHOLD; ctx.fillStyle = THRESHOLD; ctx.setLineDash([px(6), px(3)]);
+            ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(right, y); ctx.stroke();
+            ctx.textAlign = "right"; ctx.textBaseline = "bottom";
+            ctx.fillText(l.label, right - px(4), y - px(2));
+          });
+          var lastLabelEnd = -Infinity;
+          (spec.markers || []).forEach(function (m) {  // warm-up end, schedule steps: labelled where there is room
+            var x = u.valToPos(m.t, "x", true);
+            if (!(x >= left - 1 && x <= right + 1)) return;
+            ctx.strokeStyle = MARKER; ctx.fillStyle = MARKER; ctx.setLineDash([px(2), px(3)]);
+            ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, bottom); ctx.stroke();
+            var text = m.short || m.label, w = ctx.measureText(text).width;
+            if (x + px(3) > lastLabelEnd && x + px(3) + w < right) {
+              ctx.textAlign = "left"; ctx.textBaseline = "top";
+              ctx.fillText(text, x + px(3), top + px(2));
+              lastLabelEnd = x + px(3) + w + px(8);
+            }
+          });
+          ctx.restore();
+        }]
+      }
+    };
+  }
+
+  function draw(el, spec) {
     el.textContent = "";
+    var lines = spec.lines || [];
+    // the percentile axis ends at the maximum (uPlot would round a log range up to the next decade)
+    var x = spec.x === "quantile" ? { time: false, distr: 3, log: 10, range: function (u, min, max) { return [1, max]; } }
+                                  : { time: false };
     var opts = {
       width: chartWidth(el),
       height: 210,
-      cursor: { drag: { x: true, y: false } },
-      // y from 0: a rate or latency axis that starts mid-range exaggerates noise
-      scales: { x: { time: false }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.08 : 1]; } } },
+      cursor: { drag: { x: spec.x !== "quantile", y: false } },
+      // y from 0 (a rate or latency axis that starts mid-range exaggerates noise), and up to
+      // the thresholds drawn on it, so a line above the data is still seen
+      scales: Object.assign({ x: x, y: { range: function (u, min, max) {
+        var top = Math.max(max || 0, 0);
+        lines.forEach(function (l) { if ((l.scale || "y") === "y" && l.value > top) top = l.value; });
+        return [0, top > 0 ? top * 1.08 : 1];
+      } } }, spec.scales || {}),
       legend: { live: true },
-      axes: [
-        { values: function (u, vals) { return vals.map(fmtSeconds); }, size: 36 },
-        { label: yLabel, size: 56, labelSize: 18 }
-      ],
-      series: [{ label: "t", value: function (u, v) { return v == null ? "–" : fmtSeconds(v); } }].concat(series)
+      axes: [spec.x === "quantile" ? quantileAxis() : timeAxis(),
+             { label: spec.yLabel, size: 56, labelSize: 18 }].concat(spec.axes || []),
+      series: [{ label: spec.x === "quantile" ? "percentile" : "t",
+                 value: function (u, v) { return spec.x === "quantile" ? quantileText(v) : fmtSeconds(v); } }].concat(spec.series),
+      plugins: [marksPlugin(spec)]
     };
-    if (bands) opts.bands = bands;
-    var chart = new uPlot(opts, data, el);
+    if (spec.bands) opts.bands = spec.bands;
+    var chart = new uPlot(opts, spec.data, el);
+    el.setAttribute("data-lines", String(lines.length));
+    el.setAttribute("data-markers", String((spec.markers || []).length));
+    el.setAttribute("data-breaches", String((spec.spans || []).length));
     charts.push({ el: el, chart: chart });
     return chart;
   }
 
   function line(label, colour, extra) {
     var s = { label: label, stroke: colour, width: 1.6, spanGaps: false,
-              value: function (u, v) { return v == null ? "–" : (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2)); } };
+              value: function (u, v) { return v == null ? "–" : fmtNum(v); } };
     for (var k in (extra || {})) s[k] = extra[k];
     return s;
+  }
+
+  function has(values) {
+    return !!values && values.some(function (v) { return v != null; });
   }
 
   function destroyIn(container) {
@@ -59,47 +169,124 @@
     });
   }
 
-  /* ---- run page: per cell, one operation at a time ---- */
-  function drawRunCell(container, cellSeries) {
-    var op = container.querySelector(".op-select").value;
-    var s = cellSeries[op];
-    if (!s) return;
-    destroyIn(container);
-    var x = s.t;
-    var lat = container.querySelector('[data-kind="latency"]');
-    draw(lat, "ms", [line("p50", PALETTE[0]), line("p99", PALETTE[1])], [x, s.p50_ms, s.p99_ms]);
+  /* a chart's thresholds: constant limits as lines, a limit that follows the target as a series;
+     the spans where its series breaches them */
+  function thresholdsOn(s, chart, scale, factor) {
+    var out = { lines: [], spans: [], series: [], data: [] };
+    (s.thresholds || []).filter(function (t) { return t.chart === chart; }).forEach(function (t) {
+      if (t.values) {
+        out.series.push(line(t.label, THRESHOLD, { dash: [6, 3], width: 1.2 }));
+        out.data.push(t.values);
+      } else {
+        out.lines.push({ value: t.limit * (factor || 1), scale: scale, label: t.label });
+      }
+      out.spans = out.spans.concat(t.breaches || []);
+    });
+    return out;
+  }
 
-    var thr = container.querySelector('[data-kind="throughput"]');
-    var thrSeries = [line("achieved", PALETTE[2], { fill: "rgba(22,163,74,0.08)" })];
-    var thrData = [x, s.ops_per_s];
-    var bands = null;
+  /* ---- run page and cell page: per cell, one operation at a time ---- */
+  function drawLatency(el, s, markers) {
+    // p50, p95, p99 as bands (p95 absent in runs recorded before it); a second without completions is a gap
+    var th = thresholdsOn(s, "latency", "y");
+    var series = [line("p50", PALETTE[0])], data = [s.t, s.p50_ms], bands = [];
+    if (has(s.p95_ms)) {
+      series.push(line("p95", PALETTE[3]));
+      data.push(s.p95_ms);
+      bands.push({ series: [2, 1], fill: "rgba(37,99,235,0.10)" });
+    }
+    series.push(line("p99", PALETTE[1]));
+    data.push(s.p99_ms);
+    bands.push({ series: [data.length - 1, data.length - 2], fill: "rgba(220,38,38,0.08)" });
+    draw(el, { yLabel: "ms", series: series, data: data, bands: bands, lines: th.lines, spans: th.spans,
+               markers: markers });
+  }
+
+  function drawThroughput(el, s, markers) {
+    var th = thresholdsOn(s, "throughput", "y");
+    var series = [line("achieved", PALETTE[2], { fill: "rgba(22,163,74,0.08)" })];
+    var data = [s.t, s.ops_per_s], bands = null, axes = [], scales = {};
     if (s.ops_max_per_s && s.ops_max_per_s.length) {
       // the bucket's fastest and slowest second as a band: a stall is not averaged away
-      thrSeries.push(line("fastest s", "rgba(22,163,74,0.35)", { width: 0.6 }));
-      thrSeries.push(line("slowest s", "rgba(22,163,74,0.35)", { width: 0.6 }));
-      thrData.push(s.ops_max_per_s, s.ops_min_per_s);
+      series.push(line("fastest s", "rgba(22,163,74,0.35)", { width: 0.6 }));
+      series.push(line("slowest s", "rgba(22,163,74,0.35)", { width: 0.6 }));
+      data.push(s.ops_max_per_s, s.ops_min_per_s);
       bands = [{ series: [2, 3], fill: "rgba(22,163,74,0.14)" }];
     }
     if (s.target_ops_per_s && s.target_ops_per_s.length) {
-      thrSeries.push(line("target", "#6b7280", { dash: [6, 4] }));
-      thrData.push(s.target_ops_per_s);
+      series.push(line("target", "#6b7280", { dash: [6, 4] }));
+      data.push(s.target_ops_per_s);
     }
-    draw(thr, "ops/s", thrSeries, thrData, bands);
+    series = series.concat(th.series);
+    data = data.concat(th.data);
+    if (has(s.in_flight)) {  // next to the rate: how many operations were in service (Little's law)
+      scales.n = { range: function (u, min, max) { return [0, max > 0 ? max * 1.15 : 1]; } };
+      axes.push({ scale: "n", side: 1, label: "in flight", size: 48, labelSize: 18, grid: { show: false } });
+      series.push(line("in flight", "#a16207", { scale: "n", width: 1.2, dash: [2, 2] }));
+      data.push(s.in_flight);
+    }
+    draw(el, { yLabel: "ops/s", series: series, data: data, bands: bands, scales: scales, axes: axes,
+               lines: th.lines, spans: th.spans, markers: markers });
+  }
 
-    var err = container.querySelector('[data-kind="errors"]');
-    var errSeries = [line("all errors", "#111827", { width: 1 })];
-    var errData = [x, s.errors_per_s];
+  function drawErrors(el, s, markers) {
+    var series = [line("all errors", "#111827", { width: 1 })], data = [s.t, s.errors_per_s];
     Object.keys(s.error_classes || {}).sort().forEach(function (cls, i) {
-      errSeries.push(line(cls, CLASS_COLOURS[i % CLASS_COLOURS.length]));
-      errData.push(s.error_classes[cls]);
+      series.push(line(cls, CLASS_COLOURS[i % CLASS_COLOURS.length]));
+      data.push(s.error_classes[cls]);
     });
-    draw(err, "errors/s", errSeries, errData);
+    var th = thresholdsOn(s, "errors", "pct", 100), axes = [], scales = {};
+    if (th.lines.length || (s.errors_per_s || []).some(function (v) { return v > 0; })) {
+      // the error rate on its own axis, where an error_rate threshold is drawn
+      scales.pct = { range: function (u, min, max) {
+        var top = Math.max(max || 0, 0);
+        th.lines.forEach(function (l) { if (l.value > top) top = l.value; });
+        return [0, top > 0 ? top * 1.08 : 1];
+      } };
+      axes.push({ scale: "pct", side: 1, label: "error %", size: 48, labelSize: 18, grid: { show: false } });
+      series.push(line("error %", "#7c2d12", { scale: "pct", width: 1.2, dash: [2, 2] }));
+      data.push((s.error_rate || []).map(function (v) { return v == null ? null : v * 100; }));
+    }
+    draw(el, { yLabel: "errors/s", series: series, data: data, scales: scales, axes: axes, lines: th.lines,
+               spans: th.spans, markers: markers });
+  }
+
+  function drawDistribution(el, d, s) {
+    if (!d || !d.x || d.x.length < 2) {
+      el.textContent = "No HdrHistogram log for this operation.";
+      return;
+    }
+    var series = [line("latency", PALETTE[1])], data = [d.x, d.latency_ms];
+    if (d.service_ms && d.service_ms.length === d.x.length) {
+      series.push(line("service time", PALETTE[0], { dash: [4, 3] }));
+      data.push(d.service_ms);
+    }
+    var th = thresholdsOn(s || {}, "latency", "y");
+    draw(el, { x: "quantile", yLabel: "ms", series: series, data: data, lines: th.lines });
+  }
+
+  function drawRunCell(container, doc) {
+    var op = container.querySelector(".op-select").value;
+    var s = doc.ops[op];
+    if (!s) return;
+    destroyIn(container);
+    var markers = doc.markers || [];
+    drawLatency(container.querySelector('[data-kind="latency"]'), s, markers);
+    drawThroughput(container.querySelector('[data-kind="throughput"]'), s, markers);
+    drawErrors(container.querySelector('[data-kind="errors"]'), s, markers);
+    var dist = container.querySelector('[data-kind="distribution"]');
+    if (dist) drawDistribution(dist, (doc.distribution || {})[op], s);
 
     var note = container.querySelector(".bucket-note");
     if (note) {
-      note.textContent = s.bucket_s > 1
-        ? "Each point covers " + fmtSeconds(s.bucket_s) + ": throughput and p50 are averaged (band: slowest to fastest second), p99 is the worst second."
+      var text = s.bucket_s > 1
+        ? "Each point covers " + fmtSeconds(s.bucket_s) + ": throughput, p50 and in-flight are averaged (band: slowest to fastest second), p95 and p99 are the worst second."
         : "One point per second.";
+      text += " A gap: no operation completed in that second (no latency to show).";
+      if (markers.length) text += " Markers: " + markers.map(function (m) { return (m.t ? "at " + fmtSeconds(m.t) + ", " : "") + m.label; }).join(" · ") + ".";
+      var breached = (s.thresholds || []).filter(function (t) { return (t.breaches || []).length; });
+      if (breached.length) text += " Shaded: points over " + breached.map(function (t) { return t.label; }).join(", ") + ".";
+      note.textContent = text;
     }
   }
 
@@ -146,8 +333,8 @@
         var chosen = select.value;
         fillOps(select, ops);
         if (ops[chosen]) select.value = chosen;
-        select.onchange = function () { drawRunCell(container, ops); };
-        drawRunCell(container, ops);
+        select.onchange = function () { drawRunCell(container, doc); };
+        drawRunCell(container, doc);
         var all = ops["*"] || {};
         container.setAttribute("data-points", String((all.t || []).length));
         container.setAttribute("data-loaded", "true");
@@ -248,7 +435,7 @@
             document.querySelectorAll(".charts[data-series-src]").forEach(function (c) { loadSeries(c, false); });
             return;
           }
-          setTimeout(tick, LIVE_POLL_MS);
+          setTimeout(tick, doc.counting_down ? 1000 : LIVE_POLL_MS);  // a warm-up's countdown: every second
         })
         .catch(function (e) { text.textContent = "live status unavailable (" + e.message + ")"; setTimeout(tick, LIVE_POLL_MS * 2); });
     }
@@ -295,8 +482,8 @@
       p99.push(line(label, colour)); p99Data.push(r.p99_ms);
       ops.push(line(label, colour)); opsData.push(r.ops_per_s);
     });
-    draw(container.querySelector('[data-kind="cmp-p99"]'), "ms", p99, p99Data);
-    draw(container.querySelector('[data-kind="cmp-ops"]'), "ops/s", ops, opsData);
+    draw(container.querySelector('[data-kind="cmp-p99"]'), { yLabel: "ms", series: p99, data: p99Data });
+    draw(container.querySelector('[data-kind="cmp-ops"]'), { yLabel: "ops/s", series: ops, data: opsData });
   }
 
   function initComparePage() {
@@ -371,16 +558,49 @@
     }
     ctx.putImageData(img, 0, 0);
     el.textContent = "";
-    el.appendChild(canvas);
+    el.appendChild(heatFrame(canvas, doc));
     el.appendChild(heatLegend(max));
-    var labels = doc.bucket_labels || [], times = doc.time_edges_s || [];
-    if (labels.length || times.length) {
-      var note = document.createElement("p");
-      note.className = "hint";
-      note.textContent = (labels.length ? "keys " + labels[0] + " (top) … " + labels[labels.length - 1] + " (bottom)" : "") +
-        (times.length ? " · time " + times[0] + "–" + times[times.length - 1] + " s" : "");
-      el.appendChild(note);
+  }
+
+  function node(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text != null) e.textContent = text;
+    return e;
+  }
+
+  /* the heatmap's axes: key labels down the left (the first key at the top, like Key Visualizer),
+     time below in round steps of one unit; positioned in % of the plot (CSSOM, which the CSP allows) */
+  function heatFrame(canvas, doc) {
+    var frame = node("div", "heat-frame"), keys = node("div", "heat-y"), plot = node("div", "heat-plot"),
+        times = node("div", "heat-x");
+    plot.appendChild(canvas);
+    var labels = doc.bucket_labels || [], n = labels.length - 1;
+    [0, 0.25, 0.5, 0.75, 1].forEach(function (q, i, all) {
+      if (n < 1 || (i > 0 && Math.round(q * n) === Math.round(all[i - 1] * n))) return;
+      var text = String(labels[Math.round(q * n)]);
+      var tick = node("span", "heat-tick" + (q === 0 ? " first" : q === 1 ? " last" : ""),
+                      text.length > 22 ? text.slice(0, 21) + "…" : text);
+      tick.title = text;
+      tick.style.top = (q * 100) + "%";
+      keys.appendChild(tick);
+    });
+    var edges = doc.time_edges_s || [], t0 = edges.length ? edges[0] : 0, t1 = edges.length ? edges[edges.length - 1] : 0;
+    if (t1 > t0) {
+      var unit = timeUnit(t1 - t0);
+      var step = unit[3].filter(function (inc) { return (t1 - t0) / inc <= 6; })[0] || unit[3][unit[3].length - 1];
+      for (var v = Math.ceil(t0 / step) * step; v <= t1 + 1e-9; v += step) {
+        var tick = node("span", "heat-tick" + (v === t0 ? " first" : t1 - v < 1e-9 ? " last" : ""),
+                        v === 0 ? "0" : fmtNum(v / unit[1]) + " " + unit[2]);
+        tick.style.left = ((v - t0) / (t1 - t0) * 100) + "%";
+        times.appendChild(tick);
+      }
     }
+    [keys, plot, node("div"), times, node("div", "heat-title heat-key-title", "key range (sorted: the first key at the top)"),
+     node("div", "heat-title", "time since the measured phase started")].forEach(function (e) {
+      frame.appendChild(e);
+    });
+    return frame;
   }
 
   function initHeatmaps(root) {
