@@ -19,7 +19,7 @@ from keyramp._types import key_sort_text
 from keyramp.backends import spec_for
 from keyramp.forecast._reference import launch_stream, recorded_stream
 from keyramp.forecast._reference_ops import value_bytes
-from keyramp.profile import Settings, read_settings
+from keyramp.profile import read_settings
 from keyramp.profile._launch import LaunchSettings
 from keyramp.profile._profile import parse_profile
 from keyramp.storemodel import StoreModel, StoreOp, reference_run
@@ -48,7 +48,7 @@ def test_inserts_take_the_next_index_and_its_key_from_the_cells_own_key_code() -
     assert times == sorted(times) and times[0] >= 0 and times[-1] < 30.0
     assert abs(len(ops) - 6000) < 4 * 6000 ** 0.5  # a Poisson process at 200/s for 30 s
     profile, strat = design("firestore", "sequential", {"insert": 1.0})
-    wl = CellWorkload(backend="firestore", strategy=strat, settings=Settings.from_data(profile))
+    wl = CellWorkload(backend="firestore", strategy=strat, settings=profile)
     docs = [op.accesses[0].key for _, op in ops]
     assert docs[:3] == [key_sort_text(wl.key_of(i)).encode() for i in (500, 501, 502)]  # after 500 preloaded
     assert docs == sorted(docs) and all(op.units == (op.accesses[0].key,) for _, op in ops)
