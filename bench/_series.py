@@ -128,6 +128,8 @@ def series_options(parser: argparse.ArgumentParser, *, name: str) -> None:
     parser.add_argument("--models", default="open,closed", help="comma-separated: open, closed")
     parser.add_argument("--duration", default="10s")
     parser.add_argument("--busy", action="store_true", help="keep one core busy for the whole series")
+    parser.add_argument("--busy-cores", type=float, default=1.0, metavar="N",
+                        help="with --busy: how many cores to keep busy (2: both cores of the 2-core box)")
     parser.add_argument("--keep", type=Path, help="keep the runs here (an existing series.json is reanalysed)")
     parser.add_argument("--emulator", metavar="HOST:PORT", help="a running Bigtable emulator (default: start one)")
     parser.add_argument("--save", action="store_true", help=f"write bench/results/{name}[_busy].json")

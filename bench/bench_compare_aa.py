@@ -71,7 +71,8 @@ def abba(models: Sequence[str], i: int) -> list[str]:
 def machine_load(busy: bool, *, cores: float = 1.0) -> Iterator[MachineState]:
     """The series' machine state; with ``busy`` one core kept busy meanwhile (a smoke run spins a
     fraction of one: it proves the path, and the suite around it shares the machine)."""
-    state = MachineState(label="one core kept busy by the bench" if busy else "no load added by the bench")
+    label = f"{cores:g} core{'' if cores == 1 else 's'} kept busy by the bench"
+    state = MachineState(label=label if busy else "no load added by the bench")
     with busy_cores(cores if busy else 0.0):
         time.sleep(0.5 if busy else 0.0)  # the spinner is running before the first run starts
         yield state.start()
@@ -143,7 +144,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             profiles = {m: write_model(Path(tmp), m, duration=duration, warmup="0s" if args.smoke else "2s")
                         for m in models}
             series: dict[str, Any] = {"models": {m: [] for m in models}}
-            spin = 0.25 if args.smoke else 1.0
+            spin = 0.25 if args.smoke else args.busy_cores
             with bigtable(args.emulator) as (env, _), machine_load(args.busy, cores=spin) as state:
                 for i in range(n):
                     for model in abba(models, i):

@@ -4,9 +4,11 @@ One Bigtable emulator; runs alternate between a direct connection (A) and one th
 ``keyramp.targets._netem.LatencyProxy`` adding ``--delay-ms`` per direction (B, +4 ms per round
 trip by default), for the open- and the closed-model profile of ``bench_compare_aa`` in ABBA
 order (sides and models), so a drift in machine load does not line up with one side;
-``--busy`` keeps one core busy for the whole series (started and stopped here). Per model:
+``--busy`` keeps one core busy for the whole series (started and stopped here; ``--busy-cores 2``
+both). Per model:
 
-* pairs: ``keyramp compare B_i --baseline A_i`` through the real CLI: exit 1 is a catch;
+* pairs: ``keyramp compare B_i --baseline A_i`` through the real CLI: exit 1 is a catch, exit 3 an
+  honest "could not judge on this machine", exit 0 a miss;
 * cross: every B against every A (pairs², ≥ 20 with 5 pairs): how often the regression is caught;
 * sets: every B against the set of all A runs (between-run noise measured from the set);
 * reverse pairs (A_i vs B_i) should say ``better``; consecutive A runs (A/A) should flag nothing.
@@ -95,6 +97,9 @@ def analyse(results: Path, pairs: list[dict[str, str]]) -> dict[str, Any]:
     added = [r["p50_added_ms"] for r in record if r["p50_added_ms"] is not None]
     return {
         "pairs": len(pairs), "pairs_exit_1": len({r["pair"] for r in record if r["exit_code"] == 1}),
+        # issue 39: a pair the machine let compare judge nothing exits 3 (inconclusive), never 0
+        "pairs_exit_3": len({r["pair"] for r in record if r["exit_code"] == 3}),
+        "pairs_exit_0": len({r["pair"] for r in record if r["exit_code"] == 0}),
         "pairs_p50_worse": len({r["pair"] for r in record if r["p50"]["verdict"] == "worse"}),
         "pairs_ops_per_s_worse": len({r["pair"] for r in record if r["ops_per_s"]["verdict"] == "worse"}),
         "cross": {"comparisons": len(cross), "caught": _count(cross), "p50_worse": _count(cross, "p50_ms"),
@@ -124,7 +129,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             profiles = {m: write_model(Path(tmp), m, duration=duration, warmup="0s" if args.smoke else "2s")
                         for m in models}
             series: dict[str, Any] = {"models": {m: [] for m in models}}
-            with bigtable(args.emulator) as (direct, endpoint), machine_load(args.busy) as state, \
+            spin = 0.25 if args.smoke else args.busy_cores
+            with bigtable(args.emulator) as (direct, endpoint), machine_load(args.busy, cores=spin) as state, \
                     LatencyProxy(endpoint, delay_ms=args.delay_ms) as proxy:
                 env = {"A": direct, "B": {**direct, "BIGTABLE_EMULATOR_HOST": proxy.endpoint}}
                 for i in range(n):
@@ -149,7 +155,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             print(f"--- {model} model")
             result["models"][model] = analyse(results, pairs)
     for model, res in result["models"].items():
-        print(f"A/B {model}: exit 1 in {res['pairs_exit_1']} of {res['pairs']} pairs (p50 worse in "
+        print(f"A/B {model}: exit 1 in {res['pairs_exit_1']} of {res['pairs']} pairs, exit 3 (inconclusive) in "
+              f"{res['pairs_exit_3']}, exit 0 in {res['pairs_exit_0']} (p50 worse in "
               f"{res['pairs_p50_worse']}, ops/s worse in {res['pairs_ops_per_s_worse']}); cross {res['cross']}; "
               f"vs set of all A {res['vs_set_of_all_a']}; reverse 'better' {res['reverse_p50_better']}/"
               f"{res['reverse_of']}; p50 added median {res['p50_added_ms_median']} ms for an injected "

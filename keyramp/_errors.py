@@ -1,32 +1,67 @@
-"""Exceptions that map to keyramp's exit codes (0 ok, 1 failed, 2 bad input)."""
+"""keyramp's exit codes, the one table of them, and the exceptions that map to them.
+
+README's "Exit codes" table lists exactly ``EXIT_CODES`` (tests/test_exit_codes.py): a CI job
+relies on each code meaning one thing for every command.
+"""
 
 from __future__ import annotations
 
-__all__ = ["EmulatorError", "KeyrampError", "RunFailed", "UnsupportedOperation", "UsageError"]
+from typing import Final
+
+__all__ = [
+    "EXIT_CODES",
+    "EXIT_FAILED",
+    "EXIT_INCONCLUSIVE",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "EmulatorError",
+    "KeyrampError",
+    "RunFailed",
+    "UnsupportedOperation",
+    "UsageError",
+]
+
+EXIT_OK: Final = 0
+EXIT_FAILED: Final = 1
+EXIT_USAGE: Final = 2
+#: ``compare`` could not judge a gated metric (the machine, not the store, was measured): neither
+#: a pass nor a failure — a CI job retries it on a quieter machine (docs/ci.md).
+EXIT_INCONCLUSIVE: Final = 3
+EXIT_INTERRUPTED: Final = 130
+
+#: code -> what it means, in one line (the README's table says it at length).
+EXIT_CODES: Final = {
+    EXIT_OK: "done, every check passed",
+    EXIT_FAILED: "the verdict is negative (a threshold, a regression, a failed cell, a lint error)",
+    EXIT_USAGE: "bad input, refused before any load",
+    EXIT_INCONCLUSIVE: "compare: a gated metric could not be judged on this machine",
+    EXIT_INTERRUPTED: "interrupted; what was recorded is kept",
+}
 
 
 class KeyrampError(Exception):
     """Base class; ``exit_code`` is what the CLI returns, ``str(exc)`` is the one-line reason."""
 
-    exit_code = 1
+    exit_code = EXIT_FAILED
 
 
 class UsageError(KeyrampError):
     """Bad input: invalid profile, unknown name, unreadable file. Exit code 2."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
 
 class RunFailed(KeyrampError):
     """A run, threshold or regression check failed. Exit code 1."""
 
-    exit_code = 1
+    exit_code = EXIT_FAILED
 
 
 class EmulatorError(KeyrampError):
     """An emulator could not be started, reached or reset."""
 
-    exit_code = 1
+    exit_code = EXIT_FAILED
 
 
 class UnsupportedOperation(UsageError):

@@ -10,12 +10,16 @@ counts carry thousands separators, and no figure prints more digits than it has 
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 
 __all__ = [
     "MISSING",
     "count",
     "duration",
+    "merge_figures",
     "ms",
+    "ms_figure",
     "number",
     "ops_per_s",
     "percent",
@@ -107,10 +111,24 @@ def ops_per_s(value: object) -> str:
     return MISSING if v is None else f"{number(v)} ops/s"
 
 
-def ms(value: object) -> str:
-    """A latency: ``0.42 ms``, ``5.1 ms``, ``919 ms``, ``1,204 ms``."""
+#: Latencies below this read ``< 0.01``: a hundredth of a millisecond is what a latency figure resolves
+#: (HdrHistograms record microseconds; a modelled 0.00194 ms is nothing a reader can act on).
+_MS_FLOOR = 0.01
+
+
+def ms_figure(value: object) -> str:
+    """A latency's figure without its unit (a table column headed "p99 ms"): ``0.42``, ``5.1``, ``919``,
+    ``1,204``, ``< 0.01`` (never more digits than a millisecond figure has meaning)."""
     v = _real(value)
-    return MISSING if v is None else f"{number(v)} ms"
+    if v is None:
+        return MISSING
+    return f"< {_MS_FLOOR:g}" if 0 < abs(v) < _MS_FLOOR else number(v)
+
+
+def ms(value: object) -> str:
+    """A latency: ``0.42 ms``, ``5.1 ms``, ``919 ms``, ``1,204 ms``, ``< 0.01 ms``."""
+    v = _real(value)
+    return MISSING if v is None else f"{ms_figure(v)} ms"
 
 
 def duration(seconds: object) -> str:
@@ -146,3 +164,20 @@ def usd(value: object) -> str:
     if abs(v) >= 1 or v == 0:
         return f"${v:,.2f}"
     return f"${_sig(v, 2)}"
+
+
+_FIGURE = re.compile(r"\d+(?:\.\d+)?")
+
+
+def merge_figures(texts: Sequence[str]) -> tuple[str, str]:
+    """Texts that differ only in their figures as one: ``(template, text)`` where the template has
+    ``#`` for each figure and the text each figure as the range the texts span (``0.30–0.54 of a
+    core``). Texts of different templates are a caller's bug (the first one's template is used)."""
+    template = _FIGURE.sub("#", texts[0]) if texts else ""
+    slots = list(zip(*(_FIGURE.findall(t) for t in texts), strict=False))
+    parts = template.split("#")
+    out = [parts[0]]
+    for values, rest in zip(slots, parts[1:], strict=False):
+        low, high = min(values, key=float), max(values, key=float)
+        out += [low if float(low) == float(high) else f"{low}–{high}", rest]
+    return template, "".join(out)

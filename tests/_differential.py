@@ -209,10 +209,8 @@ class Reference:
 def _stream(runs: DesignRuns, d: Design, launch: Launch, k: float, seed: int) -> Iterator[tuple[float, StoreOp]]:
     run = d.run(runs)
     if d.app is None:
-        profile = json.loads((run.path / "manifest.json").read_text(encoding="utf-8"))["profile"]
-        strategy = run.manifest.cells[0].strategy
-        return launch_stream(profile=profile, backend=d.backend, strategy=strategy, rate=launch.rate,
-                             duration_s=launch.duration_s, k=k, seed=seed)
+        return launch_stream(settings=run.manifest.settings, backend=d.backend, strategy=run.manifest.cells[0].strategy,
+                             rate=launch.rate, duration_s=launch.duration_s, k=k, seed=seed)
     s = next(iter(load_keys(run).values()))
     index = {int(i): list(v) for i, v in (s.index or {}).items()}
     return recorded_stream(t=s.t, op=[_BUILTIN[kind] for kind in s.kinds.tolist()], key=s.key, backend=d.backend,

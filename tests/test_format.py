@@ -74,3 +74,35 @@ def test_formatting_keeps_order(a: float, b: float) -> None:
 
     for f in (fmt.number, fmt.ratio, fmt.usd):
         assert back(f(lo)) <= back(f(hi)), (f.__name__, lo, hi)
+
+
+def test_latencies_never_print_more_digits_than_they_mean() -> None:
+    """Issue 39: "added latency (peak) 0.00194 ms" — a latency below a hundredth of a ms reads < 0.01."""
+    from keyramp import _format as fmt
+
+    assert fmt.ms(0.00194) == "< 0.01 ms" and fmt.ms_figure(0.00194) == "< 0.01"
+    assert [fmt.ms(v) for v in (0.0, 0.42, 5.123, 41.79, 919.4, 1204.0)] == [
+        "0 ms", "0.42 ms", "5.12 ms", "41.8 ms", "919 ms", "1,204 ms"]
+    assert fmt.ms(None) == "–" and fmt.ms_figure(float("nan")) == "–"
+
+
+def test_words_as_a_person_writes_them() -> None:
+    """No "(s)" plurals in what keyramp writes: every count goes through fmt.plural (issue 39)."""
+    import ast
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "keyramp"
+    stray = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                and n.body and isinstance(n.body[0], ast.Expr)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+                    and re.search(r"\w\(s\)", node.value)):
+                stray.append(f"{path.relative_to(root)}:{node.lineno}: {node.value.strip()[:60]!r}")
+    for path in sorted(root.rglob("*.html")):
+        stray += [f"{path.relative_to(root)}: {m.group(0)}" for m in re.finditer(r"\w+\(s\)", path.read_text())]
+    assert stray == []

@@ -18,7 +18,29 @@ from typing import Any, Literal
 
 from keyramp._errors import UsageError
 
-__all__ = ["MODEL_KINDS", "ParamRange", "ParamSet", "StoreParams", "TabletModel", "load_params_file"]
+__all__ = ["MODEL_KINDS", "PARAM_NAMES", "ParamRange", "ParamSet", "StoreParams", "TabletModel", "load_params_file",
+           "param_name"]
+
+#: Each model parameter's name as a reader meets it (docs/keyspace-model.md names each so, next to its
+#: key): views say "uncertain (split delay)", never the key ``split_delay_s`` alone.
+PARAM_NAMES: Mapping[str, str] = {
+    "tablet_ops_per_s": "key-range capacity",
+    "index_append_ops_per_s": "index append capacity",
+    "split_threshold_frac": "split threshold",
+    "split_delay_s": "split delay",
+    "split_fanout": "split fan-out",
+    "node_write_rows_per_s": "node write capacity",
+    "node_read_rows_per_s": "node read capacity",
+    "placement_delay_s": "placement delay",
+    "retry_reoffer": "retried share",
+    "key_write_ops_per_s": "per-key write limit",
+    "samples": "sampling",  # not a parameter: a verdict the key samples decide (twice the samples differ)
+}
+
+
+def param_name(key: str) -> str:
+    """``split delay`` for ``split_delay_s``; an unknown key (a calibration file's own) as it is."""
+    return PARAM_NAMES.get(key, key)
 
 Point = Literal["low", "mid", "high"]
 

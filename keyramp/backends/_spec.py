@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES, Key
+from keyramp.backends._fidelity import ProxySpec
 from keyramp.backends._params import TabletModel
 
 if TYPE_CHECKING:
@@ -209,6 +210,9 @@ class StoreSpec:
     #: launch forecast's; docs/keyspace-model.md); ``None``: no model for this store.
     tablets: TabletModel | None
     cloud: CloudSpec | None
+    #: How the store proxy of the store-like target reads this store's requests and answers
+    #: the throttled ones (docs/fidelity.md); ``None``: no store-like target for this store.
+    proxy: ProxySpec | None = None
     #: Python distributions the drivers use: their versions go into the run manifest.
     client_libraries: tuple[str, ...] = ()
     default_driver: str = "client"

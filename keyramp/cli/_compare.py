@@ -1,7 +1,8 @@
 """``keyramp compare RUN... [--baseline RUN|NAME]``: parse, ``keyramp.compare.run_compare``, render.
 
 Exit codes: 0 pass, 1 a regression or failed threshold, 2 bad input (unknown run,
-unusable baseline, bad threshold). Corrupt runs among several are skipped with a warning.
+unusable baseline, bad threshold), 3 a gated metric inconclusive (``--inconclusive`` decides).
+Corrupt runs among several are skipped with a warning.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp.cli._output import add_json_flags, json_target, to_stdout, write_text
-from keyramp.compare import CompareOptions
+from keyramp.compare import INCONCLUSIVE_POLICIES, CompareOptions
 from keyramp.results._index import latest_runs
 
 __all__ = ["register"]
@@ -24,7 +25,8 @@ def register(subparsers: Any) -> None:
         "compare", help="compare runs side by side; verdicts vs a baseline",
         description="Compare runs cell by cell (matched by backend/strategy, not position). With a baseline "
                     "(--baseline, else the first RUN) every other run gets a verdict per metric: better, same "
-                    "or worse. Exit 0 pass, 1 regression or threshold failed, 2 bad input.")
+                    "or worse. Exit 0 pass, 1 regression or threshold failed, 2 bad input, 3 a gated metric "
+                    "inconclusive (the machine, not the store, was measured: retry on a quieter machine).")
     parser.add_argument("runs", nargs="*", metavar="RUN", help="run id (under --results) or run directory")
     parser.add_argument("--last", type=int, metavar="N",
                         help="the newest N usable runs in --results (from the catalog; with --profile, of it): "
@@ -53,6 +55,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--bootstrap", type=int, default=defaults.bootstrap, metavar="N",
                         help="bootstrap replicates (default %(default)s)")
     parser.add_argument("--seed", type=int, default=defaults.seed, help="bootstrap RNG seed (default %(default)s)")
+    parser.add_argument("--inconclusive", choices=INCONCLUSIVE_POLICIES, default="3",
+                        help="what a gated metric the machine made inconclusive does to the exit code: 3 (the "
+                             "default: its own code, so a CI job can retry), pass (exit 0) or fail (exit 1)")
     parser.add_argument("--quiet", action="store_true", help="no terminal table")
     parser.set_defaults(func=_cmd_compare)
 
@@ -110,7 +115,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     target_json = json_target(args, positionals=args.runs)
     specs, baseline_set = _run_specs(args)
     cmp = run_compare(specs, results=Path(args.results), baseline_spec=args.baseline, baseline_set=baseline_set,
-                      thresholds=list(args.threshold), options=_options(args))
+                      thresholds=list(args.threshold), options=_options(args), on_inconclusive=args.inconclusive)
     if not args.quiet:
         from rich.console import Console  # deferred: start-up cost (rich: the terminal table only)
 

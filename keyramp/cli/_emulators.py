@@ -10,6 +10,8 @@ from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp.targets._emulators import EMULATORS, EmulatorManager, RunningEmulator
+from keyramp.targets._proxy_process import forget_shared, load_shared, shared_proxies
+from keyramp.targets._proxy_stats import ProxyConfig
 
 __all__ = ["register"]
 
@@ -31,6 +33,15 @@ def register(subparsers: Any) -> None:
     up.add_argument("--consistency", type=float, default=None,
                     help="legacy Datastore emulator consistency in [0, 1] (default 1.0)")
     up.add_argument("--timeout", type=float, default=60.0, help="start-up timeout in seconds (default 60)")
+    up.add_argument("--fidelity", choices=("emulator", "store"), default="emulator",
+                    help="store: a store proxy in front of each emulator answers what the real store would "
+                         "(the store model at 1/--scale; docs/fidelity.md); the variables point at the proxies")
+    up.add_argument("--scale", type=float, default=None, help="K: the model's capacities divided by K (default 100)")
+    up.add_argument("--time-scale", type=float, default=None,
+                    help="T: the model's delays (splits) divided by T (default 1)")
+    up.add_argument("--nodes", type=int, default=None, help="Bigtable: the modelled cluster's nodes (default 1)")
+    up.add_argument("--exempt", action="append", default=[], metavar="FIELD",
+                    help="Firestore: a field exempt from single-field indexes (repeatable)")
     up.set_defaults(func=_cmd_up)
 
     down = verbs.add_parser("down", parents=[common], help="stop emulators started by `emulators up`")
@@ -49,14 +60,28 @@ def _manager(args: argparse.Namespace, **kw: Any) -> EmulatorManager:
 def _cmd_up(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise UsageError(f"--timeout must be positive, got {args.timeout}")
-    running = _manager(args, startup_timeout_s=args.timeout).up(
-        args.kinds or list(EMULATORS), consistency=args.consistency)
-    for kind, emu in running.items():
-        print(f"export {EMULATORS[kind].env_var}={emu.endpoint}")
+    store = args.fidelity == "store"
+    if not store and (args.scale, args.time_scale, args.nodes, args.exempt) != (None, None, None, []):
+        raise UsageError("--scale, --time-scale, --nodes and --exempt apply only with --fidelity store")
+    config = ProxyConfig(scale=args.scale or 100.0, time_scale=args.time_scale or 1.0, nodes=args.nodes or 1,
+                         exempt=tuple(args.exempt)) if store else None
+    manager = _manager(args, startup_timeout_s=args.timeout)
+    running = manager.up(args.kinds or list(EMULATORS), consistency=args.consistency)
+    endpoints = {kind: emu.endpoint for kind, emu in running.items()}
+    if config is not None:
+        proxies = shared_proxies(manager.state_dir, endpoints, config)
+        print(f"# {config.describe()}: modelled, not the emulator, not the cloud (docs/fidelity.md)")
+        for kind, record in proxies.items():
+            print(f"# {kind}: store proxy pid {record.pid} in front of the emulator at {record.upstream} "
+                  "(its HTTP calls, e.g. reset, pass through unmodelled)")
+        endpoints.update({kind: record.endpoint for kind, record in proxies.items()})
+    for kind, endpoint in endpoints.items():
+        print(f"export {EMULATORS[kind].env_var}={endpoint}")
     return 0
 
 
 def _cmd_down(args: argparse.Namespace) -> int:
+    forget_shared(_manager(args).state_dir, args.kinds or None)  # the proxies in front of them first
     stopped = _manager(args).down(args.kinds or None)
     print(f"stopped: {', '.join(stopped)}" if stopped else "no emulators were running")
     return 0
@@ -83,4 +108,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
         print("  ".join(cell.ljust(w) for cell, w in zip(row[:5], widths, strict=True)) + "  " + row[5])
     if not rows:
         print("(no emulators recorded)")
+    for kind, record in load_shared(_manager(args).state_dir).items():
+        print(f"store proxy  {kind}  {record.endpoint}  pid {record.pid}  alive {'yes' if record.alive() else 'no'}  "
+              f"in front of {record.upstream}  {ProxyConfig.from_json(record.config).describe()}")
     return 0

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from keyramp.cli._output import add_json_flags, json_target, json_text, to_stdout, write_text
+from keyramp.cli._output import add_json_flags, json_target, json_text, print_error, to_stdout, write_text
 from keyramp.profile._lint import group_findings
 from keyramp.profile._lint_files import lint_files
 
@@ -32,7 +31,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     report = lint_files(args.profiles, strict=args.strict)
     for file in report.files:
         if file.error is not None:
-            print(file.error, file=sys.stderr)
+            print_error(file.error)
         elif not to_stdout(target):
             for g in group_findings(file.findings):
                 print(f"{file.path}: {g.severity.upper()} {g.line()}")

@@ -25,7 +25,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--profile", help="only runs of this profile")
     parser.add_argument("--backend", help="only runs with a cell on this backend")
     parser.add_argument("--strategy", help="only runs with a cell of this key strategy")
-    parser.add_argument("--status", choices=("complete", "interrupted", "failed", "running", "corrupt"))
+    parser.add_argument("--status", choices=("complete", "interrupted", "failed", "running", "died", "corrupt"),
+                        help="died: a run whose process is gone without recording its end (killed, a lost host)")
     parser.add_argument("--since", metavar="YYYY-MM-DD", help="runs started on or after this day (UTC)")
     parser.add_argument("--until", metavar="YYYY-MM-DD", help="runs started on or before this day (UTC)")
     parser.add_argument("--sort", choices=SORT_KEYS, default="started", help="sort key (default: started)")

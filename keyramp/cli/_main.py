@@ -15,8 +15,9 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from keyramp._errors import KeyrampError
+from keyramp._errors import EXIT_INTERRUPTED, KeyrampError
 from keyramp._version import __version__
+from keyramp.cli._output import ERROR_PREFIX, print_error
 
 __all__ = ["build_parser", "main"]
 
@@ -46,7 +47,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that exits 2 with one line instead of a usage dump on bad arguments."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"keyramp: error: {message}\n")
+        self.exit(2, f"{ERROR_PREFIX}error: {message}\n")
 
 
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
@@ -97,10 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except KeyrampError as exc:
-        print(f"keyramp: {exc}", file=sys.stderr)
+        print_error(exc)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("keyramp: interrupted", file=sys.stderr)
-        return 130
+        print_error("interrupted")
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 1

@@ -16,7 +16,23 @@ from typing import Any
 
 from keyramp._errors import UsageError
 
-__all__ = ["STDOUT", "add_json_flags", "json_target", "json_text", "to_stdout", "write_text"]
+__all__ = ["ERROR_PREFIX", "STDOUT", "add_json_flags", "error_line", "json_target", "json_text", "print_error",
+           "to_stdout", "write_text"]
+
+#: Every error line keyramp prints starts with this (argparse's own too: ``keyramp: error: …``), so a
+#: log search for "keyramp: " finds them all, and nothing else starts so.
+ERROR_PREFIX = "keyramp: "
+
+
+def error_line(message: object) -> str:
+    """The one form of an error line: ``keyramp: <message>`` (never ``keyramp: keyramp: …``)."""
+    text = str(message).strip()
+    return text if text.startswith(ERROR_PREFIX) else ERROR_PREFIX + text
+
+
+def print_error(message: object) -> None:
+    """An error for the user, on stderr, in the one form (``error_line``): the only place the CLI prints one."""
+    print(error_line(message), file=sys.stderr)
 
 #: The target meaning stdout.
 STDOUT = Path("-")

@@ -7,9 +7,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp._format import percent, percent_band
 from keyramp.forecast._prices import load_prices
+from keyramp.profile import Settings
 from keyramp.results._catalog import resolve_run
 
 __all__ = ["register"]
@@ -44,6 +47,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--project", default=None, help="with --write-profile: the cloud project (default: a placeholder)")
     p.add_argument("--instance", default=None,
                    help="with --write-profile: the Bigtable instance (default: a placeholder)")
+    p.add_argument("--verify", action="store_true",
+                   help="replay one cell's plan (the planned ramp, 500/50/5, the fix) at 1/K against the store-like "
+                        "target and print the measured throttled share beside the modelled one (docs/fidelity.md)")
+    p.add_argument("--scale", type=float, default=None,
+                   help="with --verify: K (default: the target / 200 ops/s)")
+    p.add_argument("--time-scale", type=float, default=None,
+                   help="with --verify: T, the replay's clock (default: 1,000 / K)")
     p.add_argument("--json", action="store_true", help="print JSON (the plan of every cell)")
     p.add_argument("--results", type=Path, default=Path("results"), help="where run ids are looked up")
     p.set_defaults(func=_main)
@@ -59,13 +69,16 @@ def _main(args: argparse.Namespace) -> int:
         raise UsageError(f"--nodes: must be at least 1, got {args.nodes}")
     if (args.project or args.instance) and args.write_profile is None:
         raise UsageError("--project/--instance apply with --write-profile only")
+    if (args.scale is not None or args.time_scale is not None) and not args.verify:
+        raise UsageError("--scale/--time-scale apply with --verify only")
     prices = load_prices(args.prices)  # a bad prices file stops here, before anything is planned
     run = resolve_run(args.run, args.results)
     manifest = run.manifest
     if manifest is None:
         raise UsageError(f"{run.path}: {run.manifest_error or 'no readable manifest.json'}")
-    if args.write_profile is not None and args.cell is None and len(manifest.cells) != 1:
-        raise UsageError(f"--write-profile: the run has {len(manifest.cells)} cells; name one with --cell")
+    for flag, given in (("--write-profile", args.write_profile is not None), ("--verify", args.verify)):
+        if given and args.cell is None and len(manifest.cells) != 1:
+            raise UsageError(f"{flag}: the run has {len(manifest.cells)} cells; name one with --cell")
     plan = plan_run(run, target=args.target, cell=args.cell, throttle=args.throttle, nodes=args.nodes,
                     storage=args.storage, params=Path(args.params) if args.params else None, prices=prices,
                     location=args.location)
@@ -96,4 +109,34 @@ def _main(args: argparse.Namespace) -> int:
         note = "" if args.project else f" (edit project = {PLACEHOLDER_PROJECT!r} first)"
         print(f"wrote {args.write_profile}: run it with `keyramp run {args.write_profile} --allow-cloud PROJECT "
               f"--plan`{note}", file=sys.stderr)
+    if args.verify:
+        if manifest.settings is None:
+            raise UsageError(f"--verify: {run.path}: the manifest keeps no readable profile to replay")
+        return verify(plan.planned[0], manifest.settings, scale=args.scale, time_scale=args.time_scale,
+                      out=args.results)
     return 0
+
+
+def verify(plan: Any, settings: Settings, *, scale: float | None, time_scale: float | None, out: Path) -> int:
+    """``--verify``: run each replay of ``plan`` and print measured beside modelled."""
+    from keyramp.forecast._plan_verify import CHECKS_WHAT, verify_scale, verify_variants  # deferred: start-up cost
+    from keyramp.run._api import run_profiles  # deferred: start-up cost (locust, grpc)
+
+    k, t = verify_scale(plan, scale=scale, time_scale=time_scale)
+    variants = verify_variants(plan, settings, scale=k, time_scale=t)
+    outcome = run_profiles([v.profile for v in variants], out=out, quiet=True)
+    print(f"verify {plan.cell_id} ({plan.backend}) at 1/{k:g} of {plan.target_ops_per_s:,.0f} ops/s, clock x{t:g}:")
+    failed = 0
+    for variant, run in zip(variants, outcome.runs, strict=False):  # an interrupt stops the sequence
+        cell = next(iter(run.summary.cells.values()), None) if run.summary is not None else None
+        model = cell.store_model if cell is not None else None
+        thr = variant.modelled.throttled_fraction if variant.modelled is not None else None
+        modelled = percent_band(thr["low"], thr["high"]) if thr else "not forecast by the plan"
+        if model is None or model.throttled_share is None:
+            measured, failed = f"no measurement ({run.status}: {run.reason})", failed + 1
+        else:
+            measured = f"{percent(model.throttled_share)} of {model.modelled or 0:,} requests"
+        print(f"  {variant.name} ({variant.design}): modelled throttled {modelled} · measured {measured} "
+              f"({run.run_id})")
+    print(f"note: {CHECKS_WHAT}")
+    return 1 if failed else 0

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from keyramp._lazy import lazy_exports
 
 __all__ = [
+    "INCONCLUSIVE_POLICIES",
     "CompareOptions",
     "Comparison",
     "MetricRow",
@@ -24,6 +25,7 @@ __all__ = [
 
 #: Public name -> the module that defines it (imported on first use).
 _LAZY = {
+    "INCONCLUSIVE_POLICIES": "keyramp.compare._options",
     "CompareOptions": "keyramp.compare._options",
     "Comparison": "keyramp.compare._model",
     "MetricRow": "keyramp.compare._judge",
@@ -43,6 +45,6 @@ if TYPE_CHECKING:
     from keyramp.compare._judge import MetricRow
     from keyramp.compare._junit import render_junit
     from keyramp.compare._model import Comparison, build_comparison
-    from keyramp.compare._options import CompareOptions
+    from keyramp.compare._options import INCONCLUSIVE_POLICIES, CompareOptions
     from keyramp.compare._render import render_json, render_markdown, render_terminal
     from keyramp.compare._resolve import run_compare

@@ -9,6 +9,7 @@ from typing import Any
 
 import pyarrow.compute as pc
 
+import keyramp._format as fmt
 from keyramp.compare._model import Comparison, MetricRow
 from keyramp.compare._present import (
     VERDICT_COLORS,
@@ -19,14 +20,18 @@ from keyramp.compare._present import (
     notes,
     ratio_text,
     short_id,
+    threshold_rows,
     value_text,
+    verdict_label,
     verdict_rule,
+    warning_groups,
 )
 from keyramp.results._catalog import Run
 from keyramp.results._read import read_timeseries
 
 __all__ = ["render_html"]
 
+_VERDICT_CSS = {"fail": "fail", "inconclusive": "na", "pass": "pass"}
 _RUN_COLORS = ("#1565c0", "#ef6c00", "#6a1b9a", "#00838f", "#ad1457", "#558b2f", "#4e342e", "#283593")
 
 _CSS = """
@@ -139,8 +144,8 @@ def _side_by_side(cmp: Comparison) -> list[str]:
         for i, (value, verdict) in enumerate(cells):
             out.append(f"<td>{_e(value_text(value, metric))}</td>")
             if cmp.baseline is not None and i > 0:
-                v = verdict.verdict if verdict else ""
-                css = {"worse": "worse", "better": "better", "n/a": "na"}.get(v, "")
+                v = verdict_label(verdict)
+                css = {"worse": "worse", "better": "better", "n/a": "na", "inconclusive": "na"}.get(v, "")
                 out.append(f"<td>{_e(ratio_text(verdict))}</td><td class=\"{css}\">{_e(v)}</td>")
         out.append("</tr>")
     out.append("</table>")
@@ -170,21 +175,30 @@ def _charts(cmp: Comparison) -> list[str]:
     return out
 
 
-def _tables(cmp: Comparison) -> list[str]:
-    """Thresholds, the launch forecast (modelled) and the key space's headline figures."""
+def _answer(cmp: Comparison) -> list[str]:
+    """What opens the report: the thresholds, then the warnings grouped and folded."""
     out = []
     if cmp.thresholds:
         out.append("<h2>Thresholds</h2><table><tr><th>run</th><th>cell</th><th>threshold</th><th>value</th>"
                    "<th>result</th></tr>")
-        for run_id, by_cell in cmp.thresholds.items():
-            for cell, results in by_cell.items():
-                for r in results:
-                    out.append(f"<tr><td><code>{_e(run_id)}</code></td><td>{_e(cell)}</td>"
-                               f"<td>{_e(f'{r.name} {r.op} {r.limit:g}')}</td><td>{_e(value_text(r.value))}</td>"
-                               f'<td class="{"pass" if r.passed else "fail"}">'
-                               f'{"pass" if r.passed else "inconclusive" if r.verdict == "inconclusive" else "FAIL"}'
-                               '</td></tr>')
+        for run_id, cell, name, value, result, note in threshold_rows(cmp):
+            css = {"pass": "pass", "FAIL": "fail"}.get(result, "na")
+            out.append(f"<tr><td><code>{_e(short_id(run_id))}</code></td><td>{_e(cell)}</td><td>{_e(name)}</td>"
+                       f'<td>{_e(value)}</td><td class="{css}">{_e(result)}'
+                       + (f"<br><small>{_e(note)}</small>" if note and result != "pass" else "") + "</td></tr>")
         out.append("</table>")
+    groups = warning_groups(cmp)
+    if groups:
+        out.append(f'<details class="warn"><summary>{_e(fmt.plural(len(cmp.alerts), "warning"))}: '
+                   f'{_e(", ".join(dict.fromkeys(g.heading for g in groups)))}</summary><ul>')
+        out += [f"<li><b>{_e(g.heading)}</b> — {_e(g.line())}</li>" for g in groups]
+        out.append("</ul></details>")
+    return out
+
+
+def _tables(cmp: Comparison) -> list[str]:
+    """The launch forecast (modelled) and the key space's headline figures."""
+    out = []
     if cmp.forecast:
         out.append("<h2>Launch forecast (modelled)</h2><table><tr><th>cell</th>"
                    + "".join(f"<th><code>{_e(short_id(r.run_id))}</code></th>" for r in cmp.runs) + "</tr>")
@@ -208,12 +222,12 @@ def render_html(cmp: Comparison) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         "<title>keyramp compare</title>",
         f"<style>{_CSS}</style></head><body>",
-        f'<h1>keyramp compare — <span class="{"fail" if cmp.exit_code else "pass"}">{_e(headline(cmp))}</span></h1>',
+        f'<h1>keyramp compare — <span class="{_VERDICT_CSS.get(cmp.verdict, "pass")}">{_e(headline(cmp))}</span></h1>',
         "<p>Runs: "
         + ", ".join(f"<code>{_e(r.run_id)}</code> ({_e(r.profile_name or '?')}, {_e(r.status)})" for r in cmp.runs)
         + "</p>",
+        *_answer(cmp),
         *(f"<p>{_e(note)}</p>" for note in notes(cmp)),
-        *(f'<p class="warn">{_e(warning)}</p>' for warning in cmp.warnings),
         *_side_by_side(cmp),
         *_charts(cmp),
         *_tables(cmp),

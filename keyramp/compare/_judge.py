@@ -261,6 +261,12 @@ class _Judge:
                 verdict, note = "n/a", (f"inconclusive: {verdict} but {' and '.join(starved)}, and the store's "
                                         f"service time did not move with it ({detail}): the machine set the "
                                         "throughput")
+        elif verdict == "same" and self.opts.inconclusive_when_behind and (
+                base := self.base.first_reason(starved_reason)):
+            # The machine set the baseline's rate: a drop of the store's can hide in what it gave it (a
+            # starved candidate that kept the baseline's rate kept it despite the machine: that stands).
+            verdict, note = "n/a", (f"inconclusive: same but the baseline's {base}: the machine set its "
+                                    "throughput, and a drop of the store's could hide in it")
         return self.row("ops_per_s", ratio, low, high, verdict, note)
 
     def _service_moved(self, *, worse: bool) -> tuple[bool, str]:
@@ -312,16 +318,20 @@ class _Judge:
             effect = opts.min_effect_tail if metric in TAIL_METRICS else opts.min_effect_latency
             verdict, note = ratio_verdict(ratio, low, high, effect, False)
             # Only the direction the machine explains is suspect: a run that looks slower
-            # *despite* being the calmer one stands.
-            suspect = c_suspect if verdict == "worse" else b_suspect
-            if opts.inconclusive_when_behind and verdict in _FLAGS and suspect:
+            # *despite* being the calmer one stands. ``same`` is suspect when the baseline was the
+            # machine's: a regression of the candidate's can hide in the baseline's inflated figure.
+            suspect, who = (c_suspect, "candidate") if verdict == "worse" else (b_suspect, "baseline")
+            if opts.inconclusive_when_behind and suspect:
+                why = ("a regression could hide in the machine's share of the baseline" if verdict == "same"
+                       else "the machine was measured")
                 rows.append(self.row(metric, ratio, low, high, "n/a",
-                                     f"inconclusive: {verdict} but that run's {suspect}: the machine was measured"))
+                                     f"inconclusive: {verdict} but the {who}'s {suspect}: {why}"))
                 continue
             slower, other = (c_machine, b_machine) if verdict == "worse" else (b_machine, c_machine)
+            who = "candidate" if verdict == "worse" else "baseline"
             if opts.inconclusive_when_behind and verdict in _FLAGS and slower - other > late_budget(pct, opts):
                 rows.append(self.row(metric, ratio, low, high, "n/a",
-                                     f"inconclusive: {verdict} but that run's generator was starved ({slower:.0%} "
+                                     f"inconclusive: {verdict} but the {who}'s generator was starved ({slower:.0%} "
                                      f"of operations late while users were idle, vs {other:.0%}): the machine was "
                                      "measured"))
                 continue
@@ -336,6 +346,12 @@ class _Judge:
                     rows.append(self.row(metric, *service, "worse",
                                          f"judged on service time: the baseline's generator was starved "
                                          f"({b_machine:.0%} late while users were idle, vs {c_machine:.0%})"))
+                    continue
+                if verdict == "same":  # its stalled seconds widened the interval: a regression can hide in it
+                    rows.append(self.row(metric, ratio, low, high, "n/a",
+                                         f"inconclusive: same but the baseline's generator was starved "
+                                         f"({b_machine:.0%} of operations late while users were idle, vs "
+                                         f"{c_machine:.0%}): a regression could hide in its stalled seconds"))
                     continue
             rows.append(self.row(metric, ratio, low, high, verdict, "; ".join(n for n in (note, behind) if n)))
         return rows, behind

@@ -104,17 +104,18 @@ def _exception_suite(cmp: Comparison, suites: _Suites) -> None:
 
 
 def _threshold_suites(cmp: Comparison, suites: _Suites) -> None:
-    """A suite per run's thresholds: a failed or inconclusive threshold is a failure."""
+    """A suite per run's thresholds: a failed threshold is a failure, an inconclusive one skipped with its
+    reason (like an inconclusive metric: ``compare`` exits 3 for it, so the gate is not green either)."""
     for run_id, by_cell in cmp.thresholds.items():
         el = suites.suite(f"thresholds {run_id}")
         for cell, results in by_cell.items():
             for t in results:
                 case = ET.SubElement(el, "testcase", name=f"{t.name} {t.op} {t.limit:g}",
                                      classname=f"keyramp.thresholds.{cell}", time="0")
-                if not t.passed:
+                if t.verdict == "inconclusive":
+                    ET.SubElement(case, "skipped", message=f"inconclusive: {t.note or 'the machine was measured'}")
+                elif not t.passed:
                     text = f"{t.name} = {value_text(t.value)}, required {t.op} {t.limit:g}"
-                    if t.verdict == "inconclusive":  # not a pass either: the gate stays red
-                        text = f"inconclusive: {t.note or text}"
                     ET.SubElement(case, "failure", message=text, type="threshold").text = text
 
 

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from keyramp import _format as fmt
+from keyramp._errors import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK
 from keyramp._types import OP_NAMES
 from keyramp.compare._exceptions import NewException, new_exceptions
 from keyramp.compare._judge import (
@@ -27,6 +29,9 @@ from keyramp.compare._judge import (
     summary_values,
     typed,
 )
+from keyramp.compare._options import INCONCLUSIVE_POLICIES
+from keyramp.compare._verdict import late_fraction
+from keyramp.compare._warnings import CompareWarning, group_warnings
 from keyramp.forecast._text import forecast_short
 from keyramp.forecast._verdict import VERDICT_RANK
 from keyramp.profile import Settings
@@ -71,7 +76,14 @@ class Comparison:
     forecast_regressions: list[tuple[str, str, str, str]] = field(default_factory=list)
     #: The workload's own exception classes a candidate raised and the baseline did not.
     new_exceptions: list[NewException] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    #: What the reader must know, each naming the run it is about (``warnings``: as lines).
+    alerts: list[CompareWarning] = field(default_factory=list)
+    #: ``--inconclusive``: one of INCONCLUSIVE_POLICIES.
+    on_inconclusive: str = "3"
+
+    @property
+    def warnings(self) -> list[str]:
+        return [w.line() for w in self.alerts]
 
     @property
     def noise(self) -> str:
@@ -93,13 +105,41 @@ class Comparison:
 
     @property
     def threshold_failures(self) -> list[tuple[str, str, ThresholdRow]]:
+        """Thresholds that failed; an inconclusive one (the machine was measured) is not among them:
+        it counts in ``inconclusive`` (exit 3; ``--inconclusive fail`` fails it)."""
         return [(run_id, cell, r) for run_id, cells in self.thresholds.items()
-                for cell, results in cells.items() for r in results if not r.passed]
+                for cell, results in cells.items() for r in results
+                if not r.passed and r.verdict != "inconclusive"]
+
+    @property
+    def inconclusive_rows(self) -> list[MetricRow]:
+        """Verdicts the machine made n/a: the store's figure could not be judged on this machine."""
+        return [r for r in self.rows if r.verdict == "n/a" and r.note.startswith("inconclusive")]
+
+    @property
+    def inconclusive_thresholds(self) -> list[tuple[str, str, ThresholdRow]]:
+        return [(run_id, cell, r) for run_id, cells in self.thresholds.items()
+                for cell, results in cells.items() for r in results if r.verdict == "inconclusive"]
+
+    @property
+    def inconclusive(self) -> int:
+        """Gated metrics (verdicts and thresholds) that could not be judged."""
+        return len(self.inconclusive_rows) + len(self.inconclusive_thresholds)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.regressions or self.threshold_failures or self.forecast_regressions or self.new_exceptions)
+
+    @property
+    def verdict(self) -> str:
+        """``pass``, ``fail`` or ``inconclusive`` (a failure wins; ``--inconclusive`` decides the rest)."""
+        if self.failed or (self.inconclusive and self.on_inconclusive == "fail"):
+            return "fail"
+        return "inconclusive" if self.inconclusive and self.on_inconclusive == "3" else "pass"
 
     @property
     def exit_code(self) -> int:
-        failed = self.regressions or self.threshold_failures or self.forecast_regressions or self.new_exceptions
-        return 1 if failed else 0
+        return {"fail": EXIT_FAILED, "inconclusive": EXIT_INCONCLUSIVE}.get(self.verdict, EXIT_OK)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -120,8 +160,13 @@ class Comparison:
                                      for c, r, b, v in self.forecast_regressions],
             "new_exceptions": [e.to_dict() for e in self.new_exceptions],
             "warnings": self.warnings,
+            "warning_groups": [g.to_dict() for g in group_warnings(self.alerts)],
             "regressions": len(self.regressions),
             "threshold_failures": len(self.threshold_failures),
+            "inconclusive": self.inconclusive,
+            "on_inconclusive": self.on_inconclusive,
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
             "passed": self.exit_code == 0,
         }
 
@@ -180,8 +225,10 @@ def _judge_run(cmp: Comparison, reps: Replicates, cand: Run) -> None:
     assert cmp.baseline is not None
     base_cells, cand_cells = cmp.identities[cmp.baseline.run_id], cmp.identities[cand.run_id]
     for ident in sorted(set(base_cells) ^ set(cand_cells)):
-        where = cmp.baseline.run_id if ident in base_cells else cand.run_id
-        cmp.warnings.append(f"cell {ident} only in {where}: not compared")
+        base_only = ident in base_cells
+        cmp.alerts.append(CompareWarning(kind="unmatched", text="only in this run: not compared", where=ident,
+                                         run_id=cmp.baseline.run_id if base_only else cand.run_id,
+                                         role="baseline" if base_only else "candidate"))
     base_sides: dict[tuple[tuple[str, str], ...], Side] = {}
     for ident in base_cells:
         if ident not in cand_cells:
@@ -196,23 +243,45 @@ def _judge_run(cmp: Comparison, reps: Replicates, cand: Run) -> None:
                             and op in typed(run).cells[cmp.identities[run.run_id][ident]].operations)
             # one side per set of cells, so what it derives from them is derived once for all its ops
             base_side = base_sides.setdefault(tuple((r.run_id, c) for r, c in members), Side(members))
-            rows, behind = judge(reps, base_side, cand_side, op, ident)
+            rows, _ = judge(reps, base_side, cand_side, op, ident)
             cmp.rows.extend(rows)
             if len(base_side.members) > 1:  # the baseline column shows the set, pooled
                 cmp.values[(ident, op)][cmp.baseline.run_id] = reps.values(base_side, op)
-            if behind:
-                cmp.warnings.append(f"{ident}/{op} {cand.run_id}: {behind}; latency verdicts may reflect machine load")
-            unsure: dict[str, list[str]] = {}
-            for r in rows:
-                if r.note.startswith("inconclusive"):
-                    unsure.setdefault(r.note.split(" but ", 1)[-1], []).append(r.metric)
-            for why, metrics in unsure.items():
-                cmp.warnings.append(f"{ident}/{op} {cand.run_id}: {', '.join(metrics)} inconclusive — {why}; "
-                                    "rerun on a quieter machine")
+            _warn_behind(cmp, base_side, cand_side, op, f"{ident}/{op}")
+            _warn_inconclusive(cmp, rows, cand, f"{ident}/{op}")
+
+
+def _warn_behind(cmp: Comparison, base: Side, cand: Side, op: str, where: str) -> None:
+    """One warning per run whose generator fell behind its schedule (late starts), naming that run."""
+    assert cmp.baseline is not None
+    for role, side, run_id in (("baseline", base, cmp.baseline.run_id), ("candidate", cand, cand.run.run_id)):
+        late = late_fraction(side.pooled(op))
+        if late > cmp.options.max_late_fraction:
+            cmp.alerts.append(CompareWarning(
+                kind="behind", run_id=run_id, role=role, where=where,
+                text=f"generator behind schedule ({fmt.percent(late)} of operations started late): latency "
+                     "verdicts may reflect machine load"))
+
+
+def _warn_inconclusive(cmp: Comparison, rows: Sequence[MetricRow], cand: Run, where: str) -> None:
+    """The inconclusive verdicts of one cell and op, one warning per reason, naming the run the
+    reason is about (a starved baseline makes a candidate's verdict inconclusive too)."""
+    assert cmp.baseline is not None
+    unsure: dict[str, list[str]] = {}
+    for r in rows:
+        if r.note.startswith("inconclusive"):
+            unsure.setdefault(r.note.split(" but ", 1)[-1], []).append(r.metric)
+    for why, metrics in unsure.items():
+        role = "baseline" if why.startswith("the baseline's") else "candidate"
+        cmp.alerts.append(CompareWarning(
+            kind="inconclusive", role=role, where=where,
+            run_id=cmp.baseline.run_id if role == "baseline" else cand.run_id,
+            text=f"{', '.join(metrics)} inconclusive — {why}; rerun on a quieter machine"))
 
 
 def build_comparison(runs: Sequence[Run], *, baseline: Run | Sequence[Run] | None,
-                     thresholds: Sequence[Threshold] = (), options: CompareOptions | None = None) -> Comparison:
+                     thresholds: Sequence[Threshold] = (), options: CompareOptions | None = None,
+                     on_inconclusive: str = "3") -> Comparison:
     """Compare every run in ``runs`` with ``baseline`` (all must be ``ok``).
 
     ``baseline`` is one run or a set of runs of one build (its first run stands for it in the
@@ -225,10 +294,17 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | Sequence[Run] | Non
     base_runs = [baseline] if isinstance(baseline, Run) else list(baseline or [])
     in_base = {r.run_id for r in base_runs}
     ordered = base_runs[:1] + [r for r in runs if r.run_id not in in_base]
+    if on_inconclusive not in INCONCLUSIVE_POLICIES:
+        raise ValueError(f"on_inconclusive must be one of {', '.join(INCONCLUSIVE_POLICIES)}")
     cmp = Comparison(runs=ordered, baseline=base_runs[0] if base_runs else None, options=opts,
-                     baseline_runs=base_runs)
+                     baseline_runs=base_runs, on_inconclusive=on_inconclusive)
     reps = Replicates(opts)
     cmp.identities = {run.run_id: _cells_by_identity(run) for run in [*base_runs, *ordered]}
+    for run in {r.run_id: r for r in [*base_runs, *ordered]}.values():
+        if run.died:  # its finished cells are measurements; the cell it was running is not in its summary
+            cmp.alerts.append(CompareWarning(
+                kind="died", run_id=run.run_id, role="baseline" if run.run_id in in_base else "candidate",
+                text=f"the run died ({run.died}): only the cells it finished are compared"))
     identities = cmp.identities
 
     for run in ordered:
@@ -263,7 +339,8 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | Sequence[Run] | Non
             try:  # a Python workload's thresholds name its methods
                 own = parse_table(table, operations={*OP_NAMES, *run_operations(run)})
             except Exception as exc:  # noqa: BLE001 - a stored profile is data, not input: warn
-                cmp.warnings.append(f"{run.run_id}: ignoring the profile's [thresholds]: {exc}")
+                cmp.alerts.append(CompareWarning(kind="thresholds", run_id=run.run_id,
+                                                 text=f"ignoring the profile's [thresholds]: {exc}"))
         # as the run itself judged it: a Python workload's own exceptions fail unless allowed
         own = with_workload_errors(own, python_workload=settings is not None and bool(settings.workload.user))
         checks = [*own, *thresholds]

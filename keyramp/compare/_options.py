@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CompareOptions"]
+__all__ = ["INCONCLUSIVE_POLICIES", "CompareOptions"]
+
+#: What an inconclusive gated metric does to ``compare``'s exit code (``--inconclusive``): its own
+#: code, 3 (the default: a CI job can retry on a quieter machine), or pass (0) or fail (1).
+INCONCLUSIVE_POLICIES = ("3", "pass", "fail")
 
 
 @dataclass(frozen=True, kw_only=True)

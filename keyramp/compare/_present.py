@@ -14,7 +14,9 @@ from typing import Any
 import keyramp._format as fmt
 from keyramp.compare._judge import CompareOptions, MetricRow
 from keyramp.compare._model import METRICS, Comparison
+from keyramp.compare._warnings import WarningGroup, group_warnings
 from keyramp.keyspace._headline import FIGURES, keyspace_headline
+from keyramp.results._summary import ThresholdRow
 
 __all__ = [
     "VERDICT_COLORS",
@@ -25,8 +27,12 @@ __all__ = [
     "notes",
     "ratio_text",
     "short_id",
+    "threshold_result",
+    "threshold_rows",
     "value_text",
+    "verdict_label",
     "verdict_rule",
+    "warning_groups",
 ]
 
 #: A verdict's colour in the terminal table and the HTML charts.
@@ -54,6 +60,14 @@ def ratio_text(row: MetricRow | None) -> str:
     if row.ci_low is not None and row.ci_high is not None:
         text += f" [{fmt.ratio(row.ci_low).lstrip('×')}, {fmt.ratio(row.ci_high).lstrip('×')}]"
     return text
+
+
+def verdict_label(row: MetricRow | None) -> str:
+    """A verdict as the tables show it: ``worse``, ``better``, ``same``, ``n/a``, or ``inconclusive``
+    for an n/a the machine made (a gated metric that could not be judged: exit 3)."""
+    if row is None:
+        return ""
+    return "inconclusive" if row.verdict == "n/a" and row.note.startswith("inconclusive") else row.verdict
 
 
 def verdict_rule(options: CompareOptions | None = None) -> str:
@@ -116,8 +130,21 @@ def notes(cmp: Comparison) -> list[str]:
             if r.verdict in ("worse", "better") and r.note and not r.note.startswith("p=")]
 
 
+def targets_note(cmp: Comparison) -> str | None:
+    """What each run ran against, when any ran against a store model (docs/fidelity.md): its errors
+    and latency are the model's answers, not the emulator's or the cloud's. None otherwise."""
+    targets = {run.run_id: run.summary.target if run.summary is not None else None for run in cmp.runs}
+    if not any(targets.values()):
+        return None
+    parts = [f"{short_id(rid)}: {t.describe() if t is not None else 'the emulators as they are'}"
+             for rid, t in targets.items()]
+    mixed = len({t.describe() if t is not None else None for t in targets.values()}) > 1
+    return "targets — " + "; ".join(parts) + (
+        " (different targets: the comparison shows the targets' difference, not the code's)" if mixed else "")
+
+
 def headline(cmp: Comparison) -> str:
-    """PASS or FAIL and what decided it, in one line (every renderer ends or opens with it)."""
+    """PASS, FAIL or INCONCLUSIVE and what decided it, in one line (every view opens with it)."""
     parts = []
     if cmp.baseline is not None:
         parts.append(f"{fmt.plural(len(cmp.regressions), 'regression')} vs baseline {cmp.baseline.run_id}")
@@ -127,4 +154,27 @@ def headline(cmp: Comparison) -> str:
     if cmp.new_exceptions:
         parts.append(f"{fmt.plural(len(cmp.new_exceptions), 'new exception class', 'new exception classes')} "
                      "raised by the workload")
-    return ("FAIL" if cmp.exit_code else "PASS") + ": " + ", ".join(parts)
+    if cmp.inconclusive:
+        why = {"3": "the machine, not the store, was measured: rerun on a quieter machine",
+               "pass": "passed by --inconclusive pass", "fail": "failed by --inconclusive fail"}[cmp.on_inconclusive]
+        parts.append(f"{fmt.plural(cmp.inconclusive, 'gated metric')} inconclusive ({why})")
+    return f"{cmp.verdict.upper()}: " + ", ".join(parts)
+
+
+def threshold_result(row: ThresholdRow) -> str:
+    """``pass``, ``FAIL`` or ``inconclusive``: a threshold's result in every view."""
+    return "pass" if row.passed else "inconclusive" if row.verdict == "inconclusive" else "FAIL"
+
+
+def threshold_rows(cmp: Comparison) -> list[tuple[str, str, str, str, str, str]]:
+    """(run, cell, threshold, value, result, note) per evaluated threshold: failures first, then the
+    inconclusive ones, then the passes (the thresholds table that opens every view)."""
+    rank = {"FAIL": 0, "inconclusive": 1, "pass": 2}
+    rows = [(run_id, cell, f"{r.name} {r.op} {r.limit:g}", value_text(r.value), threshold_result(r), r.note or "")
+            for run_id, by_cell in cmp.thresholds.items() for cell, results in by_cell.items() for r in results]
+    return sorted(rows, key=lambda row: rank[row[4]])
+
+
+def warning_groups(cmp: Comparison) -> list[WarningGroup]:
+    """The comparison's warnings, similar ones grouped (``compare._warnings``)."""
+    return group_warnings(cmp.alerts)

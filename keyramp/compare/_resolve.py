@@ -1,7 +1,8 @@
 """Resolve the runs and the baseline of a comparison (run ids, directories, baseline names), then compare.
 
 Exit codes of ``keyramp compare``: 0 pass, 1 a regression or failed threshold, 2 bad input (unknown
-run, unusable baseline, bad threshold). Corrupt runs among several are skipped with a warning.
+run, unusable baseline, bad threshold, a run compared with itself), 3 a gated metric inconclusive
+(``--inconclusive`` decides). Corrupt runs among several are skipped with a warning.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from keyramp._errors import UsageError
 from keyramp._types import OP_NAMES
 from keyramp.compare._model import CompareOptions, Comparison, build_comparison, run_operations
+from keyramp.compare._warnings import CompareWarning
 from keyramp.profile._thresholds import parse_expression
 from keyramp.results import _baselines
 from keyramp.results._catalog import Run, resolve_run
@@ -21,13 +23,13 @@ __all__ = ["run_compare"]
 
 def run_compare(specs: list[str], *, results: Path, baseline_spec: str | None = None,
                 baseline_set: Sequence[str] = (), thresholds: Sequence[str] = (),
-                options: CompareOptions | None = None) -> Comparison:
+                options: CompareOptions | None = None, on_inconclusive: str = "3") -> Comparison:
     """Resolve runs and baseline, then compare. UsageError for unknown runs or an unusable baseline.
 
     The baseline: ``baseline_spec`` (a run, or a name of one run or a set), else the runs of
     ``baseline_set``, else the first of ``specs``.
     """
-    warnings: list[str] = []
+    skipped: list[CompareWarning] = []
     resolved: list[Run] = [resolve_run(spec, results) for spec in specs]
     baseline: list[Run] = []
     if baseline_spec is not None:
@@ -46,18 +48,23 @@ def run_compare(specs: list[str], *, results: Path, baseline_spec: str | None = 
     named = {op for run in [*resolved, *baseline] for op in run_operations(run)}
     checks = [parse_expression(t, operations={*OP_NAMES, *named}) for t in thresholds]
     in_base = {run.run_id for run in baseline}
-    runs = []
+    runs: list[Run] = []
     for run in resolved:
         if run.run_id in in_base:
             continue
         if not run.ok:
-            warnings.append(f"skipping {run.run_id}: {run.unusable_reason}")
+            skipped.append(CompareWarning(kind="skipped", run_id=run.run_id, text=f"not usable: {run.unusable_reason}"))
             continue
-        runs.append(run)
+        if run.run_id not in {r.run_id for r in runs}:
+            runs.append(run)
     if not runs and not baseline:
-        raise UsageError("no usable run to compare: " + "; ".join(warnings))
+        raise UsageError("no usable run to compare: " + "; ".join(w.line() for w in skipped) + ".")
     if not runs and baseline and len(resolved) > (1 if baseline_spec is None and not baseline_set else 0):
-        raise UsageError("no usable run to compare with the baseline: " + "; ".join(warnings))
-    cmp = build_comparison(runs, baseline=baseline or None, thresholds=checks, options=options)
-    cmp.warnings[:0] = warnings
+        if not skipped:  # every RUN is the baseline itself
+            raise UsageError(f"{resolved[-1].run_id} is the baseline itself: name another run to compare with "
+                             "it (a run compared with itself says nothing).")
+        raise UsageError("no usable run to compare with the baseline: " + "; ".join(w.line() for w in skipped) + ".")
+    cmp = build_comparison(runs, baseline=baseline or None, thresholds=checks, options=options,
+                           on_inconclusive=on_inconclusive)
+    cmp.alerts[:0] = skipped
     return cmp

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from keyramp._format import count, ops_per_s, percent
+from keyramp._format import count, ops_per_s, percent, plural
 from keyramp.forecast._cost import cell_cost, record_bytes
 from keyramp.forecast._plan_checks import Judged
 from keyramp.forecast._plan_text import ceiling_text
@@ -79,7 +79,7 @@ def _band_text(band: RateBand) -> str:
 
 
 def _why_reachable(planner: Planner, sustainable: RateBand | None, probe: float, ramp: Ramp | None) -> str:
-    where = "" if planner.nodes is None else f" on {planner.nodes} {str(planner.storage).upper()} node(s)"
+    where = "" if planner.nodes is None else f" on {plural(planner.nodes, str(planner.storage).upper() + ' node')}"
     text = (f"{ops_per_s(planner.target)}{where} stays {_limit(planner)} once the store has split; the key design "
             + (f"sets no ceiling below {ops_per_s(probe)}" if sustainable is None
                else f"sustains {_band_text(sustainable)}"))
@@ -90,7 +90,8 @@ def _why_reachable(planner: Planner, sustainable: RateBand | None, probe: float,
 
 def _why_cluster(planner: Planner, check: Judged) -> str:
     most = (planner.nodes or 1) * planner.one_tablet()
-    return (f"{planner.nodes} {str(planner.storage).upper()} node(s) serve about {ops_per_s(most)} of this op mix at "
+    nodes = plural(planner.nodes, str(planner.storage).upper() + " node")
+    return (f"{nodes} serve{'s' if planner.nodes == 1 else ''} about {ops_per_s(most)} of this op mix at "
             f"the low end of the per-node range: {percent(check.shares['high'])} of {ops_per_s(planner.target)} "
             "throttled once split; the key design itself sustains the target on a larger cluster")
 
@@ -109,9 +110,11 @@ def _why_design(planner: Planner, sustainable: RateBand | None, check: Judged, f
     text += f": below {ops_per_s(planner.target)} ({percent(check.shares['high'])} throttled once split at the " \
             "unfavourable end)"
     if points:
-        text += f"; its {count(points)} append point(s) take every insert, and an append point never splits away"
+        text += (f"; its {plural(points, 'append point')} {'takes' if points == 1 else 'take'} every insert, "
+                 "and an append point never splits away")
     if proj is not None and proj.index:
-        text += f"; the index range(s) {', '.join(proj.index)} also take every insert"
+        text += (f"; the index {'range' if len(proj.index) == 1 else 'ranges'} {', '.join(proj.index)} also "
+                 f"{'takes' if len(proj.index) == 1 else 'take'} every insert")
     return text
 
 
@@ -269,10 +272,11 @@ def _key_design_fix(planner: Planner) -> Fix:
                "(allocated or random ids, a hashed prefix) pass")
     else:
         proj = full.forecast.projection
-        index = ", ".join(proj.index) if proj is not None and proj.index else ""
-        why = ("even keys spread evenly do not pass: " + (f"the index range(s) {index} take every insert whatever "
-               "the key (exempt the field from indexing, or spread its values)" if index else
-               f"{percent(full.shares['high'])} throttled once split"))
+        ranges = list(proj.index) if proj is not None and proj.index else []
+        one = len(ranges) == 1
+        index = f"the index range{'' if one else 's'} {', '.join(ranges)} take{'s' if one else ''} every insert"
+        why = ("even keys spread evenly do not pass: " + (f"{index} whatever the key (exempt the field from "
+               "indexing, or spread its values)" if ranges else f"{percent(full.shares['high'])} throttled once split"))
     return Fix(kind="key_design", value=None, design="allocated or random ids (keys spread evenly)", why=why,
                forecast=full.check(), nodes=nodes,
                ramp=planner.fastest_ramp(_SPREAD, nodes) if full.passes else None)

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from keyramp._format import plural
 from keyramp.backends._params import StoreParams
 from keyramp.forecast._band import PEAK_OK_MAX, PointOutcomes
 from keyramp.forecast._forecast import ONLY_WHEN_THROTTLED
@@ -69,7 +70,7 @@ class Judged:
 
     def check(self) -> PlanCheck:
         launch = ForecastLaunch.from_json(self.forecast.launch, where="forecast.launch")
-        nodes = f" on {launch.nodes} {str(launch.storage).upper()} node(s)" if launch.nodes else ""
+        nodes = f" on {plural(launch.nodes, str(launch.storage).upper() + ' node')}" if launch.nodes else ""
         return PlanCheck(launch=f"{launch.description}{nodes}", measure=self.measure, passes=self.passes,
                          verdict=self.forecast.verdict, throttled_fraction={k: round(v, 4) for k, v in
                                                                             self.shares.items()},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from keyramp._format import count, duration, ops_per_s, percent, percent_band, ratio, usd
+from keyramp._format import count, duration, ops_per_s, percent, percent_band, plural, ratio, usd
 from keyramp.results._plan_doc import CellPlan, Fix, PlanCheck, Ramp, RateBand, RunPlan
 
 __all__ = ["ceiling_text", "cell_block", "plan_text", "ramp_text"]
@@ -51,7 +51,8 @@ def ramp_text(ramp: Ramp) -> str:
 
 def _fix_lines(fix: Fix) -> list[str]:
     value = "" if fix.value is None else f" {count(fix.value)}"
-    lines = [f"  fix{_MARK}:        {fix.kind}{value}: {fix.design}", f"                {fix.why}"]
+    # one sentence on one line: the fix, its design and why (a terminal wraps it; a line break cut it in two)
+    lines = [f"  fix{_MARK}:        {fix.kind.replace('_', ' ')}{value}: {fix.design} — {fix.why}"]
     if fix.forecast is not None:
         lines.append(f"                check at the target: {_check(fix.forecast)}")
     if fix.one_fewer is not None:
@@ -63,7 +64,7 @@ def _fix_lines(fix: Fix) -> list[str]:
 
 def cell_block(plan: CellPlan) -> str:
     """The cell's answer: sustains, reachable and why, the ramp or the fix, the cost."""
-    where = "" if plan.nodes is None else f", {plan.nodes} {str(plan.storage).upper()} node(s)"
+    where = "" if plan.nodes is None else f", {plural(plan.nodes, str(plan.storage).upper() + ' node')}"
     lines = [f"{plan.cell_id}  ({plan.backend}, {plan.strategy}{where}; keys {plan.keys or '-'}, parameters: "
              f"{plan.params_from})",
              f"  sustains{_MARK}:   {_sustains(plan.sustainable_ops_per_s, plan.checked_to_ops_per_s)}",
@@ -79,7 +80,7 @@ def cell_block(plan: CellPlan) -> str:
         if cost.ramp_usd is not None:
             text += f"; the ramp {usd(cost.ramp_usd)}"
         if cost.nodes is not None:
-            text += f" ({cost.nodes} {str(cost.storage).upper()} node(s))"
+            text += f" ({plural(cost.nodes, str(cost.storage).upper() + ' node')})"
         p = cost.prices
         lines.append(f"  cost{_MARK}:       {text}; {p.location} ({p.location_type}), prices as of {p.as_of}")
     return "\n".join(lines)

@@ -118,9 +118,8 @@ class _Cell:
     the store limits an entity group, an insert that starts a group takes the whole group (its consecutive
     indexes), so a group fills as in the launch, ÷ k (one group in k is written)."""
 
-    def __init__(self, profile: Mapping[str, Any], backend: str, strategy: str, existing: int, seed: int,
+    def __init__(self, settings: Settings, backend: str, strategy: str, existing: int, seed: int,
                  launch: _Cumulative, k: float, inserts_per_op: float) -> None:
-        settings = Settings.from_data(profile)
         self.wl = wl = CellWorkload(backend=backend, strategy=strategy, settings=settings)
         ws = settings.workload
         self.launch, self.k, self.per_op = launch, k, inserts_per_op
@@ -189,19 +188,18 @@ def _builtin(cell: _Cell, name: str, t: float, rng: random.Random) -> StoreOp | 
     return ops.read_write(doc) if name == "transaction" else ops.transform(doc)
 
 
-def launch_stream(*, profile: Mapping[str, Any], backend: str, strategy: str, rate: Rate, duration_s: float,
+def launch_stream(*, settings: Settings, backend: str, strategy: str, rate: Rate, duration_s: float,
                   k: float = 1.0, existing: int | None = None, mix: Mapping[str, float] | None = None,
                   seed: int = 0, skipped: Counter[str] | None = None) -> Iterator[tuple[float, StoreOp]]:
-    """The launch's operations in time order, ÷ ``k``, from the cell's design (``profile``: the resolved
-    profile). ``existing``: records before the launch (default ``record_count``); ``mix``: op -> weight
-    (default the profile's ``ops``); ``skipped``: counts the operations not modelled."""
-    wl_doc = profile["workload"]
-    weights = {op: float(w) for op, w in dict(mix or wl_doc["ops"]).items() if w > 0}
-    inserts = set(wl_doc.get("insert_ops") or ()) if wl_doc.get("user") else None
+    """The launch's operations in time order, ÷ ``k``, from the cell's design (``settings``: the run's
+    profile, typed). ``existing``: records before the launch (default ``record_count``); ``mix``: op ->
+    weight (default the profile's ``ops``); ``skipped``: counts the operations not modelled."""
+    wl_doc = settings.workload
+    weights = {op: float(w) for op, w in dict(mix or wl_doc.ops).items() if w > 0}
+    inserts = set(wl_doc.insert_ops) if wl_doc.user else None
     creates = _INSERTS if inserts is None else inserts
-    batch = int(wl_doc.get("batch_size") or 1)
-    per_op = sum(w * (batch if op == "batch_write" else 1) for op, w in weights.items() if op in creates)
-    cell = _Cell(profile, backend, strategy, int(wl_doc["record_count"] if existing is None else existing), seed,
+    per_op = sum(w * (wl_doc.batch_size if op == "batch_write" else 1) for op, w in weights.items() if op in creates)
+    cell = _Cell(settings, backend, strategy, int(wl_doc.record_count if existing is None else existing), seed,
                  _Cumulative(rate, duration_s), k, per_op / (sum(weights.values()) or 1.0))
     names, cum = list(weights), list(itertools.accumulate(weights.values()))
     acc = cum[-1] if cum else 0.0

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from keyramp._format import plural
 from keyramp.forecast._cost import (
     GIB,
     Cost,
@@ -155,7 +156,7 @@ def render_run_cost(cost: RunCost) -> str:
         where = f"{c.prices.location} ({c.prices.location_type}), prices as of {c.prices.as_of}"
         lines.append(f"  {c.cell_id}: {format_usd(c.cost.usd)} = {billed}; {where}")
         if c.nodes is not None:
-            lines.append(f"      {c.nodes} {(c.storage or '').upper()} node(s) for the run (its peak needs "
+            lines.append(f"      {plural(c.nodes, (c.storage or '').upper() + ' node')} for the run (its peak needs "
                          f"{c.needed_nodes} at Google's per-node maximum; [launch] nodes if more): the instance's "
                          "own nodes are what bills, each at least one hour")
         else:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from keyramp import _format as fmt
+from keyramp.backends._params import param_name
 from keyramp.forecast._verdict import AT_RISK_HOTSPOT
 from keyramp.results._forecast_doc import BandFigures, CellForecast, ForecastLaunch, as_forecast
 
@@ -55,8 +56,9 @@ def figure_text(forecast: Forecastish, name: str) -> str:
 
 
 def forecast_short(forecast: Forecastish, *, deciding: bool = True) -> str:
-    """``hotspot 50 %–85 %``, ``ok 0 %``, ``uncertain (split_delay_s) 1 %–35 %``,
-    ``at_risk-hotspot (capacity) 28 %–63 %``: verdict and throttled band.
+    """``hotspot 50 %–85 %``, ``ok 0 %``, ``uncertain (split delay) 1 %–35 %``,
+    ``at_risk-hotspot (key-range capacity) 28 %–63 %``: verdict and throttled band (the deciding
+    parameter by its name, ``backends._params.PARAM_NAMES``).
 
     ``deciding=False`` leaves out the parameter that decides a split verdict (narrow tables).
     """
@@ -67,7 +69,7 @@ def forecast_short(forecast: Forecastish, *, deciding: bool = True) -> str:
     if verdict is None:
         return "n/a"
     if verdict in _SPLIT and deciding and fc.deciding_param:
-        verdict = f"{verdict} ({fc.deciding_param})"
+        verdict = f"{verdict} ({param_name(fc.deciding_param)})"
     return f"{verdict} {band_text(fc.throttled_fraction)}"
 
 
@@ -91,7 +93,7 @@ def forecast_line(forecast: Forecastish) -> str:
     launch = fc.launch or ForecastLaunch()
     where = launch.description if launch.description is not None else "the launch"
     if launch.nodes:
-        where += f" on {launch.nodes} {(launch.storage if launch.storage is not None else 'ssd').upper()} node(s)"
+        where += f" on {fmt.plural(launch.nodes, (launch.storage or 'ssd').upper() + ' node')}"
     if fc.verdict is None:
         return f"forecast at {where}: {fc.reason or 'not available'}"
     if fc.throttled_fraction is None:  # a verdict without a band: what stopped the projection
@@ -106,7 +108,7 @@ def forecast_line(forecast: Forecastish) -> str:
     if fc.deciding_param == "samples":
         text += "; decided by sampling: twice the samples give another verdict"
     elif fc.deciding_param:
-        text += f"; decided by {fc.deciding_param}, whose published value is unknown"
+        text += f"; decided by {param_name(fc.deciding_param)} ({fc.deciding_param}), whose published value is unknown"
     return text
 
 

@@ -18,11 +18,12 @@ from typing import Any, ClassVar
 from keyramp._errors import UsageError
 from keyramp.backends import STORES, spec_for
 from keyramp.profile._checks import Check, Where
+from keyramp.profile._lint_schedule import SCHEDULE_RULE
 
 __all__ = ["Acknowledge", "applies", "lint_rules"]
 
 #: Rules lint checks on every store (the key stream's shape, the key's validity).
-_EVERY_STORE = frozenset({"BP-KEY-1", "BP-KEY-10", "BP-SHARD-1"})
+_EVERY_STORE = frozenset({"BP-KEY-1", "BP-KEY-10", "BP-SHARD-1", SCHEDULE_RULE})
 #: Rules lint checks on the stores with a feature (``keyramp.backends.FEATURES``).
 _BY_FEATURE = {"BP-KEY-2": "server_allocated_keys", "BP-IDX-1": "secondary_indexes"}
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from keyramp._durations import parse_duration
 from keyramp._errors import UsageError
+from keyramp._suggest import known_names
 
 if TYPE_CHECKING:
     from keyramp.profile._schema import Section
@@ -213,7 +214,8 @@ class Known(Check):
         choices = self.choices()
         if not isinstance(value, str) or value not in choices:
             noun = f"{self.noun} " if self.noun else ""
-            raise UsageError(f"{at.path}: unknown {noun}{self.quote(value)} (one of: {', '.join(choices)})")
+            raise UsageError(f"{at.path}: unknown {noun}{self.quote(value)} "
+                             f"{known_names(value, choices, label='one of')}")
         return value
 
     def describe(self) -> str:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from keyramp._durations import format_duration
 from keyramp._errors import UsageError
+from keyramp._suggest import known_names
 from keyramp.backends import STORES, StoreParams
 from keyramp.profile._checks import MISSING, Bool, Context, Duration, Free, Int, Sub, Where
 from keyramp.profile._schedules import KIND_FIELDS, OPEN_KINDS, Schedule, make_schedule
@@ -82,7 +83,7 @@ class LaunchSettings(Section):
         src, backends = ctx.src, ctx.resolved["backend"]
         kind = given.get("kind", "constant")
         if not isinstance(kind, str) or kind not in KIND_FIELDS:
-            raise _fail(src, "kind", f"unknown kind {kind!r} (one of: {', '.join(OPEN_KINDS)})")
+            raise _fail(src, "kind", f"unknown kind {kind!r} {known_names(kind, OPEN_KINDS, label='one of')}")
         if kind not in OPEN_KINDS:
             raise _fail(src, "kind", f"{kind!r} is a closed model with no rate; a launch needs ops/s "
                                      f"({', '.join(OPEN_KINDS)})")

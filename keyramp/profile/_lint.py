@@ -26,6 +26,7 @@ from keyramp.keys import (
     parse_shape,
     rule_role,
 )
+from keyramp.profile._lint_schedule import SCHEDULE_RULE, schedule_shape
 from keyramp.profile._model import Profile
 from keyramp.profile._schedules import Schedule
 
@@ -436,6 +437,10 @@ def lint_profile(profile: Profile) -> list[Finding]:
     findings += _key_rates(plan)
     findings += _indexed_value(plan)
     findings += _sizes(plan)
+    shape = schedule_shape(plan.schedule, duration_s=profile.cells[0].duration_s,
+                           time_scale=profile.cells[0].time_scale)
+    if shape is not None:
+        findings.append(Finding(SCHEDULE_RULE, "warning", shape))
     for backend, strategy, cell in plan.cells():
         findings += _cell_rules(plan, backend, strategy, cell)
     findings = _acknowledged(findings, profile.acknowledge)

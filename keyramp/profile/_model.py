@@ -86,14 +86,68 @@ class KeySettings(Section):
                 raise UsageError(f"{ctx.src}: keys.strategy: {exc}") from None
 
 
+class _ModelClock(Check):
+    """The store model's time scale: a number > 0, or ``"schedule"`` (each cell's own ``time_scale``)."""
+
+    bad = ("x", 0, -1, True)
+
+    def resolve(self, value: Any, at: Where) -> Any:
+        if value == "schedule":
+            return value
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
+            raise UsageError(f"{at.label}: a number > 0 or \"schedule\", got {value!r}")
+        return float(value)
+
+    def typed(self, value: Any) -> Any:
+        return None if value == "schedule" else float(value)
+
+    def describe(self) -> str:
+        return 'number > 0, or `"schedule"`'
+
+
+#: The fields that only a store-like target reads.
+_STORE_ONLY = ("scale", "time_scale")
+
+
 @dataclass(frozen=True, kw_only=True)
 class EmulatorSettings(Section):
-    """``[emulator]``: how the official emulators behave."""
+    """``[emulator]``: how the official emulators behave, and whether a store model stands in
+    front of them (``fidelity = "store"``: docs/fidelity.md)."""
 
     TABLE: ClassVar = "emulator"
     consistency: float = field(metadata=option(
         Number(maximum=1.0), default=1.0,
         doc="legacy Datastore emulator: the fraction of eventually consistent applies that succeed"))
+    fidelity: str = field(metadata=option(
+        Choice(("emulator", "store")), default="emulator", legacy="emulator",
+        doc="`emulator`: the official emulators as they are (they never push back); `store`: a store proxy in "
+            "front of each runs the store model at 1/`scale` and answers what the store would (docs/fidelity.md)"))
+    scale: float = field(metadata=option(
+        Number(), default=100, legacy=100.0,
+        doc="K: the model's capacities (per key range, node, document) divided by K; run the schedule at 1/K of "
+            "the launch (with `fidelity = \"store\"`)"))
+    #: None: each cell's schedule ``time_scale`` (the model's clock runs with the schedule's).
+    time_scale: float | None = field(metadata=option(
+        _ModelClock(), default="schedule", legacy="schedule",
+        doc="T: the model's delays (splits, placement) divided by T; `\"schedule\"`: the cell's own "
+            "`schedule.time_scale`, so a compressed ramp meets splits as the launch would (with "
+            "`fidelity = \"store\"`)"))
+
+    @classmethod
+    def applies(cls, given: Mapping[str, Any], ctx: Context) -> None:
+        fidelity = given.get("fidelity", "emulator")
+        for name in _STORE_ONLY:
+            if name in given and fidelity != "store":
+                raise UsageError(f"{ctx.src}: emulator.{name}: applies only with fidelity = \"store\" "
+                                 "(a store model in front of the emulators; docs/fidelity.md)")
+        if fidelity != "store":
+            return
+        if ctx.resolved.get("target") == "cloud":
+            raise UsageError(f"{ctx.src}: emulator.fidelity: \"store\" models the store in front of the emulators; "
+                             "target = 'cloud' runs on the real service")
+        for backend in ctx.resolved.get("backend", ()):
+            if spec_for(backend).proxy is None:
+                raise UsageError(f"{ctx.src}: emulator.fidelity: {backend} has no store proxy (docs/fidelity.md)")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
 from keyramp._errors import UsageError
+from keyramp._suggest import known_names
 from keyramp.profile._checks import MISSING, Context, Duration, Free, Int, Known, Number, Where
 from keyramp.profile._schema import Option, Section, option
 
@@ -340,7 +341,7 @@ def check_kind_fields(params: Mapping[str, Any]) -> None:
     """Refuse a field the schedule's kind does not read (``params`` as written, before defaults)."""
     kind = params.get("kind", "constant")
     if not isinstance(kind, str) or kind not in SCHEDULES:
-        raise UsageError(f"schedule.kind: unknown kind {kind!r} (one of: {', '.join(SCHEDULES)})")
+        raise UsageError(f"schedule.kind: unknown kind {kind!r} {known_names(kind, SCHEDULES, label='one of')}")
     control = {o.toml: o for o in ScheduleSettings.options() if o.kinds is not None}
     reads = {name for name, o in {**PARAMS, **control}.items() if kind in (o.kinds or ())}
     extra = sorted((set(params) & (PARAMS.keys() | control.keys())) - reads)
@@ -360,5 +361,5 @@ def make_schedule(params: Mapping[str, Any], *, horizon: float) -> Schedule:
     kind = params.get("kind", "constant")
     builder = SCHEDULES.get(kind) if isinstance(kind, str) else None
     if builder is None:
-        raise UsageError(f"schedule.kind: unknown kind {kind!r} (one of: {', '.join(SCHEDULES)})")
+        raise UsageError(f"schedule.kind: unknown kind {kind!r} {known_names(kind, SCHEDULES, label='one of')}")
     return builder(params, horizon)

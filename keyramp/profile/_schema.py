@@ -27,6 +27,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, TypeVar
 
 from keyramp._errors import UsageError
+from keyramp._suggest import known_names
 from keyramp.backends import STORES, spec_for
 from keyramp.profile._checks import MISSING, Check, Context, Where
 
@@ -110,7 +111,8 @@ class Section:
         unknown = sorted(set(given) - allowed)
         if unknown:
             where = f"{ctx.src}: {cls.TABLE}" if cls.TABLE else ctx.src
-            raise UsageError(f"{where}: unknown field {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
+            raise UsageError(f"{where}: unknown field {unknown[0]!r} "
+                             f"{known_names(unknown[0], sorted(allowed), label='allowed')}")
 
     @classmethod
     def resolve(cls, given: Mapping[str, Any], ctx: Context) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from keyramp._errors import UsageError
+from keyramp._suggest import known_names
 from keyramp._types import OP_NAMES
 
 __all__ = [
@@ -137,11 +138,11 @@ def _make(name: str, comparator: str | None, limit: float, operations: Collectio
         return _make_plan(name, comparator, limit)
     operation, _, metric = name.rpartition(".")
     if metric not in METRICS:
-        known = ", ".join(sorted(METRICS))
-        raise UsageError(f"threshold {name!r}: unknown metric {metric!r} (known: {known})")
+        raise UsageError(f"threshold {name!r}: unknown metric {metric!r} {known_names(metric, sorted(METRICS))}")
     if operation:
         if operation not in operations:
-            raise UsageError(f"threshold {name!r}: unknown operation {operation!r}")
+            raise UsageError(f"threshold {name!r}: unknown operation {operation!r} "
+                             f"{known_names(operation, sorted(operations), label='operations')}")
         if metric == "ops_per_s_ratio":
             raise UsageError(f"threshold {name!r}: ops_per_s_ratio is per cell, not per operation")
     higher_is_better = METRICS[metric][1]

@@ -9,6 +9,7 @@ from dataclasses import field as _field
 from typing import Any, ClassVar
 
 from keyramp._errors import UsageError
+from keyramp._suggest import known_names
 from keyramp._types import OP_NAMES
 from keyramp.keys import DISTRIBUTIONS, INDEXED_VALUES
 from keyramp.probes import PROBES, probe_params
@@ -164,7 +165,8 @@ def _check_ops(workload: dict[str, Any], src: str) -> None:
                          "{ insert = 0.8, read = 0.2 }")
     for op, share in ops.items():
         if op not in OP_NAMES and not workload["user"]:
-            raise UsageError(f"{src}: workload.ops: unknown operation '{op}' (one of: {', '.join(OP_NAMES)})")
+            raise UsageError(f"{src}: workload.ops: unknown operation '{op}' "
+                             f"{known_names(op, OP_NAMES, label='one of')}")
         if isinstance(share, bool) or not isinstance(share, (int, float)) or share < 0 or math.isnan(share):
             raise UsageError(f"{src}: workload.ops.{op}: share must be a number ≥ 0, got {share!r}")
     total = sum(ops.values())

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp.results._alive import DIED, why_dead
 from keyramp.results._doc import DocError
 from keyramp.results._summary import CellSummary, RunManifest, RunSummary
 
@@ -66,6 +67,8 @@ class Run:
     strategies: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     ok: bool = False
+    #: Why a run that says "running" is not (its process is gone: ``results._alive``); None otherwise.
+    died: str | None = None
 
     @property
     def summary(self) -> RunSummary | None:
@@ -138,7 +141,10 @@ class Run:
 
     @property
     def reason(self) -> str | None:
-        """The run's own recorded reason (why it was interrupted or failed): the summary's, else the manifest's."""
+        """The run's own recorded reason (why it was interrupted or failed): the summary's, else the
+        manifest's; for a run that died, why it is taken as dead."""
+        if self.died:
+            return f"died: {self.died}"
         summary, manifest = self.summary, self.manifest
         if summary is not None:
             return summary.reason
@@ -223,6 +229,32 @@ def _unique(values: Iterator[Any]) -> list[str]:
     return out
 
 
+def _status(path: Path, manifest: dict[str, Any] | None, summary: dict[str, Any] | None, warnings: list[str], *,
+            fatal: bool) -> tuple[str, str | None, list[str]]:
+    """(status, why the run died or None, warnings): a run that says "running" whose process is gone
+    is ``died`` (``results._alive``), what it recorded (the cells it finished) still readable."""
+    status = "unknown"
+    if summary is not None and isinstance(summary.get("status"), str):
+        status = summary["status"]
+    elif manifest is not None and isinstance(manifest.get("status"), str):
+        status = manifest["status"]
+    died = None
+    if status == "running" and manifest is not None:
+        died = why_dead(path, host=manifest.get("host"), pid=manifest.get("pid"),
+                        pid_started=manifest.get("pid_started"))
+    if died is not None:
+        status = DIED
+        warnings = [f"the run died: {died}; the cells it finished are readable, the one it was running is not "
+                    "in the summary"] + [w for w in warnings if w != "summary.json missing"] + (
+            ["it finished no cell (no summary.json)"] if summary is None else [])
+    elif summary is None and status == "running":
+        # A running run has no summary yet: that is expected, not a defect.
+        warnings = [w for w in warnings if w != "summary.json missing"]
+    elif status not in ("complete", "interrupted", "failed", "running"):
+        status = "corrupt" if fatal else status
+    return status, died, warnings
+
+
 def load_run(path: Path) -> Run:
     """Read one run directory; corrupt or partial content becomes warnings, never an exception."""
     path = Path(path)
@@ -261,16 +293,7 @@ def load_run(path: Path) -> Run:
             typed_manifest = (None, f"manifest.json: {exc}")
             warnings.append(typed_manifest[1])
 
-    status = "unknown"
-    if summary is not None and isinstance(summary.get("status"), str):
-        status = summary["status"]
-    elif manifest is not None and isinstance(manifest.get("status"), str):
-        status = manifest["status"]
-    if summary is None and status == "running":
-        # A running run has no summary yet: that is expected, not a defect.
-        warnings = [w for w in warnings if w != "summary.json missing"]
-    elif status not in ("complete", "interrupted", "failed", "running"):
-        status = "corrupt" if fatal else status
+    status, died, warnings = _status(path, manifest, summary, warnings, fatal=fatal)
 
     manifest_cells = (manifest or {}).get("cells")
     cell_dicts: list[dict[str, Any]] = [c for c in manifest_cells if isinstance(c, dict)] if isinstance(
@@ -290,8 +313,9 @@ def load_run(path: Path) -> Run:
         backends=_unique(c.get("backend") for c in cell_dicts),
         strategies=_unique(c.get("strategy") for c in cell_dicts),
         warnings=warnings,
-        # interrupted/failed runs still hold measurements worth comparing; running ones do not.
+        # interrupted/failed/died runs still hold measurements worth comparing; running ones do not.
         ok=not fatal and status != "running",
+        died=died,
     )
     if typed is not None:
         run.__dict__["_typed"] = (typed, None)  # read once: the cached_property's slot

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from keyramp.results._error_classes import errors_text
 from keyramp.results._summary import CellLike, CellSummary, GeneratorVerdict, OpStats, as_cell
 from keyramp.results._values import num
 
@@ -40,13 +41,20 @@ __all__ = [
     "BUSY_LIMIT",
     "CPU_LIMIT",
     "DROP_LIMIT",
+    "GENERATOR_LIMITED",
     "LATE_LIMIT",
+    "LIMIT_WORDS",
     "MACHINE_LIMIT",
+    "MACHINE_LIMITED",
     "busy_users",
     "check_generator",
+    "error_gaps",
     "generator_late",
     "generator_limited",
     "generator_reason",
+    "limit_reason",
+    "limit_text",
+    "limit_word",
     "littles_rate",
     "load_cpu",
     "machine_busy",
@@ -70,6 +78,19 @@ BUSY_LIMIT: Final = 0.8
 #: service time stayed within x1.1 of unloaded and <= 5 % of operations started late; from 87 %
 #: it was x1.2-1.3 with 7-10 % late, from 97 % x2-9 (the old 95 % let the reported 90 % pass).
 MACHINE_LIMIT: Final = 0.85
+
+#: The one word for each state of a limited cell, in every view (README "Honest latency"): the
+#: load generator could not keep up with its schedule (a CPU-bound load process, or late starts
+#: while its users were idle) ...
+GENERATOR_LIMITED: Final = "generator-limited"
+#: ... or the emulator shared a saturated test machine, so neither latency nor throughput is the store's.
+MACHINE_LIMITED: Final = "machine-limited"
+#: word -> what it means, for legends and footnotes.
+LIMIT_WORDS: Final = {
+    GENERATOR_LIMITED: "the load generator could not keep up: its latency includes the generator's own queue",
+    MACHINE_LIMITED: "the emulator shared a saturated test machine: neither its latency nor its throughput is "
+                     "the store's",
+}
 
 
 def busy_users(cell: CellLike) -> float | None:
@@ -178,7 +199,36 @@ def generator_late(cell: CellLike, stats: OpStats | Mapping[str, Any] | None = N
     return 0.0 if busy is None or busy >= busy_limit else late
 
 
-def _verdict(cell: CellSummary, limited: bool, reason: str, *, by_machine: bool = False) -> GeneratorVerdict:
+#: A second that achieved less than this share of its target is a throughput gap.
+GAP_SHARE: Final = 0.5
+#: Errors in at least this share of the gaps (and of the operations overall) are the store's stall.
+ERROR_GAPS: Final = 0.5
+ERROR_SHARE: Final = 0.01
+
+
+def error_gaps(cell: CellLike) -> tuple[int, int]:
+    """(seconds below ``GAP_SHARE`` of their target, those of them in which operations failed), from
+    the cell's per-second timeline (open-model schedules; summaries before issue 39 record no errors)."""
+    points = [p for p in as_cell(cell).target_ops_per_s if (num(p.target) or 0.0) > 0]
+    gaps = [p for p in points if (num(p.achieved) or 0.0) < GAP_SHARE * (num(p.target) or 0.0)]
+    return len(gaps), sum(1 for p in gaps if (p.errors or 0) > 0)
+
+
+def _store_stalled(cell: CellSummary) -> str | None:
+    """Why the store's errors, not the generator, explain a cell's lost schedule — the throughput gaps
+    were the seconds operations failed — or None when they do not."""
+    gaps, with_errors = error_gaps(cell)
+    total = cell.total
+    rate = num(total.error_rate) if total is not None else None
+    if not gaps or with_errors < ERROR_GAPS * gaps or rate is None or rate < ERROR_SHARE:
+        return None
+    return (f"the store's errors coincide with the throughput gaps ({with_errors} of the {gaps} seconds below half "
+            f"the schedule had failed operations; {errors_text(total)} of all operations): the store stalled the "
+            "schedule, not the load generator")
+
+
+def _verdict(cell: CellSummary, limited: bool, reason: str, *, by_machine: bool = False,
+             store_errors: bool = False) -> GeneratorVerdict:
     """The verdict and the figures it rests on, as ``summary.json`` records them (4 decimals)."""
     cores, busiest = load_cpu(cell)
 
@@ -188,7 +238,8 @@ def _verdict(cell: CellSummary, limited: bool, reason: str, *, by_machine: bool 
     return GeneratorVerdict(limited=limited, reason=reason, late_fraction=r4(_late_fraction(cell.total)),
                             dropped_fraction=r4(_dropped_fraction(cell)), users_busy=r4(busy_users(cell)),
                             cpu_cores=r4(cores), max_process_cores=r4(busiest), machine_busy=r4(machine_busy(cell)),
-                            machine_limited=by_machine, store_local=store_local(cell))
+                            machine_limited=by_machine, store_local=store_local(cell),
+                            store_errors=store_errors or None)
 
 
 def check_generator(cell: CellLike) -> GeneratorVerdict:
@@ -206,9 +257,9 @@ def check_generator(cell: CellLike) -> GeneratorVerdict:
     if local and machine is not None and machine >= MACHINE_LIMIT:
         # Checked first: it holds whatever the lateness says, and it is the cause a CPU-bound
         # load process on such a machine would otherwise be blamed for.
-        return _verdict(c, True, f"machine-limited: the test machine was saturated ({machine:.0%} of its cores "
-                                 f"busy) with the emulator on it, so the generator's queue and the emulator's "
-                                 f"slowness are both the machine's, not the store's ({cpu_text})", by_machine=True)
+        return _verdict(c, True, f"the test machine was saturated ({machine:.0%} of its cores busy) with the "
+                                 f"emulator on it, so the generator's queue and the emulator's slowness are both "
+                                 f"the machine's, not the store's ({cpu_text})", by_machine=True)
     if busiest is not None and busiest >= CPU_LIMIT:
         # Every operation's latency includes waiting for the generator's CPU, late or not.
         what = lag if open_model else "closed model: the throughput is the generator's ceiling"
@@ -220,12 +271,16 @@ def check_generator(cell: CellLike) -> GeneratorVerdict:
     if machine is not None and machine >= MACHINE_LIMIT:
         return _verdict(c, True, f"{lag}; the load machine was saturated ({machine:.0%} of its "
                                  f"cores busy: the generator waited for CPU; {cpu_text})")
+    if stalled := _store_stalled(c):
+        return _verdict(c, False, f"{lag}, but {stalled}", store_errors=True)
     if busy is not None and busy < BUSY_LIMIT:
         return _verdict(c, True, f"{lag} while users were {busy:.0%} busy: the machine starved "
                                  f"the load process ({cpu_text})")
     busy_text = "users busy unknown" if busy is None else f"users {busy:.0%} busy"
+    answered = errors_text(c.total)
     return _verdict(c, False, f"{lag}, but {busy_text}: the store held the users up "
-                              "(schedule.max_users caps concurrency)")
+                              "(schedule.max_users caps concurrency)"
+                              + (f"; it answered {answered} of the operations with errors" if answered else ""))
 
 
 def generator_reason(cell: CellLike) -> str:
@@ -234,6 +289,30 @@ def generator_reason(cell: CellLike) -> str:
     if c.generator is not None and c.generator.reason:
         return c.generator.reason
     return check_generator(c).reason or ""
+
+
+def limit_word(cell: CellLike) -> str | None:
+    """``MACHINE_LIMITED``, ``GENERATOR_LIMITED`` or None (kept up): the word every view uses for this
+    cell (a view leaves out cells without a measured phase: probes, cells that failed before it)."""
+    c = as_cell(cell)
+    if not generator_limited(c):
+        return None
+    return MACHINE_LIMITED if machine_limited(c) else GENERATOR_LIMITED
+
+
+def limit_reason(cell: CellLike) -> str:
+    """Why the cell is limited, without the word (summaries before issue 39 began their reason with it)."""
+    reason = generator_reason(cell)
+    for word in LIMIT_WORDS:
+        if reason.startswith(f"{word}: "):
+            return reason[len(word) + 2:]
+    return reason
+
+
+def limit_text(cell: CellLike) -> str:
+    """``machine-limited: <why>`` — the word and the reason, as one line ("" for a cell that kept up)."""
+    word = limit_word(cell)
+    return f"{word}: {limit_reason(cell)}" if word else ""
 
 
 def generator_limited(cell: CellLike) -> bool:

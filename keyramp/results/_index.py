@@ -25,7 +25,7 @@ from keyramp._errors import UsageError
 from keyramp.results._baselines import baseline_run_ids, load_baselines
 from keyramp.results._catalog import RUN_ID_RE, Run, load_run
 from keyramp.results._exceptions import workload_error_cells
-from keyramp.results._generator import generator_limited
+from keyramp.results._generator import generator_limited, limit_word
 from keyramp.results._summary import OpStats, RunSummary
 from keyramp.results._values import num
 
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 INDEX_FILE = ".keyramp-catalog.sqlite"
-_VERSION = "3"  # bump when the rows change: an index of another version is rebuilt
+_VERSION = "4"  # bump when the rows change: an index of another version is rebuilt
 
 SORT_KEYS = ("started", "run_id", "profile", "status", "cells", "ops_per_s", "p99_ms", "error_rate")
 FILTERS = ("profile", "backend", "strategy", "status", "from", "to")
@@ -68,7 +68,9 @@ def run_row(run: Run) -> dict[str, Any]:
     manifest, summary = run.manifest, run.summary
     cells = summary.cells if summary is not None else {}
     totals = [c.total or OpStats(count=0) for c in cells.values()]  # no total: no figures
-    ops_per_s = sum(v for t in totals if (v := num(t.ops_per_s)) is not None) if totals else None
+    # cells run one after another: the run's rate is its busiest cell's, never their sum
+    rates = [v for t in totals if (v := num(t.ops_per_s)) is not None]
+    ops_per_s = max(rates) if rates else None
     count = sum(v for t in totals if (v := num(t.count)) is not None)
     errors = sum(v for t in totals if (v := num(t.errors)) is not None)
     p99s = [v for t in totals if t.latency_ms is not None and (v := num(t.latency_ms.p99)) is not None]
@@ -78,7 +80,8 @@ def run_row(run: Run) -> dict[str, Any]:
         "profile_name": run.profile_name,
         # load_run already calls a run without manifest and summary "corrupt"
         "status": run.status,
-        "reason": (summary.reason if summary is not None else None) or (manifest.reason if manifest else None),
+        "reason": (f"died: {run.died}" if run.died else None) or (summary.reason if summary is not None else None)
+        or (manifest.reason if manifest else None),
         "started_at": run.started_at,
         "ended_at": manifest.ended_at if manifest is not None else None,
         "backends": sorted(run.backends),
@@ -90,6 +93,8 @@ def run_row(run: Run) -> dict[str, Any]:
         "p99_ms": max(p99s) if p99s else None,
         "thresholds_passed": run.thresholds_passed,
         "generator_limited_cells": limited_cells(summary),
+        # the same cells by the word every view shows (results._generator.LIMIT_WORDS)
+        "limited": limited_by_word(summary),
         "workload_error_cells": workload_error_cells(summary),
         # each cell's launch forecast verdict (modelled), counted: the runs page shows the worst
         "forecasts": _forecast_counts(summary),
@@ -113,6 +118,17 @@ def limited_cells(summary: RunSummary | None) -> list[str]:
     """Cells whose load generator could not keep up (``keyramp.results._generator``; probes have none)."""
     cells = summary.cells if summary is not None else {}
     return [cid for cid, c in cells.items() if c.total is not None and c.probe is None and generator_limited(c)]
+
+
+def limited_by_word(summary: RunSummary | None) -> dict[str, list[str]]:
+    """``{"machine-limited": [cells], "generator-limited": [cells]}`` (only the words that occur)."""
+    cells = summary.cells if summary is not None else {}
+    out: dict[str, list[str]] = {}
+    for cid in limited_cells(summary):
+        word = limit_word(cells[cid])
+        if word is not None:
+            out.setdefault(word, []).append(cid)
+    return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -226,12 +242,19 @@ class Catalog:
             entries = {}
         with self._locked() as db:
             known = dict(db.execute("SELECT run_id, stamp FROM runs"))
+            # a run that says "running" is read again each time: its process may have died since
+            # (nothing on disk changes then: results._alive tells)
+            running = {r for (r,) in db.execute("SELECT run_id FROM runs WHERE status = 'running'")}
             changed = [(run_id, path, stamp) for run_id, path in entries.items()
-                       if known.get(run_id) != (stamp := _stamp(path))]
+                       if known.get(run_id) != (stamp := _stamp(path)) or run_id in running]
             gone = [run_id for run_id in known if run_id not in entries]
+            rows = [(stamp, run_row(load_run(Path(path)))) for _, path, stamp in changed]
+            # a running run that still runs, unchanged on disk, needs no write
+            rows = [(stamp, row) for stamp, row in rows if not (
+                row["run_id"] in running and row["status"] == "running" and known.get(row["run_id"]) == stamp)]
+            changed = [c for c in changed if c[0] in {row["run_id"] for _, row in rows}]
             if not changed and not gone:
                 return 0
-            rows = [(stamp, run_row(load_run(Path(path)))) for _, path, stamp in changed]
             try:
                 db.execute("BEGIN IMMEDIATE")
                 for run_id in [r for r, _, _ in changed] + gone:

@@ -33,6 +33,7 @@ from keyramp._errors import UsageError
 from keyramp._types import ALL_OPS, KeySample
 from keyramp._version import __version__
 from keyramp.backends import STORES
+from keyramp.results._alive import process_identity
 from keyramp.results._parquet import KEYS_SCHEMA, KINDS, TIMESERIES_SCHEMA, CellWriter
 from keyramp.results._rows import TimeseriesRow
 from keyramp.results._summary import MANIFEST_SCHEMA, RunManifest, RunSummary
@@ -285,6 +286,7 @@ def base_manifest(*, run_id: str, profile: Any, cells: Sequence[Mapping[str, Any
         "versions": collect_versions(),
         "git_sha": git_sha(),
         "host": socket.gethostname(),
+        **process_identity(),  # with the host: whether the run still runs (results._alive)
         "seed": profile.seed,
         "started_at": utc_now(),
         "ended_at": None,

@@ -33,6 +33,7 @@ from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._plan_doc import CellPlan
 from keyramp.results._probe_doc import ProbeResult
+from keyramp.results._target_doc import CellStoreModel, TargetModel
 
 __all__ = [
     "MANIFEST_SCHEMA",
@@ -110,7 +111,8 @@ class OpStats(JsonDoc):
     latency_ms: Latency | None = field(default=None, metadata=_doc("from the intended start (CO-corrected)"))
     service_ms: Latency | None = field(default=None, metadata=_doc("from the actual start"))
     late: int | None = None
-    dropped: int | None = None
+    dropped: int | None = field(default=None, metadata=_doc(
+        "intended operations never started (the total's; null for an operation: none was chosen for them)"))
 
     @classmethod
     def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -125,6 +127,7 @@ class TargetPoint(JsonDoc):
     t: float
     target: float | None = None
     achieved: float | None = None
+    errors: int | None = field(default=None, metadata=_doc("operations that failed in that second (any class)"))
 
 
 @dataclass(kw_only=True)
@@ -164,6 +167,8 @@ class GeneratorVerdict(JsonDoc):
     machine_busy: float | None = None
     machine_limited: bool | None = None
     store_local: bool | None = None
+    store_errors: bool | None = field(default=None, metadata=_doc(
+        "the store's errors coincide with the throughput gaps: they, not the generator, cost the schedule"))
 
 
 @dataclass(kw_only=True)
@@ -212,6 +217,8 @@ class CellSummary(JsonDoc):
     forecast: CellForecast | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
     plan: CellPlan | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan_cell)"))
     probe: ProbeResult | None = field(default=None, metadata=_doc("a scenario probe's result, measured (probes/)"))
+    store_model: CellStoreModel | None = field(default=None, metadata=_doc(
+        "the store-like target: what its proxy forwarded, modelled and throttled in the measured phase"))
     # Last, as the runner writes it: evaluated after every analysis (they may gate on its parts).
     thresholds: list[ThresholdRow] = field(default_factory=list)
 
@@ -250,6 +257,8 @@ class RunSummary(JsonDoc):
     cells: dict[str, CellSummary] = field(default_factory=dict)
     thresholds_passed: bool | None = None
     warnings: list[str] = field(default_factory=list)
+    target: TargetModel | None = field(default=None, metadata=_doc(
+        "a store model in front of the emulators (docs/fidelity.md); absent: the emulator as it is, or the cloud"))
     ALWAYS: ClassVar[tuple[str, ...]] = ("schema", "schema_version", "reason")
 
     @classmethod
@@ -307,6 +316,8 @@ class RunManifest(JsonDoc):
     versions: dict[str, str | None] = field(default_factory=dict)
     git_sha: str | None = None
     host: str | None = None
+    pid: int | None = field(default=None, metadata=_doc("the run's process on host: a reader tells a dead run by it"))
+    pid_started: float | None = field(default=None, metadata=_doc("that process's start, epoch s (pid reuse)"))
     seed: int | None = None
     started_at: str | None = None
     ended_at: str | None = None
@@ -316,6 +327,7 @@ class RunManifest(JsonDoc):
     workers: int | None = None
     master: dict[str, Any] | None = None
     cloud: dict[str, Any] | None = None
+    target: TargetModel | None = field(default=None, metadata=_doc("a store model in front of the emulators"))
     ALWAYS: ClassVar[tuple[str, ...]] = ("schema", "ended_at", "status", "reason")
 
     @cached_property

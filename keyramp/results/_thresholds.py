@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from keyramp.profile._thresholds import METRICS, WORKLOAD_ERRORS, Threshold
-from keyramp.results._generator import generator_limited, generator_reason
+from keyramp.results._generator import generator_limited, limit_text
 from keyramp.results._summary import CellLike, CellSummary, ThresholdRow, as_cell
 from keyramp.results._values import num
 
@@ -105,7 +105,7 @@ def evaluate(thresholds: Iterable[Threshold], cell_summary: CellLike) -> list[Th
     are inconclusive (see the module docstring).
     """
     cell = as_cell(cell_summary)
-    limited = generator_reason(cell) if generator_limited(cell) else None
+    limited = limit_text(cell) if generator_limited(cell) else None
     results = []
     for threshold in thresholds:
         applicable, value = _value(threshold, cell)
@@ -116,7 +116,7 @@ def evaluate(thresholds: Iterable[Threshold], cell_summary: CellLike) -> list[Th
             value = None  # JSON has no infinity: "never adapts" is recorded as no value
         verdict, note = ("pass" if passed else "fail"), ""
         if limited is not None and is_latency(threshold.metric):
-            passed, verdict, note = False, "inconclusive", f"generator-limited: {limited}"
+            passed, verdict, note = False, "inconclusive", limited
         results.append(ThresholdRow(name=threshold.name, op=threshold.op, limit=threshold.limit, value=value,
                                     passed=passed, verdict=verdict, note=note))
     return results

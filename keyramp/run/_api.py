@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from keyramp._errors import UsageError
+from keyramp._errors import EXIT_INTERRUPTED, UsageError
 from keyramp.forecast._prices import load_prices
 from keyramp.profile import Profile
 from keyramp.profile._files import collect_profiles
@@ -178,7 +178,7 @@ def _run_all(profiles: Sequence[Profile], *, options: RunOptions, master: Master
             runs.append(outcome)
             if on_run is not None:
                 on_run(outcome)
-            if outcome.exit_code == 130:
+            if outcome.exit_code == EXIT_INTERRUPTED:
                 break
         return runs
     finally:

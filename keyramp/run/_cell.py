@@ -23,6 +23,7 @@ from keyramp.profile import Cell, Profile, cell_namespace
 from keyramp.results._observer import Observers, TeeSink
 from keyramp.results._probe_doc import ProbeResult
 from keyramp.results._summary import CellSummary, LoadCpu
+from keyramp.results._target_doc import CellStoreModel
 from keyramp.run._coverage import load_generated
 from keyramp.run._exceptions import WorkloadFailed
 from keyramp.run._local import LocalLoad
@@ -149,12 +150,16 @@ class CellRun:
             if phases.measured:
                 self.partial = self._summary(recorder, users=phases.users, duration=phases.duration_s,
                                              load_cpu=load.load_cpu())
+                stats = self.target.measured(cell)  # a store model's counts (docs/fidelity.md), at the wire edge
+                if stats is not None:
+                    self.partial.store_model = CellStoreModel.from_stats(stats)
                 generated = self.partial.total.count if self.partial.total is not None else 0
                 self.partial.load_generated = load_generated(cell, generated, self.worker_meta)
         assert self.partial is not None
         return self.partial
 
     def _on_start(self, locust_csv: _LocustCsv) -> None:
+        self.target.measuring(self.cell)
         self.run.begin_cell(self.cell.id)
         self.measured = True
         locust_csv.start()

@@ -34,6 +34,7 @@ from locust.event import Events
 from locust.runners import STATE_MISSING
 
 from keyramp._errors import RunFailed, UsageError
+from keyramp._format import plural
 from keyramp.results._rows import TimeseriesRow
 from keyramp.results._summary import LoadCpu
 from keyramp.run._cpu import load_cpu_summary
@@ -222,7 +223,8 @@ class Master:
                 raise RunFailed(f"only {len(available)} of {self.expect} workers connected within "
                                 f"{_LOCAL_CONNECT_S:.0f} s")
             if not said and not self.procs:
-                say(f"waiting for {self.expect - len(available)} worker(s) on {self.options.bind_host}:{self.port}")
+                say(f"waiting for {plural(self.expect - len(available), 'worker')} on "
+                    f"{self.options.bind_host}:{self.port}")
                 said = True
             if stop.event.wait(timeout=0.1):
                 raise stop.interrupted()
@@ -340,7 +342,8 @@ class WorkerLoad:
                 raise PhaseAborted(lost)
             if time.perf_counter() > deadline:
                 missing = [str(i) for i, w in enumerate(merge.workers) if w not in merge.finished]
-                raise PhaseAborted(f"worker(s) {', '.join(missing)} sent no last interval within "
+                raise PhaseAborted(f"{'worker' if len(missing) == 1 else 'workers'} {', '.join(missing)} sent no last "
+                                   "interval within "
                                    f"{_FINAL_GRACE_S:.0f} s")
         for rows in merge.take_rows():
             yield min(rows[-1].second + 1, self.duration_s), rows

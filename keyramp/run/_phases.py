@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import gevent
 from gevent.event import Event
 
-from keyramp._errors import KeyrampError, RunFailed
+from keyramp._errors import EXIT_INTERRUPTED, KeyrampError, RunFailed
 from keyramp.results._live import warmup_phase
 from keyramp.run._exceptions import WarmupFailure, WorkloadFailed
 
@@ -55,7 +55,7 @@ DRAIN_S = 2.0
 class Interrupted(KeyrampError):
     """Ctrl-C or SIGTERM: what was recorded is kept and the run is marked interrupted."""
 
-    exit_code = 130
+    exit_code = EXIT_INTERRUPTED
 
 
 class PhaseAborted(Exception):

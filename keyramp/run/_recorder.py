@@ -129,7 +129,7 @@ def errors_by_class(classes: Mapping[str, int],
     return out
 
 
-def _op_summary(stats: _OpStats, duration_s: float, dropped: int) -> OpStats:
+def _op_summary(stats: _OpStats, duration_s: float, dropped: int | None) -> OpStats:
     count = stats.total_count
     return OpStats(
         count=count,
@@ -286,7 +286,8 @@ class Recorder:
         achieved = all_ops.count / (within if within > 0.05 else length)
         if target_ops_per_s is not None:
             self.target_timeline.append(
-                TargetPoint(t=self._second, target=round(target_ops_per_s, 3), achieved=round(achieved, 3)))
+                TargetPoint(t=self._second, target=round(target_ops_per_s, 3), achieved=round(achieved, 3),
+                            errors=all_ops.errors))
         self.dropped_total += dropped
         # Adapt the key-sampling stride so about ``budget`` samples land per second.
         if self._budget:
@@ -336,7 +337,9 @@ class Recorder:
         """The cell's measured figures (``operations``, ``total``, the target timeline, late and
         dropped; call after the last ``tick``): the runner adds what ran and the analyses."""
         return CellSummary(
-            operations={op: _op_summary(s, duration_s, 0) for op, s in self._ops.items() if s.total_count},
+            # a dropped operation was never started, so no operation was ever chosen for it: only the
+            # total counts them (an operation's 0 would not add up to the total's 100)
+            operations={op: _op_summary(s, duration_s, None) for op, s in self._ops.items() if s.total_count},
             total=_op_summary(self._all, duration_s, self.dropped_total),
             target_ops_per_s=self.target_timeline,
             late=self._all.total_late,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -13,11 +12,14 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from keyramp import _format as fmt
+from keyramp._format import merge_figures
 from keyramp.forecast._text import forecast_short, keys_note
 from keyramp.keyspace._headline import keyspace_headline
 from keyramp.profile._thresholds import WORKLOAD_ERRORS
+from keyramp.results._error_classes import counts_text, errors_text
 from keyramp.results._exceptions import ExceptionExample, cell_exceptions
-from keyramp.results._generator import generator_limited, generator_reason, machine_limited
+from keyramp.results._generator import LIMIT_WORDS, MACHINE_LIMITED, generator_limited, limit_text, limit_word
 from keyramp.results._observer import RunObserver
 from keyramp.results._summary import CellSummary, Latency, OpStats, RunSummary
 from keyramp.run._report_plan import plan_lines
@@ -27,12 +29,6 @@ if TYPE_CHECKING:
     from keyramp.results._rows import TimeseriesRow
 
 __all__ = ["Console", "LiveStatus", "plan_lines", "render_table", "summary_table"]
-
-
-def _fmt_ms(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.2f}" if value < 100 else f"{value:.0f}"
 
 
 def _mean_target(cell: CellSummary) -> float | None:
@@ -67,7 +63,7 @@ def _threshold_verdict(cell: CellSummary) -> str:
 # (header, justify, drop order when the console is too narrow: 0 = always shown)
 _COLUMNS: tuple[tuple[str, JustifyMethod, int], ...] = (
     ("cell", "left", 0), ("ops/s", "right", 0), ("target", "right", 2), ("count", "right", 1),
-    ("err %", "right", 0), ("p50 ms", "right", 0), ("p95 ms", "right", 4), ("p99 ms", "right", 0),
+    ("errors", "left", 0), ("p50 ms", "right", 0), ("p95 ms", "right", 4), ("p99 ms", "right", 0),
     ("p99.9 ms", "right", 3), ("late", "right", 6), ("dropped", "right", 5), ("key space*", "left", 0),
     ("forecast**", "left", 0), ("thresholds", "left", 0),
 )
@@ -81,14 +77,14 @@ def _row(cell_id: str, cell: CellSummary, limited: bool) -> list[str]:
         cell_id + (" (incomplete)" if cell.incomplete else "") + (" †" if limited else ""),
         f"{total.ops_per_s or 0:.0f}",
         "-" if target is None else f"{target:.0f}",
-        str(total.count),
-        f"{100 * (total.error_rate or 0):.2f}",
-        _fmt_ms(lat.p50),
-        _fmt_ms(lat.p95),
-        _fmt_ms(lat.p99),
-        _fmt_ms(lat.p999),
-        str(total.late or 0),
-        str(total.dropped or 0),
+        fmt.count(total.count),
+        errors_text(total) or fmt.percent(total.error_rate or 0),
+        fmt.ms_figure(lat.p50),
+        fmt.ms_figure(lat.p95),
+        fmt.ms_figure(lat.p99),
+        fmt.ms_figure(lat.p999),
+        fmt.count(total.late or 0),
+        fmt.count(total.dropped or 0),
         keyspace_headline(cell.keyspace),
         forecast_short(cell.forecast, deciding=False) + (" ‡" if keys_note(cell.forecast) else ""),
         _threshold_verdict(cell),
@@ -117,18 +113,17 @@ def summary_table(summary: RunSummary, *, width: int | None = None) -> Table:
     title = f"keyramp run {summary.run_id or ''} · {summary.profile_name or ''} · {summary.status or '?'}"
     if summary.reason:
         title += f" ({summary.reason})"
+    if summary.target is not None:  # never mistaken for the emulator's or the cloud's figures
+        title += f"\ntarget: {summary.target.describe()}"
     rows: list[list[str]] = []
     limited_cells: list[tuple[str, str]] = []
     recorded: list[tuple[str, str]] = []  # cells forecast from the keys they recorded, and why
     for cell_id, cell in summary.cells.items():
         if note := keys_note(cell.forecast):
             recorded.append((cell_id, note))
-        limited = cell.total is not None and generator_limited(cell)
-        if limited and machine_limited(cell):  # its reason says it all: "machine-limited: …"
-            limited_cells.append((cell_id, generator_reason(cell)))
-        elif limited:
-            limited_cells.append((cell_id, "generator-limited: its latency includes the load generator's own queue, "
-                                           f"not only the store's — {generator_reason(cell)}"))
+        limited = cell.total is not None and cell.probe is None and generator_limited(cell)
+        if limited:
+            limited_cells.append((cell_id, limit_text(cell)))
         rows.append(_row(cell_id, cell, limited))
     shown = _fitting(rows, width)
     table = Table(title=title, title_justify="left", show_lines=False)
@@ -146,40 +141,35 @@ def summary_table(summary: RunSummary, *, width: int | None = None) -> Table:
         "low–high over the parameter ranges (uncertain: the band reaches ok and worse; at_risk-hotspot: it throttles "
         "everywhere, at_risk to hotspot; keyramp forecast RUN names the parameter that decides)"
     ) + (f" · narrow console: {', '.join(left_out)} left out (all in report.txt)" if left_out else "") + "".join(
-        f"\n† {line}" for line in grouped_footnotes(limited_cells, total=len(rows))) + "".join(
-        f"\n‡ {cell_id} forecast: {escape(note)}" for cell_id, note in recorded)
+        f"\n† {line}" for line in _limit_legend(limited_cells) + grouped_footnotes(limited_cells, total=len(rows))
+    ) + "".join(
+        f"\n‡ {cell_id} forecast: {escape(note)}" for cell_id, note in recorded) + "".join(
+        f"\n§ {cell_id} {escape(c.store_model.line())}" for cell_id, c in summary.cells.items()
+        if c.store_model is not None)
     return table
 
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+def _limit_legend(limited: Sequence[tuple[str, str]]) -> list[str]:
+    """What each limit word among the footnotes means (``results._generator.LIMIT_WORDS``)."""
+    return [f"{word} = {meaning}" for word, meaning in LIMIT_WORDS.items()
+            if any(text.startswith(f"{word}: ") for _, text in limited)]
 
 
 def grouped_footnotes(notes: Sequence[tuple[str, str]], *, total: int) -> list[str]:
     """One footnote per reason, not per cell: cells whose reasons differ only in their figures
     share a line, each figure shown as the range the cells spanned ("0.30–0.54 of a core")."""
-    groups: dict[str, list[tuple[str, list[str]]]] = {}
+    groups: dict[str, list[tuple[str, str]]] = {}
     for cell_id, reason in notes:
-        groups.setdefault(_NUMBER.sub("#", reason), []).append((cell_id, _NUMBER.findall(reason)))
+        groups.setdefault(merge_figures([reason])[0], []).append((cell_id, reason))
     lines = []
-    for template, members in groups.items():
+    for members in groups.values():
+        _, text = merge_figures([reason for _, reason in members])
         if len(members) == 1:
-            cell_id, figures = members[0]
-            lines.append(f"{cell_id} {_fill(template, [[f] for f in figures])}")
+            lines.append(f"{members[0][0]} {text}")
             continue
-        slots = [[figs[i] for _, figs in members] for i in range(len(members[0][1]))]
         who = f"all {total} cells" if len(members) == total else ", ".join(c for c, _ in members)
-        lines.append(f"{who}: {_fill(template, slots)}")
+        lines.append(f"{who}: {text}")
     return lines
-
-
-def _fill(template: str, slots: list[list[str]]) -> str:
-    parts = template.split("#")
-    out = [parts[0]]
-    for values, rest in zip(slots, parts[1:], strict=True):
-        low, high = min(values, key=float), max(values, key=float)
-        out.append(low if float(low) == float(high) else f"{low}–{high}")
-        out.append(rest)
-    return "".join(out)
 
 
 def workload_exceptions(summary: RunSummary) -> list[str]:
@@ -201,9 +191,12 @@ def workload_exceptions(summary: RunSummary) -> list[str]:
 def render_table(summary: RunSummary, *, width: int = 200) -> str:
     """The summary table as plain text, then the workload's own exceptions (report.txt and
     non-terminal output)."""
+    table = summary_table(summary)  # every column: report.txt is the full record
+    # as wide as the widest row needs, so no cell is cut ("forecast.throttled_fract…"); the caption wraps
+    natural = Console(file=io.StringIO(), width=100_000, color_system=None).measure(table).maximum
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width, color_system=None, force_terminal=False)
-    console.print(summary_table(summary))  # every column: report.txt is the full record
+    console = Console(file=buffer, width=max(width, natural), color_system=None, force_terminal=False)
+    console.print(table)
     for line in [*plan_lines(summary), *workload_exceptions(summary)]:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     return buffer.getvalue()
@@ -236,7 +229,7 @@ class LiveStatus(RunObserver):
         if self._live is not None:
             self._live.update(Text.from_markup(text))
         else:
-            self.console.print(text, highlight=False)
+            self.console.print(text, highlight=False, soft_wrap=True)
 
     def cell_phase(self, cell: Cell, what: str) -> None:
         if what == "measuring":
@@ -260,11 +253,11 @@ class LiveStatus(RunObserver):
         done = min(width, int(width * elapsed / cell.duration_s))
         bar = "█" * done + "·" * (width - done)
         target = "" if row.target_ops_per_s is None else f" / {row.target_ops_per_s:.0f}"
+        failed = counts_text(row.error_classes)
         text = (
             f"[bold]{cell.index + 1}/{self.total}[/bold] {cell.id} {bar} {elapsed:4.0f}/{cell.duration_s:.0f}s "
-            f"{row.count}{target} ops/s  p99 {'–' if row.p99_ms is None else f'{row.p99_ms:.1f}'} ms  "
-            f"errors {row.errors}"
-            + (f"  dropped {row.dropped}" if row.dropped else "")
+            f"{row.count}{target} ops/s  p99 {fmt.ms(row.p99_ms if row.count else None)}  errors {row.errors}"
+            + (f" ({escape(failed)})" if failed else "") + (f"  dropped {row.dropped}" if row.dropped else "")
         )
         if self._live is None and elapsed - self._last_plain < 5:
             return  # not a terminal: one line every 5 s is plenty for CI logs
@@ -283,15 +276,27 @@ class LiveStatus(RunObserver):
             return
         total = summary.total or OpStats(count=0)
         p99 = total.latency_ms.p99 if total.latency_ms is not None else None
+        failed = errors_text(total)
         self.console.print(
-            f"[green]✓[/green] {cell.index + 1}/{self.total} {cell.id}: {total.count} ops, "
-            f"{total.ops_per_s or 0:.0f} ops/s, p99 {p99 or 0:.2f} ms, errors {total.errors}",
-            highlight=False,
+            f"[green]✓[/green] {cell.index + 1}/{self.total} {cell.id}: {fmt.count(total.count)} ops, "
+            f"{fmt.ops_per_s(total.ops_per_s or 0)}, p99 {fmt.ms(p99)}, errors {fmt.count(total.errors or 0)}"
+            + (f" ({escape(failed)})" if failed else ""),
+            highlight=False, soft_wrap=True,  # one line each in a CI log, never cut mid-word
         )
-        if summary.generator_limited and machine_limited(summary):
-            self.console.print(f"[yellow]⚠ {generator_reason(summary)}[/yellow] — rerun on a quieter machine, or "
-                               "with the emulator on another one", highlight=False)
-        elif summary.generator_limited:
-            self.console.print(f"[yellow]⚠ generator-limited[/yellow]: {generator_reason(summary)} — its latency "
-                               "is not the store's (lower the rate, use driver = \"grpc\", or add --workers)",
-                               highlight=False)
+        for line in diagnosis(summary):
+            self.console.print(line, highlight=False, soft_wrap=True)
+
+
+def diagnosis(summary: CellSummary) -> list[str]:
+    """The line under a finished cell when the generator could not be trusted, or the store's errors
+    cost the schedule (rich markup; empty when the cell kept up): what happened and what to change."""
+    word, generator = limit_word(summary), summary.generator
+    if generator is not None and generator.store_errors:
+        # the seconds without throughput were the seconds the store failed: never the generator's fix
+        return [f"[yellow]⚠ {escape(generator.reason or '')}[/yellow] — look at the store's errors (why it "
+                "aborted or timed out), not at the load generator"]
+    if word is None or summary.total is None or summary.probe is not None:
+        return []
+    fix = ("rerun on a quieter machine, or with the emulator on another one" if word == MACHINE_LIMITED
+           else "its latency is not the store's: lower the rate, use driver = \"grpc\", or add --workers")
+    return [f"[yellow]⚠ {escape(limit_text(summary))}[/yellow] — {fix}"]

@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 
 from keyramp._errors import KeyrampError, RunFailed, UsageError
+from keyramp._format import plural
 from keyramp.profile import Profile, cell_namespace, slug
 from keyramp.profile._lint import group_findings, lint_profile
 from keyramp.results._live import LiveFile
 from keyramp.results._observer import Observers, RunObserver
 from keyramp.results._rundir import RunDirectory, base_manifest, utc_now
 from keyramp.results._summary import RunSummary
+from keyramp.results._target_doc import TargetModel
 from keyramp.run._analysis import CellAnalysis, analyse_cell
 from keyramp.run._cell import CellRun
 from keyramp.run._exceptions import WorkloadFailed
@@ -80,7 +82,8 @@ def _lint(profile: Profile, options: RunOptions, console: Console) -> list[dict[
     for g in group_findings(findings):  # once per finding, not once per cell
         console.print(f"[yellow]lint[/yellow] {g.severity} {escape(g.line())}", highlight=False)
     if options.strict and blocking:
-        raise RunFailed(f"{profile.name}: {len(blocking)} lint finding(s) block the run under --strict")
+        raise RunFailed(f"{profile.name}: {plural(len(blocking), 'lint finding')} "
+                        f"block{'s' if len(blocking) == 1 else ''} the run under --strict")
     return [f.to_dict() for f in findings]
 
 
@@ -116,6 +119,9 @@ def run_profile(profile: Profile, options: RunOptions, *, console: Console | Non
                     say=lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True),
                     note=lambda line: None if options.quiet else console.print(f"[dim]{line}[/dim]"),
                     namespaces=namespaces))
+                if "target" in manifest:  # a store model in front of the emulators: every view says so
+                    summary.target = TargetModel.from_json(manifest["target"], where="target")
+                    run.write_manifest(manifest)
                 for cell, meta in zip(profile.cells, cells_meta, strict=True):
                     if stop.event.is_set():  # a signal between cells: do not start another one
                         raise stop.interrupted()

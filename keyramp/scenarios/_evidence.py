@@ -19,7 +19,7 @@ from keyramp.keys import ANTI_PATTERN, BEST_PRACTICE, KEY_RULES, rule_role, rule
 from keyramp.keyspace._headline import keyspace_headline
 from keyramp.results._catalog import Run, load_run
 from keyramp.results._forecast_doc import CellForecast
-from keyramp.results._generator import generator_limited, generator_reason
+from keyramp.results._generator import generator_limited, limit_text, limit_word
 from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._summary import CellSummary, Latency, OpStats, RunManifest, RunSummary
 from keyramp.run._report_plan import plan_line
@@ -53,7 +53,9 @@ class Evidence:
     rule: str
     profile: str
     cell: str
-    kind: str  # "measured" | "modelled" | "not observable" | "unsupported" | "not applicable" | "generator-limited"
+    #: "measured" | "modelled" | "not observable" | "unsupported" | "not applicable", or the cell's limit word
+    #: (``results._generator.LIMIT_WORDS``: "generator-limited", "machine-limited")
+    kind: str
     text: str
     #: Numbers the verdict compares across a pair (e.g. aborts of one key vs many).
     values: Mapping[str, Any]
@@ -85,6 +87,8 @@ class RunInfo:
     seconds: float = 0.0
     #: One modelled plan line per cell that holds a plan (``run._report_plan``).
     plans: tuple[str, ...] = ()
+    #: A store model stood in front of the emulators (docs/fidelity.md): what its errors are.
+    target: str | None = None
 
     @classmethod
     def from_run(cls, run: Run) -> RunInfo:
@@ -95,7 +99,8 @@ class RunInfo:
                    status=run.status, reason=(summary.reason if summary else None) or manifest.reason,
                    rules=settings.rules if settings is not None else (), cells=len(cells),
                    seconds=round(sum(float(c.duration_s or 0) for c in cells.values()), 1),
-                   plans=tuple(plan_line(c.plan) for c in cells.values() if c.plan is not None))
+                   plans=tuple(plan_line(c.plan) for c in cells.values() if c.plan is not None),
+                   target=summary.target.describe() if summary is not None and summary.target is not None else None)
 
 
 def role_of(description: str) -> str:
@@ -144,7 +149,7 @@ def _generated(cell: CellSummary) -> str:
     """What limited a generator-limited cell, and how much of its schedule it still generated
     (achieved ÷ target over its timeline): all of it means the key stream is complete and only
     its latency is the generator's."""
-    why = f"generator-limited: {generator_reason(cell)}"
+    why = limit_text(cell)
     points = [p for p in cell.target_ops_per_s if p.target]
     target = sum(float(p.target or 0.0) for p in points)
     achieved = sum(float(p.achieved or 0.0) for p in points)
@@ -180,9 +185,8 @@ def evidence_for(manifest: RunManifest, summary: RunSummary, *, run: Path | None
             timeline = _timeline(cell)
         elif limited:
             # Never cite this cell's latency: it is the load generator's own queue.
-            kind, text, values, bars = "generator-limited", (
-                f"the load generator could not keep up ({generator_reason(cell)}); its latency is not the "
-                "store's and is not cited"), {}, []
+            kind, text, values, bars = limit_word(cell) or "", (
+                f"{limit_text(cell)}; its latency is not the store's and is not cited"), {}, []
             timeline = _timeline(cell)
         else:
             total = cell.total or OpStats(count=0)

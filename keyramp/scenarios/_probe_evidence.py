@@ -74,7 +74,7 @@ def _consistency(r: ConsistencyFigures) -> Finding:
 
 
 def _contention(r: ContentionFigures) -> Finding:
-    where = "one entity group" if r.same_group else f"{r.keys} key(s), {r.assign}"
+    where = "one entity group" if r.same_group else f"{fmt.plural(r.keys, 'key')}, {r.assign}"
     lat = r.latency_ms or ProbeLatency()
     text = (f"{r.threads} writers × {r.op} on {where}: {r.committed} committed "
             f"({r.committed_per_s}/s), {r.aborted} aborted ({fmt.percent(r.abort_rate)}), "

@@ -179,9 +179,10 @@ def _md_cell(text: str) -> str:
 
 
 def _runs_line(runs: Sequence[RunInfo]) -> str:
-    """``1 run, 12 cells, 2 min measured.``"""
+    """``1 run, 12 cells, 2 min measured.``, and what a run ran against if not the emulators as they are."""
+    targets = "".join(f" {r.path.name} ran against a {r.target}." for r in runs if r.target)
     return (f"{fmt.plural(len(runs), 'run')}, {fmt.plural(sum(r.cells for r in runs), 'cell')}, "
-            f"{fmt.duration(sum(r.seconds for r in runs))} measured.")
+            f"{fmt.duration(sum(r.seconds for r in runs))} measured.{targets}")
 
 
 def _plans_markdown(runs: Sequence[RunInfo]) -> list[str]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from keyramp import _format as fmt
 from keyramp.forecast._verdict import VERDICT_RANK
+from keyramp.results._generator import LIMIT_WORDS
 from keyramp.scenarios._evidence import Evidence
 
 __all__ = ["RuleVerdict", "own_verdicts", "verdict"]
@@ -157,7 +158,7 @@ def _hygiene_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
 
 
 def _limited_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
-    return [("inconclusive (generator-limited)", f"inconclusive ({r.label}): {r.text}") for r in rows]
+    return [(f"inconclusive ({r.kind})", f"inconclusive ({r.label}): {r.text}") for r in rows]
 
 
 def _plain_parts(rows: list[Evidence]) -> list[tuple[str, str]]:
@@ -177,7 +178,7 @@ _NOTES: dict[str, str] = {
 
 
 _PRIORITY = ("confirmed (measured)", "confirmed (modelled)", "measured", "modelled",
-             "inconclusive (generator-limited)", "not observable on the emulator", "unsupported",
+             *(f"inconclusive ({word})" for word in LIMIT_WORDS), "not observable on the emulator", "unsupported",
              "no usable evidence")
 
 
@@ -192,8 +193,8 @@ def verdict(rows: Sequence[Evidence]) -> tuple[str, str]:
         ([r for r in usable if r.probe in _RATIO_WHAT], _ratio_parts),
         ([r for r in usable if r.probe == "hygiene"], _hygiene_parts),
         ([r for r in usable if r.probe is None and r.kind == "modelled"], _keyspace_parts),
-        ([r for r in usable if r.kind == "generator-limited"], _limited_parts),
-        ([r for r in usable if r.probe is None and r.kind not in ("modelled", "generator-limited")], _plain_parts),
+        ([r for r in usable if r.kind in LIMIT_WORDS], _limited_parts),
+        ([r for r in usable if r.probe is None and r.kind != "modelled" and r.kind not in LIMIT_WORDS], _plain_parts),
     )
     for group, describe in groups:
         if group:

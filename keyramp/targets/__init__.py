@@ -1,6 +1,7 @@
-"""Where the load goes: the official emulators (start / reuse / attach, reset), the real
-services behind the explicit cloud opt-in, and the loopback latency proxy — behind one
-seam, ``RunTarget`` (``_base``), that the runner and the distributed master call alike.
+"""Where the load goes: the official emulators (start / reuse / attach, reset), with or without
+a store proxy in front of each (the store-like target: ``_proxy``, docs/fidelity.md), the real
+services behind the explicit cloud opt-in, and the loopback latency proxy — behind one seam,
+``RunTarget`` (``_base``), that the runner and the distributed master call alike.
 
 This module stays light (``keyramp emulators status`` imports the package): the target
 classes, which pull in the store clients, load when a run needs them.

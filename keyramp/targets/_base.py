@@ -9,8 +9,10 @@ plan, caps and clean-up — stays behind it:
 * :meth:`RunTarget.address` the per-cell address (a ``backends.Target``);
 * :meth:`RunTarget.before_cell` (reset the emulator / refuse a non-empty namespace), which
   also says how the cell must warm up;
-* :meth:`RunTarget.check` once a second during the measured phase (an emulator that died,
-  a cloud cap passed);
+* :meth:`RunTarget.measuring` when a cell's measured phase starts, :meth:`RunTarget.measured`
+  when it ended (a store model in front of the emulators: docs/fidelity.md);
+* :meth:`RunTarget.check` once a second during the measured phase (an emulator or a store
+  proxy that died, a cloud cap passed);
 * :meth:`RunTarget.after_cell` (clean-up, for the manifest) and :meth:`RunTarget.close`.
 
 A distributed worker never opens a target: it receives the cell's address in its frozen
@@ -76,6 +78,14 @@ class RunTarget(ABC):
     def before_cell(self, cell: Cell, backend_class: type[Backend], address: Target,
                     phase: Callable[[str], None]) -> Warmup:
         """Before the cell's store is prepared: make its namespace empty and ours."""
+
+    def measuring(self, cell: Cell) -> None:
+        """The cell's measured phase starts now (a store model in front of the store starts its clock)."""
+
+    def measured(self, cell: Cell) -> dict[str, Any] | None:
+        """What the target itself saw of the cell's measured phase (a store proxy's counts), or None.
+        Called once the phase ended, also after a failure: never raises."""
+        return None
 
     def check(self, cell: Cell, *, ops_last_second: int) -> str | None:
         """Once a second in the measured phase, with the operations completed in the second

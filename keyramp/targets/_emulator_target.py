@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from keyramp._errors import RunFailed, UsageError
 from keyramp.backends import EMULATOR_FOR, spec_for
 from keyramp.targets._base import RunTarget, Warmup
-from keyramp.targets._emulators import EmulatorManager, RunningEmulator, endpoints_from_env, log_tail, reset
+from keyramp.targets._emulators import (
+    EmulatorManager,
+    RunningEmulator,
+    default_state_dir,
+    endpoints_from_env,
+    log_tail,
+    reset,
+)
+from keyramp.targets._proxy_process import upstream_of
+from keyramp.targets._store_front import StoreFront
 
 if TYPE_CHECKING:
     from keyramp.backends import Backend, Target
@@ -65,10 +74,20 @@ class EmulatorTarget(RunTarget):
         self._manager: EmulatorManager | None = None
         #: Kinds a cell has run on already (only the first cell on each emulator settles).
         self._warmed: set[str] = set()
+        #: ``fidelity = "store"``: the store proxies in front of the emulators (docs/fidelity.md), and
+        #: their endpoints by kind (where the cells' operations go).
+        self.proxied: dict[str, str] = {}
+        self.front = (StoreFront(profile, state_dir=state_dir or default_state_dir())
+                      if profile.emulator.fidelity == "store" else None)
 
     def open(self, *, say: Callable[[str], None], note: Callable[[str], None],
              namespaces: Mapping[str, str]) -> dict[str, Any]:
-        given = dict(self._given)
+        given = {}
+        for kind, endpoint in self._given.items():  # a shared store proxy's variable: the emulator behind it
+            upstream = upstream_of(self._state_dir or default_state_dir(), endpoint)
+            if upstream is not None:
+                note(f"{kind}: {endpoint} is a shared store proxy; this run uses the emulator behind it, {upstream}")
+            given[kind] = upstream or endpoint
         missing = [k for k in self.kinds if k not in given]
         if missing:
             self._manager = EmulatorManager(state_dir=self._state_dir)
@@ -81,20 +100,28 @@ class EmulatorTarget(RunTarget):
             self.owned = dict(running)
             given.update({k: e.endpoint for k, e in running.items()})
         self.endpoints = given
-        return {}
+        if self.front is None:
+            return {}
+        store_of = {EMULATOR_FOR[c.backend]: c.backend for c in self.profile.cells if c.backend in EMULATOR_FOR}
+        self.proxied = self.front.open({k: given[k] for k in self.kinds}, store_of, note)
+        return {"target": self.front.describe()}
 
     def address(self, cell: Cell, base: Target) -> Target:
         local = spec_for(cell.backend).in_process
         if local is not None:
             return replace(base, endpoint=local.endpoint)
-        return replace(base, endpoint=self.endpoints[EMULATOR_FOR[cell.backend]])
+        kind = EMULATOR_FOR[cell.backend]
+        if self.front is not None:
+            return replace(base, endpoint=self.proxied[kind])
+        return replace(base, endpoint=self.endpoints[kind])
 
     def died(self, kind: str) -> str | None:
-        """A one-line reason if the emulator of ``kind`` that we know the pid of has exited."""
+        """A one-line reason if the emulator of ``kind`` that we know the pid of, or the store
+        proxy in front of it, has exited."""
         emu = self.owned.get(kind)
-        if emu is None or emu.alive():
-            return None
-        return f"emulator {kind} exited (log tail: {log_tail(emu.log_path)})"
+        if emu is not None and not emu.alive():
+            return f"emulator {kind} exited (log tail: {log_tail(emu.log_path)})"
+        return self.front.died(kind) if self.front is not None else None
 
     def before_cell(self, cell: Cell, backend_class: type[Backend], address: Target,
                     phase: Callable[[str], None]) -> Warmup:
@@ -109,13 +136,28 @@ class EmulatorTarget(RunTarget):
         if died is not None:
             raise RunFailed(f"{cell.id}: {died}")
         phase("resetting store")
-        reset(kind, address.endpoint or "", project=address.project)
+        reset(kind, self.endpoints[kind], project=address.project)  # at the emulator itself, never through a proxy
+        if self.front is not None:
+            self.front.before_cell(kind, cell, address)
         return cell_warmup(cell.backend, warmed=self._warmed, started=self.started)
+
+    def measuring(self, cell: Cell) -> None:
+        if self.front is not None and cell.backend in EMULATOR_FOR:
+            self.front.measuring(EMULATOR_FOR[cell.backend], cell)
+
+    def measured(self, cell: Cell) -> dict[str, Any] | None:
+        if self.front is None or cell.backend not in EMULATOR_FOR:
+            return None
+        return self.front.measured(EMULATOR_FOR[cell.backend], cell)
 
     def check(self, cell: Cell, *, ops_last_second: int) -> str | None:
         kind = EMULATOR_FOR.get(cell.backend)
         return None if kind is None else self.died(kind)
 
     def close(self) -> None:
-        if self._manager is not None:
-            self._manager.release()
+        try:
+            if self.front is not None:
+                self.front.close()
+        finally:
+            if self._manager is not None:
+                self._manager.release()

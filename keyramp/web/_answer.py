@@ -60,7 +60,7 @@ def answer_row(cell: dict[str, Any], plans: RunPlans) -> dict[str, Any]:
                                             else "being planned…" if plans.status == "planning" else fmt.MISSING),
         "reachable": plan["reachable"] if plan else None,
         "cost": plan["cost"]["short"] if plan and plan.get("cost") else fmt.MISSING,
-        "thresholds": _thresholds(cell), "errors": _errors(cell),
+        "thresholds": _thresholds(cell), "errors": _errors(cell), "limit": cell.get("limit"),
     }
 
 

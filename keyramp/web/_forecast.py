@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from keyramp import _format as fmt
+from keyramp.backends._params import param_name
 from keyramp.forecast._text import (
     NO_THROTTLING,
     band_text,
@@ -32,7 +33,7 @@ from keyramp.results._forecast_doc import (
 from keyramp.results._values import num
 from keyramp.web._axes import Frame
 
-__all__ = ["forecast_view"]
+__all__ = ["forecast_view", "keys_sentence"]
 
 _FIGURES = (
     ("throttled_fraction", "throttled share of launch operations", "%"),
@@ -89,16 +90,27 @@ def _param(name: str, p: ParamBounds) -> dict[str, Any]:
 
 def _sensitivity(s: SensitivityRow) -> dict[str, Any]:
     lo, hi = s.low, s.high
-    return {"param": s.param, "swing": num(s.swing),
+    return {"param": s.param, "name": param_name(s.param or ""), "swing": num(s.swing),
             "low": num(lo.value), "low_throttled": num(lo.throttled_fraction), "low_verdict": lo.verdict,
             "high": num(hi.value), "high_throttled": num(hi.throttled_fraction), "high_verdict": hi.verdict}
+
+
+def keys_sentence(keys_from: str | None, why: str | None) -> str:
+    """Where the projected keys came from, said once: ``Keys regenerated from the strategy …``, never
+    ``Keys regenerated: keys regenerated from …`` (the reason often names its source itself)."""
+    why = (why or "").strip()
+    source = f"keys {keys_from}" if keys_from else "keys"
+    if why.lower().startswith(source.lower()):
+        return why[:1].upper() + why[1:]
+    return f"{source.capitalize()}: {why}" if why else source.capitalize()
 
 
 def _projection(projection: ForecastProjection | None) -> dict[str, Any]:
     proj = projection or ForecastProjection()
     check = proj.check or KeysCheck()
     # "keys_from", not "keys": a template's fc.projection.keys is the dict's own keys() method
-    return {"keys_from": proj.keys, "why": proj.why, "ranges": list(proj.ranges),
+    return {"keys_from": proj.keys, "why": proj.why, "keys_text": keys_sentence(proj.keys, proj.why),
+            "ranges": list(proj.ranges),
             "append_points": num(proj.append_points), "not_projected": list(proj.not_projected),
             "measured_hot1": num(check.measured_hottest_1pct_share),
             "regenerated_hot1": num(check.regenerated_hottest_1pct_share), "agrees": check.agrees}
@@ -120,6 +132,7 @@ def forecast_view(fc: CellForecast | None) -> dict[str, Any] | None:
         "verdict": verdict,
         "verdict_class": verdict if verdict in VERDICT_RANK else "none",
         "deciding_param": fc.deciding_param,
+        "deciding_name": param_name(fc.deciding_param) if fc.deciding_param else None,
         "short": forecast_short(fc),
         "line": forecast_line(fc),
         "reason": fc.reason,

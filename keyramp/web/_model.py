@@ -16,7 +16,7 @@ from keyramp.profile._lint import Finding, group_findings
 from keyramp.profile._thresholds import WORKLOAD_ERRORS
 from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._exceptions import cell_exceptions, workload_error_cells
-from keyramp.results._generator import check_generator, machine_limited
+from keyramp.results._generator import LIMIT_WORDS, check_generator, limit_reason, limit_word, machine_limited
 from keyramp.results._index import run_row
 from keyramp.results._summary import (
     CellSummary,
@@ -121,6 +121,9 @@ def _cells(manifest: RunManifest, summary: RunSummary | None) -> list[dict[str, 
             "finished": c.total is not None and not c.incomplete,
             "thresholds": [_threshold(t) for t in c.thresholds],
             "forecast": forecast_view(c.forecast),
+            # the store-like target: what its proxy throttled (docs/fidelity.md)
+            "store_model": c.store_model.to_json() if c.store_model is not None else None,
+            "store_model_line": c.store_model.line() if c.store_model is not None else None,
             **_generator(c),
             **_workload_exceptions(c),
         }
@@ -149,14 +152,18 @@ def _generator(c: CellSummary) -> dict[str, Any]:
     """Whether the generator kept up (the recorded verdict, or the rule applied to an older
     summary); None for a cell without a load phase (a probe) or without a total."""
     if c.total is None or c.probe is not None:
-        return {"generator_limited": None, "generator": None}
+        return {"generator_limited": None, "generator": None, "limit": None}
     recorded = c.generator
     if recorded is None or not recorded.to_json():  # an older summary: the rule applied now
         recorded = check_generator(c)
     limited = c.generator_limited
+    word = limit_word(c)
     return {
+        # the one word for the state (results._generator.LIMIT_WORDS), its reason and what it means
+        "limit": {"word": word, "reason": limit_reason(c), "meaning": LIMIT_WORDS[word]} if word else None,
         "generator_limited": limited if isinstance(limited, bool) else bool(recorded.limited),
         "generator": {"reason": text(recorded.reason), "machine_limited": machine_limited(c),
+                      "store_errors": bool(recorded.store_errors),
                       **{k: num(getattr(recorded, k)) for k in ("late_fraction", "dropped_fraction", "users_busy",
                                                                 "cpu_cores", "max_process_cores", "machine_busy")}},
     }
@@ -184,11 +191,19 @@ def run_detail(run: Run) -> dict[str, Any]:
         "lint": lint,
         "cells": cells,
         "cell_count": row["cells"],
+        # what the figures were measured against, when it was not the emulator as it is
+        "target_model": _target(manifest, run),
         # the workload's own exceptions beyond what the profile allows (or a cell stopped on them)
         "workload_error_cells": workload_error_cells(run.summary),
         "other_threshold_failed": any(t["verdict"] == "fail" and not _is_workload_errors(t["name"])
                                       for c in cells for t in c["thresholds"]),
     }
+
+
+def _target(manifest: RunManifest, run: Run) -> str | None:
+    """One line when a store model stood in front of the emulators (docs/fidelity.md), else None."""
+    target = manifest.target or (run.summary.target if run.summary is not None else None)
+    return target.describe() if target is not None else None
 
 
 def _is_workload_errors(name: str | None) -> bool:

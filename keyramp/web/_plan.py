@@ -129,7 +129,7 @@ def plan_view(plan: CellPlan | None) -> dict[str, Any] | None:
     """The plan section of a cell (and the answer row's plan and cost), from ``cells[id].plan``."""
     if plan is None:
         return None
-    where = None if plan.nodes is None else f"{plan.nodes} {str(plan.storage).upper()} node(s)"
+    where = None if plan.nodes is None else fmt.plural(plan.nodes, f"{str(plan.storage).upper()} node")
     return {"modelled": True, "reachable": plan.reachable, "why": plan.why, "short": plan_short(plan),
             "target": fmt.ops_per_s(plan.target_ops_per_s), "throttle": fmt.percent(plan.throttle),
             "sustains": _sustains(plan), "check": _check(plan.check), "ramp": _ramp(plan.ramp), "fix": _fix(plan.fix),

@@ -11,6 +11,7 @@ from werkzeug.exceptions import NotFound
 
 from keyramp._errors import UsageError
 from keyramp.keyspace import cell_heatmap
+from keyramp.results._alive import DIED, why_dead
 from keyramp.results._catalog import CELL_ID_RE, Run, load_run, safe_run_path
 from keyramp.results._index import Catalog
 from keyramp.results._legacy import TIMESERIES_CSV
@@ -23,6 +24,13 @@ from keyramp.web._model import run_detail
 from keyramp.web._timeseries import CHART_COLUMNS, downsample, series_columns
 
 __all__ = ["RunStore"]
+
+
+def _gone(path: Path, run: Run) -> bool:
+    """Whether a run that says "running" has died (``results._alive``)."""
+    manifest = run.manifest
+    return manifest is not None and why_dead(path, host=manifest.host, pid=manifest.pid,
+                                             pid_started=manifest.pid_started) is not None
 
 
 def _mtime(path: Path) -> float | None:
@@ -48,7 +56,11 @@ class RunStore:
         return (path, path / "manifest.json", path / "summary.json")
 
     def _load(self, path: Path) -> Run:
-        return self.cache.get(("run", str(path)), self._files(path), lambda: load_run(path))
+        run = self.cache.get(("run", str(path)), self._files(path), lambda: load_run(path))
+        if run.status == "running" and _gone(path, run):
+            # its process died since it was cached (nothing on disk changed): read it as it is now
+            run = load_run(path)
+        return run
 
     def run_path(self, run_id: str) -> Path:
         try:
@@ -74,6 +86,8 @@ class RunStore:
                 cell["data"] = {kind: cell["id"] in cells for kind, cells in recorded.items()}  # to download
             return detail
 
+        if self._load(path).status == DIED:  # a run that died since its detail was cached: built again
+            return build()
         # keyspace/ is stamped too: writing a heatmap (keyramp keyspace) changes its mtime; the data
         # folders for the cells that have rows to download
         return self.cache.get(("detail", str(path)), (*self._files(path), path / "keyspace", path / "timeseries",

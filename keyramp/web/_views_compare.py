@@ -1,8 +1,11 @@
 """Compare 2..N runs (``/compare?runs=a,b&baseline=a`` and ``/compare.json``).
 
-Cells are matched by identity (the cell id without its ``cNN-`` index, i.e. backend +
-strategy + extras). The table shows each run's value and its ratio to the baseline; when
-``keyramp.compare`` offers verdicts they are shown too, else the ratio table stands alone.
+The page answers first, as ``keyramp compare`` does: its verdict line and the thresholds table,
+then its warnings grouped and folded, then the evidence. Cells are matched by identity (the cell
+id without its ``cNN-`` index, i.e. backend + strategy + extras). The table shows each run's value
+and its ratio to the baseline with its interval; when ``keyramp.compare`` offers verdicts they are
+shown too, else the ratio table stands alone. A cell's total is left out: compare judges operations
+(each has its interval histograms), and an unjudged total row would read as "same".
 """
 
 from __future__ import annotations
@@ -16,14 +19,19 @@ from keyramp._errors import UsageError
 from keyramp.compare import Comparison, build_comparison
 from keyramp.compare._model import LATENCY_METRICS
 from keyramp.compare._model import METRICS as COMPARE_METRICS
-from keyramp.compare._present import keyspace_table, verdict_rule
+from keyramp.compare._present import (
+    headline,
+    keyspace_table,
+    threshold_rows,
+    verdict_label,
+    verdict_rule,
+    warning_groups,
+)
 
 __all__ = ["METRICS", "add_routes", "compare_model"]
 
 _LABELS = {"ops_per_s": "ops/s", "error_rate": "error rate"}
 _HIGHER_IS_BETTER = frozenset({"ops_per_s"})
-#: The pseudo-operation that rows use for a cell's total.
-_TOTAL = "total"
 
 #: (key, label, getter path in a cell's op stats, higher is better), in keyramp.compare's order
 #: and under its names, so the verdicts it returns line up with these rows.
@@ -86,11 +94,19 @@ class _Judged:
     keyspace: dict[str, list[tuple[str, bool, list[str]]]] = field(default_factory=dict)
     #: identity -> [{"text", "verdict", "worse"} per run in the page's order]
     forecast: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: the CLI's verdict line and its verdict (pass | fail | inconclusive); empty without verdicts
+    headline: str = ""
+    verdict: str = ""
+    #: the thresholds table: [{run_id, cell, threshold, value, result, note}], failures first
+    thresholds: list[dict[str, str]] = field(default_factory=list)
+    #: the warnings, similar ones grouped: [{heading, line, kind, run_id, role, where}]
+    warnings: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _judged(cmp: Comparison, run_ids: list[str]) -> _Judged:
-    verdicts = {(row.run_id, row.cell, row.op, row.metric): {"verdict": row.verdict, "ci_low": row.ci_low,
-                                                              "ci_high": row.ci_high, "note": row.note}
+    verdicts = {(row.run_id, row.cell, row.op, row.metric): {"verdict": row.verdict, "label": verdict_label(row),
+                                                              "ci_low": row.ci_low, "ci_high": row.ci_high,
+                                                              "note": row.note}
                 for row in cmp.rows}
     keyspace: dict[str, list[tuple[str, bool, list[str]]]] = {}
     for ident, label, modelled, texts in keyspace_table(cmp, run_ids):
@@ -99,7 +115,10 @@ def _judged(cmp: Comparison, run_ids: list[str]) -> _Judged:
     forecast = {ident: [{"text": per_run.get(r, {}).get("short"), "verdict": per_run.get(r, {}).get("verdict"),
                          "worse": (ident, r) in worse} for r in run_ids]
                 for ident, per_run in cmp.forecast.items()}
-    return _Judged(verdicts, "; ".join(cmp.warnings) or None, verdict_rule(cmp.options), keyspace, forecast)
+    thresholds = [dict(zip(("run_id", "cell", "threshold", "value", "result", "note"), row, strict=True))
+                  for row in threshold_rows(cmp)]
+    return _Judged(verdicts, None, verdict_rule(cmp.options), keyspace, forecast, headline(cmp), cmp.verdict,
+                   thresholds, [g.to_dict() for g in warning_groups(cmp)])
 
 
 def _verdicts(run_ids: list[str], baseline: str) -> _Judged:
@@ -112,7 +131,8 @@ def _verdicts(run_ids: list[str], baseline: str) -> _Judged:
         runs = [store.run(r) for r in run_ids]
         unusable = [r.run_id for r in runs if not r.ok]
         if unusable:
-            return _Judged(note=f"no verdicts: unusable run(s) {', '.join(unusable)}")
+            return _Judged(note=f"no verdicts: {'an unusable run' if len(unusable) == 1 else 'unusable runs'} "
+                                f"{', '.join(unusable)}")
         try:
             result = build_comparison(runs, baseline=next(r for r in runs if r.run_id == baseline))
         except Exception as exc:  # noqa: BLE001 - verdicts are an extra; the ratio table still stands
@@ -145,7 +165,7 @@ def compare_model(run_ids: list[str], baseline: str | None) -> dict[str, Any]:
         ops: list[str] = []
         for run_id in run_ids:
             cell = cells.get((run_id, identity))
-            for op in ([o["op"] for o in cell["operations"]] + ([_TOTAL] if cell["total"] else [])) if cell else []:
+            for op in [o["op"] for o in cell["operations"]] if cell else []:
                 if op not in ops:
                     ops.append(op)
         rows = []
@@ -156,16 +176,15 @@ def compare_model(run_ids: list[str], baseline: str | None) -> dict[str, Any]:
                     cell = cells.get((run_id, identity))
                     stats = None
                     if cell:
-                        stats = cell[_TOTAL] if op == _TOTAL else next(
-                            (o for o in cell["operations"] if o["op"] == op), None)
+                        stats = next((o for o in cell["operations"] if o["op"] == op), None)
                     values.append(_get(stats, path))
                 base_value = values[run_ids.index(baseline)]
                 # colour and arrows come only from the comparison's verdict: a ratio it did not
-                # judge (a cell's total, no verdicts at all) is shown, never painted
+                # judge (no verdicts at all) is shown, never painted
                 entries = [{"run_id": run_id, "value": value,
                             "ratio": value / base_value if value is not None and base_value else None,
                             **(judged.verdicts.get((run_id, identity, op, key))
-                               or {"verdict": None, "ci_low": None, "ci_high": None, "note": None})}
+                               or {"verdict": None, "label": None, "ci_low": None, "ci_high": None, "note": None})}
                            for run_id, value in zip(run_ids, values, strict=True)]
                 rows.append({"op": op, "metric": key, "label": label, "higher_is_better": higher_better,
                              "values": entries})
@@ -184,6 +203,9 @@ def compare_model(run_ids: list[str], baseline: str | None) -> dict[str, Any]:
             "identity": identity,
             "present_in": [r for r in run_ids if (r, identity) in cells],
             "cell_ids": {r: cells[(r, identity)]["id"] for r in run_ids if (r, identity) in cells},
+            # the cell's limit word per run (generator- or machine-limited), as every view shows it
+            "limits": {r: cells[(r, identity)]["limit"] for r in run_ids
+                       if (r, identity) in cells and cells[(r, identity)].get("limit")},
             "rows": rows,
             "charts": charts,
             "keyspace": [{"label": label, "modelled": modelled, "values": texts}
@@ -193,7 +215,8 @@ def compare_model(run_ids: list[str], baseline: str | None) -> dict[str, Any]:
     runs = [{k: details[r][k] for k in ("run_id", "profile_name", "status", "reason", "started_at", "warnings", "ok")}
             | {"is_baseline": r == baseline} for r in run_ids]
     return {"baseline": baseline, "runs": runs, "groups": groups, "verdicts_available": bool(judged.verdicts),
-            "verdict_note": judged.note, "verdict_rule": judged.rule or verdict_rule()}
+            "verdict_note": judged.note, "verdict_rule": judged.rule or verdict_rule(), "headline": judged.headline,
+            "verdict": judged.verdict, "thresholds": judged.thresholds, "warnings": judged.warnings}
 
 
 def add_routes(app: Flask) -> None:

@@ -100,6 +100,8 @@ PLAIN = [
     Smoke("bench_ui.py", "ui", lambda d: d["median"]["first_view_ms"] > 0, codes=(0, 1)),
     Smoke("bench_storemodel.py", "storemodel", lambda d: all(v > 0 for v in d["us_per_offer"].values()) and
           d["cases"]["write, 1 document"]["state"]["admitted"] > 0),
+    Smoke("bench_fidelity_scale.py", "fidelity_scale", lambda d: [r["store"] for r in d["rows"]] == ["firestore"]
+          and d["rows"][0]["sequential_ops"] > 0),
     Smoke("bench_plan.py", "plan", lambda d: d["cells"] == 2 and len(d["cells_planned"]) == 2 and
           d["seconds"]["plan"]["median"] > 0, codes=(0, 1)),
 ]
@@ -117,6 +119,8 @@ EMULATOR_TOO = [
     Smoke("bench_rate.py", "rate", lambda d: all(_every(r["steps"], "achieved") for r in d["runs"])),
     Smoke("bench_rundir.py", "rundir", lambda d: _every(d["runs"], "mb_per_hour_total")),
     Smoke("bench_soak.py", "soak", lambda d: d["ops"] > 0 and d["errors"] == 0),
+    Smoke("bench_proxy.py", "proxy", lambda d: {r["way"] for r in d["runs"]} == {"direct", "proxied"} and
+          _every(d["runs"], "ops_per_s"), codes=(0, 1)),
 ]
 if ALL:
     EMULATOR += EMULATOR_TOO

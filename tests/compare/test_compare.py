@@ -81,7 +81,7 @@ def test_cells_match_by_identity_not_index(results: Path, base: str) -> None:
                              latency_ms=4.0))
     cmp = build_comparison([cand], baseline=load_run(results / base))
     assert {r.cell for r in cmp.rows} == {"datastore-sequential"}
-    assert any("datastore-random only in" in w for w in cmp.warnings)
+    assert f"datastore-random {cand.run_id} (candidate): only in this run: not compared" in cmp.warnings
     assert len(cmp.regressions) >= 6
 
 
@@ -132,7 +132,7 @@ def test_corrupt_runs(results: Path, base: str) -> None:
     good = make_run(results, seed=303, cells=ONE_CELL).name
     cmp = run_compare([base, bad.name, good], results=results)
     assert [r.run_id for r in cmp.runs] == [base, good]
-    assert any(w.startswith(f"skipping {bad.name}") for w in cmp.warnings)
+    assert any(w.startswith(f"{bad.name}: not usable") for w in cmp.warnings)
     with pytest.raises(UsageError, match="not usable"):
         run_compare([good], results=results, baseline_spec=bad.name)
     with pytest.raises(UsageError, match="first RUN"):

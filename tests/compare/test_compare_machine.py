@@ -15,6 +15,7 @@ import pytest
 from _synthetic import make_run
 
 from keyramp.compare import build_comparison, render_markdown
+from keyramp.profile._thresholds import parse_expression
 from keyramp.results._catalog import Run, load_run
 
 ONE_CELL = (("bigtable", "random"),)
@@ -143,3 +144,50 @@ def test_new_exception_classes_are_judged_against_every_run_of_a_baseline_set(tm
         (run_dir / "summary.json").write_text(json.dumps(summary))
     cmp = build_comparison([load_run(cand)], baseline=[load_run(b) for b in base])
     assert [e.error_class for e in cmp.new_exceptions] == ["CLIENT_TypeError"]
+
+
+def test_the_gate_exits_3_on_what_it_could_not_judge_never_0(results: Path) -> None:
+    """Issue 39's done-when, on synthetic runs: a closed-model pair through +4 ms on a box saturated
+    for both runs is flagged or inconclusive (exit 3), never a pass; ``--inconclusive`` decides."""
+    import argparse
+
+    from keyramp.cli._compare import register
+
+    def cli(*argv: str) -> int:
+        parser = argparse.ArgumentParser()
+        register(parser.add_subparsers())
+        args = parser.parse_args(["compare", *argv, "--results", str(results), "--quiet"])
+        return args.func(args)
+
+    busy_a = _run(results, seed=540, machine=0.97)
+    busy_b = _run(results, seed=541, machine=0.97, latency_ms=4.0, rate=110.0)  # +4 ms per round trip
+    busy_aa = _run(results, seed=542, machine=0.97)
+    for cand in (busy_b, busy_aa):
+        cmp = build_comparison([cand], baseline=busy_a)
+        assert cmp.verdict == "inconclusive" and cmp.exit_code == 3, [(r.metric, r.verdict) for r in cmp.rows]
+        # no latency or throughput row says "same" of a machine-limited baseline: a regression can hide there
+        assert not [r for r in cmp.rows if r.metric != "error_rate" and r.verdict == "same"]
+        assert cmp.to_dict()["verdict"] == "inconclusive" and cmp.to_dict()["passed"] is False
+    assert render_markdown(cmp).startswith("## keyramp compare — ⚠️ INCONCLUSIVE: 0 regressions")
+    assert cli(busy_a.run_id, busy_b.run_id) == 3
+    assert cli(busy_a.run_id, busy_b.run_id, "--inconclusive", "pass") == 0
+    assert cli(busy_a.run_id, busy_b.run_id, "--inconclusive", "fail") == 1
+    # a calm pair is judged: the regression fails, an A/A passes; a failure wins over inconclusive
+    calm_a, calm_b = _run(results, seed=543), _run(results, seed=544, latency_ms=4.0)
+    assert cli(calm_a.run_id, calm_b.run_id) == 1 and cli(calm_a.run_id, _run(results, seed=545).run_id) == 0
+    assert cli(busy_a.run_id, busy_b.run_id, "--threshold", "insert.ops_per_s>=1000") == 1  # failed, not unsure
+    # a latency threshold of a machine-limited run is inconclusive there too: 3, not 1 (issue 39)
+    limited = build_comparison([busy_b], baseline=busy_a, thresholds=[parse_expression("insert.p50_ms<0.1")])
+    assert not limited.threshold_failures and len(limited.inconclusive_thresholds) == 1 and limited.exit_code == 3
+
+
+def test_comparing_a_run_with_itself_is_refused_in_a_whole_sentence(results: Path, base: Run) -> None:
+    from keyramp._errors import UsageError
+    from keyramp.compare import run_compare
+
+    with pytest.raises(UsageError) as exc:
+        run_compare([base.run_id, base.run_id], results=results)
+    message = str(exc.value)
+    assert message.startswith(f"{base.run_id} is the baseline itself") and message.endswith(".")
+    with pytest.raises(UsageError, match=r"is the baseline itself: name another run"):
+        run_compare([base.run_id], results=results, baseline_spec=base.run_id)

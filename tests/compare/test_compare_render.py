@@ -92,8 +92,10 @@ def test_markdown_renders_as_table(cmp: Comparison) -> None:
 
     page = MarkdownIt("commonmark").enable("table").render(render_markdown(cmp))
     tables = re.findall(r"<table>.*?</table>", page, re.S)
-    assert len(tables) >= 3  # comparison, thresholds, key space
-    main = tables[0]
+    assert len(tables) >= 3  # thresholds, comparison, key space
+    # the answer first: the thresholds table opens the page, the side-by-side evidence follows
+    assert re.findall(r"<th[^>]*>(.*?)</th>", tables[0].split("</thead>")[0])[:3] == ["run", "cell", "threshold"]
+    main = tables[1]
     header = re.findall(r"<th[^>]*>(.*?)</th>", main.split("</thead>")[0])
     assert header[:3] == ["cell", "op", "metric"]
     body_rows = re.findall(r"<tr>(.*?)</tr>", main.split("<tbody>")[1], re.S)
@@ -106,8 +108,10 @@ def test_markdown_table_shape(cmp: Comparison) -> None:
     md = render_markdown(cmp)
     lines = md.splitlines()
     assert lines[0].startswith("## keyramp compare") and "FAIL" in lines[0]
+    assert lines[2] == "### Thresholds" and md.index("### Thresholds") < md.index("### Side by side")
+    start = lines.index("### Side by side") + 2
     table = []
-    for line in lines[2:]:
+    for line in lines[start:]:
         if not line.startswith("|"):
             break
         table.append(line)

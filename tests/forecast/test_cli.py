@@ -57,7 +57,7 @@ def test_table_for_the_runs_own_launch(run_dir: Path, capsys: pytest.CaptureFixt
     # 0 -> 4,000 ops/s at once on a new collection: random keys throttle until the range has split,
     # and how long that takes is the unpublished split delay. Even the shortest delay throttles a
     # 10-s step beyond ok, so no point of the band is ok: at_risk to hotspot, never "uncertain".
-    assert "at_risk-hotspot (split_delay_s)" in rows["c01-firestore-random"]
+    assert "at_risk-hotspot (split delay)" in rows["c01-firestore-random"]
     assert "* modelled" in out
 
 

@@ -4,7 +4,7 @@ takes (``reforecast``), each a Google rule the model was not written to restate:
 
 * one key never splits: writes at ten times what a key sustains even at the favourable end of its
   range are a hotspot at every point of the band (a counter, BP-RATE-1/3, BP-KEY-9), and a hot key of
-  skewed updates never reads ok;
+  skewed updates never reads ok; one Bigtable row is served by one node, whatever the cluster;
 * more shards of a hot key (a distributed counter) never throttle more;
 * a time bucket after the tenant (``tenant#yyyymmddhh#seq``) keeps the tenant's append point: the
   same forecast as without the hour (judged by the hottest tenant);
@@ -84,6 +84,21 @@ def check_hot_updates_never_ok(runs: DesignRuns, store: str, updates: float) -> 
 @given(store=st.sampled_from(STORES), updates=st.floats(0.8, 1.0))
 def test_a_hot_key_of_skewed_updates_never_reads_ok(runs: DesignRuns, store: str, updates: float) -> None:
     check_hot_updates_never_ok(runs, store, updates)
+
+
+def check_one_row_one_node(runs: DesignRuns, nodes: int, factor: float) -> None:
+    """Reads of one Bigtable row at ``factor`` × ten times what one node reads: a row never splits and one
+    node serves it, so no cluster size helps (a counter read by everyone, a hot row)."""
+    node = store_params("bigtable").ranges["node_read_rows_per_s"].high
+    run = runs.run("bigtable", "random", ops={"read": 1.0}, workload={"record_count": 1})
+    fc = forecast_json(run, runs.launch_file("constant", duration="30m"), factor * 10.0 * node, nodes=nodes)
+    assert set(fc["verdicts"].values()) == {"hotspot"}, (nodes, fc["verdicts"])
+
+
+@PROFILE
+@given(nodes=st.integers(1, 64), factor=st.floats(1.0, 3.0))
+def test_one_row_is_served_by_one_node_whatever_the_cluster(runs: DesignRuns, nodes: int, factor: float) -> None:
+    check_one_row_one_node(runs, nodes, factor)
 
 
 def check_more_key_shards(runs: DesignRuns, store: str, shards: int, rate: float) -> None:

@@ -20,25 +20,25 @@ from keyramp._types import key_sort_text
 from keyramp.backends import spec_for
 from keyramp.forecast._reference import launch_stream, recorded_stream
 from keyramp.forecast._reference_ops import value_bytes
-from keyramp.profile import Settings
+from keyramp.profile import read_settings
 from keyramp.profile._launch import LaunchSettings
 from keyramp.profile._profile import parse_profile
 from keyramp.storemodel import StoreModel, StoreOp, reference_run
 from keyramp.workload import CellWorkload
 
 
-def design(backend: str, strategy: str, ops: Mapping[str, float], **workload: Any) -> tuple[dict[str, Any], str]:
+def design(backend: str, strategy: str, ops: Mapping[str, float], **workload: Any) -> tuple[Any, str]:
     raw = {"name": "design", "backend": backend, "duration": "10s", "seed": 3,
            "workload": {"ops": dict(ops), "record_count": 500, **workload},
            "keys": {"strategy": strategy}, "schedule": {"kind": "constant", "rate": 300}}
     profile = parse_profile(raw)
-    return json.loads(json.dumps(profile.data)), profile.cells[0].strategy
+    return read_settings(json.loads(json.dumps(profile.data))), profile.cells[0].strategy  # as a manifest keeps it
 
 
 def stream(backend: str, strategy: str, ops: Mapping[str, float], *, rate: float = 100.0, duration_s: float = 60.0,
            k: float = 1.0, seed: int = 0, **workload: Any) -> list[tuple[float, StoreOp]]:
     profile, strat = design(backend, strategy, ops, **workload)
-    return list(launch_stream(profile=profile, backend=backend, strategy=strat, rate=lambda t: rate,
+    return list(launch_stream(settings=profile, backend=backend, strategy=strat, rate=lambda t: rate,
                               duration_s=duration_s, k=k, seed=seed))
 
 
@@ -49,7 +49,7 @@ def test_inserts_take_the_next_index_and_its_key_from_the_cells_own_key_code() -
     assert times == sorted(times) and times[0] >= 0 and times[-1] < 30.0
     assert abs(len(ops) - 6000) < 4 * 6000 ** 0.5  # a Poisson process at 200/s for 30 s
     profile, strat = design("firestore", "sequential", {"insert": 1.0})
-    wl = CellWorkload(backend="firestore", strategy=strat, settings=Settings.from_data(profile))
+    wl = CellWorkload(backend="firestore", strategy=strat, settings=profile)
     docs = [op.accesses[0].key for _, op in ops]
     assert docs[:3] == [key_sort_text(wl.key_of(i)).encode() for i in (500, 501, 502)]  # after 500 preloaded
     assert docs == sorted(docs) and all(op.units == (op.accesses[0].key,) for _, op in ops)
@@ -150,7 +150,7 @@ def _share(backend: str, strategy: str, ops: Mapping[str, float], *, launch: dic
     profile, strat = design(backend, strategy, ops, **workload)
     lx = LaunchSettings.from_data(launch)
     model = StoreModel.for_store(spec_for(backend), scale=k, nodes=nodes)
-    s = launch_stream(profile=profile, backend=backend, strategy=strat, rate=lx.rate, duration_s=lx.duration_s, k=k)
+    s = launch_stream(settings=profile, backend=backend, strategy=strat, rate=lx.rate, duration_s=lx.duration_s, k=k)
     return reference_run(s, model, duration_s=lx.duration_s).throttled_fraction
 
 

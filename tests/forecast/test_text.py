@@ -32,9 +32,10 @@ def test_an_ok_cell_shows_no_added_p99_and_one_that_throttles_nothing_says_so() 
 
 def test_words_and_figures_in_the_one_format() -> None:
     split = _fc("at_risk-hotspot", 0.28, 0.63, deciding_param="split_delay_s")
-    assert forecast_short(split) == "at_risk-hotspot (split_delay_s) 28 %–63 %"
+    # the deciding parameter by its name (docs/keyspace-model.md), never its key alone
+    assert forecast_short(split) == "at_risk-hotspot (split delay) 28 %–63 %"
     assert forecast_short(split, deciding=False) == "at_risk-hotspot 28 %–63 %"
-    assert "decided by split_delay_s" in forecast_line(split)
+    assert "decided by split delay (split_delay_s)" in forecast_line(split)
     sampled = _fc("uncertain", 0.0, 0.4, deciding_param="samples")
     assert "decided by sampling" in forecast_line(sampled) and "published value" not in forecast_line(sampled)
     assert band_text({"low": 30.0, "high": 30.0}, unit=" s") == "30 s"
@@ -43,3 +44,18 @@ def test_words_and_figures_in_the_one_format() -> None:
     assert band_text({"low": 0.004, "high": 0.004}) == "0.4 %"
     assert "never adapts (still throttled when the launch ends)" in forecast_line(
         {**_fc("hotspot", 0.5, 0.9), "adapt_s": {"low": None, "mid": None, "high": None}})
+
+
+def test_every_model_parameter_has_its_documented_name() -> None:
+    """Views name a parameter as docs/keyspace-model.md does ("split delay"), never by its key alone."""
+    from pathlib import Path
+
+    from keyramp.backends import STORES
+    from keyramp.backends._params import PARAM_NAMES
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "keyspace-model.md").read_text(encoding="utf-8")
+    declared = {key for spec in STORES.specs() if spec.tablets is not None
+                for box in spec.tablets.boxes.values() for key in box}
+    assert declared and declared <= set(PARAM_NAMES)
+    for key in declared:
+        assert f"**{PARAM_NAMES[key]}** `{key}`" in doc, key

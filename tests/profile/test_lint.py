@@ -413,3 +413,41 @@ def test_a_finding_about_one_store_names_that_stores_cells() -> None:
     assert {f.cell for f in rate} == {"c00-firestore-random", "c01-firestore-hashed-prefix"}
     (line,) = [g.line() for g in group_findings(found) if g.rule == "BP-RATE-2"]
     assert line.startswith("BP-RATE-2 on 2 cells (c00-firestore-random, c01-firestore-hashed-prefix): firestore: ")
+
+
+@pytest.mark.parametrize("schedule, duration_s, words", [
+    ({"kind": "ramp_500_50_5"}, 20, "never steps: it runs at 500 ops/s throughout"),
+    ({"kind": "step", "steps": [100, 200, 300], "step": "10s"}, 20, "runs only 2 of its 3 steps (peak 200 ops/s)"),
+    ({"kind": "spike", "rate": 10, "burst_ops": 100, "burst_at": "30s", "burst_for": "5s"}, 20, "never bursts"),
+    ({"kind": "spike", "rate": 10, "burst_ops": 100, "burst_at": "15s", "burst_for": "10s"}, 20,
+     "cuts its burst short"),
+])
+def test_a_schedule_that_cannot_reach_its_shape_in_the_cell_is_a_warning(
+        schedule: dict[str, Any], duration_s: float, words: str) -> None:
+    finding = one(lint_profile(profile(schedule=schedule, duration_s=duration_s)), "KR-SCHED-1")
+    assert finding.severity == "warning" and words in finding.message
+    assert "duration ≥" in finding.message and "time_scale =" in finding.message  # and how to make it fit
+
+
+def test_a_schedule_that_fits_its_cell_is_not_flagged() -> None:
+    fits = [({"kind": "ramp_500_50_5", "time_scale": 45}, 20), ({"kind": "ramp_500_50_5"}, 900),
+            ({"kind": "step", "steps": [100, 200], "step": "10s"}, 20), ({"kind": "constant", "rate": 100}, 5)]
+    for schedule, duration_s in fits:
+        assert "KR-SCHED-1" not in rules(lint_profile(profile(schedule=schedule, duration_s=duration_s))), schedule
+
+
+def test_the_orders_example_in_the_workload_docs_ramps_within_its_cell() -> None:
+    """docs/workloads.md's orders.toml used ramp_500_50_5 in a 30 s cell: it never ramped (issue 39)."""
+    import re
+    import tomllib
+
+    from keyramp._durations import parse_duration
+    from keyramp.profile._lint_schedule import schedule_shape
+    from keyramp.profile._schedules import make_schedule
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "workloads.md").read_text(encoding="utf-8")
+    toml = tomllib.loads(re.search(r"```toml\n# orders\.toml\n(.*?)```", doc, re.S).group(1))  # type: ignore[union-attr]
+    duration = parse_duration(toml["duration"], field="duration")
+    scale = float(toml["schedule"].get("time_scale", 1))
+    schedule = make_schedule(toml["schedule"], horizon=duration * scale)
+    assert schedule.name == "ramp_500_50_5" and schedule_shape(schedule, duration_s=duration, time_scale=scale) is None

@@ -213,15 +213,18 @@ def test_the_resolved_table_is_the_wire_format_of_earlier_runs() -> None:
     settings (what a worker and a re-read manifest do). Its raw profile has since lost
     ``workload.entity_group_size = 0`` (the default), refused beside Firestore and Bigtable since issue 29.
     ``launch.plan`` (issue 27) came later: a new profile resolves it to true, an older table reads as false
-    (a re-read manifest never plans)."""
+    (a re-read manifest never plans); so did ``emulator.fidelity``, ``scale`` and ``time_scale`` (issue 38),
+    which an older table reads as the emulator as it is."""
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     profile = parse_profile(golden["raw"], source="golden.toml")
     data = json.loads(json.dumps(profile.data))
     assert data["launch"].pop("plan") is True and profile.launch is not None and profile.launch.plan
+    assert [data["emulator"].pop(k) for k in ("fidelity", "scale", "time_scale")] == ["emulator", 100.0, "schedule"]
     assert json.dumps(data, sort_keys=True) == json.dumps(golden["resolved"], sort_keys=True)
     rebuilt = Settings.from_data(json.loads(json.dumps(golden["resolved"])))
     assert rebuilt == Settings.from_data(data)
     assert not LaunchSettings.from_data(golden["resolved"]["launch"]).plan
+    assert rebuilt.emulator.fidelity == "emulator"
     assert rebuilt.workload.query.paginate == "cursor" and rebuilt.cloud.max_duration_s == 300.0
 
 

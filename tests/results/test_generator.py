@@ -7,11 +7,16 @@ from typing import Any
 import pytest
 
 from keyramp.results._generator import (
+    GENERATOR_LIMITED,
     MACHINE_LIMIT,
+    MACHINE_LIMITED,
     busy_users,
     check_generator,
     generator_late,
     generator_limited,
+    limit_reason,
+    limit_text,
+    limit_word,
     littles_rate,
     machine_limited,
     starved_reason,
@@ -103,7 +108,9 @@ def test_reported_case_is_machine_limited_not_the_store() -> None:
     cell = _local(_cell(count=8890, late=8890, dropped=50_000, users=50, rate=889.0, service_mean_ms=50.0,
                         cores=0.85), 0.90)
     check = check_generator(cell)
-    assert check.limited and check.machine_limited and check.reason.startswith("machine-limited")
+    assert check.limited and check.machine_limited and check.reason.startswith("the test machine was saturated")
+    # the word is the views' (limit_word), never repeated in the reason: "machine-limited: the test machine …"
+    assert limit_word(cell) == MACHINE_LIMITED and limit_text(cell) == f"machine-limited: {check.reason}"
     assert "90%" in check.reason and "emulator" in check.reason
     assert machine_limited(cell)
     # The same figures with the store elsewhere: the old rule (saturated machine, lateness) still limits it,
@@ -165,3 +172,43 @@ def test_a_typed_cell_with_figures_missing_gets_a_verdict_and_fails_its_latency_
     (row,) = evaluate([parse_expression("p99_ms<50")], cell)  # no latency recorded: it must not pass
     assert (row.passed, row.verdict, row.value) == (False, "fail", None)
     assert evaluate([parse_expression("insert.p99_ms<50")], cell) == []  # an operation the cell does not run
+
+
+# ----------------------------------------------------------------------------- store errors (issue 39)
+
+
+def _stalled(*, errors_in_gaps: bool, error_share: float = 0.2) -> dict[str, Any]:
+    """An open-model cell whose users were idle yet a quarter of its operations started late: it lost
+    4 of 10 seconds to a stall; ``errors_in_gaps``: the store's ABORTED answers fell in those seconds."""
+    cell = _cell(count=8000, late=2000, users=50, rate=800.0)
+    failed = int(8000 * error_share)
+    for stats in (cell["operations"]["insert"], cell["total"]):
+        stats.update(errors=failed, error_rate=failed / 8000, errors_by_class={"ABORTED": {"count": failed}})
+    gap = set(range(3, 7))
+    cell["target_ops_per_s"] = [
+        {"t": t, "target": 1000.0, "achieved": 100.0 if t in gap else 1000.0,
+         "errors": (failed // 4 if t in gap else 0) if errors_in_gaps else (0 if t in gap else failed // 6)}
+        for t in range(10)]
+    return cell
+
+
+def test_throughput_gaps_that_coincide_with_store_errors_are_the_stores() -> None:
+    check = check_generator(_stalled(errors_in_gaps=True))
+    assert not check.limited and limit_word(_stalled(errors_in_gaps=True)) is None
+    assert "the store's errors coincide with the throughput gaps (4 of the 4 seconds" in check.reason
+    assert "20.0 % ABORTED of all operations" in check.reason and "not the load generator" in check.reason
+    # the same lost seconds without errors in them: the idle users' generator is blamed, as before
+    other = check_generator(_stalled(errors_in_gaps=False))
+    assert other.limited and "the machine starved the load process" in other.reason
+    assert limit_word(_stalled(errors_in_gaps=False)) == GENERATOR_LIMITED
+    # a trickle of errors (below 1 % of operations) does not excuse a starved generator
+    assert check_generator(_stalled(errors_in_gaps=True, error_share=0.005)).limited
+
+
+def test_a_reason_recorded_with_its_word_reads_once() -> None:
+    cell = _local(_cell(), 0.95)
+    cell["generator_limited"] = True
+    cell["generator"] = {"limited": True, "machine_limited": True,
+                         "reason": "machine-limited: the test machine was saturated (95% …)"}
+    assert limit_reason(cell) == "the test machine was saturated (95% …)"
+    assert limit_text(cell) == "machine-limited: the test machine was saturated (95% …)"

@@ -44,30 +44,42 @@ def test_machine_limited_everywhere_the_generator_verdict_shows(tmp_path: Path) 
     run = load_run(path)
     cell = run.cells[CELL]
     assert cell.generator_limited is True and cell.generator is not None and cell.generator.machine_limited is True
-    assert (cell.generator.reason or "").startswith("machine-limited: the test machine was saturated (90%")
+    assert (cell.generator.reason or "").startswith("the test machine was saturated (90%")
     # thresholds: a latency limit it meets on its value is inconclusive, never a pass
     assert [t.verdict for t in cell.thresholds] == ["inconclusive"]
     # the table
     table = render_table(run.summary or RunSummary())
     assert f"{CELL} †" in table and f"† {CELL} machine-limited: the test machine was saturated" in table
+    assert "machine-limited: machine-limited" not in table and "generator-limited" not in table
     # the UI and its JSON twin
     from keyramp.web import create_app
 
     client = create_app(results).test_client()
     page = client.get(f"/runs/{run.run_id}").data.decode()
-    assert "Machine-limited" in page and "machine-limited</span>" in page
+    # one word, once: the banner, the cell's badge and the Answer table's badge
+    assert "⚠ <b>machine-limited</b>: the test machine was saturated (90%" in page
+    assert page.count('class="badge inconclusive limit"') >= 3  # run head, Answer row, cell heading
+    assert "Machine-limited" not in page and "generator-limited" not in page
+    answer = page[page.index('class="card answer"'):page.index("</section>", page.index('class="card answer"'))]
+    assert ">machine-limited</span>" in answer
+    runs = client.get("/").data.decode()  # the run list
+    assert ">machine-limited</span>" in runs and "generator-limited" not in runs
     twin = client.get(f"/runs/{run.run_id}.json").get_json()["run"]
     assert twin["cells"][0]["generator"]["machine_limited"] is True
     # the scenario report never cites its latency, and says why
     manifest = RunManifest(profile_name="saturated", profile={"rules": ["BP-RAMP-1"], "description": "best practice"})
     assert run.summary is not None
     (evidence,) = evidence_for(manifest, run.summary, run=path)
-    assert evidence.kind == "generator-limited" and "machine-limited: the test machine" in evidence.text
+    assert evidence.kind == "machine-limited" and "machine-limited: the test machine" in evidence.text
     # compare: slower and machine-limited, so its latency verdicts are inconclusive
     calm = load_run(_saturated_run(results, seed=2, machine=0.5))
     slow = load_run(_saturated_run(results, seed=3, machine=0.9, latency_ms=4.0))
     rows = {(r.op, r.metric): r for r in build_comparison([slow], baseline=calm).rows}
     assert rows[("insert", "p50_ms")].verdict == "n/a" and "with the emulator on it" in rows[("insert", "p50_ms")].note
+    # … and its page shows the candidate's cell with the same badge
+    html = client.get(f"/compare?runs={calm.run_id},{slow.run_id}").data.decode()
+    table = html[html.index('class="data compare-table"'):]
+    assert table[:table.index("</thead>")].count('limit" title="the test machine was saturated') == 1
 
 
 def test_the_same_figures_get_the_same_verdict(tmp_path: Path) -> None:

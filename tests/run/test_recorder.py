@@ -72,7 +72,8 @@ def test_records_corrected_and_service_latency_separately() -> None:
     assert summary["operations"]["insert"]["service_ms"]["max"] == pytest.approx(1, rel=0.01)
     assert summary["total"]["count"] == 2
     assert summary["total"]["dropped"] == 3
-    assert summary["target_ops_per_s"] == [{"t": 0, "target": 100.0, "achieved": 2.0}]
+    assert summary["operations"]["insert"]["dropped"] is None  # never started: no op was chosen for them
+    assert summary["target_ops_per_s"] == [{"t": 0, "target": 100.0, "achieved": 2.0, "errors": 0}]
     assert sink.flushes == 1
 
 

@@ -40,7 +40,7 @@ def test_a_narrow_console_leaves_out_the_least_read_columns_and_says_so(tmp_path
     summary = _summary(tmp_path)
     header = _header(_printed(summary, 120))
     # What a reader needs to judge the run stays whole; nothing is squeezed to "…".
-    for name in ("cell", "ops/s", "err %", "p50 ms", "p99 ms", "key space*", "forecast**", "thresholds"):
+    for name in ("cell", "ops/s", "errors", "p50 ms", "p99 ms", "key space*", "forecast**", "thresholds"):
         assert name in header
     assert "…" not in header and "count" not in header
     text = _printed(summary, 120)
@@ -56,6 +56,34 @@ def test_a_narrow_console_leaves_out_the_least_read_columns_and_says_so(tmp_path
 def test_report_txt_keeps_every_column_at_its_width(tmp_path: Path) -> None:
     header = _header(render_table(RunSummary.from_json(_summary(tmp_path))))
     assert "count" in header and "late" in header and "dropped" in header
+
+
+def test_errors_are_named_by_class_with_their_shares(tmp_path: Path) -> None:
+    """The table and report.txt name the store's errors ("19.6 % ABORTED"), not only a rate."""
+    run = make_run(tmp_path, cells=[("firestore", "random")], error_rate={"insert": 0.4, "read": 0.0})
+    summary = json.loads((run / "summary.json").read_text())
+    total = summary["cells"]["c00-firestore-random"]["total"]
+    aborted = total["errors"] - 3
+    total["errors_by_class"] = {"ABORTED": {"count": aborted}, "DEADLINE_EXCEEDED": {"count": 3}}
+    share = f"{100 * aborted / total['count']:.1f} % ABORTED"
+    for text in (_printed(summary, 220), render_table(RunSummary.from_json(summary))):
+        row = next(line for line in text.splitlines() if "c00-firestore-random" in line)
+        assert f"│ {share}, {100 * 3 / total['count']:.2g} % DEADLINE_EXCEEDED │" in row
+    clean = _printed(_summary(tmp_path / "clean"), 220)
+    assert "│ 0 %" in clean and "ABORTED" not in clean
+
+
+def test_report_txt_never_cuts_a_cell(tmp_path: Path) -> None:
+    summary = _summary(tmp_path)
+    cell = next(iter(summary["cells"].values()))
+    cell["thresholds"] = [{"name": "forecast.throttled_fraction.mid", "op": "<", "limit": 0.05, "value": 0.5,
+                           "passed": False, "verdict": "fail"},
+                          {"name": "insert.service_p99_ms", "op": "<", "limit": 5, "value": 9, "passed": False,
+                           "verdict": "fail"}]
+    text = render_table(RunSummary.from_json(summary), width=120)
+    assert "FAIL forecast.throttled_fraction.mid, insert.service_p99_ms" in text
+    table = text.split("latency from intended start")[0]
+    assert "…" not in table
 
 
 def test_a_run_stopped_before_any_cell_still_prints_its_table() -> None:
@@ -112,3 +140,35 @@ def test_planned_cells_get_one_plan_line_each_under_the_table(tmp_path: Path) ->
     assert "* plan modelled at the [launch] peak" in text and "None" not in text and "nan" not in text
     plain = RunSummary.from_json(json.loads((make_run(tmp_path / "b") / "summary.json").read_text()))
     assert render_table(plain).count("plan*") == 0
+
+
+def test_the_live_line_and_the_finished_cell_name_the_stores_errors() -> None:
+    """The live status line names the second's errors by class, the finished-cell line their shares;
+    a second in which nothing completed has no p99 (never "p99 0.0 ms")."""
+    from types import SimpleNamespace
+
+    from keyramp.results._rows import TimeseriesRow
+    from keyramp.run._report import LiveStatus
+
+    buffer = io.StringIO()
+    live = LiveStatus(Console(file=buffer, width=100, color_system=None), total_cells=1)
+    cell = SimpleNamespace(index=0, id="c00-firestore-random", duration_s=10.0)
+
+    def row(count: int, classes: dict[str, int]) -> TimeseriesRow:
+        return TimeseriesRow(cell=cell.id, op="*", second=0, count=count, errors=sum(classes.values()), p50_ms=3.0,
+                             p99_ms=12.0 if count else 0.0, service_p99_ms=11.0, max_ms=15.0,
+                             target_ops_per_s=100.0, late=0, dropped=0, error_classes=classes)
+
+    with live:
+        live.second(cell, [row(96, {"ABORTED": 12, "DEADLINE_EXCEEDED": 1})], 6.0, users=10)  # type: ignore[arg-type]
+        live.second(cell, [row(0, {})], 12.0, users=10)  # type: ignore[arg-type]
+    lines = buffer.getvalue().splitlines()
+    assert "errors 13 (12 ABORTED, 1 DEADLINE_EXCEEDED)" in lines[0] and "p99 12 ms" in lines[0]
+    assert "p99 – " in lines[1] and "0.0 ms" not in lines[1]
+    summary = RunSummary.from_json({"cells": {cell.id: {"total": {
+        "count": 400, "errors": 80, "error_rate": 0.2, "errors_by_class": {"ABORTED": {"count": 78},
+                                                                          "UNAVAILABLE": {"count": 2}},
+        "ops_per_s": 40.0, "latency_ms": {"p99": 2966.0}}}}})
+    live.cell_finished(cell, summary.cells[cell.id])  # type: ignore[arg-type]
+    done = buffer.getvalue().splitlines()[-1]
+    assert done.endswith("400 ops, 40 ops/s, p99 2,966 ms, errors 80 (19.5 % ABORTED, 0.5 % UNAVAILABLE)"), done

@@ -283,6 +283,21 @@ def test_compare_three_runs(page, base_url: str, results: Path) -> None:  # type
     assert page.locator("table.compare-table").count() >= 1
     _shot(page, "web-compare-3")
     assert page.console_errors == []  # type: ignore[attr-defined]
+    # Issue 39: at 1024 px the page opens with keyramp compare's own verdict line, above the evidence,
+    # and each ratio's interval is on the page, not in a hover
+    from keyramp.compare import run_compare
+    from keyramp.compare._present import headline
+
+    page.set_viewport_size({"width": 1024, "height": 900})
+    page.goto(f"{base_url}/compare?runs={','.join(ids)}")
+    verdict = page.locator("p.verdict-line")
+    assert verdict.inner_text().strip() == headline(run_compare(ids, results=results))
+    assert verdict.bounding_box()["y"] < page.locator("table.runs-compared").bounding_box()["y"]  # type: ignore[index]
+    assert verdict.bounding_box()["y"] < 200  # type: ignore[index]  # in the first screen, under the heading
+    assert page.locator(".compare-table .ci").first.is_visible()
+    if page.locator("details.compare-warnings").count():
+        assert not page.locator("details.compare-warnings").get_attribute("open")  # folded
+        assert page.locator("details.compare-warnings li").first.is_hidden()
 
 
 #: What a page must never show: Python's None, a NaN, a repr of a method, a float nobody rounded.

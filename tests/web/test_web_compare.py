@@ -137,3 +137,49 @@ def test_bad_compare_requests(client, runs, query: str, code: int) -> None:  # t
     assert client.get(f"/compare.json?{q}").status_code == code
     resp = client.get(f"/compare?{q}")
     assert resp.status_code == code and b"<!doctype html>" in resp.data
+
+
+def test_the_page_answers_first_as_the_cli_does(tmp_path: Path) -> None:
+    """Issue 39: the CLI's verdict line and the thresholds open the page, the warnings follow folded and
+    grouped, each naming the run it is about (the baseline's late starts are the baseline's), the
+    intervals show without hovering, and a cell's unjudged total is left out."""
+    import io
+    import json
+    import re
+
+    from rich.console import Console
+
+    from keyramp.compare import render_terminal, run_compare
+
+    base = make_run(tmp_path, seed=21, cells=(("datastore", "sequential"),))
+    summary = json.loads((base / "summary.json").read_text())
+    cell = summary["cells"]["c00-datastore-sequential"]
+    cell["users"] = 10
+    insert = cell["operations"]["insert"]
+    insert["late"] = int(insert["count"] * 0.37)  # the baseline's generator fell behind, not the candidate's
+    (base / "summary.json").write_text(json.dumps(summary))
+    cand = make_run(tmp_path, seed=22, cells=(("datastore", "sequential"),), latency_ms={"insert": 4.0},
+                    thresholds={"insert.p99_ms": 1})
+    cmp = run_compare([base.name, cand.name], results=tmp_path)
+    out = io.StringIO()
+    render_terminal(cmp, Console(file=out, width=250, color_system=None))
+    cli_first_line = out.getvalue().splitlines()[0]
+    assert cli_first_line.startswith("FAIL: ") and cli_first_line == out.getvalue().strip().splitlines()[-1]
+
+    client = create_app(tmp_path).test_client()
+    html = client.get(f"/compare?runs={base.name},{cand.name}").data.decode()
+    order = [html.index(marker) for marker in ('class="verdict-line', 'class="data compact compare-thresholds"',
+                                               'class="compare-warnings"', 'class="data runs-compared"',
+                                               'class="data compare-table"')]
+    assert order == sorted(order)
+    assert f"<b>{cli_first_line}</b>" in html
+    thresholds = html[order[1]:order[2]]
+    assert "insert.p99_ms &lt; 1" in thresholds and ">FAIL<" in thresholds
+    warnings = html[order[2]:html.index("</details>", order[2])]
+    assert re.search(rf"{base.name} \(baseline\), datastore-sequential/insert: generator behind schedule "
+                     r"\(37 % of operations started late\)", warnings), warnings
+    assert f"{cand.name} (candidate), datastore-sequential/insert: generator behind" not in warnings
+    assert re.search(r'<span class="ci">\[\d\.\d\d, \d\.\d\d\]</span>', html)  # no hover needed
+    data = client.get(f"/compare.json?runs={base.name},{cand.name}").get_json()
+    assert data["headline"] == cli_first_line and data["verdict"] == "fail"
+    assert {row["op"] for g in data["groups"] for row in g["rows"]} == {"insert", "read"}  # no unjudged total

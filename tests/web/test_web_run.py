@@ -244,7 +244,8 @@ def test_run_page_shows_the_launch_forecast_with_its_sources(tmp_path: Path) -> 
     assert '<polyline class="mid" points="' in html and "split_delay_s" in html
     assert XSS not in html and "&lt;script&gt;" in html
     # Which keys were projected, in words (a template once printed the dict's own keys() method).
-    assert "Keys regenerated: " in html and "built-in method" not in html
+    assert "Keys regenerated" in html and "Keys regenerated: keys regenerated" not in html
+    assert "built-in method" not in html
     data = client.get(f"/runs/{path.name}.json").get_json()
     cells = {c["id"]: c for c in data["run"]["cells"]}
     assert cells["c00-datastore-sequential"]["forecast"]["verdict"] == "hotspot"
@@ -352,3 +353,28 @@ def test_the_forecast_chart_has_axes_and_an_ok_cell_none() -> None:
                         "added_p99_ms": {"low": 5.0, "mid": 50.0, "high": 919.0}, "timeline": timeline})
     assert ok is not None and ok["chart"] is None and ok["no_throttling"] == "no throttling forecast"
     assert all(b["name"] != "added_p99_ms" for b in ok["bands"])  # the capped queueing of nothing throttled
+
+
+def test_a_run_against_a_store_model_says_so_on_its_page_and_in_its_json(tmp_path: Path) -> None:
+    path = make_run(tmp_path, seconds=5, seed=6)
+    target = {"fidelity": "store", "scale": 100.0, "time_scale": 10.0, "point": "mid",
+              "description": "store model at scale 1/100, time scale 10, mid point (modelled)"}
+    summary = json.loads((path / "summary.json").read_text())
+    summary["target"] = target
+    cell_id = next(iter(summary["cells"]))
+    summary["cells"][cell_id]["store_model"] = {"description": target["description"], "requests": 120,
+                                                "modelled": 100, "not_modelled": 20, "undecodable": 0,
+                                                "throttled": 40, "throttled_by_cause": {"range": 40},
+                                                "throttled_share": 0.4}
+    (path / "summary.json").write_text(json.dumps(summary))
+    manifest = json.loads((path / "manifest.json").read_text())
+    manifest["target"] = target
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    client = create_app(path.parent).test_client()
+    html = client.get(f"/runs/{path.name}").data.decode()
+    assert "Target: store model at scale 1/100, time scale 10, mid point (modelled)" in html
+    assert "40 of 100 modelled requests throttled (40.0%) (range 40)" in html
+    data = client.get(f"/runs/{path.name}.json").get_json()
+    assert data["run"]["target_model"] == target["description"]
+    plain = make_run(tmp_path / "plain", seconds=5, seed=7)
+    assert "Target:" not in create_app(plain.parent).test_client().get(f"/runs/{plain.name}").data.decode()

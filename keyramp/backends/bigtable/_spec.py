@@ -8,11 +8,12 @@ from typing import Any, Final
 
 from keyramp._types import key_text
 from keyramp.backends._emulator import grpc_ready
+from keyramp.backends._fidelity import ProxySpec, Throttle
 from keyramp.backends._params import ParamRange, StoreParams, TabletModel
 from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, StoreSpec
 from keyramp.backends.bigtable._admin import reset
 
-__all__ = ["BIGTABLE", "BIGTABLE_TABLETS", "SPECS"]
+__all__ = ["BIGTABLE", "BIGTABLE_PROXY", "BIGTABLE_TABLETS", "SPECS"]
 
 _BINARY: Final = "platform/bigtable-emulator/cbtemulator"
 
@@ -80,6 +81,17 @@ def _box(storage: str, writes: float, reads: float) -> StoreParams:
 BIGTABLE_TABLETS: Final = TabletModel(boxes={"ssd": _box("ssd", 14_000.0, 17_000.0),
                                              "hdd": _box("hdd", 10_000.0, 500.0)}, default="ssd")
 
+#: What Bigtable answers when a node is overloaded: it queues the request (latency; "Hot tablets")
+#: until the client's deadline passes, DEADLINE_EXCEEDED ("Status codes": "a server could delay a
+#: successful response long enough for the deadline to expire").
+_STATUS_CODES: Final = "https://cloud.google.com/bigtable/docs/status-codes"
+_DEADLINE: Final = Throttle(code="DEADLINE_EXCEEDED", message="Deadline Exceeded", source=_STATUS_CODES)
+BIGTABLE_PROXY: Final = ProxySpec(
+    decoder="keyramp.backends.bigtable._decode:rpcs",
+    throttle={cause: _DEADLINE for cause in ("node", "key", "range")},
+    deadline=_DEADLINE,
+    notes={"latency": _HOT_TABLETS})
+
 BIGTABLE = StoreSpec(
     name="bigtable",
     title="Bigtable",
@@ -104,6 +116,7 @@ BIGTABLE = StoreSpec(
     hotspot_fix=("BP-KEY-5", "BP-KEY-7"),
     workload_key=lambda key, namespace: key_text(key).encode(),  # the row key the drivers write
     tablets=BIGTABLE_TABLETS,
+    proxy=BIGTABLE_PROXY,
     cloud=CloudSpec(writes_under="Bigtable table", scope="instance", needs_instance=True),
     client_libraries=("google-cloud-bigtable",),
     capture="keyramp.backends.bigtable._capture:decode",

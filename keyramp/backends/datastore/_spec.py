@@ -16,9 +16,15 @@ from typing import Any, Final
 
 from keyramp._types import Key
 from keyramp.backends._emulator import http_ok, http_reset, java_command
+from keyramp.backends._fidelity import ProxySpec, Throttle
 from keyramp.backends._params import ParamRange, StoreParams, TabletModel
 from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, RecordLimits, ResetFn, StoreSpec
-from keyramp.backends.firestore._spec import FIRESTORE_JAR, FIRESTORE_TABLETS, firestore_emulator_command
+from keyramp.backends.firestore._spec import (
+    CONTENTION,
+    FIRESTORE_JAR,
+    FIRESTORE_TABLETS,
+    firestore_emulator_command,
+)
 
 __all__ = ["DATASTORE", "FIRESTORE_DATASTORE", "SPECS", "datastore_key", "parent_kind"]
 
@@ -106,6 +112,19 @@ def _post_reset(kind: str) -> ResetFn:
     return reset
 
 
+#: What Datastore answers an operation it throttles (its troubleshooting page): an entity or entity
+#: group written too often, and traffic beyond 500/50/5 or on a hotspot, are both ABORTED with
+#: "Too much contention on these datastore entities"; a wait past the deadline, DEADLINE_EXCEEDED.
+
+
+def _proxy(decoder: str) -> ProxySpec:
+    contention = Throttle(code="ABORTED", message=CONTENTION, source=_TROUBLESHOOTING)
+    return ProxySpec(decoder=f"keyramp.backends.datastore._decode:{decoder}",
+                     throttle={"key": contention, "range": contention},
+                     deadline=Throttle(code="DEADLINE_EXCEEDED", message="A deadline was exceeded on the server.",
+                                       source=_TROUBLESHOOTING))
+
+
 #: The raw-gRPC driver encodes scalars only (its ``value_pb``); the client driver writes all.
 _GRPC_LACKS: Final = {"grpc": frozenset({"timestamp", "array", "map"})}
 _RECORDS = RecordLimits(max_bytes=1_048_572, indexed_value_max_bytes=1500,
@@ -126,6 +145,7 @@ DATASTORE = StoreSpec(
     hotspot_fix=("BP-KEY-2", "BP-KEY-1", "BP-KEY-3"),
     workload_key=datastore_key,
     tablets=_tablets("datastore"),
+    proxy=_proxy("rpcs_with_groups"),
     cloud=CloudSpec(writes_under="Datastore kind"),
     client_libraries=_LIBRARIES,
     capture="keyramp.backends.datastore._capture:decode",
@@ -150,6 +170,7 @@ FIRESTORE_DATASTORE = StoreSpec(
     hotspot_fix=("BP-KEY-2", "BP-KEY-1", "BP-KEY-3"),
     workload_key=datastore_key,
     tablets=_tablets("firestore-datastore"),
+    proxy=_proxy("rpcs_per_entity"),
     cloud=CloudSpec(writes_under="Datastore-mode kind"),
     client_libraries=_LIBRARIES,
     capture="keyramp.backends.datastore._capture:decode",

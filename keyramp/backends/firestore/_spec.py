@@ -10,11 +10,22 @@ from typing import Any, Final
 
 from keyramp._types import key_text
 from keyramp.backends._emulator import http_ok, http_reset, java_command
+from keyramp.backends._fidelity import ProxySpec, Throttle
 from keyramp.backends._params import ParamRange, StoreParams, TabletModel
 from keyramp.backends._spec import BatchLimits, CloudSpec, EmulatorSpec, KeyRules, RecordLimits, StoreSpec
 
-__all__ = ["COUNTERS", "FIRESTORE", "FIRESTORE_JAR", "FIRESTORE_TABLETS", "SHARD_TIMESTAMP", "SPECS",
-           "firestore_emulator_command"]
+__all__ = [
+    "CONTENTION",
+    "COUNTERS",
+    "DEADLINE",
+    "FIRESTORE",
+    "FIRESTORE_ERRORS",
+    "FIRESTORE_JAR",
+    "FIRESTORE_TABLETS",
+    "SHARD_TIMESTAMP",
+    "SPECS",
+    "firestore_emulator_command",
+]
 
 FIRESTORE_JAR: Final = "platform/cloud-firestore-emulator/cloud-firestore-emulator.jar"
 
@@ -84,6 +95,23 @@ FIRESTORE_TABLETS: Final = TabletModel.single(StoreParams(store="firestore", kin
               "sent again lands in the next 10-s step")),
 }))
 
+#: What Firestore answers an operation it throttles ("Understand error codes"): too many writes to
+#: one document -> ABORTED, contention; a range whose traffic outgrew the ramp -> RESOURCE_EXHAUSTED,
+#: "the ramp up limit for writes"; a wait past the deadline -> DEADLINE_EXCEEDED.
+FIRESTORE_ERRORS: Final = "https://cloud.google.com/firestore/native/docs/understand-error-codes"
+CONTENTION: Final = "Too much contention on these datastore entities. Please try again."
+DEADLINE: Final = Throttle(code="DEADLINE_EXCEEDED", message="A deadline was exceeded on the server.",
+                           source=FIRESTORE_ERRORS)
+FIRESTORE_PROXY: Final = ProxySpec(
+    decoder="keyramp.backends.firestore._decode:rpcs",
+    throttle={
+        "key": Throttle(code="ABORTED", message=CONTENTION, source=FIRESTORE_ERRORS),
+        "range": Throttle(code="RESOURCE_EXHAUSTED",
+                          message=("This database has exceeded their daily quota or the ramp up limit for writes, "
+                                   "please retry with exponential backoff."), source=FIRESTORE_ERRORS),
+    },
+    deadline=DEADLINE)
+
 FIRESTORE = StoreSpec(
     name="firestore",
     title="Firestore",
@@ -109,6 +137,7 @@ FIRESTORE = StoreSpec(
     hotspot_fix=("BP-KEY-2", "BP-KEY-1", "BP-KEY-3"),
     workload_key=lambda key, namespace: key_text(key),  # the document id the drivers write
     tablets=FIRESTORE_TABLETS,
+    proxy=FIRESTORE_PROXY,
     cloud=CloudSpec(writes_under="Firestore collection"),
     client_libraries=("google-cloud-firestore",),
     capture="keyramp.backends.firestore._capture:decode",
