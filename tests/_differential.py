@@ -11,6 +11,7 @@ of the box, or the box ÷ k), ``reference`` replays the same launch through ``ke
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -198,6 +199,8 @@ class Reference:
     k: float
     burst_share: float
     retry: float = 0.0
+    #: how far the last halving of k moved the share (``reference(converge=True)``): the reference's own doubt
+    spread: float = 0.0
 
     @property
     def bias(self) -> float:
@@ -222,19 +225,26 @@ _BUILTIN = {b"insert": "insert", b"read": "read", b"write": "update", b"transfor
             b"upsert": "update", b"query": "query"}
 
 
+def k_max(box: StoreParams, point: Mapping[str, float]) -> float:
+    """``K_MAX`` at ``point``: a point whose tablets or nodes serve less than the mid point's needs a finer scale."""
+    name = "tablet_ops_per_s" if box.kind == "ranges" else "node_write_rows_per_s"
+    return K_MAX[str(box.kind)] * min(1.0, float(point[name]) / box.ranges[name].mid)
+
+
 def reference(runs: DesignRuns, d: Design, plan: LaunchPlan, *, point: Mapping[str, float] | None = None,
-              k: float | None = None, seed: int = 0, max_ops: int = MAX_OPS) -> Reference:
+              k: float | None = None, seed: int = 0, max_ops: int = MAX_OPS, converge: bool = False) -> Reference:
     """The per-operation model on the same launch at 1/``k``, at ``point`` (default: the box's mid point) with
-    its re-offer share, in the fast model's steps. Default ``k``: ``REF_OPS`` operations, at most ``K_MAX``,
+    its re-offer share, in the fast model's steps. Default ``k``: ``REF_OPS`` operations, at most ``k_max``,
     and finer (up to ``max_ops``) when the units near their limit are so few writes at 1/k that their bursts
-    would stand for more than ``BURST_SHARE`` of the operations."""
+    would stand for more than ``BURST_SHARE`` of the operations. ``converge``: halve k (another seed each
+    time) until two runs lie within ``ABS_TOL`` / 2 or ``max_ops`` is reached; ``spread`` is the last step."""
     launch = plan.launch(d.backend)
     box = box_of(d.backend)
     assert box.kind is not None
     point = dict(point or box.mid())
     total = launch.total_ops()
 
-    def once(scale: float) -> Reference:
+    def once(scale: float, seed: int) -> Reference:
         model = StoreModel(point, kind=str(box.kind), nodes=plan.nodes or 1, scale=scale, seed=seed)
         written: Counter[bytes] = Counter()
 
@@ -252,12 +262,18 @@ def reference(runs: DesignRuns, d: Design, plan: LaunchPlan, *, point: Mapping[s
         return Reference(outcome=out, k=scale, burst_share=burst, retry=float(point.get("retry_reoffer", 0.0)))
 
     if k is not None:
-        return once(k)
-    first = once(max(1.0, min(total / REF_OPS, K_MAX[str(box.kind)])))
-    if first.burst_share <= BURST_SHARE or first.k <= 1.0:
-        return first
-    finer = max(1.0, total / max_ops, first.k * BURST_SHARE / first.burst_share)
-    return once(finer) if finer < first.k else first
+        return once(k, seed)
+    ref = once(max(1.0, min(total / REF_OPS, k_max(box, point))), seed)
+    if ref.burst_share > BURST_SHARE and ref.k > 1.0:
+        finer = max(1.0, total / max_ops, ref.k * BURST_SHARE / ref.burst_share)
+        ref = once(finer, seed) if finer < ref.k else ref
+    while converge and ref.k > max(1.0, total / max_ops):
+        finer = once(max(1.0, ref.k / 2, total / max_ops), seed + 1)
+        step = abs(finer.outcome.throttled_fraction - ref.outcome.throttled_fraction)
+        ref = dataclasses.replace(finer, spread=step)
+        if step <= ABS_TOL / 2:
+            break
+    return ref
 
 
 def verdict(share: float, peak: float) -> str:
@@ -286,11 +302,13 @@ class Verdicts:
     #: the reference may read this much low (``Reference.bias``): then only the share is judged, in
     #: [reference − tolerance, reference + bias + tolerance]
     bias: float = 0.0
+    #: the reference's own doubt (``Reference.spread``), added to the tolerance
+    spread: float = 0.0
 
     @property
     def problems(self) -> list[str]:
         out = []
-        tol = tolerance(self.fast_share, self.ref_share + self.bias)
+        tol = tolerance(self.fast_share, self.ref_share + self.bias) + self.spread
         if not self.ref_share - tol <= self.fast_share <= self.ref_share + self.bias + tol:
             out.append(f"share: fast {self.fast_share:.3f} vs reference {self.ref_share:.3f}"
                        + (f" + {self.bias:.3f}" if self.bias else "") + f" (tolerance {tol:.3f})")
@@ -311,7 +329,8 @@ class Verdicts:
 
     def __str__(self) -> str:
         causes = {c: n for c, n in self.by_cause.items() if n}
-        bias = f", may read {self.bias:.3f} low" if self.bias else ""
+        bias = (f", may read {self.bias:.3f} low" if self.bias else "") + (
+            f", ±{self.spread:.3f} at k/2" if self.spread else "")
         return (f"fast {self.fast_verdict} {self.fast_share:.3f} (peak {self.fast_peak:.2f}) | reference "
                 f"{self.ref_verdict} {self.ref_share:.3f} (peak {self.ref_peak:.2f}, k={self.k:.0f}{bias}, "
                 f"refused {causes})")
@@ -324,4 +343,4 @@ def judge(doc: Mapping[str, Any], ref: Reference) -> Verdicts:
                     fast_peak=float(doc["peak_throttled_fraction"]["mid"]), ref_peak=out.peak_throttled_fraction,
                     fast_verdict=str(doc["verdicts"]["mid"]),
                     ref_verdict=verdict(out.throttled_fraction, out.peak_throttled_fraction), k=ref.k,
-                    by_cause=out.by_cause, bias=ref.bias)
+                    by_cause=out.by_cause, bias=ref.bias, spread=ref.spread)
