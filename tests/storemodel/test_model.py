@@ -106,6 +106,18 @@ def test_an_append_point_serves_one_tablet_whatever_the_fan_out(fanout: int) -> 
     assert served == pytest.approx(1000.0 / 50, rel=0.03) and out.tablets[-1] == 1
 
 
+def test_spread_keys_that_come_in_runs_split_like_spread_keys_at_fan_out_4() -> None:
+    """A recorded key replayed by consecutive operations (``recorded_stream``: runs of new keys just after a
+    random one): its newest keys are one piece's, yet the next run lands anywhere; a 10× jump recovers."""
+    def runs(i: int, rng: random.Random) -> StoreOp:
+        key = random.Random(i // 32).getrandbits(64).to_bytes(8, "big") + b"%06d" % (i % 32)
+        return StoreOp((Access("documents", key, True),), (key,))
+
+    out = run("firestore", lambda t: 10_000.0, 300.0, runs, k=50,
+              point={"split_fanout": 4.0, "split_delay_s": 30.0, "tablet_ops_per_s": 2000.0})
+    assert out.throttled[-1] == 0.0 and out.tablets[-1] >= 8, (out.throttled, out.tablets)
+
+
 @pytest.mark.parametrize("store", ["firestore", "datastore"])
 def test_uniform_keys_under_500_50_5_stay_unthrottled(store: str) -> None:
     """Google's ramp, 45 minutes up to 500·1.5^8 = 12,800 ops/s: the mid point never throttles spread keys."""
