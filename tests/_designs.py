@@ -34,6 +34,8 @@ class DesignRuns:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._runs: dict[str, Any] = {}
+        #: answers worth keeping per design, by the caller's key (the differential suite's reference runs)
+        self.memo: dict[Any, Any] = {}
 
     def run(self, backend: str, strategy: str, *, params: Mapping[str, Any] | None = None,
             ops: Mapping[str, float] | None = None, workload: Mapping[str, Any] | None = None) -> Any:
