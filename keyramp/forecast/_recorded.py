@@ -99,8 +99,9 @@ def recorded_key_load(keys: RecordedKeys, mix: OpMix, *, shards: int = 1) -> Key
     return KeyLoad(fixed=shares.astype(np.float64), names=names, source="recorded", shards=shards)
 
 
-def _points(keys: RecordedKeys) -> tuple[AppendPoints, np.ndarray] | None:
-    """The recorded append points (shares, direction) and each one's upper bound in the recorded range."""
+def _points(keys: RecordedKeys) -> tuple[AppendPoints, np.ndarray, _Grown] | None:
+    """The recorded append points (shares, direction), each one's upper bound in the recorded range, and how
+    far each had grown at any moment of the recording."""
     ins = keys.inserts
     if int(ins.sum()) < 16:
         return None
@@ -112,7 +113,24 @@ def _points(keys: RecordedKeys) -> tuple[AppendPoints, np.ndarray] | None:
     np.maximum.at(bounds, runs.run, keys.pos[ins])
     points = AppendPoints(first_keys=np.zeros(len(sizes), dtype="S1"), share=sizes / sizes.sum(),
                           prepend=not runs.forward)
-    return points, np.maximum.accumulate(bounds)
+    return points, np.maximum.accumulate(bounds), _Grown(runs.run, keys.pos[ins], keys.t[ins])
+
+
+class _Grown:
+    """Each append point's highest key at a moment of the recording (its recorded inserts up to then; before
+    its first, that first one's place): the top of the part of its region that existed then."""
+
+    def __init__(self, run: np.ndarray, pos: np.ndarray, t: np.ndarray) -> None:
+        order = np.lexsort((t, run))  # by point (points are key-ordered: a later one's keys lie above), then time
+        self.run, self.t = run[order], t[order]
+        self.top = np.maximum.accumulate(pos[order])
+        self.first = np.searchsorted(self.run, np.arange(int(run.max()) + 1))
+        self.span = float(t.max() - min(float(t.min()), 0.0)) + 1.0
+
+    def __call__(self, k: np.ndarray, when: np.ndarray) -> np.ndarray:
+        j = np.searchsorted(self.run * self.span + self.t, k * self.span + when, side="right") - 1
+        first = self.first[np.minimum(k, len(self.first) - 1)]
+        return np.where(j >= first, self.top[np.maximum(j, 0)], self.top[first])
 
 
 #: A replayed launch instant draws from this many recorded accesses around its place in the recording:
@@ -161,7 +179,7 @@ def recorded_projection(keys: RecordedKeys, *, mix: OpMix, rate: Callable[[float
         docs = RangeStream(t=t, pos=shard_keys(keys.pos[pick], key_shards, len(keys), seed=seed),
                            is_read=keys.is_read[pick])
     else:
-        points, upper = found
+        points, upper, grown = found
         layout = Layout(points=points, existing=keys.existing, new=float(cum[-1]))
         others = np.flatnonzero(~keys.inserts)
         appends = mix.inserts_per_op / max(mix.rows_per_op, 1e-12)
@@ -172,7 +190,10 @@ def recorded_projection(keys: RecordedKeys, *, mix: OpMix, rate: Callable[[float
             x = keys.pos[pick]
             k = np.clip(np.searchsorted(upper, x, side="left"), 0, len(upper) - 1)
             lower = np.concatenate([[0.0], upper[:-1]])[k]
-            within = np.clip((x - lower) / np.maximum(upper[k] - lower, 1e-12), 0.0, 1.0)
+            # its place within the part of the region that existed when it was made (an update of what was
+            # just inserted is at the top, where the launch's appends are): an append point's region grows
+            top = upper[k] if points.prepend else np.maximum(grown(k, keys.t[pick]), x)
+            within = np.clip((x - lower) / np.maximum(top - lower, 1e-12), 0.0, 1.0)
             exists = (keys.existing + np.interp(t, grid, cum)) / layout.total  # the part of a region that exists
             pos = layout.place(k, within * exists)
             docs = RangeStream(t=t, pos=pos, is_read=keys.is_read[pick],
