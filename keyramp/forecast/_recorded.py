@@ -7,8 +7,9 @@ What the recording shows is kept and scaled to the launch rate:
   rising time, one per place new keys land (``keyspace.append_runs``); each run's share of
   the inserts is that point's share of the launch's appends, and the points become
   ``Frontiers`` laid out like regenerated ones (``_pattern.Layout``): exact, not sampled;
-* **read spread**: each recorded read's place within its point's region, over the part of
-  the region that exists at its launch time;
+* **read spread**: each recorded access to an existing record, at its place within the part of
+  its point's region that existed when it was made, over the part that exists at its launch
+  time (an update of what was just inserted stays at the append point);
 * **positions over time** when the keys land spread (no append points): the recorded
   accesses replayed in order, stretched over the launch, one picked at random in each of
   ``samples`` slices (never an even stride).

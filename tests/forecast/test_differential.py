@@ -274,8 +274,7 @@ FOUND_CASES = (
 def run_examples(runs: DesignRuns, examples: int, labels: tuple[str, ...] = ("mid",),
                  report: Callable[[dict[str, Any]], None] | None = None,
                  converge: bool = False, budget: float = 1.0) -> tuple[list[str], list[str]]:
-    """Judge the issue's cases and ``examples`` drawn ones (launches within ``budget`` × ``BUDGET``) at
-    ``labels``: (disagreements, known disagreements), one line each."""
+    """Judge the fixed cases and ``examples`` drawn ones (within ``budget`` × ``BUDGET``) at ``labels``."""
     failures: list[str] = []
     excuses: list[str] = []
 
