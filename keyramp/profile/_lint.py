@@ -311,8 +311,8 @@ def _key_rates(plan: _Plan) -> list[Finding]:
     forecast reads them from what it wrote. Held at the schedule's peak and at the ``[launch]`` peak (a row
     that takes the emulator's 200 writes/s may not take the launch's 10,000)."""
     out: list[Finding] = []
-    peaks = [(p, w) for p, w in ((plan.peak, ""), (plan.launch and plan.launch.peak, " at the [launch] peak"))
-             if p is not None]
+    launch = None if plan.launch is None else plan.launch.peak
+    peaks = [(p, w) for p, w in ((plan.peak, ""), (launch, " at the [launch] peak")) if p is not None]
     if not peaks or plan.workload.user:
         return out
     for backend in plan.backends:
