@@ -184,12 +184,23 @@ class Planner:
         probe = at(probe_rate)
         if probe.passes("low"):
             return None, probe_rate
-        ends = {end: None if probe.passes(end) else self._ceiling(at, seen, end) for end in ("low", "mid", "high")}
+        ends = {end: None if probe.passes(end) else self._ceiling(at, seen, end, self._key_rate(strategy, end))
+                for end in ("low", "mid", "high")}
         return RateBand(low=ends["low"], mid=ends["mid"], high=ends["high"]), probe_rate
 
-    def _ceiling(self, at: Callable[[float], Trial], seen: list[Trial], end: str) -> float:
+    def _key_rate(self, strategy: str, end: str) -> float | None:
+        """The rate at which the design's hottest key reaches the per-key limit at ``end`` (None: no such
+        limit, or no key it concerns): a counter's ceiling is a few ops/s, far below one tablet's."""
+        limit = self.box.ranges.get("key_write_ops_per_s")
+        if limit is None:
+            return None
+        hottest = self.forecaster(strategy).hottest_key(self.steady_launch(self.target, self.design_nodes()), self.box)
+        return self.target * float(getattr(limit, end)) / hottest if hottest > 0 else None
+
+    def _ceiling(self, at: Callable[[float], Trial], seen: list[Trial], end: str, key_rate: float | None) -> float:
         """The highest rate passing at ``end`` (within ``RATE_PRECISION[end]``, at most ``_ITERATIONS[end]``
-        rates): a first guess from what the store serves above its ceiling, then bisection on log rate."""
+        rates): a first guess from what the store serves above its ceiling (at least one tablet's rate, or
+        where the hottest key reaches its limit if lower: ``key_rate``), then bisection on log rate."""
         def bracket() -> tuple[Trial | None, Trial]:
             # Bisection over the rates tried (the probe, the highest, fails at this end): only the trials
             # the bracket turns on run their point.
@@ -205,7 +216,8 @@ class Planner:
             if lo is not None and hi.rate / lo.rate <= RATE_PRECISION[end]:
                 break
             if lo is None:  # what the store serves above a ceiling (rate × (1 - share)), at least one tablet's rate
-                x = max(hi.rate * (1 - min(1.0, hi.share(end))) / (1 - self.throttle), self.one_tablet())
+                floor = self.one_tablet() if key_rate is None else min(self.one_tablet(), key_rate)
+                x = max(hi.rate * (1 - min(1.0, hi.share(end))) / (1 - self.throttle), floor)
                 x = min(x, hi.rate / RATE_PRECISION[end])
             else:
                 x = math.sqrt(lo.rate * hi.rate)

@@ -127,7 +127,7 @@ def test_an_increment_bills_what_the_store_bills_for_it() -> None:
 
     assert hour("firestore", {"increment": 1}) == pytest.approx(36 * 0.20)  # 3.6 M writes, no read
     # A Python workload's method named increment is its own code: one read, as the forecast counts it.
-    user = op_mix({"increment": 5}, {"user": "/app/wl.py:Counter", "ops": {"increment": 1.0}, "insert_ops": []})
+    user = _mix({"increment": 5}, user="/app/wl.py:Counter", ops={"increment": 1.0}, insert_ops=[])
     assert cell_cost(backend="firestore", mix=user, target_ops_per_s=1000, prices=TYPED,
                      python_workload=True).launch_usd_per_hour == pytest.approx(36 * 0.05)
     assert hour("datastore", {"increment": 1}) == pytest.approx(36 * (0.07 + 0.30))

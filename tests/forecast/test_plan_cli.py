@@ -278,6 +278,7 @@ def test_a_ramp_faster_than_the_rule_on_the_stores_own_ranges_is_never_acknowled
     """Even a plan (hand-edited, or an older keyramp's) whose ramp is faster than 500/50/5 on parameters the
     rule itself bounds gets no [acknowledge] for BP-RAMP-1: lint still holds the rehearsal to the rule."""
     from keyramp.forecast._plan_profile import write_rehearsal
+    from keyramp.profile import read_settings
     from keyramp.profile._lint import lint_profile
     from keyramp.results._plan_doc import CellPlan
 
@@ -287,6 +288,6 @@ def test_a_ramp_faster_than_the_rule_on_the_stores_own_ranges_is_never_acknowled
     plan = CellPlan.from_json(doc)
     assert plan.ramp is not None and plan.ramp.basis == "published_rule" and plan.ramp.step_s < 300
     manifest = json.loads((Path(at_target["path"]) / "manifest.json").read_text())
-    profile = write_rehearsal(tmp_path / "faster.toml", plan, manifest["profile"])
+    profile = write_rehearsal(tmp_path / "faster.toml", plan, read_settings(manifest["profile"]))
     assert "BP-RAMP-1" not in profile.acknowledge
     assert "BP-RAMP-1" in {f.rule for f in lint_profile(profile) if f.severity in ("error", "warning")}
