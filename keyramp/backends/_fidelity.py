@@ -30,6 +30,8 @@ __all__ = [
     "Throttle",
     "sortable_double",
     "sortable_int",
+    "timestamp_order",
+    "value_order",
 ]
 
 
@@ -128,3 +130,36 @@ def sortable_double(value: float) -> bytes:
 def sortable_int(value: int) -> bytes:
     """8 bytes whose unsigned byte order is a signed 64-bit ``value``'s order."""
     return _U64.pack((value + _SIGN) & _ALL)
+
+
+#: Index keys hold at most this much of a string or bytes value: enough for its place in the range.
+VALUE_BYTES: Final = 64
+
+
+def timestamp_order(seconds: int, nanos: int) -> bytes:
+    """A timestamp as index-key bytes (its type's byte, then seconds and nanoseconds in order)."""
+    return b"\x04" + sortable_int(seconds) + nanos.to_bytes(4, "big")
+
+
+def value_order(value: Any, *, bytes_field: str, ref_field: str, ref_key: Callable[[Any], bytes]) -> bytes:
+    """A scalar ``Value`` (Firestore's or Datastore's proto) as bytes in the stores' shared value
+    order: type first, then the value. The two protos differ only in the names of their bytes and
+    reference fields (``bytes_field``, ``ref_field``; ``ref_key`` orders a reference)."""
+    kind = value.WhichOneof("value_type")
+    if kind == "integer_value":
+        return b"\x03" + sortable_double(float(value.integer_value))
+    if kind == "double_value":
+        return b"\x03" + sortable_double(value.double_value)
+    if kind == "string_value":
+        return b"\x05" + value.string_value.encode()[:VALUE_BYTES]
+    if kind == "timestamp_value":
+        return timestamp_order(value.timestamp_value.seconds, value.timestamp_value.nanos)
+    if kind == "boolean_value":
+        return b"\x02\x01" if value.boolean_value else b"\x02\x00"
+    if kind == bytes_field:
+        return b"\x06" + getattr(value, bytes_field)[:VALUE_BYTES]
+    if kind == ref_field:
+        return b"\x07" + ref_key(getattr(value, ref_field))
+    if kind == "geo_point_value":
+        return b"\x08" + sortable_double(value.geo_point_value.latitude)
+    return b"\x01"  # null, and anything newer this keyramp does not know

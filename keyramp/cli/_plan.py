@@ -1,4 +1,4 @@
-"""``keyramp plan RUN``: the fastest safe ramp, the shards or nodes a key design needs, and the cost
+"""``keyramp plan RUN``: the safe ramp within the evidence, the shards or nodes a key design needs, and the cost
 (docs/plan.md). Parses, calls ``keyramp.forecast``'s planner, prints."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "plan",
-        help="plan a launch from a finished run: sustainable rate, fastest safe ramp, shards/nodes, cost (modelled)",
+        help="plan a launch from a finished run: sustainable rate, safe ramp, shards/nodes, cost (modelled)",
         description=(
             "For every cell of RUN: what the key design sustains once the store has split, whether the target is "
             "reachable with the throttled share under --throttle across the model's parameter band, the fastest "

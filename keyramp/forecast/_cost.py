@@ -1,11 +1,13 @@
 """What a cell's load costs at list prices: the launch's hour at target, and the ramp to it.
 
 Billable quantities come from the cell's op mix (``_project.op_mix``: rows per operation
-read, written and deleted; a batch counts its rows), so the cost counts exactly what the
-forecast counts. Firestore and Datastore mode bill per document read, written and deleted
-(index entry writes are not billed apart: ``prices.json`` cites it); Bigtable bills its
-nodes by the hour, busy or idle, so its cost is node-hours of the nodes the caller plans —
-never fewer than the peak needs at Google's published per-node maximum rows/s.
+read, written and deleted; a batch counts its rows), so the cost counts what the forecast
+counts, except where the store bills an operation otherwise (``prices.json`` ``billed_as``: a
+Firestore ``increment`` is a field transform, one write and no read). Firestore and Datastore
+mode bill per document read, written and deleted (index entry writes are not billed apart:
+``prices.json`` cites it); Bigtable bills its nodes by the hour, busy or idle, so its cost is
+node-hours of the nodes the caller plans — never fewer than the peak needs at Google's published
+per-node maximum rows/s.
 
 Storage is reported apart, as what the data a window adds costs per month to keep: it is
 billed for as long as the data stays, not for the hour that wrote it.
@@ -18,11 +20,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from keyramp import _format as fmt
 from keyramp._errors import UsageError
 from keyramp.backends._boxes import store_params
-from keyramp.forecast._prices import LABEL, PRICE_UNITS, Location, Price, Prices, StorePrices
+from keyramp.forecast._mix import op_mix
+from keyramp.forecast._prices import LABEL, PRICE_UNITS, UNDATED, Location, OpBilling, Price, Prices, StorePrices
 from keyramp.keys import parse_shape
 from keyramp.results._cost_doc import BilledLine, ListPrice, PlanCost, PricesUsed, WindowCost
 
@@ -36,6 +40,7 @@ __all__ = ["GIB", "CellCost", "Cost", "CostLine", "PriceRef", "Usage", "cell_cos
 
 GIB = float(1 << 30)
 _HOUR = 3600.0
+_Doc = TypeVar("_Doc", BilledLine, ListPrice)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,10 +60,19 @@ class Usage:
                      stored_gib=self.stored_gib + other.stored_gib)
 
 
-def usage_of(mix: OpMix, ops: float, *, bytes_per_record: float = 0.0) -> Usage:
-    """``ops`` operations of ``mix``: the rows they read, write and delete, and what their inserts store."""
-    deletes = mix.deletes_per_op * ops
-    return Usage(reads=mix.reads_per_op * ops, writes=mix.writes_per_op * ops - deletes, deletes=deletes,
+def usage_of(mix: OpMix, ops: float, *, bytes_per_record: float = 0.0,
+             billed_as: Mapping[str, OpBilling] | None = None) -> Usage:
+    """``ops`` operations of ``mix``: the rows they read, write and delete, and what their inserts store.
+    ``billed_as``: the store's bill of an operation where it differs from the rows the forecast counts
+    (a Firestore ``increment`` is one write, no read); only for built-in operations."""
+    reads, writes = mix.reads_per_op, mix.writes_per_op - mix.deletes_per_op
+    for op, bill in (billed_as or {}).items():
+        share = mix.shares.get(op, 0.0)
+        if share > 0:
+            rows = op_mix({op: 1.0}, None)  # what the forecast counts for one
+            reads += share * (bill.reads - rows.reads_per_op)
+            writes += share * (bill.writes - (rows.writes_per_op - rows.deletes_per_op))
+    return Usage(reads=reads * ops, writes=writes * ops, deletes=mix.deletes_per_op * ops,
                  stored_gib=mix.inserts_per_op * ops * bytes_per_record / GIB)
 
 
@@ -85,13 +99,22 @@ class CostLine:
         return self.quantity / self.per * self.price.usd
 
     def to_doc(self) -> BilledLine:
-        return BilledLine(item=self.item, quantity=self.quantity, per=self.per, price_usd=self.price.usd,
-                          usd=self.usd, source=self.price.source, as_of=self.price.as_of, note=self.price.note)
+        return _undated(self.price, BilledLine(item=self.item, quantity=self.quantity, per=self.per,
+                                               price_usd=self.price.usd, usd=self.usd, source=self.price.source,
+                                               as_of=self.price.as_of, note=self.price.note))
 
     @classmethod
     def from_doc(cls, doc: BilledLine) -> CostLine:
-        price = Price(usd=doc.price_usd, source=doc.source, as_of=doc.as_of, note=doc.note)
+        price = Price(usd=doc.price_usd, source=doc.source, as_of=doc.as_of, note=doc.note,
+                      why_undated=doc.why_undated or "")
         return cls(item=doc.item, quantity=doc.quantity, per=doc.per, price=price)
+
+
+def _undated(price: Price, doc: _Doc) -> _Doc:
+    """``doc`` with ``why_undated``, written only for a price whose source carries no date."""
+    if not price.dated:
+        doc.why_undated = price.why_undated
+    return doc
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,15 +137,16 @@ class Cost:
         storage = self.storage
         return WindowCost(usd=self.usd, lines=[line.to_doc() for line in self.lines], stored_gib=self.stored_gib,
                           storage_usd_per_month=self.storage_usd_per_month,
-                          storage_price=None if storage is None else ListPrice(
-                              usd=storage.usd, source=storage.source, as_of=storage.as_of, note=storage.note))
+                          storage_price=None if storage is None else _undated(storage, ListPrice(
+                              usd=storage.usd, source=storage.source, as_of=storage.as_of, note=storage.note)))
 
     @classmethod
     def from_doc(cls, doc: WindowCost) -> Cost:
         storage = doc.storage_price
         return cls(lines=tuple(CostLine.from_doc(x) for x in doc.lines), stored_gib=doc.stored_gib,
                    storage=None if storage is None else Price(usd=storage.usd, source=storage.source,
-                                                              as_of=storage.as_of, note=storage.note))
+                                                              as_of=storage.as_of, note=storage.note,
+                                                              why_undated=storage.why_undated or ""))
 
 
 def _line(item: str, quantity: float, location: Location, name: str) -> CostLine:
@@ -175,9 +199,13 @@ class PriceRef:
 
     @classmethod
     def of(cls, prices: Prices, location: Location, *costs: Cost) -> PriceRef:
-        """``as_of``: the oldest date among the prices ``costs`` used (all of the location's without)."""
-        used = [line.price for c in costs for line in c.lines] + [c.storage for c in costs if c.storage]
-        return cls(source=prices.source, as_of=min(p.as_of for p in used or location.prices.values()),
+        """``as_of``: the oldest date among the prices ``costs`` used (a billed quantity, stored data; all of the
+        location's without);
+        ``undated`` when any of them carries no date (a cost is no newer than its oldest price)."""
+        used = ([line.price for c in costs for line in c.lines if line.quantity > 0]
+                + [c.storage for c in costs if c.storage and c.stored_gib > 0])
+        dates = [p.as_of for p in used or location.prices.values()]
+        return cls(source=prices.source, as_of=UNDATED if UNDATED in dates else min(dates),
                    location=location.name, location_type=location.type)
 
 
@@ -234,9 +262,15 @@ def cost_notes(store: StorePrices, mix: OpMix, *, python_workload: bool = False)
     if store.index_entry_writes is not None and not store.index_entry_writes.billed:
         notes.append(f"index entry writes are not billed apart ({store.index_entry_writes.source}); "
                      "index entries count as stored data")
+    if not python_workload:
+        for op, bill in store.billed_as.items():
+            if mix.shares.get(op, 0.0) > 0:
+                notes.append(f"an {op} bills {fmt.plural(bill.reads, 'read')} and "
+                             f"{fmt.plural(bill.writes, 'write')} ({bill.source})")
     if store.billing == "nodes":
-        notes.append("nodes bill by the hour whether busy or idle, at least one hour each; reads and writes are "
-                     "not billed (a ramp shorter than an hour still bills whole node-hours)")
+        notes.append("nodes bill by the hour whether busy or idle, at least one hour each; reads, writes and "
+                     "ReadModifyWrite (increment) are not billed per operation (a ramp shorter than an hour still "
+                     "bills whole node-hours)")
     return tuple(notes)
 
 
@@ -257,12 +291,13 @@ def cell_cost(*, backend: str, mix: OpMix, target_ops_per_s: float, prices: Pric
         peak = max(target_ops_per_s, ramp.peak(ramp_s) if ramp is not None and ramp_s > 0 else 0.0)
         nodes = max(nodes or 0, min_nodes(backend, mix, peak, kind))
     billed_nodes = float(nodes or 0) if kind else 0.0  # node-hours bill Bigtable only
-    hour = usage_of(mix, target_ops_per_s * _HOUR, bytes_per_record=bytes_per_record) + Usage(
+    billed_as = None if python_workload else store.billed_as  # a Python workload's op names are its own
+    hour = usage_of(mix, target_ops_per_s * _HOUR, bytes_per_record=bytes_per_record, billed_as=billed_as) + Usage(
         node_hours=billed_nodes)
     breakdown = {"launch_hour": price_usage(hour, store, loc, storage=kind)}
     if ramp is not None:
-        ramp_usage = usage_of(mix, ramp.total_ops(ramp_s), bytes_per_record=bytes_per_record) + Usage(
-            node_hours=billed_nodes * ramp_s / _HOUR)
+        ramp_usage = usage_of(mix, ramp.total_ops(ramp_s), bytes_per_record=bytes_per_record,
+                              billed_as=billed_as) + Usage(node_hours=billed_nodes * ramp_s / _HOUR)
         breakdown["ramp"] = price_usage(ramp_usage, store, loc, storage=kind)
     return CellCost(backend=backend, launch_usd_per_hour=breakdown["launch_hour"].usd,
                     ramp_usd=breakdown["ramp"].usd if "ramp" in breakdown else None, breakdown=breakdown,

@@ -29,7 +29,7 @@ from keyramp.backends._params import ParamRange
 from keyramp.forecast._mix import op_mix
 from keyramp.forecast._model import run_point
 from keyramp.forecast._project import regenerated_projection
-from keyramp.keys import STRATEGIES
+from keyramp.keys import make_strategy
 from keyramp.profile import Settings
 from keyramp.results._catalog import Run
 from keyramp.results._read import read_timeseries
@@ -189,8 +189,8 @@ def fit(traces: Sequence[Trace], *, storage: str | None = None, nodes: int = 1, 
     base = box.mid()
     # Stage 1: capacity, from the cells with one append point if there are any (they show it alone).
 
-    monotonic = {name for name, cls in STRATEGIES.items() if cls.traits.monotonic}
-    appending = [i for i, t in enumerate(traces) if t.strategy in monotonic]
+    # Monotonic as the strategy declares it (a template's traits follow its format: yyyymmddhh#seq appends).
+    appending = [i for i, t in enumerate(traces) if make_strategy(t.strategy).traits.monotonic]
     pick = appending or list(range(len(traces)))
     best1, loss1, scored1 = _search(
         [models[i] for i in pick], [observed[i] for i in pick], base, {cap_name: g[cap_name]}

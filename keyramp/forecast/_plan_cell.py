@@ -18,6 +18,7 @@ from typing import Any
 from keyramp._format import count, ops_per_s, percent, plural
 from keyramp.forecast._cost import cell_cost, record_bytes
 from keyramp.forecast._plan_checks import Judged
+from keyramp.forecast._plan_ramp import planned_ramp, ramp_basis
 from keyramp.forecast._plan_text import ceiling_text
 from keyramp.forecast._planner import Planner, shard_template
 from keyramp.forecast._prices import Prices
@@ -51,7 +52,7 @@ def plan_cell(planner: Planner, *, cell_id: str, prices: Prices | None = None,
     fix: Fix | None = None
     hottest = _hottest_key(planner)
     if check.passes:
-        ramp = planner.fastest_ramp(d.strategy)
+        ramp = planned_ramp(planner, d.strategy)
         why = _why_reachable(planner, sustainable, probe, ramp)
     elif hottest is not None:  # a key over its limit: more nodes cannot split one key, shards of it can
         fix = _key_shards_fix(planner, hottest)
@@ -84,7 +85,10 @@ def _why_reachable(planner: Planner, sustainable: RateBand | None, probe: float,
             + (f"sets no ceiling below {ops_per_s(probe)}" if sustainable is None
                else f"sustains {_band_text(sustainable)}"))
     if ramp is None:
-        text += "; but no ramp of the 500/50/5 family gets there under the limit (start, growth and step searched)"
+        within = ("within Google's published rule (500/50/5 or slower) " if ramp_basis(planner)[0] == "published_rule"
+                  else "")
+        text += (f"; but no ramp of the 500/50/5 family {within}gets there under the limit (start and step length "
+                 "searched: steps up to 1 h, ramps up to 4 h to the target)")
     return text
 
 
@@ -168,7 +172,7 @@ def _key_shards_fix(planner: Planner, hottest: float) -> Fix:
         why += f"; on {fix_nodes} {str(planner.storage).upper()} nodes"
     return Fix(kind="key_shards", value=n, design=f"each hot {unit} over {count(n)} shards", why=why,
                forecast=full.check(), one_fewer=None if fewer is None else fewer.check(), nodes=fix_nodes,
-               ramp=planner.fastest_ramp(label(n), fix_nodes))
+               ramp=planned_ramp(planner, label(n), fix_nodes))
 
 
 def _points(planner: Planner, strategy: str) -> int:
@@ -207,7 +211,7 @@ def _nodes_fix(planner: Planner, strategy: str) -> Fix:
     if nodes is None or full is None:
         return Fix(kind="nodes", value=None, design=f"more {kind} nodes", why="no node count up to the cap passes")
     return Fix(kind="nodes", value=nodes, design=f"{nodes} {kind} nodes", nodes=nodes, forecast=full.check(),
-               one_fewer=None if fewer is None else fewer.check(), ramp=planner.fastest_ramp(strategy, nodes),
+               one_fewer=None if fewer is None else fewer.check(), ramp=planned_ramp(planner, strategy, nodes),
                why=f"{nodes} {kind} nodes pass at {ops_per_s(planner.target)} ({_limit(planner)} once split)"
                    + ("" if fewer is None else f"; {nodes - 1} do not"))
 
@@ -235,7 +239,7 @@ def _shards_fix(planner: Planner, sustainable: RateBand | None) -> Fix | None:
         why += f"; on {fix_nodes} {str(planner.storage).upper()} nodes"
     return Fix(kind="shards", value=shards, design=template, why=why, forecast=full.check(),
                one_fewer=None if fewer is None else fewer.check(), nodes=fix_nodes,
-               ramp=planner.fastest_ramp(template, fix_nodes))
+               ramp=planned_ramp(planner, template, fix_nodes))
 
 
 def _index_fix(planner: Planner, check: Judged) -> Fix | None:
@@ -258,7 +262,7 @@ def _index_fix(planner: Planner, check: Judged) -> Fix | None:
                why=f"the index range(s) {names} take every insert at {ops_per_s(planner.target)}: an indexed value "
                    "that grows with time appends at one place whatever the document keys (about 500 writes/s, "
                    f"index_append_ops_per_s); without it the keys pass ({_limit(planner)} once split)",
-               forecast=full.check(), ramp=planner.fastest_ramp(label, nodes))
+               forecast=full.check(), ramp=planned_ramp(planner, label, nodes))
 
 
 def _key_design_fix(planner: Planner) -> Fix:
@@ -279,7 +283,7 @@ def _key_design_fix(planner: Planner) -> Fix:
                "indexing, or spread its values)" if ranges else f"{percent(full.shares['high'])} throttled once split"))
     return Fix(kind="key_design", value=None, design="allocated or random ids (keys spread evenly)", why=why,
                forecast=full.check(), nodes=nodes,
-               ramp=planner.fastest_ramp(_SPREAD, nodes) if full.passes else None)
+               ramp=planned_ramp(planner, _SPREAD, nodes) if full.passes else None)
 
 
 def _cost(planner: Planner, ramp: Ramp | None, fix: Fix | None, prices: Prices | None,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from keyramp._format import count, duration, ops_per_s, percent, percent_band, plural, ratio, usd
-from keyramp.results._plan_doc import CellPlan, Fix, PlanCheck, Ramp, RateBand, RunPlan
+from keyramp.forecast._prices import as_of_text
+from keyramp.results._plan_doc import CellPlan, Fix, PlanCheck, Ramp, RampShape, RateBand, RunPlan
 
-__all__ = ["ceiling_text", "cell_block", "plan_text", "ramp_text"]
+__all__ = ["ceiling_text", "cell_block", "faster_short", "faster_text", "plan_text", "ramp_text"]
 
 _MARK = "*"
 
@@ -33,20 +34,54 @@ def _check(check: PlanCheck | None) -> str:
     return f"{text} ({'passes' if check.passes else 'fails'})"
 
 
+def _shape_text(shape: RampShape, target: float, time_s: float) -> str:
+    if time_s == 0:
+        return f"start at {ops_per_s(target)}: no ramp needed"
+    return (f"start {ops_per_s(shape.start_ops)}, +{percent(shape.growth)} every {duration(shape.step_s)}: "
+            f"{ops_per_s(target)} in {duration(time_s)}")
+
+
 def ramp_text(ramp: Ramp) -> str:
-    """``start 500 ops/s, +50 % every 2.5 min: 50,000 ops/s in 30 min (500/50/5: 1 h, unsafe)``."""
-    s = ramp.shape
-    if ramp.time_to_target_s == 0:
-        head = f"start at {ops_per_s(ramp.target_ops_per_s)}: no ramp needed"
-    else:
-        head = (f"start {ops_per_s(s.start_ops)}, +{percent(s.growth)} every {duration(s.step_s)}: "
-                f"{ops_per_s(ramp.target_ops_per_s)} in {duration(ramp.time_to_target_s)}")
+    """``start 500 ops/s, +50 % every 10 min: 50,000 ops/s in 2 h (500/50/5 takes 1 h, not safe, ×2 its time)``;
+    Google's own ramp says so (``… in 1 h (Google's 500/50/5)``)."""
+    head = _shape_text(ramp.shape, ramp.target_ops_per_s, ramp.time_to_target_s)
     google = ramp.google_time_to_target_s
+    if ramp.is_google:
+        return f"{head} (Google's 500/50/5)"
     verdict = "also safe" if ramp.google.passes else "not safe"
     if google <= 0:  # a target at or below 500 ops/s: Google's rule starts there too
         return f"{head} (500/50/5 starts there too, {verdict})"
     speed = "" if ramp.time_to_target_s == 0 else f", {ratio(ramp.time_to_target_s / google)} its time"
     return f"{head} (500/50/5 takes {duration(google)}, {verdict}{speed})"
+
+
+def faster_text(ramp: Ramp) -> str | None:
+    """The faster ramp the model alone allows, labelled (None when there is none)."""
+    fast = ramp.modelled_faster
+    if fast is None:
+        return None
+    return (f"{fast.label}: {_shape_text(fast, ramp.target_ops_per_s, fast.time_to_target_s)} "
+            f"({_check(fast.check)}; not recommended: its split parameters are bounded by that rule — "
+            "keyramp calibrate measures them)")
+
+
+def faster_short(ramp: Ramp | None) -> str:
+    """``; modelled, faster than Google's published rule: +50 % every 4.2 min, 42 min`` (or nothing)."""
+    fast = None if ramp is None else ramp.modelled_faster
+    if ramp is None or fast is None:
+        return ""
+    if fast.time_to_target_s == 0:
+        return f"; {fast.label}: start at {ops_per_s(ramp.target_ops_per_s)}"
+    return (f"; {fast.label}: start {ops_per_s(fast.start_ops)}, +{percent(fast.growth)} every "
+            f"{duration(fast.step_s)}, {duration(fast.time_to_target_s)}")
+
+
+def _ramp_lines(ramp: Ramp, lead: str, indent: str) -> list[str]:
+    lines = [f"{lead}{ramp_text(ramp)}", f"{indent}its forecast: {_check(ramp.check)}"]
+    if ramp.basis == "calibrated":
+        lines.append(f"{indent}rests on: {ramp.evidence}")
+    faster = faster_text(ramp)
+    return lines + ([f"{indent}{faster}"] if faster else [])
 
 
 def _fix_lines(fix: Fix) -> list[str]:
@@ -58,7 +93,7 @@ def _fix_lines(fix: Fix) -> list[str]:
     if fix.one_fewer is not None:
         lines.append(f"                one fewer: {_check(fix.one_fewer)}")
     if fix.ramp is not None:
-        lines.append(f"                its ramp: {ramp_text(fix.ramp)}")
+        lines += _ramp_lines(fix.ramp, "                its ramp: ", "                ")
     return lines
 
 
@@ -70,8 +105,7 @@ def cell_block(plan: CellPlan) -> str:
              f"  sustains{_MARK}:   {_sustains(plan.sustainable_ops_per_s, plan.checked_to_ops_per_s)}",
              f"  reachable{_MARK}:  {'yes' if plan.reachable else 'no'} — {plan.why}"]
     if plan.ramp is not None:
-        lines.append(f"  ramp{_MARK}:       {ramp_text(plan.ramp)}")
-        lines.append(f"                its forecast: {_check(plan.ramp.check)}")
+        lines += _ramp_lines(plan.ramp, f"  ramp{_MARK}:       ", "                ")
     if plan.fix is not None:
         lines += _fix_lines(plan.fix)
     cost = plan.cost
@@ -82,7 +116,7 @@ def cell_block(plan: CellPlan) -> str:
         if cost.nodes is not None:
             text += f" ({plural(cost.nodes, str(cost.storage).upper() + ' node')})"
         p = cost.prices
-        lines.append(f"  cost{_MARK}:       {text}; {p.location} ({p.location_type}), prices as of {p.as_of}")
+        lines.append(f"  cost{_MARK}:       {text}; {p.location} ({p.location_type}), {as_of_text(p.as_of)}")
     return "\n".join(lines)
 
 

@@ -4,11 +4,10 @@
   split (the steady measure, ``_plan_checks``), stays ≤ the limit — per end of the band:
   ``low`` at every point, ``mid`` at the mid point, ``high`` at any (the favourable end).
   On Bigtable the cluster is made large enough not to bind: the figure is the key design's.
-* **ramp**: the 500/50/5-family ramp (start, growth per step, step length) that reaches the
-  target soonest with the launch's throttled share ≤ the limit at every point of the band
-  and no 10-s step above 25 %: the largest start a new range takes, then for 50 % growth
-  the shortest step that passes, and for 100 % the same from the step growing as fast per
-  second (one trial: its time differs only by whole steps).
+* **ramp**: the ladders of the 500/50/5 family (``_plan_ramp``): from the largest start a new
+  range takes (``start_rate``), +50 % a step, each step length judged with every longer one
+  of a fixed grid (``ladder``, ``ramp_passes``); which ramp is recommended, and within what
+  evidence, is ``_plan_ramp.planned_ramp``'s.
 * **fixes**: the smallest shard count of ``shard(N)#<the design's key>`` (or Bigtable node
   count) that passes at the target, one fewer shown to fail.
 
@@ -34,24 +33,20 @@ from keyramp.forecast._design import CellDesign
 from keyramp.forecast._forecast import Forecaster
 from keyramp.forecast._launch import Launch, cluster_stores
 from keyramp.forecast._plan_checks import Judged, Trial, judged
+from keyramp.forecast._plan_ramp import GROWTH, HOLD_S, StepLadder, longest_step
 from keyramp.keys import shard_template
-from keyramp.results._plan_doc import GOOGLE_RAMP, Ramp, RampShape, RateBand
+from keyramp.results._plan_doc import GOOGLE_RAMP, RampShape, RateBand
 
-__all__ = ["GROWTHS", "HOLD_S", "PROBE_FACTOR", "Planner", "shard_template"]
+__all__ = ["HOLD_S", "PROBE_FACTOR", "Planner", "shard_template"]
 
 #: A constant launch runs long enough to split wherever the design lets it (``Planner.steady_s``).
 STEADY_MIN_S, STEADY_MAX_S = 1800.0, 14_400.0
-#: A planned ramp is forecast with this long at the target after it gets there.
-HOLD_S = 600.0
 #: "No ceiling": the design sustains this many times the target.
 PROBE_FACTOR = 4.0
 #: How close the sustainable search brackets each end (the low end decides reachability; the others inform),
 #: and how many rates it may try for it.
 RATE_PRECISION = {"low": 1.05, "mid": 1.1, "high": 1.1}
 _ITERATIONS = {"low": 7, "mid": 4, "high": 4}
-STEP_PRECISION = 1.2
-STEP_RANGE_S = (20.0, 3600.0)
-GROWTHS = (0.5, 1.0)
 #: Start rates tried (ops/s): 500 × 2^k up to the target, and below 500 if a new range takes less.
 _STARTS = tuple(500.0 * 2.0 ** k for k in range(-3, 12))
 
@@ -80,13 +75,14 @@ class Planner:
         self._forecasters = {design.strategy: forecaster or Forecaster(design, recorded=recorded)}
         self._full: dict[tuple[str, str], Judged] = {}
         self._trials: dict[tuple[str, str], Trial] = {}
+        self._ladders: dict[tuple[str, float, float, int | None], StepLadder] = {}
         self.forecasts = 0  # full forecasts and trials run
 
     # -- launches and their judgement ----------------------------------------------------------
 
     def variant(self, label: str, forecaster: Forecaster) -> str:
         """Search ``forecaster`` (a variant of the cell's design, e.g. its keys sharded) under ``label``, like
-        a strategy: ``steady``, ``full`` and ``fastest_ramp`` take the label."""
+        a strategy: ``steady``, ``full`` and ``planned_ramp`` take the label."""
         self._forecasters.setdefault(label, forecaster)
         return label
 
@@ -188,12 +184,23 @@ class Planner:
         probe = at(probe_rate)
         if probe.passes("low"):
             return None, probe_rate
-        ends = {end: None if probe.passes(end) else self._ceiling(at, seen, end) for end in ("low", "mid", "high")}
+        ends = {end: None if probe.passes(end) else self._ceiling(at, seen, end, self._key_rate(strategy, end))
+                for end in ("low", "mid", "high")}
         return RateBand(low=ends["low"], mid=ends["mid"], high=ends["high"]), probe_rate
 
-    def _ceiling(self, at: Callable[[float], Trial], seen: list[Trial], end: str) -> float:
+    def _key_rate(self, strategy: str, end: str) -> float | None:
+        """The rate at which the design's hottest key reaches the per-key limit at ``end`` (None: no such
+        limit, or no key it concerns): a counter's ceiling is a few ops/s, far below one tablet's."""
+        limit = self.box.ranges.get("key_write_ops_per_s")
+        if limit is None:
+            return None
+        hottest = self.forecaster(strategy).hottest_key(self.steady_launch(self.target, self.design_nodes()), self.box)
+        return self.target * float(getattr(limit, end)) / hottest if hottest > 0 else None
+
+    def _ceiling(self, at: Callable[[float], Trial], seen: list[Trial], end: str, key_rate: float | None) -> float:
         """The highest rate passing at ``end`` (within ``RATE_PRECISION[end]``, at most ``_ITERATIONS[end]``
-        rates): a first guess from what the store serves above its ceiling, then bisection on log rate."""
+        rates): a first guess from what the store serves above its ceiling (at least one tablet's rate, or
+        where the hottest key reaches its limit if lower: ``key_rate``), then bisection on log rate."""
         def bracket() -> tuple[Trial | None, Trial]:
             # Bisection over the rates tried (the probe, the highest, fails at this end): only the trials
             # the bracket turns on run their point.
@@ -209,7 +216,8 @@ class Planner:
             if lo is not None and hi.rate / lo.rate <= RATE_PRECISION[end]:
                 break
             if lo is None:  # what the store serves above a ceiling (rate × (1 - share)), at least one tablet's rate
-                x = max(hi.rate * (1 - min(1.0, hi.share(end))) / (1 - self.throttle), self.one_tablet())
+                floor = self.one_tablet() if key_rate is None else min(self.one_tablet(), key_rate)
+                x = max(hi.rate * (1 - min(1.0, hi.share(end))) / (1 - self.throttle), floor)
                 x = min(x, hi.rate / RATE_PRECISION[end])
             else:
                 x = math.sqrt(lo.rate * hi.rate)
@@ -219,37 +227,25 @@ class Planner:
         lo, _ = bracket()
         return 0.0 if lo is None else lo.rate
 
-    # -- the fastest safe ramp -------------------------------------------------------------------
+    # -- ramps (the search: ``_plan_ramp``) ------------------------------------------------------
 
-    def fastest_ramp(self, strategy: str, nodes: int | None = None) -> Ramp | None:
-        """The 500/50/5-family ramp that reaches the target soonest and passes, confirmed by a full
-        forecast; None when no ramp of the family passes."""
-        start = self._start(strategy, nodes)
-        if start is None:
-            return None
-        shapes: list[RampShape] = []
-        if start >= self.target:
-            shapes.append(RampShape(start_ops=self.target, growth=GOOGLE_RAMP.growth, step_s=GOOGLE_RAMP.step_s))
-        seed = GOOGLE_RAMP.step_s
-        for growth in GROWTHS if start < self.target else ():
-            found = self._step(strategy, nodes, start, growth, seed, search=not shapes)
-            if found is not None:  # the next growth starts from the step that grows as fast per second
-                shapes.append(found)
-                seed = found.step_s * math.log1p(GROWTHS[-1]) / math.log1p(growth)
-        shapes.sort(key=lambda s: s.time_to(self.target))
-        for shape in shapes:
-            for _ in range(3):  # the full forecast may disagree near the boundary: a slightly longer step
-                check = self.full(strategy, self.ramp_launch(shape, nodes), "launch")
-                if check.passes:
-                    google = self.full(strategy, self.ramp_launch(GOOGLE_RAMP, nodes), "launch")
-                    return Ramp.of(shape=shape, target_ops_per_s=self.target, hold_s=HOLD_S, check=check.check(),
-                                   google=google.check())
-                if shape.time_to(self.target) == 0:
-                    break
-                shape = replace(shape, step_s=float(math.ceil(shape.step_s * STEP_PRECISION)))
-        return None
+    def ladder(self, strategy: str, start: float, nodes: int | None = None, growth: float = GROWTH) -> StepLadder:
+        """The ramps from ``start`` by ``growth`` to the target, judged down the grid of step lengths (a step
+        passes with every longer one: ``StepLadder``)."""
+        key = (strategy, float(start), float(growth), nodes)
+        if key not in self._ladders:
+            def passes(step_s: float) -> bool:
+                shape = RampShape(start_ops=start, growth=growth, step_s=step_s)
+                return self.trial(strategy, self.ramp_launch(shape, nodes), "launch").passes()
 
-    def _start(self, strategy: str, nodes: int | None) -> float | None:
+            self._ladders[key] = StepLadder(passes, longest_step(start, growth, self.target))
+        return self._ladders[key]
+
+    def ramp_passes(self, strategy: str, shape: RampShape, nodes: int | None = None) -> bool:
+        """Whether the ramp of ``shape`` passes at its step length and every longer one of the grid."""
+        return self.ladder(strategy, shape.start_ops, nodes, shape.growth).passes(shape.step_s)
+
+    def start_rate(self, strategy: str, nodes: int | None = None) -> float | None:
         """The largest start of ``_STARTS`` (or the target) a new range takes, held for ``HOLD_S``."""
         starts = [s for s in _STARTS if s < self.target] + [self.target]
 
@@ -266,38 +262,6 @@ class Planner:
             mid = (lo + hi) // 2
             lo, hi = (mid, hi) if ok(mid) else (lo, mid)
         return starts[lo]
-
-    def _step(self, strategy: str, nodes: int | None, start: float, growth: float, seed: float, *,
-              search: bool = True) -> RampShape | None:
-        """The shortest step (within ``STEP_PRECISION``) of ramps from ``start`` by ``growth`` that passes,
-        searched from ``seed`` seconds (halving or doubling, then bisection). ``search=False``: ``seed``
-        itself, if it passes (another growth at the step that grows as fast per second)."""
-        def shape(step: float) -> RampShape:
-            return RampShape(start_ops=start, growth=growth, step_s=float(math.ceil(step)))
-
-        def ok(step: float) -> bool:
-            return self.trial(strategy, self.ramp_launch(shape(step), nodes), "launch").passes()
-
-        low, high = STEP_RANGE_S
-        good = bad = float(min(high, max(low, seed)))
-        if not search:
-            return shape(good) if ok(good) else None
-        if ok(good):  # shorter by halves until one fails
-            while bad == good:
-                if good <= low:
-                    return shape(good)
-                trial = max(low, good / 2)
-                good, bad = (trial, trial) if ok(trial) else (good, trial)
-        else:  # longer by doubles until one passes
-            while bad == good:
-                if bad >= high:
-                    return None
-                trial = min(high, bad * 2)
-                good, bad = (trial, bad) if ok(trial) else (trial, trial)
-        while good / bad > STEP_PRECISION:
-            mid = math.sqrt(good * bad)
-            good, bad = (mid, bad) if ok(mid) else (good, mid)
-        return shape(good)
 
     # -- fixes ----------------------------------------------------------------------------------
 

@@ -3,8 +3,10 @@
 The built-in table (``keyramp/forecast/prices.json``, versioned with the code) names for each
 store its locations (regional or multi-region) and their prices: per 100,000 reads, writes
 and deletes and per GiB-month stored for Firestore and Datastore mode; per node-hour and per
-GiB-month by storage type for Bigtable. Every price carries ``source`` (where the figure was
-found), ``as_of`` and a ``note`` (how it was read, or why it is unconfirmed).
+GiB-month by storage type for Bigtable; and how a store bills an operation where that differs
+from the rows the forecast counts (``billed_as``: a Firestore ``increment`` is one write). Every
+figure carries ``source`` (where it was found), ``as_of`` (the date that source carries, or
+``undated`` with ``why_undated``) and a ``note`` (how it was read, or why it is unconfirmed).
 
 ``--prices FILE`` overlays a file of the same layout: what it names replaces the built-in
 value — a price always as a whole, with its own ``source`` and ``as_of`` — and everything
@@ -24,8 +26,8 @@ from typing import Any
 from keyramp._errors import UsageError
 from keyramp.results._cost_doc import LABEL
 
-__all__ = ["LABEL", "PRICES_FILE", "PRICE_UNITS", "Cited", "IndexBilling", "Location", "Price", "Prices", "StorePrices",
-           "load_prices"]
+__all__ = ["BILLED_OPS", "LABEL", "PRICES_FILE", "PRICE_UNITS", "UNDATED", "Cited", "IndexBilling", "Location",
+           "OpBilling", "Price", "Prices", "StorePrices", "as_of_text", "load_prices"]
 
 PRICES_FILE = Path(__file__).with_name("prices.json")
 #: price name -> (what it prices, how many of them the price is for)
@@ -47,21 +49,34 @@ BILLING: Mapping[str, tuple[str, ...]] = {
 LOCATION_TYPES = ("regional", "multi-region")
 _TOP = frozenset({"schema", "version", "currency", "label", "note", "stores"})
 _STORE = frozenset({"title", "backends", "billing", "default_location", "index_entry_writes", "billing_note",
-                    "locations"})
-_PRICE = frozenset({"usd", "source", "as_of", "note"})
-_INDEX = frozenset({"billed", "source", "as_of", "note"})
+                    "billed_as", "locations"})
+_CITED = frozenset({"source", "as_of", "note", "why_undated"})
+_PRICE = _CITED | {"usd"}
+_INDEX = _CITED | {"billed"}
+_BILLED = _CITED | {"reads", "writes"}
+#: ``as_of`` of a figure whose source carries no date (``why_undated`` says why).
+UNDATED = "undated"
+#: The operations a store's ``billed_as`` may state (those whose rows do not depend on workload fields).
+BILLED_OPS = ("increment",)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Cited:
-    """Where a figure or a billing rule was found, and when it was looked up there."""
+    """Where a figure or a billing rule was found, and the date its source carries (``UNDATED``: none,
+    and ``why_undated`` says why)."""
 
     source: str
     as_of: str
     note: str = ""
+    why_undated: str = ""
+
+    @property
+    def dated(self) -> bool:
+        return self.as_of != UNDATED
 
     def citation(self) -> dict[str, str]:
-        return {"source": self.source, "as_of": self.as_of, "note": self.note}
+        doc = {"source": self.source, "as_of": self.as_of, "note": self.note}
+        return doc | ({} if self.dated else {"why_undated": self.why_undated})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,7 +91,19 @@ class Price(Cited):
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Price:
         return cls(usd=float(doc["usd"]), source=str(doc["source"]), as_of=str(doc["as_of"]),
-                   note=str(doc.get("note") or ""))
+                   note=str(doc.get("note") or ""), why_undated=str(doc.get("why_undated") or ""))
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpBilling(Cited):
+    """How a store bills one of keyramp's operations, where that differs from the rows the forecast counts
+    (``_project.op_mix``): an ``increment`` is one write on Firestore (a field transform), for instance."""
+
+    reads: float
+    writes: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"reads": self.reads, "writes": self.writes, **self.citation()}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,6 +138,8 @@ class StorePrices:
     locations: Mapping[str, Location]
     index_entry_writes: IndexBilling | None = None
     billing_note: str = ""
+    #: op -> how the store bills it (only ops whose bill differs from, or must be stated beside, op_mix's rows).
+    billed_as: Mapping[str, OpBilling] = field(default_factory=dict)
 
     def location(self, name: str | None = None, *, src: str = "prices") -> Location:
         """The named location (the store's default when None); ``UsageError`` naming the ones there are."""
@@ -127,6 +156,8 @@ class StorePrices:
             doc["index_entry_writes"] = self.index_entry_writes.to_json()
         if self.billing_note:
             doc["billing_note"] = self.billing_note
+        if self.billed_as:
+            doc["billed_as"] = {op: b.to_json() for op, b in self.billed_as.items()}
         doc["locations"] = {name: loc.to_json() for name, loc in self.locations.items()}
         return doc
 
@@ -167,6 +198,11 @@ class Prices:
         return _build(doc, files=(src,))
 
 
+def as_of_text(as_of: str) -> str:
+    """``prices as of 2026-01-31``, or that the prices' sources carry no date."""
+    return "prices undated (their sources carry no date: docs/plan.md)" if as_of == UNDATED else f"prices as of {as_of}"
+
+
 # -- validation ---------------------------------------------------------------------------------
 def _fail(src: str, where: str, message: str) -> UsageError:
     return UsageError(f"{src}: {where}: {message}")
@@ -188,11 +224,20 @@ def _text(value: Any, src: str, where: str) -> str:
     return value
 
 
-def _as_of(value: Any, src: str, where: str) -> None:
+def _cited(doc: Mapping[str, Any], src: str, where: str) -> None:
+    """``source``, and ``as_of``: the date on the source, or ``undated`` with ``why_undated``."""
+    _text(doc.get("source"), src, f"{where}.source")
+    value = doc.get("as_of")
+    if value == UNDATED:
+        _text(doc.get("why_undated"), src, f"{where}.why_undated")
+        return
     try:
-        date.fromisoformat(_text(value, src, where))
+        date.fromisoformat(_text(value, src, f"{where}.as_of"))
     except ValueError:
-        raise _fail(src, where, f"must be a date YYYY-MM-DD, got {value!r}") from None
+        raise _fail(src, f"{where}.as_of", f"must be the date on the source (YYYY-MM-DD), or {UNDATED!r} with "
+                                           f"why_undated, got {value!r}") from None
+    if "why_undated" in doc:
+        raise _fail(src, f"{where}.why_undated", f"only with as_of = {UNDATED!r}")
 
 
 def _check_price(value: Any, src: str, where: str) -> None:
@@ -201,8 +246,7 @@ def _check_price(value: Any, src: str, where: str) -> None:
     usd = doc.get("usd")
     if isinstance(usd, bool) or not isinstance(usd, int | float) or not 0 <= usd < float("inf"):
         raise _fail(src, f"{where}.usd", f"must be a number >= 0, got {usd!r}")
-    _text(doc.get("source"), src, f"{where}.source")
-    _as_of(doc.get("as_of"), src, f"{where}.as_of")
+    _cited(doc, src, where)
     if "note" in doc and not isinstance(doc["note"], str):
         raise _fail(src, f"{where}.note", "must be a string")
 
@@ -212,8 +256,21 @@ def _check_index(value: Any, src: str, where: str) -> None:
     if doc.get("billed") is not False:
         raise _fail(src, f"{where}.billed", f"only false is modelled (billed index entry writes are Firestore "
                                             f"Enterprise edition's write units), got {doc.get('billed')!r}")
-    _text(doc.get("source"), src, f"{where}.source")
-    _as_of(doc.get("as_of"), src, f"{where}.as_of")
+    _cited(doc, src, where)
+
+
+def _check_billed(value: Any, src: str, where: str) -> None:
+    for op, spec in _table(value, src, where).items():
+        if op not in BILLED_OPS:
+            raise _fail(src, f"{where}.{op}", f"not an operation whose billing can be stated (one of: "
+                                              f"{', '.join(BILLED_OPS)})")
+        doc = _table(spec, src, f"{where}.{op}", _BILLED)
+        for key in ("reads", "writes"):
+            n = doc.get(key)
+            if isinstance(n, bool) or not isinstance(n, int | float) or not 0 <= n < float("inf"):
+                raise _fail(src, f"{where}.{op}.{key}", f"must be a number >= 0 (rows billed per operation), "
+                                                        f"got {n!r}")
+        _cited(doc, src, f"{where}.{op}")
 
 
 def _check_location(value: Any, src: str, where: str, billing: str | None, partial: bool) -> None:
@@ -244,6 +301,10 @@ def _check_store(name: str, value: Any, src: str, base: Mapping[str, Any] | None
         raise _fail(src, f"{where}.billing_note", "must be a string")
     if "index_entry_writes" in doc:
         _check_index(doc["index_entry_writes"], src, f"{where}.index_entry_writes")
+    if "billed_as" in doc:
+        if billing != "operations":
+            raise _fail(src, f"{where}.billed_as", "only a store billed per operation bills operations")
+        _check_billed(doc["billed_as"], src, f"{where}.billed_as")
     locations = _table(doc.get("locations", {}), src, f"{where}.locations")
     if not partial and not locations:
         raise _fail(src, f"{where}.locations", "needs at least one location")
@@ -302,7 +363,11 @@ def _build(doc: Mapping[str, Any], *, files: tuple[str, ...]) -> Prices:
             default_location=s["default_location"], locations=locations, billing_note=s.get("billing_note", ""),
             index_entry_writes=None if index is None else IndexBilling(
                 billed=bool(index["billed"]), source=index["source"], as_of=index["as_of"],
-                note=str(index.get("note") or "")),
+                note=str(index.get("note") or ""), why_undated=str(index.get("why_undated") or "")),
+            billed_as={op: OpBilling(reads=float(b["reads"]), writes=float(b["writes"]), source=b["source"],
+                                     as_of=b["as_of"], note=str(b.get("note") or ""),
+                                     why_undated=str(b.get("why_undated") or ""))
+                       for op, b in (s.get("billed_as") or {}).items()},
         )
     return Prices(version=str(doc["version"]), label=str(doc["label"]), currency=str(doc.get("currency", "USD")),
                   note=str(doc.get("note") or ""), stores=stores, files=files)

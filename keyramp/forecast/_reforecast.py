@@ -69,7 +69,7 @@ def format_table(results: Mapping[str, CellForecast]) -> str:
         rows.append((
             cell_id, forecast_short(fc), "-" if mid is None else f"{100 * mid:.1f}%",
             band_text(fc.peak_throttled_fraction), band_text(fc.adapt_s, unit=" s"),
-            figure_text(fc, "added_p99_ms"), _keys_from(fc), fc.deciding_param or "-",
+            figure_text(fc, "added_p99_ms"), _keys_from(fc), _decided_by(fc),
         ))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
@@ -83,6 +83,15 @@ def format_table(results: Mapping[str, CellForecast]) -> str:
         note = keys_note(fc) if fc.throttled_fraction is not None else ""
         lines += [f"{cell_id}: {text}" for text in (fc.reason, note and f"forecast {note}") if text]
     return "\n".join(lines)
+
+
+def _decided_by(fc: CellForecast) -> str:
+    """The parameter that splits the verdict; where none does but something throttles, the limit that
+    throttles the most at the mid point (``projection.limited_by``: a range, an index or one key)."""
+    if fc.deciding_param:
+        return fc.deciding_param
+    limit = fc.projection.limited_by if fc.projection is not None else None
+    return f"limit: {limit}" if limit else "-"
 
 
 def _keys_from(fc: CellForecast) -> str:

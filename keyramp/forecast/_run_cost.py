@@ -29,7 +29,7 @@ from keyramp.forecast._cost import (
     usage_of,
 )
 from keyramp.forecast._mix import op_mix
-from keyramp.forecast._prices import LABEL, Prices
+from keyramp.forecast._prices import LABEL, Prices, as_of_text
 from keyramp.results._cost_doc import PricesUsed, WindowCost
 
 if TYPE_CHECKING:
@@ -118,8 +118,10 @@ def _cell_cost(profile: Profile, plan: CloudPlan, cell: CellPlan, prices: Prices
     records = cell.preload_records + mix.inserts_per_op * ops
     deletes = records if plan.cleanup else 0.0
     listing = deletes * _LISTING_READS.get(store.name, 0.0)
-    usage = usage_of(mix, ops) + Usage(writes=float(cell.preload_records), deletes=deletes, reads=listing,
-                                       stored_gib=records * record_bytes(workload) / GIB)
+    billed_as = None if workload.user else store.billed_as  # a Python workload's op names are its own
+    usage = usage_of(mix, ops, billed_as=billed_as) + Usage(
+        writes=float(cell.preload_records), deletes=deletes, reads=listing,
+        stored_gib=records * record_bytes(workload) / GIB)
     nodes = needed = kind = None
     if store.billing == "nodes":
         launch = profile.launch
@@ -153,7 +155,7 @@ def render_run_cost(cost: RunCost) -> str:
     for c in cost.cells:
         billed = " + ".join(f"{_count(line.quantity)} {line.item} {format_usd(line.usd)}"
                             for line in c.cost.lines if line.quantity > 0) or "nothing billed"
-        where = f"{c.prices.location} ({c.prices.location_type}), prices as of {c.prices.as_of}"
+        where = f"{c.prices.location} ({c.prices.location_type}), {as_of_text(c.prices.as_of)}"
         lines.append(f"  {c.cell_id}: {format_usd(c.cost.usd)} = {billed}; {where}")
         if c.nodes is not None:
             lines.append(f"      {plural(c.nodes, (c.storage or '').upper() + ' node')} for the run (its peak needs "

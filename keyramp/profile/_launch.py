@@ -67,7 +67,7 @@ class LaunchSettings(Section):
         doc="parameter ranges fitted by `keyramp calibrate fit` (relative to the profile)"))
     plan: bool = field(default=True, metadata=option(
         Bool(), default=True, legacy=False,
-        doc="plan each cell after the run (modelled: the fastest safe ramp or the fix, and the cost; seconds per "
+        doc="plan each cell after the run (modelled: the safe ramp or the fix, and the cost; seconds per "
             "cell, docs/plan.md); `false`: only when `[thresholds]` name a `plan.*` metric"))
     nodes: int | None = field(default=None, metadata=option(
         Int(1, 10_000), default=1, legacy=None, applies=_CLUSTER, doc="the cluster's nodes"))

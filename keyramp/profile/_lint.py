@@ -282,9 +282,8 @@ _KEY_FIX: Final = {
 }
 
 
-def _hottest_key(plan: _Plan, groups_limit: bool) -> tuple[float, str]:
-    """The planned writes/s on the hottest unit at the peak, and how they get there."""
-    assert plan.peak is not None
+def _hottest_key(plan: _Plan, peak: float, groups_limit: bool) -> tuple[float, str]:
+    """The writes/s on the hottest unit at ``peak`` ops/s, and how they get there."""
     wl = plan.workload
     group = wl.entity_group_size
     records = max(1, wl.record_count)
@@ -292,14 +291,14 @@ def _hottest_key(plan: _Plan, groups_limit: bool) -> tuple[float, str]:
     parts: list[tuple[float, str]] = []
     if groups_limit and group > 1:
         # Consecutive inserts share the current group: every insert commit hits it.
-        parts.append((plan.peak * plan.commit_per_op, f"inserts fill one group of {group} at a time"))
+        parts.append((peak * plan.commit_per_op, f"inserts fill one group of {group} at a time"))
         groups = -(-records // group)
         # A lower bound for the hottest group: its hottest entity, or an even share.
         hot = max(hottest_share(dist, records, dparams), 1.0 / groups)
-        parts.append((plan.peak * plan.update_per_op * hot, f"updates over {groups} groups ({dist})"))
+        parts.append((peak * plan.update_per_op * hot, f"updates over {groups} groups ({dist})"))
     else:
         hot = hottest_share(dist, records, dparams)
-        parts.append((plan.peak * plan.update_per_op * hot,
+        parts.append((peak * plan.update_per_op * hot,
                       f"updates of the hottest of {records:,} records ({dist})"))
     return max(parts)
 
@@ -309,9 +308,12 @@ def _key_rates(plan: _Plan) -> list[Finding]:
     Datastore mode; BP-RATE-3 Firestore: ≈ 1 sustained write/s per document; BP-KEY-9 Bigtable: one row
     never splits), held against the store's per-key limit (``key_write_ops_per_s`` in its spec's box): above
     its high end an error, above its low end a warning. A Python workload's keys are its own: the launch
-    forecast reads them from what it wrote."""
+    forecast reads them from what it wrote. Held at the schedule's peak and at the ``[launch]`` peak (a row
+    that takes the emulator's 200 writes/s may not take the launch's 10,000)."""
     out: list[Finding] = []
-    if plan.peak is None or plan.workload.user:
+    launch = None if plan.launch is None else plan.launch.peak
+    peaks = [(p, w) for p, w in ((plan.peak, ""), (launch, " at the [launch] peak")) if p is not None]
+    if not peaks or plan.workload.user:
         return out
     for backend in plan.backends:
         store = spec_for(backend)
@@ -320,13 +322,13 @@ def _key_rates(plan: _Plan) -> list[Finding]:
         if rule is None or limit is None:
             continue
         unit = limit.unit.rpartition("per ")[2] or "key"
-        rate, how = _hottest_key(plan, store.has("entity_groups"))
+        (rate, how), when = max((_hottest_key(plan, p, store.has("entity_groups")), w) for p, w in peaks)
         if rate <= limit.low:
             continue
         severity = "error" if rate > limit.high else "warning"
         out += _on_cells(plan, backend, rule, severity,
-                         f"{backend}: ~{rate:.3g} writes/s on one {unit} ({how}), which sustains about "
-                         f"{limit.low:g}–{limit.high:g} writes/s (key_write_ops_per_s): expect contention and "
+                         f"{backend}: ~{_num(rate)} writes/s on one {unit}{when} ({how}), which sustains about "
+                         f"{_num(limit.low)}–{_num(limit.high)} writes/s (key_write_ops_per_s): expect contention and "
                          f"throttling; {_KEY_FIX[rule].format(unit=unit)}")
     return out
 

@@ -21,12 +21,14 @@ LABEL = "estimate at list prices, before free tier and discounts"
 
 @dataclass(kw_only=True)
 class ListPrice(JsonDoc):
-    """One list price in USD, where it was found and when it was looked up there."""
+    """One list price in USD, where it was found and the date that source carries (``undated``: none,
+    and ``why_undated`` says why)."""
 
     usd: float
     source: str
-    as_of: str
+    as_of: str = field(metadata={"doc": "the date on the source page (YYYY-MM-DD), or undated"})
     note: str = ""
+    why_undated: str | None = None
     ALWAYS: ClassVar[tuple[str, ...]] = ("note",)
 
 
@@ -40,8 +42,9 @@ class BilledLine(JsonDoc):
     price_usd: float
     usd: float
     source: str
-    as_of: str
+    as_of: str = field(metadata={"doc": "the date on the source page (YYYY-MM-DD), or undated"})
     note: str = ""
+    why_undated: str | None = None
     ALWAYS: ClassVar[tuple[str, ...]] = ("note",)
 
 
@@ -60,7 +63,8 @@ class WindowCost(JsonDoc):
 
 @dataclass(kw_only=True)
 class PricesUsed(JsonDoc):
-    """Which prices a cost used: the table (and override), the oldest date among them, the location."""
+    """Which prices a cost used: the table (and override), the oldest date among them (``undated`` when any
+    of them carries none), the location."""
 
     source: str
     as_of: str

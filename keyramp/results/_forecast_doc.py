@@ -127,6 +127,9 @@ class ForecastProjection(JsonDoc):
     keys: str | None = field(default=None, metadata=_doc("regenerated | recorded"))
     why: str | None = None
     ranges: list[str] = field(default_factory=list, metadata=_doc("the key ranges projected"))
+    limited_by: str | None = field(default=None, metadata=_doc(
+        "what throttles the most operations at the band's mid point: one of ranges, or 'key' (one key's "
+        "sustained write limit, key_write_ops_per_s); absent where nothing is throttled"))
     append_points: int | None = None
     samples: int | None = field(default=None, metadata=_doc("sampled accesses (None: nothing sampled)"))
     op_mix: dict[str, float] = field(default_factory=dict, metadata=_doc("op -> share of projected operations"))

@@ -23,8 +23,8 @@ from keyramp.results._cost_doc import LABEL, PlanCost
 from keyramp.results._doc import DocError, JsonDoc
 from keyramp.results._doc import doc as _doc
 
-__all__ = ["FIX_KINDS", "GOOGLE_RAMP", "CellPlan", "Fix", "GoogleRamp", "PlanCheck", "Ramp", "RampShape",
-           "RateBand", "RunPlan", "read_run_plan"]
+__all__ = ["FASTER_LABEL", "FIX_KINDS", "GOOGLE_RAMP", "RAMP_BASES", "CellPlan", "FasterRamp", "Fix", "GoogleRamp",
+           "PlanCheck", "Ramp", "RampShape", "RateBand", "RunPlan", "read_run_plan"]
 
 #: What a fix changes: the shard count of an append-point design, Bigtable nodes, or the key design.
 FIX_KINDS = ("shards", "nodes", "key_design")
@@ -109,26 +109,64 @@ class GoogleRamp(RampShape):
     time_ratio: float | None = field(metadata=_doc("the plan's ramp time / 500/50/5's (null: 500/50/5 takes 0 s)"))
 
 
+#: What a planned ramp rests on (``Ramp.basis``): Google's published rule (the store has one and the
+#: model's split parameters are bounded by it: nothing faster is recommended), parameters fitted by
+#: ``keyramp calibrate``, or the model alone (a store without a published ramp rule: Bigtable).
+RAMP_BASES = ("published_rule", "calibrated", "model")
+#: How a ramp faster than the rule, which the model alone allows, is labelled wherever it shows.
+FASTER_LABEL = "modelled, faster than Google's published rule"
+
+
+@dataclass(kw_only=True)
+class FasterRamp(RampShape):
+    """A ramp faster than Google's published rule that the model allows: shown, never recommended (the
+    split parameters that allow it are bounded by that rule itself; ``keyramp calibrate`` measures them)."""
+    WRITES_GIVEN: ClassVar[bool] = False
+
+    time_to_target_s: float
+    check: PlanCheck
+    label: str = FASTER_LABEL
+    ALWAYS: ClassVar[tuple[str, ...]] = ("label",)
+
+
 @dataclass(kw_only=True)
 class Ramp(RampShape):
-    """The fastest safe ramp found (its shape), its own forecast, and 500/50/5's to the same target."""
+    """The safe ramp recommended (its shape), its own forecast, 500/50/5's to the same target, what it rests
+    on, and (``modelled_faster``) a faster one the model alone allows, where the store has a published rule."""
 
     time_to_target_s: float
     target_ops_per_s: float
     hold_s: float
     check: PlanCheck
     vs_500_50_5: GoogleRamp
+    basis: str = field(default="model", metadata=_doc("published_rule | calibrated | model (RAMP_BASES)"))
+    evidence: str = field(default="", metadata=_doc("what the ramp rests on, in words (the calibration file)"))
+    modelled_faster: FasterRamp | None = field(
+        default=None, metadata=_doc("faster than Google's published rule, allowed by the model alone: shown, "
+                                    "never recommended nor acknowledged"))
+    #: Built in code, every field given is written (``modelled_faster: null`` says "none"); a plan written
+    #: before these fields reads back without them.
+    WRITES_GIVEN: ClassVar[bool] = True
 
     @classmethod
     def of(cls, *, shape: RampShape, target_ops_per_s: float, hold_s: float, check: PlanCheck,
-           google: PlanCheck) -> Ramp:
+           google: PlanCheck, basis: str = "model", evidence: str = "",
+           faster: FasterRamp | None = None) -> Ramp:
         """The ramp of ``shape`` to ``target_ops_per_s``, with 500/50/5's check (``google``) to the same target."""
+        if basis not in RAMP_BASES:
+            raise ValueError(f"basis: one of {', '.join(RAMP_BASES)}, got {basis!r}")
         mine, theirs = shape.time_to(target_ops_per_s), GOOGLE_RAMP.time_to(target_ops_per_s)
         vs = GoogleRamp(start_ops=GOOGLE_RAMP.start_ops, growth=GOOGLE_RAMP.growth, step_s=GOOGLE_RAMP.step_s,
                         time_to_target_s=theirs, safe=google.passes, check=google,
                         time_ratio=None if theirs <= 0 else round(mine / theirs, 3))
         return cls(start_ops=shape.start_ops, growth=shape.growth, step_s=shape.step_s, time_to_target_s=mine,
-                   target_ops_per_s=target_ops_per_s, hold_s=hold_s, check=check, vs_500_50_5=vs)
+                   target_ops_per_s=target_ops_per_s, hold_s=hold_s, check=check, vs_500_50_5=vs, basis=basis,
+                   evidence=evidence, modelled_faster=faster)
+
+    @property
+    def is_google(self) -> bool:
+        """Whether this is Google's 500/50/5 itself (to a target above its start)."""
+        return self.shape == GOOGLE_RAMP and self.time_to_target_s > 0
 
     @property
     def shape(self) -> RampShape:

@@ -7,7 +7,7 @@ A run plans its cells when the profile has a ``[launch]`` and ``[thresholds]`` g
 from __future__ import annotations
 
 from keyramp._format import count, ops_per_s, usd
-from keyramp.forecast._plan_text import ramp_text
+from keyramp.forecast._plan_text import faster_short, ramp_text
 from keyramp.results._plan_doc import CellPlan
 from keyramp.results._summary import RunSummary
 
@@ -20,13 +20,13 @@ PLAN_NOTE = ("* plan modelled at the [launch] peak: forecasts of each key design
 def plan_line(plan: CellPlan) -> str:
     """``c01-… plan* 5,000 ops/s: reachable — start 500 ops/s, +50 % every 4.2 min: …; $16.20/h, ramp $2.37``."""
     if plan.reachable:
-        answer = "reachable" + (f" — {ramp_text(plan.ramp)}" if plan.ramp is not None else "")
+        answer = "reachable" + (f" — {ramp_text(plan.ramp)}{faster_short(plan.ramp)}" if plan.ramp is not None else "")
     elif plan.fix is not None:
         fix = plan.fix
         value = "" if fix.value is None else f" {count(fix.value)}"
         answer = f"not reachable — fix: {fix.kind.replace('_', ' ')}{value} ({fix.design})"
         if fix.ramp is not None:
-            answer += f", then {ramp_text(fix.ramp)}"
+            answer += f", then {ramp_text(fix.ramp)}{faster_short(fix.ramp)}"
     else:
         answer = f"not reachable — {plan.why}"
     cost = plan.cost

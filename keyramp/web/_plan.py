@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from keyramp import _format as fmt
-from keyramp.forecast._plan_text import ramp_text
+from keyramp.forecast._plan_text import faster_text, ramp_text
+from keyramp.forecast._prices import as_of_text
 from keyramp.results._doc import DocError
 from keyramp.results._plan_doc import GOOGLE_RAMP, CellPlan, Fix, PlanCheck, Ramp, RampShape
 from keyramp.web._axes import Frame
@@ -47,12 +48,17 @@ def ramp_chart(ramp: Ramp) -> dict[str, Any]:
     target = ramp.target_ops_per_s
     end = max(ramp.time_to_target_s, ramp.google_time_to_target_s, 60.0) * 1.1
     frame = Frame(x_end=end, y_top=target * _HEADROOM)
+    lines = [{"name": "planned", "legend": f"planned ramp ({'safe' if ramp.check.passes else 'fails'})",
+              "points": frame.polyline(_steps(ramp.shape, target, end))},
+             {"name": "google", "legend": f"500/50/5 ({'safe' if ramp.google.passes else 'not safe'})",
+              "points": frame.polyline(_steps(GOOGLE_RAMP, target, end))}]
+    fast = ramp.modelled_faster
+    if fast is not None:  # shown, never recommended: the model alone allows it
+        lines.append({"name": "faster", "legend": f"{fast.label} (not recommended)",
+                      "points": frame.polyline(_steps(fast, target, end))})
     return {
         **frame.doc(y_text=fmt.count, x_title="time since the launch started", y_title="ops/s"),
-        "lines": [{"name": "planned", "legend": f"planned ramp ({'safe' if ramp.check.passes else 'fails'})",
-                   "points": frame.polyline(_steps(ramp.shape, target, end))},
-                  {"name": "google", "legend": f"500/50/5 ({'safe' if ramp.google.passes else 'not safe'})",
-                   "points": frame.polyline(_steps(GOOGLE_RAMP, target, end))}],
+        "lines": lines,
         "target_y": frame.y(target), "target_text": f"target {fmt.ops_per_s(target)}", "end_s": end,
     }
 
@@ -71,6 +77,7 @@ def _ramp(ramp: Ramp | None) -> dict[str, Any] | None:
     if ramp is None:
         return None
     return {"text": ramp_text(ramp), "check": _check(ramp.check), "chart": ramp_chart(ramp),
+            "basis": ramp.basis, "evidence": ramp.evidence, "faster": faster_text(ramp),
             "start": fmt.ops_per_s(ramp.shape.start_ops), "growth": fmt.percent(ramp.shape.growth),
             "step": fmt.duration(ramp.shape.step_s), "time": fmt.duration(ramp.time_to_target_s),
             "google_time": fmt.duration(ramp.google_time_to_target_s), "google_safe": ramp.google.passes}
@@ -103,6 +110,8 @@ def plan_short(plan: CellPlan) -> str:
             return "reachable"
         if ramp.time_to_target_s == 0:
             return "reachable: no ramp needed"
+        if ramp.is_google:
+            return f"reachable: 500/50/5, {fmt.duration(ramp.time_to_target_s)}"
         return (f"reachable: ramp {fmt.duration(ramp.time_to_target_s)} "
                 f"(500/50/5: {fmt.duration(ramp.google_time_to_target_s)})")
     fix = plan.fix
@@ -120,7 +129,7 @@ def _cost(plan: CellPlan) -> dict[str, Any] | None:
     ramp = None if cost.ramp_usd is None else fmt.usd(cost.ramp_usd)
     return {"hour": fmt.usd(cost.launch_usd_per_hour), "ramp": ramp,
             "nodes": cost.nodes, "storage": None if cost.storage is None else str(cost.storage).upper(),
-            "where": f"{p.location} ({p.location_type}), prices as of {p.as_of}", "label": cost.label,
+            "where": f"{p.location} ({p.location_type}), {as_of_text(p.as_of)}", "label": cost.label,
             "not_priced": list(cost.not_priced), "notes": list(cost.notes),
             "short": f"{fmt.usd(cost.launch_usd_per_hour)}/h" + ("" if ramp is None else f", ramp {ramp}")}
 

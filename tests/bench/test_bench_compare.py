@@ -58,7 +58,7 @@ def test_aa_smoke_closed_model_with_a_busy_core(tmp_path: Path, bigtable_emulato
     assert closed["vs_first"]["comparisons"] == 2 and closed["all_pairs"]["comparisons"] == 6
     assert closed["vs_set_of_2"]["comparisons"] == 3
     state = result["machine_state"]
-    assert state["state"] == "one core kept busy by the bench" and state["cpu_busy_share"]["samples"] == 3
+    assert state["state"].endswith("kept busy by the bench") and state["cpu_busy_share"]["samples"] == 3
     assert state["loadavg_1m"]["samples"] == 3
     assert len(closed["per_run"]) == 3 and all(r["machine_busy"] is not None for r in closed["per_run"])
 

@@ -16,13 +16,29 @@ from hypothesis import strategies as st
 from keyramp._errors import UsageError
 from keyramp.forecast._cost import CellCost, cell_cost, min_nodes, record_bytes
 from keyramp.forecast._mix import OpMix, op_mix
-from keyramp.forecast._prices import LABEL, load_prices
+from keyramp.forecast._prices import LABEL, Prices, load_prices
 from keyramp.profile import WorkloadSettings, read_settings
 from keyramp.profile._schedules import make_schedule
 
 PRICES = load_prices()
 FS = PRICES.stores["firestore"].locations["us-central1"].prices
 BT = PRICES.stores["bigtable"].locations["us-central1"].prices
+
+
+def _typed(usd: dict[str, float], **store: Any) -> dict[str, Any]:
+    where = {"source": "typed in the test", "as_of": "2026-01-01"}
+    return {"title": "t", "billing": "operations", "default_location": "here", **store,
+            "locations": {"here": {"type": "regional", **{name: {"usd": v, **where} for name, v in usd.items()}}}}
+
+
+#: List prices typed in here, unlike keyramp's table on purpose (a cost that read the table would not match);
+#: how each store bills keyramp's increment, typed in too.
+TYPED = Prices.from_json({"schema": 1, "version": "test", "label": "typed", "stores": {
+    "firestore": _typed({"reads_per_100k": 0.05, "writes_per_100k": 0.20, "deletes_per_100k": 0.02,
+                         "storage_gib_month": 1.0}, backends=["firestore"], billed_as={"increment": {
+                             "reads": 0, "writes": 1, "source": "typed", "as_of": "2026-01-01"}}),
+    "datastore": _typed({"reads_per_100k": 0.07, "writes_per_100k": 0.30, "deletes_per_100k": 0.04,
+                         "storage_gib_month": 1.0}, backends=["datastore", "firestore-datastore"])}}, src="typed")
 OPS = ("insert", "read", "update", "delete", "batch_write", "batch_read", "scan", "transaction")
 
 
@@ -88,14 +104,35 @@ def test_an_hour_of_ramp_at_the_target_is_the_launch_hour(counts: dict[str, floa
 @given(start=st.floats(min_value=50, max_value=500), steps=st.integers(min_value=1, max_value=12),
        step_s=st.sampled_from([60, 300, 600]), backend=st.sampled_from(["firestore", "datastore"]))
 def test_ramp_cost_is_the_integral_of_the_500_50_5_steps(start: float, steps: int, step_s: int, backend: str) -> None:
-    """Against a sum computed another way: each step's rate × its length × the price of an insert."""
+    """Against a sum computed another way: each step's rate × its length × what an operation of a mixed op mix
+    bills at prices typed into this test (per 100,000: reads, writes, deletes)."""
     ramp = make_schedule({"kind": "ramp_500_50_5", "start_ops": start, "step": f"{step_s}s"},
                          horizon=steps * step_s)
     target = start * 1.5 ** (steps - 1)
-    cost = cell_cost(backend=backend, mix=_mix({"insert": 1}), target_ops_per_s=target, prices=PRICES, ramp=ramp,
+    mix = _mix({"insert": 5, "read": 3, "update": 1, "delete": 1})
+    cost = cell_cost(backend=backend, mix=mix, target_ops_per_s=target, prices=TYPED, ramp=ramp,
                      ramp_s=steps * step_s)
-    inserts = sum(start * 1.5**i * step_s for i in range(steps))
-    assert cost.ramp_usd == pytest.approx(inserts / 1e5 * FS["writes_per_100k"].usd, rel=1e-9)
+    operations = sum(start * 1.5**i * step_s for i in range(steps))
+    reads, writes, deletes = {"firestore": (0.05, 0.20, 0.02), "datastore": (0.07, 0.30, 0.04)}[backend]
+    per_op = (0.3 * reads + 0.6 * writes + 0.1 * deletes) / 1e5
+    assert cost.ramp_usd == pytest.approx(operations * per_op, rel=1e-9)
+
+
+def test_an_increment_bills_what_the_store_bills_for_it() -> None:
+    """Firestore: a field transform, one write and no read (``billed_as``); Datastore mode, without it:
+    keyramp's lookup and upsert, a read and a write. Typed prices: $ per 100,000 reads / writes."""
+    def hour(backend: str, counts: dict[str, float], **kw: Any) -> float:
+        return cell_cost(backend=backend, mix=_mix(counts), target_ops_per_s=1000, prices=TYPED,
+                         **kw).launch_usd_per_hour
+
+    assert hour("firestore", {"increment": 1}) == pytest.approx(36 * 0.20)  # 3.6 M writes, no read
+    # A Python workload's method named increment is its own code: one read, as the forecast counts it.
+    user = _mix({"increment": 5}, user="/app/wl.py:Counter", ops={"increment": 1.0}, insert_ops=[])
+    assert cell_cost(backend="firestore", mix=user, target_ops_per_s=1000, prices=TYPED,
+                     python_workload=True).launch_usd_per_hour == pytest.approx(36 * 0.05)
+    assert hour("datastore", {"increment": 1}) == pytest.approx(36 * (0.07 + 0.30))
+    cost = cell_cost(backend="firestore", mix=_mix({"increment": 1, "read": 1}), target_ops_per_s=1000, prices=TYPED)
+    assert any(note.startswith("an increment bills 0 reads and 1 write") for note in cost.notes)
 
 
 def test_batch_operations_count_their_rows_and_deletes_bill_as_deletes() -> None:
@@ -178,7 +215,14 @@ def test_an_override_changes_the_cost_it_names(tmp_path: Path) -> None:
     base, over = (cell_cost(backend="datastore", mix=mix, target_ops_per_s=800, prices=p) for p in (PRICES, ours))
     reads = 800 * 3600 * 0.75 / 1e5 * FS["reads_per_100k"].usd
     assert over.launch_usd_per_hour - base.launch_usd_per_hour == pytest.approx(reads)
-    assert over.prices.source.endswith(str(path)) and over.prices.as_of == "2026-10-01"
+    # The writes' price is still the table's, which its source does not date: the cost is no newer.
+    assert over.prices.source.endswith(str(path)) and over.prices.as_of == "undated"
+    writes = {"usd": 0.2, "source": "our contract", "as_of": "2026-09-15"}
+    path.write_text(json.dumps({"stores": {"datastore": {"locations": {"us-central1": {
+        "reads_per_100k": {"usd": 0.1, "source": "our contract", "as_of": "2026-10-01"},
+        "writes_per_100k": writes}}}}}))
+    dated = cell_cost(backend="datastore", mix=mix, target_ops_per_s=800, prices=load_prices(path))
+    assert dated.prices.as_of == "2026-09-15"  # the oldest date among the prices the cost used
     # Firestore's prices were not named: unchanged.
     assert cell_cost(backend="firestore", mix=mix, target_ops_per_s=800, prices=ours).launch_usd_per_hour == \
         cell_cost(backend="firestore", mix=mix, target_ops_per_s=800, prices=PRICES).launch_usd_per_hour
@@ -190,8 +234,10 @@ def test_the_cost_says_what_it_is_and_what_it_left_out() -> None:
     doc = cost.to_json()
     assert doc["label"] == LABEL == "estimate at list prices, before free tier and discounts"
     assert doc["modelled"] is True and doc["not_priced"] == ["query"]
-    assert doc["prices"] == {"source": PRICES.source, "as_of": "2026-11-26", "location": "nam5",
+    assert doc["prices"] == {"source": PRICES.source, "as_of": "undated", "location": "nam5",
                              "location_type": "multi-region"}
+    line = doc["breakdown"]["launch_hour"]["lines"][0]
+    assert line["as_of"] == "undated" and "no date" in line["why_undated"]
     assert set(doc) >= {"launch_usd_per_hour", "ramp_usd", "breakdown", "prices"} and doc["ramp_usd"] is None
     assert CellCost.from_json(json.loads(json.dumps(doc))).to_json() == doc
 

@@ -141,7 +141,8 @@ def test_the_text_is_one_block_per_cell_marked_modelled(run_dir: Path, capsys: p
     text = capsys.readouterr().out
     assert text.startswith("plan for 5,000 ops/s (the [launch] peak)")  # no --target: the launch's peak
     assert "c01-firestore-random" in text and "c00-" not in text
-    for label in ("sustains*", "reachable*:  yes", "ramp*", "cost*", "* modelled", "500/50/5 takes"):
+    for label in ("sustains*", "reachable*:  yes", "ramp*", "cost*", "* modelled", "(Google's 500/50/5)",
+                  "modelled, faster than Google's published rule: "):
         assert label in text, label
 
 
@@ -179,18 +180,24 @@ def test_bad_input_is_one_line_and_exit_2(run_dir: Path, args: list[str], messag
     assert len(err.splitlines()) == 1 and message in err
 
 
-def test_the_rehearsal_profile_is_a_cloud_run_of_the_planned_ramp_that_lint_accepts(
+def _rehearse(run_dir: Path, out: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
+    assert main(["plan", str(run_dir), "--cell", "c01-firestore-random", "--target", "5000", "--json",
+                 "--write-profile", str(out), "--project", "acme-load-test", *extra]) == 0
+    return json.loads(capsys.readouterr().out)["cells"]["c01-firestore-random"]["ramp"]
+
+
+def test_the_rehearsal_runs_the_ramp_within_the_evidence_and_lint_accepts_it_unacknowledged(
     run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
     out = tmp_path / "rehearsal.toml"
-    assert main(["plan", str(run_dir), "--cell", "c01-firestore-random", "--target", "5000", "--json",
-                 "--write-profile", str(out), "--project", "acme-load-test"]) == 0
-    ramp = json.loads(capsys.readouterr().out)["cells"]["c01-firestore-random"]["ramp"]
-    # The plan's ramp is faster than 500/50/5 (a step under 5 min): the rehearsal acknowledges BP-RAMP-1 with
-    # the plan's evidence, so lint passes even under --strict.
-    assert ramp["step_s"] < 300
+    ramp = _rehearse(run_dir, out, capsys)
+    # The stores' own split parameters are bounded by 500/50/5: the rehearsal runs Google's rule, nothing to
+    # acknowledge; the faster ramp the model allows is in the plan, labelled, and not in the profile.
+    assert (ramp["start_ops"], ramp["growth"], ramp["step_s"], ramp["basis"]) == (500, 0.5, 300, "published_rule")
+    faster = ramp["modelled_faster"]
+    assert faster["label"] == "modelled, faster than Google's published rule" and faster["step_s"] < 300
     assert main(["lint", "--strict", str(out)]) == 0
-    assert "ACKNOWLEDGED BP-RAMP-1: " in capsys.readouterr().out
+    assert "BP-RAMP-1" not in capsys.readouterr().out
     from keyramp.profile._files import load_profile
 
     profile = load_profile(out)
@@ -201,13 +208,38 @@ def test_the_rehearsal_profile_is_a_cloud_run_of_the_planned_ramp_that_lint_acce
     assert profile.duration_s == ramp["time_to_target_s"] + ramp["hold_s"]
     assert profile.data["cloud"]["max_ops_per_s"] >= 5000 and profile.data["workload"]["ops"] == {
         "insert": 0.7, "read": 0.3}
-    assert profile.keys.strategies == ("random",)
-    assert list(profile.acknowledge) == ["BP-RAMP-1"] and "modelled" in profile.acknowledge["BP-RAMP-1"]
+    assert profile.keys.strategies == ("random",) and profile.acknowledge == {}
+    # The faster ramp, written by hand, is held to 500/50/5 (the model alone is no evidence against it).
+    by_hand = tmp_path / "by-hand.toml"
+    by_hand.write_text(out.read_text().replace('"step" = "300s"', f'"step" = "{int(faster["step_s"])}s"'))
+    assert main(["lint", "--strict", str(by_hand)]) == 1
+    assert re.search(f"{re.escape(str(by_hand))}: (WARNING|ERROR) BP-RAMP-1: ", capsys.readouterr().out)
+
+
+def test_with_calibrated_split_parameters_the_faster_ramp_is_planned_and_acknowledged_citing_the_file(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    calibration = tmp_path / "calibration" / "firestore.json"
+    calibration.parent.mkdir()
+    source = "keyramp calibrate fit of calibrate-firestore-append, calibrate-firestore-jump"
+    fitted = {"split_threshold_frac": (0.3, 0.3, 0.4), "split_delay_s": (10, 20, 30)}
+    calibration.write_text(json.dumps({"schema": 1, "stores": {"firestore": {
+        name: {"low": lo, "mid": mid, "high": hi, "source": source} for name, (lo, mid, hi) in fitted.items()}}}))
+    out = tmp_path / "rehearsal.toml"
+    ramp = _rehearse(run_dir, out, capsys, "--params", str(calibration))
+    assert ramp["basis"] == "calibrated" and str(calibration) in ramp["evidence"] and ramp["step_s"] < 300
+    assert ramp["modelled_faster"] is None
+    assert main(["lint", "--strict", str(out)]) == 0
+    assert "ACKNOWLEDGED BP-RAMP-1: " in capsys.readouterr().out
+    from keyramp.profile._files import load_profile
+
+    reason = load_profile(out).acknowledge["BP-RAMP-1"]
+    assert str(calibration) in reason and "keyramp calibrate" in reason and "modelled" in reason
     # The same ramp written by hand, without the plan's evidence, is still held to 500/50/5.
     by_hand = tmp_path / "by-hand.toml"
     by_hand.write_text(out.read_text().split("[acknowledge]")[0])
     assert main(["lint", "--strict", str(by_hand)]) == 1
-    assert f"{by_hand}: WARNING BP-RAMP-1: " in capsys.readouterr().out
+    assert re.search(f"{re.escape(str(by_hand))}: (WARNING|ERROR) BP-RAMP-1: ", capsys.readouterr().out)
 
 
 def test_rehearsals_of_fixes_lint_clean_on_each_store(at_target: dict, tmp_path: Path) -> None:
@@ -236,5 +268,26 @@ def test_rehearsals_of_fixes_lint_clean_on_each_store(at_target: dict, tmp_path:
             # The fix's ramp starts far above 500 ops/s, its shards take thousands of inserts/s each.
             assert plan.fix.ramp.shape.start_ops > 750 and profile.acknowledge == {}
             assert not {"BP-RAMP-1", "BP-KEY-3"} & {f.rule for f in found}
-        elif plan.ramp is not None:  # c01-firestore-random: a ramp faster than 500/50/5
-            assert plan.ramp.shape.step_s < 300 and list(profile.acknowledge) == ["BP-RAMP-1"]
+        elif plan.ramp is not None:  # c01-firestore-random: Google's rule, the faster ramp shown apart only
+            assert plan.ramp.basis == "published_rule" and plan.ramp.shape.step_s >= 300
+            assert plan.ramp.modelled_faster is not None and "BP-RAMP-1" not in profile.acknowledge
+
+
+def test_a_ramp_faster_than_the_rule_on_the_stores_own_ranges_is_never_acknowledged(at_target: dict,
+                                                                                    tmp_path: Path) -> None:
+    """Even a plan (hand-edited, or an older keyramp's) whose ramp is faster than 500/50/5 on parameters the
+    rule itself bounds gets no [acknowledge] for BP-RAMP-1: lint still holds the rehearsal to the rule."""
+    from keyramp.forecast._plan_profile import write_rehearsal
+    from keyramp.profile import read_settings
+    from keyramp.profile._lint import lint_profile
+    from keyramp.results._plan_doc import CellPlan
+
+    doc = json.loads(json.dumps(at_target["cells"]["c01-firestore-random"]))
+    faster = doc["ramp"]["modelled_faster"]
+    doc["ramp"].update(step_s=faster["step_s"], time_to_target_s=faster["time_to_target_s"], modelled_faster=None)
+    plan = CellPlan.from_json(doc)
+    assert plan.ramp is not None and plan.ramp.basis == "published_rule" and plan.ramp.step_s < 300
+    manifest = json.loads((Path(at_target["path"]) / "manifest.json").read_text())
+    profile = write_rehearsal(tmp_path / "faster.toml", plan, read_settings(manifest["profile"]))
+    assert "BP-RAMP-1" not in profile.acknowledge
+    assert "BP-RAMP-1" in {f.rule for f in lint_profile(profile) if f.severity in ("error", "warning")}

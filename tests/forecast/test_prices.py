@@ -12,7 +12,7 @@ from _runs import keyramp
 
 from keyramp._errors import UsageError
 from keyramp.backends import STORES
-from keyramp.forecast._prices import BILLING, LABEL, PRICES_FILE, Prices, load_prices
+from keyramp.forecast._prices import BILLING, LABEL, PRICES_FILE, UNDATED, Prices, load_prices
 
 
 def _write(path: Path, doc: Any) -> Path:
@@ -20,7 +20,17 @@ def _write(path: Path, doc: Any) -> Path:
     return path
 
 
-def test_every_price_has_a_source_url_a_date_and_a_note() -> None:
+def _cited(figure: dict[str, Any], version: str) -> None:
+    """A source URL, and the date the source carries — never the day the table was written — or none, and why."""
+    assert figure["source"].startswith(("https://cloud.google.com/", "https://firebase.google.com/")), figure
+    if figure["as_of"] == UNDATED:
+        assert len(figure["why_undated"]) > 40, figure  # a reason, not a placeholder
+    else:
+        assert date.fromisoformat(figure["as_of"]) <= date.today() and "why_undated" not in figure
+        assert figure["as_of"] != version, f"{figure}: the day the table was written is not the source's date"
+
+
+def test_every_price_has_a_source_url_its_date_or_why_it_has_none_and_a_note() -> None:
     doc = json.loads(PRICES_FILE.read_text())
     assert doc["label"] == LABEL
     seen = 0
@@ -28,15 +38,23 @@ def test_every_price_has_a_source_url_a_date_and_a_note() -> None:
         for loc in store["locations"].values():
             for name in BILLING[store["billing"]]:
                 price = loc[name]
-                assert price["source"].startswith("https://cloud.google.com/") or price["source"].startswith(
-                    "https://firebase.google.com/"), price
-                assert date.fromisoformat(price["as_of"]) <= date.today()
+                _cited(price, doc["version"])
                 assert price["note"], f"{name}: say how the figure was read (or that it is unconfirmed)"
                 seen += 1
-        index = store.get("index_entry_writes")
-        if index is not None:
-            assert index["source"].startswith("https://") and date.fromisoformat(index["as_of"]) <= date.today()
+        for rule in [store.get("index_entry_writes"), *store.get("billed_as", {}).values()]:
+            if rule is not None:
+                _cited(rule, doc["version"])
     assert seen == 2 * 2 * 4 + 4  # Firestore and Datastore mode at two locations, Bigtable at one
+
+
+def test_a_field_transform_bills_one_write_and_keyramps_datastore_increment_a_read_and_a_write() -> None:
+    """How each store bills keyramp's ``increment``, stated once in the table with its source: Firestore's
+    field transform is one write; Datastore mode's is a lookup and an upsert; Bigtable prices nodes only."""
+    prices = load_prices()
+    fs, ds = (prices.stores[name].billed_as["increment"] for name in ("firestore", "datastore"))
+    assert (fs.reads, fs.writes) == (0, 1) and "single write" in fs.note and fs.source.endswith("/firestore/pricing")
+    assert (ds.reads, ds.writes) == (1, 1) and "PropertyTransform" in ds.note
+    assert prices.stores["bigtable"].billed_as == {} and "ReadModifyWrite" in prices.stores["bigtable"].billing_note
 
 
 def test_the_table_covers_every_cloud_store_by_location_type() -> None:
@@ -112,6 +130,21 @@ def test_an_override_may_add_a_complete_location(tmp_path: Path) -> None:
         ({"stores": {"firestore": {"default_location": "mars1"}}}, "stores.firestore.default_location"),
         ({"stores": {"firestore": {"index_entry_writes": {"billed": True, "source": "x", "as_of": "2026-01-01"}}}},
          "stores.firestore.index_entry_writes.billed"),
+        ({"stores": {"firestore": {"locations": {"us-central1": {"reads_per_100k": {"usd": 0.1, "source": "x",
+                                                                                   "as_of": "undated"}}}}}},
+         "stores.firestore.locations.us-central1.reads_per_100k.why_undated"),
+        ({"stores": {"firestore": {"locations": {"us-central1": {"reads_per_100k": {
+            "usd": 0.1, "source": "x", "as_of": "2026-01-01", "why_undated": "it has a date"}}}}}},
+         "stores.firestore.locations.us-central1.reads_per_100k.why_undated"),
+        ({"stores": {"firestore": {"billed_as": {"scan": {"reads": 1, "writes": 0, "source": "x",
+                                                          "as_of": "2026-01-01"}}}}},
+         "stores.firestore.billed_as.scan"),
+        ({"stores": {"firestore": {"billed_as": {"increment": {"reads": -1, "writes": 1, "source": "x",
+                                                               "as_of": "2026-01-01"}}}}},
+         "stores.firestore.billed_as.increment.reads"),
+        ({"stores": {"bigtable": {"billed_as": {"increment": {"reads": 0, "writes": 1, "source": "x",
+                                                              "as_of": "2026-01-01"}}}}},
+         "stores.bigtable.billed_as"),
         ({"currency": "EUR"}, "currency"),
         ({"schema": 2}, "schema"),
         ({"prices": {}}, "prices"),

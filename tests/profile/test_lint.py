@@ -22,6 +22,7 @@ def profile(
     schedule: dict[str, Any] | None = None,
     duration_s: float = 60.0,
     params: dict[str, Any] | None = None,
+    launch: dict[str, Any] | None = None,
     **workload: Any,
 ) -> Profile:
     """A validated profile with lint's usual test defaults (1,000 records, inserts at 100/s)."""
@@ -33,6 +34,7 @@ def profile(
         # max_users caps an open model's users: a closed-model `users` schedule refuses it
         "schedule": {**({} if (schedule or {}).get("kind") == "users" else {"max_users": 20}),
                      **(schedule or {"kind": "constant", "rate": 100.0})},
+        **({"launch": launch} if launch else {}),
     })
 
 
@@ -159,6 +161,10 @@ def test_writes_on_one_key_are_flagged_on_every_store_under_its_own_rule() -> No
     fast = lint_profile(profile(backend="bigtable", record_count=1, ops={"increment": 1.0},
                                 schedule={"kind": "constant", "rate": 20_000.0}))
     assert one(fast, "BP-KEY-9").severity == "error" and "memusage#" in one(fast, "BP-KEY-9").message
+    # 100 writes/s on the emulator, 10,000 at the launch: the row the launch will hammer is flagged now
+    launch = lint_profile(profile(backend="bigtable", record_count=1, ops={"increment": 1.0},
+                                  launch={"kind": "ramp_500_50_5", "ceiling": 10_000, "duration": "1h"}))
+    assert one(launch, "BP-KEY-9").severity == "warning" and "[launch] peak" in one(launch, "BP-KEY-9").message
     spread = lint_profile(profile(backend=["firestore", "bigtable"], ops={"insert": 0.5, "increment": 0.5},
                                   record_count=1_000_000))
     assert not {"BP-RATE-3", "BP-KEY-9"} & rules(spread)

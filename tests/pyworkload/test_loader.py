@@ -106,7 +106,7 @@ def test_every_bad_case_is_one_line_naming_file_and_problem(profiles: dict[str, 
     assert len(lines) == len(CASES), lines
     for (name, (_, needle)), line in zip(CASES.items(), lines, strict=True):
         path = profiles[name]
-        assert line.startswith(f"{path}: "), line
+        assert line.startswith(f"keyramp: {path}: "), line
         assert needle in line, (name, line)
         if "user" in CASES[name][0] and name not in ("bad_spec", "ops_too", "template", "wrong_store"):
             assert str(path.parent / needle.split(":")[0].split(" ")[0]) in line  # the workload's own file

@@ -78,7 +78,9 @@ def test_a_ramp_rebuilt_from_its_shape_is_the_one_written() -> None:
     assert ramp is not None and ramp.shape == shape
     again = Ramp.of(shape=ramp.shape, target_ops_per_s=ramp.target_ops_per_s, hold_s=ramp.hold_s, check=ramp.check,
                     google=ramp.google)
-    assert json.dumps(again.to_json()) == json.dumps(doc)
+    # (what the ramp rests on is newer than this plan: written by a planner, not derived from the shape)
+    newer = ("basis", "evidence", "modelled_faster")
+    assert json.dumps({k: v for k, v in again.to_json().items() if k not in newer}) == json.dumps(doc)
     assert ramp.google_time_to_target_s == GOOGLE_RAMP.time_to(plan.target_ops_per_s) > ramp.time_to_target_s
 
 

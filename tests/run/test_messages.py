@@ -61,7 +61,7 @@ def _interval() -> ClosedInterval:
     op = OpInterval(count=3, errors=2, late=1, classes={"UNAVAILABLE": 1, "CLIENT_KeyError": 1},
                     latency_encoded=latency.encode(), service_encoded=service.encode(), exceptions=(example,))
     return ClosedInterval(second=4, start_s=4.0, length_s=1.0, dropped=2, ops={"insert": op},
-                          keys=[(4.25, "insert", "k1")], final=True)
+                          keys=[(4.25, "insert", "k1", "insert", ("at\x1f0009\x1fk1",), 0)], final=True)
 
 
 def _plan() -> WorkerPlan:

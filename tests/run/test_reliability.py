@@ -218,7 +218,10 @@ def test_owned_emulator_that_dies_fails_the_run_with_its_log_tail(tmp_path: Path
         _, stderr = proc.communicate(timeout=60)
         took = time.monotonic() - killed
     assert proc.returncode == 1, stderr[-2000:]
-    assert took < 6, took  # noticed by the ticker's poll, not by the 5 s unreachable window
+    # Noticed by the ticker's poll (the reason names the exited emulator and its log, where the
+    # 5 s unreachable window would say "store unreachable"), and the 120 s cell did not go on.
+    # (A bound of 6 s failed at 9 s with two test workers on a machine at load 15.)
+    assert took < 30, took
     _assert_recorded_and_consistent(only_run_dir(out), status={"failed"}, needle="emulator bigtable exited (log tail: ")
 
 

@@ -30,7 +30,8 @@ from keyramp.run._runner import RunOptions, run_profile
 from keyramp.targets._cloud_target import CloudTarget
 from keyramp.targets._emulator_target import EmulatorTarget
 
-kind, endpoint, out, schedule = sys.argv[1], sys.argv[2], Path(sys.argv[3]), json.loads(sys.argv[4])
+kind, endpoint, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+schedule, cap = json.loads(sys.argv[4]), int(sys.argv[5])
 
 class EmulatedCloud(CloudTarget):
     def address(self, cell, base):
@@ -40,7 +41,7 @@ class EmulatedCloud(CloudTarget):
 
 raw = {"name": "seam", "backend": "datastore", "duration": "3s", "seed": 5, "project": "acme-load-test",
        "workload": {"ops": {"insert": 0.7, "read": 0.3}, "record_count": 50},
-       "schedule": {**schedule, "warmup": "0s"}, "cloud": {"max_ops_per_s": 150},
+       "schedule": {**schedule, "warmup": "0s"}, "cloud": {"max_ops_per_s": cap},
        "target": kind}
 profile = parse_profile(raw, source="seam.toml")
 if kind == "cloud":
@@ -60,10 +61,11 @@ def _adc(tmp_path: Path) -> Path:
     return path
 
 
-def _run(kind: str, endpoint: str, out: Path, tmp_path: Path, schedule: dict[str, Any]) -> dict[str, Any]:
+def _run(kind: str, endpoint: str, out: Path, tmp_path: Path, schedule: dict[str, Any], *,
+         cap: int = 150) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_EMULATOR_HOST")}
     env["GOOGLE_APPLICATION_CREDENTIALS"] = str(_adc(tmp_path))
-    result = subprocess.run([sys.executable, "-c", _SCRIPT, kind, endpoint, str(out), json.dumps(schedule)],
+    result = subprocess.run([sys.executable, "-c", _SCRIPT, kind, endpoint, str(out), json.dumps(schedule), str(cap)],
                             capture_output=True, text=True, timeout=180, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -88,9 +90,12 @@ def test_both_targets_run_the_same_cell(tmp_path: Path, datastore_emulator: Any,
 
 
 def test_the_cloud_guard_stops_a_closed_model_above_the_cap(tmp_path: Path, datastore_emulator: Any) -> None:
-    # A closed model has no planned rate: only the guard, once a second, can hold the cap.
+    # A closed model has no planned rate: only the guard, once a second, can hold the cap. The
+    # cap is low (32 users back to back pass 22 ops/s, its trip point, unless each operation
+    # takes 1.4 s): a starved emulator once served 8 users at under 40 ops/s, and the guard
+    # had nothing to stop.
     outcome = _run("cloud", datastore_emulator.endpoint, tmp_path / "out", tmp_path,
-                   {"kind": "users", "users": 8, "spawn_rate": 8})
+                   {"kind": "users", "users": 32, "spawn_rate": 32}, cap=20)
     assert outcome["status"] == "failed" and outcome["reason"].startswith("c00-datastore-random: cloud cap:")
     manifest = load(only_run_dir(tmp_path / "out"), "manifest.json")
     assert manifest["cells"][0]["cleanup"]["remaining"] == 0  # cleaned up after the failure too

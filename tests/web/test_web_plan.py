@@ -57,7 +57,7 @@ def test_the_run_page_opens_with_the_answer_and_each_planned_cell_has_its_plan(p
     seq = CellPlan.from_json(summary["c00-datastore-sequential"]["plan"])
     assert seq.fix is not None and seq.fix.value is not None
     assert f"c00-datastore-sequential append ×1 – not reachable; fix: shards {seq.fix.value}" in rows
-    assert "c01-datastore-random append ×1 – reachable: ramp " in rows and "(500/50/5: 30 min)" in rows
+    assert "c01-datastore-random append ×1 – reachable: 500/50/5, 30 min" in rows  # Google's rule: in evidence
     assert rows.count("/h, ramp $") == 2 and "c02-firestore-random append ×1 – – –" in rows  # not planned
     # thresholds and errors, per cell
     assert "1 of 2 failed: plan.reachable" in rows and "2 passed" in rows and "1 passed" in rows
@@ -65,6 +65,8 @@ def test_the_run_page_opens_with_the_answer_and_each_planned_cell_has_its_plan(p
     # a plan section per planned cell, labelled modelled, the ramp drawn against 500/50/5
     assert html.count('class="plan" id="plan-') == 2 and 'id="plan-c02-firestore-random"' not in html
     assert html.count('<polyline class="planned"') == 2 and html.count('<polyline class="google"') == 2
+    # the faster ramp the model alone allows: drawn dotted and labelled, beside the recommended one
+    assert html.count('<polyline class="faster"') >= 1 and "modelled, faster than Google&#39;s published rule" in html
     assert "Every figure in this plan is modelled" in html and f"<code>{seq.fix.design}</code>" in html
     assert not _UNREADABLE.findall(_text(html))
 
@@ -125,8 +127,11 @@ def test_the_ramp_chart_reaches_the_target_when_the_plan_says() -> None:
     assert plan is not None and plan.ramp is not None
     chart = ramp_chart(plan.ramp)
     end = chart["end_s"]
-    for line, time_s in zip(chart["lines"], (plan.ramp.time_to_target_s, plan.ramp.google_time_to_target_s),
-                            strict=True):
+    fast = plan.ramp.modelled_faster
+    times = (plan.ramp.time_to_target_s, plan.ramp.google_time_to_target_s) + (
+        () if fast is None else (fast.time_to_target_s,))
+    assert [line["name"] for line in chart["lines"]] == ["planned", "google", "faster"][:len(times)]
+    for line, time_s in zip(chart["lines"], times, strict=True):
         pts = [tuple(map(float, p.split(","))) for p in line["points"].split()]
         first_at_target = next(x for x, y in pts if abs(y - chart["target_y"]) < 0.2)
         expected = chart["left"] + time_s / end * (chart["right"] - chart["left"])

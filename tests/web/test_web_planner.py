@@ -88,7 +88,7 @@ def test_the_first_view_answers_at_once_and_the_plans_arrive_as_they_are_planned
     status = wait_for(lambda: (d := _plans(client, run))["done"] == 1 and d, "the first plan")
     assert status["status"] == "planning" and status["planned"] == [IDS[0]] and status["target"] == "5,000 ops/s"
     answer = client.get(f"/runs/{run.name}/answer.html").data.decode()
-    assert "reachable: ramp" in answer and answer.count("being planned…") == 1 and "1 of 2 cells planned" in answer
+    assert "reachable: 500/50/5" in answer and answer.count("being planned…") == 1 and "1 of 2 cells planned" in answer
     assert f'<div class="plan" id="plan-{IDS[0]}">' in client.get(f"/runs/{run.name}/plans/{IDS[0]}.html").data.decode()
     assert 'class="plan planning"' in client.get(f"/runs/{run.name}/plans/{IDS[1]}.html").data.decode()
     assert not (run / "plan.json").exists()  # saved once, when every cell is planned

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from google.cloud.datastore_v1.types import datastore as _ds
 
-from keyramp.backends._fidelity import DecodeOptions, ModelTypes, Rpc, RpcTable, sortable_double, sortable_int
+from keyramp.backends._fidelity import DecodeOptions, ModelTypes, Rpc, RpcTable, timestamp_order, value_order
 
 __all__ = ["entity_key", "rpcs"]
 
@@ -36,7 +36,6 @@ _Commit: Final = _ds.CommitRequest.pb()
 _Lookup: Final = _ds.LookupRequest.pb()
 _REQUEST_TIME: Final = int(_ds.PropertyTransform.ServerValue.REQUEST_TIME)
 _DOCS: Final = "documents"
-_VALUE_BYTES: Final = 64
 
 
 def _element(element: Any, draw: Callable[[], int]) -> bytes:
@@ -54,29 +53,8 @@ def entity_key(key: Any, draw: Callable[[], int], *, group: bool = False) -> byt
     return key.partition_id.namespace_id.encode() + b"\0" + b"\0".join(_element(e, draw) for e in path)
 
 
-def _timestamp(seconds: int, nanos: int) -> bytes:
-    return b"\x04" + sortable_int(seconds) + nanos.to_bytes(4, "big")
-
-
 def _value_key(value: Any, draw: Callable[[], int]) -> bytes:
-    kind = value.WhichOneof("value_type")
-    if kind == "integer_value":
-        return b"\x03" + sortable_double(float(value.integer_value))
-    if kind == "double_value":
-        return b"\x03" + sortable_double(value.double_value)
-    if kind == "string_value":
-        return b"\x05" + value.string_value.encode()[:_VALUE_BYTES]
-    if kind == "timestamp_value":
-        return _timestamp(value.timestamp_value.seconds, value.timestamp_value.nanos)
-    if kind == "boolean_value":
-        return b"\x02\x01" if value.boolean_value else b"\x02\x00"
-    if kind == "blob_value":
-        return b"\x06" + value.blob_value[:_VALUE_BYTES]
-    if kind == "key_value":
-        return b"\x07" + entity_key(value.key_value, draw)
-    if kind == "geo_point_value":
-        return b"\x08" + sortable_double(value.geo_point_value.latitude)
-    return b"\x01"
+    return value_order(value, bytes_field="blob_value", ref_field="key_value", ref_key=lambda k: entity_key(k, draw))
 
 
 class _Mutations:
@@ -121,7 +99,7 @@ class _Mutations:
             if transform.WhichOneof("transform_type") == "set_to_server_value" and \
                     transform.set_to_server_value == _REQUEST_TIME:
                 ns = time.time_ns()
-                values.append((transform.property, _timestamp(ns // 1_000_000_000, ns % 1_000_000_000)))
+                values.append((transform.property, timestamp_order(ns // 1_000_000_000, ns % 1_000_000_000)))
             else:
                 values.append((transform.property, b"\x00" + key))
         for path, value_key in values:

@@ -32,7 +32,7 @@ from google.cloud.firestore_v1.types import document as _document
 from google.cloud.firestore_v1.types import firestore as _fs
 from google.cloud.firestore_v1.types import write as _write
 
-from keyramp.backends._fidelity import DecodeOptions, ModelTypes, Rpc, RpcTable, sortable_double, sortable_int
+from keyramp.backends._fidelity import DecodeOptions, ModelTypes, Rpc, RpcTable, timestamp_order, value_order
 
 __all__ = ["document_key", "rpcs", "value_key"]
 
@@ -46,8 +46,6 @@ _UpdateDocument: Final = _fs.UpdateDocumentRequest.pb()
 _DeleteDocument: Final = _fs.DeleteDocumentRequest.pb()
 _REQUEST_TIME: Final = int(_write.DocumentTransform.FieldTransform.ServerValue.REQUEST_TIME)
 _DOCS: Final = "documents"
-#: Index keys hold at most this much of a string or bytes value: enough for its place in the range.
-_VALUE_BYTES: Final = 64
 _MARKER: Final = "/documents/"
 
 
@@ -64,30 +62,9 @@ def _collection(key: bytes) -> str:
     return parts[-2].decode() if len(parts) >= 2 else ""
 
 
-def _timestamp(seconds: int, nanos: int) -> bytes:
-    return b"\x04" + sortable_int(seconds) + nanos.to_bytes(4, "big")
-
-
 def value_key(value: Any) -> bytes:
     """A scalar ``Value`` as bytes in Firestore's value order (type first, then the value)."""
-    kind = value.WhichOneof("value_type")
-    if kind == "integer_value":
-        return b"\x03" + sortable_double(float(value.integer_value))
-    if kind == "double_value":
-        return b"\x03" + sortable_double(value.double_value)
-    if kind == "string_value":
-        return b"\x05" + value.string_value.encode()[:_VALUE_BYTES]
-    if kind == "timestamp_value":
-        return _timestamp(value.timestamp_value.seconds, value.timestamp_value.nanos)
-    if kind == "boolean_value":
-        return b"\x02\x01" if value.boolean_value else b"\x02\x00"
-    if kind == "bytes_value":
-        return b"\x06" + value.bytes_value[:_VALUE_BYTES]
-    if kind == "reference_value":
-        return b"\x07" + document_key(value.reference_value)
-    if kind == "geo_point_value":
-        return b"\x08" + sortable_double(value.geo_point_value.latitude)
-    return b"\x01"  # null, and anything newer this keyramp does not know
+    return value_order(value, bytes_field="bytes_value", ref_field="reference_value", ref_key=document_key)
 
 
 def _index_values(path: str, value: Any, out: list[tuple[str, bytes]], exempt: frozenset[str]) -> None:
@@ -107,7 +84,7 @@ def _transform_key(transform: Any, doc: bytes) -> bytes:
     if transform.WhichOneof("transform_type") == "set_to_server_value" and \
             transform.set_to_server_value == _REQUEST_TIME:
         ns = time.time_ns()
-        return _timestamp(ns // 1_000_000_000, ns % 1_000_000_000)
+        return timestamp_order(ns // 1_000_000_000, ns % 1_000_000_000)
     return b"\x00" + doc  # an increment's or array op's result is the server's: the document's place
 
 
