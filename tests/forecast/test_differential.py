@@ -337,7 +337,7 @@ def test_the_launch_and_the_box_divided_by_k_give_the_same_share(runs: DesignRun
 
 def _no_key_limits(mp: pytest.MonkeyPatch) -> None:
     mp.setattr("keyramp.forecast._model._key_limit",
-               lambda projection, point, t, ops, attempts, throttled, retry: attempts)
+               lambda projection, point, t, ops, attempts, throttled, retry: (attempts, 0.0))
 
 
 def _no_index_ranges(mp: pytest.MonkeyPatch) -> None:
