@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._errors import UsageError
+from keyramp.cli._args import positive_float, positive_int
 from keyramp.targets._emulators import EMULATORS, EmulatorManager, RunningEmulator
 from keyramp.targets._proxy_process import forget_shared, load_shared, shared_proxies
 from keyramp.targets._proxy_stats import ProxyConfig
@@ -36,10 +37,12 @@ def register(subparsers: Any) -> None:
     up.add_argument("--fidelity", choices=("emulator", "store"), default="emulator",
                     help="store: a store proxy in front of each emulator answers what the real store would "
                          "(the store model at 1/--scale; docs/fidelity.md); the variables point at the proxies")
-    up.add_argument("--scale", type=float, default=None, help="K: the model's capacities divided by K (default 100)")
-    up.add_argument("--time-scale", type=float, default=None,
+    up.add_argument("--scale", type=positive_float, default=None,
+                    help="K: the model's capacities divided by K (default 100)")
+    up.add_argument("--time-scale", type=positive_float, default=None,
                     help="T: the model's delays (splits) divided by T (default 1)")
-    up.add_argument("--nodes", type=int, default=None, help="Bigtable: the modelled cluster's nodes (default 1)")
+    up.add_argument("--nodes", type=positive_int, default=None,
+                    help="Bigtable: the modelled cluster's nodes (default 1)")
     up.add_argument("--exempt", action="append", default=[], metavar="FIELD",
                     help="Firestore: a field exempt from single-field indexes (repeatable)")
     up.set_defaults(func=_cmd_up)
@@ -63,8 +66,9 @@ def _cmd_up(args: argparse.Namespace) -> int:
     store = args.fidelity == "store"
     if not store and (args.scale, args.time_scale, args.nodes, args.exempt) != (None, None, None, []):
         raise UsageError("--scale, --time-scale, --nodes and --exempt apply only with --fidelity store")
-    config = ProxyConfig(scale=args.scale or 100.0, time_scale=args.time_scale or 1.0, nodes=args.nodes or 1,
-                         exempt=tuple(args.exempt)) if store else None
+    config = ProxyConfig(scale=100.0 if args.scale is None else args.scale,
+                         time_scale=1.0 if args.time_scale is None else args.time_scale,
+                         nodes=1 if args.nodes is None else args.nodes, exempt=tuple(args.exempt)) if store else None
     manager = _manager(args, startup_timeout_s=args.timeout)
     running = manager.up(args.kinds or list(EMULATORS), consistency=args.consistency)
     endpoints = {kind: emu.endpoint for kind, emu in running.items()}

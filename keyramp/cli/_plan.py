@@ -11,6 +11,7 @@ from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp._format import percent, percent_band
+from keyramp.cli._args import positive_float
 from keyramp.forecast._prices import load_prices
 from keyramp.profile import Settings
 from keyramp.results._catalog import resolve_run
@@ -44,16 +45,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--write-profile", metavar="FILE", type=Path, default=None,
                    help="write a cloud profile rehearsing one cell's planned ramp (needs --cell on a run of "
                         "several cells)")
+    p.add_argument("--fidelity", choices=("cloud", "store"), default="cloud",
+                   help="with --write-profile: `cloud` (default) rehearses on the real service at the launch's rates; "
+                        "`store` writes the same ramp at 1/--scale, clock x--time-scale, against the store-like "
+                        "target (docs/fidelity.md)")
     p.add_argument("--project", default=None, help="with --write-profile: the cloud project (default: a placeholder)")
     p.add_argument("--instance", default=None,
                    help="with --write-profile: the Bigtable instance (default: a placeholder)")
     p.add_argument("--verify", action="store_true",
                    help="replay one cell's plan (the planned ramp, 500/50/5, the fix) at 1/K against the store-like "
                         "target and print the measured throttled share beside the modelled one (docs/fidelity.md)")
-    p.add_argument("--scale", type=float, default=None,
-                   help="with --verify: K (default: the target / 200 ops/s)")
-    p.add_argument("--time-scale", type=float, default=None,
-                   help="with --verify: T, the replay's clock (default: 1,000 / K)")
+    p.add_argument("--scale", type=positive_float, default=None,
+                   help="with --verify or --fidelity store: K (default: the target / 200 ops/s)")
+    p.add_argument("--time-scale", type=positive_float, default=None,
+                   help="with --verify or --fidelity store: T, the replay's clock (default: 1,000 / K)")
     p.add_argument("--json", action="store_true", help="print JSON (the plan of every cell)")
     p.add_argument("--results", type=Path, default=Path("results"), help="where run ids are looked up")
     p.set_defaults(func=_main)
@@ -61,16 +66,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _main(args: argparse.Namespace) -> int:
     # deferred: start-up cost (the planner, numpy, pyarrow: `keyramp --help` imports every verb's module)
-    from keyramp.forecast._plan_profile import PLACEHOLDER_PROJECT, write_rehearsal  # deferred: start-up cost
     from keyramp.forecast._plan_run import plan_run  # deferred: start-up cost
     from keyramp.forecast._plan_text import plan_text  # deferred: start-up cost
 
     if args.nodes is not None and args.nodes < 1:
         raise UsageError(f"--nodes: must be at least 1, got {args.nodes}")
-    if (args.project or args.instance) and args.write_profile is None:
-        raise UsageError("--project/--instance apply with --write-profile only")
-    if (args.scale is not None or args.time_scale is not None) and not args.verify:
-        raise UsageError("--scale/--time-scale apply with --verify only")
+    store = args.fidelity == "store"
+    if store and args.write_profile is None:
+        raise UsageError("--fidelity applies with --write-profile only")
+    if (args.project or args.instance) and (args.write_profile is None or store):
+        raise UsageError("--project/--instance apply with --write-profile of a cloud rehearsal only")
+    if (args.scale is not None or args.time_scale is not None) and not (args.verify or store):
+        raise UsageError("--scale/--time-scale apply with --verify or --write-profile FILE --fidelity store only")
     prices = load_prices(args.prices)  # a bad prices file stops here, before anything is planned
     run = resolve_run(args.run, args.results)
     manifest = run.manifest
@@ -87,8 +94,7 @@ def _main(args: argparse.Namespace) -> int:
     if args.write_profile is not None:
         if manifest.settings is None:
             raise UsageError(f"--write-profile: {run.path}: the manifest keeps no readable profile to rehearse")
-        rehearsal = write_rehearsal(args.write_profile, plan.planned[0], manifest.settings,
-                                    project=args.project, instance=args.instance)
+        rehearsal = _write(args, plan.planned[0], manifest.settings)
     if args.json:
         json.dump(plan.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -106,15 +112,41 @@ def _main(args: argparse.Namespace) -> int:
             if finding.severity == "error":
                 print(f"note: keyramp lint flags {finding.rule} ({finding.message}); the plan did not model it",
                       file=sys.stderr)
-        note = "" if args.project else f" (edit project = {PLACEHOLDER_PROJECT!r} first)"
-        print(f"wrote {args.write_profile}: run it with `keyramp run {args.write_profile} --allow-cloud PROJECT "
-              f"--plan`{note}", file=sys.stderr)
+        _wrote(args, rehearsal)
     if args.verify:
         if manifest.settings is None:
             raise UsageError(f"--verify: {run.path}: the manifest keeps no readable profile to replay")
         return verify(plan.planned[0], manifest.settings, scale=args.scale, time_scale=args.time_scale,
                       out=args.results)
     return 0
+
+
+def _write(args: argparse.Namespace, plan: Any, settings: Settings) -> Any:
+    """The rehearsal ``--write-profile`` writes: on the cloud, or (``--fidelity store``) at 1/K on the
+    store-like target."""
+    from keyramp.forecast._plan_profile import write_rehearsal  # deferred: start-up cost
+    from keyramp.forecast._plan_verify import verify_scale, write_store_rehearsal  # deferred: start-up cost
+
+    if args.fidelity == "store":
+        k, t = verify_scale(plan, scale=args.scale, time_scale=args.time_scale)
+        return write_store_rehearsal(args.write_profile, plan, settings, scale=k, time_scale=t)
+    return write_rehearsal(args.write_profile, plan, settings, project=args.project, instance=args.instance)
+
+
+def _wrote(args: argparse.Namespace, rehearsal: Any) -> None:
+    from keyramp.forecast._plan_profile import PLACEHOLDER_PROJECT  # deferred: start-up cost
+    from keyramp.forecast._plan_verify import CHECKS_WHAT  # deferred: start-up cost
+
+    path = args.write_profile
+    if args.fidelity == "store":
+        model = rehearsal.emulator
+        print(f"wrote {path}: the rehearsal at 1/{model.scale:g}, clock x{model.time_scale:g}, against the store-like "
+              f"target: run it with `keyramp run {path}`", file=sys.stderr)
+        print(f"note: {CHECKS_WHAT}", file=sys.stderr)
+        return
+    note = "" if args.project else f" (edit project = {PLACEHOLDER_PROJECT!r} first)"
+    print(f"wrote {path}: run it with `keyramp run {path} --allow-cloud PROJECT --plan`{note}; rehearse it at "
+          "1/K on the store-like target first with --fidelity store", file=sys.stderr)
 
 
 def verify(plan: Any, settings: Settings, *, scale: float | None, time_scale: float | None, out: Path) -> int:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from keyramp.profile import Profile, Settings
 
 __all__ = ["ANSWERED_RULES", "PLACEHOLDER_INSTANCE", "PLACEHOLDER_PROJECT", "acknowledgements", "rehearsal_tables",
-           "write_rehearsal"]
+           "rehearsed", "write_rehearsal"]
 
 #: What the profile says when the command line did not name them: edit before running.
 PLACEHOLDER_PROJECT = "your-project-id"
@@ -68,7 +68,8 @@ def _query_diff(value: Mapping[str, Any], default: Any) -> dict[str, Any]:
     return {k: v for k, v in value.items() if v != default.get(k)}
 
 
-def _ramp_and_design(plan: CellPlan) -> tuple[Ramp, str, int | None]:
+def rehearsed(plan: CellPlan) -> tuple[Ramp, str, int | None]:
+    """What a rehearsal runs: the ramp, the key design and the nodes of the fix when it has a ramp, else the plan's."""
     fix = plan.fix
     if fix is not None and fix.ramp is not None:
         return fix.ramp, fix.design if fix.kind == "shards" else ("random" if fix.kind == "key_design"
@@ -81,7 +82,7 @@ def _ramp_and_design(plan: CellPlan) -> tuple[Ramp, str, int | None]:
 def rehearsal_tables(plan: CellPlan, settings: Settings, *, project: str | None = None,
                      instance: str | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """(top-level fields, tables) of the rehearsal of ``plan`` (from the run's ``settings``)."""
-    ramp, strategy, nodes = _ramp_and_design(plan)
+    ramp, strategy, nodes = rehearsed(plan)
     shape, target = ramp.shape, plan.target_ops_per_s
     seconds = math.ceil(ramp.time_to_target_s + ramp.hold_s)
     top = {"name": f"{settings.name}-rehearsal", "target": "cloud",
@@ -118,7 +119,7 @@ def acknowledgements(plan: CellPlan, rehearsal: Profile) -> dict[str, str]:
     or a warning) with the plan's evidence that it is safe here. BP-RAMP-1 only for a ramp planned on
     calibrated split parameters (``Ramp.basis``), citing the calibration file: the stores' own ranges
     are bounded by the 500/50/5 rule itself, so a ramp faster than it rests on nothing else."""
-    ramp, strategy, _ = _ramp_and_design(plan)
+    ramp, strategy, _ = rehearsed(plan)
     where = f"keyramp plan: {plan.cell_id} at {ops_per_s(plan.target_ops_per_s)}, {strategy} on {plan.backend}"
     design = plan.fix.why if plan.fix is not None else plan.why
     evidence = {"BP-KEY-1": f"{where}: {design} ({_MEASURES})"}

@@ -15,15 +15,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Final
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
 from keyramp._errors import UsageError
-from keyramp.forecast._plan_profile import _workload_table
+from keyramp.forecast._plan_profile import _workload_table, acknowledgements, rehearsed
 from keyramp.profile import Settings
+from keyramp.profile._files import load_profile, write_profile
 from keyramp.profile._profile import parse_profile
 from keyramp.results._plan_doc import GOOGLE_RAMP, CellPlan, PlanCheck, RampShape
 
-__all__ = ["CHECKS_WHAT", "Variant", "verify_scale", "verify_variants"]
+if TYPE_CHECKING:
+    from keyramp.profile import Profile
+
+__all__ = ["CHECKS_WHAT", "Variant", "verify_scale", "verify_variants", "write_store_rehearsal"]
 
 #: What a verification checks, said with every one.
 CHECKS_WHAT: Final = ("measured at 1/K against the store-like target: this checks the projection, the planner and "
@@ -51,8 +56,8 @@ def verify_scale(plan: CellPlan, *, scale: float | None, time_scale: float | Non
     k = scale if scale is not None else max(1.0, math.ceil(plan.target_ops_per_s / _MACHINE_OPS))
     t = time_scale if time_scale is not None else max(1.0, math.floor(_KT / k))
     for name, value in (("--scale", k), ("--time-scale", t)):
-        if not value > 0:
-            raise UsageError(f"{name}: must be a number > 0, got {value:g}")
+        if not 0 < value < math.inf:
+            raise UsageError(f"{name}: must be a finite number > 0, got {value:g}")
     return k, t
 
 
@@ -70,30 +75,63 @@ def _variants(plan: CellPlan) -> list[tuple[str, RampShape, str, float, PlanChec
     return out
 
 
+def _replay(plan: CellPlan, settings: Settings, *, what: str, shape: RampShape, design: str,
+            hold_s: float, nodes: int | None, scale: float, time_scale: float) -> dict[str, Any]:
+    """A profile (plain values) replaying ``shape`` to the plan's target with ``design`` at 1/``scale``,
+    clock ×``time_scale``: the launch's ramp ÷ K in the schedule, the real ramp as its ``[launch]``."""
+    target = plan.target_ops_per_s
+    seconds = shape.time_to(target) + hold_s
+    ramp = {"kind": "ramp_500_50_5", "growth": shape.growth, "step": f"{shape.step_s:g}s"}
+    peak = target / scale
+    params = settings.keys.params
+    return {
+        "name": f"{settings.name}-verify", "backend": plan.backend,
+        "driver": settings.driver, "duration": f"{math.ceil(seconds / time_scale)}s",
+        "seed": int(settings.seed),
+        "description": f"keyramp plan: {plan.cell_id}, {what}, at 1/{scale:g} (clock x{time_scale:g})",
+        # the workload table as TOML, from the resolved table the settings were read from (the wire form)
+        "workload": _workload_table(settings.resolved.get("workload") or {}, plan.backend),
+        "keys": {"strategy": design, **({"params": dict(params)} if params and design == plan.strategy else {})},
+        "schedule": {**ramp, "start_ops": min(shape.start_ops, target) / scale, "ceiling": peak,
+                     "time_scale": time_scale, "warmup": "1s", "max_users": max(20, int(peak * 0.2) + 10)},
+        "launch": {**ramp, "start_ops": float(min(shape.start_ops, target)), "ceiling": float(target),
+                   "duration": f"{math.ceil(seconds)}s",
+                   **({"nodes": int(nodes), "storage": str(plan.storage)} if nodes is not None else {})},
+        "emulator": {"fidelity": "store", "scale": scale},
+    }
+
+
 def verify_variants(plan: CellPlan, settings: Settings, *, scale: float, time_scale: float) -> list[Variant]:
     """The replays of ``plan`` (from the run's ``settings``) at 1/``scale``, clock ×``time_scale``."""
-    target = plan.target_ops_per_s
     variants = []
     for name, shape, design, hold_s, modelled in _variants(plan):
-        seconds = shape.time_to(target) + hold_s
-        ramp = {"kind": "ramp_500_50_5", "growth": shape.growth, "step": f"{shape.step_s:g}s"}
-        peak = target / scale
-        data: dict[str, Any] = {
-            "name": f"{settings.name}-verify", "backend": plan.backend,
-            "driver": settings.driver, "duration": f"{math.ceil(seconds / time_scale)}s",
-            "seed": int(settings.seed),
-            "description": f"keyramp plan --verify: {plan.cell_id}, {name}, at 1/{scale:g} (clock x{time_scale:g})",
-            # the workload table as TOML, from the resolved table the settings were read from (the wire form)
-            "workload": _workload_table(settings.resolved.get("workload") or {}, plan.backend),
-            "keys": {"strategy": design, **({"params": dict(p)} if (p := settings.keys.params)
-                                           and design == plan.strategy else {})},
-            "schedule": {**ramp, "start_ops": min(shape.start_ops, target) / scale, "ceiling": peak,
-                         "time_scale": time_scale, "warmup": "1s", "max_users": max(20, int(peak * 0.2) + 10)},
-            "launch": {**ramp, "start_ops": float(min(shape.start_ops, target)), "ceiling": float(target),
-                       "duration": f"{math.ceil(seconds)}s",
-                       **({"nodes": int(plan.nodes), "storage": str(plan.storage)} if plan.nodes is not None else {})},
-            "emulator": {"fidelity": "store", "scale": scale},
-        }
+        data = _replay(plan, settings, what=f"--verify {name}", shape=shape, design=design, hold_s=hold_s,
+                       nodes=plan.nodes, scale=scale, time_scale=time_scale)
         variants.append(Variant(name=name, design=design, modelled=modelled,
                                 profile=parse_profile(data, source=f"plan --verify ({name})")))
     return variants
+
+
+def write_store_rehearsal(path: Path, plan: CellPlan, settings: Settings, *, scale: float,
+                          time_scale: float) -> Profile:
+    """``--write-profile FILE --fidelity store``: the cloud rehearsal's ramp and design (the fix's when
+    there is one) replayed as ``--verify`` replays it, at 1/``scale`` with its clock ×``time_scale``,
+    against the store-like target (``[emulator] fidelity = "store"``, the model's K and T written
+    out); its ``[acknowledge]`` as the cloud rehearsal's. Loaded back as ``keyramp run`` will load it."""
+    ramp, design, nodes = rehearsed(plan)
+    data = _replay(plan, settings, what="rehearsal on the store-like target", shape=ramp.shape, design=design,
+                   hold_s=ramp.hold_s, nodes=(nodes or plan.nodes) if plan.nodes is not None else None, scale=scale,
+                   time_scale=time_scale)
+    data["name"] = f"{settings.name}-rehearsal-store"
+    data["emulator"]["time_scale"] = time_scale
+    data["thresholds"] = {"error_rate": 0.01}
+    top = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    tables = {k: v for k, v in data.items() if isinstance(v, dict)}
+    acknowledge = acknowledgements(plan, parse_profile(data, source=str(path), path=path))
+    if acknowledge:
+        tables["acknowledge"] = acknowledge
+    try:
+        write_profile(path, top, **tables)
+    except OSError as exc:
+        raise UsageError(f"--write-profile: {path}: cannot write: {exc.strerror or exc}") from None
+    return load_profile(path)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Final
 
+from hpack.exceptions import HPACKDecodingError
 from hpack.huffman_table import decode_huffman
 from hpack.table import HeaderTable
 
@@ -59,7 +60,14 @@ class HeaderReader:
             self._size -= len(name) + len(value) + 32
 
     def read(self, block: bytes) -> tuple[bytes | None, bytes | None]:
-        """``(path, grpc_timeout)`` of a header block (None when absent); updates the table."""
+        """``(path, grpc_timeout)`` of a header block (None when absent); updates the table.
+        Raises ``HpackError`` (and nothing else) on bytes it cannot follow."""
+        try:
+            return self._read(block)
+        except (IndexError, HPACKDecodingError) as exc:  # a truncated field, a bad Huffman string
+            raise HpackError(str(exc)) from None
+
+    def _read(self, block: bytes) -> tuple[bytes | None, bytes | None]:
         path = timeout = None
         pos, end = 0, len(block)
         while pos < end:

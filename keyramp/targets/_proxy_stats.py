@@ -6,6 +6,7 @@ handler holds; nothing is looked up or allocated per request beyond what a throt
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -44,8 +45,8 @@ class ProxyConfig:
             raise UsageError(f"mode: one of {', '.join(MODES)}, got {self.mode!r}")
         for name in ("scale", "time_scale"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-                raise UsageError(f"{name}: must be a number > 0, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+                raise UsageError(f"{name}: must be a finite number > 0, got {value!r}")
         if self.point not in ("low", "mid", "high"):
             raise UsageError(f"point: one of low, mid, high, got {self.point!r}")
         if isinstance(self.nodes, bool) or not isinstance(self.nodes, int) or self.nodes < 1:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import pytest
 from google.cloud.bigtable_v2.types import bigtable as bt
 from google.cloud.bigtable_v2.types import data as btdata
 from google.cloud.datastore_v1.types import datastore as ds
@@ -15,11 +16,17 @@ from google.cloud.firestore_v1.types import document as fsdoc
 from google.cloud.firestore_v1.types import firestore as fs
 from google.cloud.firestore_v1.types import write as fswrite
 from google.protobuf import timestamp_pb2
+from google.protobuf.descriptor import FieldDescriptor
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from keyramp.backends import spec_for
 from keyramp.backends._fidelity import DecodeOptions, sortable_double, sortable_int
-from keyramp.storemodel import StoreOp
-from keyramp.targets._proxy_model import MODEL_TYPES
+from keyramp.storemodel import Decision, StoreOp
+from keyramp.targets._proxy import StoreProxy
+from keyramp.targets._proxy_model import MODEL_TYPES, make_model
+from keyramp.targets._proxy_stats import ProxyConfig
 
 DB = "projects/p/databases/(default)"
 
@@ -147,3 +154,100 @@ def test_bigtable_rows_and_ranges() -> None:
         table_name=table, row_key=b"c", rules=[btdata.ReadModifyWriteRule(family_name="cf", column_qualifier=b"n",
                                                                           increment_amount=1)]))
     assert rmw.units == (b"t\0c",)
+
+
+# -- fuzz: any message the official types can carry, and bytes that are none -------------------
+
+_REQUEST_TYPES = {"firestore": fs, "datastore": ds, "firestore-datastore": ds, "bigtable": bt}
+_INT_BOUNDS = {FieldDescriptor.TYPE_INT32: 31, FieldDescriptor.TYPE_SINT32: 31, FieldDescriptor.TYPE_SFIXED32: 31,
+               FieldDescriptor.TYPE_INT64: 63, FieldDescriptor.TYPE_SINT64: 63, FieldDescriptor.TYPE_SFIXED64: 63}
+_UINT_BOUNDS = {FieldDescriptor.TYPE_UINT32: 32, FieldDescriptor.TYPE_FIXED32: 32, FieldDescriptor.TYPE_UINT64: 64,
+                FieldDescriptor.TYPE_FIXED64: 64}
+#: Names that look like the stores' own (so decoders get past their parsing), and anything else.
+_NAMES = st.one_of(st.text(max_size=12), st.sampled_from([f"{DB}/documents/c/d", f"{DB}/documents/c/d/s/e",
+                                                          "projects/p/instances/i/tables/t", "c", ""]))
+
+
+def _scalar(field: Any) -> st.SearchStrategy[Any]:
+    t = field.type
+    if t in _INT_BOUNDS:
+        return st.integers(-(2 ** _INT_BOUNDS[t]), 2 ** _INT_BOUNDS[t] - 1)
+    if t in _UINT_BOUNDS:
+        return st.integers(0, 2 ** _UINT_BOUNDS[t] - 1)
+    if t in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
+        return st.floats(width=32 if t == FieldDescriptor.TYPE_FLOAT else 64)
+    if t == FieldDescriptor.TYPE_BOOL:
+        return st.booleans()
+    if t == FieldDescriptor.TYPE_STRING:
+        return _NAMES
+    if t == FieldDescriptor.TYPE_BYTES:
+        return st.binary(max_size=12)
+    if t == FieldDescriptor.TYPE_ENUM:
+        return st.sampled_from([v.number for v in field.enum_type.values])
+    raise AssertionError(field.full_name)
+
+
+@st.composite
+def _message(draw: Any, cls: Any, depth: int = 0) -> Any:
+    """A message of ``cls`` (a protobuf class): each field set or not, oneofs one arm, depth-limited."""
+    message = cls()
+    for field in cls.DESCRIPTOR.fields:
+        if depth > 3 or not draw(st.booleans()):
+            continue
+        if field.containing_oneof is not None and message.WhichOneof(field.containing_oneof.name):
+            continue
+        many = field.is_repeated
+        if field.type == FieldDescriptor.TYPE_MESSAGE:
+            sub = field.message_type._concrete_class
+            if field.message_type.GetOptions().map_entry:
+                key, value = sub.DESCRIPTOR.fields_by_name["key"], sub.DESCRIPTOR.fields_by_name["value"]
+                target = getattr(message, field.name)
+                for k in draw(st.lists(_scalar(key), max_size=3)):
+                    if value.type == FieldDescriptor.TYPE_MESSAGE:
+                        target[k].CopyFrom(draw(_message(value.message_type._concrete_class, depth + 1)))
+                    else:
+                        target[k] = draw(_scalar(value))
+            elif many:
+                getattr(message, field.name).extend(draw(st.lists(_message(sub, depth + 1), max_size=3)))
+            else:
+                getattr(message, field.name).CopyFrom(draw(_message(sub, depth + 1)))
+        elif many:
+            getattr(message, field.name).extend(draw(st.lists(_scalar(field), max_size=3)))
+        else:
+            setattr(message, field.name, draw(_scalar(field)))
+    return message
+
+
+def _requests(store: str) -> st.SearchStrategy[tuple[str, bytes]]:
+    proxy = spec_for(store).proxy
+    assert proxy is not None
+    modelled = sorted(p for p, rpc in proxy.rpcs(DecodeOptions(), MODEL_TYPES).items() if rpc.decode is not None)
+
+    def request(path: str) -> st.SearchStrategy[tuple[str, bytes]]:
+        cls = getattr(_REQUEST_TYPES[store], path.rpartition("/")[2] + "Request").pb()
+        whole = _message(cls).map(lambda m: m.SerializeToString())
+        flipped = st.tuples(whole, st.integers(0, 64), st.integers(1, 255)).map(
+            lambda t: t[0][:t[1]] + bytes((t[0][t[1]] ^ t[2],)) + t[0][t[1] + 1:] if t[1] < len(t[0]) else t[0])
+        return st.tuples(st.just(path), st.one_of(whole, flipped, st.binary(max_size=40)))
+
+    return st.sampled_from(modelled).flatmap(request)
+
+
+@pytest.mark.parametrize("store", sorted(_REQUEST_TYPES))
+def test_no_request_raises_into_the_proxy_undecodable_ones_are_forwarded_and_counted(store: str) -> None:
+    proxy = StoreProxy(spec=spec_for(store), upstream="127.0.0.1:1", make_model=make_model, types=MODEL_TYPES,
+                       config=ProxyConfig(scale=1000, storage="ssd" if store == "bigtable" else None))
+    offered: list[Any] = []
+
+    @hsettings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(request=_requests(store))
+    def offer(request: tuple[str, bytes]) -> None:
+        rpc, counts = proxy.route(request[0])
+        decision = proxy.offer(rpc.decode, request[1], counts)  # the relay's call: must not raise
+        assert decision is None or isinstance(decision, Decision)
+        offered.append(decision)
+
+    offer()
+    totals = proxy.counts.totals()
+    assert totals["modelled"] + totals["not_modelled"] == len(offered)  # every one counted once
+    assert totals["modelled"] == sum(d is not None for d in offered) > 0 and totals["undecodable"] > 0

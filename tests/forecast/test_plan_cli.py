@@ -172,6 +172,10 @@ def test_prices_override_the_table_and_a_bad_file_is_one_line(run_dir: Path, tmp
     (["--nodes", "0"], "--nodes"),
     (["--write-profile", "x.toml"], "name one with --cell"),
     (["--project", "p"], "--write-profile"),
+    (["--fidelity", "store"], "--write-profile"),
+    (["--scale", "10"], "--verify or --write-profile FILE --fidelity store"),
+    (["--cell", "c00-firestore-sequential", "--write-profile", "x.toml", "--fidelity", "store", "--project", "p"],
+     "cloud rehearsal only"),
 ])
 def test_bad_input_is_one_line_and_exit_2(run_dir: Path, args: list[str], message: str,
                                           capsys: pytest.CaptureFixture[str]) -> None:
@@ -291,3 +295,40 @@ def test_a_ramp_faster_than_the_rule_on_the_stores_own_ranges_is_never_acknowled
     profile = write_rehearsal(tmp_path / "faster.toml", plan, read_settings(manifest["profile"]))
     assert "BP-RAMP-1" not in profile.acknowledge
     assert "BP-RAMP-1" in {f.rule for f in lint_profile(profile) if f.severity in ("error", "warning")}
+
+
+def test_the_rehearsal_on_the_store_like_target_is_the_cloud_ones_ramp_and_design_at_one_kth(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--write-profile FILE --fidelity store``: the cloud rehearsal's ramp and design (the fix's when
+    the plan has one: the same ``rehearsed(plan)``), replayed as ``--verify`` replays it: rates ÷ K,
+    clock ×T, ``[emulator] fidelity = "store"`` with K and T written out; `keyramp lint` passes it; the
+    output says what it checks and what not."""
+    from keyramp.forecast._plan_verify import verify_variants
+    from keyramp.profile import read_settings
+    from keyramp.profile._files import load_profile
+    from keyramp.results._plan_doc import CellPlan
+
+    cloud, store, cell_id = tmp_path / "cloud.toml", tmp_path / "store.toml", "c01-firestore-random"
+    said = {}
+    for out, extra in ((cloud, []), (store, ["--fidelity", "store"])):
+        assert main(["plan", str(run_dir), "--cell", cell_id, "--target", "5000", "--json",
+                     "--write-profile", str(out), *extra]) == 0
+        said[out] = capsys.readouterr()
+    assert "with --fidelity store" in said[cloud].err  # the cloud rehearsal points at the store-like one
+    assert f"`keyramp run {store}`" in said[store].err and "does not check the model's parameters" in said[store].err
+    rehearsal, replay = load_profile(cloud), load_profile(store)
+    assert replay.target == "emulator" and replay.emulator.fidelity == "store"
+    assert (replay.emulator.scale, replay.emulator.time_scale) == (25.0, 40.0)  # 5,000 ops/s ÷ 200; K x T = 1,000
+    cell, cloud_cell = replay.cells[0], rehearsal.cells[0]
+    assert cell.strategy == cloud_cell.strategy == "random" and cell.time_scale == 40.0
+    for at in (0.0, 600.0, 1200.0):  # the cloud ramp ÷ K, at schedule time (the replay's clock x40)
+        assert cell.schedule.rate(at) == pytest.approx(cloud_cell.schedule.rate(at) / 25)
+    assert replay.launch is not None and rehearsal.launch is not None
+    assert replay.launch.peak == rehearsal.launch.peak == 5000
+    plan = CellPlan.from_json(json.loads(said[store].out)["cells"][cell_id])
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    planned = next(v for v in verify_variants(plan, read_settings(manifest["profile"]), scale=25.0, time_scale=40.0)
+                   if v.name == "planned ramp")
+    assert planned.profile.data["schedule"] == replay.data["schedule"]  # the same replay --verify runs
+    assert main(["lint", "--strict", str(store)]) == 0

@@ -20,6 +20,7 @@ import pytest
 from keyramp._errors import EmulatorError
 from keyramp.backends import spec_for
 from keyramp.storemodel import Decision, StoreOp
+from keyramp.targets._h2 import HOLD_MAX
 from keyramp.targets._proxy import StoreProxy
 from keyramp.targets._proxy_model import MODEL_TYPES, AdmitAll
 from keyramp.targets._proxy_process import control
@@ -37,6 +38,7 @@ class Recorder:
     """The stand-in emulator: what it received, per method, in order."""
 
     received: list[tuple[str, bytes, dict[str, str]]] = field(default_factory=list)
+    server: Any = None  # its grpc.aio server, to stop it under the proxy
 
     def reply(self, request: bytes) -> bytes:
         return b"reply:" + request[::-1]
@@ -76,7 +78,7 @@ def _recording_server(rec: Recorder) -> grpc.aio.Server:
                 return grpc.stream_stream_rpc_method_handler(bidi(path))
             return grpc.unary_unary_rpc_method_handler(unary(path))
 
-    server = grpc.aio.server()
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 2 * HOLD_MAX)])
     server.add_generic_rpc_handlers((Router(),))
     return server
 
@@ -95,14 +97,15 @@ class Scripted:
 
 async def _with_proxy(model: Any, body: Callable[[grpc.aio.Channel, StoreProxy, Recorder], Any]) -> Any:
     rec = Recorder()
-    upstream = _recording_server(rec)
+    upstream = rec.server = _recording_server(rec)
     port = upstream.add_insecure_port("127.0.0.1:0")
     await upstream.start()
     proxy = StoreProxy(spec=spec_for("firestore"), upstream=f"127.0.0.1:{port}", make_model=lambda s, c: model,
                        types=MODEL_TYPES, config=ProxyConfig(mode="store"))
     listen = await proxy.start("127.0.0.1:0")
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{listen}") as channel:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{listen}",
+                                             options=[("grpc.max_receive_message_length", 2 * HOLD_MAX)]) as channel:
             return await body(channel, proxy, rec)
     finally:
         await proxy.stop(0)
@@ -220,22 +223,120 @@ def test_configure_starts_a_fresh_model_and_returns_the_counts_before() -> None:
     assert out["reply"]["previous"]["totals"]["modelled"] == 1
     assert out["after"]["totals"] == {**out["after"]["totals"], "requests": 1, "modelled": 0, "not_modelled": 1}
     assert out["after"]["description"] == "store proxy, model off (forwarding only)"
-    assert "scale: must be a number > 0" in out["bad"]
+    assert "scale: must be a finite number > 0" in out["bad"]
 
 
-def test_a_request_too_large_to_hold_is_forwarded_unmodelled_never_stalled() -> None:
+def _big_commit(name: str, size: int) -> bytes:
     from google.cloud.firestore_v1.types import document, firestore, write
 
-    big = document.Document.pb()(name="projects/p/databases/(default)/documents/c/big",
-                                 fields={"blob": document.Value.pb()(bytes_value=b"x" * 200_000)})
-    request = firestore.CommitRequest.pb()(database="projects/p/databases/(default)",
-                                           writes=[write.Write.pb()(update=big)]).SerializeToString()
-    model = Scripted([Decision(False, 0.0, "range")] * 5)  # would throttle it, if it were held
+    big = document.Document.pb()(name=f"projects/p/databases/(default)/documents/c/{name}",
+                                 fields={"blob": document.Value.pb()(bytes_value=b"x" * size)})
+    return firestore.CommitRequest.pb()(database="projects/p/databases/(default)",
+                                        writes=[write.Write.pb()(update=big)]).SerializeToString()
+
+
+def test_a_large_request_is_held_and_decided_and_one_too_large_to_hold_is_forwarded_unmodelled() -> None:
+    held, too_large = _big_commit("held", 200_000), _big_commit("big", HOLD_MAX)  # 4 MiB: more than can be held
+    model = Scripted([Decision(False, 0.0, "range")] * 5)  # throttles what it is offered
 
     async def body(channel: grpc.aio.Channel, proxy: StoreProxy, rec: Recorder) -> dict[str, Any]:
-        reply = await channel.unary_unary(COMMIT)(request, timeout=5)
-        return {"reply": reply, "received": [r for _, r, _ in rec.received], "stats": proxy.stats()}
+        with pytest.raises(grpc.aio.AioRpcError) as throttled:
+            await channel.unary_unary(COMMIT)(held, timeout=5)
+        reply = await channel.unary_unary(COMMIT)(too_large, timeout=10)
+        return {"code": throttled.value.code(), "reply": reply, "received": [r for _, r, _ in rec.received],
+                "stats": proxy.stats()}
 
     out = asyncio.run(_with_proxy(model, body))
-    assert out["received"] == [request] and out["reply"] == Recorder().reply(request)
-    assert out["stats"]["methods"][COMMIT]["not_modelled"] == 1 and model.offered == []
+    assert out["code"] == grpc.StatusCode.RESOURCE_EXHAUSTED and len(model.offered) == 1
+    assert out["received"] == [too_large] and out["reply"] == Recorder().reply(too_large)
+    assert out["stats"]["methods"][COMMIT]["not_modelled"] == 1
+
+
+def test_a_request_cancelled_while_held_never_reaches_the_emulator_and_the_connection_goes_on() -> None:
+    model = Scripted([Decision(True, 0.4, None), Decision(True, 0.0, None)])  # the first is held 0.4 s
+
+    async def body(channel: grpc.aio.Channel, proxy: StoreProxy, rec: Recorder) -> dict[str, Any]:
+        call = channel.unary_unary(COMMIT)(_commit("cancelled"), timeout=5)
+        await asyncio.sleep(0.1)
+        call.cancel()
+        await asyncio.sleep(0.5)  # past the hold: a held request the client reset is not let go
+        reply = await channel.unary_unary(COMMIT)(_commit("after"), timeout=5)
+        return {"code": await call.code(), "reply": reply, "received": [r for _, r, _ in rec.received]}
+
+    out = asyncio.run(_with_proxy(model, body))
+    assert out["code"] == grpc.StatusCode.CANCELLED
+    assert out["received"] == [_commit("after")] and out["reply"] == Recorder().reply(_commit("after"))
+
+
+class _Killable(asyncio.Protocol):
+    """A TCP hop in front of the stand-in emulator whose connections can be cut as a killed
+    process's are (no GOAWAY, no RST_STREAM: the sockets just go)."""
+
+    def __init__(self, port: int, cut: list[asyncio.Transport]) -> None:
+        self.port, self.cut, self.buffer = port, cut, [b""]
+        self.far: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.near = transport
+        self.cut.append(transport)  # type: ignore[arg-type]
+        asyncio.get_running_loop().create_task(self._connect())
+
+    async def _connect(self) -> None:
+        near = self.near
+
+        class Back(asyncio.Protocol):
+            def data_received(self, data: bytes) -> None:
+                near.write(data)  # type: ignore[attr-defined]
+
+            def connection_lost(self, exc: Exception | None) -> None:
+                near.close()
+
+        self.far, _ = await asyncio.get_running_loop().create_connection(Back, "127.0.0.1", self.port)
+        self.cut.append(self.far)
+        self.far.write(b"".join(self.buffer))
+
+    def data_received(self, data: bytes) -> None:
+        if self.far is None:
+            self.buffer.append(data)
+        else:
+            self.far.write(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.far is not None:
+            self.far.close()
+
+
+def test_an_emulator_that_dies_under_a_held_request_fails_it_at_once_not_at_its_deadline() -> None:
+    model = Scripted([Decision(True, 0.0, None), Decision(True, 0.3, None)])  # the second is held 0.3 s
+
+    async def main() -> dict[str, Any]:
+        rec = Recorder()
+        upstream = _recording_server(rec)
+        port = upstream.add_insecure_port("127.0.0.1:0")
+        await upstream.start()
+        cut: list[asyncio.Transport] = []
+        hop = await asyncio.get_running_loop().create_server(lambda: _Killable(port, cut), "127.0.0.1", 0)
+        proxy = StoreProxy(spec=spec_for("firestore"), upstream=f"127.0.0.1:{hop.sockets[0].getsockname()[1]}",
+                           make_model=lambda s, c: model, types=MODEL_TYPES, config=ProxyConfig(mode="store"))
+        listen = await proxy.start("127.0.0.1:0")
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{listen}") as channel:
+                await channel.unary_unary(COMMIT)(_commit("warm"), timeout=5)
+                started = asyncio.get_running_loop().time()
+                call = channel.unary_unary(COMMIT)(_commit("held"), timeout=20)
+                await asyncio.sleep(0.1)
+                for transport in cut:  # the emulator process dies: its sockets close, nothing said
+                    transport.abort()
+                with pytest.raises(grpc.aio.AioRpcError) as failed:
+                    await call
+                return {"code": failed.value.code(), "took": asyncio.get_running_loop().time() - started,
+                        "received": [r for _, r, _ in rec.received]}
+        finally:
+            await proxy.stop(0)
+            hop.close()
+            await upstream.stop(0)
+
+    out = asyncio.run(main())
+    assert out["code"] == grpc.StatusCode.UNAVAILABLE, out
+    assert out["took"] < 5, out  # not the 20-s deadline: the client hears of it at once
+    assert out["received"] == [_commit("warm")]
