@@ -78,8 +78,7 @@ def _variants(plan: CellPlan) -> list[tuple[str, RampShape, str, float, PlanChec
 def _replay(plan: CellPlan, settings: Settings, *, what: str, shape: RampShape, design: str,
             hold_s: float, nodes: int | None, scale: float, time_scale: float) -> dict[str, Any]:
     """A profile (plain values) replaying ``shape`` to the plan's target with ``design`` at 1/``scale``,
-    clock ×``time_scale`` (from the run's ``settings``): the launch's ramp ÷ K in the schedule, the real ramp as
-    its ``[launch]``."""
+    clock ×``time_scale``: the launch's ramp ÷ K in the schedule, the real ramp as its ``[launch]``."""
     target = plan.target_ops_per_s
     seconds = shape.time_to(target) + hold_s
     ramp = {"kind": "ramp_500_50_5", "growth": shape.growth, "step": f"{shape.step_s:g}s"}

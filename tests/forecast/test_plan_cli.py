@@ -328,8 +328,7 @@ def test_the_rehearsal_on_the_store_like_target_is_the_cloud_ones_ramp_and_desig
     assert replay.launch.peak == rehearsal.launch.peak == 5000
     plan = CellPlan.from_json(json.loads(said[store].out)["cells"][cell_id])
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    planned = next(v for v in verify_variants(plan, read_settings(manifest["profile"]), scale=25.0,
-                                                   time_scale=40.0)
+    planned = next(v for v in verify_variants(plan, read_settings(manifest["profile"]), scale=25.0, time_scale=40.0)
                    if v.name == "planned ramp")
     assert planned.profile.data["schedule"] == replay.data["schedule"]  # the same replay --verify runs
     assert main(["lint", "--strict", str(store)]) == 0
