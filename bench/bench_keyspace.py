@@ -129,7 +129,7 @@ def _forecast(name: str, ck: Any, metrics: dict[str, Any], *, regenerate: bool, 
     summary = {"operations": {"insert": {"count": len(ck)}}, "duration_s": 3600.0,
                "keyspace": {"hottest_1pct_share": metrics["hottest_1pct_share"], "samples": len(ck)}}
     cell = profile.cells[0]
-    return forecast_cell(backend="firestore", strategy=cell.strategy, profile=profile.data, launch=profile.launch,
+    return forecast_cell(backend="firestore", strategy=cell.strategy, settings=profile, launch=profile.launch,
                          cell_summary=summary, samples=None if regenerate else ck, cell_schedule=cell.schedule,
                          horizon_s=float(launch_s))
 

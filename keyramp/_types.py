@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Final, TypeAlias
 
-__all__ = ["ALL_OPS", "OP_NAMES", "Key", "key_sort_text", "key_text"]
+__all__ = ["ACCESS_KINDS", "ALL_OPS", "INDEX_FIELD_SEP", "KIND_OF_OP", "OP_NAMES", "WRITE_KINDS", "Key", "KeySample",
+           "key_sort_text", "key_text"]
 
 #: The op name of rows/histograms that merge all operations of a cell (recorder, run files, readers).
 ALL_OPS: Final = "*"
@@ -26,6 +27,25 @@ OP_NAMES: Final = (
     "transaction",
     "increment",
 )
+
+#: How a sampled access touched its key (``keys/<cell>.parquet``'s ``kind``): ``insert`` creates it,
+#: ``write`` sets one that exists, ``upsert`` sets it whether or not it exists (read back as an insert where
+#: the recording shows its key first, else a write), ``transform`` changes a field in place (an increment,
+#: a server timestamp), ``delete``, ``read``, ``query`` (many keys: not projected).
+ACCESS_KINDS: Final = ("insert", "write", "upsert", "transform", "delete", "read", "query")
+#: Separates an index entry's field from its value and document key (a sample's ``index`` entries).
+INDEX_FIELD_SEP: Final = "\x1f"
+#: The kinds that write their key (what a per-key write limit counts).
+WRITE_KINDS: Final = frozenset({"insert", "write", "upsert", "transform", "delete"})
+#: What each built-in operation does to the key it samples (a transaction reads and writes it).
+KIND_OF_OP: Final = {"insert": "insert", "batch_write": "insert", "read": "read", "batch_read": "read",
+                     "scan": "read", "query": "query", "update": "write", "transaction": "write",
+                     "increment": "transform", "delete": "delete"}
+
+#: One sampled access (``Recorder``): seconds since the measured phase began, the operation, the key's
+#: sort text, its kind (``ACCESS_KINDS``), the index entries it wrote, and its number in its operation
+#: (0: the first; a Python workload's batch writes several keys in one operation).
+KeySample: TypeAlias = "tuple[float, str, str, str, tuple[str, ...], int]"
 
 # Datastore orders integer ids numerically and before names; 20 digits hold any int64.
 _INT_WIDTH: Final = 20

@@ -25,7 +25,7 @@ def cell_plan(backend: str, strategy: str, target: float = 5000.0) -> str:
     profile = parse_profile({"name": "p", "backend": backend, "duration": "10s", "seed": 4,
                              "workload": {"ops": {"insert": 1.0}, "record_count": 500},
                              "keys": {"strategy": strategy}, "schedule": {"kind": "constant", "rate": 300}})
-    design = CellDesign(backend=backend, strategy=strategy, profile=profile.data, counts={"insert": 3000.0})
+    design = CellDesign(backend=backend, strategy=strategy, settings=profile, counts={"insert": 3000.0})
     return json.dumps(plan_cell(Planner(design, target=target), cell_id="c", prices=load_prices()).to_json())
 
 

@@ -300,7 +300,10 @@ def _write_parquet(run_dir: Path, cell_ids: list[str], ts_rows: list[list[Any]],
             if sampled:
                 keys.append(pa.Table.from_pydict({"cell": [k[0] for k in sampled],
                                                   "t_us": [round(k[1] * 1e6) for k in sampled],
-                                                  "op": [k[2] for k in sampled], "key": [k[3] for k in sampled]},
+                                                  "op": [k[2] for k in sampled], "key": [k[3] for k in sampled],
+                                                  # as a run before the kind column: read from the op's name
+                                                  "kind": [None] * len(sampled), "index": [None] * len(sampled),
+                                                  "access": [None] * len(sampled)},
                                                  schema=KEYS_SCHEMA))
             if running:
                 ts.flush()

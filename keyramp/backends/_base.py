@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from keyramp._errors import UnsupportedOperation
@@ -43,6 +43,9 @@ class Target:
     #: Fields that must not be indexed (Datastore ``exclude_from_indexes``); backends
     #: without per-write index control ignore it.
     unindexed: frozenset[str] = frozenset()
+    #: A Python workload user's ``backends._capture.Capture``: its client's channel reports every request
+    #: to it (what the workload's own code really sent); None: nothing captured.
+    capture: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, kw_only=True)

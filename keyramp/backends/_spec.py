@@ -236,7 +236,9 @@ class StoreSpec:
     #: Store-specific best-practice rules lint applies (docs/best-practices.md ids): 500/50/5
     #: (BP-RAMP-1) and 500 writes/s an append point (BP-KEY-3) are Datastore's and Firestore's figures.
     rules: frozenset[str] = frozenset()
-    #: BP-KEY-1: key strategies to suggest instead of a monotonic one (names, best first).
+    #: BP-KEY-1: the rules whose fixes to suggest instead of a monotonic key, best first (rule ids: the
+    #: strategies that declare themselves their fix, ``keys.fix_strategies``; readable ones where the
+    #: store keeps BP-KEY-8).
     hotspot_fix: tuple[str, ...]
     #: The tablet model's parameter ranges and their sources, one box per storage type (the
     #: launch forecast's; docs/keyspace-model.md); ``None``: no model for this store.
@@ -256,6 +258,9 @@ class StoreSpec:
     #: it (a Python workload's ``self.keys``): the same document/entity/row the drivers write
     #: for that key, in the strategy's order. Default: the key as is.
     workload_key: Callable[[Key, str], Any] = field(default=lambda key, namespace: key)
+    #: ``"module:function"`` of the decoder of a Python workload's captured requests (``backends._capture``:
+    #: the keys, kinds and index entries its own code sent); None: its ops are sampled by what they return.
+    capture: str | None = None
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.lacks) - set(FEATURES))
@@ -290,6 +295,14 @@ class StoreSpec:
         module, _, attr = ref.partition(":")
         cls: type[Backend] = getattr(importlib.import_module(module), attr)
         return cls
+
+    def capture_decoder(self) -> Callable[..., Any] | None:
+        """The store's decoder of captured requests (``capture``), imported now; None: the store has none."""
+        if self.capture is None:
+            return None
+        module, _, attr = self.capture.partition(":")
+        decoder: Callable[..., Any] = getattr(importlib.import_module(module), attr)
+        return decoder
 
     def workload_problem(self, ops: Mapping[str, float], batch_size: int) -> str | None:
         """Why a workload cannot run on this store (an op it lacks, a batch above its limit), or None."""

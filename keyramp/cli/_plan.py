@@ -13,6 +13,7 @@ from keyramp._errors import UsageError
 from keyramp._format import percent, percent_band
 from keyramp.cli._args import positive_float
 from keyramp.forecast._prices import load_prices
+from keyramp.profile import Settings
 from keyramp.results._catalog import resolve_run
 
 __all__ = ["register"]
@@ -91,7 +92,9 @@ def _main(args: argparse.Namespace) -> int:
     if not plan.cells:
         raise UsageError(f"{run.path}: no cell with a key stream to plan")
     if args.write_profile is not None:
-        rehearsal = _write(args, plan.planned[0], manifest.profile or {})
+        if manifest.settings is None:
+            raise UsageError(f"--write-profile: {run.path}: the manifest keeps no readable profile to rehearse")
+        rehearsal = _write(args, plan.planned[0], manifest.settings)
     if args.json:
         json.dump(plan.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -111,12 +114,14 @@ def _main(args: argparse.Namespace) -> int:
                       file=sys.stderr)
         _wrote(args, rehearsal)
     if args.verify:
-        return verify(plan.planned[0], manifest.profile or {}, scale=args.scale, time_scale=args.time_scale,
+        if manifest.settings is None:
+            raise UsageError(f"--verify: {run.path}: the manifest keeps no readable profile to replay")
+        return verify(plan.planned[0], manifest.settings, scale=args.scale, time_scale=args.time_scale,
                       out=args.results)
     return 0
 
 
-def _write(args: argparse.Namespace, plan: Any, profile: dict[str, Any]) -> Any:
+def _write(args: argparse.Namespace, plan: Any, settings: Settings) -> Any:
     """The rehearsal ``--write-profile`` writes: on the cloud, or (``--fidelity store``) at 1/K on the
     store-like target."""
     from keyramp.forecast._plan_profile import write_rehearsal  # deferred: start-up cost
@@ -124,8 +129,8 @@ def _write(args: argparse.Namespace, plan: Any, profile: dict[str, Any]) -> Any:
 
     if args.fidelity == "store":
         k, t = verify_scale(plan, scale=args.scale, time_scale=args.time_scale)
-        return write_store_rehearsal(args.write_profile, plan, profile, scale=k, time_scale=t)
-    return write_rehearsal(args.write_profile, plan, profile, project=args.project, instance=args.instance)
+        return write_store_rehearsal(args.write_profile, plan, settings, scale=k, time_scale=t)
+    return write_rehearsal(args.write_profile, plan, settings, project=args.project, instance=args.instance)
 
 
 def _wrote(args: argparse.Namespace, rehearsal: Any) -> None:
@@ -144,13 +149,13 @@ def _wrote(args: argparse.Namespace, rehearsal: Any) -> None:
           "1/K on the store-like target first with --fidelity store", file=sys.stderr)
 
 
-def verify(plan: Any, profile: dict[str, Any], *, scale: float | None, time_scale: float | None, out: Path) -> int:
+def verify(plan: Any, settings: Settings, *, scale: float | None, time_scale: float | None, out: Path) -> int:
     """``--verify``: run each replay of ``plan`` and print measured beside modelled."""
     from keyramp.forecast._plan_verify import CHECKS_WHAT, verify_scale, verify_variants  # deferred: start-up cost
     from keyramp.run._api import run_profiles  # deferred: start-up cost (locust, grpc)
 
     k, t = verify_scale(plan, scale=scale, time_scale=time_scale)
-    variants = verify_variants(plan, profile, scale=k, time_scale=t)
+    variants = verify_variants(plan, settings, scale=k, time_scale=t)
     outcome = run_profiles([v.profile for v in variants], out=out, quiet=True)
     print(f"verify {plan.cell_id} ({plan.backend}) at 1/{k:g} of {plan.target_ops_per_s:,.0f} ops/s, clock x{t:g}:")
     failed = 0

@@ -34,13 +34,13 @@ from keyramp.compare._verdict import late_fraction
 from keyramp.compare._warnings import CompareWarning, group_warnings
 from keyramp.forecast._text import forecast_short
 from keyramp.forecast._verdict import VERDICT_RANK
+from keyramp.profile import Settings
 from keyramp.profile._thresholds import Threshold, parse_table, with_workload_errors
 from keyramp.results._catalog import Run, cell_identity
 from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._summary import ThresholdRow
 from keyramp.results._thresholds import evaluate
-from keyramp.results._values import as_dict
 
 __all__ = [
     "LATENCY_METRICS",
@@ -211,13 +211,13 @@ def _forecast_entry(forecast: CellForecast) -> dict[str, Any]:
 
 def run_operations(run: Run) -> list[str]:
     """The operations a run's profile ran (a Python workload's are its method names)."""
-    return list(as_dict(_profile(run).get("workload")).get("ops") or {})
+    settings = _settings(run)
+    return list(settings.workload.ops) if settings is not None else []
 
 
-def _profile(run: Run) -> dict[str, Any]:
-    """The run's resolved profile (manifest.json ``profile``: the profile layer's document)."""
-    manifest = run.manifest
-    return (manifest.profile if manifest is not None else None) or {}
+def _settings(run: Run) -> Settings | None:
+    """The run's profile read back, typed (None: a run without one that reads)."""
+    return run.manifest.settings if run.manifest is not None else None
 
 
 def _judge_run(cmp: Comparison, reps: Replicates, cand: Run) -> None:
@@ -332,8 +332,9 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | Sequence[Run] | Non
 
     for run in ordered[1:] if cmp.baseline is not None else ordered:
         own: list[Threshold] = []
-        profile = _profile(run)
-        table = profile.get("thresholds")
+        settings = _settings(run)
+        # the [thresholds] table as the manifest keeps it (the wire form): parsed here against the run's ops
+        table = settings.resolved.get("thresholds") if settings is not None else None
         if table:
             try:  # a Python workload's thresholds name its methods
                 own = parse_table(table, operations={*OP_NAMES, *run_operations(run)})
@@ -341,7 +342,7 @@ def build_comparison(runs: Sequence[Run], *, baseline: Run | Sequence[Run] | Non
                 cmp.alerts.append(CompareWarning(kind="thresholds", run_id=run.run_id,
                                                  text=f"ignoring the profile's [thresholds]: {exc}"))
         # as the run itself judged it: a Python workload's own exceptions fail unless allowed
-        own = with_workload_errors(own, python_workload=bool(as_dict(profile.get("workload")).get("user")))
+        own = with_workload_errors(own, python_workload=settings is not None and bool(settings.workload.user))
         checks = [*own, *thresholds]
         if checks:
             # the results layer's evaluation reads mappings: the typed cells as such

@@ -12,7 +12,7 @@ decides it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -76,16 +76,23 @@ class Band:
         return {k: self.points[k] for k in ("favourable", "mid", "unfavourable")}
 
 
-def band_points(box: StoreParams) -> dict[str, dict[str, float]]:
+def varied(box: StoreParams, inert: Collection[str] = ()) -> list[str]:
+    """The parameters whose own ends a band runs: those with a width that can act on this launch
+    (``inert``: cannot, e.g. a per-key limit far above what any key of the design takes)."""
+    return [name for name in box.varied() if name not in inert]
+
+
+def band_points(box: StoreParams, inert: Collection[str] = ()) -> dict[str, dict[str, float]]:
     """The points a band evaluates, by label: both corners, the mid point, and each varied
-    parameter at its low and its high end with the others at mid."""
+    parameter at its low and its high end with the others at mid (``inert``: parameters that cannot
+    act on this launch get no points of their own: any value of theirs gives the same outcome)."""
     mid_point = box.mid()
     points: dict[str, dict[str, float]] = {
         "favourable": box.corner(favourable=True),
         "mid": mid_point,
         "unfavourable": box.corner(favourable=False),
     }
-    for name in box.varied():
+    for name in varied(box, inert):
         r = box.ranges[name]
         points[f"{name}=low"] = {**mid_point, name: r.low}
         points[f"{name}=high"] = {**mid_point, name: r.high}
@@ -121,7 +128,7 @@ class PointOutcomes:
 
 def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome], *,
                   only_when_throttled: Mapping[str, bool] | None = None,
-                  known: Mapping[str, Outcome] | None = None) -> Band:
+                  known: Mapping[str, Outcome] | None = None, inert: Collection[str] = ()) -> Band:
     """Run the model over the box's points; ``run(point)`` simulates one point; ``known``: outcomes of
     points (by label) already simulated on the same projection (the launch planner's).
 
@@ -132,7 +139,7 @@ def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome
     """
     cache = PointOutcomes(box, only_when_throttled)
     outcomes = {}
-    for label, point in band_points(box).items():
+    for label, point in band_points(box, inert).items():
         outcome = cache.get(point)
         if outcome is None:
             outcome = cache.put(point, (known or {}).get(label) or run(point))
@@ -144,7 +151,7 @@ def evaluate_band(box: StoreParams, run: Callable[[Mapping[str, float]], Outcome
         digits = 4 if fig.endswith("fraction") else 1
         figures[fig] = _span([f[fig] for f in figs.values()], figs["mid"][fig], digits=digits)
     sensitivity: list[dict[str, Any]] = []
-    for name in box.varied():
+    for name in varied(box, inert):
         lo, hi = outcomes[f"{name}=low"], outcomes[f"{name}=high"]
         r = box.ranges[name]
         sensitivity.append(

@@ -25,13 +25,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from keyramp import _format as fmt
 from keyramp._errors import UsageError
 from keyramp.backends._boxes import store_params
+from keyramp.forecast._mix import op_mix
 from keyramp.forecast._prices import LABEL, PRICE_UNITS, UNDATED, Location, OpBilling, Price, Prices, StorePrices
-from keyramp.forecast._project import op_mix
 from keyramp.keys import parse_shape
 from keyramp.results._cost_doc import BilledLine, ListPrice, PlanCost, PricesUsed, WindowCost
 
 if TYPE_CHECKING:
-    from keyramp.forecast._project import OpMix
+    from keyramp.forecast._mix import OpMix
+    from keyramp.profile import WorkloadSettings
     from keyramp.profile._schedules import Schedule
 
 __all__ = ["GIB", "CellCost", "Cost", "CostLine", "PriceRef", "Usage", "cell_cost", "cost_notes", "format_usd",
@@ -68,20 +69,20 @@ def usage_of(mix: OpMix, ops: float, *, bytes_per_record: float = 0.0,
     for op, bill in (billed_as or {}).items():
         share = mix.shares.get(op, 0.0)
         if share > 0:
-            rows = op_mix({op: 1.0}, {"ops": {op: 1.0}})  # what the forecast counts for one
+            rows = op_mix({op: 1.0}, None)  # what the forecast counts for one
             reads += share * (bill.reads - rows.reads_per_op)
             writes += share * (bill.writes - (rows.writes_per_op - rows.deletes_per_op))
     return Usage(reads=reads * ops, writes=writes * ops, deletes=mix.deletes_per_op * ops,
                  stored_gib=mix.inserts_per_op * ops * bytes_per_record / GIB)
 
 
-def record_bytes(workload: Mapping[str, Any]) -> float:
+def record_bytes(workload: WorkloadSettings) -> float:
     """Stored bytes of one record: the ``[workload.document]`` shape's size, else the payload +
     a small property overhead. Index entries and the key add more (an under-estimate)."""
-    shape = parse_shape(workload.get("document") or {})
+    shape = parse_shape(workload.document or {})
     if shape:
         return float(shape.size_bytes())
-    return float(workload.get("value_size", 0)) + 32.0
+    return float(workload.value_size) + 32.0
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -26,9 +26,11 @@ from keyramp._errors import UsageError
 from keyramp._types import ALL_OPS
 from keyramp.backends._boxes import store_key, store_params
 from keyramp.backends._params import ParamRange
+from keyramp.forecast._mix import op_mix
 from keyramp.forecast._model import run_point
-from keyramp.forecast._project import op_mix, regenerated_projection
-from keyramp.keys import STRATEGIES
+from keyramp.forecast._project import regenerated_projection
+from keyramp.keys import make_strategy
+from keyramp.profile import Settings
 from keyramp.results._catalog import Run
 from keyramp.results._read import read_timeseries
 
@@ -48,7 +50,7 @@ class Trace:
     name: str
     backend: str
     strategy: str
-    profile: Mapping[str, Any]  # the resolved profile (keys are regenerated from it)
+    settings: Settings  # the run's profile, typed (keys are regenerated from it)
     target: np.ndarray
     served: np.ndarray
 
@@ -69,8 +71,9 @@ def traces_from_runs(runs: Iterable[Run]) -> list[Trace]:
     out = []
     for run in runs:
         manifest = run.manifest
-        profile = None if manifest is None else manifest.profile
-        if manifest is None or profile is None or "workload" not in profile:
+        settings = None if manifest is None else manifest.settings
+        # A keyramp run's manifest keeps its resolved profile, workload and all (an older one too).
+        if manifest is None or settings is None or "workload" not in (manifest.profile or {}):
             raise UsageError(f"{run.path}: no resolved profile in manifest.json: not a keyramp run")
         for cell in manifest.cells:
             rows = [r for r in read_timeseries(run, cell=cell.id, op=ALL_OPS).to_pylist() if r["target_ops_per_s"]]
@@ -82,7 +85,7 @@ def traces_from_runs(runs: Iterable[Run]) -> list[Trace]:
                 target[int(r["second"])] = float(r["target_ops_per_s"] or 0.0)
                 served[int(r["second"])] = max(0.0, float(r["count"] or 0) - float(r["errors"] or 0))
             out.append(Trace(name=f"{run.run_id}/{cell.id}", backend=str(cell.backend),
-                             strategy=str(cell.strategy), profile=profile, target=target, served=served))
+                             strategy=str(cell.strategy), settings=settings, target=target, served=served))
     if not out:
         raise UsageError("no calibration cells with a scheduled rate in these runs")
     return out
@@ -101,10 +104,11 @@ class _Model:
         self.duration = float(len(trace.target))
         target = trace.target
         self.rate = lambda t: float(target[min(int(t), len(target) - 1)])
-        mix = op_mix(dict(trace.profile["workload"]["ops"]), trace.profile["workload"])
+        workload = trace.settings.workload
+        mix = op_mix(dict(workload.ops), workload)
         self.projection = regenerated_projection(
-            profile=trace.profile, backend=trace.backend, strategy=trace.strategy, mix=mix, rate=self.rate,
-            duration_s=self.duration, existing=int(trace.profile["workload"]["record_count"]),
+            settings=trace.settings, backend=trace.backend, strategy=trace.strategy, mix=mix, rate=self.rate,
+            duration_s=self.duration, existing=int(workload.record_count),
             samples=int(max(2_000, _SAMPLES_PER_S * self.duration)), seed=seed)
 
     def throttled(self, point: Mapping[str, float]) -> np.ndarray:
@@ -185,8 +189,8 @@ def fit(traces: Sequence[Trace], *, storage: str | None = None, nodes: int = 1, 
     base = box.mid()
     # Stage 1: capacity, from the cells with one append point if there are any (they show it alone).
 
-    monotonic = {name for name, cls in STRATEGIES.items() if cls.traits.monotonic}
-    appending = [i for i, t in enumerate(traces) if t.strategy in monotonic]
+    # Monotonic as the strategy declares it (a template's traits follow its format: yyyymmddhh#seq appends).
+    appending = [i for i, t in enumerate(traces) if make_strategy(t.strategy).traits.monotonic]
     pick = appending or list(range(len(traces)))
     best1, loss1, scored1 = _search(
         [models[i] for i in pick], [observed[i] for i in pick], base, {cap_name: g[cap_name]}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +40,9 @@ class Outcome:
     tablets: np.ndarray
     #: requests/s: the operations and the throttled ones clients send again (None: no retries)
     attempts: np.ndarray | None = None
+    #: What throttles the most operations: the key range (``documents`` or ``rows``), an index range
+    #: (``index:<field>``, as ``Projection.index`` names it) or ``key`` (one key's write limit); None: nothing.
+    limited_by: str | None = None
 
     @property
     def throttled_fraction(self) -> float:
@@ -119,16 +123,54 @@ def run_point(projection: Projection, *, kind: str, point: Mapping[str, float], 
     attempts = (tl.attempts if tl.attempts is not None else tl.offered) / max(cost_per_op, 1e-12)
     throttled = tl.throttled.copy()
     p99 = tl.added_p99_ms.copy()
-    if kind == "ranges" and projection.index and "index_append_ops_per_s" in point and mix.inserts_per_op > 0:
+    lost = {"rows" if kind == "nodes" else "documents": _lost(tl.throttled, ops)}  # operations each limit throttles
+    if kind == "ranges" and projection.index and "index_append_ops_per_s" in point:
         cap = float(point["index_append_ops_per_s"])
         idx_params = replace(params, capacity=cap, split_threshold=float(point["split_threshold_frac"]) * cap)
-        share = mix.inserts_per_op / max(mix.rows_per_op, 1e-12)  # of the row accesses, in the index too
-        for stream in projection.index.values():
-            itl = simulate(stream.pos, stream.t, rate_fn=lambda t: rate(t) * mix.inserts_per_op, params=idx_params,
+        for name, stream in projection.index.items():
+            per_op = float(projection.index_load.get(name, mix.inserts_per_op))  # entries an operation writes
+            share = min(1.0, per_op / max(mix.rows_per_op, 1e-12))  # of the row accesses, in the index too
+            itl = simulate(stream.pos, stream.t, rate_fn=_scaled(rate, per_op), params=idx_params,
                            duration_s=duration_s, frontiers=_frontiers(stream, 1.0),
-                           rates=None if rates is None else lambda ts: rates(ts) * mix.inserts_per_op)
+                           rates=None if rates is None else _scaled(rates, per_op))
             n = min(len(itl.throttled), len(throttled))
             # A write needs both ranges: the step loses the larger of the two throttled shares.
             throttled[:n] = np.maximum(throttled[:n], itl.throttled[:n] * share)
             p99[:n] = np.maximum(p99[:n], itl.added_p99_ms[:n])
-    return Outcome(t=tl.t, offered=ops, attempts=attempts, throttled=throttled, added_p99_ms=p99, tablets=tl.tablets)
+            lost[name] = _lost(itl.throttled[:n] * share, ops)
+    if "key_write_ops_per_s" in point and not projection.keys.empty:
+        attempts, lost["key"] = _key_limit(projection, point, tl.t - step / 2, ops, attempts, throttled, retry)
+    worst = max(lost, key=lambda k: lost[k])
+    return Outcome(t=tl.t, offered=ops, attempts=attempts, throttled=throttled, added_p99_ms=p99, tablets=tl.tablets,
+                   limited_by=worst if lost[worst] > 0 else None)
+
+
+def _scaled(fn: Callable[[Any], Any], k: float) -> Callable[[Any], Any]:
+    return lambda x: fn(x) * k
+
+
+def _lost(share: np.ndarray, ops: np.ndarray) -> float:
+    """Operations a limit throttles over the launch (its share per step × the step's operations)."""
+    n = min(len(share), len(ops))
+    return float((share[:n] * ops[:n]).sum())
+
+
+def _key_limit(projection: Projection, point: Mapping[str, float], t: np.ndarray, ops: np.ndarray,
+               attempts: np.ndarray, throttled: np.ndarray, retry: float) -> tuple[np.ndarray, float]:
+    """The per-key limit (``key_write_ops_per_s``): what the launch's units refuse, per step, into
+    ``throttled`` (in place); returns the requests per step (the larger of the tablets' and the units'
+    steady states, each with its refused requests sent again), and the operations the limit throttles
+    (``Outcome.limited_by``).
+
+    A unit never splits and no node helps it: it serves ``limit`` writes/s and refuses the rest; with
+    retries a unit at demand d sees (d − a·L) / (1 − a) requests (the range model's steady state). A
+    refused write fails its operation (an increment's read with it), so the share is of the operations
+    sent. A write needs its unit and its tablet: the step loses the larger share (as with an index range).
+    """
+    excess = projection.keys.excess(t, ops * projection.mix.rows_per_op, float(point["key_write_ops_per_s"]))
+    refused = excess / (1.0 - min(retry, 0.99))  # operations/s, retries included
+    sent = ops + (refused - excess)  # the units' own requests: the operations and the refused ones sent again
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.minimum(np.where(sent > 0, refused / sent, 0.0), 1.0)
+    np.maximum(throttled, share, out=throttled)
+    return np.maximum(attempts, sent), _lost(share, ops)

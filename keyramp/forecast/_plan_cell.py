@@ -11,10 +11,10 @@ gets ``key_design`` (spread keys, checked the same way).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
-from keyramp._errors import UsageError
 from keyramp._format import count, ops_per_s, percent, plural
 from keyramp.forecast._cost import cell_cost, record_bytes
 from keyramp.forecast._plan_checks import Judged
@@ -22,7 +22,6 @@ from keyramp.forecast._plan_ramp import planned_ramp, ramp_basis
 from keyramp.forecast._plan_text import ceiling_text
 from keyramp.forecast._planner import Planner, shard_template
 from keyramp.forecast._prices import Prices
-from keyramp.keys import make_strategy
 from keyramp.profile._schedules import Ramp50050
 from keyramp.results._cost_doc import PlanCost
 from keyramp.results._plan_doc import CellPlan, Fix, Ramp, RateBand
@@ -51,16 +50,21 @@ def plan_cell(planner: Planner, *, cell_id: str, prices: Prices | None = None,
     sustainable, probe = planner.sustainable(d.strategy)
     ramp: Ramp | None = None
     fix: Fix | None = None
+    hottest = _hottest_key(planner)
     if check.passes:
         ramp = planned_ramp(planner, d.strategy)
         why = _why_reachable(planner, sustainable, probe, ramp)
+    elif hottest is not None:  # a key over its limit: more nodes cannot split one key, shards of it can
+        fix = _key_shards_fix(planner, hottest)
+        why = _why_key(planner, hottest, check)
     elif planner.cluster and planner.steady(d.strategy, target, planner.design_nodes()).passes():
         fix = _nodes_fix(planner, d.strategy)
         why = _why_cluster(planner, check)
     else:  # recorded keys (a Python workload's, allocated ids): no other design can be regenerated
         recorded = common["keys"] == "recorded"
-        fix = (None if recorded else _shards_fix(planner, sustainable)) or _key_design_fix(planner)
-        why = _why_design(planner, sustainable, check)
+        fix = ((None if recorded else _shards_fix(planner, sustainable)) or _index_fix(planner, check)
+               or _key_design_fix(planner))
+        why = _why_design(planner, sustainable, check, fix)
     return CellPlan(**common, reachable=check.passes, why=why, sustainable_ops_per_s=sustainable,
                     checked_to_ops_per_s=probe, check=check.check(), ramp=ramp, fix=fix,
                     cost=_cost(planner, ramp, fix, prices, location), forecasts=planner.forecasts)
@@ -96,9 +100,21 @@ def _why_cluster(planner: Planner, check: Judged) -> str:
             "throttled once split; the key design itself sustains the target on a larger cluster")
 
 
-def _why_design(planner: Planner, sustainable: RateBand | None, check: Judged) -> str:
+def _ranges_take(index: Iterable[str]) -> str:
+    names = list(index)
+    text = ", ".join(names)
+    return f"the index range {text} takes" if len(names) == 1 else f"the index ranges {text} take"
+
+
+def _why_design(planner: Planner, sustainable: RateBand | None, check: Judged, fix: Fix | None = None) -> str:
     proj = check.forecast.projection
     points = None if proj is None else proj.docs.points
+    if fix is not None and fix.kind == "index" and proj is not None:  # the index is the limit, not the keys
+        return (f"{_ranges_take(proj.index)} every insert: an indexed value that grows with "
+                f"time appends at one place whatever the document keys, and limits the design to "
+                f"{_band_text(sustainable) if sustainable is not None else 'less than the target'}, below "
+                f"{ops_per_s(planner.target)} ({percent(check.shares['high'])} throttled once split at the "
+                "unfavourable end); the document keys alone pass")
     text = (f"the key design sustains {_band_text(sustainable)}" if sustainable is not None
             else "the key design throttles at the target even where it sustains more")
     text += f": below {ops_per_s(planner.target)} ({percent(check.shares['high'])} throttled once split at the " \
@@ -112,15 +128,62 @@ def _why_design(planner: Planner, sustainable: RateBand | None, check: Judged) -
     return text
 
 
-def _points(planner: Planner, strategy: str) -> int:
+def _hottest_key(planner: Planner) -> float | None:
+    """The hottest unit's writes/s at the target when it exceeds the low end of the per-key limit, else None."""
+    limit = planner.box.ranges.get("key_write_ops_per_s")
+    if limit is None:
+        return None
+    launch = planner.steady_launch(planner.target, planner.design_nodes())
+    hottest = planner.forecaster(planner.design.strategy).hottest_key(launch, planner.box)
+    return hottest if hottest > limit.low else None
 
-    profile = planner.design.profile or {}
-    try:
-        made = make_strategy(strategy, seed=int(profile.get("seed", 0)),
-                             params=(profile.get("keys") or {}).get("params") or {}, backend=planner.design.backend)
-    except (UsageError, TypeError, ValueError):
-        return 1
-    return int(made.append_points() or 1)
+
+def _unit(planner: Planner) -> str:
+    """What one key is on this store (the per-key limit's unit: document, entity, entity group, row)."""
+    return planner.box.ranges["key_write_ops_per_s"].unit.rpartition("per ")[2] or "key"
+
+
+def _why_key(planner: Planner, hottest: float, check: Judged) -> str:
+    limit = planner.box.ranges["key_write_ops_per_s"]
+    return (f"one {_unit(planner)} takes {count(round(hottest))} writes/s at {ops_per_s(planner.target)}, over what "
+            f"a single key sustains ({count(limit.low)}–{count(limit.high)} writes/s, key_write_ops_per_s): "
+            f"{percent(check.shares['high'])} throttled once split at the unfavourable end; a key never splits, so "
+            "no node count or ramp helps — spread its writes over shards (or add up in memory and write the sum "
+            "now and then, BP-RATE-4)")
+
+
+def _key_shards_fix(planner: Planner, hottest: float) -> Fix:
+    """The smallest n such that every key spread over n adjacent keys (a distributed counter) passes at the
+    target, and one fewer's check."""
+    d, unit = planner.design, _unit(planner)
+    base = planner.forecaster(d.strategy)
+    nodes = planner.design_nodes()
+
+    def label(n: int) -> str:
+        return planner.variant(f"{d.strategy} with each key over {n:,} shards", base.variant(key_shards=n))
+
+    guess = max(2, math.ceil(hottest / planner.box.ranges["key_write_ops_per_s"].low))
+    cap = min(10_000_000, _SHARD_CAP * guess)
+    n = planner.smallest(lambda k: planner.steady(label(k), planner.target, nodes).passes(), guess, cap=cap)
+    if n is None:
+        return Fix(kind="key_shards", value=None, design=f"each hot {unit} over more than {cap:,} shards",
+                   why=f"no shard count up to {cap:,} passes at {ops_per_s(planner.target)}")
+    full = planner.full(label(n), planner.steady_launch(planner.target, nodes), "steady")
+    fewer = planner.full(label(n - 1), planner.steady_launch(planner.target, nodes), "steady") if n > 1 else None
+    fix_nodes, _, _ = _cluster_nodes(planner, label(n))
+    why = (f"{count(n)} shards of each hot {unit} (a distributed counter: each shard one {unit}, a write picks one) "
+           f"take its {count(round(hottest))} writes/s: {_limit(planner)} once split" +
+           ("" if fewer is None else f"; {count(n - 1)} shards do not"))
+    if fix_nodes is not None:
+        why += f"; on {fix_nodes} {str(planner.storage).upper()} nodes"
+    return Fix(kind="key_shards", value=n, design=f"each hot {unit} over {count(n)} shards", why=why,
+               forecast=full.check(), one_fewer=None if fewer is None else fewer.check(), nodes=fix_nodes,
+               ramp=planned_ramp(planner, label(n), fix_nodes))
+
+
+def _points(planner: Planner, strategy: str) -> int:
+    made = replace(planner.design, strategy=strategy).key_strategy
+    return 1 if isinstance(made, str) else int(made.append_points() or 1)
 
 
 def _smallest(planner: Planner, design: Callable[[int], tuple[str, int | None]], guess: int,
@@ -185,6 +248,28 @@ def _shards_fix(planner: Planner, sustainable: RateBand | None) -> Fix | None:
                ramp=planned_ramp(planner, template, fix_nodes))
 
 
+def _index_fix(planner: Planner, check: Judged) -> Fix | None:
+    """The cell's indexed fields exempted, when an index range is what limits: its own keys (the ones the
+    recording shows, or the design's) pass once no index range takes every insert. None: no index range, or
+    the keys fail without it too (another fix)."""
+    proj = check.forecast.projection
+    if proj is None or not proj.index:
+        return None
+    d, nodes = planner.design, planner.design_nodes()
+    label = planner.variant(f"{d.strategy} without its index ranges", planner.forecaster(d.strategy).variant(
+        indexed=False))
+    full = planner.full(label, planner.steady_launch(planner.target, nodes), "steady")
+    if not full.passes:
+        return None
+    fields = ", ".join(n.removeprefix("index:").split(" ")[0] for n in proj.index)
+    return Fix(kind="index", value=None, design=f"exempt {fields} from indexing, or index it behind a "
+               "high-cardinality prefix (a composite index led by another field)",
+               why=f"{_ranges_take(proj.index)} every insert at {ops_per_s(planner.target)}: an indexed value "
+                   "that grows with time appends at one place whatever the document keys (about 500 writes/s, "
+                   f"index_append_ops_per_s); without it the keys pass ({_limit(planner)} once split)",
+               forecast=full.check(), ramp=planned_ramp(planner, label, nodes))
+
+
 def _key_design_fix(planner: Planner) -> Fix:
     """No shard count rescues the design (or it has no append point to shard): spread keys, checked."""
     full = planner.full(_SPREAD, planner.steady_launch(planner.target, planner.design_nodes()), "steady")
@@ -215,9 +300,9 @@ def _cost(planner: Planner, ramp: Ramp | None, fix: Fix | None, prices: Prices |
     planned = fix.ramp if fix is not None else ramp
     schedule = None if planned is None else Ramp50050(start_ops=planned.shape.start_ops, growth=planned.shape.growth,
                                                       step_s=planned.shape.step_s, ceiling=planner.target)
-    workload = (d.profile or {}).get("workload") or {}
+    workload = d.settings.workload if d.settings is not None else None
     nodes = fix.nodes if fix is not None and fix.nodes else planner.nodes
     return cell_cost(backend=d.backend, mix=d.mix, target_ops_per_s=planner.target, prices=prices, ramp=schedule,
                      ramp_s=0.0 if planned is None else planned.time_to_target_s, location=location, nodes=nodes,
                      storage=planner.storage, bytes_per_record=record_bytes(workload) if workload else 0.0,
-                     python_workload=bool(workload.get("user"))).to_doc()
+                     python_workload=d.python_workload).to_doc()

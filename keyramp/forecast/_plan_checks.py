@@ -20,7 +20,7 @@ from typing import Any
 
 from keyramp._format import plural
 from keyramp.backends._params import StoreParams
-from keyramp.forecast._band import PEAK_OK_MAX, PointOutcomes, band_points
+from keyramp.forecast._band import PEAK_OK_MAX, PointOutcomes
 from keyramp.forecast._forecast import ONLY_WHEN_THROTTLED
 from keyramp.forecast._launch import Launch
 from keyramp.forecast._model import Outcome
@@ -107,7 +107,7 @@ class Trial:
                  samples: int | None = None, seed: Mapping[str, Outcome] | None = None) -> None:
         self.launch, self.measure, self.limit = launch, measure, limit
         self._forecaster, self._box, self._samples = forecaster, box, samples
-        self._points = band_points(box)
+        self._points = forecaster.band_points(launch, box, samples)
         self._cache = PointOutcomes(box, ONLY_WHEN_THROTTLED)
         middle = [lb for lb in self._points if lb not in ("favourable", "mid", "unfavourable")]
         self._worst_first = ["unfavourable", "mid", *middle, "favourable"]

@@ -28,7 +28,7 @@ from keyramp.profile._workload import WorkloadSettings
 from keyramp.results._plan_doc import CellPlan, PlanCheck, Ramp
 
 if TYPE_CHECKING:
-    from keyramp.profile import Profile
+    from keyramp.profile import Profile, Settings
 
 __all__ = ["ANSWERED_RULES", "PLACEHOLDER_INSTANCE", "PLACEHOLDER_PROJECT", "acknowledgements", "rehearsal_tables",
            "rehearsed", "write_rehearsal"]
@@ -79,20 +79,20 @@ def rehearsed(plan: CellPlan) -> tuple[Ramp, str, int | None]:
     return plan.ramp, plan.strategy, plan.nodes
 
 
-def rehearsal_tables(plan: CellPlan, profile: Mapping[str, Any], *, project: str | None = None,
+def rehearsal_tables(plan: CellPlan, settings: Settings, *, project: str | None = None,
                      instance: str | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """(top-level fields, tables) of the rehearsal of ``plan`` (from the run's resolved ``profile``)."""
+    """(top-level fields, tables) of the rehearsal of ``plan`` (from the run's ``settings``)."""
     ramp, strategy, nodes = rehearsed(plan)
     shape, target = ramp.shape, plan.target_ops_per_s
     seconds = math.ceil(ramp.time_to_target_s + ramp.hold_s)
-    top = {"name": f"{profile.get('name', 'plan')}-rehearsal", "target": "cloud",
+    top = {"name": f"{settings.name}-rehearsal", "target": "cloud",
            "project": project or PLACEHOLDER_PROJECT, "backend": plan.backend, "duration": f"{seconds}s",
-           "seed": int(profile.get("seed", 0)),
+           "seed": int(settings.seed),
            "description": f"keyramp plan: {plan.cell_id} ramped to {target:g} ops/s as planned (modelled safe)"}
     ramp_fields = {"kind": "ramp_500_50_5", "start_ops": float(min(shape.start_ops, target)),
                    "growth": shape.growth, "step": f"{math.ceil(shape.step_s)}s", "ceiling": float(target)}
     keys: dict[str, Any] = {"strategy": strategy}
-    params = (profile.get("keys") or {}).get("params")
+    params = settings.keys.params
     if params and strategy == plan.strategy:
         keys["params"] = dict(params)
     launch: dict[str, Any] = {**ramp_fields, "duration": f"{seconds}s"}
@@ -102,7 +102,8 @@ def rehearsal_tables(plan: CellPlan, profile: Mapping[str, Any], *, project: str
         launch |= {"nodes": int(nodes or plan.nodes), "storage": str(plan.storage)}
         cloud["instance"] = instance or PLACEHOLDER_INSTANCE
     schedule = {**ramp_fields, "warmup": "0s", "max_users": max(50, int(target * 0.1) + 10)}
-    tables = {"workload": _workload_table(profile.get("workload") or {}, plan.backend), "keys": keys,
+    # The workload table as TOML: written from the resolved table the settings were read from (the wire form).
+    tables = {"workload": _workload_table(settings.resolved.get("workload") or {}, plan.backend), "keys": keys,
               "schedule": schedule, "cloud": cloud, "launch": launch,
               "thresholds": {"error_rate": 0.01}}
     return top, tables
@@ -130,10 +131,10 @@ def acknowledgements(plan: CellPlan, rehearsal: Profile) -> dict[str, str]:
     return {rule: evidence[rule] for rule in ANSWERED_RULES if rule in flagged and rule in evidence}
 
 
-def write_rehearsal(path: Path, plan: CellPlan, profile: Mapping[str, Any], *, project: str | None = None,
+def write_rehearsal(path: Path, plan: CellPlan, settings: Settings, *, project: str | None = None,
                     instance: str | None = None) -> Profile:
     """Write the rehearsal profile and load it back as ``keyramp run`` will (a bad one is an error here)."""
-    top, tables = rehearsal_tables(plan, profile, project=project, instance=instance)
+    top, tables = rehearsal_tables(plan, settings, project=project, instance=instance)
     acknowledge = acknowledgements(plan, parse_profile({**top, **tables}, source=str(path), path=path))
     if acknowledge:
         tables["acknowledge"] = acknowledge

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyramp._errors import UsageError
 from keyramp._format import percent
@@ -18,6 +18,9 @@ from keyramp.backends._params import load_params_file
 from keyramp.forecast._prices import LABEL, Prices, load_prices
 from keyramp.results._catalog import Run
 from keyramp.results._plan_doc import RunPlan
+
+if TYPE_CHECKING:
+    from keyramp.forecast._forecast import FinishedCell
 
 __all__ = ["criteria", "plan_run", "plan_step", "wants_plan"]
 
@@ -44,7 +47,7 @@ def plan_run(run: Run, *, target: float | None = None, cell: str | None = None, 
              nodes: int | None = None, storage: str | None = None, params: Path | None = None,
              prices: Prices | None = None, location: str | None = None, samples: int | None = None) -> RunPlan:
     """Plan every cell of a loaded run (``keyramp.results._catalog.Run``) at ``target`` ops/s."""
-    from keyramp.forecast._launch import Launch, cluster_stores  # deferred: start-up cost (the planner and the model)
+    from keyramp.forecast._launch import cluster_stores  # deferred: start-up cost (the planner and the model)
     from keyramp.forecast._plan_cell import plan_cell  # deferred: start-up cost
     from keyramp.forecast._planner import Planner  # deferred: start-up cost
     from keyramp.forecast._run_designs import run_designs  # deferred: start-up cost
@@ -53,8 +56,7 @@ def plan_run(run: Run, *, target: float | None = None, cell: str | None = None, 
     if (nodes is not None or storage is not None) and not cluster_stores(designs.backends):
         raise UsageError(f"--nodes/--storage apply to stores with nodes (bigtable) only; this run's backends: "
                          f"{', '.join(designs.backends)}")
-    table = (designs.profile or {}).get("launch")
-    launch = Launch.from_resolved(table) if isinstance(table, dict) else None
+    launch = designs.launch
     if target is None and launch is None:
         raise UsageError(f"{run.path}: the run's profile has no [launch]; give --target OPS")
     boxes = load_params_file(params, default_boxes()) if params else (launch.boxes() if launch else None)
@@ -79,12 +81,11 @@ def wants_plan(thresholds: Iterable[Any]) -> bool:
     return any(str(getattr(t, "metric", "")).startswith("plan.") for t in thresholds)
 
 
-def plan_step(a: Any) -> None:
-    """The run's analysis step after the forecast (``keyramp.run._analysis.CellAnalysis``): adds
-    ``summary["plan"]`` when the profile has a ``[launch]`` (unless ``plan = false`` there) or its
-    ``[thresholds]`` gate on the plan (a plan is dozens of forecasts: seconds per cell,
-    docs/performance.md)."""
-    launch = getattr(a.profile, "launch", None)
+def plan_step(a: FinishedCell) -> None:
+    """The run's analysis step after the forecast: adds ``summary["plan"]`` when the profile has a
+    ``[launch]`` (unless ``plan = false`` there) or its ``[thresholds]`` gate on the plan (a plan is
+    dozens of forecasts: seconds per cell, docs/performance.md)."""
+    launch = a.profile.launch
     if launch is None or not a.measured or not (launch.plan or wants_plan(a.profile.thresholds)):
         return
     from keyramp.forecast._forecast import cell_forecaster  # deferred: start-up cost

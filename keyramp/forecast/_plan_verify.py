@@ -14,13 +14,13 @@ clients with real retries end to end; it does not check the model's parameters, 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from keyramp._errors import UsageError
 from keyramp.forecast._plan_profile import _workload_table, acknowledgements, rehearsed
+from keyramp.profile import Settings
 from keyramp.profile._files import load_profile, write_profile
 from keyramp.profile._profile import parse_profile
 from keyramp.results._plan_doc import GOOGLE_RAMP, CellPlan, PlanCheck, RampShape
@@ -75,7 +75,7 @@ def _variants(plan: CellPlan) -> list[tuple[str, RampShape, str, float, PlanChec
     return out
 
 
-def _replay(plan: CellPlan, profile: Mapping[str, Any], *, what: str, shape: RampShape, design: str,
+def _replay(plan: CellPlan, settings: Settings, *, what: str, shape: RampShape, design: str,
             hold_s: float, nodes: int | None, scale: float, time_scale: float) -> dict[str, Any]:
     """A profile (plain values) replaying ``shape`` to the plan's target with ``design`` at 1/``scale``,
     clock ×``time_scale``: the launch's ramp ÷ K in the schedule, the real ramp as its ``[launch]``."""
@@ -83,13 +83,14 @@ def _replay(plan: CellPlan, profile: Mapping[str, Any], *, what: str, shape: Ram
     seconds = shape.time_to(target) + hold_s
     ramp = {"kind": "ramp_500_50_5", "growth": shape.growth, "step": f"{shape.step_s:g}s"}
     peak = target / scale
-    params = (profile.get("keys") or {}).get("params")
+    params = settings.keys.params
     return {
-        "name": f"{profile.get('name', 'plan')}-verify", "backend": plan.backend,
-        "driver": profile.get("driver", "client"), "duration": f"{math.ceil(seconds / time_scale)}s",
-        "seed": int(profile.get("seed", 0)),
+        "name": f"{settings.name}-verify", "backend": plan.backend,
+        "driver": settings.driver, "duration": f"{math.ceil(seconds / time_scale)}s",
+        "seed": int(settings.seed),
         "description": f"keyramp plan: {plan.cell_id}, {what}, at 1/{scale:g} (clock x{time_scale:g})",
-        "workload": _workload_table(profile.get("workload") or {}, plan.backend),
+        # the workload table as TOML, from the resolved table the settings were read from (the wire form)
+        "workload": _workload_table(settings.resolved.get("workload") or {}, plan.backend),
         "keys": {"strategy": design, **({"params": dict(params)} if params and design == plan.strategy else {})},
         "schedule": {**ramp, "start_ops": min(shape.start_ops, target) / scale, "ceiling": peak,
                      "time_scale": time_scale, "warmup": "1s", "max_users": max(20, int(peak * 0.2) + 10)},
@@ -100,28 +101,28 @@ def _replay(plan: CellPlan, profile: Mapping[str, Any], *, what: str, shape: Ram
     }
 
 
-def verify_variants(plan: CellPlan, profile: Mapping[str, Any], *, scale: float, time_scale: float) -> list[Variant]:
-    """The replays of ``plan`` (from the run's resolved ``profile``) at 1/``scale``, clock ×``time_scale``."""
+def verify_variants(plan: CellPlan, settings: Settings, *, scale: float, time_scale: float) -> list[Variant]:
+    """The replays of ``plan`` (from the run's ``settings``) at 1/``scale``, clock ×``time_scale``."""
     variants = []
     for name, shape, design, hold_s, modelled in _variants(plan):
-        data = _replay(plan, profile, what=f"--verify {name}", shape=shape, design=design, hold_s=hold_s,
+        data = _replay(plan, settings, what=f"--verify {name}", shape=shape, design=design, hold_s=hold_s,
                        nodes=plan.nodes, scale=scale, time_scale=time_scale)
         variants.append(Variant(name=name, design=design, modelled=modelled,
                                 profile=parse_profile(data, source=f"plan --verify ({name})")))
     return variants
 
 
-def write_store_rehearsal(path: Path, plan: CellPlan, profile: Mapping[str, Any], *, scale: float,
+def write_store_rehearsal(path: Path, plan: CellPlan, settings: Settings, *, scale: float,
                           time_scale: float) -> Profile:
     """``--write-profile FILE --fidelity store``: the cloud rehearsal's ramp and design (the fix's when
     there is one) replayed as ``--verify`` replays it, at 1/``scale`` with its clock ×``time_scale``,
     against the store-like target (``[emulator] fidelity = "store"``, the model's K and T written
     out); its ``[acknowledge]`` as the cloud rehearsal's. Loaded back as ``keyramp run`` will load it."""
     ramp, design, nodes = rehearsed(plan)
-    data = _replay(plan, profile, what="rehearsal on the store-like target", shape=ramp.shape, design=design,
+    data = _replay(plan, settings, what="rehearsal on the store-like target", shape=ramp.shape, design=design,
                    hold_s=ramp.hold_s, nodes=(nodes or plan.nodes) if plan.nodes is not None else None, scale=scale,
                    time_scale=time_scale)
-    data["name"] = f"{profile.get('name', 'plan')}-rehearsal-store"
+    data["name"] = f"{settings.name}-rehearsal-store"
     data["emulator"]["time_scale"] = time_scale
     data["thresholds"] = {"error_rate": 0.01}
     top = {k: v for k, v in data.items() if not isinstance(v, dict)}

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -35,7 +34,7 @@ from keyramp.forecast._forecast import Forecaster
 from keyramp.forecast._launch import Launch, cluster_stores
 from keyramp.forecast._plan_checks import Judged, Trial, judged
 from keyramp.forecast._plan_ramp import GROWTH, HOLD_S, StepLadder, longest_step
-from keyramp.keys import STRATEGIES, make_strategy
+from keyramp.keys import shard_template
 from keyramp.results._plan_doc import GOOGLE_RAMP, RampShape, RateBand
 
 __all__ = ["HOLD_S", "PROBE_FACTOR", "Planner", "shard_template"]
@@ -50,27 +49,6 @@ RATE_PRECISION = {"low": 1.05, "mid": 1.1, "high": 1.1}
 _ITERATIONS = {"low": 7, "mid": 4, "high": 4}
 #: Start rates tried (ops/s): 500 × 2^k up to the target, and below 500 if a new range takes less.
 _STARTS = tuple(500.0 * 2.0 ** k for k in range(-3, 12))
-#: Named designs and the key part a shard prefix goes in front of (``shard(N)#seq``).
-_SHARD_BASES = {"sequential": "seq", "padded_sequential": "seq", "prefixed_sequential": "seq", "sharded": "seq",
-                "timestamp_only": "timestamp", "timestamp_first": "timestamp#seq"}
-_LEADING_SHARD = re.compile(r"\s*shard\(\s*\d+\s*\)\s*#(.+)")
-
-
-def shard_template(strategy: str, shards: int) -> str | None:
-    """``shard(N)#<the design's key>`` for a design with append points, or None (no such template)."""
-    base = _SHARD_BASES.get(strategy)
-    if base is None and strategy not in STRATEGIES:
-        match = _LEADING_SHARD.fullmatch(strategy)
-        base = match.group(1) if match else strategy
-    if base is None:
-        return None
-    template = f"shard({shards})#{base}"
-    try:
-        made = make_strategy(template)
-    except UsageError:
-        return None
-    return template if made.append_points() else None
-
 
 class Planner:
     """Searches for one cell (``design``) at ``target`` ops/s with throttled share ≤ ``throttle``.
@@ -101,6 +79,12 @@ class Planner:
         self.forecasts = 0  # full forecasts and trials run
 
     # -- launches and their judgement ----------------------------------------------------------
+
+    def variant(self, label: str, forecaster: Forecaster) -> str:
+        """Search ``forecaster`` (a variant of the cell's design, e.g. its keys sharded) under ``label``, like
+        a strategy: ``steady``, ``full`` and ``planned_ramp`` take the label."""
+        self._forecasters.setdefault(label, forecaster)
+        return label
 
     def forecaster(self, strategy: str) -> Forecaster:
         """The cell's own, or one for a design the cell did not run (its keys regenerated)."""
@@ -200,12 +184,23 @@ class Planner:
         probe = at(probe_rate)
         if probe.passes("low"):
             return None, probe_rate
-        ends = {end: None if probe.passes(end) else self._ceiling(at, seen, end) for end in ("low", "mid", "high")}
+        ends = {end: None if probe.passes(end) else self._ceiling(at, seen, end, self._key_rate(strategy, end))
+                for end in ("low", "mid", "high")}
         return RateBand(low=ends["low"], mid=ends["mid"], high=ends["high"]), probe_rate
 
-    def _ceiling(self, at: Callable[[float], Trial], seen: list[Trial], end: str) -> float:
+    def _key_rate(self, strategy: str, end: str) -> float | None:
+        """The rate at which the design's hottest key reaches the per-key limit at ``end`` (None: no such
+        limit, or no key it concerns): a counter's ceiling is a few ops/s, far below one tablet's."""
+        limit = self.box.ranges.get("key_write_ops_per_s")
+        if limit is None:
+            return None
+        hottest = self.forecaster(strategy).hottest_key(self.steady_launch(self.target, self.design_nodes()), self.box)
+        return self.target * float(getattr(limit, end)) / hottest if hottest > 0 else None
+
+    def _ceiling(self, at: Callable[[float], Trial], seen: list[Trial], end: str, key_rate: float | None) -> float:
         """The highest rate passing at ``end`` (within ``RATE_PRECISION[end]``, at most ``_ITERATIONS[end]``
-        rates): a first guess from what the store serves above its ceiling, then bisection on log rate."""
+        rates): a first guess from what the store serves above its ceiling (at least one tablet's rate, or
+        where the hottest key reaches its limit if lower: ``key_rate``), then bisection on log rate."""
         def bracket() -> tuple[Trial | None, Trial]:
             # Bisection over the rates tried (the probe, the highest, fails at this end): only the trials
             # the bracket turns on run their point.
@@ -221,7 +216,8 @@ class Planner:
             if lo is not None and hi.rate / lo.rate <= RATE_PRECISION[end]:
                 break
             if lo is None:  # what the store serves above a ceiling (rate × (1 - share)), at least one tablet's rate
-                x = max(hi.rate * (1 - min(1.0, hi.share(end))) / (1 - self.throttle), self.one_tablet())
+                floor = self.one_tablet() if key_rate is None else min(self.one_tablet(), key_rate)
+                x = max(hi.rate * (1 - min(1.0, hi.share(end))) / (1 - self.throttle), floor)
                 x = min(x, hi.rate / RATE_PRECISION[end])
             else:
                 x = math.sqrt(lo.rate * hi.rate)

@@ -29,96 +29,33 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from keyramp._types import key_sort_text
+from keyramp.backends import STORES
+from keyramp.forecast._keyload import KeyLoad
+from keyramp.forecast._mix import CLASSES, OpMix
 from keyramp.forecast._pattern import MAX_POINTS, AppendPoints, Layout, find_append_points
 from keyramp.keys import make_distribution, parse_shape
 from keyramp.keyspace._components import Frontiers
 from keyramp.keyspace._encode import key_bytes
 from keyramp.keyspace._load import KeyPositions, key_positions, make_reference
 from keyramp.keyspace._reference import preload_indexes
-from keyramp.profile import Settings
+from keyramp.profile import Settings, WorkloadSettings
 from keyramp.workload import CellWorkload
 
-__all__ = ["OpMix", "Projection", "RangeStream", "jittered_times", "op_mix", "regenerated_projection"]
+__all__ = ["Projection", "RangeStream", "jittered_times", "regenerated_projection", "shard_keys"]
 
-#: op -> row accesses it makes: (kind, where, rows-field or count). ``query`` is not projected:
-#: what it reads depends on its filter and index, which the key stream does not show.
-_ROWS: dict[str, tuple[tuple[str, str, str | int], ...]] = {
-    "insert": (("write", "new", 1),),
-    "batch_write": (("write", "new", "batch_size"),),
-    "read": (("read", "existing", 1),),
-    "batch_read": (("read", "existing", "batch_size"),),
-    "update": (("write", "existing", 1),),
-    "delete": (("write", "existing", 1),),
-    "scan": (("read", "existing", "scan_length"),),
-    "transaction": (("read", "existing", 1), ("write", "existing", 1)),
-    "increment": (("read", "existing", 1), ("write", "existing", 1)),
-}
-_CLASSES = (("write", "new"), ("write", "existing"), ("read", "existing"))
-_GOLDEN = 0.6180339887498949
 #: Indexed values whose index range the forecast projects (the others are spread or absent).
 INDEXED = ("monotonic", "prefixed")
-
-
-@dataclass(frozen=True, kw_only=True)
-class OpMix:
-    """Row accesses per operation, by class, from the cell's measured operation counts."""
-
-    shares: Mapping[str, float]  # op -> share of the cell's operations (projected ops only)
-    per_op: Mapping[tuple[str, str], float]  # (kind, where) -> rows per operation
-    not_projected: tuple[str, ...] = ()
-    #: Of the existing-row writes, rows per operation that delete (billed apart from writes).
-    deletes_per_op: float = 0.0
-
-    @property
-    def rows_per_op(self) -> float:
-        return sum(self.per_op.values())
-
-    @property
-    def inserts_per_op(self) -> float:
-        return self.per_op.get(("write", "new"), 0.0)
-
-    @property
-    def reads_per_op(self) -> float:
-        return self.per_op.get(("read", "existing"), 0.0)
-
-    @property
-    def writes_per_op(self) -> float:
-        return self.rows_per_op - self.reads_per_op
-
-
-def _rows_of(workload: Mapping[str, Any]) -> Mapping[str, tuple[tuple[str, str, str | int], ...]]:
-    """Row accesses per op name. A Python workload's ops are its methods (docs/workloads.md):
-    one that creates the key it returns (``insert_ops``) is one insert, any other one access
-    to an existing row, counted as a read (what the method does with it is its own code)."""
-    if not workload.get("user"):
-        return _ROWS
-    inserts = set(workload.get("insert_ops") or ())
-    return {op: _ROWS["insert"] if op in inserts else _ROWS["read"] for op in workload["ops"]}
-
-
-def op_mix(counts: Mapping[str, float], workload: Mapping[str, Any]) -> OpMix:
-    """The mix of ``counts`` (op -> operations; the profile's shares when nothing was counted)."""
-    if not any(v > 0 for v in counts.values()):
-        counts = dict(workload["ops"])
-    rows_of = _rows_of(workload)
-    projected = {op: float(n) for op, n in counts.items() if op in rows_of and n > 0}
-    total = sum(projected.values()) or 1.0
-    per_op: dict[tuple[str, str], float] = {c: 0.0 for c in _CLASSES}
-    for op, n in projected.items():
-        for kind, where, rows in rows_of[op]:
-            per_op[(kind, where)] += n / total * (int(workload[rows]) if isinstance(rows, str) else rows)
-    skipped = tuple(sorted(op for op, n in counts.items() if op not in rows_of and n > 0))
-    # A Python workload's ops are inserts or reads (``_rows_of``): only the built-in delete deletes.
-    deletes = 0.0 if workload.get("user") else projected.get("delete", 0.0) / total
-    return OpMix(shares={op: n / total for op, n in projected.items()}, per_op=per_op, not_projected=skipped,
-                 deletes_per_op=deletes)
+#: Uniform picks spread evenly over the range only when at least this many records exist at the start
+#: (or inserts add more): fewer are single keys, sampled where they are.
+SPREAD_RECORDS = 1000
+_GOLDEN = 0.6180339887498949
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -166,6 +103,10 @@ class Projection:
     #: sampled mode only: the document positions with their range, and which samples insert (the check)
     positions: KeyPositions | None = None
     is_new: np.ndarray | None = None
+    #: writes per unit (document, entity, entity group, row): what a per-key limit sees
+    keys: KeyLoad = field(default_factory=KeyLoad)
+    #: index name -> its entries per operation, where not one per insert (a recording's: what writes made)
+    index_load: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def t(self) -> np.ndarray:
@@ -196,10 +137,10 @@ def jittered_times(n: int, duration_s: float, seed: int) -> np.ndarray:
 
 def _classes(n: int, mix: OpMix, seed: int) -> np.ndarray:
     """Row class of each sample, by the mix's rows per op, on a low-discrepancy sequence."""
-    weights = np.array([mix.per_op.get(c, 0.0) for c in _CLASSES])
+    weights = np.array([mix.per_op.get(c, 0.0) for c in CLASSES])
     cum = np.cumsum(weights / weights.sum())
     u = np.modf(np.random.default_rng(seed).random() + np.arange(n) * _GOLDEN)[0]
-    return np.minimum(np.searchsorted(cum, u, side="right"), len(_CLASSES) - 1)
+    return np.minimum(np.searchsorted(cum, u, side="right"), len(CLASSES) - 1)
 
 
 def _entry_text(value: Any, doc: str) -> str:
@@ -210,16 +151,16 @@ def _entry_text(value: Any, doc: str) -> str:
     return f"{head}\x00{doc}"
 
 
-def _index_fields(workload: Mapping[str, Any], records: Any) -> list[tuple[str, str, int]]:
+def _index_fields(workload: WorkloadSettings, records: Any) -> list[tuple[str, str, int]]:
     """(record field, index name, declared append points) of the indexed fields whose own range the
     forecast projects: ``created`` (``indexed_value``), or a document shape's indexed timestamps."""
-    indexed = workload.get("indexed_value", "none")
+    indexed = workload.indexed_value
     if indexed in INDEXED:
         points = int(getattr(records, "users", 1000)) if indexed == "prefixed" else 1
         return [("created", f"index:created ({indexed})", points)]
 
     return [(name, f"index:{name} (monotonic)", 1)
-            for name in parse_shape(workload.get("document") or {}).monotonic_indexed()]
+            for name in parse_shape(workload.document or {}).monotonic_indexed()]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -245,9 +186,9 @@ class _Launch:
 class _Cell:
     """The cell's key code on the launch's clock, its keys kept by insert index, and sample draws."""
 
-    def __init__(self, *, profile: Mapping[str, Any], backend: str, strategy: str, launch: _Launch,
+    def __init__(self, *, settings: Settings, backend: str, strategy: str, launch: _Launch,
                  cache: dict[int, str] | None) -> None:
-        self.wl = wl = CellWorkload(backend=backend, strategy=strategy, settings=Settings.from_data(profile))
+        self.wl = wl = CellWorkload(backend=backend, strategy=strategy, settings=settings)
         self.launch = launch
         start_ms = int(getattr(wl.strategy, "start_ms", 1_700_000_000_000))
         existing, grid, cum = launch.existing, launch.grid.tolist(), launch.cum.tolist()
@@ -293,7 +234,7 @@ class _Cell:
 
 def regenerated_projection(
     *,
-    profile: Mapping[str, Any],
+    settings: Settings,
     backend: str,
     strategy: str,
     mix: OpMix,
@@ -307,6 +248,7 @@ def regenerated_projection(
     seeds: int = 1,
     cache: dict[int, str] | None = None,
     rates: Callable[[np.ndarray], np.ndarray] | None = None,
+    key_shards: int = 1,
 ) -> Projection:
     """The cell's keys at ``rate`` (ops/s at time t) over ``duration_s``, after ``existing`` records.
 
@@ -315,19 +257,23 @@ def regenerated_projection(
     metrics come from). ``seeds``: draws of ``samples`` each (seeds ``seed``, ``seed + 1`` …),
     merged: twice the samples for the stability check keep the first draw. ``cache``: insert
     index -> key text, shared by projections of the same launch traffic (keys follow its clock).
-    ``rates``: ``rate`` at many times at once (``Launch.rates``).
+    ``rates``: ``rate`` at many times at once (``Launch.rates``). ``key_shards``: every key spread over
+    that many adjacent keys (a distributed counter: the launch planner's fix for a key over its limit).
     """
     grid, cum = _cumulative(rate, duration_s, mix.inserts_per_op, rates)
     launch = _Launch(grid=grid, cum=cum, existing=existing, duration_s=duration_s)
-    cell = _Cell(profile=profile, backend=backend, strategy=strategy, launch=launch, cache=cache)
+    cell = _Cell(settings=settings, backend=backend, strategy=strategy, launch=launch, cache=cache)
     wl = cell.wl
     declared = 1 if wl.group_size else wl.strategy.append_points()
     points = (find_append_points(cell.key_text, declared=declared, total=existing + math.ceil(launch.new))
               if exact and mix.inserts_per_op > 0 else None)
     # Hashed keys (no append point, or more than are treated exactly): new keys land evenly.
+    many = existing >= SPREAD_RECORDS or mix.inserts_per_op > 0
     spread = (exact and points is None and (declared is None or declared > MAX_POINTS) and not wl.group_size
-              and wl.strategy.traits.spreads)
-    uniform_reads = wl.distribution == "uniform"
+              and wl.strategy.traits.spreads and many)
+    # Uniform picks of the records spread evenly only over many records: a few (a counter: one) are
+    # keys of their own, which never split, so they are sampled where they are.
+    uniform_reads = wl.distribution == "uniform" and many
     # Nothing to sample when the design says everything exactly: no draw, no key.
     none = (points is not None or spread) and uniform_reads
     t, cls, idx = (np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)) if none else \
@@ -342,9 +288,10 @@ def regenerated_projection(
                              uniform_reads=uniform_reads)
     else:
         docs, positions = _sampled_range(launch, t=t, idx=idx, new=new, cls=cls, key_text=cell.key_text)
+        docs = replace(docs, pos=shard_keys(docs.pos, key_shards, positions.distinct, seed=seed))
         is_new = new
     index: dict[str, RangeStream] = {}
-    for field_name, label, declared_index in (_index_fields(profile["workload"], wl.records)
+    for field_name, label, declared_index in (_index_fields(settings.workload, wl.records)
                                               if index_ranges and mix.inserts_per_op > 0 else []):
         def entry(i: int, f: str = field_name) -> str:
             return _entry_text(wl.records.record(i)[f], cell.key_text(i))
@@ -353,7 +300,30 @@ def regenerated_projection(
                                     draw=lambda: cell.draw(samples, range(seed, seed + seeds), mix))
     return Projection(docs=docs, mix=mix, source="regenerated", samples=0 if none else samples * seeds, index=index,
                       positions=positions, is_new=is_new,
+                      keys=replace(_design_keys(wl, mix, launch), shards=key_shards),
                       why="keys regenerated from the strategy and read distribution at the launch rate")
+
+
+def _design_keys(wl: CellWorkload, mix: OpMix, launch: _Launch) -> KeyLoad:
+    """Writes per unit as the design makes them: writes to existing records picked by the read
+    distribution over the records that exist, inserts filling entity groups in turn (where the store
+    limits a group)."""
+    rows = max(mix.rows_per_op, 1e-12)
+    group = wl.group_size if wl.group_size and STORES.get(wl.backend_name).has("entity_groups") else 1
+    return KeyLoad(ranked=make_distribution(wl.distribution, params=wl.distribution_params),
+                   ranked_share=mix.per_op.get(("write", "existing"), 0.0) / rows, group=max(1, group),
+                   insert_share=mix.inserts_per_op / rows, grid=launch.grid, records=launch.existing + launch.cum)
+
+
+def shard_keys(pos: np.ndarray, shards: int, distinct: int, *, seed: int) -> np.ndarray:
+    """Positions of accesses when every key is spread over ``shards`` adjacent keys: each access moves to
+    one of them at random, inside its key's slot of the range (so a range holding one hot key can split
+    between its shards)."""
+    if shards <= 1 or not len(pos):
+        return pos
+    which = np.random.default_rng([seed, 0x5AD]).integers(0, shards, len(pos))
+    gap = 0.5 / max(distinct, 1) / shards
+    return np.minimum(pos, np.nextafter(1.0, 0.0) - gap * shards) + which * gap
 
 
 def _frontier_range(points: AppendPoints, launch: _Launch, *, t: np.ndarray, idx: np.ndarray, new: np.ndarray,

@@ -41,20 +41,20 @@ def reforecast(run: Run, *, launch_file: Path | None = None, rate: float | None 
     from keyramp.forecast._run_designs import run_designs  # deferred: start-up cost
 
     designs = run_designs(run, cell=cell)
-    profile, backends = designs.profile, designs.backends
+    backends = designs.backends
     if (nodes is not None or storage is not None) and not cluster_stores(backends):
         raise UsageError(f"--nodes/--storage apply to stores with nodes (bigtable) only; this run's backends: "
                          f"{', '.join(backends)}")
     if launch_file is not None:
         launch = Launch.from_resolved(parse_launch(_launch_table(launch_file), src=str(launch_file),
                                                    backends=backends))
-    elif profile and isinstance(profile.get("launch"), dict):
-        launch = Launch.from_resolved(profile["launch"])
+    elif designs.launch is not None:
+        launch = designs.launch
     elif rate is not None:
         launch = Launch.constant(rate)
     else:
         raise UsageError(f"{run.path}: the run's profile has no [launch]; give --launch FILE or --rate N")
-    launch = launch.with_overrides(peak=rate if (launch_file or (profile or {}).get("launch")) else None,
+    launch = launch.with_overrides(peak=rate if (launch_file or designs.launch) else None,
                                    nodes=nodes, storage=storage, duration_s=duration_s)
     boxes = load_params_file(params, default_boxes()) if params else launch.boxes()
     return {c.cell_id: Forecaster(c.design, recorded=c.samples).forecast(launch, boxes=boxes).to_doc()
@@ -69,7 +69,7 @@ def format_table(results: Mapping[str, CellForecast]) -> str:
         rows.append((
             cell_id, forecast_short(fc), "-" if mid is None else f"{100 * mid:.1f}%",
             band_text(fc.peak_throttled_fraction), band_text(fc.adapt_s, unit=" s"),
-            figure_text(fc, "added_p99_ms"), _keys_from(fc), fc.deciding_param or "-",
+            figure_text(fc, "added_p99_ms"), _keys_from(fc), _decided_by(fc),
         ))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
@@ -83,6 +83,15 @@ def format_table(results: Mapping[str, CellForecast]) -> str:
         note = keys_note(fc) if fc.throttled_fraction is not None else ""
         lines += [f"{cell_id}: {text}" for text in (fc.reason, note and f"forecast {note}") if text]
     return "\n".join(lines)
+
+
+def _decided_by(fc: CellForecast) -> str:
+    """The parameter that splits the verdict; where none does but something throttles, the limit that
+    throttles the most at the mid point (``projection.limited_by``: a range, an index or one key)."""
+    if fc.deciding_param:
+        return fc.deciding_param
+    limit = fc.projection.limited_by if fc.projection is not None else None
+    return f"limit: {limit}" if limit else "-"
 
 
 def _keys_from(fc: CellForecast) -> str:

@@ -122,6 +122,9 @@ class Forecast:
             read_rows_share=round(mix.reads_per_op / mix.rows_per_op, 4) if mix.rows_per_op else 0.0,
             not_projected=list(mix.not_projected),
         )
+        mid = self.band.points.get("mid") if self.band is not None else None
+        if mid is not None and mid.limited_by is not None:
+            doc.limited_by = mid.limited_by
         return self._keys_doc(written(doc, "keys", "why", "ranges", "append_points", "samples", "op_mix",
                                       "rows_per_op", "read_rows_share", "not_projected"))
 

@@ -29,8 +29,8 @@ from keyramp.forecast._cost import (
     record_bytes,
     usage_of,
 )
+from keyramp.forecast._mix import op_mix
 from keyramp.forecast._prices import LABEL, Prices, as_of_text
-from keyramp.forecast._project import op_mix
 from keyramp.results._cost_doc import PricesUsed, WindowCost
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class RunCost:
 
 def _cell_cost(profile: Profile, plan: CloudPlan, cell: CellPlan, prices: Prices,
                location: str | None) -> RunCellCost:
-    workload = profile.data["workload"]
+    workload = profile.workload
     store = prices.for_backend(cell.backend)
     loc = store.location(location, src=prices.files[-1] if prices.files else "prices")
     mix = op_mix({}, workload)  # what the profile declares: the run has not counted anything yet
@@ -115,7 +115,7 @@ def _cell_cost(profile: Profile, plan: CloudPlan, cell: CellPlan, prices: Prices
     deletes = records if plan.cleanup else 0.0
     cloud = spec_for(cell.backend).cloud  # what listing the records to delete bills: the store's own rule
     listing = deletes * (cloud.listing_reads_per_record if cloud is not None else 0.0)
-    billed_as = None if workload.get("user") else store.billed_as  # a Python workload's op names are its own
+    billed_as = None if workload.user else store.billed_as  # a Python workload's op names are its own
     usage = usage_of(mix, ops, billed_as=billed_as) + Usage(
         writes=float(cell.preload_records), deletes=deletes, reads=listing,
         stored_gib=records * record_bytes(workload) / GIB)

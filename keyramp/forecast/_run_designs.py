@@ -3,14 +3,14 @@ sampled keys (``keyramp forecast RUN`` and ``keyramp plan RUN`` both start here)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp.forecast._design import CellDesign
 from keyramp.forecast._forecast import cell_samples
-from keyramp.profile._schedules import make_schedule
+from keyramp.forecast._launch import Launch
+from keyramp.profile import Settings
 from keyramp.results._catalog import Run
 from keyramp.results._read import data_cells
 from keyramp.results._summary import RunManifest
@@ -28,9 +28,11 @@ class RunCell:
 
 @dataclass(frozen=True, kw_only=True)
 class RunDesigns:
-    """The run's resolved profile (None: a run without one), its backends, and its cells with a key stream."""
+    """The run's profile read back, typed (``settings`` None: a run without one; ``launch``: its ``[launch]``),
+    its backends, and its cells with a key stream."""
 
-    profile: Mapping[str, Any] | None
+    settings: Settings | None
+    launch: Launch | None
     backends: tuple[str, ...]
     cells: tuple[RunCell, ...]
 
@@ -41,7 +43,7 @@ def run_designs(run: Run, *, cell: str | None = None) -> RunDesigns:
     if run.manifest_error is not None:
         raise UsageError(f"{run.path}: {run.manifest_error}")
     manifest = run.manifest or RunManifest()
-    profile = manifest.profile
+    settings = manifest.settings
     cells_meta = {c.id: c for c in manifest.cells}
     if cell is not None and cell not in cells_meta:
         raise UsageError(f"unknown cell {cell!r}; cells: {', '.join(sorted(cells_meta))}")
@@ -54,16 +56,12 @@ def run_designs(run: Run, *, cell: str | None = None) -> RunDesigns:
             continue
         if with_keys is None:
             with_keys = set(data_cells(run, "keys"))
-        schedule, horizon = None, 0.0
-        if profile:
-            horizon = float(meta.duration_s or profile.get("duration_s", 0)) * float(meta.time_scale or 1)
-            try:
-                schedule = make_schedule(profile["schedule"], horizon=horizon)
-            except (UsageError, KeyError, TypeError):
-                schedule = None
-        design = CellDesign.from_summary(backend=str(meta.backend), strategy=str(meta.strategy),
-                                         profile=profile, cell_summary=cell_summary, schedule=schedule,
-                                         horizon_s=horizon)
+        expanded = manifest.run_cell(cell_id)  # its schedule built once from the settings (None: no profile)
+        if expanded is not None:
+            design = CellDesign.of_cell(expanded, cell_summary)
+        else:
+            design = CellDesign.from_summary(backend=str(meta.backend), strategy=str(meta.strategy),
+                                             settings=settings, cell_summary=cell_summary)
         out.append(RunCell(cell_id=cell_id, design=design,
                            samples=cell_samples(run, cell_id) if cell_id in with_keys else None))
-    return RunDesigns(profile=profile, backends=backends, cells=tuple(out))
+    return RunDesigns(settings=settings, launch=manifest.launch, backends=backends, cells=tuple(out))

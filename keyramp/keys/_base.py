@@ -35,11 +35,23 @@ def checked_params(
 
 @dataclass(frozen=True, kw_only=True)
 class KeyTraits:
-    """What a strategy claims about itself; property tests hold it to these claims."""
+    """What a strategy claims about itself, declared once: lint, the scenario report, the forecast
+    and the planner read these (never lists of strategy names); property tests hold them to it."""
 
-    monotonic: bool  # successive keys increase in the store's key order
+    #: Every new key lands next to the previous one: one place in the key range takes all inserts
+    #: (``1, 2, 3``, timestamps, ``Customer1, Customer2 …`` whose digits roll over, reverse timestamps
+    #: at the start). The one definition of "monotonic" (BP-KEY-1).
+    monotonic: bool
     spreads: bool  # keys land roughly uniformly over the key space
     readable: bool  # a human can read the key (BP-KEY-8)
+    #: The key starts with a timestamp: every current write lands at the end of the range (BP-KEY-5).
+    time_first: bool = False
+    #: A growing time part (not reversed): a scan for the newest rows reads the end (BP-KEY-6).
+    has_time: bool = False
+    #: Numeric ids in insert order (BP-KEY-2, BP-KEY-7).
+    sequential_id: bool = False
+    #: The places new keys land move as time passes (time buckets lead them, BP-SHARD-1).
+    moving: bool = False
 
 
 class _SupportedBackends:
@@ -52,6 +64,13 @@ class _SupportedBackends:
 class KeyStrategy(ABC):
     name: ClassVar[str]
     traits: ClassVar[KeyTraits]
+    #: Rules whose fix Google names this design as (``keys.rule_role``: "best practice" there).
+    fixes: ClassVar[frozenset[str]] = frozenset()
+    #: Rules this design is a named anti-pattern of beyond what its traits say (``keys.rule_role``).
+    breaks: ClassVar[frozenset[str]] = frozenset()
+    #: The key part a shard prefix goes in front of to spread this design's append points
+    #: (``shard(N)#<base>``, ``keys.shard_template``); None: no such template.
+    shard_base: ClassVar[str | None] = None
     #: Backends this strategy produces valid keys for.
     backends: ClassVar[_SupportedBackends] = _SupportedBackends()
     #: ``key()`` returns ``None``: the store allocates the id on insert.
@@ -88,6 +107,16 @@ class Distribution(ABC):
     @abstractmethod
     def next_index(self, n: int) -> int:
         """An index in ``[0, n)``; ``n >= 1`` is the number of records inserted so far."""
+
+    @abstractmethod
+    def hottest(self, n: int) -> float:
+        """The share of picks the single hottest of ``n`` records takes (its shape, declared once)."""
+
+    @abstractmethod
+    def over_limit(self, n: Any, picks: Any, limit: float) -> Any:
+        """Picks/s beyond ``limit`` per record, summed over the records: ``Σ_k max(0, picks·p_k(n) −
+        limit)`` for ``n`` records picked ``picks`` times a second (numpy arrays of equal shape): what a
+        per-key limit refuses when writes pick records this way (the launch forecast's per-key load)."""
 
 
 def refusal(cls: type[KeyStrategy], spec: StoreSpec) -> str | None:

@@ -115,12 +115,25 @@ class _Dist(Distribution):
             raise ValueError(f"next_index needs n >= 1 records, got {n}")
 
 
+def _excess(count: Any, total: Any, limit: float) -> Any:
+    """``count`` records sharing ``total`` picks/s evenly: what a per-record ``limit`` refuses."""
+    import numpy as np  # deferred: start-up cost (numpy)
+
+    return np.maximum(0.0, total - count * limit)
+
+
 class Uniform(_Dist):
     name = "uniform"
 
     def next_index(self, n: int) -> int:
         self._check_n(n)
         return self.rng.randrange(n)
+
+    def hottest(self, n: int) -> float:
+        return 1.0 / max(1, n)
+
+    def over_limit(self, n: Any, picks: Any, limit: float) -> Any:
+        return _excess(n, picks, limit)
 
 
 class _ZipfRanks:
@@ -188,6 +201,18 @@ class Zipfian(_Dist):
             return fnv_hash64(self._ranks.rank(SCRAMBLED_ITEM_COUNT)) % n
         return self._ranks.rank(n)
 
+    def hottest(self, n: int) -> float:
+        n = max(1, n)
+        if not self.scrambled:
+            return 1.0 / zeta(n, self.theta)
+        # Ranks over 10^10 items hashed onto n records: the top rank, and an even share of the rest.
+        return min(1.0, 1.0 / self._ranks.zetan + 1.0 / n)
+
+    def over_limit(self, n: Any, picks: Any, limit: float) -> Any:
+        if not self.scrambled:
+            return _zipf_excess(n, picks, limit, self.theta, None)
+        return _zipf_excess(n, picks, limit, self.theta, self._ranks.zetan)
+
 
 class Latest(_Dist):
     """YCSB ``SkewedLatestGenerator``: zipfian over recency, the newest record is the hottest."""
@@ -203,6 +228,12 @@ class Latest(_Dist):
     def next_index(self, n: int) -> int:
         self._check_n(n)
         return n - 1 - self._ranks.rank(n)
+
+    def hottest(self, n: int) -> float:
+        return 1.0 / zeta(max(1, n), self.theta)
+
+    def over_limit(self, n: Any, picks: Any, limit: float) -> Any:
+        return _zipf_excess(n, picks, limit, self.theta, None)
 
 
 class Hotspot(_Dist):
@@ -227,6 +258,21 @@ class Hotspot(_Dist):
             return self.rng.randrange(hot)
         return hot + self.rng.randrange(n - hot)
 
+    def hottest(self, n: int) -> float:
+        n = max(1, n)
+        hot = self.hot_count(n)
+        cold_share = (1.0 - self.hot_ops) / (n - hot) if n > hot else 0.0
+        hot_share = (self.hot_ops if n > hot else 1.0) / hot
+        return max(hot_share, cold_share)
+
+    def over_limit(self, n: Any, picks: Any, limit: float) -> Any:
+        import numpy as np  # deferred: start-up cost (numpy)
+
+        n = np.maximum(1, np.asarray(n, dtype=np.float64))
+        hot = np.minimum(n, np.maximum(1.0, np.floor(n * self.hot_data)))
+        split = _excess(hot, picks * self.hot_ops, limit) + _excess(n - hot, picks * (1.0 - self.hot_ops), limit)
+        return np.where(hot >= n, _excess(n, picks, limit), split)
+
 
 DISTRIBUTIONS: dict[str, type[Distribution]] = {
     cls.name: cls for cls in (Uniform, Zipfian, Latest, Hotspot)
@@ -244,14 +290,43 @@ def make_distribution(name: str, *, seed: int = 0, params: Mapping[str, Any] | N
 def hottest_share(name: str, n: int, params: Mapping[str, Any] | None = None) -> float:
     """Theoretical share of operations that hit the single hottest record out of ``n``
     (lint uses it to plan per-entity write rates, BP-RATE-1)."""
-    dist = make_distribution(name, params=params)
-    n = max(1, n)
-    if isinstance(dist, (Zipfian, Latest)):
-        items = SCRAMBLED_ITEM_COUNT if isinstance(dist, Zipfian) and dist.scrambled else n
-        return min(1.0, 1.0 / zeta(items, dist.theta) + (1.0 / n if items != n else 0.0))
-    if isinstance(dist, Hotspot):
-        hot = dist.hot_count(n)
-        cold_share = (1.0 - dist.hot_ops) / (n - hot) if n > hot else 0.0
-        hot_share = (dist.hot_ops if n > hot else 1.0) / hot
-        return max(hot_share, cold_share)
-    return 1.0 / n
+    return make_distribution(name, params=params).hottest(max(1, n))
+
+
+#: Terms of sum k^-theta kept as a table (beyond: Euler–Maclaurin, exact to ~1e-12 there).
+_TABLE_TERMS: Final = 1 << 18
+_TABLES: dict[float, Any] = {}
+
+
+def _power_sums(m: Any, theta: float) -> Any:
+    """``sum_{k=1}^{m} k^-theta`` for an array of counts ``m ≥ 0`` (vectorised)."""
+    import numpy as np  # deferred: start-up cost (numpy)
+
+    table = _TABLES.get(theta)
+    if table is None:
+        table = _TABLES[theta] = np.concatenate([[0.0], np.cumsum(np.arange(1, _TABLE_TERMS + 1.0) ** -theta)])
+    m = np.asarray(m, dtype=np.float64)
+    inside = table[np.clip(m, 0, _TABLE_TERMS).astype(np.int64)]
+    a, b = float(_TABLE_TERMS), np.maximum(m, _TABLE_TERMS)
+    # Euler–Maclaurin over (a, b]: the integral, the end corrections, minus f(a) (the table holds it).
+    tail = ((b ** (1 - theta) - a ** (1 - theta)) / (1 - theta) + (a**-theta + b**-theta) / 2
+            - theta * (b ** (-theta - 1) - a ** (-theta - 1)) / 12 - a**-theta)
+    return np.where(m > _TABLE_TERMS, table[-1] + tail, inside)
+
+
+def _zipf_excess(n: Any, picks: Any, limit: float, theta: float, zetan: float | None) -> Any:
+    """``over_limit`` of a zipfian over ``n`` records (rank k takes k^-theta / zeta(n)); with ``zetan``
+    the ranks are over that many items, hashed onto the n records (scrambled): each record also takes
+    an even share of the ranks beyond n."""
+    import numpy as np  # deferred: start-up cost (numpy)
+
+    n = np.maximum(1.0, np.floor(np.asarray(n, dtype=np.float64)))
+    picks = np.asarray(picks, dtype=np.float64)
+    z = _power_sums(n, theta) if zetan is None else np.full_like(n, zetan)
+    rest = np.zeros_like(n) if zetan is None else np.maximum(0.0, 1.0 - _power_sums(n, theta) / zetan) / n
+    # Records of rank k take picks · (k^-theta / z + rest): over the limit while that exceeds it.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.where(picks > 0, limit / np.where(picks > 0, picks, 1.0), np.inf) - rest
+        k = np.where(room <= 0, n, np.floor((1.0 / (np.maximum(room, 1e-300) * z)) ** (1.0 / theta)))
+    k = np.clip(np.nan_to_num(k, nan=0.0, posinf=0.0), 0.0, n)
+    return np.maximum(0.0, picks * (_power_sums(k, theta) / z + k * rest) - k * limit)

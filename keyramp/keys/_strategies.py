@@ -128,7 +128,8 @@ class Sequential(_Strategy):
     """Integer ids 1, 2, 3 … (numeric Datastore ids; ``str`` elsewhere)."""
 
     name = "sequential"
-    traits = KeyTraits(monotonic=True, spreads=False, readable=True)
+    traits = KeyTraits(monotonic=True, spreads=False, readable=True, sequential_id=True)
+    shard_base = "seq"
 
     def key(self, index: int) -> Key:
         return index + 1
@@ -139,7 +140,9 @@ class PrefixedSequential(_Strategy):
     (``Customer10`` < ``Customer2``), but every new key still lands next to the previous one."""
 
     name = "prefixed_sequential"
-    traits = KeyTraits(monotonic=False, spreads=False, readable=True)
+    # Not increasing in byte order, but each new key lands next to the previous one: monotonic (BP-KEY-1).
+    traits = KeyTraits(monotonic=True, spreads=False, readable=True)
+    shard_base = "seq"
     defaults: ClassVar[Mapping[str, Any]] = {"prefix": "Customer"}
 
     def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
@@ -154,7 +157,8 @@ class PaddedSequential(_Strategy):
     """``0000000001`` …: byte order equals numeric order up to ``10**digits - 1``."""
 
     name = "padded_sequential"
-    traits = KeyTraits(monotonic=True, spreads=False, readable=True)
+    traits = KeyTraits(monotonic=True, spreads=False, readable=True, sequential_id=True)
+    shard_base = "seq"
     defaults: ClassVar[Mapping[str, Any]] = {"digits": 10}
 
     def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
@@ -169,7 +173,8 @@ class TimestampOnly(_Clocked):
     """Milliseconds since the epoch, 13 digits: the key *is* the time (BP-KEY-5 anti-pattern)."""
 
     name = "timestamp_only"
-    traits = KeyTraits(monotonic=True, spreads=False, readable=True)
+    traits = KeyTraits(monotonic=True, spreads=False, readable=True, time_first=True, has_time=True)
+    shard_base = "timestamp"
     needs_unique_ms = True
 
     def key(self, index: int) -> Key:
@@ -180,7 +185,8 @@ class TimestampFirst(_Clocked):
     """``<ts>#<id>``: time leads, so all new rows go to the end of the key space."""
 
     name = "timestamp_first"
-    traits = KeyTraits(monotonic=True, spreads=False, readable=True)
+    traits = KeyTraits(monotonic=True, spreads=False, readable=True, time_first=True, has_time=True)
+    shard_base = "timestamp#seq"
 
     def key(self, index: int) -> Key:
         return f"{self.clock(index):013d}#{index:010d}"
@@ -194,6 +200,7 @@ class RandomUuid(_Strategy):
 
     name = "random"
     traits = KeyTraits(monotonic=False, spreads=True, readable=False)
+    fixes = frozenset({"BP-KEY-1"})
 
     def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
         super().__init__(seed=seed, params=params)
@@ -215,6 +222,7 @@ class ServerAllocated(_Strategy):
 
     name = "server_allocated"
     traits = KeyTraits(monotonic=False, spreads=True, readable=False)
+    fixes = frozenset({"BP-KEY-1", "BP-KEY-2"})
     server_allocated = True
 
     def key(self, index: int) -> Key:
@@ -230,6 +238,7 @@ class HashedPrefix(_Strategy):
 
     name = "hashed_prefix"
     traits = KeyTraits(monotonic=False, spreads=True, readable=False)
+    fixes = frozenset({"BP-KEY-3"})
     defaults: ClassVar[Mapping[str, Any]] = {"hash_chars": 4, "id_prefix": "user", "digits": 8}
 
     def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
@@ -255,6 +264,7 @@ class ReversedId(_Strategy):
 
     name = "reversed_id"
     traits = KeyTraits(monotonic=False, spreads=True, readable=True)
+    fixes = frozenset({"BP-KEY-7"})
     defaults: ClassVar[Mapping[str, Any]] = {"digits": 10}
 
     def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
@@ -269,10 +279,9 @@ class ReverseTimestamp(_Clocked):
     """``(Long.MAX_VALUE - ts)`` zero-padded to 19 digits, ``#<id>``: newest rows sort first (BP-KEY-6)."""
 
     name = "reverse_timestamp"
-    traits = KeyTraits(monotonic=False, spreads=False, readable=True)
-
-    def append_points(self) -> int | None:
-        return 1  # every new key before the earlier ones
+    # Every new key lands before the earlier ones: one place takes all inserts (a hotspot at the start).
+    traits = KeyTraits(monotonic=True, spreads=False, readable=True)
+    fixes = frozenset({"BP-KEY-6"})
 
     def key(self, index: int) -> Key:
         return f"{LONG_MAX - self.clock(index):019d}#{index:010d}"
@@ -286,7 +295,8 @@ class FieldPromotion(_Clocked):
     """
 
     name = "field_promotion"
-    traits = KeyTraits(monotonic=False, spreads=True, readable=True)
+    traits = KeyTraits(monotonic=False, spreads=True, readable=True, has_time=True)
+    fixes = frozenset({"BP-KEY-5"})
     defaults: ClassVar[Mapping[str, Any]] = {**_Clocked.defaults, "machines": 100, "field": "machine"}
 
     def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
@@ -317,6 +327,7 @@ class Domain(_Strategy):
 
     name = "domain"
     traits = KeyTraits(monotonic=False, spreads=True, readable=True)
+    breaks = frozenset({"BP-KEY-7"})
     defaults: ClassVar[Mapping[str, Any]] = {"domains": 100}
     reverse: ClassVar[bool] = False
 
@@ -347,6 +358,8 @@ class ReverseDomain(Domain):
 
     name = "reverse_domain"
     reverse = True
+    fixes = frozenset({"BP-KEY-7"})
+    breaks = frozenset()
 
 
 # -- sharding (BP-SHARD-1) ------------------------------------------------------------------
@@ -357,6 +370,8 @@ class Sharded(_Strategy):
 
     name = "sharded"
     traits = KeyTraits(monotonic=False, spreads=True, readable=True)
+    fixes = frozenset({"BP-KEY-3"})
+    shard_base = "seq"
     defaults: ClassVar[Mapping[str, Any]] = {"shards": 10}
 
     def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:
@@ -376,7 +391,7 @@ class TimeBucketShard(_Clocked):
     still goes to the newest bucket (BP-SHARD-1's "don't shard by time prefix")."""
 
     name = "time_bucket_shard"
-    traits = KeyTraits(monotonic=False, spreads=False, readable=True)
+    traits = KeyTraits(monotonic=False, spreads=False, readable=True, time_first=True, has_time=True, moving=True)
     defaults: ClassVar[Mapping[str, Any]] = {**_Clocked.defaults, "shards": 10, "bucket_s": 60}
 
     def __init__(self, *, seed: int = 0, params: Mapping[str, Any] | None = None) -> None:

@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 _HASH = re.compile(r"hash([0-9]+)?")
+_LEADING_SHARD = re.compile(r"^\s*shard\(\s*\d+\s*\)\s*#")
 #: Entity nouns: ``name -> (population, how an insert picks one)``. ``None``: each record is
 #: its own entity (``user`` of record 42 is ``user00000042``), like an id column.
 ENTITIES: Final[Mapping[str, tuple[int | None, str]]] = {
@@ -325,12 +326,18 @@ class TemplateStrategy(KeyStrategy):
         compiler = _Compiler(template, seed=seed, start_ms=start_ms, interval_ms=float(interval))
         parts = [compiler.compile(node) for node in Parser(template).items()]
         self.plan = _plan(template, parts, interval_ms=float(interval))
-        monotonic = self.plan.leads_with in ("time", "sequence")
+        plan = self.plan
         self.traits = KeyTraits(  # type: ignore[misc]
-            monotonic=monotonic and self.plan.append_points == 1,
-            spreads=self.plan.leads_with == "spread" and self.plan.append_points != 1,
-            readable=not self.plan.hashed,
+            monotonic=plan.leads_with != "spread" and plan.append_points == 1 and not plan.moving,
+            spreads=plan.leads_with == "spread" and plan.append_points != 1,
+            readable=not plan.hashed,
+            time_first=plan.leads_with == "time",
+            has_time=plan.has_time and not plan.prepends,
+            sequential_id=plan.leads_with == "sequence" and plan.append_points == 1,
+            moving=plan.moving,
         )
+        # A shard prefix goes in front of the whole template (one already there is replaced).
+        self.shard_base = _LEADING_SHARD.sub("", template) if plan.append_points and not plan.moving else None  # type: ignore[misc]
         self._clock: _Clock | None = compiler.clock if compiler.uses_clock else None
         self._other: Callable[[int], int] | None = None
         # The compiled function takes ``index`` positionally only (no caller passes it by name).
@@ -397,9 +404,9 @@ def _plan(template: str, parts: list[_Part], *, interval_ms: float) -> TemplateP
     # Append points: distinct values in front of the first growing/shrinking part.
     points, prepends, moving = 0, False, False
     count = 1
-    for p in varying:
+    for at, p in enumerate(varying):
         if p.order != 0:
-            points, prepends, moving = count, p.order < 0, p.bucketed
+            points, prepends, moving = count, p.order < 0, _moves(varying[at:])
             break
         count = count * (p.cardinality or 1 << 62)
     return TemplatePlan(
@@ -410,6 +417,22 @@ def _plan(template: str, parts: list[_Part], *, interval_ms: float) -> TemplateP
         has_time=any(p.time or p.bucketed for p in varying),
         moving=moving,
     )
+
+
+def _moves(parts: list[_Part]) -> bool:
+    """Whether append points whose key goes on with ``parts`` (the first growing or shrinking part
+    first) move as time passes. A coarse time bucket repeats: within one bucket the next parts
+    decide. If they keep growing the same way (``tenant#yyyymmddhh#seq``) every new key of a point
+    still lands past its earlier ones, at one stationary place; a part that does not
+    (``yyyymmddhh#shard(8)#seq``, ``tenant#yyyymmddhh#uuid``) puts the new keys in a new region each
+    bucket."""
+    direction = parts[0].order
+    for p in parts:
+        if p.order != direction:
+            return True
+        if not p.bucketed:
+            return False
+    return True
 
 
 def looks_like_template(text: str) -> bool:

@@ -12,25 +12,27 @@ import numpy as np
 from keyramp._errors import UsageError
 from keyramp.backends import DEFAULT_BACKEND, tablet_capacity_band
 from keyramp.keyspace._heatmap import heatmap_data
-from keyramp.keyspace._load import CellKeys, KeyPositions, Reference, insert_mask, key_positions, load_keys
+from keyramp.keyspace._load import CellKeys, KeyPositions, Reference, key_positions, load_keys
 from keyramp.keyspace._metrics import analyze_cell, summary_entry
 from keyramp.keyspace._reference import cell_reference, existing_before
 from keyramp.keyspace._tablets import TabletTimeline
+from keyramp.profile import Cell, Settings, rebuilds_keys
+from keyramp.profile._schedules import Schedule
 from keyramp.results._catalog import Run
 from keyramp.results._keyspace_doc import KeyspaceFigures
 from keyramp.results._summary import CellSummary, ManifestCell, RunManifest
 
-__all__ = ["analyse_samples", "as_inserts", "cell_duration", "cell_heatmap", "existing_records", "hot_window",
-           "reference_or_none", "summarize_run_cell", "total_count"]
+__all__ = ["analyse_samples", "as_inserts", "cell_duration", "cell_existing", "cell_heatmap", "existing_records",
+           "hot_window", "reference_or_none", "summarize_run_cell", "total_count"]
 
 
-def reference_or_none(*, profile: Mapping[str, Any] | None, backend: str, strategy: str, samples: CellKeys,
+def reference_or_none(*, settings: Settings | None, backend: str, strategy: str, samples: CellKeys,
                       sample_rate: float, existing: int | None = None) -> Reference | None:
-    """The cell's key range from its profile, or None (rank among the samples) if it cannot be rebuilt."""
-    if not profile:
+    """The cell's key range from its settings, or None (rank among the samples) if it cannot be rebuilt."""
+    if settings is None or not rebuilds_keys(settings):
         return None
     try:
-        return cell_reference(profile=profile, backend=backend, strategy=strategy, samples=samples,
+        return cell_reference(settings=settings, backend=backend, strategy=strategy, samples=samples,
                               sample_rate=sample_rate, existing=existing)
     except (UsageError, KeyError, TypeError, ValueError):  # an old or hand-edited profile: samples only
         return None
@@ -54,23 +56,23 @@ def hot_window(metrics: Mapping[str, Any], *, backend: str, ops_per_s: float) ->
 
 
 def as_inserts(samples: CellKeys, names: Sequence[str]) -> CellKeys:
-    """A Python workload's ops that create keys (``workload.insert_ops``) read as ``insert``:
-    the analysis grows the key range with them and measures appends on them."""
-    if not names or not len(samples):
+    """A run that did not record each access's kind: a Python workload's ops that create keys
+    (``workload.insert_ops``) read as inserts (the analysis grows the key range with them and measures
+    appends on them). A run that recorded the kinds says so itself."""
+    if not names or not len(samples) or samples.access is not None:
         return samples
     ops = samples.op
     wanted = [n.encode() for n in names] if ops.dtype.kind == "S" else list(names)
     hit = np.isin(ops, wanted)
     if not hit.any():
         return samples
-    insert = b"insert" if ops.dtype.kind == "S" else "insert"
-    return dataclasses.replace(samples, op=np.where(hit, insert, ops))  # widens the dtype if needed
+    return dataclasses.replace(samples, kind=np.where(hit, b"insert", samples.kinds).astype("S9"))
 
 
 def analyse_samples(
     samples: CellKeys,
     *,
-    profile: Mapping[str, Any] | None,
+    settings: Settings | None,
     backend: str,
     strategy: str,
     total_count: int,
@@ -80,19 +82,19 @@ def analyse_samples(
     existing: int | None = None,
     duration_s: float | None = None,
 ) -> tuple[KeyPositions, np.ndarray, dict[str, Any], TabletTimeline | None]:
-    """``analyze_cell`` on a cell's sampled keys, against the key range rebuilt from ``profile``.
+    """``analyze_cell`` on a cell's sampled keys, against the key range rebuilt from the run's ``settings``.
 
-    ``total_count``: the cell's operations (the denominator of the sample rate). Without a
-    profile, or one the range cannot be rebuilt from, the sampled keys alone make the range;
+    ``total_count``: the cell's operations (the denominator of the sample rate). Without
+    settings, or ones the range cannot be rebuilt from, the sampled keys alone make the range;
     ``metrics["range_from"]`` says which. ``existing``: records when the measured phase
     started (``existing_before``); ``duration_s``: the measured phase (for ops/s).
     """
     sample_rate = min(1.0, len(samples) / max(total_count, 1))
-    samples = as_inserts(samples, ((profile or {}).get("workload") or {}).get("insert_ops") or ())
-    reference = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=samples,
+    samples = as_inserts(samples, settings.workload.insert_ops if settings is not None else ())
+    reference = reference_or_none(settings=settings, backend=backend, strategy=strategy, samples=samples,
                                   sample_rate=sample_rate, existing=existing)
     kp, t, metrics, timeline = analyze_cell(
-        samples.key, samples.t, samples.op, backend=backend, time_scale=time_scale, rate_fn=rate_fn,
+        samples.key, samples.t, samples.analysis_ops, backend=backend, time_scale=time_scale, rate_fn=rate_fn,
         buckets=buckets, sample_rate=sample_rate, reference=reference,
     )
     span = duration_s if duration_s and duration_s > 0 else (float(t[-1]) if len(t) and t[-1] > 0 else 1.0)
@@ -101,23 +103,22 @@ def analyse_samples(
     return kp, t, metrics, timeline
 
 
-def summarize_run_cell(*, run_dir: Path, cell: Any, profile: Mapping[str, Any], cell_summary: CellSummary
-                       ) -> KeyspaceFigures | None:
+def summarize_run_cell(*, run_dir: Path, cell: Cell, cell_summary: CellSummary) -> KeyspaceFigures | None:
     """Hotspot metrics + the modelled tablet summary from ``cell``'s sampled keys in the run directory:
     the cell summary's ``keyspace`` (the runner sets it while it builds the summary).
 
-    ``cell`` is a ``keyramp.profile._profile.Cell``; ``profile`` the resolved profile table, from
-    which the preloaded key range is rebuilt; ``cell_summary`` the cell's summary so far
-    (operation count, duration, warm-up inserts). ``None`` when the cell sampled no keys.
+    ``cell``: the profile's cell (its settings rebuild the preloaded key range); ``cell_summary`` the
+    cell's summary so far (operation count, duration, warm-up inserts). ``None`` when the cell sampled
+    no keys.
     """
     samples = load_keys(run_dir, cell=cell.id).get(cell.id)
     if samples is None or len(samples) == 0:
         return None
     kp, _, metrics, timeline = analyse_samples(
-        samples, profile=profile, backend=cell.backend, strategy=cell.strategy,
+        samples, settings=cell.settings, backend=cell.backend, strategy=cell.strategy,
         total_count=total_count(cell_summary, 0), time_scale=cell.time_scale,
         rate_fn=cell.schedule.rate if cell.schedule.open_model else None,
-        existing=existing_before(cell_summary, profile), duration_s=cell_duration(cell_summary),
+        existing=existing_before(cell_summary, cell.settings, cell.schedule), duration_s=cell_duration(cell_summary),
     )
     return summary_entry(kp, metrics, timeline)
 
@@ -132,15 +133,16 @@ def total_count(cell_summary: CellSummary, default: int) -> int:
     return int(cell_summary.total.count) if cell_summary.total is not None else default
 
 
-def existing_records(cell_summary: CellSummary, profile: Mapping[str, Any] | None) -> int | None:
+def existing_records(cell_summary: CellSummary, settings: Settings | None, schedule: Schedule | None = None
+                     ) -> int | None:
     """Records when the cell's measured phase started (preload + warm-up inserts), as the runner counted
-    them, if the profile says."""
-    if not profile:
-        return None
-    try:
-        return existing_before(cell_summary, profile)
-    except (KeyError, TypeError, ValueError):  # an old or hand-edited profile: the preload alone
-        return None
+    them, if the run's profile says (``settings`` None: the run kept none; ``schedule``: the cell's)."""
+    return None if settings is None else existing_before(cell_summary, settings, schedule)
+
+
+def cell_existing(summary: CellSummary, cell: Cell | None) -> int | None:
+    """``existing_records`` of a finished run's cell (None: the run kept no profile to expand it)."""
+    return None if cell is None else existing_before(summary, cell.settings, cell.schedule)
 
 
 def cell_heatmap(run: Run, cell: str, *, buckets: int = 250, time_bins: int | None = None) -> dict[str, Any] | None:
@@ -157,15 +159,14 @@ def cell_heatmap(run: Run, cell: str, *, buckets: int = 250, time_bins: int | No
     meta = next((c for c in manifest.cells if c.id == cell), None) or ManifestCell(id=cell)
     summary = run.cell(cell)
     count = total_count(summary, len(samples))
-    profile = manifest.profile
-    samples = as_inserts(samples, ((profile or {}).get("workload") or {}).get("insert_ops") or ())
+    settings = manifest.settings
+    samples = as_inserts(samples, settings.workload.insert_ops if settings is not None else ())
     backend, strategy = meta.backend or DEFAULT_BACKEND, meta.strategy or "?"
-    reference = reference_or_none(profile=profile, backend=backend, strategy=strategy, samples=samples,
+    reference = reference_or_none(settings=settings, backend=backend, strategy=strategy, samples=samples,
                                   sample_rate=min(1.0, len(samples) / max(count, 1)),
-                                  existing=existing_records(summary, profile))
+                                  existing=cell_existing(summary, manifest.run_cell(cell)))
     t = samples.t
-    kp = key_positions(samples.key, reference=reference, inserts=insert_mask(samples.op) if len(t) else None,
-                       times=t)
+    kp = key_positions(samples.key, reference=reference, inserts=samples.inserts if len(t) else None, times=t)
     duration = float(meta.duration_s or 0.0)
     heat = heatmap_data(kp, t, buckets=buckets, time_bins=time_bins, duration_s=max(duration, float(t[-1])))
     return {"schema": 1, "run_id": manifest.run_id, "cell": cell, "backend": backend, "strategy": strategy,

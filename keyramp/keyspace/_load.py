@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from keyramp._types import KIND_OF_OP, WRITE_KINDS
 from keyramp.keyspace._encode import key_bytes, lead_words, varying_columns, widen
 
 __all__ = [
@@ -58,17 +59,92 @@ def insert_mask(ops: np.ndarray | None) -> np.ndarray | None:
     return mask
 
 
+_KIND_OF_OP = {op.encode(): kind.encode() for op, kind in KIND_OF_OP.items()}
+_WRITES = np.array(sorted(k.encode() for k in WRITE_KINDS), dtype="S9")
+
+
+def kinds_of(ops: np.ndarray) -> np.ndarray:
+    """Each access's kind from its op's name (runs before the ``kind`` column; an unknown op: a read)."""
+    ops = np.asarray(ops)
+    names = np.unique(ops)
+    table = {n: _KIND_OF_OP.get(n if isinstance(n, bytes) else str(n).encode(), b"read") for n in names.tolist()}
+    out = np.empty(len(ops), dtype="S9")
+    for name, kind in table.items():
+        out[ops == name] = kind
+    return out
+
+
+def resolve_upserts(kind: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """``upsert`` (a set that creates its key or overwrites it) as ``insert`` where the key shows up first in the
+    recording, else ``write``."""
+    up = kind == b"upsert"
+    if not up.any():
+        return kind
+    _, first = np.unique(key, return_index=True)
+    new = np.zeros(len(key), dtype=bool)
+    new[first] = True
+    return np.where(up, np.where(new, b"insert", b"write"), kind).astype("S9")
+
+
 @dataclass(frozen=True, kw_only=True)
 class CellKeys:
-    """One cell's sampled accesses, sorted by time."""
+    """One cell's sampled accesses, sorted by time.
+
+    ``kind``: how each access touched its key (``keyramp._types.ACCESS_KINDS``; from the op's name in runs
+    that did not record it); ``index``: the index entries an access wrote (a Python workload's captured
+    writes), by row; ``access``: its number within its operation (0: the operation's first).
+    """
 
     cell: str
     t: np.ndarray  # float64 wall seconds since the measured phase started
     op: np.ndarray  # op names (bytes)
     key: np.ndarray  # sort texts as UTF-8 bytes (``S``)
+    kind: np.ndarray | None = None
+    index: dict[int, tuple[str, ...]] | None = None
+    access: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind is None:
+            object.__setattr__(self, "kind", kinds_of(self.op))
 
     def __len__(self) -> int:
         return len(self.t)
+
+    @property
+    def kinds(self) -> np.ndarray:
+        assert self.kind is not None
+        return self.kind
+
+    @property
+    def inserts(self) -> np.ndarray:
+        """Which accesses created their key."""
+        return self.kinds == b"insert"
+
+    @property
+    def writes(self) -> np.ndarray:
+        """Which accesses wrote their key (what a per-key write limit counts)."""
+        return np.isin(self.kinds, _WRITES)
+
+    @property
+    def reads(self) -> np.ndarray:
+        return self.kinds == b"read"
+
+    @property
+    def operations(self) -> int:
+        """Sampled operations (an operation may have sampled several accesses)."""
+        return len(self) if self.access is None else int((self.access == 0).sum())
+
+    @property
+    def analysis_ops(self) -> np.ndarray:
+        """Op names as the key-space analysis reads them: every access that created its key as ``insert``."""
+        return np.where(self.inserts, b"insert", self.op)
+
+    def take(self, rows: np.ndarray) -> CellKeys:
+        """The accesses at ``rows`` (ascending), the rest of their columns kept."""
+        index = None if self.index is None else {
+            j: self.index[int(i)] for j, i in enumerate(rows.tolist()) if int(i) in self.index}
+        return CellKeys(cell=self.cell, t=self.t[rows], op=self.op[rows], key=self.key[rows], kind=self.kinds[rows],
+                        index=index, access=None if self.access is None else self.access[rows])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -296,14 +372,40 @@ def cell_keys(table: pa.Table) -> dict[str, CellKeys]:
     op_names = np.array([o.encode("utf-8") for o in ops], dtype=bytes)
     t_all = table.column("t_us").to_numpy() / 1e6
     key_all = arrow_bytes(table.column("key"))
+    kind_all, index_all, access_all = _recorded_columns(table)
     out: dict[str, CellKeys] = {}
     for code, name in sorted(enumerate(cells), key=lambda c: c[1]):
-        sel: slice | np.ndarray = slice(None) if len(cells) == 1 else np.flatnonzero(cell_codes == code)
+        sel: np.ndarray = np.arange(len(t_all)) if len(cells) == 1 else np.flatnonzero(cell_codes == code)
         t = t_all[sel]
-        order: slice | np.ndarray = np.argsort(t, kind="stable") if np.any(np.diff(t) < 0) else slice(None)
-        op = op_names[op_codes[sel]]
-        out[name] = CellKeys(cell=name, t=t[order], op=op[order], key=key_all[sel][order])
+        order = sel[np.argsort(t, kind="stable")] if np.any(np.diff(t) < 0) else sel
+        key = key_all[order]
+        kind = None if kind_all is None else resolve_upserts(kind_all[order], key)
+        index = None if index_all is None else {j: index_all[int(i)] for j, i in enumerate(order.tolist())
+                                                if int(i) in index_all}
+        out[name] = CellKeys(cell=name, t=t_all[order], op=op_names[op_codes[order]], key=key, kind=kind,
+                             index=index or None, access=None if access_all is None else access_all[order])
     return out
+
+
+def _recorded_columns(table: pa.Table) -> tuple[np.ndarray | None, dict[int, tuple[str, ...]] | None,
+                                                np.ndarray | None]:
+    """The ``kind``, ``index`` and ``access`` columns (None: a run that did not record them)."""
+    names = table.column_names
+    kind = access = None
+    index: dict[int, tuple[str, ...]] | None = None
+    if "kind" in names and table.column("kind").null_count < table.num_rows:
+        col = pc.fill_null(table.column("kind").cast(pa.string()), "")
+        kind = arrow_bytes(col).astype("S9")
+        if (kind == b"").any():  # rows of an op that did not say: from its name
+            kind = np.where(kind == b"", kinds_of(arrow_bytes(table.column("op").cast(pa.string()))), kind)
+    if "index" in names and table.column("index").null_count < table.num_rows:
+        col = table.column("index")
+        rows = np.flatnonzero(pc.is_valid(col).to_numpy(zero_copy_only=False))
+        index = {int(r): tuple(v) for r, v in zip(rows.tolist(), col.take(pa.array(rows)).to_pylist(), strict=True)
+                 if v}
+    if "access" in names and table.column("access").null_count < table.num_rows:
+        access = pc.fill_null(table.column("access"), 0).to_numpy(zero_copy_only=False).astype(np.int16)
+    return kind, index, access
 
 
 def load_keys(run: Path | Any, *, cell: str | None = None) -> dict[str, CellKeys]:
@@ -315,7 +417,7 @@ def load_keys(run: Path | Any, *, cell: str | None = None) -> dict[str, CellKeys
     from keyramp.results._read import read_keys  # deferred: start-up cost (pyarrow)
 
     # cell and op straight from Parquet's dictionary pages: no string per row is built
-    return cell_keys(read_keys(run, cell=cell, dictionary=("cell", "op")))
+    return cell_keys(read_keys(run, cell=cell, dictionary=("cell", "op", "kind")))
 
 
 def target_rate_fn(timeline: Any, *, time_scale: float) -> Callable[[float], float] | None:

@@ -16,17 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from keyramp._errors import UsageError
 from keyramp._types import key_sort_text
 from keyramp.keyspace._load import (
     MAX_REFERENCE,
     CellKeys,
     Reference,
-    insert_mask,
     make_reference,
 )
 from keyramp.profile import Settings
-from keyramp.profile._schedules import make_schedule
+from keyramp.profile._schedules import Schedule
 from keyramp.results._summary import CellSummary, as_cell
 from keyramp.workload import CellWorkload
 
@@ -51,35 +49,32 @@ def preload_indexes(count: int, *, points: int = PRELOAD_POINTS) -> np.ndarray:
     return np.unique(np.minimum(((np.arange(points) + u) * (count / points)).astype(np.int64), count - 1))
 
 
-def existing_before(cell_summary: CellSummary | Mapping[str, Any], profile: Mapping[str, Any]) -> int:
+def existing_before(cell_summary: CellSummary | Mapping[str, Any], settings: Settings,
+                    schedule: Schedule | None) -> int:
     """Records that exist when a cell's measured phase starts: the preload plus the warm-up's inserts.
 
     The runner counts the warm-up's inserts (``warmup_inserts`` in the cell summary); for runs
     without that count (older runs, distributed cells) they are estimated from the warm-up's
-    length, its rate (the schedule's starting rate) and the inserts per operation.
+    length, its rate (``schedule``'s starting rate, the cell's) and the inserts per operation.
     """
-    cell = as_cell(cell_summary)
-    wl = profile["workload"]
-    count = int(wl["record_count"])
-    done = cell.warmup_inserts
+    summary = as_cell(cell_summary)
+    wl = settings.workload
+    count = int(wl.record_count)
+    done = summary.warmup_inserts
     if isinstance(done, int) and not isinstance(done, bool):
         return count + max(done, 0)
-    warmup_s = cell.warmup_s
-    if not isinstance(warmup_s, int | float) or isinstance(warmup_s, bool) or warmup_s <= 0:
+    warmup_s = summary.warmup_s
+    if not isinstance(warmup_s, int | float) or isinstance(warmup_s, bool) or warmup_s <= 0 or schedule is None:
         return count
-
-    try:
-        rate = make_schedule(profile["schedule"], horizon=float(profile["duration_s"])).rate(0.0)
-    except (UsageError, KeyError, TypeError, ValueError):
-        return count
-    new_records = {"insert": 1, "batch_write": int(wl["batch_size"])}  # per operation
-    per_op = sum(float(share) * new_records[op] for op, share in wl["ops"].items() if op in new_records)
+    rate = schedule.rate(0.0)
+    new_records = {"insert": 1, "batch_write": int(wl.batch_size)}  # per operation
+    per_op = sum(float(share) * new_records[op] for op, share in wl.ops.items() if op in new_records)
     return count + round(float(warmup_s) * rate * per_op)
 
 
 def cell_reference(
     *,
-    profile: Mapping[str, Any],
+    settings: Settings,
     backend: str,
     strategy: str,
     samples: CellKeys,
@@ -87,7 +82,7 @@ def cell_reference(
     existing: int | None = None,
     preload_points: int = PRELOAD_POINTS,
 ) -> Reference | None:
-    """The range of ``strategy`` keys existing during a cell of the resolved ``profile``.
+    """The range of ``strategy`` keys existing during a cell of a run of ``settings``.
 
     ``sample_rate``: the fraction of keyed accesses that were sampled (scales the inserts).
     ``existing``: records when the measured phase starts (``existing_before``: preload plus
@@ -95,15 +90,15 @@ def cell_reference(
     index, so leaving them out would pile every read of them into one slot of the range: a
     fake static hotspot. None when keys cannot be rebuilt (the store allocated them).
     """
-    # An old or hand-edited profile raises here; the caller then ranks among the samples.
-    wl = CellWorkload(backend=backend, strategy=strategy, settings=Settings.from_data(profile))
+    # A strategy that no longer builds (a hand-edited profile) raises here; the caller then ranks among the samples.
+    wl = CellWorkload(backend=backend, strategy=strategy, settings=settings)
     if wl.strategy.server_allocated:
         return None
     count = wl.record_count if existing is None else max(int(existing), 0)
     idx = preload_indexes(count, points=preload_points)
     pre = [key_sort_text(wl.key_of(int(i))) for i in idx]  # type: ignore[arg-type]
-    ins = insert_mask(samples.op)
-    if ins is None or not ins.any():
+    ins = samples.inserts
+    if not ins.any():
         ins_keys, ins_t = np.zeros(0, dtype="S1"), np.zeros(0)
         inserted = 0.0
     else:

@@ -9,7 +9,7 @@ from typing import Any
 
 from keyramp._errors import UsageError
 from keyramp.backends import DEFAULT_BACKEND
-from keyramp.keyspace._analyse import analyse_samples, cell_duration, existing_records, total_count
+from keyramp.keyspace._analyse import analyse_samples, cell_duration, cell_existing, total_count
 from keyramp.keyspace._heatmap import heatmap_data, render_png
 from keyramp.keyspace._load import load_keys, target_rate_fn
 from keyramp.results._catalog import Run, load_run
@@ -62,7 +62,7 @@ def run_keyspace(
         raise UsageError(f"no sampled keys for cell {cell!r}")
     out_dir = out_dir or run.path / "keyspace"
     results: dict[str, dict[str, Any]] = {}
-    profile = manifest.profile
+    settings = manifest.settings
     for name in sorted(keys):
         ck = keys[name]
         meta = cells_meta.get(name) or ManifestCell(id=name)
@@ -74,9 +74,9 @@ def run_keyspace(
         # The range the cell ran against, rebuilt from the resolved profile in the manifest
         # (as the runner did for summary.json); without one, the sampled keys alone.
         kp, t, metrics, timeline = analyse_samples(
-            ck, profile=profile, backend=backend, strategy=strategy, time_scale=time_scale, rate_fn=rate_fn,
+            ck, settings=settings, backend=backend, strategy=strategy, time_scale=time_scale, rate_fn=rate_fn,
             total_count=total_count(cell_summary, len(ck)), buckets=buckets,
-            existing=existing_records(cell_summary, profile), duration_s=cell_duration(cell_summary),
+            existing=cell_existing(cell_summary, manifest.run_cell(name)), duration_s=cell_duration(cell_summary),
         )
         duration = float(meta.duration_s or (t[-1] if len(t) else 1.0))
         heat = heatmap_data(kp, t, buckets=buckets, time_bins=time_bins, duration_s=max(duration, float(t[-1])))

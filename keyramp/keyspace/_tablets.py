@@ -267,7 +267,7 @@ def synthetic_stream(
 
     ``uniform``: random/hashed/server-allocated keys. ``sequential``: each key past the
     previous (sequential ids, timestamp-first keys, a monotonic indexed field).
-    ``reverse``: each key before the previous (reverse timestamps). ``hashed_prefix``:
+    ``reverse``: each key before the previous (reverse timestamps). ``shards``:
     ``shards`` prefixes, sequential within each (BP-KEY-3).
     """
     if pattern not in SYNTHETIC_PATTERNS:
@@ -288,4 +288,4 @@ def synthetic_stream(
     return pos, times
 
 
-SYNTHETIC_PATTERNS = ("uniform", "sequential", "reverse", "hashed_prefix")
+SYNTHETIC_PATTERNS = ("uniform", "sequential", "reverse", "shards")

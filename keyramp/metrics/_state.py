@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-from keyramp._types import ALL_OPS
+from keyramp._types import ALL_OPS, KeySample
 from keyramp.results._rows import TimeseriesRow
 from keyramp.results._summary import CellSummary
 from keyramp.run._hdr import bucket_layout, counts
@@ -199,7 +199,7 @@ class MetricsState:
                 o.errors.update(row.error_classes)
         self.version += 1
 
-    def keys(self, cell: str, samples: Sequence[tuple[float, str, str]]) -> None:
+    def keys(self, cell: str, samples: Sequence[KeySample]) -> None:
         pass
 
     def flush(self) -> None:

@@ -17,7 +17,8 @@ from keyramp.profile._model import (
     WorkloadSettings,
 )
 from keyramp.profile._profile import cell_namespace, parse_profile, slug
+from keyramp.profile._resolved import read_launch, read_settings, rebuilds_keys, run_cell
 
 __all__ = ["Cell", "CloudSettings", "EmulatorSettings", "KeySettings", "LaunchSettings", "Profile", "QuerySettings",
            "ScheduleSettings", "Settings", "WorkloadSettings", "cell_namespace", "collect_profiles", "load_profile",
-           "parse_profile", "slug"]
+           "parse_profile", "read_launch", "read_settings", "rebuilds_keys", "run_cell", "slug"]

@@ -16,13 +16,15 @@ from typing import Any, Final
 
 from keyramp.backends import spec_for
 from keyramp.keys import (
-    STRATEGIES,
+    ANTI_PATTERN,
     KeyStrategy,
     TemplateStrategy,
+    fix_strategies,
     hottest_share,
     key_problem,
     make_strategy,
     parse_shape,
+    rule_role,
 )
 from keyramp.profile._lint_schedule import SCHEDULE_RULE, schedule_shape
 from keyramp.profile._model import Profile
@@ -38,12 +40,6 @@ RAMP_STEP_S: Final = 300.0
 HIGH_RATE: Final = 500.0  # entity writes/s at which a hotspot is an error, not a warning
 MIB: Final = 1 << 20
 
-_MONOTONIC: Final = frozenset(
-    {"sequential", "prefixed_sequential", "padded_sequential", "timestamp_only", "timestamp_first"}
-)
-_SEQUENTIAL_IDS: Final = frozenset({"sequential", "prefixed_sequential", "padded_sequential"})
-_TIME_FIRST: Final = frozenset({"timestamp_only", "timestamp_first"})
-_HAS_TIME: Final = frozenset({"timestamp_only", "timestamp_first", "field_promotion"})
 #: Up to this many append points a template's ranges are worth a per-range rate (BP-KEY-3).
 _FEW_APPEND_POINTS: Final = 100
 _UPDATES: Final = ("update", "transaction", "increment")
@@ -109,11 +105,6 @@ def _rate_text(rate: float | None, unit: str = "inserts/s") -> str:
 # -- per-cell rules (backend × strategy) ------------------------------------------------------
 
 
-def _fixes(names: Iterable[str], *, python: bool) -> list[str]:
-    """The strategies to suggest; never ``server_allocated`` to a Python workload (refused there)."""
-    return [n for n in names if not (python and n in STRATEGIES and STRATEGIES[n].server_allocated)]
-
-
 def _either(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
@@ -124,29 +115,30 @@ def _cell_rules(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Fin
     out: list[Finding] = []
     store = spec_for(backend)
     cls = make_strategy(strategy, seed=plan.seed, params=plan.params, backend=backend)
-    # A key template states what its format implies; named strategies are known by name.
+    # What the design is comes from its declared traits (keys/): a template's from its format.
     tpl = cls.plan if isinstance(cls, TemplateStrategy) else None
-    monotonic = strategy in _MONOTONIC or (tpl is not None and cls.traits.monotonic)
-    time_first = strategy in _TIME_FIRST or (tpl is not None and tpl.leads_with == "time")
-    has_time = strategy in _HAS_TIME or (tpl is not None and tpl.has_time and not tpl.prepends)
+    traits = cls.traits
     inserts = plan.rate(plan.insert_per_op)
     writing = plan.insert_per_op > 0
 
     def add(rule: str, severity: str, message: str) -> None:
         out.append(Finding(rule, severity, message, cell))
 
-    if "BP-KEY-3" in store.rules and tpl is not None and writing and 1 < tpl.append_points <= _FEW_APPEND_POINTS:
-        per_point = None if inserts is None else inserts / tpl.append_points
+    points = cls.append_points() or 0
+    if "BP-KEY-3" in store.rules and writing and 1 < points <= _FEW_APPEND_POINTS:
+        per_point = None if inserts is None else inserts / points
+        prepends = tpl is not None and tpl.prepends
         add("BP-KEY-3", "error" if per_point is not None and per_point >= HIGH_RATE else "info",
-            f"{strategy} has {tpl.append_points} {'prepend' if tpl.prepends else 'append'} points: each new key "
-            f"lands at the {'start' if tpl.prepends else 'end'} of one of {tpl.append_points} ranges, "
+            f"{strategy} has {points} {'prepend' if prepends else 'append'} points: each new key "
+            f"lands at the {'start' if prepends else 'end'} of one of {points} ranges, "
             f"{_rate_text(per_point)} each")
-    if monotonic:
-        fix = _either(_fixes(store.hotspot_fix, python=bool(plan.workload.user)))
+    if traits.monotonic:
+        fix = _either(fix_strategies(store.hotspot_fix, readable="BP-KEY-8" in store.rules,
+                                     python=bool(plan.workload.user)))
         if writing:
             add("BP-KEY-1", _by_rate(inserts),
-                f"{strategy} keys increase monotonically: at {_rate_text(inserts)} every insert lands on the "
-                f"last tablet (hotspot); use {fix} keys")
+                f"{strategy} keys are monotonic: at {_rate_text(inserts)} every insert lands next to the previous "
+                f"one, on one tablet (hotspot); use {fix} keys")
         else:
             add("BP-KEY-1", "info",
                 f"{strategy} keys are monotonic; no inserts are measured, but the preload still writes one hot range")
@@ -155,30 +147,32 @@ def _cell_rules(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Fin
             and not cls.traits.spreads):
         add("BP-KEY-2", "info",
             "prefer server-allocated ids (allocate_ids / auto document ids): they scatter over the key space")
-    if "BP-KEY-5" in store.rules and time_first:
+    if "BP-KEY-5" in store.rules and traits.time_first:
         add("BP-KEY-5", _by_rate(inserts) if writing else "warning",
             f"row key starts with a timestamp ({strategy}): all current writes hit one node; promote the id "
             f"you filter by first (field_promotion: machine_0042#<ts>)")
-    if "BP-KEY-6" in store.rules and has_time and (
+    if "BP-KEY-6" in store.rules and traits.has_time and (
             plan.workload.read_distribution == "latest" or "scan" in plan.ops):
         add("BP-KEY-6", "info",
             "newest rows are read first: a reverse timestamp (reverse_timestamp, Long.MAX_VALUE - ts) "
             "makes them sort first so a short scan finds them")
-    if "BP-KEY-7" in store.rules and strategy in _SEQUENTIAL_IDS:
-        add("BP-KEY-7", "warning",
-            f"sequential numeric ids ({strategy}) on {store.title} concentrate traffic; reverse them (reversed_id)")
-    if "BP-KEY-7" in store.rules and strategy == "domain":
-        add("BP-KEY-7", "info",
-            "domain names as written scatter one site's hosts; reverse them (reverse_domain) unless most "
-            "data sits in a few domains")
+    if "BP-KEY-7" in store.rules and rule_role(cls, "BP-KEY-7") == ANTI_PATTERN:
+        fix = _either(fix_strategies(("BP-KEY-7",)))
+        if traits.sequential_id:
+            add("BP-KEY-7", "warning",
+                f"sequential numeric ids ({strategy}) on {store.title} concentrate traffic; reverse them ({fix})")
+        else:
+            add("BP-KEY-7", "info",
+                f"{strategy} keys as written scatter what belongs together; reverse them ({fix}) unless most data "
+                "sits in a few of them")
     if "BP-KEY-8" in store.rules and not cls.traits.readable:
         add("BP-KEY-8", "warning",
             f"{strategy} row keys make Key Visualizer unreadable and Google no longer recommends hashed keys; "
             f"use short readable delimited keys (field_promotion, reversed_id)")
-    if strategy == "time_bucket_shard":
+    if traits.moving and traits.time_first:
         add("BP-SHARD-1", _by_rate(inserts) if writing else "warning",
             "shards inside a time bucket: every current write still goes to the newest bucket; shard by a "
-            "stable id or hash prefix instead (sharded)")
+            f"stable id or hash prefix instead ({_either(fix_strategies(('BP-KEY-3',)))})")
     out.extend(_key_hygiene(cls, backend, strategy, cell))
     return out
 
@@ -278,42 +272,64 @@ def _acknowledged(findings: list[Finding], reasons: Mapping[str, str]) -> list[F
             if f.rule in reasons and f.severity in ("error", "warning") else f for f in findings]
 
 
-def _entity_rates(plan: _Plan) -> list[Finding]:
-    """BP-RATE-1: ≤ 1 write/s per entity group (legacy Datastore) or per entity (Datastore mode)."""
-    out: list[Finding] = []
-    if plan.peak is None:
-        return out
+#: The rule each store states its per-key write limit in (its spec lists the ones that apply to it).
+_KEY_RULES: Final = ("BP-RATE-1", "BP-RATE-3", "BP-KEY-9")
+#: What to do instead, per rule.
+_KEY_FIX: Final = {
+    "BP-RATE-1": "spread writes over more {unit}s or batch them",
+    "BP-RATE-3": "spread its writes over shards (a distributed counter: BP-SHARD-1) or add up in memory",
+    "BP-KEY-9": "write a new row per value (memusage#<timestamp>) or add up in memory and flush (BP-RATE-4)",
+}
+
+
+def _hottest_key(plan: _Plan, peak: float, groups_limit: bool) -> tuple[float, str]:
+    """The writes/s on the hottest unit at ``peak`` ops/s, and how they get there."""
     wl = plan.workload
     group = wl.entity_group_size
     records = max(1, wl.record_count)
-    dist = wl.read_distribution
-    dparams = wl.distribution_params
+    dist, dparams = wl.read_distribution, wl.distribution_params
+    parts: list[tuple[float, str]] = []
+    if groups_limit and group > 1:
+        # Consecutive inserts share the current group: every insert commit hits it.
+        parts.append((peak * plan.commit_per_op, f"inserts fill one group of {group} at a time"))
+        groups = -(-records // group)
+        # A lower bound for the hottest group: its hottest entity, or an even share.
+        hot = max(hottest_share(dist, records, dparams), 1.0 / groups)
+        parts.append((peak * plan.update_per_op * hot, f"updates over {groups} groups ({dist})"))
+    else:
+        hot = hottest_share(dist, records, dparams)
+        parts.append((peak * plan.update_per_op * hot,
+                      f"updates of the hottest of {records:,} records ({dist})"))
+    return max(parts)
+
+
+def _key_rates(plan: _Plan) -> list[Finding]:
+    """Writes that concentrate on one key (BP-RATE-1 Datastore: ≈ 1 write/s per entity group, per entity in
+    Datastore mode; BP-RATE-3 Firestore: ≈ 1 sustained write/s per document; BP-KEY-9 Bigtable: one row
+    never splits), held against the store's per-key limit (``key_write_ops_per_s`` in its spec's box): above
+    its high end an error, above its low end a warning. A Python workload's keys are its own: the launch
+    forecast reads them from what it wrote. Held at the schedule's peak and at the ``[launch]`` peak (a row
+    that takes the emulator's 200 writes/s may not take the launch's 10,000)."""
+    out: list[Finding] = []
+    launch = None if plan.launch is None else plan.launch.peak
+    peaks = [(p, w) for p, w in ((plan.peak, ""), (launch, " at the [launch] peak")) if p is not None]
+    if not peaks or plan.workload.user:
+        return out
     for backend in plan.backends:
         store = spec_for(backend)
-        if "BP-RATE-1" not in store.rules:
+        rule = next((r for r in _KEY_RULES if r in store.rules), None)
+        limit = None if store.tablets is None else store.tablets.box().ranges.get("key_write_ops_per_s")
+        if rule is None or limit is None:
             continue
-        groups_limit = store.has("entity_groups")  # legacy Datastore: the group is the unit
-        parts: list[tuple[float, str]] = []
-        if groups_limit and group > 1:
-            # Consecutive inserts share the current group: every insert commit hits it.
-            parts.append((plan.peak * plan.commit_per_op, f"inserts fill one group of {group} at a time"))
-            groups = -(-records // group)
-            # A lower bound for the hottest group: its hottest entity, or an even share.
-            hot = max(hottest_share(dist, records, dparams), 1.0 / groups)
-            parts.append((plan.peak * plan.update_per_op * hot, f"updates over {groups} groups ({dist})"))
-            unit = "entity group"
-        else:
-            hot = hottest_share(dist, records, dparams)
-            parts.append(
-                (plan.peak * plan.update_per_op * hot, f"updates of the hottest of {records} entities ({dist})")
-            )
-            unit = "entity group" if groups_limit else "entity"
-        rate, how = max(parts)
-        if rate > 1.0:
-            severity = "error" if rate > 10.0 else "warning"
-            out += _on_cells(plan, backend, "BP-RATE-1", severity,
-                             f"{backend}: ~{rate:.3g} writes/s per {unit} ({how}), limit ≈ 1/s sustained: expect "
-                             f"contention and timeouts; spread writes over more {unit}s or batch them")
+        unit = limit.unit.rpartition("per ")[2] or "key"
+        (rate, how), when = max((_hottest_key(plan, p, store.has("entity_groups")), w) for p, w in peaks)
+        if rate <= limit.low:
+            continue
+        severity = "error" if rate > limit.high else "warning"
+        out += _on_cells(plan, backend, rule, severity,
+                         f"{backend}: ~{_num(rate)} writes/s on one {unit}{when} ({how}), which sustains about "
+                         f"{_num(limit.low)}–{_num(limit.high)} writes/s (key_write_ops_per_s): expect contention and "
+                         f"throttling; {_KEY_FIX[rule].format(unit=unit)}")
     return out
 
 
@@ -420,7 +436,7 @@ def lint_profile(profile: Profile) -> list[Finding]:
     findings: list[Finding] = []
     findings += _ramp(plan)
     findings += _launch_ramp(plan)
-    findings += _entity_rates(plan)
+    findings += _key_rates(plan)
     findings += _indexed_value(plan)
     findings += _sizes(plan)
     shape = schedule_shape(plan.schedule, duration_s=profile.cells[0].duration_s,

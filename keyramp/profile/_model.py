@@ -239,6 +239,18 @@ class Settings(Section):
     cloud: CloudSettings = field(metadata=option(
         Sub(CloudSettings), default={}, doc="only read when `target = \"cloud\"`"))
 
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Settings:
+        settings = super().from_data(data)
+        object.__setattr__(settings, "_resolved", dict(data))  # the table it was read from (frozen otherwise)
+        return settings
+
+    @property
+    def resolved(self) -> Mapping[str, Any]:
+        """The resolved table these settings were read from: the wire and manifest form (a worker's plan, a
+        profile written back as TOML), never what code reads the settings through."""
+        return self.__dict__.get("_resolved") or getattr(self, "data", {})
+
 
 @dataclass(frozen=True, kw_only=True)
 class Cell:

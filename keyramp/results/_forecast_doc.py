@@ -111,6 +111,11 @@ class KeysCheck(JsonDoc):
     regenerated_hottest_1pct_share: float | None = None
     measured_append_points: int | None = None
     regenerated_append_points: int | None = None
+    append_points_resolved: bool | None = field(default=None, metadata=_doc(
+        "whether the recording has enough sampled inserts (8 a point) to show the design's append points"))
+    measured_hottest_key_share: float | None = field(default=None, metadata=_doc(
+        "the hottest key's share of the sampled operations' writes"))
+    expected_hottest_key_share: float | None = field(default=None, metadata=_doc("the design's"))
     agrees: bool | None = None
     tolerance: str | None = None
 
@@ -122,6 +127,9 @@ class ForecastProjection(JsonDoc):
     keys: str | None = field(default=None, metadata=_doc("regenerated | recorded"))
     why: str | None = None
     ranges: list[str] = field(default_factory=list, metadata=_doc("the key ranges projected"))
+    limited_by: str | None = field(default=None, metadata=_doc(
+        "what throttles the most operations at the band's mid point: one of ranges, or 'key' (one key's "
+        "sustained write limit, key_write_ops_per_s); absent where nothing is throttled"))
     append_points: int | None = None
     samples: int | None = field(default=None, metadata=_doc("sampled accesses (None: nothing sampled)"))
     op_mix: dict[str, float] = field(default_factory=dict, metadata=_doc("op -> share of projected operations"))

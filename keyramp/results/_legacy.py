@@ -136,4 +136,6 @@ def read_keys_csv(path: Path) -> pa.Table:
     if raw.column("t").null_count:
         raise UsageError(f"{path}: malformed row (a sample without a time)")
     t_us = pc.cast(pc.round(pc.multiply(raw["t"], 1e6)), pa.int64())
-    return pa.Table.from_arrays([raw["cell"], t_us, raw["op"], raw["key"]], schema=KEYS_SCHEMA)
+    n = len(t_us)
+    return pa.Table.from_arrays([raw["cell"], t_us, raw["op"], raw["key"], pa.nulls(n, pa.string()),
+                                 pa.nulls(n, pa.list_(pa.string())), pa.nulls(n, pa.int16())], schema=KEYS_SCHEMA)

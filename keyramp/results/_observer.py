@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from keyramp._types import KeySample
+
 if TYPE_CHECKING:
     from keyramp.profile import Cell, Profile
     from keyramp.results._rows import IntervalSink, TimeseriesRow
@@ -92,7 +94,7 @@ class TeeSink:
         for s in self.sinks:
             s.timeseries(rows)
 
-    def keys(self, cell: str, samples: Sequence[tuple[float, str, str]]) -> None:
+    def keys(self, cell: str, samples: Sequence[KeySample]) -> None:
         for s in self.sinks:
             s.keys(cell, samples)
 

@@ -71,6 +71,10 @@ KEYS_SCHEMA = pa.schema([
     pa.field("t_us", pa.int64(), nullable=False),  # µs since the measured phase started (wall time)
     pa.field("op", pa.string(), nullable=False),
     pa.field("key", pa.string(), nullable=False),  # the key's sort text (byte order = store order)
+    # Added in keyramp 0.9 (older files read them as null: the kind then follows from the op's name):
+    pa.field("kind", pa.string()),  # insert | write | transform | delete | read | query (keyramp._types)
+    pa.field("index", pa.list_(pa.string())),  # index entries the access wrote (a Python workload's, captured)
+    pa.field("access", pa.int16()),  # its number within its operation (0: the first)
 ])
 
 SCHEMAS = {"timeseries": TIMESERIES_SCHEMA, "keys": KEYS_SCHEMA}
@@ -87,7 +91,7 @@ _PART_RE = re.compile(r"^(\d{8})-(\d{8})\.parquet$")
 # or two. Measured on 360 k samples (an hour at 100/s): random UUIDs 7.9 -> 7.6 MB, ids 2.0 -> 1.9 MB.
 _OPTIONS: dict[str, dict[str, Any]] = {
     "timeseries": {"use_dictionary": True},
-    "keys": {"use_dictionary": ["cell", "op"],
+    "keys": {"use_dictionary": ["cell", "op", "kind"],
              "column_encoding": {"t_us": "DELTA_BINARY_PACKED", "key": "DELTA_BYTE_ARRAY"}},
 }
 #: zstd level of parts and compacted files alike: on key samples, levels 3-15 came out no

@@ -186,9 +186,11 @@ class Ramp(RampShape):
 class Fix(JsonDoc):
     """What makes an unreachable target reachable, checked by forecasting the fixed design.
 
-    ``kind``: ``shards`` (``value`` shards, ``design`` the key template), ``nodes`` (Bigtable
-    nodes for the storage), ``key_design`` (no shard count suffices: ``design`` says what to
-    use instead). ``forecast``: the check at the target; ``one_fewer``: the same at one shard
+    ``kind``: ``shards`` (``value`` shards, ``design`` the key template), ``key_shards`` (a key over
+    its per-key write limit: each hot key spread over ``value`` keys, a distributed counter),
+    ``index`` (an indexed field's own range takes every insert: exempt it, ``design`` says how),
+    ``nodes`` (Bigtable nodes for the storage), ``key_design`` (no shard count suffices:
+    ``design`` says what to use instead). ``forecast``: the check at the target; ``one_fewer``: the same at one shard
     or node fewer (it fails: the value is the smallest). ``nodes`` and ``ramp``: for the fixed
     design, the Bigtable nodes it needs and its fastest safe ramp.
     """

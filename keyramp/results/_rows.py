@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from keyramp._types import KeySample
 from keyramp.results._exceptions import ExceptionExample
 
 if TYPE_CHECKING:
@@ -52,6 +53,6 @@ class IntervalSink(Protocol):
 
     def timeseries(self, rows: Sequence[TimeseriesRow]) -> None: ...
 
-    def keys(self, cell: str, samples: Sequence[tuple[float, str, str]]) -> None: ...
+    def keys(self, cell: str, samples: Sequence[KeySample]) -> None: ...
 
     def flush(self) -> None: ...

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from hdrh.histogram import HdrHistogram
 
 from keyramp._errors import UsageError
-from keyramp._types import ALL_OPS
+from keyramp._types import ALL_OPS, KeySample
 from keyramp._version import __version__
 from keyramp.backends import STORES
 from keyramp.results._alive import process_identity
@@ -243,14 +243,18 @@ class RunDirectory:
         for cell in sorted(cells):
             self._writer("timeseries", cell).append(table.filter(pc.equal(table["cell"], cell)))
 
-    def keys(self, cell: str, samples: Sequence[tuple[float, str, str]]) -> None:
+    def keys(self, cell: str, samples: Sequence[KeySample]) -> None:
         if not samples:
             return
-        ts, ops, keys = zip(*samples, strict=True)
+        # (t, op, key) alone (a sample written by hand): its kind follows from the op's name when read
+        full = [s if len(s) == 6 else (*s, None, (), None) for s in samples]
+        ts, ops, keys, kinds, index, access = zip(*full, strict=True)
         t_us = np.rint(np.asarray(ts, dtype=np.float64) * 1e6).astype(np.int64)
         self._writer("keys", cell).append(pa.Table.from_arrays(
             [pa.array([cell] * len(ts), pa.string()), pa.array(t_us), pa.array(ops, pa.string()),
-             pa.array(keys, pa.string())], schema=KEYS_SCHEMA))
+             pa.array(keys, pa.string()), pa.array(kinds, pa.string()),
+             pa.array([list(i) if i else None for i in index], pa.list_(pa.string())),
+             pa.array(access, pa.int16())], schema=KEYS_SCHEMA))
 
     def flush(self) -> None:
         for handle in self._hlogs.values():

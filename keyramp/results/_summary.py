@@ -22,8 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar, TypeAlias
 
+from keyramp._errors import UsageError
+from keyramp.profile import Cell, LaunchSettings, Settings, read_launch, read_settings, run_cell
 from keyramp.results._doc import DocError, JsonDoc
 from keyramp.results._doc import doc as _doc
 from keyramp.results._forecast_doc import CellForecast
@@ -326,3 +329,28 @@ class RunManifest(JsonDoc):
     cloud: dict[str, Any] | None = None
     target: TargetModel | None = field(default=None, metadata=_doc("a store model in front of the emulators"))
     ALWAYS: ClassVar[tuple[str, ...]] = ("schema", "ended_at", "status", "reason")
+
+    @cached_property
+    def settings(self) -> Settings | None:
+        """``profile`` read back as the profile layer's typed ``Settings`` (an older run's missing fields at
+        their defaults); None without a profile, or one that does not read."""
+        return read_settings(self.profile)
+
+    @cached_property
+    def launch(self) -> LaunchSettings | None:
+        """The profile's ``[launch]``, typed (None: none, or it does not read)."""
+        return read_launch(self.profile)
+
+    def run_cell(self, cell_id: str) -> Cell | None:
+        """Cell ``cell_id`` as the profile expanded it (its schedule built from the settings), or None: no such
+        cell, no settings, or a schedule that does not build."""
+        settings = self.settings
+        found = next(((i, c) for i, c in enumerate(self.cells) if c.id == cell_id), None)
+        if settings is None or found is None:
+            return None
+        index, meta = found
+        try:
+            return run_cell(settings, index=index, cell_id=meta.id, backend=str(meta.backend),
+                            strategy=str(meta.strategy), duration_s=meta.duration_s, time_scale=meta.time_scale)
+        except UsageError:
+            return None

@@ -46,7 +46,7 @@ def keyspace_step(a: CellAnalysis) -> None:
     if not a.measured:
         return
 
-    keyspace = summarize_run_cell(run_dir=a.run_dir, cell=a.cell, profile=a.profile.data, cell_summary=a.summary)
+    keyspace = summarize_run_cell(run_dir=a.run_dir, cell=a.cell, cell_summary=a.summary)
     if keyspace is not None:
         a.summary.keyspace = keyspace
 

@@ -107,7 +107,8 @@ class CellRun:
         sink = TeeSink([self.run, *extra_sinks, *self.observers.cell_sinks(self.cell)])
         return Recorder(cell=self.cell.id, ops=self.workload.ops, sink=sink,
                         key_samples_per_s=self.profile.workload.key_samples_per_s,
-                        capture_exceptions=bool(self.workload.user_spec))
+                        capture_exceptions=bool(self.workload.user_spec), kinds=self.workload.sample_kinds(),
+                        decode=self.workload.capture(self.address.namespace))
 
     def _preload(self) -> None:
         batches = self.workload.preload_batches()
@@ -186,8 +187,8 @@ class CellRun:
         cell = self.cell
         return WorkerPlan(
             token=f"{self.run.run_id}/{cell.id}", cell_id=cell.id, backend=cell.backend, strategy=cell.strategy,
-            duration_s=cell.duration_s, time_scale=cell.time_scale, profile=self.profile.data, address=self.address,
-            target_kind=self.target.kind, worker_index=index, workers=workers,
+            duration_s=cell.duration_s, time_scale=cell.time_scale, resolved=self.profile.resolved,
+            address=self.address, target_kind=self.target.kind, worker_index=index, workers=workers,
             key_samples_per_s=key_sample_share(self.profile.workload.key_samples_per_s, workers),
             warmup_interval=warmup_interval, allocated=tuple(self.workload.allocated))
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from hdrh.histogram import HdrHistogram
 
-from keyramp._types import ALL_OPS
+from keyramp._types import ALL_OPS, KeySample
 from keyramp.run._exceptions import ExceptionExample, examples_from_json, examples_to_json
 
 if TYPE_CHECKING:
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ClosedInterval", "IntervalCollector", "KeySample", "OpInterval"]
 
-#: ``(seconds since the phase start, op, key_sort_text)``, as ``Recorder.record`` samples keys.
-KeySample = tuple[float, str, str]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,7 +108,8 @@ class ClosedInterval:
         # msgpack sends tuples as lists
         return cls(second=int(data["second"]), start_s=float(data["start_s"]), length_s=float(data["length_s"]),
                    dropped=int(data["dropped"]), ops={op: OpInterval.from_wire(o) for op, o in data["ops"].items()},
-                   keys=[(float(t), str(op), str(key)) for t, op, key in data["keys"]], final=bool(data["final"]))
+                   keys=[(float(t), str(op), str(key), str(kind), tuple(index), int(access))
+                         for t, op, key, kind, index, access in data["keys"]], final=bool(data["final"]))
 
 
 @dataclass

@@ -20,7 +20,7 @@ from hdrh.histogram import HdrHistogram
 from locust.runners import ExceptionDict, Runner
 from locust.stats import RequestStats, StatsEntry, StatsError, bucket_response_time
 
-from keyramp._types import ALL_OPS
+from keyramp._types import ALL_OPS, KeySample
 from keyramp.results._rows import TimeseriesRow
 from keyramp.run._exceptions import ExceptionExample
 from keyramp.run._hdr import counts, median_values_us
@@ -81,7 +81,7 @@ class LocustStatsSink:
             row["nodes"].add(self.node)
         self._examples[(op, example.error_class)] = (f"{example.error_class}: {example.message}", row)
 
-    def keys(self, cell: str, samples: Sequence[tuple[float, str, str]]) -> None:
+    def keys(self, cell: str, samples: Sequence[KeySample]) -> None:
         pass
 
     def flush(self) -> None:

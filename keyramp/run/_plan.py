@@ -33,8 +33,8 @@ class WorkerPlan(Message):
     strategy: str
     duration_s: float
     time_scale: float
-    #: The resolved profile table (``profile.Settings.from_data`` rebuilds the typed view).
-    profile: Mapping[str, Any]
+    #: The resolved profile table: the wire form (``profile.Settings.from_data`` rebuilds the typed view).
+    resolved: Mapping[str, Any]
     #: The cell's address (emulator endpoint, or the real service), as the master resolved it.
     address: Target
     #: ``profile.target``: which target's host check the worker runs (``RunTarget.check_host``).
@@ -49,7 +49,7 @@ class WorkerPlan(Message):
 
     @cached_property
     def settings(self) -> Settings:
-        return Settings.from_data(self.profile)
+        return Settings.from_data(self.resolved)
 
     def pacing(self) -> Pacing:
         """This worker's share (1/N) of the cell's schedule, as the master's cell has it."""
@@ -59,7 +59,7 @@ class WorkerPlan(Message):
 
     def to_wire(self) -> dict[str, Any]:
         data = asdict(self)
-        data["profile"] = dict(self.profile)
+        data["resolved"] = dict(self.resolved)
         data["address"]["unindexed"] = sorted(self.address.unindexed)
         data["allocated"] = list(self.allocated)
         return data

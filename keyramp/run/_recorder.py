@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from hdrh.histogram import HdrHistogram
 
-from keyramp._types import ALL_OPS, Key, key_sort_text
+from keyramp._types import ALL_OPS, KIND_OF_OP, Key, KeySample, key_sort_text
 from keyramp.backends._errors import classify
 from keyramp.results._exceptions import ExceptionExample
 from keyramp.results._rows import IntervalSink, TimeseriesRow
@@ -41,7 +41,8 @@ from keyramp.run._hdr import (
 )
 
 if TYPE_CHECKING:
-    from keyramp.run._interval import ClosedInterval, KeySample
+    from keyramp.backends._capture import Decoder
+    from keyramp.run._interval import ClosedInterval
 
 __all__ = ["LATE_AFTER_S", "Recorder"]
 
@@ -174,8 +175,15 @@ class Recorder:
         sink: IntervalSink,
         key_samples_per_s: int = 500,
         capture_exceptions: bool = False,
+        kinds: Mapping[str, str] | None = None,
+        decode: tuple[Decoder, str] | None = None,
     ) -> None:
         self.cell = cell
+        #: What each op does to the key it returns (``keyramp._types.KIND_OF_OP`` for the built-in ones; a
+        #: Python workload's inserts and, undecoded, reads); ``decode``: a Python workload's store decoder and
+        #: the cell's namespace, for the requests its ops really sent (``backends._capture``).
+        self._kinds = {**KIND_OF_OP, **(kinds or {})}
+        self._decode = decode
         #: Keep the first occurrence of each of the workload's own exceptions (a Python
         #: workload's cell; built-in operations raise only what keyramp itself measures).
         self._capture = capture_exceptions
@@ -185,7 +193,7 @@ class Recorder:
         self._budget = key_samples_per_s
         self._stride = 1
         self._seen = 0
-        self._samples: list[tuple[float, str, str]] = []
+        self._samples: list[KeySample] = []
         self.start = 0.0
         self._interval_start = 0.0
         #: End of the measured phase (``begin(duration_s=)``): the last interval runs past it
@@ -204,8 +212,10 @@ class Recorder:
         started: float,
         ended: float,
         error: BaseException | None = None,
+        calls: list[tuple[str, Any]] | None = None,
     ) -> None:
-        """Record one finished operation (times from ``time.perf_counter()``)."""
+        """Record one finished operation (times from ``time.perf_counter()``). ``calls``: the requests a
+        Python workload's op sent (``backends._capture``), decoded only if the op is sampled."""
         stats = self._ops[op]
         # Each value goes straight into its histogram's counter (``_hdr.counts_index``,
         # inlined; ``tick`` settles the totals once a second): no call, no min/max per value.
@@ -229,10 +239,21 @@ class Recorder:
             stats.classes[cls] += 1
             if cls not in stats.examples:  # the first of its class in this op: once per cell
                 stats.keep(cls, example_of(op, cls, error) if self._capture else None)
-        if key is not None and self._budget:
+        if (key is not None or calls) and self._budget:
             self._seen += 1
             if self._seen % self._stride == 0:
-                self._samples.append((round(ended - self.start, 4), op, key_sort_text(key)))
+                self._sample(round(ended - self.start, 4), op, key, calls)
+
+    def _sample(self, t: float, op: str, key: Key | None, calls: list[tuple[str, Any]] | None) -> None:
+        """The sampled op's accesses: what its requests did (decoded), else the key it returned."""
+        if calls and self._decode is not None:
+            decoder, namespace = self._decode
+            accesses = decoder(calls, namespace)
+            if accesses:
+                self._samples.extend((t, op, a.key, a.kind, a.index, i) for i, a in enumerate(accesses))
+                return
+        if key is not None:
+            self._samples.append((t, op, key_sort_text(key), self._kinds.get(op, "read"), (), 0))
 
     # -- merging (the master of a distributed run) -----------------------------------------
     def absorb(self, intervals: Iterable[ClosedInterval]) -> None:

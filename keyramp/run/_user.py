@@ -8,6 +8,7 @@ a second (``_locust_stats``), never per request.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from locust import User, constant, task
 from locust.user.users import LOCUST_STATE_STOPPING
 
 from keyramp.backends._base import Backend, Target
+from keyramp.backends._capture import Capture
 from keyramp.run._exceptions import WarmupTally
 from keyramp.run._pacer import Pacer
 from keyramp.run._recorder import Recorder
@@ -71,9 +73,15 @@ class KeyrampUser(User):
 
     def on_start(self) -> None:
         ctx = self.context
+        # A Python workload's client reports the requests its own code sends (what the store sees: the
+        # keys, kinds and index entries the recorder samples); keyramp's built-in ops return their keys.
+        target = ctx.target
+        self._capture = Capture() if ctx.workload.user_spec else None
+        if self._capture is not None:
+            target = dataclasses.replace(target, capture=self._capture)
         # One client per user, created here (after any fork): each owns its gRPC channel.
         try:
-            self.backend = ctx.backend_class(ctx.target)
+            self.backend = ctx.backend_class(target)
         except Exception as exc:
             ctx.user_errors.append(exc)
             raise
@@ -111,6 +119,7 @@ class KeyrampUser(User):
         recorder = cast(Recorder, ctx.recorder)
         record, run, choose, rng = recorder.record, self.ops.run, ctx.workload.choose_op, self.ops.rng
         clock, open_model, phase_ended = time.perf_counter, ctx.open_model, ctx.phase_ended
+        capture = self._capture  # a Python workload's official client's requests (forecast/_recorded)
         done = 0
         while self._state != LOCUST_STATE_STOPPING:
             if open_model:
@@ -128,6 +137,8 @@ class KeyrampUser(User):
             started = clock()
             if not open_model:
                 intended = started  # closed model: no queueing delay
+            if capture is not None:
+                capture.take()  # what this user sent before (its warm-up, its first read) is not this op's
             ctx.in_flight += 1
             try:
                 key, error = run(op), None
@@ -135,7 +146,8 @@ class KeyrampUser(User):
                 key, error = None, exc
             finally:
                 ctx.in_flight -= 1
-            record(op, key, intended, started, clock(), error)
+            ended = clock()
+            record(op, key, intended, started, ended, error, None if capture is None else capture.take())
             done += 1
             if error is not None or not done % _YIELD_EVERY:
                 gevent.sleep(0)

@@ -81,7 +81,8 @@ class _WorkerCell:
         workload.allocated = list(plan.allocated)
         self.sink = IntervalCollector(self._forward)
         recorder = Recorder(cell=plan.cell_id, ops=workload.ops, sink=self.sink,
-                            key_samples_per_s=plan.key_samples_per_s, capture_exceptions=bool(workload.user_spec))
+                            key_samples_per_s=plan.key_samples_per_s, capture_exceptions=bool(workload.user_spec),
+                            kinds=workload.sample_kinds(), decode=workload.capture(plan.address.namespace))
         # A store's client library loads on first use: seconds of imports on a busy box. In a
         # native thread, so this process's heartbeats go on (Locust drops a worker silent for 3 s).
         # A Python workload's users run the official client whatever the profile's driver.

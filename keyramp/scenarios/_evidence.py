@@ -15,6 +15,7 @@ from typing import Any
 from keyramp import _format as fmt
 from keyramp._errors import UsageError
 from keyramp.forecast._text import forecast_line, forecast_short, keys_note
+from keyramp.keys import ANTI_PATTERN, BEST_PRACTICE, KEY_RULES, rule_role, rule_strategies, strategy_of
 from keyramp.keyspace._headline import keyspace_headline
 from keyramp.results._catalog import Run, load_run
 from keyramp.results._forecast_doc import CellForecast
@@ -25,31 +26,26 @@ from keyramp.run._report_plan import plan_line
 from keyramp.scenarios._probe_evidence import ChartValue, chart_bars, probe_evidence
 
 __all__ = [
-    "RULE_STRATEGIES",
     "Evidence",
     "RunInfo",
     "by_rule",
+    "cell_role",
     "collect",
     "evidence_for",
     "load_runs",
     "role_of",
 ]
 
-_ANTI, _BEST = "anti-pattern", "best practice"
-_MONOTONIC = ("sequential", "padded_sequential", "prefixed_sequential", "timestamp_only")
-#: The key strategies each key rule compares, with their role in it. A Locust cell is evidence
-#: for such a rule only if its strategy is listed: a profile that cites several rules (the
-#: quickstart: BP-KEY-1 and BP-KEY-3) shows each cell under the rules it speaks to, in the role
-#: it plays there, instead of every cell under every rule.
-RULE_STRATEGIES: dict[str, dict[str, str]] = {
-    "BP-KEY-1": {**dict.fromkeys(_MONOTONIC, _ANTI), "random": _BEST, "server_allocated": _BEST},
-    "BP-KEY-2": {"sequential": _ANTI, "padded_sequential": _ANTI, "server_allocated": _BEST},
-    "BP-KEY-3": {**dict.fromkeys(_MONOTONIC, _ANTI), "hashed_prefix": _BEST, "sharded": _BEST},
-    "BP-KEY-5": {"timestamp_only": _ANTI, "timestamp_first": _ANTI, "field_promotion": _BEST},
-    "BP-KEY-6": {"timestamp_only": _ANTI, "timestamp_first": _ANTI, "reverse_timestamp": _BEST},
-    "BP-KEY-7": {"sequential": _ANTI, "padded_sequential": _ANTI, "domain": _ANTI, "reversed_id": _BEST,
-                 "reverse_domain": _BEST},
-}
+_ANTI, _BEST = ANTI_PATTERN, BEST_PRACTICE
+
+
+def cell_role(strategy: str, rule: str) -> str | None:
+    """The role a cell's key strategy plays under a key rule (``keys.rule_role``: what the strategy
+    declares once), or None: it says nothing about that rule. A profile that cites several rules (the
+    quickstart: BP-KEY-1 and BP-KEY-3) shows each cell under the rules it speaks to, in the role it
+    plays there, instead of every cell under every rule."""
+    made = strategy_of(strategy)
+    return None if made is None else rule_role(made, rule)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,11 +93,11 @@ class RunInfo:
     @classmethod
     def from_run(cls, run: Run) -> RunInfo:
         manifest, summary = run.manifest or RunManifest(), run.summary
-        profile = manifest.profile or {}  # the resolved profile: the profile layer's document
+        settings = manifest.settings  # the resolved profile, typed
         cells = run.cells
-        return cls(path=run.path, profile=run.profile_name or str(profile.get("name") or "?"), status=run.status,
-                   reason=(summary.reason if summary else None) or manifest.reason,
-                   rules=tuple(profile.get("rules") or ()), cells=len(cells),
+        return cls(path=run.path, profile=run.profile_name or (settings.name if settings is not None else "?"),
+                   status=run.status, reason=(summary.reason if summary else None) or manifest.reason,
+                   rules=settings.rules if settings is not None else (), cells=len(cells),
                    seconds=round(sum(float(c.duration_s or 0) for c in cells.values()), 1),
                    plans=tuple(plan_line(c.plan) for c in cells.values() if c.plan is not None),
                    target=summary.target.describe() if summary is not None and summary.target is not None else None)
@@ -169,10 +165,10 @@ def _generated(cell: CellSummary) -> str:
 
 def evidence_for(manifest: RunManifest, summary: RunSummary, *, run: Path | None = None) -> list[Evidence]:
     """Evidence rows of one run: one per rule × cell."""
-    profile = manifest.profile or {}  # the resolved profile: the profile layer's document
-    rules = list(profile.get("rules") or [])
-    name = str(manifest.profile_name or profile.get("name") or "?")
-    role = role_of(str(profile.get("description") or ""))
+    settings = manifest.settings  # the resolved profile, typed
+    rules = list(settings.rules) if settings is not None else []
+    name = str(manifest.profile_name or (settings.name if settings is not None else "?"))
+    role = role_of(settings.description if settings is not None else "")
     rows: list[Evidence] = []
     for cell_id, cell in summary.cells.items():
         probe_name = None
@@ -204,18 +200,17 @@ def evidence_for(manifest: RunManifest, summary: RunSummary, *, run: Path | None
             text += " (cell incomplete: the run stopped during it)"
         strategy = cell.strategy
         for rule in rules:
-            compared = RULE_STRATEGIES.get(rule)
-            cell_role = role
-            if compared is not None and probe_name is None and isinstance(strategy, str):
-                if strategy not in compared:
+            this_role = role
+            if rule in KEY_RULES and probe_name is None and isinstance(strategy, str):
+                this_role = cell_role(strategy, rule) or ""
+                if not this_role:
                     continue  # this cell's key strategy says nothing about this rule
-                cell_role = compared[strategy]
             rows.append(Evidence(rule=rule, profile=name, cell=cell_id, kind=kind, text=text, values=values,
-                                 backend=cell.backend or "", role=cell_role, probe=probe_name,
+                                 backend=cell.backend or "", role=this_role, probe=probe_name,
                                  bars=tuple(bars), run=run, timeline=timeline))
     for rule in rules:  # a cited rule none of the cells speaks to is said so, not dropped silently
-        if rule in RULE_STRATEGIES and summary.cells and not any(r.rule == rule for r in rows):
-            compared = RULE_STRATEGIES[rule]
+        if rule in KEY_RULES and summary.cells and not any(r.rule == rule for r in rows):
+            compared = rule_strategies(rule)
             sides = "; ".join(f"{side}: {', '.join(s for s, r in compared.items() if r == side)}"
                               for side in (_ANTI, _BEST))
             rows.append(Evidence(rule=rule, profile=name, cell="-", kind="not applicable", values={}, run=run,

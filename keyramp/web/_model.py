@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from keyramp import _format as fmt
+from keyramp.profile import Settings
 from keyramp.profile._lint import Finding, group_findings
 from keyramp.profile._thresholds import WORKLOAD_ERRORS
 from keyramp.results._catalog import Run, cell_identity
@@ -62,7 +63,7 @@ def _op_stats(name: str, d: OpStats) -> dict[str, Any]:
     }
 
 
-def _no_keys_reason(c: CellSummary, profile: dict[str, Any]) -> str:
+def _no_keys_reason(c: CellSummary, settings: Settings | None) -> str:
     """Why a cell has no sampled keys, from what its summary says happened (the heatmap's place)."""
     if c.probe is not None:
         return "A probe cell: it measures with its own probe, not with a key stream, so there are no sampled keys."
@@ -83,7 +84,7 @@ def _no_keys_reason(c: CellSummary, profile: dict[str, Any]) -> str:
                     f"{raised or 'an exception'}.")
         reason = text(c.reason)
         return f"No sampled keys: the cell completed no operations{f' ({reason})' if reason else ''}."
-    if num(as_dict(profile.get("workload")).get("key_samples_per_s")) == 0:
+    if settings is not None and settings.workload.key_samples_per_s == 0:
         return "No sampled keys: key sampling was off (workload.key_samples_per_s = 0)."
     return "No sampled keys were recorded for this cell."
 
@@ -92,7 +93,7 @@ def _cells(manifest: RunManifest, summary: RunSummary | None) -> list[dict[str, 
     m_cells = {c.id: c for c in manifest.cells if c.id}
     s_cells = summary.cells if summary is not None else {}
     order = list(s_cells) + [cid for cid in m_cells if cid not in s_cells]
-    profile = manifest.profile or {}
+    settings = manifest.settings
     out = []
     for cid in order:
         c = s_cells.get(cid) or CellSummary()
@@ -116,7 +117,7 @@ def _cells(manifest: RunManifest, summary: RunSummary | None) -> list[dict[str, 
             # explained rows for the page; the summary's own fields in ``keyspace_fields``
             "keyspace": explain_keyspace(c.keyspace),
             "keyspace_fields": keyspace or None,
-            "keyspace_missing": None if keyspace else _no_keys_reason(c, profile),
+            "keyspace_missing": None if keyspace else _no_keys_reason(c, settings),
             "finished": c.total is not None and not c.incomplete,
             "thresholds": [_threshold(t) for t in c.thresholds],
             "forecast": forecast_view(c.forecast),
@@ -172,7 +173,7 @@ def run_detail(run: Run) -> dict[str, Any]:
     """Everything the run page shows except the time series (served separately, cached)."""
     # None: no manifest, or one without the model's shape; likewise the summary (the warnings say which)
     manifest = run.manifest or RunManifest()
-    profile = manifest.profile or {}  # the resolved profile: the profile layer's document
+    settings = manifest.settings  # the resolved profile, typed (None: the run kept none that reads)
     row = run_row(run)
     versions = {str(k): text(v) for k, v in manifest.versions.items()}
     lint = [{"rule": g.rule, "severity": g.severity, "message": g.message, "cells": list(g.cells)}
@@ -180,8 +181,8 @@ def run_detail(run: Run) -> dict[str, Any]:
     cells = _cells(manifest, run.summary)
     return {
         **row,
-        "description": text(profile.get("description")),
-        "rules": [str(r) for r in as_list(profile.get("rules"))],
+        "description": text(settings.description) if settings is not None else None,
+        "rules": list(settings.rules) if settings is not None else [],
         "profile_path": text(manifest.profile_path),
         "seed": manifest.seed,
         "git_sha": text(manifest.git_sha),

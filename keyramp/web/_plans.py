@@ -99,7 +99,7 @@ def run_plans(run: Run) -> RunPlans | None:
     if saved is not None:
         return saved
     manifest = run.manifest
-    if manifest is None or not isinstance((manifest.profile or {}).get("launch"), dict):
+    if manifest is None or manifest.launch is None:
         return RunPlans(hint=f"the profile has no [launch]: keyramp plan {run.path} --target OPS")
     if run.status != "complete":
         return RunPlans(hint=f"the run is {run.status}: planned once it is complete")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from keyramp._types import Key
+from keyramp.backends import spec_for
 from keyramp.backends._base import Backend, QuerySpec, Target
 from keyramp.backends._spec import Operation
 from keyramp.keys import make_strategy, parse_shape
@@ -70,6 +71,8 @@ class CellWorkload:
             shape=parse_shape(wl.document),
         )
         self.ops = list(wl.ops)
+        #: A Python workload's ops that create the key they return (``workload.insert_ops``).
+        self.insert_ops = tuple(wl.insert_ops)
         #: Op name -> the function that performs it (the store's own where it differs; a Python
         #: workload's methods): built once, on first use (``_ops.cell_table``; key-space analysis
         #: needs only the keys).
@@ -105,6 +108,22 @@ class CellWorkload:
         loaded = load_user(self.user_spec, base_dir=Path("/"))  # absolute in the resolved profile
         self._user_class = loaded.cls
         return {name: operation(spec) for name, spec in loaded.ops.items()}
+
+    def sample_kinds(self) -> dict[str, str]:
+        """What a Python workload's ops do to the key they return, when their requests are not decoded: the
+        ops that create their key insert it, the others read it (``Recorder``'s ``kinds``)."""
+        if not self.user_spec:
+            return {}
+        inserts = set(self.insert_ops)
+        return {op: "insert" if op in inserts else "read" for op in self.ops}
+
+    def capture(self, namespace: str) -> tuple[Any, str] | None:
+        """A Python workload's store decoder of captured requests and the cell's namespace (``Recorder``'s
+        ``decode``); None for the built-in operations, whose keys keyramp chose itself."""
+        if not self.user_spec:
+            return None
+        decoder = spec_for(self.backend_name).capture_decoder()
+        return None if decoder is None else (decoder, namespace)
 
     def users_driver(self, driver: str) -> str:
         """The driver the cell's users run: the profile's, but always the official client for a

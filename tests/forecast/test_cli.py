@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _synthetic import make_run
@@ -26,7 +27,25 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
                              "launch": {"kind": "constant", "rate": 4000, "duration": "20m"}})
     manifest["profile"] = json.loads(json.dumps(profile.data))
     (run / "manifest.json").write_text(json.dumps(manifest))
+    _as_the_strategies_wrote(run, profile)
     return run
+
+
+def _as_the_strategies_wrote(run: Path, profile: Any) -> None:
+    """The synthetic keys replaced by the ones each cell's strategy writes (insert after insert past the
+    preload): a recording of other keys is projected as recorded, never regenerated over."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from keyramp._types import key_sort_text
+    from keyramp.workload import CellWorkload
+
+    for path in sorted((run / "keys").glob("*.parquet")):
+        table = pq.read_table(path)
+        backend, strategy = next((b, s) for b, s in CELLS if path.stem.endswith(f"{b}-{s}"))
+        wl = CellWorkload(backend=backend, strategy=strategy, settings=profile)
+        keys = [key_sort_text(wl.key_of(1000 + i)) for i in range(table.num_rows)]  # type: ignore[arg-type]
+        pq.write_table(table.set_column(table.schema.get_field_index("key"), "key", pa.array(keys)), path)
 
 
 def test_table_for_the_runs_own_launch(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

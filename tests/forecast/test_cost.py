@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from keyramp._errors import UsageError
 from keyramp.forecast._cost import CellCost, cell_cost, min_nodes, record_bytes
+from keyramp.forecast._mix import OpMix, op_mix
 from keyramp.forecast._prices import LABEL, Prices, load_prices
-from keyramp.forecast._project import OpMix, op_mix
+from keyramp.profile import WorkloadSettings, read_settings
 from keyramp.profile._schedules import make_schedule
 
 PRICES = load_prices()
@@ -41,8 +42,12 @@ TYPED = Prices.from_json({"schema": 1, "version": "test", "label": "typed", "sto
 OPS = ("insert", "read", "update", "delete", "batch_write", "batch_read", "scan", "transaction")
 
 
-def _workload(**fields: Any) -> dict[str, Any]:
-    return {"ops": {"insert": 1.0}, "batch_size": 10, "scan_length": 20, "value_size": 256, **fields}
+def _workload(**fields: Any) -> WorkloadSettings:
+    """A run's ``[workload]`` as the forecast reads it (typed, from a resolved table)."""
+    table = {"ops": {"insert": 1.0}, "batch_size": 10, "scan_length": 20, "value_size": 256, **fields}
+    settings = read_settings({"name": "cost", "workload": table})
+    assert settings is not None
+    return settings.workload
 
 
 def _mix(counts: dict[str, float], **fields: Any) -> OpMix:
@@ -122,7 +127,7 @@ def test_an_increment_bills_what_the_store_bills_for_it() -> None:
 
     assert hour("firestore", {"increment": 1}) == pytest.approx(36 * 0.20)  # 3.6 M writes, no read
     # A Python workload's method named increment is its own code: one read, as the forecast counts it.
-    user = op_mix({"increment": 5}, {"user": "/app/wl.py:Counter", "ops": {"increment": 1.0}, "insert_ops": []})
+    user = _mix({"increment": 5}, user="/app/wl.py:Counter", ops={"increment": 1.0}, insert_ops=[])
     assert cell_cost(backend="firestore", mix=user, target_ops_per_s=1000, prices=TYPED,
                      python_workload=True).launch_usd_per_hour == pytest.approx(36 * 0.05)
     assert hour("datastore", {"increment": 1}) == pytest.approx(36 * (0.07 + 0.30))
@@ -256,5 +261,5 @@ def test_op_mix_tells_deletes_from_writes_for_built_in_ops_only() -> None:
     mix = _mix({"delete": 1, "update": 1, "insert": 2})
     assert mix.deletes_per_op == pytest.approx(0.25) and mix.writes_per_op == pytest.approx(1.0)
     # A Python workload's method named "delete" is its own code: counted as one read, as the forecast does.
-    user = op_mix({"delete": 5}, {"user": "/app/wl.py:Orders", "ops": {"delete": 1.0}, "insert_ops": []})
+    user = op_mix({"delete": 5}, _workload(user="/app/wl.py:Orders", ops={"delete": 1.0}, insert_ops=[]))
     assert user.deletes_per_op == 0 and user.reads_per_op == 1

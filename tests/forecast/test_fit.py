@@ -16,6 +16,7 @@ from _synthetic import make_run
 from keyramp._errors import UsageError
 from keyramp.backends import default_boxes, load_params_file
 from keyramp.forecast._fit import Trace, fit, model_throttled, traces_from_runs, write_params_file
+from keyramp.profile import Profile
 from keyramp.profile._profile import parse_profile
 from keyramp.results._catalog import load_run
 
@@ -28,10 +29,10 @@ GRID = {"tablet_ops_per_s": [300.0, 450.0, 650.0, 750.0, 850.0, 1000.0, 1400.0, 
         "split_fanout": [2.0, 3.0, 4.0]}
 
 
-def _profile(strategy: str) -> dict:
-    return dict(parse_profile({"name": "cal", "backend": "firestore", "workload": {"ops": {"insert": 1.0},
-                                                                                     "record_count": 0},
-                               "keys": {"strategy": strategy}}).data)
+def _profile(strategy: str) -> Profile:
+    return parse_profile({"name": "cal", "backend": "firestore", "workload": {"ops": {"insert": 1.0},
+                                                                                "record_count": 0},
+                          "keys": {"strategy": strategy}})
 
 
 @pytest.fixture(scope="module")
@@ -40,11 +41,11 @@ def traces() -> list[Trace]:
     out = []
     for strategy, target in (("sequential", np.repeat([250.0, 500.0, 1000.0, 2000.0], 120)),
                              ("random", np.full(480, 2000.0))):
-        shape = Trace(name=strategy, backend="firestore", strategy=strategy, profile=_profile(strategy),
+        shape = Trace(name=strategy, backend="firestore", strategy=strategy, settings=_profile(strategy),
                       target=target, served=target)
         per_second = np.repeat(model_throttled(shape, HIDDEN, seed=7), 10)[: len(target)]
         served = rng.binomial(target.astype(np.int64), 1.0 - per_second).astype(float)
-        out.append(Trace(name=f"run-{strategy}", backend="firestore", strategy=strategy, profile=shape.profile,
+        out.append(Trace(name=f"run-{strategy}", backend="firestore", strategy=strategy, settings=shape.settings,
                          target=target, served=served))
     return out
 
@@ -73,7 +74,7 @@ def test_traces_are_read_from_run_directories(tmp_path: Path) -> None:
     run_dir = make_run(tmp_path, cells=(("datastore", "sequential"),), ops=("insert",), seconds=6,
                        error_rate={"insert": 0.2}, seed=3)
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    manifest["profile"] = json.loads(json.dumps(_profile("sequential")))
+    manifest["profile"] = json.loads(json.dumps(dict(_profile("sequential").data)))
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     (trace,) = traces_from_runs([load_run(run_dir)])
     assert trace.strategy == "sequential" and len(trace.target) == 6 and (trace.target == 200.0).all()
@@ -82,7 +83,7 @@ def test_traces_are_read_from_run_directories(tmp_path: Path) -> None:
 
 
 def test_one_store_at_a_time(traces: list[Trace]) -> None:
-    other = Trace(name="b", backend="bigtable", strategy="random", profile=traces[0].profile,
+    other = Trace(name="b", backend="bigtable", strategy="random", settings=traces[0].settings,
                   target=traces[0].target, served=traces[0].served)
     with pytest.raises(UsageError, match="one store at a time"):
         fit([traces[0], other])

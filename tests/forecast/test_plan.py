@@ -37,7 +37,7 @@ def design(backend: str, strategy: str, ops: dict[str, float] | None = None, **w
     profile = parse_profile({"name": "p", "backend": backend, "duration": "10s", "seed": 4,
                              "workload": {"ops": ops, "record_count": 500, **workload},
                              "keys": {"strategy": strategy}, "schedule": {"kind": "constant", "rate": 300}})
-    return CellDesign(backend=backend, strategy=strategy, profile=profile.data,
+    return CellDesign(backend=backend, strategy=strategy, settings=profile,
                       counts={op: 3000 * share for op, share in ops.items()})
 
 
@@ -259,7 +259,7 @@ def test_a_run_plans_its_cells_with_a_launch_unless_told_not_to_and_a_threshold_
                                  "thresholds": thresholds})
         summary = CellSummary.from_json({"operations": {"insert": {"count": 3000}}})
         plan_step(SimpleNamespace(profile=profile, cell=profile.cells[0], summary=summary, measured=True,
-                                  run_dir=tmp_path))
+                                  run_dir=tmp_path, forecaster=None))
         summary.thresholds = evaluate(profile.thresholds, summary)
         return summary.to_json()
 
@@ -272,10 +272,12 @@ def test_a_run_plans_its_cells_with_a_launch_unless_told_not_to_and_a_threshold_
 
 
 def test_when_no_key_design_helps_the_fix_says_so_and_shows_the_failing_check() -> None:
-    # A monotonic indexed field: its own index range takes every insert (500/s, published) whatever the key.
+    # A monotonic indexed field: its own index range takes every insert (500/s, published) whatever the key:
+    # the plan names the index as the limit, and its fix (exempt the field) is checked without that range.
     d = design("firestore", "random", indexed_value="monotonic")
     p = plan(d, 2000)
     assert not p.reachable and p.sustainable_ops_per_s is not None and p.sustainable_ops_per_s.high <= 2000 / 1.05
+    assert p.why.startswith("the index range index:created")
     fix = p.fix
-    assert fix is not None and fix.kind == "key_design" and fix.value is None and fix.ramp is None
-    assert fix.forecast is not None and not fix.forecast.passes and "index:created" in fix.why
+    assert fix is not None and fix.kind == "index" and fix.value is None and "exempt created" in fix.design
+    assert fix.forecast is not None and fix.forecast.passes and "index:created" in fix.why

@@ -251,13 +251,15 @@ def test_rehearsals_of_fixes_lint_clean_on_each_store(at_target: dict, tmp_path:
     each): its rehearsals are not held to them. On Firestore, what lint would flag and the plan
     forecast safe is acknowledged with the plan's evidence; nothing else is."""
     from keyramp.forecast._plan_profile import ANSWERED_RULES, write_rehearsal
+    from keyramp.profile import read_settings
     from keyramp.profile._lint import lint_profile
     from keyramp.results._plan_doc import CellPlan
 
     manifest = json.loads((Path(at_target["path"]) / "manifest.json").read_text())
     for cell_id in CELLS:
         plan = CellPlan.from_json(at_target["cells"][cell_id])
-        profile = write_rehearsal(tmp_path / f"{cell_id}.toml", plan, manifest["profile"], instance="load-1")
+        profile = write_rehearsal(tmp_path / f"{cell_id}.toml", plan, read_settings(manifest["profile"]),
+                                  instance="load-1")
         found = lint_profile(profile)
         assert not [f for f in found if f.severity == "error"], found
         assert set(profile.acknowledge) <= set(ANSWERED_RULES)
@@ -280,6 +282,7 @@ def test_a_ramp_faster_than_the_rule_on_the_stores_own_ranges_is_never_acknowled
     """Even a plan (hand-edited, or an older keyramp's) whose ramp is faster than 500/50/5 on parameters the
     rule itself bounds gets no [acknowledge] for BP-RAMP-1: lint still holds the rehearsal to the rule."""
     from keyramp.forecast._plan_profile import write_rehearsal
+    from keyramp.profile import read_settings
     from keyramp.profile._lint import lint_profile
     from keyramp.results._plan_doc import CellPlan
 
@@ -289,7 +292,7 @@ def test_a_ramp_faster_than_the_rule_on_the_stores_own_ranges_is_never_acknowled
     plan = CellPlan.from_json(doc)
     assert plan.ramp is not None and plan.ramp.basis == "published_rule" and plan.ramp.step_s < 300
     manifest = json.loads((Path(at_target["path"]) / "manifest.json").read_text())
-    profile = write_rehearsal(tmp_path / "faster.toml", plan, manifest["profile"])
+    profile = write_rehearsal(tmp_path / "faster.toml", plan, read_settings(manifest["profile"]))
     assert "BP-RAMP-1" not in profile.acknowledge
     assert "BP-RAMP-1" in {f.rule for f in lint_profile(profile) if f.severity in ("error", "warning")}
 
@@ -302,6 +305,7 @@ def test_the_rehearsal_on_the_store_like_target_is_the_cloud_ones_ramp_and_desig
     clock ×T, ``[emulator] fidelity = "store"`` with K and T written out; `keyramp lint` passes it; the
     output says what it checks and what not."""
     from keyramp.forecast._plan_verify import verify_variants
+    from keyramp.profile import read_settings
     from keyramp.profile._files import load_profile
     from keyramp.results._plan_doc import CellPlan
 
@@ -324,7 +328,7 @@ def test_the_rehearsal_on_the_store_like_target_is_the_cloud_ones_ramp_and_desig
     assert replay.launch.peak == rehearsal.launch.peak == 5000
     plan = CellPlan.from_json(json.loads(said[store].out)["cells"][cell_id])
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    planned = next(v for v in verify_variants(plan, manifest["profile"], scale=25.0, time_scale=40.0)
+    planned = next(v for v in verify_variants(plan, read_settings(manifest["profile"]), scale=25.0, time_scale=40.0)
                    if v.name == "planned ramp")
     assert planned.profile.data["schedule"] == replay.data["schedule"]  # the same replay --verify runs
     assert main(["lint", "--strict", str(store)]) == 0

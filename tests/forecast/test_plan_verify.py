@@ -14,7 +14,7 @@ from keyramp.results._plan_doc import GOOGLE_RAMP, CellPlan
 
 PROFILE = parse_profile({"name": "p", "backend": "firestore", "duration": "10s", "seed": 4,
                          "workload": {"ops": {"insert": 1.0}, "record_count": 500},
-                         "keys": {"strategy": "sequential"}, "schedule": {"kind": "constant", "rate": 300}}).data
+                         "keys": {"strategy": "sequential"}, "schedule": {"kind": "constant", "rate": 300}})
 
 
 def test_an_unreachable_design_is_replayed_under_500_50_5_and_with_its_fix_at_one_kth() -> None:

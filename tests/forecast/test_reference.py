@@ -8,6 +8,7 @@ issue's designs (a counter, its shards, spread keys under 500/50/5).
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from collections.abc import Mapping
@@ -19,25 +20,25 @@ from keyramp._types import key_sort_text
 from keyramp.backends import spec_for
 from keyramp.forecast._reference import launch_stream, recorded_stream
 from keyramp.forecast._reference_ops import value_bytes
-from keyramp.profile import Settings
+from keyramp.profile import read_settings
 from keyramp.profile._launch import LaunchSettings
 from keyramp.profile._profile import parse_profile
 from keyramp.storemodel import StoreModel, StoreOp, reference_run
 from keyramp.workload import CellWorkload
 
 
-def design(backend: str, strategy: str, ops: Mapping[str, float], **workload: Any) -> tuple[dict[str, Any], str]:
+def design(backend: str, strategy: str, ops: Mapping[str, float], **workload: Any) -> tuple[Any, str]:
     raw = {"name": "design", "backend": backend, "duration": "10s", "seed": 3,
            "workload": {"ops": dict(ops), "record_count": 500, **workload},
            "keys": {"strategy": strategy}, "schedule": {"kind": "constant", "rate": 300}}
     profile = parse_profile(raw)
-    return json.loads(json.dumps(profile.data)), profile.cells[0].strategy
+    return read_settings(json.loads(json.dumps(profile.data))), profile.cells[0].strategy  # as a manifest keeps it
 
 
 def stream(backend: str, strategy: str, ops: Mapping[str, float], *, rate: float = 100.0, duration_s: float = 60.0,
            k: float = 1.0, seed: int = 0, **workload: Any) -> list[tuple[float, StoreOp]]:
     profile, strat = design(backend, strategy, ops, **workload)
-    return list(launch_stream(profile=profile, backend=backend, strategy=strat, rate=lambda t: rate,
+    return list(launch_stream(settings=profile, backend=backend, strategy=strat, rate=lambda t: rate,
                               duration_s=duration_s, k=k, seed=seed))
 
 
@@ -48,7 +49,7 @@ def test_inserts_take_the_next_index_and_its_key_from_the_cells_own_key_code() -
     assert times == sorted(times) and times[0] >= 0 and times[-1] < 30.0
     assert abs(len(ops) - 6000) < 4 * 6000 ** 0.5  # a Poisson process at 200/s for 30 s
     profile, strat = design("firestore", "sequential", {"insert": 1.0})
-    wl = CellWorkload(backend="firestore", strategy=strat, settings=Settings.from_data(profile))
+    wl = CellWorkload(backend="firestore", strategy=strat, settings=profile)
     docs = [op.accesses[0].key for _, op in ops]
     assert docs[:3] == [key_sort_text(wl.key_of(i)).encode() for i in (500, 501, 502)]  # after 500 preloaded
     assert docs == sorted(docs) and all(op.units == (op.accesses[0].key,) for _, op in ops)
@@ -93,6 +94,32 @@ def test_time_templates_bucket_by_the_launchs_own_clock() -> None:
     assert min(hours.values()) < max(hours.values()) and sum(hours.values()) == len(ops)
 
 
+def test_at_one_kth_an_insert_takes_the_index_the_launch_inserts_then() -> None:
+    """A thinning of the launch, not a slowed copy: at k = 50 the insert at second t is the launch's
+    (record_count + 1,000 t), so a pattern of the insert index (``shard(1000)``, a prefixed ``created``)
+    cycles at the launch's pace; reads pick among the records the launch has made by then."""
+    ops = stream("firestore", "sequential", {"insert": 0.5, "read": 0.5}, rate=2000.0, duration_s=60.0, k=50)
+    inserts = [(t, int(op.accesses[0].key)) for t, op in ops if op.kind == "write"]
+    assert all(abs(key - 1 - (500 + 1000 * t)) <= 200 for t, key in inserts), inserts[:5]  # ids are index + 1
+    assert [key for _, key in inserts] == sorted({key for _, key in inserts})  # each once, in order
+    late = [int(op.accesses[0].key) for t, op in ops if op.kind == "read" and t > 50]
+    assert max(late) > 40_000  # picked among the ~55,000 records made by then (a slowed copy: ~1,600)
+    same = stream("firestore", "sequential", {"insert": 0.5, "read": 0.5}, rate=2000.0, duration_s=1.0, k=1)
+    assert [int(op.accesses[0].key) for _, op in same if op.kind == "write"][:3] == [501, 502, 503]  # k = 1: each
+
+
+def test_at_one_kth_an_entity_group_fills_whole_one_group_in_k() -> None:
+    """A Datastore entity group takes consecutive inserts: at 1/k a group the stream writes gets all of them,
+    at the launch's rate ÷ k (its per-key limit sees the launch's load), and one group in k is written."""
+    ops = stream("datastore", "sequential", {"insert": 1.0}, entity_group_size=20, rate=1000.0, duration_s=30.0,
+                 k=10)
+    units = [op.units[0] for _, op in ops]
+    runs = [len(list(group)) for _, group in itertools.groupby(units)]
+    assert sum(n == 20 for n in runs) >= len(runs) - 2  # whole groups (the first and the last may be cut)
+    parents = sorted({int(u) for u in units})
+    assert len(parents) == len(runs) and parents[-1] - parents[0] > 5 * len(parents)  # about one group in 10
+
+
 def test_entity_groups_are_the_unit_where_the_store_has_them() -> None:
     legacy = stream("datastore", "sequential", {"insert": 1.0}, entity_group_size=10, rate=100.0, duration_s=10.0)
     units = [op.units for _, op in legacy]
@@ -123,7 +150,7 @@ def _share(backend: str, strategy: str, ops: Mapping[str, float], *, launch: dic
     profile, strat = design(backend, strategy, ops, **workload)
     lx = LaunchSettings.from_data(launch)
     model = StoreModel.for_store(spec_for(backend), scale=k, nodes=nodes)
-    s = launch_stream(profile=profile, backend=backend, strategy=strat, rate=lx.rate, duration_s=lx.duration_s, k=k)
+    s = launch_stream(settings=profile, backend=backend, strategy=strat, rate=lx.rate, duration_s=lx.duration_s, k=k)
     return reference_run(s, model, duration_s=lx.duration_s).throttled_fraction
 
 

@@ -62,7 +62,9 @@ def test_scattered_parts_follow_the_seed() -> None:
         ("hash4(user)#user", "spread", 65536, False, False, True, False),
         ("tenant#yyyymmddhh#seq", "spread", 1000, False, False, True, True),
         ("yyyymmddhh#seq", "time", 1, False, True, False, True),
-        ("reverse_ts#seq", "reverse_time", 1, True, False, False, True),
+        ("reverse_ts#seq", "reverse_time", 1, True, True, False, True),  # one prepend point: monotonic
+        ("tenant(20)#yyyymmddhh#seq", "spread", 20, False, False, True, True),  # 20 points that stay put
+        ("yyyymmddhh#shard(8)#seq", "time", 1, False, False, False, True),  # one moving region: the newest hour
         ("uuid", "spread", 0, False, False, True, False),
         ("reverse(seq)", "spread", 0, False, False, True, True),
     ],
@@ -222,3 +224,15 @@ def test_lint_reads_what_templates_imply() -> None:
                    for r, _ in by_cell[cell])
     assert not any(r == "BP-KEY-1" for r, _ in by_cell["c01-bigtable-shard-8-timestamp"])
     assert ("BP-KEY-8", "warning") in by_cell["c03-bigtable-hash4-user-user"]
+
+
+@pytest.mark.parametrize(("template", "points"), [
+    ("tenant(20)#yyyymmddhh#seq", 20),  # each tenant appends past its own earlier keys, hour after hour
+    ("tenant(20)#bucket(5m)#timestamp", 20),
+    ("yyyymmddhh#seq", 1),
+    ("yyyymmddhh#shard(8)#seq", None),  # the 8 points start again in each new hour's region
+    ("tenant(20)#yyyymmddhh#uuid", None),  # a new region per tenant each hour, spread inside it
+])
+def test_a_bucket_followed_by_growing_parts_keeps_its_append_points(template: str, points: int | None) -> None:
+    s = make_strategy(template)
+    assert s.append_points() == points and s.traits.moving == (points is None)

@@ -22,6 +22,7 @@ from keyramp.keys._distributions import zeta
 from keyramp.keyspace import load_keys
 from keyramp.keyspace._analyse import reference_or_none
 from keyramp.keyspace._load import Reference
+from keyramp.profile import read_settings
 
 pytestmark = pytest.mark.emulator
 
@@ -60,8 +61,8 @@ def analysed(run_dir: Path) -> dict[str, tuple[dict, list[int]]]:
     out = {}
     for cell_id, cell in summary["cells"].items():
         ck = load_keys(run_dir, cell=cell_id)[cell_id]
-        ref = reference_or_none(profile=manifest["profile"], backend="bigtable", strategy=cell["strategy"],
-                                samples=ck, sample_rate=1.0)
+        ref = reference_or_none(settings=read_settings(manifest["profile"]), backend="bigtable",
+                                strategy=cell["strategy"], samples=ck, sample_rate=1.0)
         assert ref is not None
         out[cell["strategy"]] = (cell, append_runs(ref))
     return out

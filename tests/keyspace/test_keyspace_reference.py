@@ -7,23 +7,23 @@ import numpy as np
 from keyramp.keyspace._analyse import analyse_samples
 from keyramp.keyspace._load import CellKeys
 from keyramp.keyspace._reference import existing_before
-from keyramp.profile import Settings
+from keyramp.profile import Profile
 from keyramp.profile._profile import parse_profile
 from keyramp.workload._workload import CellWorkload
 
 RECORDS, WARMUP, MEASURED = 500, 2_000, 700
 
 
-def _profile() -> dict:
-    return dict(parse_profile({"name": "w", "backend": "datastore", "duration": "10s",
-                               "workload": {"ops": {"insert": 0.5, "read": 0.5}, "record_count": RECORDS},
-                               "keys": {"strategy": "sequential"},
-                               "schedule": {"kind": "constant", "rate": 140}}).data)
+def _profile() -> Profile:
+    return parse_profile({"name": "w", "backend": "datastore", "duration": "10s",
+                          "workload": {"ops": {"insert": 0.5, "read": 0.5}, "record_count": RECORDS},
+                          "keys": {"strategy": "sequential"},
+                          "schedule": {"kind": "constant", "rate": 140}})
 
 
-def _samples(profile: dict) -> CellKeys:
+def _samples(profile: Profile) -> CellKeys:
     """A sequential cell after a warm-up: inserts append, reads are uniform over every existing record."""
-    wl = CellWorkload(backend="datastore", strategy="sequential", settings=Settings.from_data(profile))
+    wl = CellWorkload(backend="datastore", strategy="sequential", settings=profile)
     rng = np.random.default_rng(5)
     t = np.linspace(0.0, 10.0, 2 * MEASURED, endpoint=False)
     keys, ops = [], []
@@ -44,7 +44,7 @@ def _samples(profile: dict) -> CellKeys:
 def test_warmup_inserts_are_part_of_the_range() -> None:
     profile = _profile()
     samples = _samples(profile)
-    kw = dict(profile=profile, backend="datastore", strategy="sequential", total_count=len(samples),
+    kw = dict(settings=profile, backend="datastore", strategy="sequential", total_count=len(samples),
               time_scale=1.0, rate_fn=None)
     kp0, _, without, _ = analyse_samples(samples, **kw)
     kp1, _, with_warmup, _ = analyse_samples(samples, existing=RECORDS + WARMUP, **kw)
@@ -65,16 +65,17 @@ def test_warmup_inserts_are_part_of_the_range() -> None:
 
 def test_existing_before_counts_or_estimates_the_warmup() -> None:
     profile = _profile()
-    assert existing_before({"warmup_inserts": 123, "warmup_s": 10.0}, profile) == RECORDS + 123
+    cell = profile.cells[0]
+    assert existing_before({"warmup_inserts": 123, "warmup_s": 10.0}, profile, cell.schedule) == RECORDS + 123
     # Without the runner's count (older runs, distributed cells): warm-up seconds × start rate × inserts/op.
-    assert existing_before({"warmup_s": 10.0}, profile) == RECORDS + 700
-    assert existing_before({}, profile) == RECORDS
+    assert existing_before({"warmup_s": 10.0}, profile, cell.schedule) == RECORDS + 700
+    assert existing_before({}, profile, cell.schedule) == RECORDS
 
 
 def test_hot_window_is_reported_in_ops_per_s_against_the_capacity_band() -> None:
     profile = _profile()
     samples = _samples(profile)
-    _, _, m, _ = analyse_samples(samples, profile=profile, backend="datastore", strategy="sequential",
+    _, _, m, _ = analyse_samples(samples, settings=profile, backend="datastore", strategy="sequential",
                                  total_count=1400, time_scale=1.0, rate_fn=None, existing=RECORDS + WARMUP,
                                  duration_s=10.0)
     assert m["hottest_1pct_ops_per_s"] == round(m["hottest_1pct_share"] * 140.0, 1)

@@ -20,6 +20,7 @@ from _runs import emulator_env, keyramp, load, only_run_dir, write_profile
 from keyramp.keyspace import load_keys, params_for, run_keyspace, simulate
 from keyramp.keyspace._analyse import reference_or_none
 from keyramp.keyspace._load import key_positions
+from keyramp.profile import read_settings
 
 pytestmark = pytest.mark.emulator
 
@@ -108,8 +109,8 @@ def test_model_above_capacity_throttles_only_the_monotonic_keys(run_dir: Path) -
     manifest = load(run_dir, "manifest.json")
     for name, ks in cells.items():
         ck = load_keys(run_dir, cell=ks["id"])[ks["id"]]
-        ref = reference_or_none(profile=manifest["profile"], backend="bigtable", strategy=name, samples=ck,
-                                sample_rate=1.0)
+        ref = reference_or_none(settings=read_settings(manifest["profile"]), backend="bigtable", strategy=name,
+                                samples=ck, sample_rate=1.0)
         kp = key_positions(ck.key, reference=ref)
         tl = simulate(kp.pos, ck.t, rate_fn=lambda s: 2000.0, time_scale=1200.0 / float(ck.t[-1]),
                       params=params_for("firestore"), duration_s=1200.0)

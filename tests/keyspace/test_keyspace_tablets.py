@@ -34,7 +34,7 @@ def test_appends_stay_on_the_last_tablet_and_serve_one_tablet_capacity() -> None
     assert tl.achieved[late].max() == pytest.approx(P.capacity, rel=0.02)
 
 
-@pytest.mark.parametrize("pattern", ["hashed_prefix", "uniform"])
+@pytest.mark.parametrize("pattern", ["shards", "uniform"])
 def test_spread_keys_split_and_throttling_ends(pattern: str) -> None:
     pos, t = synthetic_stream(pattern, duration_s=3600, samples_per_s=50)
     tl = simulate(pos, t, rate_fn=constant(2000.0), params=P)

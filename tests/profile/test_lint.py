@@ -22,6 +22,7 @@ def profile(
     schedule: dict[str, Any] | None = None,
     duration_s: float = 60.0,
     params: dict[str, Any] | None = None,
+    launch: dict[str, Any] | None = None,
     **workload: Any,
 ) -> Profile:
     """A validated profile with lint's usual test defaults (1,000 records, inserts at 100/s)."""
@@ -33,6 +34,7 @@ def profile(
         # max_users caps an open model's users: a closed-model `users` schedule refuses it
         "schedule": {**({} if (schedule or {}).get("kind") == "users" else {"max_users": 20}),
                      **(schedule or {"kind": "constant", "rate": 100.0})},
+        **({"launch": launch} if launch else {}),
     })
 
 
@@ -103,7 +105,9 @@ def test_bigtable_key_rules() -> None:
     assert "BP-KEY-8" in by_cell["c01-bigtable-hashed-prefix"] and "BP-KEY-8" in by_cell["c02-bigtable-random"]
     assert "BP-KEY-7" in by_cell["c03-bigtable-sequential"] and "BP-KEY-7" in by_cell["c04-bigtable-domain"]
     assert by_cell.get("c05-bigtable-field-promotion") == {"BP-KEY-6"}  # reads newest first: hint only
-    assert "c06-bigtable-reverse-timestamp" not in by_cell and "c07-bigtable-reverse-domain" not in by_cell
+    # A reverse timestamp at the start lands every new row before the others: one place takes them all
+    # (monotonic, the one definition), the newest-first read it is BP-KEY-6's answer to.
+    assert by_cell["c06-bigtable-reverse-timestamp"] == {"BP-KEY-1"} and "c07-bigtable-reverse-domain" not in by_cell
     assert "BP-KEY-2" not in rules(found)  # Bigtable has no server-allocated keys to prefer
 
 
@@ -145,6 +149,25 @@ def test_hot_entity_updates_in_datastore_mode() -> None:
     assert one(lint_profile(hot), "BP-RATE-1").severity == "error"  # ≈ 100 × 0.134 writes/s on entity 0
     spread = profile(backend="firestore-datastore", ops={"update": 1.0}, record_count=100_000)
     assert "BP-RATE-1" not in rules(lint_profile(spread))
+
+
+def test_writes_on_one_key_are_flagged_on_every_store_under_its_own_rule() -> None:
+    """A counter (one record, incremented) at 100 ops/s: each store's per-key limit, in its own rule."""
+    counter = lint_profile(profile(backend=["firestore", "bigtable", "firestore-datastore"], record_count=1,
+                                   ops={"increment": 1.0}))
+    by_rule = {(f.rule, f.severity) for f in counter}
+    assert {("BP-RATE-3", "error"), ("BP-RATE-1", "error")} <= by_rule  # 100 writes/s: a document takes 1–10
+    assert ("BP-KEY-9", "warning") not in by_rule  # a row takes 1,000–14,000 writes/s: 100 is fine
+    fast = lint_profile(profile(backend="bigtable", record_count=1, ops={"increment": 1.0},
+                                schedule={"kind": "constant", "rate": 20_000.0}))
+    assert one(fast, "BP-KEY-9").severity == "error" and "memusage#" in one(fast, "BP-KEY-9").message
+    # 100 writes/s on the emulator, 10,000 at the launch: the row the launch will hammer is flagged now
+    launch = lint_profile(profile(backend="bigtable", record_count=1, ops={"increment": 1.0},
+                                  launch={"kind": "ramp_500_50_5", "ceiling": 10_000, "duration": "1h"}))
+    assert one(launch, "BP-KEY-9").severity == "warning" and "[launch] peak" in one(launch, "BP-KEY-9").message
+    spread = lint_profile(profile(backend=["firestore", "bigtable"], ops={"insert": 0.5, "increment": 0.5},
+                                  record_count=1_000_000))
+    assert not {"BP-RATE-3", "BP-KEY-9"} & rules(spread)
 
 
 def test_monotonic_indexed_value() -> None:
@@ -363,7 +386,7 @@ def test_identical_findings_of_several_cells_are_said_once() -> None:
     assert [g.cells for g in key1] == [("c00-datastore-sequential", "c03-firestore-sequential",
                                         "c06-firestore-datastore-sequential")]
     assert key1[0].line().startswith("BP-KEY-1 on 3 cells (c00-datastore-sequential, c03-firestore-sequential, "
-                                     "c06-firestore-datastore-sequential): sequential keys increase monotonically")
+                                     "c06-firestore-datastore-sequential): sequential keys are monotonic")
 
 
 def test_a_python_workload_is_never_told_to_use_server_allocated_ids(tmp_path: Path) -> None:
@@ -382,7 +405,7 @@ def test_a_python_workload_is_never_told_to_use_server_allocated_ids(tmp_path: P
     rules = {f["rule"] for f in report["findings"]}
     assert "BP-KEY-1" in rules and "BP-KEY-2" not in rules
     assert all("server_allocated" not in f["message"] for f in report["findings"])
-    assert any("use random or hashed_prefix keys" in f["message"] for f in report["findings"])
+    assert any("use random, hashed_prefix or sharded keys" in f["message"] for f in report["findings"])
 
 
 def test_a_finding_about_one_store_names_that_stores_cells() -> None:

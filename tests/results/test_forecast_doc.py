@@ -35,11 +35,11 @@ def _profile(launch: dict[str, Any]) -> Any:
 def written() -> dict[str, dict[str, Any]]:
     """The two shapes the forecast writes: with a band, and without one (nothing to project)."""
     profile = _profile({"kind": "constant", "rate": 3000, "duration": "20m"})
-    band = forecast_cell(backend="firestore", strategy="sequential", profile=profile.data, launch=profile.launch,
+    band = forecast_cell(backend="firestore", strategy="sequential", settings=profile, launch=profile.launch,
                          cell_summary={"operations": {"insert": {"count": 1000}}})
     # the recording contradicts the design and no keys were sampled: a verdict without a band, and why
     measured = {"samples": 3000, "hottest_1pct_share": 0.012, "append_points": None}
-    blind = forecast_cell(backend="firestore", strategy="sequential", profile=profile.data, launch=profile.launch,
+    blind = forecast_cell(backend="firestore", strategy="sequential", settings=profile, launch=profile.launch,
                           cell_summary={"operations": {"insert": {"count": 3000}}, "keyspace": measured},
                           cell_schedule=profile.cells[0].schedule, horizon_s=10.0)
     return {"band": band, "blind": blind}

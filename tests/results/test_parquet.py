@@ -13,7 +13,8 @@ from keyramp.results._parquet import KEYS_SCHEMA, MERGE_EVERY, CellWriter, cell_
 
 def _second(cell: str, s: int, n: int = 3) -> pa.Table:
     return pa.Table.from_pydict({"cell": [cell] * n, "t_us": [s * 1_000_000 + i for i in range(n)],
-                                 "op": ["insert"] * n, "key": [f"k{s:05d}-{i}" for i in range(n)]}, schema=KEYS_SCHEMA)
+                                 "op": ["insert"] * n, "key": [f"k{s:05d}-{i}" for i in range(n)],
+                                 "kind": ["insert"] * n, "index": [None] * n, "access": [0] * n}, schema=KEYS_SCHEMA)
 
 
 def _t(paths: tuple[Path, ...]) -> list[int]:

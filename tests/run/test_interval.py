@@ -9,7 +9,7 @@ from typing import Any
 
 import msgpack
 
-from keyramp._types import ALL_OPS
+from keyramp._types import ALL_OPS, KeySample
 from keyramp.run._hdr import counts, new_histogram, record
 from keyramp.run._interval import ClosedInterval, IntervalCollector
 from keyramp.run._recorder import Recorder
@@ -26,7 +26,7 @@ class _Rows:
 
     def __init__(self) -> None:
         self.rows: list[Any] = []
-        self.samples: list[tuple[float, str, str]] = []
+        self.samples: list[KeySample] = []
 
     def interval(self, **kw: Any) -> None: ...
 
@@ -89,7 +89,7 @@ def test_absorbed_intervals_equal_one_recorder_that_saw_everything() -> None:
     assert master.merged_latency(ALL_OPS).get_total_count() == 1200
     # every key sampled once, in time order within each second
     assert sorted(master_rows.samples) == sorted(one.samples) and len(one.samples) == 1200
-    per_second = [[t for t, _, _ in master_rows.samples if second <= t < second + 1] for second in range(3)]
+    per_second = [[s[0] for s in master_rows.samples if second <= s[0] < second + 1] for second in range(3)]
     assert all(ts == sorted(ts) for ts in per_second)
 
 

@@ -61,7 +61,7 @@ def _interval() -> ClosedInterval:
     op = OpInterval(count=3, errors=2, late=1, classes={"UNAVAILABLE": 1, "CLIENT_KeyError": 1},
                     latency_encoded=latency.encode(), service_encoded=service.encode(), exceptions=(example,))
     return ClosedInterval(second=4, start_s=4.0, length_s=1.0, dropped=2, ops={"insert": op},
-                          keys=[(4.25, "insert", "k1")], final=True)
+                          keys=[(4.25, "insert", "k1", "insert", ("at\x1f0009\x1fk1",), 0)], final=True)
 
 
 def _plan() -> WorkerPlan:
@@ -70,7 +70,7 @@ def _plan() -> WorkerPlan:
                              "schedule": {"kind": "step", "steps": [10, 20], "step": "1s", "time_scale": 2}})
     cell = profile.cells[0]
     return WorkerPlan(token="run/c00", cell_id=cell.id, backend=cell.backend, strategy=cell.strategy,
-                      duration_s=cell.duration_s, time_scale=cell.time_scale, profile=profile.data,
+                      duration_s=cell.duration_s, time_scale=cell.time_scale, resolved=profile.data,
                       address=Target(backend="datastore", project="p", endpoint="127.0.0.1:1", namespace="n",
                                      unindexed=frozenset({"b", "a"})),
                       target_kind="emulator", worker_index=1, workers=2, key_samples_per_s=50,

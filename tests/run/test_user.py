@@ -88,8 +88,8 @@ print(json.dumps({
     "total": summary["total"], "target_ops_per_s": summary["target_ops_per_s"],
     "p50_ms": summary["total"]["latency_ms"]["p50"], "service_p50_ms": summary["total"]["service_ms"]["p50"],
     "in_flight": ctx.in_flight, "samples": len(sink.samples),
-    "inserted_keys_unique": len({k for _, op, k in sink.samples if op == "insert"}) ==
-                            len([k for _, op, k in sink.samples if op == "insert"]),
+    "inserted_keys_unique": len({s[2] for s in sink.samples if s[1] == "insert"}) ==
+                            len([s[2] for s in sink.samples if s[1] == "insert"]),
 }))
 """
 

@@ -40,7 +40,7 @@ profile = parse_profile({"name": "w", "backend": "bigtable", "duration": "3s",
                          "schedule": {"kind": "constant", "rate": 90}})
 cell = profile.cells[0]
 plan = WorkerPlan(token="run/c00", cell_id=cell.id, backend="bigtable", strategy=cell.strategy,
-                  duration_s=3.0, time_scale=1.0, profile=profile.data,
+                  duration_s=3.0, time_scale=1.0, resolved=profile.data,
                   address=Target(backend="bigtable", project="p", endpoint="127.0.0.1:1", namespace="n"),
                   target_kind="emulator", worker_index=2, workers=3, key_samples_per_s=10, warmup_interval=0.5)
 sent = []

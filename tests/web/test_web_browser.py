@@ -117,7 +117,7 @@ def _launch_runs(root: Path) -> None:
                                  "keys": {"strategy": strategy},
                                  "launch": {"kind": "ramp_500_50_5", "ceiling": 5000, "duration": "30m"}})
         assert profile.launch is not None
-        forecasts[strategy] = forecast_cell(backend="datastore", strategy=strategy, profile=profile.data,
+        forecasts[strategy] = forecast_cell(backend="datastore", strategy=strategy, settings=profile,
                                             launch=profile.launch, cell_summary=_ONE_OP)
     # sequential ids at 500/50/5: every point of the band throttles (some at_risk, some hotspot)
     assert forecasts["sequential"]["verdict"] == "at_risk-hotspot" and forecasts["random"]["verdict"] == "ok"

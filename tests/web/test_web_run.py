@@ -230,7 +230,7 @@ def test_run_page_shows_the_launch_forecast_with_its_sources(tmp_path: Path) -> 
                              "keys": {"strategy": "sequential"},
                              "launch": {"kind": "constant", "rate": 3000, "duration": "20m"}})
     assert profile.launch is not None
-    fc = forecast_cell(backend="datastore", strategy="sequential", profile=profile.data, launch=profile.launch,
+    fc = forecast_cell(backend="datastore", strategy="sequential", settings=profile, launch=profile.launch,
                        cell_summary={"operations": {"insert": {"count": 1000}}})
     fc["projection"]["why"] = XSS  # text from the file is escaped
     summary = json.loads((path / "summary.json").read_text())
@@ -314,21 +314,22 @@ def test_explained_keyspace_judges_spread_keys_good() -> None:
 
 
 def test_a_cell_without_keys_says_why() -> None:
+    from keyramp.profile._resolved import read_settings
     from keyramp.results._summary import CellSummary
     from keyramp.web._model import _no_keys_reason
 
     failed = CellSummary.from_json({"total": {"count": 2000, "errors": 2000, "errors_by_class": {
         "PERMISSION_DENIED": {"count": 1990}, "UNAVAILABLE": {"count": 10}}}})
-    assert _no_keys_reason(failed, {}) == ("No sampled keys: all 2,000 operations failed (most often "
+    assert _no_keys_reason(failed, None) == ("No sampled keys: all 2,000 operations failed (most often "
                                            "PERMISSION_DENIED ×1,990), so no key was written or read.")
-    assert _no_keys_reason(CellSummary.from_json({"probe": {"name": "batch"}}), {}).startswith("A probe cell")
+    assert _no_keys_reason(CellSummary.from_json({"probe": {"name": "batch"}}), None).startswith("A probe cell")
     warmup = CellSummary.from_json({"total": {"count": 0}, "warmup_failure": {
         "error_class": "CLIENT_KeyError", "message": "KeyError: 'sku'"}})
     assert "stopped in its warm-up, where every operation raised CLIENT_KeyError KeyError: 'sku'" in _no_keys_reason(
-        warmup, {})
+        warmup, None)
     off = CellSummary.from_json({"total": {"count": 50, "errors": 0}})
-    assert "key sampling was off" in _no_keys_reason(off, {"workload": {"key_samples_per_s": 0}})
-    assert "key sampling was off" not in _no_keys_reason(off, {"workload": {"key_samples_per_s": 100}})
+    assert "key sampling was off" in _no_keys_reason(off, read_settings({"workload": {"key_samples_per_s": 0}}))
+    assert "key sampling was off" not in _no_keys_reason(off, read_settings({"workload": {"key_samples_per_s": 100}}))
 
 
 def test_the_forecast_chart_has_axes_and_an_ok_cell_none() -> None:

@@ -85,7 +85,25 @@ def _columns(record: Record, prefix: str = "") -> Iterator[tuple[str, Any]]:
             yield prefix + name, value
 
 
-class _DataClient(BigtableDataClient):
+class _CapturingClient(BigtableDataClient):
+    """The data client, its channel reporting every request to ``capture`` when one is given (a Python
+    workload's user: ``backends._capture``)."""
+
+    def __init__(self, *, capture: Any = None, **kw: Any) -> None:
+        self._capture = capture  # read by _build_grpc_channel, which the base class calls while it builds
+        super().__init__(**kw)
+
+    def _build_grpc_channel(self, *args: Any, **kwargs: Any) -> Any:
+        channel = super()._build_grpc_channel(*args, **kwargs)
+        capture = self._capture
+        if capture is None:
+            return channel
+        make = channel._channel_fn  # the swappable channel makes its channels (and new ones on refresh) here
+        channel.close()
+        return type(channel)(lambda: capture.channel(make()))
+
+
+class _DataClient(_CapturingClient):
     """A data client bound to one emulator endpoint.
 
     ``BigtableDataClient.__init__`` reads ``BIGTABLE_EMULATOR_HOST`` into ``_emulator_host`` and
@@ -94,13 +112,13 @@ class _DataClient(BigtableDataClient):
     per instance gives each user its own endpoint without touching ``os.environ``.
     """
 
-    def __init__(self, *, endpoint: str, project: str) -> None:
+    def __init__(self, *, endpoint: str, project: str, capture: Any = None) -> None:
         self._pinned_endpoint = endpoint
         # It warns "Connecting to Bigtable emulator" on every construction: one per user
         # floods the log. Constructing does no I/O, so no greenlet switch inside this block.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            super().__init__(project=project, credentials=AnonymousCredentials())
+            super().__init__(project=project, credentials=AnonymousCredentials(), capture=capture)
 
     @property
     def _emulator_host(self) -> str:
@@ -113,8 +131,8 @@ class _DataClient(BigtableDataClient):
 
 def _data_client(target: Target) -> BigtableDataClient:
     if target.endpoint is None:
-        return BigtableDataClient(project=target.project)
-    return _DataClient(endpoint=target.endpoint, project=target.project)
+        return _CapturingClient(project=target.project, capture=target.capture)
+    return _DataClient(endpoint=target.endpoint, project=target.project, capture=target.capture)
 
 
 def _table_name(target: Target) -> str:

@@ -120,8 +120,8 @@ BIGTABLE = StoreSpec(
     # A MutateRows request carries at most 100,000 mutations (each field of a row is one).
     batch=BatchLimits(write=100_000, read=None, source="Bigtable limits: 100,000 mutations per MutateRows"),
     keys=KeyRules(max_key_bytes=4096),
-    rules=frozenset({"BP-KEY-5", "BP-KEY-6", "BP-KEY-7", "BP-KEY-8", "BP-SIZE-1", "BP-SIZE-3"}),
-    hotspot_fix=("field_promotion", "reversed_id"),
+    rules=frozenset({"BP-KEY-5", "BP-KEY-6", "BP-KEY-7", "BP-KEY-8", "BP-KEY-9", "BP-SIZE-1", "BP-SIZE-3"}),
+    hotspot_fix=("BP-KEY-5", "BP-KEY-7"),
     workload_key=lambda key, namespace: key_text(key).encode(),  # the row key the drivers write
     tablets=BIGTABLE_TABLETS,
     proxy=BIGTABLE_PROXY,
@@ -132,6 +132,7 @@ BIGTABLE = StoreSpec(
         name="BigtableUser", store="bigtable", driver_attributes=("table",),
         doc=("``self.client``: ``google.cloud.bigtable.data.BigtableDataClient``; ``self.table``: the cell's\n"
              "table on it (family ``cf``); ``self.namespace``: the table id.")),
+    capture="keyramp.backends.bigtable._capture:decode",
 )
 
 SPECS: Final = (BIGTABLE,)

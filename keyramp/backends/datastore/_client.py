@@ -10,11 +10,17 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from typing import Any, ClassVar
+from urllib.parse import urlparse
 
+import grpc
 from google.api_core import retry as retries
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import datastore
+from google.cloud._helpers import make_secure_channel
+from google.cloud._http import DEFAULT_USER_AGENT
 from google.cloud.datastore.query import PropertyFilter
+from google.cloud.datastore_v1.services.datastore.client import DatastoreClient
+from google.cloud.datastore_v1.services.datastore.transports.grpc import DatastoreGrpcTransport
 
 from keyramp._errors import UsageError
 from keyramp._types import Key
@@ -42,16 +48,40 @@ def _close_client(client: datastore.Client) -> None:
         client._datastore_api_internal = None
 
 
+class _CapturingClient(datastore.Client):
+    """The client, its channel reporting every request to ``_capture`` (a Python workload's user:
+    ``backends._capture``): the GAPIC layer built as ``google.cloud.datastore._gapic.make_datastore_api``
+    builds it, over a channel with the capture on it."""
+
+    _capture: Any = None
+
+    @property
+    def _datastore_api(self) -> Any:
+        if self._capture is None:
+            return super()._datastore_api
+        if self._datastore_api_internal is None:
+            url = urlparse(self._base_url)
+            channel = (make_secure_channel(self._credentials, DEFAULT_USER_AGENT, url.netloc) if url.scheme == "https"
+                       else grpc.insecure_channel(url.netloc))
+            transport = DatastoreGrpcTransport(channel=self._capture.channel(channel))
+            self._datastore_api_internal = DatastoreClient(transport=transport, client_info=self._client_info)
+        return self._datastore_api_internal
+
+
 def make_datastore_client(target: Target) -> datastore.Client:
-    """A Datastore client with its own channel to ``target.endpoint`` (gRPC, insecure for emulators)."""
+    """A Datastore client with its own channel to ``target.endpoint`` (gRPC, insecure for emulators; its
+    requests captured when ``target.capture`` is set)."""
     if target.endpoint is None:
         # The real service: Application Default Credentials, default endpoint.
         database = None if target.database == "(default)" else target.database
-        return datastore.Client(project=target.project, database=database, _use_grpc=True)
+        client = _CapturingClient(project=target.project, database=database, _use_grpc=True)
+        client._capture = target.capture
+        return client
     # With DATASTORE_EMULATOR_HOST set the client refuses explicit credentials (it uses
     # anonymous ones itself); either way base_url below overrides the env endpoint.
     creds = None if os.environ.get("DATASTORE_EMULATOR_HOST") else AnonymousCredentials()
-    client = datastore.Client(project=target.project, credentials=creds, _use_grpc=True)
+    client = _CapturingClient(project=target.project, credentials=creds, _use_grpc=True)
+    client._capture = target.capture
     # An http:// base URL makes the GAPIC layer build grpc.insecure_channel(host) (see
     # google.cloud.datastore._gapic.make_datastore_api); the channel is created lazily.
     client.base_url = f"http://{target.endpoint}"

@@ -158,7 +158,7 @@ DATASTORE = StoreSpec(
     records=_RECORDS,
     driver_lacks=_GRPC_LACKS,
     rules=frozenset({"BP-RAMP-1", "BP-KEY-3", "BP-RATE-1"}),
-    hotspot_fix=("server_allocated", "random", "hashed_prefix"),
+    hotspot_fix=("BP-KEY-2", "BP-KEY-1", "BP-KEY-3"),
     workload_key=datastore_key,
     tablets=_tablets("datastore"),
     proxy=_proxy("rpcs_with_groups"),
@@ -166,6 +166,7 @@ DATASTORE = StoreSpec(
     client_libraries=_LIBRARIES,
     prices=_PRICES,
     user=_USER,
+    capture="keyramp.backends.datastore._capture:decode",
 )
 
 FIRESTORE_DATASTORE = StoreSpec(
@@ -184,7 +185,7 @@ FIRESTORE_DATASTORE = StoreSpec(
     records=_RECORDS,
     driver_lacks=_GRPC_LACKS,
     rules=frozenset({"BP-RAMP-1", "BP-KEY-3", "BP-RATE-1", "BP-RATE-2"}),
-    hotspot_fix=("server_allocated", "random", "hashed_prefix"),
+    hotspot_fix=("BP-KEY-2", "BP-KEY-1", "BP-KEY-3"),
     workload_key=datastore_key,
     tablets=_tablets("firestore-datastore"),
     proxy=_proxy("rpcs_per_entity"),
@@ -192,6 +193,7 @@ FIRESTORE_DATASTORE = StoreSpec(
     client_libraries=_LIBRARIES,
     prices=_PRICES,
     user=_USER,
+    capture="keyramp.backends.datastore._capture:decode",
 )
 
 SPECS: Final = (DATASTORE, FIRESTORE_DATASTORE)

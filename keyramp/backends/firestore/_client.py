@@ -22,11 +22,39 @@ _CLEANUP_PAGE = 500
 _CLEANUP_TIMEOUT_S = 60.0
 
 
+class _CapturingClient(firestore.Client):
+    """The client, its channel reporting every request to ``_capture`` (a Python workload's user:
+    ``backends._capture``). The base class builds its channel lazily, in ``_firestore_api_helper``:
+    from ``_emulator_channel`` for an emulator, else from the transport's ``create_channel``."""
+
+    _capture: Any = None
+
+    def _emulator_channel(self, transport: Any) -> Any:
+        channel = super()._emulator_channel(transport)
+        return channel if self._capture is None else self._capture.channel(channel)
+
+    def _firestore_api_helper(self, transport: Any, client_class: Any, client_module: Any) -> Any:
+        capture = self._capture
+        if capture is None:
+            return super()._firestore_api_helper(transport, client_class, client_module)
+
+        class Transport(transport):
+            @classmethod
+            def create_channel(cls, *args: Any, **kwargs: Any) -> Any:
+                return capture.channel(transport.create_channel(*args, **kwargs))
+
+        return super()._firestore_api_helper(Transport, client_class, client_module)
+
+
 def make_firestore_client(target: Target) -> firestore.Client:
-    """A Firestore client with its own insecure channel to ``target.endpoint``."""
+    """A Firestore client with its own insecure channel to ``target.endpoint`` (its requests captured when
+    ``target.capture`` is set)."""
     if target.endpoint is None:
-        return firestore.Client(project=target.project, database=target.database)
-    client = firestore.Client(project=target.project, credentials=AnonymousCredentials())
+        client = _CapturingClient(project=target.project, database=target.database)
+        client._capture = target.capture
+        return client
+    client = _CapturingClient(project=target.project, credentials=AnonymousCredentials())
+    client._capture = target.capture
     # The client reads FIRESTORE_EMULATOR_HOST once into _emulator_host and builds its channel
     # lazily from it (insecure channel + the emulator's "Bearer owner" metadata). Setting it
     # per instance gives each client its own endpoint without touching os.environ.

@@ -142,8 +142,8 @@ FIRESTORE = StoreSpec(
     driver_lacks={"grpc": frozenset({"timestamp", "array", "map"})},
     records=RecordLimits(max_bytes=1_048_576, index_entries_max=40_000,
                          source="Firestore limits: a document ≤ 1 MiB, ≤ 40,000 index entries"),
-    rules=frozenset({"BP-RAMP-1", "BP-KEY-3", "BP-RATE-2"}),
-    hotspot_fix=("server_allocated", "random", "hashed_prefix"),
+    rules=frozenset({"BP-RAMP-1", "BP-KEY-3", "BP-RATE-2", "BP-RATE-3"}),
+    hotspot_fix=("BP-KEY-2", "BP-KEY-1", "BP-KEY-3"),
     workload_key=lambda key, namespace: key_text(key),  # the document id the drivers write
     tablets=FIRESTORE_TABLETS,
     proxy=FIRESTORE_PROXY,
@@ -154,6 +154,7 @@ FIRESTORE = StoreSpec(
     user=WorkloadUserSpec(
         name="FirestoreUser", store="firestore",
         doc="``self.client``: ``google.cloud.firestore.Client``; ``self.namespace``: the cell's collection."),
+    capture="keyramp.backends.firestore._capture:decode",
 )
 
 SPECS: Final = (FIRESTORE,)
