@@ -93,10 +93,11 @@ def _write_parquet(run: Path, keys: np.ndarray, times: np.ndarray) -> None:
     step = 1 << 20
     for a in range(0, len(keys), step):
         n = len(keys[a:a + step])
-        writer.append(pa.Table.from_arrays(
-            [pa.array(["c00"] * n, pa.string()), pa.array(np.rint(times[a:a + step] * 1e6).astype(np.int64)),
-             pa.array(["insert"] * n, pa.string()), pa.array(keys[a:a + step], pa.binary()).cast(pa.string())],
-            schema=KEYS_SCHEMA))
+        columns = [pa.array(["c00"] * n, pa.string()), pa.array(np.rint(times[a:a + step] * 1e6).astype(np.int64)),
+                   pa.array(["insert"] * n, pa.string()), pa.array(keys[a:a + step], pa.binary()).cast(pa.string())]
+        # the columns a newer recorder adds (kind, index, access) are null, as in an older run's files
+        columns += [pa.nulls(n, f.type) for f in list(KEYS_SCHEMA)[len(columns):]]
+        writer.append(pa.Table.from_arrays(columns, schema=KEYS_SCHEMA))
         writer.flush()
     writer.finish()
 
