@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from keyramp.cli._main import main
+from keyramp.cli import main
 
 raise SystemExit(main())

@@ -22,9 +22,9 @@ from typing import Any, ClassVar, Final
 import numpy as np
 from _designs import DesignRuns
 
-from keyramp._types import INDEX_FIELD_SEP
 from keyramp.backends import spec_for
 from keyramp.backends._params import StoreParams
+from keyramp.core._types import INDEX_FIELD_SEP
 from keyramp.forecast._launch import Launch, parse_launch
 from keyramp.forecast._reference import launch_stream, recorded_stream
 from keyramp.forecast._reforecast import reforecast

@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from keyramp._errors import UsageError
-from keyramp._types import OP_NAMES, Key, key_sort_text
 from keyramp.backends import (
     Backend,
     BatchLimits,
@@ -32,6 +30,8 @@ from keyramp.backends import (
     Target,
     WorkloadUserSpec,
 )
+from keyramp.core._errors import UsageError
+from keyramp.core._types import OP_NAMES, Key, key_sort_text
 
 __all__ = ["PRICES", "MemoryStore", "memory_spec"]
 

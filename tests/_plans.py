@@ -16,7 +16,7 @@ LAUNCH = {"kind": "ramp_500_50_5", "ceiling": 5000, "duration": "1h"}
 
 @cache
 def cell_plan(backend: str, strategy: str, target: float = 5000.0) -> str:
-    """``CellPlan.to_json()`` (as JSON text: cached, never shared mutably) of one design at ``target``."""
+    """``CellLaunchPlan.to_json()`` (as JSON text: cached, never shared mutably) of one design at ``target``."""
     from keyramp.forecast import CellDesign, load_prices
     from keyramp.forecast._plan_cell import plan_cell
     from keyramp.forecast._planner import Planner

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from keyramp._durations import format_duration, parse_duration
-from keyramp._errors import UsageError
+from keyramp.core._durations import format_duration, parse_duration
+from keyramp.core._errors import UsageError
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,12 @@
 """The README's exit-code table is the contract a CI relies on: each code is keyramp's own
-(``keyramp._errors``), and each row names tests that exist and exercise it."""
+(``keyramp.core._errors``), and each row names tests that exist and exercise it."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from keyramp._errors import EXIT_CODES, EXIT_INCONCLUSIVE, KeyrampError, RunFailed, UsageError
+from keyramp.core._errors import EXIT_CODES, EXIT_INCONCLUSIVE, KeyrampError, RunFailed, UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +22,7 @@ def test_the_readme_lists_every_exit_code_with_the_tests_that_prove_it() -> None
     from keyramp.run._phases import Interrupted
 
     table = _table()
-    assert sorted(table) == sorted(EXIT_CODES) == [0, 1, 2, 3, 130]  # keyramp._errors holds the one table
+    assert sorted(table) == sorted(EXIT_CODES) == [0, 1, 2, 3, 130]  # keyramp.core._errors holds the one table
     assert {KeyrampError.exit_code, RunFailed.exit_code, UsageError.exit_code, Interrupted.exit_code} == {1, 2, 130}
     assert EXIT_INCONCLUSIVE == 3
     for code, tests in table.items():

@@ -1,4 +1,4 @@
-"""The flags of keyramp's own subprocess entry points (``keyramp/_flags.py``): ``python -m
+"""The flags of keyramp's own subprocess entry points (``keyramp/core/_flags.py``): ``python -m
 keyramp.run.worker`` and ``python -m keyramp.targets.netem`` live below the CLI, so they read
 their command line without argparse; a bad one is one line naming the program and flag, exit 2."""
 
@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from keyramp._errors import UsageError
-from keyramp._flags import endpoint, parse_flags
+from keyramp.core._errors import UsageError
+from keyramp.core._flags import endpoint, parse_flags
 
 _VALUES = {"target": endpoint, "delay-ms": float}
 

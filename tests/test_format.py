@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keyramp import _format as fmt
+from keyramp.core import _format as fmt
 
 #: a figure with a fractional part (a whole count like 123,456 is exact, not a long float)
 _DECIMAL = re.compile(r"\d[\d,]*\.\d+")
@@ -78,7 +78,7 @@ def test_formatting_keeps_order(a: float, b: float) -> None:
 
 def test_latencies_never_print_more_digits_than_they_mean() -> None:
     """Issue 39: "added latency (peak) 0.00194 ms" — a latency below a hundredth of a ms reads < 0.01."""
-    from keyramp import _format as fmt
+    from keyramp.core import _format as fmt
 
     assert fmt.ms(0.00194) == "< 0.01 ms" and fmt.ms_figure(0.00194) == "< 0.01"
     assert [fmt.ms(v) for v in (0.0, 0.42, 5.123, 41.79, 919.4, 1204.0)] == [

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keyramp._heatscale import EMPTY, colour, fraction, mpl_colormap
+from keyramp.core._heatscale import EMPTY, colour, fraction, mpl_colormap
 
 #: Euclidean RGB distance that reads as "clearly different" at a glance (black vs inferno's
 #: 1-count colour, the bug this scale fixes, was ~4).

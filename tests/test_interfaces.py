@@ -1,7 +1,7 @@
 """Interfaces that are used (docs/architecture.md#package-interfaces): a module imports another
 package only through that package's ``__init__`` (``from keyramp.results import RunSummary``, never
 ``keyramp.results._summary``), and each package's interface is declared once, in its ``__init__``
-(``keyramp/_lazy.py``): every name it exports resolves, ``dir()`` and ``__all__`` agree."""
+(``keyramp/core/_lazy.py``): every name it exports resolves, ``dir()`` and ``__all__`` agree."""
 
 from __future__ import annotations
 
@@ -16,9 +16,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "keyramp"
 PACKAGES = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
-#: Issue 40's mechanical rewrite lands after the forecast rework; it makes keyramp follow the rule  # until the rewrite
-#: and deletes these lines.  # until the rewrite
-REWRITTEN = pytest.mark.skipif(not (PACKAGE / "core").is_dir(), reason="before issue 40's rewrite")  # until the rewrite
 
 
 def _package_of(path: Path, package: Path) -> str:
@@ -53,7 +50,6 @@ def reaching_in(package: Path = PACKAGE) -> list[str]:
     return found
 
 
-@REWRITTEN  # until the rewrite
 def test_cross_package_imports_go_through_the_package() -> None:
     assert reaching_in() == []
 
@@ -73,7 +69,6 @@ def test_the_scan_finds_a_planted_import(tmp_path: Path) -> None:
                                     "keyramp/web/_view.py:6 keyramp.results._catalog"]
 
 
-@REWRITTEN  # until the rewrite
 @pytest.mark.parametrize("name", PACKAGES)
 def test_a_packages_interface_is_declared_once_and_resolves(name: str) -> None:
     package = importlib.import_module(f"keyramp.{name}")
@@ -85,7 +80,6 @@ def test_a_packages_interface_is_declared_once_and_resolves(name: str) -> None:
             assert getattr(package, export) is not None, export
 
 
-@REWRITTEN  # until the rewrite
 def test_the_run_interface_resolves_with_locust_first() -> None:
     code = ("import locust, keyramp.run as run\n"
             "assert all(getattr(run, n) is not None for n in run.__all__)\n"

@@ -30,22 +30,19 @@ def _documented_order() -> list[list[str]]:
     text = (ROOT / "docs" / "architecture.md").read_text()
     block = re.search(r"^## Layers\n.*?```\n(.*?)```", text, re.S | re.M)
     assert block, "docs/architecture.md has no Layers section with the order"
-    steps = block.group(1).replace("core (keyramp/_*.py)", "core").split("→")
+    steps = block.group(1).replace("core (keyramp/core/)", "core").split("→")
     return [[name.strip() for name in step.split("|")] for step in steps]
 
 
 def test_the_documented_order_is_the_enforced_one() -> None:
-    contract = _contract_layers()
-    core, packages = contract[0], contract[1:]
-    assert all(name.startswith("_") for name in core)
-    assert _documented_order() == [["core"], *packages]
+    assert _documented_order() == _contract_layers()
 
 
 def test_every_package_and_core_module_is_in_a_layer() -> None:
     layered = {name for layer in _contract_layers() for name in layer}
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
-    core = {p.stem for p in PACKAGE.glob("_*.py")} - {"__init__", "__main__"}
-    assert packages | core == layered
+    assert packages == layered
+    assert {p.name for p in PACKAGE.glob("*.py")} == {"__init__.py", "__main__.py"}  # the root: facade, entry point
 
 
 def _contract(contract_id: str) -> dict[str, Any]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from keyramp._errors import UsageError
-from keyramp._suggest import close_to, known_names
+from keyramp.core._errors import UsageError
+from keyramp.core._suggest import close_to, known_names
 from keyramp.profile import parse_profile
 from keyramp.profile._thresholds import parse_expression
 

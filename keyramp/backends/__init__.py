@@ -1,7 +1,7 @@
 """The ``Backend`` seam and the store registry: one package per store, one ``StoreSpec`` each.
 
 ``spec_for(name)`` answers everything that differs by store (emulator, drivers, operations,
-batch limits, key rules, lint rules, tablet-model defaults, cloud plan text); ``BACKENDS``
+batch limits, key rules, lint rules, tablet-model defaults, cloud budget text); ``BACKENDS``
 and ``EMULATOR_FOR`` are live views of the registry. ``registered(spec)`` adds a store for
 the length of a ``with`` block (tests, embedding programs). Each spec owns its tablet-model
 parameters (``TabletModel``, boxes of ``ParamRange``s, ``store_params``): the forecast, a layer up,
@@ -9,6 +9,8 @@ runs over them. See docs/stores.md.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from keyramp.backends._base import Backend, QuerySpec, Record, Target
 from keyramp.backends._boxes import default_boxes, store_params, tablet_capacity_band
@@ -36,34 +38,15 @@ from keyramp.backends._spec import (
     WorkloadUserSpec,
 )
 
-__all__ = [
-    "BACKENDS",
-    "DEFAULT_BACKEND",
-    "EMULATOR_FOR",
-    "FEATURES",
-    "STORES",
-    "Backend",
-    "BatchLimits",
-    "CloudSpec",
-    "EmulatorSpec",
-    "InProcessSpec",
-    "KeyRules",
-    "Operation",
-    "ParamRange",
-    "PriceSheet",
-    "QuerySpec",
-    "Record",
-    "StoreParams",
-    "StoreSpec",
-    "TabletModel",
-    "Target",
-    "WorkloadUserSpec",
-    "default_boxes",
-    "emulator_specs",
-    "load_params_file",
-    "registered",
-    "spec_for",
-    "store_names",
-    "store_params",
-    "tablet_capacity_band",
-]
+if TYPE_CHECKING:
+    from keyramp.backends._boxes import model_of, store_key
+    from keyramp.backends._capture import Capture, Decoder
+    from keyramp.backends._errors import classify, raised_by_workload
+    from keyramp.backends._fidelity import DecodeOptions, ModelTypes, Rpc, Throttle
+    from keyramp.backends._params import param_name
+
+
+if not TYPE_CHECKING:
+    from keyramp.core import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(globals())

@@ -12,8 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from keyramp._errors import UnsupportedOperation
-from keyramp._types import Key
+from keyramp.core import Key, UnsupportedOperation
 
 __all__ = ["Backend", "QuerySpec", "Record", "Target"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from keyramp._errors import UsageError
 from keyramp.backends._params import ParamRange, StoreParams, TabletModel
 from keyramp.backends._registry import STORES
+from keyramp.core import UsageError
 
 __all__ = ["default_boxes", "model_of", "store_key", "store_params", "tablet_capacity_band"]
 

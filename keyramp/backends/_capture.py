@@ -19,14 +19,14 @@ from typing import Any
 
 import grpc
 
-from keyramp._types import INDEX_FIELD_SEP, key_sort_text
+from keyramp.core import INDEX_FIELD_SEP, key_sort_text
 
 __all__ = ["Capture", "CapturedAccess", "Decoder", "index_entry", "value_text"]
 
 
 @dataclass(frozen=True, slots=True)
 class CapturedAccess:
-    """One key an operation's request touched: ``kind`` (``keyramp._types.ACCESS_KINDS``), ``key`` as
+    """One key an operation's request touched: ``kind`` (``keyramp.core._types.ACCESS_KINDS``), ``key`` as
     keyramp's sort text (the store's order); ``index``: the index entries it writes (``index_entry``)."""
 
     kind: str

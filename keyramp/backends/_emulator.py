@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from keyramp._errors import EmulatorError
+from keyramp.core import EmulatorError
 
 __all__ = ["grpc_ready", "http_ok", "http_reset", "java_command"]
 

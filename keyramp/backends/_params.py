@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 
 __all__ = ["MODEL_KINDS", "PARAM_NAMES", "ParamRange", "ParamSet", "StoreParams", "TabletModel", "load_params_file",
            "param_name"]

@@ -17,9 +17,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from keyramp._errors import UsageError
 from keyramp.backends._params import StoreParams, load_params_file
 from keyramp.backends._spec import EmulatorSpec, StoreSpec, WorkloadUserSpec
+from keyramp.core import UsageError
 
 if TYPE_CHECKING:
     from keyramp.backends._base import Backend

@@ -38,8 +38,8 @@ from typing import Any, ClassVar, Final
 
 import grpc
 
-from keyramp._version import __version__
 from keyramp.backends._base import Backend, Target
+from keyramp.core import __version__
 
 __all__ = [
     "CHANNEL_OPTIONS",

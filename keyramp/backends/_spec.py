@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from keyramp._errors import UsageError
-from keyramp._types import OP_NAMES, Key
 from keyramp.backends._fidelity import ProxySpec
 from keyramp.backends._params import TabletModel
+from keyramp.core import OP_NAMES, Key, UsageError
 
 if TYPE_CHECKING:
     from keyramp.backends._base import Backend
@@ -161,7 +160,7 @@ class RecordLimits:
 
 @dataclass(frozen=True, kw_only=True)
 class CloudSpec:
-    """How the cloud plan names what a cell writes, and what a cloud profile must supply."""
+    """How the cloud budget names what a cell writes, and what a cloud profile must supply."""
 
     writes_under: str  # "Datastore kind", "Bigtable table" …
     #: "database": ``<namespace> (database <id>)``; "instance": the full table path.

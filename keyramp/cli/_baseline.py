@@ -7,9 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
-from keyramp.results._baselines import load_baselines, remove_baseline, set_baseline
-from keyramp.results._catalog import list_runs
+from keyramp.core import UsageError
+from keyramp.results import list_runs, load_baselines, remove_baseline, set_baseline
 
 __all__ = ["register"]
 

@@ -7,10 +7,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
-from keyramp.forecast._calibrate import DEFAULT_RATES, write_suite
-from keyramp.forecast._prices import load_prices
-from keyramp.results._catalog import resolve_run
+from keyramp.core import UsageError
+from keyramp.forecast import DEFAULT_RATES, load_prices, write_suite
+from keyramp.results import resolve_run
 
 __all__ = ["register"]
 
@@ -56,16 +55,16 @@ def _rates(text: str) -> list[float]:
 
 
 def _suite(args: argparse.Namespace) -> int:
-    from keyramp.forecast._run_cost import plan_costs  # deferred: start-up cost (the cost model: suite only)
-    from keyramp.targets._cloud import plan_run, render_plan  # deferred: start-up cost (psutil: suite only)
+    from keyramp.forecast import budget_costs  # deferred: start-up cost (the cost model: suite only)
+    from keyramp.targets import render_budget, run_budget  # deferred: start-up cost (psutil: suite only)
 
-    costs = plan_costs(load_prices(args.prices), location=args.location)  # a bad file: exit 2 before writing
+    costs = budget_costs(load_prices(args.prices), location=args.location)  # a bad file: exit 2 before writing
     written = write_suite(args.out, args.store, project=args.project, instance=args.instance,
                           database=args.database, rates=_rates(args.rates), step=args.step, jump=args.jump,
                           jump_duration=args.jump_duration)
     for profile in written.values():
-        plan = plan_run(profile)
-        print(render_plan(plan))
+        plan = run_budget(profile)
+        print(render_budget(plan))
         print(costs(profile, plan))
     print(f"\nwrote {', '.join(str(p) for p in written)}. Nothing has run. Next, in a shell with Application Default "
           f"Credentials for {args.project}:\n"
@@ -77,7 +76,7 @@ def _suite(args: argparse.Namespace) -> int:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from keyramp.forecast._fit import (  # deferred: start-up cost (numpy and the forecast model: fit only)
+    from keyramp.forecast import (  # deferred: start-up cost (numpy and the forecast model: fit only)
         fit,
         traces_from_runs,
         write_params_file,

@@ -11,10 +11,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
 from keyramp.cli._output import add_json_flags, json_target, to_stdout, write_text
 from keyramp.compare import INCONCLUSIVE_POLICIES, CompareOptions
-from keyramp.results._index import latest_runs
+from keyramp.core import UsageError
+from keyramp.results import latest_runs
 
 __all__ = ["register"]
 

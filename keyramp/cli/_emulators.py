@@ -8,11 +8,17 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
 from keyramp.cli._args import positive_float, positive_int
-from keyramp.targets._emulators import EMULATORS, EmulatorManager, RunningEmulator
-from keyramp.targets._proxy_process import forget_shared, load_shared, shared_proxies
-from keyramp.targets._proxy_stats import ProxyConfig
+from keyramp.core import UsageError
+from keyramp.targets import (
+    EMULATORS,
+    EmulatorManager,
+    ProxyConfig,
+    RunningEmulator,
+    forget_shared,
+    load_shared,
+    shared_proxies,
+)
 
 __all__ = ["register"]
 

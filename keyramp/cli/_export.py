@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
-from keyramp.results._catalog import RUN_ID_RE, resolve_run
+from keyramp.core import UsageError
+from keyramp.results import RUN_ID_RE, resolve_run
 
 __all__ = ["register"]
 
@@ -36,7 +36,7 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from keyramp.results._export import export_csv  # deferred: start-up cost (pyarrow: the Parquet files)
+    from keyramp.results import export_csv  # deferred: start-up cost (pyarrow: the Parquet files)
 
     run = resolve_run(args.run, Path(args.results))
     out = args.out or run.path / "export"
@@ -49,7 +49,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_migrate(args: argparse.Namespace) -> int:
-    from keyramp.results._export import migrate_run  # deferred: start-up cost (pyarrow: the Parquet files)
+    from keyramp.results import migrate_run  # deferred: start-up cost (pyarrow: the Parquet files)
 
     results = Path(args.results)
     if args.runs:

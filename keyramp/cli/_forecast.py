@@ -6,11 +6,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from keyramp._durations import parse_duration
-from keyramp._errors import UsageError
 from keyramp.cli._output import add_json_flags, json_target, json_text, to_stdout, write_text
-from keyramp.forecast._reforecast import format_table, reforecast
-from keyramp.results._catalog import resolve_run
+from keyramp.core import UsageError, parse_duration
+from keyramp.forecast import format_table, reforecast
+from keyramp.results import resolve_run
 
 __all__ = ["register"]
 

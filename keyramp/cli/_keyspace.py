@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from keyramp.results._catalog import resolve_run
+from keyramp.results import resolve_run
 
 __all__ = ["register"]
 
@@ -33,8 +33,10 @@ def register(subparsers: Any) -> None:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from keyramp.keyspace import run_keyspace  # deferred: start-up cost (numpy, pyarrow, matplotlib)
-    from keyramp.keyspace._run_keyspace import format_table  # deferred: start-up cost (as above)
+    from keyramp.keyspace import (
+        format_table,  # deferred: start-up cost (as above)
+        run_keyspace,  # deferred: start-up cost (numpy, pyarrow, matplotlib)
+    )
 
     run = resolve_run(args.run, Path("results"))
     results = run_keyspace(

@@ -6,8 +6,7 @@ import argparse
 from typing import Any
 
 from keyramp.cli._output import add_json_flags, json_target, json_text, print_error, to_stdout, write_text
-from keyramp.profile._lint import group_findings
-from keyramp.profile._lint_files import lint_files
+from keyramp.profile import group_findings, lint_files
 
 __all__ = ["register"]
 

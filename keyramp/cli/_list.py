@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
 from keyramp.cli._output import add_json_flags, json_target, json_text, to_stdout, write_text
-from keyramp.results._index import SORT_KEYS, RunQuery, query_rows
+from keyramp.core import UsageError
+from keyramp.results import SORT_KEYS, RunQuery, query_rows
 
 __all__ = ["register"]
 

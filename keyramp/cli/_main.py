@@ -15,9 +15,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from keyramp._errors import exit_code
-from keyramp._version import __version__
 from keyramp.cli._output import ERROR_PREFIX, print_error
+from keyramp.core import __version__, exit_code
 
 __all__ = ["build_parser", "main"]
 
@@ -71,7 +70,7 @@ def _names_python_workload(paths: Sequence[str]) -> bool:
     linting it imports the workload, and with it Locust."""
     import tomllib  # deferred: start-up cost (every verb imports this module; lint only needs it)
 
-    from keyramp.profile._files import profile_paths  # deferred: start-up cost (numpy, via the profile schema)
+    from keyramp.profile import profile_paths  # deferred: start-up cost (numpy, via the profile schema)
 
     for file in profile_paths(list(paths)):
         try:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 
 __all__ = ["ERROR_PREFIX", "STDOUT", "add_json_flags", "error_line", "json_target", "json_text", "print_error",
            "to_stdout", "write_text"]

@@ -9,12 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
-from keyramp._format import percent, percent_band
 from keyramp.cli._args import positive_float
-from keyramp.forecast._prices import load_prices
+from keyramp.core import UsageError, fmt
+from keyramp.forecast import load_prices
 from keyramp.profile import Settings
-from keyramp.results._catalog import resolve_run
+from keyramp.results import resolve_run
 
 __all__ = ["register"]
 
@@ -66,8 +65,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _main(args: argparse.Namespace) -> int:
     # deferred: start-up cost (the planner, numpy, pyarrow: `keyramp --help` imports every verb's module)
-    from keyramp.forecast._plan_run import plan_run  # deferred: start-up cost
-    from keyramp.forecast._plan_text import plan_text  # deferred: start-up cost
+    from keyramp.forecast import (
+        plan_run,  # deferred: start-up cost
+        plan_text,  # deferred: start-up cost
+    )
 
     if args.nodes is not None and args.nodes < 1:
         raise UsageError(f"--nodes: must be at least 1, got {args.nodes}")
@@ -101,7 +102,7 @@ def _main(args: argparse.Namespace) -> int:
     else:
         print(plan_text(plan))
     if args.write_profile is not None:
-        from keyramp.profile._lint import lint_profile  # deferred: start-up cost (the lint rules: --write-profile only)
+        from keyramp.profile import lint_profile  # deferred: start-up cost (the lint rules: --write-profile only)
 
         findings = lint_profile(rehearsal)
         acknowledged = sorted({f.rule for f in findings if f.severity == "acknowledged"})
@@ -124,8 +125,11 @@ def _main(args: argparse.Namespace) -> int:
 def _write(args: argparse.Namespace, plan: Any, settings: Settings) -> Any:
     """The rehearsal ``--write-profile`` writes: on the cloud, or (``--fidelity store``) at 1/K on the
     store-like target."""
-    from keyramp.forecast._plan_profile import write_rehearsal  # deferred: start-up cost
-    from keyramp.forecast._plan_verify import verify_scale, write_store_rehearsal  # deferred: start-up cost
+    from keyramp.forecast import (  # deferred: start-up cost
+        verify_scale,
+        write_rehearsal,  # deferred: start-up cost
+        write_store_rehearsal,
+    )
 
     if args.fidelity == "store":
         k, t = verify_scale(plan, scale=args.scale, time_scale=args.time_scale)
@@ -134,8 +138,10 @@ def _write(args: argparse.Namespace, plan: Any, settings: Settings) -> Any:
 
 
 def _wrote(args: argparse.Namespace, rehearsal: Any) -> None:
-    from keyramp.forecast._plan_profile import PLACEHOLDER_PROJECT  # deferred: start-up cost
-    from keyramp.forecast._plan_verify import CHECKS_WHAT  # deferred: start-up cost
+    from keyramp.forecast import (
+        CHECKS_WHAT,  # deferred: start-up cost
+        PLACEHOLDER_PROJECT,  # deferred: start-up cost
+    )
 
     path = args.write_profile
     if args.fidelity == "store":
@@ -151,8 +157,8 @@ def _wrote(args: argparse.Namespace, rehearsal: Any) -> None:
 
 def verify(plan: Any, settings: Settings, *, scale: float | None, time_scale: float | None, out: Path) -> int:
     """``--verify``: run each replay of ``plan`` and print measured beside modelled."""
-    from keyramp.forecast._plan_verify import CHECKS_WHAT, verify_scale, verify_variants  # deferred: start-up cost
-    from keyramp.run._api import run_profiles  # deferred: start-up cost (locust, grpc)
+    from keyramp.forecast import CHECKS_WHAT, verify_scale, verify_variants  # deferred: start-up cost
+    from keyramp.run import run_profiles  # deferred: start-up cost (locust, grpc)
 
     k, t = verify_scale(plan, scale=scale, time_scale=time_scale)
     variants = verify_variants(plan, settings, scale=k, time_scale=t)
@@ -163,11 +169,11 @@ def verify(plan: Any, settings: Settings, *, scale: float | None, time_scale: fl
         cell = next(iter(run.summary.cells.values()), None) if run.summary is not None else None
         model = cell.store_model if cell is not None else None
         thr = variant.modelled.throttled_fraction if variant.modelled is not None else None
-        modelled = percent_band(thr["low"], thr["high"]) if thr else "not forecast by the plan"
+        modelled = fmt.percent_band(thr["low"], thr["high"]) if thr else "not forecast by the plan"
         if model is None or model.throttled_share is None:
             measured, failed = f"no measurement ({run.status}: {run.reason})", failed + 1
         else:
-            measured = f"{percent(model.throttled_share)} of {model.modelled or 0:,} requests"
+            measured = f"{fmt.percent(model.throttled_share)} of {model.modelled or 0:,} requests"
         print(f"  {variant.name} ({variant.design}): modelled throttled {modelled} · measured {measured} "
               f"({run.run_id})")
     print(f"note: {CHECKS_WHAT}")

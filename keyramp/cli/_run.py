@@ -13,15 +13,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from keyramp._durations import parse_duration
-from keyramp._errors import UsageError
+from keyramp.core import UsageError, parse_duration
 from keyramp.targets import CloudCaps, TargetOptions
 
 if TYPE_CHECKING:
     from keyramp.metrics import MetricsExporter
-    from keyramp.run._api import RunsOutcome
-    from keyramp.run._master import MasterOptions
-    from keyramp.run._runner import RunOutcome
+    from keyramp.run import MasterOptions, RunOutcome, RunsOutcome
 
 __all__ = ["register"]
 
@@ -125,7 +122,7 @@ def _check_run_args(args: argparse.Namespace) -> None:
 
 def _master(args: argparse.Namespace) -> MasterOptions | None:
     """A Locust master for ``--master`` (workers elsewhere) or ``--workers N`` (N > 1, started here)."""
-    from keyramp.run._master import MasterOptions  # deferred: start-up cost (locust)
+    from keyramp.run import MasterOptions  # deferred: start-up cost (locust)
 
     if not args.master and (args.workers or 1) == 1:
         return None
@@ -140,18 +137,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # Locust first: it monkey-patches the standard library for gevent before gRPC creates anything.
     import locust  # noqa: F401  # deferred: start-up cost (locust)
 
-    from keyramp.profile._files import collect_profiles  # deferred: start-up cost (numpy, via the profile schema)
-    from keyramp.run._api import plan_costs, plan_profiles, run_profiles  # deferred: start-up cost (locust, grpc)
-    from keyramp.run._report import (  # deferred: start-up cost (rich)
+    from keyramp.profile import collect_profiles  # deferred: start-up cost (numpy, via the profile schema)
+    from keyramp.run import (  # deferred: start-up cost (locust, grpc)  # deferred: start-up cost (rich)
         Console,
+        budget_costs,
+        budget_profiles,
         plan_lines,
+        run_profiles,
         summary_table,
         workload_exceptions,
     )
 
     _check_run_args(args)
     if args.worker:
-        from keyramp.run._worker import run_worker  # deferred: start-up cost (locust)
+        from keyramp.run import run_worker  # deferred: start-up cost (locust)
 
         return run_worker(master_host=args.master_host, master_port=args.master_port or _MASTER_PORT,
                           exit_with_parent=args.exit_with_parent)
@@ -162,9 +161,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         "max_duration_s": parse_duration(args.max_duration, field="--max-duration") if args.max_duration else None,
     }
     target = TargetOptions(allow_cloud=args.allow_cloud, cloud_caps=caps,
-                           plan_costs=plan_costs(profiles, prices=args.prices, location=args.location))
+                           budget_costs=budget_costs(profiles, prices=args.prices, location=args.location))
     if args.plan:
-        return plan_profiles(profiles, target=target, out=sys.stdout)
+        return budget_profiles(profiles, target=target, out=sys.stdout)
     console = Console(stderr=True)
     # --json: stdout is one JSON document, so the human output moves to stderr
     out = console if args.json else Console() if sys.stdout.isatty() else Console(width=160)

@@ -11,8 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from keyramp.results._catalog import Run
-from keyramp.results._exceptions import cell_exceptions
+from keyramp.results import Run, cell_exceptions
 
 __all__ = ["NewException", "new_exceptions"]
 

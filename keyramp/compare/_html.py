@@ -9,7 +9,6 @@ from typing import Any
 
 import pyarrow.compute as pc
 
-import keyramp._format as fmt
 from keyramp.compare._model import Comparison, MetricRow
 from keyramp.compare._present import (
     VERDICT_COLORS,
@@ -26,8 +25,8 @@ from keyramp.compare._present import (
     verdict_rule,
     warning_groups,
 )
-from keyramp.results._catalog import Run
-from keyramp.results._read import read_timeseries
+from keyramp.core import fmt
+from keyramp.results import Run, read_timeseries
 
 __all__ = ["render_html"]
 

@@ -45,11 +45,18 @@ from keyramp.compare._stats import (
     two_proportion,
 )
 from keyramp.compare._verdict import Pooled, behind_note, late_budget, median, ratio_verdict
-from keyramp.results._catalog import Run
-from keyramp.results._generator import generator_late, littles_rate, starved_reason
-from keyramp.results._read import read_intervals
-from keyramp.results._summary import CellSummary, Latency, OpStats, RunSummary
-from keyramp.results._values import num
+from keyramp.results import (
+    CellSummary,
+    Latency,
+    OpStats,
+    Run,
+    RunSummary,
+    generator_late,
+    littles_rate,
+    num,
+    read_intervals,
+    starved_reason,
+)
 
 __all__ = [
     "LATENCY_METRICS",

@@ -13,9 +13,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from keyramp import _format as fmt
-from keyramp._errors import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK
-from keyramp._types import OP_NAMES
 from keyramp.compare._exceptions import NewException, new_exceptions
 from keyramp.compare._judge import (
     LATENCY_METRICS,
@@ -32,15 +29,10 @@ from keyramp.compare._judge import (
 from keyramp.compare._options import INCONCLUSIVE_POLICIES
 from keyramp.compare._verdict import late_fraction
 from keyramp.compare._warnings import CompareWarning, group_warnings
-from keyramp.forecast._text import forecast_short
-from keyramp.forecast._verdict import VERDICT_RANK
-from keyramp.profile import Settings
-from keyramp.profile._thresholds import Threshold, parse_table, with_workload_errors
-from keyramp.results._catalog import Run, cell_identity
-from keyramp.results._forecast_doc import CellForecast
-from keyramp.results._keyspace_doc import KeyspaceFigures
-from keyramp.results._summary import ThresholdRow
-from keyramp.results._thresholds import evaluate
+from keyramp.core import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, OP_NAMES, fmt
+from keyramp.forecast import VERDICT_RANK, forecast_short
+from keyramp.profile import Settings, Threshold, parse_table, with_workload_errors
+from keyramp.results import CellForecast, KeyspaceFigures, Run, ThresholdRow, cell_identity, evaluate
 
 __all__ = [
     "LATENCY_METRICS",

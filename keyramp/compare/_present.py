@@ -1,6 +1,6 @@
 """How a comparison reads, for every renderer (terminal, Markdown, JUnit, HTML) and the web UI.
 
-Figures go through ``keyramp._format`` so one value reads the same everywhere; the verdict
+Figures go through ``keyramp.core._format`` so one value reads the same everywhere; the verdict
 rule is written once from the options in force, so no view restates the defaults; the
 key-space table is the headline hotspot figures, rounded, without the model's constants
 (step sizes, parameters — summary.json and ``--json`` keep every field).
@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import keyramp._format as fmt
 from keyramp.compare._judge import CompareOptions, MetricRow
 from keyramp.compare._model import METRICS, Comparison
 from keyramp.compare._warnings import WarningGroup, group_warnings
-from keyramp.keyspace._headline import FIGURES, keyspace_headline
-from keyramp.results._summary import ThresholdRow
+from keyramp.core import fmt
+from keyramp.keyspace import FIGURES, keyspace_headline
+from keyramp.results import ThresholdRow
 
 __all__ = [
     "VERDICT_COLORS",

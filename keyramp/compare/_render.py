@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import keyramp._format as fmt
 from keyramp.compare._model import Comparison
 from keyramp.compare._present import (
     VERDICT_COLORS,
@@ -24,6 +23,7 @@ from keyramp.compare._present import (
     verdict_rule,
     warning_groups,
 )
+from keyramp.core import fmt
 
 __all__ = ["render_json", "render_markdown", "render_terminal"]
 

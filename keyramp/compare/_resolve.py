@@ -10,13 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from keyramp._errors import UsageError
-from keyramp._types import OP_NAMES
 from keyramp.compare._model import CompareOptions, Comparison, build_comparison, run_operations
 from keyramp.compare._warnings import CompareWarning
-from keyramp.profile._thresholds import parse_expression
-from keyramp.results import _baselines
-from keyramp.results._catalog import Run, resolve_run
+from keyramp.core import OP_NAMES, UsageError
+from keyramp.profile import parse_expression
+from keyramp.results import Run, resolve_baseline, resolve_run
 
 __all__ = ["run_compare"]
 
@@ -33,7 +31,7 @@ def run_compare(specs: list[str], *, results: Path, baseline_spec: str | None = 
     resolved: list[Run] = [resolve_run(spec, results) for spec in specs]
     baseline: list[Run] = []
     if baseline_spec is not None:
-        baseline = _baselines.resolve_baseline(baseline_spec, results)
+        baseline = resolve_baseline(baseline_spec, results)
     elif baseline_set:
         baseline = [resolve_run(spec, results) for spec in baseline_set]
     elif len(resolved) > 1:

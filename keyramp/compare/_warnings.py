@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from keyramp._format import merge_figures
+from keyramp.core import fmt
 
 __all__ = ["KINDS", "CompareWarning", "WarningGroup", "group_warnings"]
 
@@ -76,12 +76,12 @@ def group_warnings(warnings: Sequence[CompareWarning]) -> list[WarningGroup]:
     """Similar warnings as one group each, kinds in ``KINDS`` order, then in order of appearance."""
     buckets: dict[tuple[str, str | None, str, str], list[CompareWarning]] = {}
     for w in warnings:
-        template, _ = merge_figures([w.text])
+        template, _ = fmt.merge_figures([w.text])
         buckets.setdefault((w.kind, w.run_id, w.role, template), []).append(w)
     order = list(KINDS)
     groups = []
     for (kind, run_id, role, _), members in buckets.items():
-        _, text = merge_figures([m.text for m in members])
+        _, text = fmt.merge_figures([m.text for m in members])
         where = tuple(dict.fromkeys(m.where for m in members if m.where))
         groups.append(WarningGroup(kind=kind, run_id=run_id, role=role, text=text, where=where))
     return sorted(groups, key=lambda g: order.index(g.kind) if g.kind in order else len(order))

@@ -16,10 +16,10 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from keyramp.backends._params import StoreParams
+from keyramp.backends import StoreParams
 from keyramp.forecast._model import Outcome
 from keyramp.forecast._verdict import span_verdict
-from keyramp.profile._thresholds import FORECAST_METRICS
+from keyramp.profile import FORECAST_METRICS
 
 __all__ = ["HOTSPOT_MIN", "OK_MAX", "PEAK_OK_MAX", "Band", "PointOutcomes", "band_points", "evaluate_band",
            "verdict_of"]

@@ -22,11 +22,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from keyramp._durations import parse_duration
-from keyramp._errors import UsageError
+from keyramp.core import UsageError, parse_duration
 
 if TYPE_CHECKING:
-    from keyramp.profile._model import Profile
+    from keyramp.profile import Profile
 
 __all__ = ["DEFAULT_RATES", "suite_profiles", "write_suite"]
 
@@ -77,7 +76,7 @@ def suite_profiles(store: str, *, project: str, instance: str = "", database: st
 def write_suite(out: Path, store: str, **kwargs: Any) -> dict[Path, Profile]:
     """Write the suite's profiles into ``out`` and validate them as ``keyramp run`` will: each path
     with its loaded profile, in suite order."""
-    from keyramp.profile._files import load_profile, write_profile  # deferred: start-up cost (the profile schema)
+    from keyramp.profile import load_profile, write_profile  # deferred: start-up cost (the profile schema)
 
     out.mkdir(parents=True, exist_ok=True)
     written: dict[Path, Profile] = {}

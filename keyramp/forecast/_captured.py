@@ -24,13 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from keyramp._errors import UsageError
-from keyramp._types import INDEX_FIELD_SEP, key_sort_text
+from keyramp.core import INDEX_FIELD_SEP, UsageError, key_sort_text
 from keyramp.forecast._mix import CLASSES, OpMix
 from keyramp.forecast._pattern import AppendPoints, Layout
 from keyramp.forecast._project import RangeStream
-from keyramp.keyspace._load import CellKeys, key_positions
-from keyramp.keyspace._metrics import append_runs
+from keyramp.keyspace import CellKeys, append_runs, key_positions
 from keyramp.profile import Settings
 from keyramp.workload import CellWorkload
 

@@ -22,18 +22,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from keyramp import _format as fmt
-from keyramp._errors import UsageError
-from keyramp.backends._boxes import store_params
+from keyramp.backends import store_params
+from keyramp.core import UsageError, fmt
 from keyramp.forecast._mix import op_mix
 from keyramp.forecast._prices import LABEL, PRICE_UNITS, UNDATED, Location, OpBilling, Price, Prices, StorePrices
 from keyramp.keys import parse_shape
-from keyramp.results._cost_doc import BilledLine, ListPrice, PlanCost, PricesUsed, WindowCost
+from keyramp.results import BilledLine, ListPrice, PlanCost, PricesUsed, WindowCost
 
 if TYPE_CHECKING:
     from keyramp.forecast._mix import OpMix
-    from keyramp.profile import WorkloadSettings
-    from keyramp.profile._schedules import Schedule
+    from keyramp.profile import Schedule, WorkloadSettings
 
 __all__ = ["GIB", "CellCost", "Cost", "CostLine", "PriceRef", "Usage", "cell_cost", "cost_notes", "format_usd",
            "min_nodes", "price_usage", "record_bytes", "usage_of"]

@@ -19,21 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from keyramp._errors import UsageError
 from keyramp.backends import STORES
+from keyramp.core import UsageError
 from keyramp.forecast._captured import DESIGN_SHARE, keys_found
 from keyramp.forecast._keyload import MIN_HOT
 from keyramp.forecast._mix import OpMix, op_mix
 from keyramp.forecast._project import regenerated_projection
 from keyramp.keys import KeyStrategy, make_distribution, make_strategy
-from keyramp.keyspace._analyse import existing_records
-from keyramp.keyspace._load import CellKeys
-from keyramp.keyspace._metrics import hotspot_metrics
-from keyramp.profile import Cell, Settings, rebuilds_keys
-from keyramp.profile._schedules import Schedule
-from keyramp.results._forecast_doc import KeysCheck, written
-from keyramp.results._keyspace_doc import KeyspaceFigures
-from keyramp.results._summary import CellSummary, as_cell
+from keyramp.keyspace import CellKeys, existing_records, hotspot_metrics
+from keyramp.profile import Cell, Schedule, Settings, rebuilds_keys
+from keyramp.results import CellSummary, KeysCheck, KeyspaceFigures, as_cell, written
 
 __all__ = ["HOT_TOLERANCE", "POINTS_RATIO", "CellDesign", "Check", "KeysChoice", "choose_keys",
            "why_not_regenerated"]

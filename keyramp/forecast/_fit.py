@@ -22,17 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from keyramp._errors import UsageError
-from keyramp._types import ALL_OPS
-from keyramp.backends._boxes import store_key, store_params
-from keyramp.backends._params import ParamRange
+from keyramp.backends import ParamRange, store_key, store_params
+from keyramp.core import ALL_OPS, UsageError
 from keyramp.forecast._mix import op_mix
 from keyramp.forecast._model import run_point
 from keyramp.forecast._project import regenerated_projection
 from keyramp.keys import make_strategy
 from keyramp.profile import Settings
-from keyramp.results._catalog import Run
-from keyramp.results._read import read_timeseries
+from keyramp.results import Run, read_timeseries
 
 __all__ = ["FitResult", "Trace", "fit", "model_throttled", "traces_from_runs", "write_params_file"]
 

@@ -17,9 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from keyramp.backends import STORES
-from keyramp.backends._boxes import model_of, store_params
-from keyramp.backends._params import StoreParams
+from keyramp.backends import STORES, StoreParams, model_of, store_params
 from keyramp.forecast._band import Band, band_points, evaluate_band
 from keyramp.forecast._captured import design_keys, index_ranges, recorded_mix
 from keyramp.forecast._design import CellDesign, KeysChoice, choose_keys
@@ -30,11 +28,9 @@ from keyramp.forecast._project import Projection, regenerated_projection
 from keyramp.forecast._recorded import RecordedKeys, recorded_keys, recorded_projection
 from keyramp.forecast._result import Forecast, Stability
 from keyramp.forecast._verdict import span_verdict
-from keyramp.keyspace._load import CellKeys, load_keys
-from keyramp.profile import Cell, Profile, Settings
-from keyramp.profile._schedules import Schedule
-from keyramp.results._forecast_doc import CellForecast
-from keyramp.results._summary import CellSummary, as_cell
+from keyramp.keyspace import CellKeys, load_keys
+from keyramp.profile import Cell, Profile, Schedule, Settings
+from keyramp.results import CellForecast, CellSummary, as_cell
 
 __all__ = ["FinishedCell", "Forecaster", "cell_forecast", "cell_forecaster", "forecast", "forecast_cell",
            "forecast_run_cell", "forecast_step", "samples_for"]

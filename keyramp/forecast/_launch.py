@@ -6,7 +6,7 @@ resolved table); the forecast only reads it, under the name its API has always u
 
 from __future__ import annotations
 
-from keyramp.profile._launch import CLUSTER_FIELDS, DEFAULT_DURATION_S, cluster_stores, parse_launch
-from keyramp.profile._launch import LaunchSettings as Launch
+from keyramp.profile import CLUSTER_FIELDS, DEFAULT_DURATION_S, cluster_stores, parse_launch
+from keyramp.profile import LaunchSettings as Launch
 
 __all__ = ["CLUSTER_FIELDS", "DEFAULT_DURATION_S", "Launch", "cluster_stores", "parse_launch"]

@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 
 from keyramp.forecast._project import Projection, RangeStream
-from keyramp.keyspace._components import Frontiers
-from keyramp.keyspace._tablets import TabletParams, simulate
+from keyramp.keyspace import Frontiers, TabletParams, simulate
 
 __all__ = ["THROTTLED_STEP", "Outcome", "run_point"]
 

@@ -24,8 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from keyramp.keyspace._components import Frontiers
-from keyramp.keyspace._encode import key_bytes
+from keyramp.keyspace import Frontiers, key_bytes
 
 __all__ = ["MAX_POINTS", "AppendPoints", "Layout", "find_append_points"]
 

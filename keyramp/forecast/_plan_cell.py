@@ -15,16 +15,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from keyramp._format import count, ops_per_s, percent, plural
+from keyramp.core import fmt
 from keyramp.forecast._cost import cell_cost, record_bytes
 from keyramp.forecast._plan_checks import Judged
 from keyramp.forecast._plan_ramp import planned_ramp, ramp_basis
 from keyramp.forecast._plan_text import ceiling_text
 from keyramp.forecast._planner import Planner, shard_template
 from keyramp.forecast._prices import Prices
-from keyramp.profile._schedules import Ramp50050
-from keyramp.results._cost_doc import PlanCost
-from keyramp.results._plan_doc import CellPlan, Fix, Ramp, RateBand
+from keyramp.profile import Ramp50050
+from keyramp.results import CellLaunchPlan, Fix, PlanCost, Ramp, RateBand
 
 __all__ = ["plan_cell"]
 
@@ -34,7 +33,7 @@ _SPREAD = "random"
 
 
 def plan_cell(planner: Planner, *, cell_id: str, prices: Prices | None = None,
-              location: str | None = None) -> CellPlan:
+              location: str | None = None) -> CellLaunchPlan:
     """The plan of ``planner``'s cell at its target (``prices``: None leaves the cost out)."""
     d, target = planner.design, planner.target
     check = planner.full(d.strategy, planner.steady_launch(target), "steady")
@@ -45,8 +44,9 @@ def plan_cell(planner: Planner, *, cell_id: str, prices: Prices | None = None,
         "params_from": planner.box.origin, "params": planner.box.to_json(),
     }
     if check.forecast.band is None:
-        return CellPlan(**common, reachable=False, why=f"no forecast: {check.forecast.reason}", check=check.check(),
-                        forecasts=planner.forecasts)
+        return CellLaunchPlan(**common, reachable=False, why=f"no forecast: {check.forecast.reason}",
+                              check=check.check(),
+                              forecasts=planner.forecasts)
     sustainable, probe = planner.sustainable(d.strategy)
     ramp: Ramp | None = None
     fix: Fix | None = None
@@ -65,13 +65,13 @@ def plan_cell(planner: Planner, *, cell_id: str, prices: Prices | None = None,
         fix = ((None if recorded else _shards_fix(planner, sustainable)) or _index_fix(planner, check)
                or _key_design_fix(planner))
         why = _why_design(planner, sustainable, check, fix)
-    return CellPlan(**common, reachable=check.passes, why=why, sustainable_ops_per_s=sustainable,
-                    checked_to_ops_per_s=probe, check=check.check(), ramp=ramp, fix=fix,
-                    cost=_cost(planner, ramp, fix, prices, location), forecasts=planner.forecasts)
+    return CellLaunchPlan(**common, reachable=check.passes, why=why, sustainable_ops_per_s=sustainable,
+                          checked_to_ops_per_s=probe, check=check.check(), ramp=ramp, fix=fix,
+                          cost=_cost(planner, ramp, fix, prices, location), forecasts=planner.forecasts)
 
 
 def _limit(planner: Planner) -> str:
-    return f"throttled ≤ {percent(planner.throttle)} at every point of the band"
+    return f"throttled ≤ {fmt.percent(planner.throttle)} at every point of the band"
 
 
 def _band_text(band: RateBand) -> str:
@@ -80,9 +80,9 @@ def _band_text(band: RateBand) -> str:
 
 
 def _why_reachable(planner: Planner, sustainable: RateBand | None, probe: float, ramp: Ramp | None) -> str:
-    where = "" if planner.nodes is None else f" on {plural(planner.nodes, str(planner.storage).upper() + ' node')}"
-    text = (f"{ops_per_s(planner.target)}{where} stays {_limit(planner)} once the store has split; the key design "
-            + (f"sets no ceiling below {ops_per_s(probe)}" if sustainable is None
+    where = "" if planner.nodes is None else f" on {fmt.plural(planner.nodes, str(planner.storage).upper() + ' node')}"
+    text = (f"{fmt.ops_per_s(planner.target)}{where} stays {_limit(planner)} once the store has split; the key design "
+            + (f"sets no ceiling below {fmt.ops_per_s(probe)}" if sustainable is None
                else f"sustains {_band_text(sustainable)}"))
     if ramp is None:
         within = ("within Google's published rule (500/50/5 or slower) " if ramp_basis(planner)[0] == "published_rule"
@@ -94,9 +94,10 @@ def _why_reachable(planner: Planner, sustainable: RateBand | None, probe: float,
 
 def _why_cluster(planner: Planner, check: Judged) -> str:
     most = (planner.nodes or 1) * planner.one_tablet()
-    nodes = plural(planner.nodes, str(planner.storage).upper() + " node")
-    return (f"{nodes} serve{'s' if planner.nodes == 1 else ''} about {ops_per_s(most)} of this op mix at "
-            f"the low end of the per-node range: {percent(check.shares['high'])} of {ops_per_s(planner.target)} "
+    nodes = fmt.plural(planner.nodes, str(planner.storage).upper() + " node")
+    return (f"{nodes} serve{'s' if planner.nodes == 1 else ''} about {fmt.ops_per_s(most)} of this op mix at "
+            f"the low end of the per-node range: {fmt.percent(check.shares['high'])} of "
+            f"{fmt.ops_per_s(planner.target)} "
             "throttled once split; the key design itself sustains the target on a larger cluster")
 
 
@@ -113,14 +114,14 @@ def _why_design(planner: Planner, sustainable: RateBand | None, check: Judged, f
         return (f"{_ranges_take(proj.index)} every insert: an indexed value that grows with "
                 f"time appends at one place whatever the document keys, and limits the design to "
                 f"{_band_text(sustainable) if sustainable is not None else 'less than the target'}, below "
-                f"{ops_per_s(planner.target)} ({percent(check.shares['high'])} throttled once split at the "
+                f"{fmt.ops_per_s(planner.target)} ({fmt.percent(check.shares['high'])} throttled once split at the "
                 "unfavourable end); the document keys alone pass")
     text = (f"the key design sustains {_band_text(sustainable)}" if sustainable is not None
             else "the key design throttles at the target even where it sustains more")
-    text += f": below {ops_per_s(planner.target)} ({percent(check.shares['high'])} throttled once split at the " \
-            "unfavourable end)"
+    text += f": below {fmt.ops_per_s(planner.target)} ({fmt.percent(check.shares['high'])} throttled once split at " \
+            f"the unfavourable end)"
     if points:
-        text += (f"; its {plural(points, 'append point')} {'takes' if points == 1 else 'take'} every insert, "
+        text += (f"; its {fmt.plural(points, 'append point')} {'takes' if points == 1 else 'take'} every insert, "
                  "and an append point never splits away")
     if proj is not None and proj.index:
         text += (f"; the index {'range' if len(proj.index) == 1 else 'ranges'} {', '.join(proj.index)} also "
@@ -145,9 +146,10 @@ def _unit(planner: Planner) -> str:
 
 def _why_key(planner: Planner, hottest: float, check: Judged) -> str:
     limit = planner.box.ranges["key_write_ops_per_s"]
-    return (f"one {_unit(planner)} takes {count(round(hottest))} writes/s at {ops_per_s(planner.target)}, over what "
-            f"a single key sustains ({count(limit.low)}–{count(limit.high)} writes/s, key_write_ops_per_s): "
-            f"{percent(check.shares['high'])} throttled once split at the unfavourable end; a key never splits, so "
+    return (f"one {_unit(planner)} takes {fmt.count(round(hottest))} writes/s at {fmt.ops_per_s(planner.target)}, over "
+            f"what "
+            f"a single key sustains ({fmt.count(limit.low)}–{fmt.count(limit.high)} writes/s, key_write_ops_per_s): "
+            f"{fmt.percent(check.shares['high'])} throttled once split at the unfavourable end; a key never splits, so "
             "no node count or ramp helps — spread its writes over shards (or add up in memory and write the sum "
             "now and then, BP-RATE-4)")
 
@@ -167,16 +169,16 @@ def _key_shards_fix(planner: Planner, hottest: float) -> Fix:
     n = planner.smallest(lambda k: planner.steady(label(k), planner.target, nodes).passes(), guess, cap=cap)
     if n is None:
         return Fix(kind="key_shards", value=None, design=f"each hot {unit} over more than {cap:,} shards",
-                   why=f"no shard count up to {cap:,} passes at {ops_per_s(planner.target)}")
+                   why=f"no shard count up to {cap:,} passes at {fmt.ops_per_s(planner.target)}")
     full = planner.full(label(n), planner.steady_launch(planner.target, nodes), "steady")
     fewer = planner.full(label(n - 1), planner.steady_launch(planner.target, nodes), "steady") if n > 1 else None
     fix_nodes, _, _ = _cluster_nodes(planner, label(n))
-    why = (f"{count(n)} shards of each hot {unit} (a distributed counter: each shard one {unit}, a write picks one) "
-           f"take its {count(round(hottest))} writes/s: {_limit(planner)} once split" +
-           ("" if fewer is None else f"; {count(n - 1)} shards do not"))
+    why = (f"{fmt.count(n)} shards of each hot {unit} (a distributed counter: each shard one {unit}, a write picks "
+           f"one) take its {fmt.count(round(hottest))} writes/s: {_limit(planner)} once split" +
+           ("" if fewer is None else f"; {fmt.count(n - 1)} shards do not"))
     if fix_nodes is not None:
         why += f"; on {fix_nodes} {str(planner.storage).upper()} nodes"
-    return Fix(kind="key_shards", value=n, design=f"each hot {unit} over {count(n)} shards", why=why,
+    return Fix(kind="key_shards", value=n, design=f"each hot {unit} over {fmt.count(n)} shards", why=why,
                forecast=full.check(), one_fewer=None if fewer is None else fewer.check(), nodes=fix_nodes,
                ramp=planned_ramp(planner, label(n), fix_nodes))
 
@@ -218,7 +220,7 @@ def _nodes_fix(planner: Planner, strategy: str) -> Fix:
         return Fix(kind="nodes", value=None, design=f"more {kind} nodes", why="no node count up to the cap passes")
     return Fix(kind="nodes", value=nodes, design=f"{nodes} {kind} nodes", nodes=nodes, forecast=full.check(),
                one_fewer=None if fewer is None else fewer.check(), ramp=planned_ramp(planner, strategy, nodes),
-               why=f"{nodes} {kind} nodes pass at {ops_per_s(planner.target)} ({_limit(planner)} once split)"
+               why=f"{nodes} {kind} nodes pass at {fmt.ops_per_s(planner.target)} ({_limit(planner)} once split)"
                    + ("" if fewer is None else f"; {nodes - 1} do not"))
 
 
@@ -239,8 +241,9 @@ def _shards_fix(planner: Planner, sustainable: RateBand | None) -> Fix | None:
     shards, full, fewer = found
     template = str(shard_template(d.strategy, shards))
     fix_nodes, _, _ = _cluster_nodes(planner, template)
-    why = (f"{count(shards)} shards spread the inserts over {count(shards * _points(planner, one))} append points: "
-           f"{_limit(planner)} once split" + ("" if fewer is None else f"; {count(shards - 1)} shards do not"))
+    why = (f"{fmt.count(shards)} shards spread the inserts over {fmt.count(shards * _points(planner, one))} append "
+           f"points: "
+           f"{_limit(planner)} once split" + ("" if fewer is None else f"; {fmt.count(shards - 1)} shards do not"))
     if fix_nodes is not None:
         why += f"; on {fix_nodes} {str(planner.storage).upper()} nodes"
     return Fix(kind="shards", value=shards, design=template, why=why, forecast=full.check(),
@@ -264,7 +267,7 @@ def _index_fix(planner: Planner, check: Judged) -> Fix | None:
     fields = ", ".join(n.removeprefix("index:").split(" ")[0] for n in proj.index)
     return Fix(kind="index", value=None, design=f"exempt {fields} from indexing, or index it behind a "
                "high-cardinality prefix (a composite index led by another field)",
-               why=f"{_ranges_take(proj.index)} every insert at {ops_per_s(planner.target)}: an indexed value "
+               why=f"{_ranges_take(proj.index)} every insert at {fmt.ops_per_s(planner.target)}: an indexed value "
                    "that grows with time appends at one place whatever the document keys (about 500 writes/s, "
                    f"index_append_ops_per_s); without it the keys pass ({_limit(planner)} once split)",
                forecast=full.check(), ramp=planned_ramp(planner, label, nodes))
@@ -285,7 +288,8 @@ def _key_design_fix(planner: Planner) -> Fix:
         one = len(ranges) == 1
         index = f"the index range{'' if one else 's'} {', '.join(ranges)} take{'s' if one else ''} every insert"
         why = ("even keys spread evenly do not pass: " + (f"{index} whatever the key (exempt the field from "
-               "indexing, or spread its values)" if ranges else f"{percent(full.shares['high'])} throttled once split"))
+               "indexing, or spread its values)" if ranges else f"{fmt.percent(full.shares['high'])} throttled once "
+                                                                f"split"))
     return Fix(kind="key_design", value=None, design="allocated or random ids (keys spread evenly)", why=why,
                forecast=full.check(), nodes=nodes,
                ramp=planned_ramp(planner, _SPREAD, nodes) if full.passes else None)

@@ -18,15 +18,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from keyramp._format import plural
-from keyramp.backends._params import StoreParams
+from keyramp.backends import StoreParams
+from keyramp.core import fmt
 from keyramp.forecast._band import PEAK_OK_MAX, PointOutcomes
 from keyramp.forecast._forecast import ONLY_WHEN_THROTTLED
 from keyramp.forecast._launch import Launch
 from keyramp.forecast._model import Outcome
 from keyramp.forecast._result import Forecast
-from keyramp.results._forecast_doc import ForecastLaunch
-from keyramp.results._plan_doc import PlanCheck
+from keyramp.results import ForecastLaunch, PlanCheck
 
 __all__ = ["STEADY_TAIL", "Judged", "Trial", "judged", "tail_share"]
 
@@ -70,7 +69,7 @@ class Judged:
 
     def check(self) -> PlanCheck:
         launch = ForecastLaunch.from_json(self.forecast.launch, where="forecast.launch")
-        nodes = f" on {plural(launch.nodes, str(launch.storage).upper() + ' node')}" if launch.nodes else ""
+        nodes = f" on {fmt.plural(launch.nodes, str(launch.storage).upper() + ' node')}" if launch.nodes else ""
         return PlanCheck(launch=f"{launch.description}{nodes}", measure=self.measure, passes=self.passes,
                          verdict=self.forecast.verdict, throttled_fraction={k: round(v, 4) for k, v in
                                                                             self.shares.items()},

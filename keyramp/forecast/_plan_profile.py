@@ -18,14 +18,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from keyramp._errors import UsageError
-from keyramp._format import ops_per_s, percent, percent_band
+from keyramp.core import UsageError, fmt
 from keyramp.forecast._plan_text import ramp_text
-from keyramp.profile._files import load_profile, write_profile
-from keyramp.profile._lint import lint_profile
-from keyramp.profile._profile import parse_profile
-from keyramp.profile._workload import WorkloadSettings
-from keyramp.results._plan_doc import CellPlan, PlanCheck, Ramp
+from keyramp.profile import WorkloadSettings, lint_profile, load_profile, parse_profile, write_profile
+from keyramp.results import CellLaunchPlan, PlanCheck, Ramp
 
 if TYPE_CHECKING:
     from keyramp.profile import Profile, Settings
@@ -68,7 +64,7 @@ def _query_diff(value: Mapping[str, Any], default: Any) -> dict[str, Any]:
     return {k: v for k, v in value.items() if v != default.get(k)}
 
 
-def rehearsed(plan: CellPlan) -> tuple[Ramp, str, int | None]:
+def rehearsed(plan: CellLaunchPlan) -> tuple[Ramp, str, int | None]:
     """What a rehearsal runs: the ramp, the key design and the nodes of the fix when it has a ramp, else the plan's."""
     fix = plan.fix
     if fix is not None and fix.ramp is not None:
@@ -79,7 +75,7 @@ def rehearsed(plan: CellPlan) -> tuple[Ramp, str, int | None]:
     return plan.ramp, plan.strategy, plan.nodes
 
 
-def rehearsal_tables(plan: CellPlan, settings: Settings, *, project: str | None = None,
+def rehearsal_tables(plan: CellLaunchPlan, settings: Settings, *, project: str | None = None,
                      instance: str | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """(top-level fields, tables) of the rehearsal of ``plan`` (from the run's ``settings``)."""
     ramp, strategy, nodes = rehearsed(plan)
@@ -111,27 +107,27 @@ def rehearsal_tables(plan: CellPlan, settings: Settings, *, project: str | None 
 
 def _throttled(check: PlanCheck) -> str:
     thr = check.throttled_fraction
-    return f"throttled {percent_band(thr['low'], thr['high'])} ({'passes' if check.passes else 'fails'})"
+    return f"throttled {fmt.percent_band(thr['low'], thr['high'])} ({'passes' if check.passes else 'fails'})"
 
 
-def acknowledgements(plan: CellPlan, rehearsal: Profile) -> dict[str, str]:
+def acknowledgements(plan: CellLaunchPlan, rehearsal: Profile) -> dict[str, str]:
     """``[acknowledge]`` of the rehearsal: each rule of ``ANSWERED_RULES`` that lint flags (an error
     or a warning) with the plan's evidence that it is safe here. BP-RAMP-1 only for a ramp planned on
     calibrated split parameters (``Ramp.basis``), citing the calibration file: the stores' own ranges
     are bounded by the 500/50/5 rule itself, so a ramp faster than it rests on nothing else."""
     ramp, strategy, _ = rehearsed(plan)
-    where = f"keyramp plan: {plan.cell_id} at {ops_per_s(plan.target_ops_per_s)}, {strategy} on {plan.backend}"
+    where = f"keyramp plan: {plan.cell_id} at {fmt.ops_per_s(plan.target_ops_per_s)}, {strategy} on {plan.backend}"
     design = plan.fix.why if plan.fix is not None else plan.why
     evidence = {"BP-KEY-1": f"{where}: {design} ({_MEASURES})"}
     evidence["BP-KEY-3"] = evidence["BP-KEY-1"]
     if ramp.basis == "calibrated":  # never on the strength of parameters the 500/50/5 rule itself bounds
         evidence["BP-RAMP-1"] = (f"{where}: the ramp {ramp_text(ramp)} was forecast {_throttled(ramp.check)} at a "
-                                 f"throttle limit of {percent(plan.throttle)} with {ramp.evidence} ({_MEASURES})")
+                                 f"throttle limit of {fmt.percent(plan.throttle)} with {ramp.evidence} ({_MEASURES})")
     flagged = {f.rule for f in lint_profile(rehearsal) if f.severity in ("error", "warning")}
     return {rule: evidence[rule] for rule in ANSWERED_RULES if rule in flagged and rule in evidence}
 
 
-def write_rehearsal(path: Path, plan: CellPlan, settings: Settings, *, project: str | None = None,
+def write_rehearsal(path: Path, plan: CellLaunchPlan, settings: Settings, *, project: str | None = None,
                     instance: str | None = None) -> Profile:
     """Write the rehearsal profile and load it back as ``keyramp run`` will (a bad one is an error here)."""
     top, tables = rehearsal_tables(plan, settings, project=project, instance=instance)

@@ -27,9 +27,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from keyramp.backends import spec_for
-from keyramp.backends._boxes import store_params
-from keyramp.results._plan_doc import GOOGLE_RAMP, FasterRamp, Ramp, RampShape
+from keyramp.backends import spec_for, store_params
+from keyramp.results import GOOGLE_RAMP, FasterRamp, Ramp, RampShape
 
 if TYPE_CHECKING:
     from keyramp.forecast._plan_checks import Judged

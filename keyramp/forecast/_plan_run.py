@@ -11,13 +11,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from keyramp._errors import UsageError
-from keyramp._format import percent
-from keyramp.backends._boxes import default_boxes
-from keyramp.backends._params import load_params_file
+from keyramp.backends import default_boxes, load_params_file
+from keyramp.core import UsageError, fmt
 from keyramp.forecast._prices import LABEL, Prices, load_prices
-from keyramp.results._catalog import Run
-from keyramp.results._plan_doc import RunPlan
+from keyramp.results import LaunchPlan, Run
 
 if TYPE_CHECKING:
     from keyramp.forecast._forecast import FinishedCell
@@ -27,17 +24,17 @@ __all__ = ["criteria", "plan_run", "plan_step", "wants_plan"]
 
 def criteria(throttle: float) -> dict[str, str]:
     """What "passes" means in each check (the same words in JSON, text and docs/plan.md)."""
-    # deferred: start-up cost (the planner and the model: the scenario report and the web UI import RunPlan)
+    # deferred: start-up cost (the planner and the model: the scenario report and the web UI import LaunchPlan)
     from keyramp.forecast._band import PEAK_OK_MAX  # deferred: start-up cost
     from keyramp.forecast._planner import HOLD_S, PROBE_FACTOR  # deferred: start-up cost
 
-    limit = percent(throttle)
+    limit = fmt.percent(throttle)
     return {
         "steady": "a constant launch at the rate, 1.5 × as long as the store needs to split to it at the "
                   f"unfavourable end of the band + 10 min: throttled share over its last quarter ≤ {limit} at every "
                   "point of the parameter band",
         "ramp": f"the ramp to the target and {HOLD_S / 60:g} min there: throttled share of its requests ≤ {limit} "
-                f"at every point of the band, and no 10-s step above {percent(PEAK_OK_MAX)}",
+                f"at every point of the band, and no 10-s step above {fmt.percent(PEAK_OK_MAX)}",
         "sustainable": "the highest constant rate passing the steady check, per band end (low: every point, mid: "
                        f"the mid point, high: the favourable corner); null: none below {PROBE_FACTOR:g} × the target",
     }
@@ -45,7 +42,7 @@ def criteria(throttle: float) -> dict[str, str]:
 
 def plan_run(run: Run, *, target: float | None = None, cell: str | None = None, throttle: float = 0.01,
              nodes: int | None = None, storage: str | None = None, params: Path | None = None,
-             prices: Prices | None = None, location: str | None = None, samples: int | None = None) -> RunPlan:
+             prices: Prices | None = None, location: str | None = None, samples: int | None = None) -> LaunchPlan:
     """Plan every cell of a loaded run (``keyramp.results._catalog.Run``) at ``target`` ops/s."""
     from keyramp.forecast._launch import cluster_stores  # deferred: start-up cost (the planner and the model)
     from keyramp.forecast._plan_cell import plan_cell  # deferred: start-up cost
@@ -70,10 +67,10 @@ def plan_run(run: Run, *, target: float | None = None, cell: str | None = None, 
                           nodes=nodes or (launch.nodes if launch else None),
                           storage=storage or (launch.storage if launch else None), samples=samples)
         plans.append(plan_cell(planner, cell_id=c.cell_id, prices=prices, location=location))
-    return RunPlan(run=run.run_id, target_ops_per_s=peak,
-                   target_from="--target" if target is not None else "the [launch] peak", throttle=throttle,
-                   cost_label=prices.label if prices is not None else LABEL, criteria=criteria(throttle),
-                   cells={p.cell_id: p for p in plans})
+    return LaunchPlan(run=run.run_id, target_ops_per_s=peak,
+                      target_from="--target" if target is not None else "the [launch] peak", throttle=throttle,
+                      cost_label=prices.label if prices is not None else LABEL, criteria=criteria(throttle),
+                      cells={p.cell_id: p for p in plans})
 
 
 def wants_plan(thresholds: Iterable[Any]) -> bool:

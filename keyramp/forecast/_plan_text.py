@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from keyramp._format import count, duration, ops_per_s, percent, percent_band, plural, ratio, usd
+from keyramp.core import fmt
 from keyramp.forecast._prices import as_of_text
-from keyramp.results._plan_doc import CellPlan, Fix, PlanCheck, Ramp, RampShape, RateBand, RunPlan
+from keyramp.results import CellLaunchPlan, Fix, LaunchPlan, PlanCheck, Ramp, RampShape, RateBand
 
 __all__ = ["ceiling_text", "cell_block", "faster_short", "faster_text", "plan_text", "ramp_text"]
 
@@ -13,12 +13,12 @@ _MARK = "*"
 
 def ceiling_text(v: float | None) -> str:
     """One end of what a design sustains: a rate, or none below the rates checked."""
-    return "no ceiling" if v is None else ops_per_s(v)
+    return "no ceiling" if v is None else fmt.ops_per_s(v)
 
 
 def _sustains(band: RateBand | None, checked_to: float | None) -> str:
     if band is None:
-        return f"no ceiling set by the key design up to {ops_per_s(checked_to)} (checked)"
+        return f"no ceiling set by the key design up to {fmt.ops_per_s(checked_to)} (checked)"
     one = ceiling_text
     return f"{one(band.low)} – {one(band.high)} (mid {one(band.mid)}) once the store has split"
 
@@ -27,18 +27,18 @@ def _check(check: PlanCheck | None) -> str:
     if check is None:
         return "not checked"
     thr = check.throttled_fraction
-    text = f"throttled {percent_band(thr['low'], thr['high'])}"
+    text = f"throttled {fmt.percent_band(thr['low'], thr['high'])}"
     peak = check.peak_throttled_fraction
     if peak is not None:
-        text += f", worst 10-s step {percent(peak['high'])}"
+        text += f", worst 10-s step {fmt.percent(peak['high'])}"
     return f"{text} ({'passes' if check.passes else 'fails'})"
 
 
 def _shape_text(shape: RampShape, target: float, time_s: float) -> str:
     if time_s == 0:
-        return f"start at {ops_per_s(target)}: no ramp needed"
-    return (f"start {ops_per_s(shape.start_ops)}, +{percent(shape.growth)} every {duration(shape.step_s)}: "
-            f"{ops_per_s(target)} in {duration(time_s)}")
+        return f"start at {fmt.ops_per_s(target)}: no ramp needed"
+    return (f"start {fmt.ops_per_s(shape.start_ops)}, +{fmt.percent(shape.growth)} every {fmt.duration(shape.step_s)}: "
+            f"{fmt.ops_per_s(target)} in {fmt.duration(time_s)}")
 
 
 def ramp_text(ramp: Ramp) -> str:
@@ -51,8 +51,8 @@ def ramp_text(ramp: Ramp) -> str:
     verdict = "also safe" if ramp.google.passes else "not safe"
     if google <= 0:  # a target at or below 500 ops/s: Google's rule starts there too
         return f"{head} (500/50/5 starts there too, {verdict})"
-    speed = "" if ramp.time_to_target_s == 0 else f", {ratio(ramp.time_to_target_s / google)} its time"
-    return f"{head} (500/50/5 takes {duration(google)}, {verdict}{speed})"
+    speed = "" if ramp.time_to_target_s == 0 else f", {fmt.ratio(ramp.time_to_target_s / google)} its time"
+    return f"{head} (500/50/5 takes {fmt.duration(google)}, {verdict}{speed})"
 
 
 def faster_text(ramp: Ramp) -> str | None:
@@ -71,9 +71,9 @@ def faster_short(ramp: Ramp | None) -> str:
     if ramp is None or fast is None:
         return ""
     if fast.time_to_target_s == 0:
-        return f"; {fast.label}: start at {ops_per_s(ramp.target_ops_per_s)}"
-    return (f"; {fast.label}: start {ops_per_s(fast.start_ops)}, +{percent(fast.growth)} every "
-            f"{duration(fast.step_s)}, {duration(fast.time_to_target_s)}")
+        return f"; {fast.label}: start at {fmt.ops_per_s(ramp.target_ops_per_s)}"
+    return (f"; {fast.label}: start {fmt.ops_per_s(fast.start_ops)}, +{fmt.percent(fast.growth)} every "
+            f"{fmt.duration(fast.step_s)}, {fmt.duration(fast.time_to_target_s)}")
 
 
 def _ramp_lines(ramp: Ramp, lead: str, indent: str) -> list[str]:
@@ -85,7 +85,7 @@ def _ramp_lines(ramp: Ramp, lead: str, indent: str) -> list[str]:
 
 
 def _fix_lines(fix: Fix) -> list[str]:
-    value = "" if fix.value is None else f" {count(fix.value)}"
+    value = "" if fix.value is None else f" {fmt.count(fix.value)}"
     # one sentence on one line: the fix, its design and why (a terminal wraps it; a line break cut it in two)
     lines = [f"  fix{_MARK}:        {fix.kind.replace('_', ' ')}{value}: {fix.design} — {fix.why}"]
     if fix.forecast is not None:
@@ -97,9 +97,9 @@ def _fix_lines(fix: Fix) -> list[str]:
     return lines
 
 
-def cell_block(plan: CellPlan) -> str:
+def cell_block(plan: CellLaunchPlan) -> str:
     """The cell's answer: sustains, reachable and why, the ramp or the fix, the cost."""
-    where = "" if plan.nodes is None else f", {plural(plan.nodes, str(plan.storage).upper() + ' node')}"
+    where = "" if plan.nodes is None else f", {fmt.plural(plan.nodes, str(plan.storage).upper() + ' node')}"
     lines = [f"{plan.cell_id}  ({plan.backend}, {plan.strategy}{where}; keys {plan.keys or '-'}, parameters: "
              f"{plan.params_from})",
              f"  sustains{_MARK}:   {_sustains(plan.sustainable_ops_per_s, plan.checked_to_ops_per_s)}",
@@ -110,20 +110,20 @@ def cell_block(plan: CellPlan) -> str:
         lines += _fix_lines(plan.fix)
     cost = plan.cost
     if cost is not None:
-        text = f"{usd(cost.launch_usd_per_hour)} per hour at {ops_per_s(plan.target_ops_per_s)}"
+        text = f"{fmt.usd(cost.launch_usd_per_hour)} per hour at {fmt.ops_per_s(plan.target_ops_per_s)}"
         if cost.ramp_usd is not None:
-            text += f"; the ramp {usd(cost.ramp_usd)}"
+            text += f"; the ramp {fmt.usd(cost.ramp_usd)}"
         if cost.nodes is not None:
-            text += f" ({plural(cost.nodes, str(cost.storage).upper() + ' node')})"
+            text += f" ({fmt.plural(cost.nodes, str(cost.storage).upper() + ' node')})"
         p = cost.prices
         lines.append(f"  cost{_MARK}:       {text}; {p.location} ({p.location_type}), {as_of_text(p.as_of)}")
     return "\n".join(lines)
 
 
-def plan_text(plan: RunPlan) -> str:
+def plan_text(plan: LaunchPlan) -> str:
     """The whole plan: the target, a block per cell, and what "modelled" and "passes" mean."""
-    head = (f"plan for {ops_per_s(plan.target_ops_per_s)} ({plan.target_from}), throttled share ≤ "
-            f"{percent(plan.throttle)}")
+    head = (f"plan for {fmt.ops_per_s(plan.target_ops_per_s)} ({plan.target_from}), throttled share ≤ "
+            f"{fmt.percent(plan.throttle)}")
     rules = plan.criteria
     foot = [f"{_MARK} modelled: forecasts of each key design over the model's parameter ranges "
             "(docs/keyspace-model.md), not measurements; costs: " + plan.cost_label + " (docs/plan.md)",

@@ -18,12 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.forecast._plan_profile import _workload_table, acknowledgements, rehearsed
-from keyramp.profile import Settings
-from keyramp.profile._files import load_profile, write_profile
-from keyramp.profile._profile import parse_profile
-from keyramp.results._plan_doc import GOOGLE_RAMP, CellPlan, PlanCheck, RampShape
+from keyramp.profile import Settings, load_profile, parse_profile, write_profile
+from keyramp.results import GOOGLE_RAMP, CellLaunchPlan, PlanCheck, RampShape
 
 if TYPE_CHECKING:
     from keyramp.profile import Profile
@@ -51,7 +49,7 @@ class Variant:
     modelled: PlanCheck | None
 
 
-def verify_scale(plan: CellPlan, *, scale: float | None, time_scale: float | None) -> tuple[float, float]:
+def verify_scale(plan: CellLaunchPlan, *, scale: float | None, time_scale: float | None) -> tuple[float, float]:
     """K (default: the target ÷ 200 ops/s, at least 1) and T (default: 1,000 ÷ K, at least 1)."""
     k = scale if scale is not None else max(1.0, math.ceil(plan.target_ops_per_s / _MACHINE_OPS))
     t = time_scale if time_scale is not None else max(1.0, math.floor(_KT / k))
@@ -61,7 +59,7 @@ def verify_scale(plan: CellPlan, *, scale: float | None, time_scale: float | Non
     return k, t
 
 
-def _variants(plan: CellPlan) -> list[tuple[str, RampShape, str, float, PlanCheck | None]]:
+def _variants(plan: CellLaunchPlan) -> list[tuple[str, RampShape, str, float, PlanCheck | None]]:
     out: list[tuple[str, RampShape, str, float, PlanCheck | None]] = []
     google = GOOGLE_RAMP
     if plan.ramp is not None:
@@ -75,7 +73,7 @@ def _variants(plan: CellPlan) -> list[tuple[str, RampShape, str, float, PlanChec
     return out
 
 
-def _replay(plan: CellPlan, settings: Settings, *, what: str, shape: RampShape, design: str,
+def _replay(plan: CellLaunchPlan, settings: Settings, *, what: str, shape: RampShape, design: str,
             hold_s: float, nodes: int | None, scale: float, time_scale: float) -> dict[str, Any]:
     """A profile (plain values) replaying ``shape`` to the plan's target with ``design`` at 1/``scale``,
     clock ×``time_scale``: the launch's ramp ÷ K in the schedule, the real ramp as its ``[launch]``."""
@@ -101,7 +99,7 @@ def _replay(plan: CellPlan, settings: Settings, *, what: str, shape: RampShape, 
     }
 
 
-def verify_variants(plan: CellPlan, settings: Settings, *, scale: float, time_scale: float) -> list[Variant]:
+def verify_variants(plan: CellLaunchPlan, settings: Settings, *, scale: float, time_scale: float) -> list[Variant]:
     """The replays of ``plan`` (from the run's ``settings``) at 1/``scale``, clock ×``time_scale``."""
     variants = []
     for name, shape, design, hold_s, modelled in _variants(plan):
@@ -112,7 +110,7 @@ def verify_variants(plan: CellPlan, settings: Settings, *, scale: float, time_sc
     return variants
 
 
-def write_store_rehearsal(path: Path, plan: CellPlan, settings: Settings, *, scale: float,
+def write_store_rehearsal(path: Path, plan: CellLaunchPlan, settings: Settings, *, scale: float,
                           time_scale: float) -> Profile:
     """``--write-profile FILE --fidelity store``: the cloud rehearsal's ramp and design (the fix's when
     there is one) replayed as ``--verify`` replays it, at 1/``scale`` with its clock ×``time_scale``,

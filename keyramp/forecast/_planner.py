@@ -26,16 +26,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from keyramp._errors import UsageError
-from keyramp.backends._boxes import model_of, store_params
-from keyramp.backends._params import StoreParams
+from keyramp.backends import StoreParams, model_of, store_params
+from keyramp.core import UsageError
 from keyramp.forecast._design import CellDesign
 from keyramp.forecast._forecast import Forecaster
 from keyramp.forecast._launch import Launch, cluster_stores
 from keyramp.forecast._plan_checks import Judged, Trial, judged
 from keyramp.forecast._plan_ramp import GROWTH, HOLD_S, StepLadder, longest_step
 from keyramp.keys import shard_template
-from keyramp.results._plan_doc import GOOGLE_RAMP, RampShape, RateBand
+from keyramp.results import GOOGLE_RAMP, RampShape, RateBand
 
 __all__ = ["HOLD_S", "PROBE_FACTOR", "Planner", "shard_template"]
 

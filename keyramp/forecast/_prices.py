@@ -26,9 +26,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
 from keyramp.backends import STORES, StoreSpec
-from keyramp.results._cost_doc import LABEL
+from keyramp.core import UsageError
+from keyramp.results import LABEL
 
 __all__ = ["BILLED_OPS", "BUILTIN", "LABEL", "PRICE_UNITS", "UNDATED", "Cited", "IndexBilling", "Location",
            "OpBilling", "Price", "Prices", "StorePrices", "as_of_text", "builtin_table", "load_prices"]

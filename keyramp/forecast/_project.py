@@ -35,16 +35,13 @@ from typing import Any
 
 import numpy as np
 
-from keyramp._types import key_sort_text
 from keyramp.backends import STORES
+from keyramp.core import key_sort_text
 from keyramp.forecast._keyload import KeyLoad
 from keyramp.forecast._mix import CLASSES, OpMix
 from keyramp.forecast._pattern import MAX_POINTS, AppendPoints, Layout, find_append_points
 from keyramp.keys import make_distribution, parse_shape
-from keyramp.keyspace._components import Frontiers
-from keyramp.keyspace._encode import key_bytes
-from keyramp.keyspace._load import KeyPositions, key_positions, make_reference
-from keyramp.keyspace._reference import preload_indexes
+from keyramp.keyspace import Frontiers, KeyPositions, key_bytes, key_positions, make_reference, preload_indexes
 from keyramp.profile import Settings, WorkloadSettings
 from keyramp.workload import CellWorkload
 

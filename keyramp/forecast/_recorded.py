@@ -29,10 +29,7 @@ from keyramp.forecast._keyload import MIN_HOT, KeyLoad
 from keyramp.forecast._mix import OpMix
 from keyramp.forecast._pattern import AppendPoints, Layout
 from keyramp.forecast._project import Projection, RangeStream, _cumulative, jittered_times, shard_keys
-from keyramp.keyspace._analyse import as_inserts, reference_or_none
-from keyramp.keyspace._load import key_positions
-from keyramp.keyspace._metrics import append_runs
-from keyramp.keyspace._reference import preload_indexes
+from keyramp.keyspace import append_runs, as_inserts, key_positions, preload_indexes, reference_or_none
 from keyramp.profile import Settings
 
 __all__ = ["RecordedKeys", "recorded_key_load", "recorded_keys", "recorded_projection"]

@@ -38,8 +38,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
-from keyramp._types import INDEX_FIELD_SEP, Key
 from keyramp.backends import spec_for
+from keyramp.core import INDEX_FIELD_SEP, Key
 from keyramp.forecast._reference_ops import StoreOps
 from keyramp.keys import RecordFactory, make_distribution, parse_shape
 from keyramp.profile import Settings

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from keyramp._types import Key, key_sort_text
-from keyramp.backends._spec import StoreSpec
+from keyramp.backends import StoreSpec
+from keyramp.core import Key, key_sort_text
 from keyramp.storemodel import Access, StoreOp
 
 __all__ = ["StoreOps", "index_entries", "value_bytes"]

@@ -7,10 +7,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.forecast._text import band_text, figure_text, forecast_short, keys_note
-from keyramp.results._catalog import Run
-from keyramp.results._forecast_doc import CellForecast
+from keyramp.results import CellForecast, Run
 
 __all__ = ["format_table", "reforecast"]
 
@@ -34,8 +33,10 @@ def reforecast(run: Run, *, launch_file: Path | None = None, rate: float | None 
     """Cell id -> forecast for a loaded run (``keyramp.results._catalog.Run``)."""
     # deferred: start-up cost (the stores, the profile schema, numpy, pyarrow: `keyramp forecast --help`
     # imports this module and needs none of them)
-    from keyramp.backends._boxes import default_boxes  # deferred: start-up cost
-    from keyramp.backends._params import load_params_file  # deferred: start-up cost
+    from keyramp.backends import (
+        default_boxes,  # deferred: start-up cost
+        load_params_file,  # deferred: start-up cost
+    )
     from keyramp.forecast._forecast import Forecaster  # deferred: start-up cost
     from keyramp.forecast._launch import Launch, cluster_stores, parse_launch  # deferred: start-up cost
     from keyramp.forecast._run_designs import run_designs  # deferred: start-up cost

@@ -6,13 +6,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from keyramp.backends._params import StoreParams
+from keyramp.backends import StoreParams
 from keyramp.forecast._band import HOTSPOT_MIN, OK_MAX, PEAK_OK_MAX, Band
 from keyramp.forecast._design import KeysChoice
 from keyramp.forecast._project import Projection
 from keyramp.forecast._verdict import AT_RISK_HOTSPOT
-from keyramp.profile._thresholds import FORECAST_METRICS
-from keyramp.results._forecast_doc import (
+from keyramp.profile import FORECAST_METRICS
+from keyramp.results import (
     BandFigures,
     CellForecast,
     ForecastLaunch,

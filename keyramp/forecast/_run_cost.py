@@ -6,8 +6,8 @@ bound) through the cell's op mix as the profile declares it, the preload's write
 clean-up that deletes every record the cell wrote (listing them bills a read per document on
 Firestore; Datastore mode's keys-only results are free small operations). Bigtable: the
 nodes the run's peak needs at Google's per-node maximum (or ``[launch] nodes`` if more), billed
-at least one hour each. The target layer prints it through a hook (``print_plans(costs=…)``,
-``TargetOptions.plan_costs``): it cannot import the forecast layer.
+at least one hour each. The target layer prints it through a hook (``print_budgets(costs=…)``,
+``TargetOptions.budget_costs``): it cannot import the forecast layer.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from keyramp._format import plural
 from keyramp.backends import spec_for
+from keyramp.core import fmt
 from keyramp.forecast._cost import (
     GIB,
     Cost,
@@ -31,13 +31,13 @@ from keyramp.forecast._cost import (
 )
 from keyramp.forecast._mix import op_mix
 from keyramp.forecast._prices import LABEL, Prices, as_of_text
-from keyramp.results._cost_doc import PricesUsed, WindowCost
+from keyramp.results import PricesUsed, WindowCost
 
 if TYPE_CHECKING:
     from keyramp.profile import Profile
-    from keyramp.targets._cloud import CellPlan, CloudPlan
+    from keyramp.targets import CellBudget, RunBudget
 
-__all__ = ["RunCellCost", "RunCost", "plan_costs", "render_run_cost", "run_cost"]
+__all__ = ["RunCellCost", "RunCost", "budget_costs", "render_run_cost", "run_cost"]
 
 @dataclass(frozen=True, kw_only=True)
 class RunCellCost:
@@ -103,7 +103,7 @@ class RunCost:
                    keeps_data=bool(doc.get("keeps_data", False)), label=str(doc.get("label") or LABEL))
 
 
-def _cell_cost(profile: Profile, plan: CloudPlan, cell: CellPlan, prices: Prices,
+def _cell_cost(profile: Profile, plan: RunBudget, cell: CellBudget, prices: Prices,
                location: str | None) -> RunCellCost:
     workload = profile.workload
     store = prices.for_backend(cell.backend)
@@ -134,8 +134,8 @@ def _cell_cost(profile: Profile, plan: CloudPlan, cell: CellPlan, prices: Prices
                        capped=capped)
 
 
-def run_cost(profile: Profile, plan: CloudPlan, prices: Prices, *, location: str | None = None) -> RunCost:
-    """The estimated cost of running ``plan`` (``targets._cloud.plan_run``) at ``location``'s prices
+def run_cost(profile: Profile, plan: RunBudget, prices: Prices, *, location: str | None = None) -> RunCost:
+    """The estimated cost of running ``plan`` (``targets._cloud.run_budget``) at ``location``'s prices
     (each store's default location when None)."""
     by_id = {c.cell_id: c for c in plan.cells}
     cells = tuple(_cell_cost(profile, plan, by_id[c.id], prices, location) for c in profile.cells if c.id in by_id)
@@ -155,7 +155,8 @@ def render_run_cost(cost: RunCost) -> str:
         where = f"{c.prices.location} ({c.prices.location_type}), {as_of_text(c.prices.as_of)}"
         lines.append(f"  {c.cell_id}: {format_usd(c.cost.usd)} = {billed}; {where}")
         if c.nodes is not None:
-            lines.append(f"      {plural(c.nodes, (c.storage or '').upper() + ' node')} for the run (its peak needs "
+            lines.append(f"      {fmt.plural(c.nodes, (c.storage or '').upper() + ' node')} for the run (its peak "
+                         f"needs "
                          f"{c.needed_nodes} at Google's per-node maximum; [launch] nodes if more): the instance's "
                          "own nodes are what bills, each at least one hour")
         else:
@@ -172,10 +173,10 @@ def render_run_cost(cost: RunCost) -> str:
     return "\n".join(lines)
 
 
-def plan_costs(prices: Prices, *, location: str | None = None) -> Callable[[Profile, CloudPlan], str]:
-    """The hook the target layer calls to print a cloud plan's cost (it cannot import this layer)."""
+def budget_costs(prices: Prices, *, location: str | None = None) -> Callable[[Profile, RunBudget], str]:
+    """The hook the target layer calls to print a cloud budget's cost (it cannot import this layer)."""
 
-    def text(profile: Profile, plan: CloudPlan) -> str:
+    def text(profile: Profile, plan: RunBudget) -> str:
         return render_run_cost(run_cost(profile, plan, prices, location=location))
 
     return text

@@ -6,14 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.forecast._design import CellDesign
 from keyramp.forecast._forecast import cell_samples
 from keyramp.forecast._launch import Launch
 from keyramp.profile import Settings
-from keyramp.results._catalog import Run
-from keyramp.results._read import data_cells
-from keyramp.results._summary import RunManifest
+from keyramp.results import Run, RunManifest, data_cells
 
 __all__ = ["RunCell", "RunDesigns", "run_designs"]
 

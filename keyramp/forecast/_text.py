@@ -1,6 +1,6 @@
 """The forecast in words: one short cell for tables, one line for reports (the same everywhere).
 
-Figures go through ``keyramp._format`` (``28 %–63 %``, ``30 s``, ``919 ms``) so a band reads
+Figures go through ``keyramp.core._format`` (``28 %–63 %``, ``30 s``, ``919 ms``) so a band reads
 the same here as in every other view. A cell the model does not throttle (verdict ``ok``)
 shows no added p99: that figure is the model's queueing at its utilisation cap, not a
 latency the launch would see.
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from keyramp import _format as fmt
-from keyramp.backends._params import param_name
+from keyramp.backends import param_name
+from keyramp.core import fmt
 from keyramp.forecast._verdict import AT_RISK_HOTSPOT
-from keyramp.results._forecast_doc import BandFigures, CellForecast, ForecastLaunch, as_forecast
+from keyramp.results import BandFigures, CellForecast, ForecastLaunch, as_forecast
 
 #: A forecast as the views get it: the typed document, or summary.json's mapping (read at this edge).
 Forecastish = CellForecast | Mapping[str, Any] | None

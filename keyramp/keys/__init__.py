@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from keyramp.keys._base import Distribution, KeyStrategy, KeyTraits
 from keyramp.keys._distributions import DISTRIBUTIONS, hottest_share, make_distribution
 from keyramp.keys._make import make_strategy
@@ -21,32 +23,7 @@ from keyramp.keys._template import TemplatePlan, TemplateStrategy
 from keyramp.keys._template_syntax import TemplateError
 from keyramp.keys._values import INDEXED_VALUES, RecordFactory, entity_group_key
 
-__all__ = [
-    "ANTI_PATTERN",
-    "BEST_PRACTICE",
-    "DISTRIBUTIONS",
-    "INDEXED_VALUES",
-    "KEY_RULES",
-    "STRATEGIES",
-    "Distribution",
-    "DocumentShape",
-    "KeyStrategy",
-    "KeyTraits",
-    "Property",
-    "RecordFactory",
-    "TemplateError",
-    "TemplatePlan",
-    "TemplateStrategy",
-    "entity_group_key",
-    "fix_strategies",
-    "hottest_share",
-    "key_problem",
-    "make_distribution",
-    "make_strategy",
-    "parse_shape",
-    "rule_role",
-    "rule_strategies",
-    "shape_problem",
-    "shard_template",
-    "strategy_of",
-]
+if not TYPE_CHECKING:
+    from keyramp.core import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(globals())

@@ -15,9 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from keyramp._errors import UsageError
-from keyramp._types import Key
 from keyramp.backends import STORES, StoreSpec
+from keyramp.core import Key, UsageError
 
 __all__ = ["Distribution", "KeyStrategy", "KeyTraits", "checked_params", "refusal"]
 

@@ -13,7 +13,7 @@ import random
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.keys._base import Distribution, checked_params
 
 __all__ = [

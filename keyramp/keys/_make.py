@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from keyramp._errors import UnsupportedOperation, UsageError
 from keyramp.backends import spec_for
+from keyramp.core import UnsupportedOperation, UsageError
 from keyramp.keys._base import KeyStrategy, refusal
 from keyramp.keys._strategies import STRATEGIES
 from keyramp.keys._template import TemplateStrategy, looks_like_template

@@ -12,7 +12,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.keys._base import KeyStrategy, KeyTraits
 from keyramp.keys._make import make_strategy
 from keyramp.keys._strategies import STRATEGIES

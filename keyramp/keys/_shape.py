@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.keys._strategies import _M64, mix64
 
 __all__ = ["TYPES", "DocumentShape", "Property", "parse_shape", "shape_problem"]

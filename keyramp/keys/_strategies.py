@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
-from keyramp._errors import UsageError
-from keyramp._types import Key
 from keyramp.backends import spec_for
+from keyramp.core import Key, UsageError
 from keyramp.keys._base import KeyStrategy, KeyTraits, checked_params
 
 __all__ = [

@@ -24,9 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
-from keyramp._durations import parse_duration
-from keyramp._errors import UsageError
-from keyramp._types import Key
+from keyramp.core import Key, UsageError, parse_duration
 from keyramp.keys._base import KeyStrategy, KeyTraits, checked_params
 from keyramp.keys._distributions import ZIPFIAN_CONSTANT, _ZipfRanks
 from keyramp.keys._strategies import _DEFAULT_START_MS, _M64, LONG_MAX, RandomUuid, mix64, virtual_clock

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 
 __all__ = ["NAME", "SEPARATORS", "Node", "Parser", "TemplateError"]
 

@@ -20,8 +20,7 @@ import random
 from collections.abc import Callable
 from typing import Any, Final
 
-from keyramp._errors import UsageError
-from keyramp._types import Key
+from keyramp.core import Key, UsageError
 from keyramp.keys._shape import DocumentShape
 from keyramp.keys._strategies import virtual_clock
 

@@ -7,6 +7,8 @@ hotspot metrics) and models a range-partitioned store from it. Model figures car
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from keyramp.keyspace._analyse import cell_heatmap, summarize_run_cell
 from keyramp.keyspace._components import Frontiers
 from keyramp.keyspace._headline import keyspace_headline
@@ -32,29 +34,16 @@ from keyramp.keyspace._tablets import (
     synthetic_stream,
 )
 
-__all__ = [
-    "SYNTHETIC_PATTERNS",
-    "CellKeys",
-    "Frontiers",
-    "KeyPositions",
-    "Reference",
-    "TabletParams",
-    "TabletTimeline",
-    "analyze_cell",
-    "cell_heatmap",
-    "cell_reference",
-    "has_model",
-    "heatmap_data",
-    "hotspot_metrics",
-    "key_positions",
-    "keyspace_headline",
-    "load_keys",
-    "make_reference",
-    "params_for",
-    "render_png",
-    "run_keyspace",
-    "simulate",
-    "summarize_cell",
-    "summarize_run_cell",
-    "synthetic_stream",
-]
+if TYPE_CHECKING:
+    from keyramp.keyspace._analyse import as_inserts, existing_records, reference_or_none
+    from keyramp.keyspace._encode import key_bytes
+    from keyramp.keyspace._headline import FIGURE, FIGURES
+    from keyramp.keyspace._metrics import append_runs
+    from keyramp.keyspace._reference import preload_indexes
+    from keyramp.keyspace._run_keyspace import format_table
+
+
+if not TYPE_CHECKING:
+    from keyramp.core import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(globals())

@@ -9,18 +9,15 @@ from typing import Any
 
 import numpy as np
 
-from keyramp._errors import UsageError
 from keyramp.backends import DEFAULT_BACKEND, tablet_capacity_band
+from keyramp.core import UsageError
 from keyramp.keyspace._heatmap import heatmap_data
 from keyramp.keyspace._load import CellKeys, KeyPositions, Reference, key_positions, load_keys
 from keyramp.keyspace._metrics import analyze_cell, summary_entry
 from keyramp.keyspace._reference import cell_reference, existing_before
 from keyramp.keyspace._tablets import TabletTimeline
-from keyramp.profile import Cell, Settings, rebuilds_keys
-from keyramp.profile._schedules import Schedule
-from keyramp.results._catalog import Run
-from keyramp.results._keyspace_doc import KeyspaceFigures
-from keyramp.results._summary import CellSummary, ManifestCell, RunManifest
+from keyramp.profile import Cell, Schedule, Settings, rebuilds_keys
+from keyramp.results import CellSummary, KeyspaceFigures, ManifestCell, Run, RunManifest
 
 __all__ = ["analyse_samples", "as_inserts", "cell_duration", "cell_existing", "cell_heatmap", "existing_records",
            "hot_window", "reference_or_none", "summarize_run_cell", "total_count"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from keyramp._types import key_sort_text
+from keyramp.core import key_sort_text
 
 __all__ = ["key_bytes", "lead_words", "varying_columns", "widen"]
 

@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from keyramp import _format as fmt
-from keyramp.results._keyspace_doc import KeyspaceFigures, as_keyspace
+from keyramp.core import fmt
+from keyramp.results import KeyspaceFigures, as_keyspace
 
 __all__ = ["FIGURE", "FIGURES", "HOT_RANGE_MIN", "Figure", "keyspace_headline"]
 

@@ -1,7 +1,7 @@
 """Key-space heatmap: ops over time x key-range buckets, as JSON (web UI) and PNG.
 
 Drawn like Key Visualizer: time on x, key range on y with the first key at the top,
-a log colour scale from 1 (``keyramp._heatscale``: one sampled op is visible, empty is
+a log colour scale from 1 (``keyramp.core._heatscale``: one sampled op is visible, empty is
 background), and real key text at bucket edges so the y axis is readable.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from keyramp._heatscale import mpl_colormap
+from keyramp.core import mpl_colormap
 from keyramp.keyspace._load import KeyPositions
 from keyramp.keyspace._metrics import bucket_matrix
 

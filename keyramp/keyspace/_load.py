@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from keyramp._types import KIND_OF_OP, WRITE_KINDS
+from keyramp.core import KIND_OF_OP, WRITE_KINDS
 from keyramp.keyspace._encode import key_bytes, lead_words, varying_columns, widen
 
 __all__ = [
@@ -90,7 +90,7 @@ def resolve_upserts(kind: np.ndarray, key: np.ndarray) -> np.ndarray:
 class CellKeys:
     """One cell's sampled accesses, sorted by time.
 
-    ``kind``: how each access touched its key (``keyramp._types.ACCESS_KINDS``; from the op's name in runs
+    ``kind``: how each access touched its key (``keyramp.core._types.ACCESS_KINDS``; from the op's name in runs
     that did not record it); ``index``: the index entries an access wrote (a Python workload's captured
     writes), by row; ``access``: its number within its operation (0: the operation's first).
     """
@@ -414,7 +414,7 @@ def load_keys(run: Path | Any, *, cell: str | None = None) -> dict[str, CellKeys
     ``run``: a run directory or a catalog ``Run``. A missing or malformed legacy file is a
     ``UsageError`` naming it.
     """
-    from keyramp.results._read import read_keys  # deferred: start-up cost (pyarrow)
+    from keyramp.results import read_keys  # deferred: start-up cost (pyarrow)
 
     # cell and op straight from Parquet's dictionary pages: no string per row is built
     return cell_keys(read_keys(run, cell=cell, dictionary=("cell", "op", "kind")))

@@ -25,7 +25,7 @@ from keyramp.keyspace._tablets import (
     params_for,
     simulate,
 )
-from keyramp.results._keyspace_doc import KeyspaceFigures
+from keyramp.results import KeyspaceFigures
 
 __all__ = [
     "AppendRuns",

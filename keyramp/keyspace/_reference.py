@@ -16,16 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from keyramp._types import key_sort_text
+from keyramp.core import key_sort_text
 from keyramp.keyspace._load import (
     MAX_REFERENCE,
     CellKeys,
     Reference,
     make_reference,
 )
-from keyramp.profile import Settings
-from keyramp.profile._schedules import Schedule
-from keyramp.results._summary import CellSummary, as_cell
+from keyramp.profile import Schedule, Settings
+from keyramp.results import CellSummary, as_cell
 from keyramp.workload import CellWorkload
 
 __all__ = ["PRELOAD_POINTS", "cell_reference", "existing_before", "preload_indexes"]

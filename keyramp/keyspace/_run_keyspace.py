@@ -7,14 +7,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
 from keyramp.backends import DEFAULT_BACKEND
+from keyramp.core import UsageError
 from keyramp.keyspace._analyse import analyse_samples, cell_duration, cell_existing, total_count
 from keyramp.keyspace._heatmap import heatmap_data, render_png
 from keyramp.keyspace._load import load_keys, target_rate_fn
-from keyramp.results._catalog import Run, load_run
-from keyramp.results._keyspace_doc import KeyspaceFigures, TabletModel
-from keyramp.results._summary import ManifestCell, RunManifest
+from keyramp.results import KeyspaceFigures, ManifestCell, Run, RunManifest, TabletModel, load_run
 
 __all__ = ["format_table", "run_keyspace"]
 

@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from keyramp._errors import UsageError
 from keyramp.backends import STORES, store_params
+from keyramp.core import UsageError
 from keyramp.keyspace._components import Frontiers, Load, SampleShares
 from keyramp.keyspace._simulate import MAX_BLOCK, Block, TabletParams, Tablets, block_size, p99_wait_ms, rho_rows
 

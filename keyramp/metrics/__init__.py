@@ -9,18 +9,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from keyramp.metrics._exporter import MetricsExporter
 from keyramp.metrics._exposition import render
 from keyramp.metrics._observer import MetricsObserver
 from keyramp.metrics._server import MetricsServer, parse_address
 from keyramp.metrics._state import BUCKETS_S, MetricsState
 
-__all__ = [
-    "BUCKETS_S",
-    "MetricsExporter",
-    "MetricsObserver",
-    "MetricsServer",
-    "MetricsState",
-    "parse_address",
-    "render",
-]
+if not TYPE_CHECKING:
+    from keyramp.core import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(globals())

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from keyramp.metrics._observer import MetricsObserver
 from keyramp.metrics._server import MetricsServer, parse_address
 from keyramp.metrics._state import MetricsState
-from keyramp.results._observer import RunObserver
+from keyramp.results import RunObserver
 
 __all__ = ["MetricsExporter"]
 

@@ -7,12 +7,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from keyramp.metrics._state import MetricsState
-from keyramp.results._observer import RunObserver
+from keyramp.results import RunObserver
 
 if TYPE_CHECKING:
     from keyramp.profile import Cell, Profile
-    from keyramp.results._rows import IntervalSink, TimeseriesRow
-    from keyramp.results._summary import CellSummary, RunSummary
+    from keyramp.results import CellSummary, IntervalSink, RunSummary, TimeseriesRow
 
 __all__ = ["MetricsObserver"]
 

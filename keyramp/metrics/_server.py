@@ -17,7 +17,7 @@ from typing import Any
 from gevent.event import Event
 from gevent.pywsgi import WSGIServer
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.metrics._exposition import CONTENT_TYPE, render
 from keyramp.metrics._state import MetricsState
 

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-from keyramp._types import ALL_OPS, KeySample
-from keyramp.results._rows import TimeseriesRow
-from keyramp.results._summary import CellSummary
-from keyramp.run._hdr import bucket_layout, counts
+from keyramp.core import ALL_OPS, KeySample
+from keyramp.results import CellSummary, TimeseriesRow
+from keyramp.run import bucket_layout, counts
 
 __all__ = ["BUCKETS_S", "CellState", "MetricsState", "OpState", "RunState"]
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from keyramp._errors import UsageError
-from keyramp.backends import spec_for
-from keyramp.backends._base import Backend, Target
+from keyramp.backends import Backend, Target, spec_for
+from keyramp.core import UsageError
 from keyramp.probes import _consistency, _contention, _hygiene, _queries, _writes
 from keyramp.probes._base import ProbeContext
 
-__all__ = ["PROBES", "ProbeContext", "ProbeSpec", "probe_params", "run_probe"]
+
 @dataclass(frozen=True)
 class ProbeSpec:
     run: Callable[[ProbeContext], dict[str, Any]]
@@ -84,3 +83,9 @@ def run_probe(name: str, *, backend_class: type[Backend], target: Target, params
     finally:
         ctx.close()
     return out
+
+
+if not TYPE_CHECKING:
+    from keyramp.core import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(globals())

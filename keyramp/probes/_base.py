@@ -12,8 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from keyramp.backends import StoreSpec, spec_for
-from keyramp.backends._base import Backend, Target
+from keyramp.backends import Backend, StoreSpec, Target, spec_for
 
 __all__ = ["ProbeContext", "best_ms", "error_text"]
 
@@ -75,7 +74,7 @@ def best_ms(fn: Callable[[], object], repeat: int) -> float:
 
 def error_text(exc: BaseException) -> dict[str, str]:
     """The error class the recorder would log plus the store's own first message line."""
-    from keyramp.backends._errors import classify  # deferred: start-up cost (grpc; the profile check loads probes)
+    from keyramp.backends import classify  # deferred: start-up cost (grpc; the profile check loads probes)
 
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return {"class": classify(exc), "type": type(exc).__name__, "message": message[:300]}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from keyramp.backends._base import QuerySpec
+from keyramp.backends import QuerySpec
 from keyramp.probes._base import ProbeContext
 
 __all__ = ["DEFAULTS", "consistency_probe"]

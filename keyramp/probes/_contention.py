@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from keyramp._types import Key
+from keyramp.core import Key
 from keyramp.probes._base import ProbeContext, error_text, percentile_ms
 
 __all__ = ["CHOICES", "DEFAULTS", "contention_probe"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from keyramp.backends._base import Backend
+from keyramp.backends import Backend
 from keyramp.probes._base import ProbeContext, error_text
 
 __all__ = ["CASES", "DEFAULTS", "hygiene_probe"]

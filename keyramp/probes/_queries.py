@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from keyramp.backends._base import QuerySpec
+from keyramp.backends import QuerySpec
 from keyramp.probes._base import ProbeContext, best_ms
 
 __all__ = [

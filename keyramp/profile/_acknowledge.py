@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from keyramp._errors import UsageError
 from keyramp.backends import STORES, spec_for
+from keyramp.core import UsageError
 from keyramp.profile._checks import Check, Where
 from keyramp.profile._lint_schedule import SCHEDULE_RULE
 

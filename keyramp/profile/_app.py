@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
 from keyramp.backends import spec_for
+from keyramp.core import UsageError
 from keyramp.keys import DocumentShape, parse_shape, shape_problem
 from keyramp.pyworkload import load_user
 

@@ -12,9 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from keyramp._durations import parse_duration
-from keyramp._errors import UsageError
-from keyramp._suggest import known_names
+from keyramp.core import UsageError, known_names, parse_duration
 
 __all__ = [
     "MISSING",

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from keyramp._generated import regenerate
+from keyramp.core import regenerate
 from keyramp.profile._checks import MISSING
 from keyramp.profile._model import Profile
 from keyramp.profile._schedules import OPEN_KINDS, PARAMS, SCHEDULES, ScheduleSettings

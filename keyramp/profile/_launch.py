@@ -27,10 +27,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from keyramp._durations import format_duration
-from keyramp._errors import UsageError
-from keyramp._suggest import known_names
 from keyramp.backends import STORES, StoreParams
+from keyramp.core import UsageError, format_duration, known_names
 from keyramp.profile._checks import MISSING, Bool, Context, Duration, Free, Int, Where
 from keyramp.profile._schedules import KIND_FIELDS, OPEN_KINDS, Schedule, make_schedule
 from keyramp.profile._schema import Section, Sub, option

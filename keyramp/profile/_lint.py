@@ -58,7 +58,7 @@ class Finding:
         return asdict(self)
 
 
-class _Plan:
+class _Intent:
     """What the profile plans to do, in numbers the rules need."""
 
     def __init__(self, profile: Profile) -> None:
@@ -109,7 +109,7 @@ def _either(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
-def _cell_rules(plan: _Plan, backend: str, strategy: str, cell: str) -> list[Finding]:
+def _cell_rules(plan: _Intent, backend: str, strategy: str, cell: str) -> list[Finding]:
     """Rules that depend on the store come from its spec: which BP rules apply (``rules``),
     its features (``lacks``), its hotspot advice."""
     out: list[Finding] = []
@@ -196,7 +196,7 @@ def _key_hygiene(keys: KeyStrategy, backend: str, strategy: str, cell: str) -> l
 # -- profile-wide rules -------------------------------------------------------------------------
 
 
-def _on_cells(plan: _Plan, backend: str, rule: str, severity: str, message: str) -> list[Finding]:
+def _on_cells(plan: _Intent, backend: str, rule: str, severity: str, message: str) -> list[Finding]:
     """A finding about one store, on each cell of that store: ``group_findings`` says it once with
     their ids, so a run's lint line names the cells it is about."""
     cells = [cell for b, _, cell in plan.cells() if b == backend]
@@ -227,7 +227,7 @@ def _why(t: float, rate: float, allowed: float) -> str:
     )
 
 
-def _ramp_finding(plan: _Plan, severity: str, message: str) -> list[Finding]:
+def _ramp_finding(plan: _Intent, severity: str, message: str) -> list[Finding]:
     """BP-RAMP-1 for the profile when it applies to all its stores, else on the cells of those it
     applies to (none: Bigtable has no 500/50/5)."""
     subject = [b for b in plan.backends if "BP-RAMP-1" in spec_for(b).rules]
@@ -236,7 +236,7 @@ def _ramp_finding(plan: _Plan, severity: str, message: str) -> list[Finding]:
     return [f for b in subject for f in _on_cells(plan, b, "BP-RAMP-1", severity, message)]
 
 
-def _ramp(plan: _Plan) -> list[Finding]:
+def _ramp(plan: _Intent) -> list[Finding]:
     """BP-RAMP-1: rate(t) ≤ max(500, 1.5 × rate(t − 5 min)) for a schedule that inserts."""
     if plan.insert_per_op <= 0:
         return []
@@ -252,7 +252,7 @@ def _ramp(plan: _Plan) -> list[Finding]:
                                          "5 minutes (kind = \"ramp_500_50_5\")")
 
 
-def _launch_ramp(plan: _Plan) -> list[Finding]:
+def _launch_ramp(plan: _Intent) -> list[Finding]:
     """BP-RAMP-1 on the ``[launch]``: information only (the forecast puts a number on it)."""
     launch = plan.launch
     if launch is None or plan.insert_per_op <= 0:
@@ -282,7 +282,7 @@ _KEY_FIX: Final = {
 }
 
 
-def _hottest_key(plan: _Plan, peak: float, groups_limit: bool) -> tuple[float, str]:
+def _hottest_key(plan: _Intent, peak: float, groups_limit: bool) -> tuple[float, str]:
     """The writes/s on the hottest unit at ``peak`` ops/s, and how they get there."""
     wl = plan.workload
     group = wl.entity_group_size
@@ -303,7 +303,7 @@ def _hottest_key(plan: _Plan, peak: float, groups_limit: bool) -> tuple[float, s
     return max(parts)
 
 
-def _key_rates(plan: _Plan) -> list[Finding]:
+def _key_rates(plan: _Intent) -> list[Finding]:
     """Writes that concentrate on one key (BP-RATE-1 Datastore: ≈ 1 write/s per entity group, per entity in
     Datastore mode; BP-RATE-3 Firestore: ≈ 1 sustained write/s per document; BP-KEY-9 Bigtable: one row
     never splits), held against the store's per-key limit (``key_write_ops_per_s`` in its spec's box): above
@@ -333,7 +333,7 @@ def _key_rates(plan: _Plan) -> list[Finding]:
     return out
 
 
-def _indexed_value(plan: _Plan) -> list[Finding]:
+def _indexed_value(plan: _Intent) -> list[Finding]:
     """BP-RATE-2 (Firestore) and BP-KEY-3 (Datastore): a monotonic indexed ``created``, or a
     document shape's indexed timestamps."""
     if plan.workload.indexed_value == "monotonic":
@@ -361,7 +361,7 @@ def _indexed_value(plan: _Plan) -> list[Finding]:
     return out
 
 
-def _sizes(plan: _Plan) -> list[Finding]:
+def _sizes(plan: _Intent) -> list[Finding]:
     """BP-SIZE-1/3 (Bigtable cells) and BP-IDX-1 (index fan-out)."""
     out: list[Finding] = []
     size = plan.workload.value_size
@@ -432,7 +432,7 @@ def group_findings(findings: Iterable[Finding]) -> list[FindingGroup]:
 
 def lint_profile(profile: Profile) -> list[Finding]:
     """Findings for a validated profile, errors first."""
-    plan = _Plan(profile)
+    plan = _Intent(profile)
     findings: list[Finding] = []
     findings += _ramp(plan)
     findings += _launch_ramp(plan)

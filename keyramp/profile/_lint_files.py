@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.profile._files import load_profile, profile_paths
 from keyramp.profile._lint import Finding, lint_profile
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Final
 
-from keyramp import _format as fmt
+from keyramp.core import fmt
 from keyramp.profile._schedules import Ramp50050, Schedule, Spike, Step
 
 __all__ = ["SCHEDULE_RULE", "schedule_shape"]

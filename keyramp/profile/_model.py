@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from keyramp._errors import UsageError
 from keyramp.backends import DEFAULT_BACKEND, STORES, spec_for
+from keyramp.core import UsageError
 from keyramp.keys import STRATEGIES, make_strategy
 from keyramp.profile._acknowledge import Acknowledge
 from keyramp.profile._checks import (

@@ -15,9 +15,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
-from keyramp._types import OP_NAMES
 from keyramp.backends import spec_for
+from keyramp.core import OP_NAMES, UsageError
 from keyramp.keys import make_strategy
 from keyramp.profile._app import check_shape
 from keyramp.profile._checks import Context

@@ -16,7 +16,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.profile._launch import LaunchSettings
 from keyramp.profile._model import Cell, Settings
 from keyramp.profile._schedules import make_schedule

@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
-from keyramp._errors import UsageError
-from keyramp._suggest import known_names
+from keyramp.core import UsageError, known_names
 from keyramp.profile._checks import MISSING, Context, Duration, Free, Int, Known, Number, Where
 from keyramp.profile._schema import Option, Section, option
 

@@ -26,9 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, TypeVar
 
-from keyramp._errors import UsageError
-from keyramp._suggest import known_names
 from keyramp.backends import STORES, spec_for
+from keyramp.core import UsageError, known_names
 from keyramp.profile._checks import MISSING, Check, Context, Table, Where
 
 __all__ = ["Option", "Section", "Sub", "option", "stores_with"]

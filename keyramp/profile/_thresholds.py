@@ -33,9 +33,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from keyramp._errors import UsageError
-from keyramp._suggest import known_names
-from keyramp._types import OP_NAMES
+from keyramp.core import OP_NAMES, UsageError, known_names
 
 __all__ = [
     "FORECAST_METRICS",

@@ -8,9 +8,7 @@ from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar
 
-from keyramp._errors import UsageError
-from keyramp._suggest import known_names
-from keyramp._types import OP_NAMES
+from keyramp.core import OP_NAMES, UsageError, known_names
 from keyramp.keys import DISTRIBUTIONS, INDEXED_VALUES
 from keyramp.probes import PROBES, probe_params
 from keyramp.profile._app import check_query_field, resolve_document, resolve_user

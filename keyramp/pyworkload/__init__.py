@@ -8,8 +8,17 @@ themselves (``keyramp.DatastoreUser`` …) live with the runner, in ``run/_pyuse
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from keyramp.pyworkload._base import WorkloadClass
 from keyramp.pyworkload._loader import LoadedUser, load_user
 from keyramp.pyworkload._ops import RESERVED, OpSpec, collect_ops, op, operation
 
-__all__ = ["RESERVED", "LoadedUser", "OpSpec", "WorkloadClass", "collect_ops", "load_user", "op", "operation"]
+if TYPE_CHECKING:
+    from keyramp.pyworkload._keys import KeyHandle
+
+
+if not TYPE_CHECKING:
+    from keyramp.core import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(globals())

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from keyramp._types import Key
+from keyramp.core import Key
 
 __all__ = ["KeyHandle", "as_key"]
 

@@ -15,8 +15,8 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from keyramp._errors import UsageError
 from keyramp.backends import STORES
+from keyramp.core import UsageError
 from keyramp.pyworkload._base import WorkloadClass
 from keyramp.pyworkload._ops import OpSpec, collect_ops
 

@@ -92,7 +92,7 @@ def op(weight: int | Callable[..., Any] = 1, *, inserts: bool | None = None) -> 
 
 def _own(error: BaseException) -> bool:
     """The workload's own exception, not a store's status (``keyramp.backends._errors``)."""
-    from keyramp.backends._errors import (  # deferred: start-up cost (grpc: plain Locust, on failure only)
+    from keyramp.backends import (  # deferred: start-up cost (grpc: plain Locust, on failure only)
         classify,
         raised_by_workload,
     )

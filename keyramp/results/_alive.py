@@ -27,7 +27,7 @@ from typing import Final
 
 import psutil
 
-from keyramp import _format as fmt
+from keyramp.core import fmt
 
 __all__ = ["DIED", "HEARTBEAT_STALE_S", "process_identity", "why_dead"]
 

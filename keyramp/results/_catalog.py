@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.results._alive import DIED, why_dead
 from keyramp.results._doc import DocError
 from keyramp.results._summary import CellSummary, RunManifest, RunSummary

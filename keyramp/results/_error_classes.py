@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from keyramp import _format as fmt
+from keyramp.core import fmt
 from keyramp.results._summary import OpStats
 
 __all__ = ["counts_text", "errors_text", "top_error_classes"]

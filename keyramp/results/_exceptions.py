@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from keyramp.profile._thresholds import WORKLOAD_ERRORS
+from keyramp.profile import WORKLOAD_ERRORS
 from keyramp.results._summary import CellLike, CellSummary, ErrorClass, RunSummary, WarmupError, as_cell
 
 __all__ = ["ExceptionExample", "cell_exceptions", "workload_error_cells", "workload_failed"]

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.results._catalog import Run
 from keyramp.results._legacy import KEYS_CSV, TIMESERIES_CSV, classes_text, read_keys_csv, read_timeseries_csv
 from keyramp.results._parquet import KINDS, compact, kind_cells, write_cell

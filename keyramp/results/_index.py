@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.results._baselines import baseline_run_ids, load_baselines
 from keyramp.results._catalog import RUN_ID_RE, Run, load_run
 from keyramp.results._exceptions import workload_error_cells

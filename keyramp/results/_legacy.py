@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.results._parquet import KEYS_SCHEMA, TIMESERIES_SCHEMA
 
 __all__ = ["KEYS_CSV", "TIMESERIES_CSV", "classes_text", "parse_classes", "read_keys_csv", "read_timeseries_csv"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from keyramp._types import KeySample
+from keyramp.core import KeySample
 
 if TYPE_CHECKING:
     from keyramp.profile import Cell, Profile

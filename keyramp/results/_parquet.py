@@ -72,7 +72,7 @@ KEYS_SCHEMA = pa.schema([
     pa.field("op", pa.string(), nullable=False),
     pa.field("key", pa.string(), nullable=False),  # the key's sort text (byte order = store order)
     # Added in keyramp 0.9 (older files read them as null: the kind then follows from the op's name):
-    pa.field("kind", pa.string()),  # insert | write | transform | delete | read | query (keyramp._types)
+    pa.field("kind", pa.string()),  # insert | write | transform | delete | read | query (keyramp.core._types)
     pa.field("index", pa.list_(pa.string())),  # index entries the access wrote (a Python workload's, captured)
     pa.field("access", pa.int16()),  # its number within its operation (0: the first)
 ])

@@ -1,9 +1,9 @@
-"""A run's launch plan as results documents: plan.json and ``keyramp plan --json`` (``RunPlan``), and
-one cell's (``CellPlan``, also ``cells[id].plan`` in summary.json).
+"""A run's launch plan as results documents: plan.json and ``keyramp plan --json`` (``LaunchPlan``), and
+one cell's (``CellLaunchPlan``, also ``cells[id].plan`` in summary.json).
 
 Every figure here is modelled: it comes from forecasts of the cell's key design (the tablet
 model over its parameter ranges, docs/keyspace-model.md) and a price table, never from a
-measurement. ``CellPlan`` answers, for one cell and one target rate: what the key design
+measurement. ``CellLaunchPlan`` answers, for one cell and one target rate: what the key design
 sustains once the store has split, whether the target is reachable under the throttle
 limit across the whole band, the fastest safe ramp of the 500/50/5 family, the fix when
 it is not reachable, and what it costs (docs/plan.md). The searches that fill it in are
@@ -23,8 +23,22 @@ from keyramp.results._cost_doc import LABEL, PlanCost
 from keyramp.results._doc import DocError, JsonDoc
 from keyramp.results._doc import doc as _doc
 
-__all__ = ["FASTER_LABEL", "FIX_KINDS", "GOOGLE_RAMP", "RAMP_BASES", "CellPlan", "FasterRamp", "Fix", "GoogleRamp",
-           "PlanCheck", "Ramp", "RampShape", "RateBand", "RunPlan", "read_run_plan"]
+__all__ = [
+    "FASTER_LABEL",
+    "FIX_KINDS",
+    "GOOGLE_RAMP",
+    "RAMP_BASES",
+    "CellLaunchPlan",
+    "FasterRamp",
+    "Fix",
+    "GoogleRamp",
+    "LaunchPlan",
+    "PlanCheck",
+    "Ramp",
+    "RampShape",
+    "RateBand",
+    "read_launch_plan",
+]
 
 #: What a fix changes: the shard count of an append-point design, Bigtable nodes, or the key design.
 FIX_KINDS = ("shards", "nodes", "key_design")
@@ -212,7 +226,7 @@ class Fix(JsonDoc):
 
 
 @dataclass(kw_only=True)
-class CellPlan(JsonDoc):
+class CellLaunchPlan(JsonDoc):
     """One cell planned for one target rate (every figure modelled; docs/plan.md)."""
     WRITES_GIVEN: ClassVar[bool] = False  # the planner passes None for a part it has not got
 
@@ -248,7 +262,7 @@ class CellPlan(JsonDoc):
 
 
 @dataclass(kw_only=True)
-class RunPlan(JsonDoc):
+class LaunchPlan(JsonDoc):
     """Every planned cell of a run at one target (plan.json, ``keyramp plan RUN --json``; all figures
     modelled). Files an older web UI wrote on view also say which cells it left out (``pending``)."""
 
@@ -259,7 +273,7 @@ class RunPlan(JsonDoc):
     throttle: float
     cost_label: str = LABEL
     criteria: dict[str, str] = field(metadata=_doc("what passes means in each check (steady, ramp, sustainable)"))
-    cells: dict[str, CellPlan]
+    cells: dict[str, CellLaunchPlan]
     pending: list[str] | None = field(
         default=None, metadata=_doc("planned on view: the cells left out (planning them all would take too long)"))
     seconds_per_cell: float | None = field(default=None, metadata=_doc("planned on view: what planning one took"))
@@ -271,7 +285,7 @@ class RunPlan(JsonDoc):
         return self.run
 
     @classmethod
-    def merged(cls, parts: list[RunPlan]) -> RunPlan:
+    def merged(cls, parts: list[LaunchPlan]) -> LaunchPlan:
         """One run's plan from plans of its cells (``plan_run(run, cell=…)`` each, same target): the
         first part's document with every part's cells, as ``plan_run(run)`` writes it at once."""
         whole = copy.copy(parts[0])
@@ -279,14 +293,14 @@ class RunPlan(JsonDoc):
         return whole
 
     @property
-    def planned(self) -> list[CellPlan]:
+    def planned(self) -> list[CellLaunchPlan]:
         """The cells' plans, in the run's order."""
         return list(self.cells.values())
 
 
-def read_run_plan(path: Path) -> RunPlan:
+def read_launch_plan(path: Path) -> LaunchPlan:
     """A saved plan (plan.json); ``DocError`` naming the file and the field when it does not read."""
     try:
-        return RunPlan._read_doc(json.loads(path.read_text(encoding="utf-8")))
+        return LaunchPlan._read_doc(json.loads(path.read_text(encoding="utf-8")))
     except ValueError as exc:  # not JSON, or not a plan (DocError)
         raise DocError(f"{path}: {exc}") from None

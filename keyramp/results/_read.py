@@ -16,8 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 
-from keyramp._errors import UsageError
-from keyramp._types import ALL_OPS
+from keyramp.core import ALL_OPS, UsageError
 from keyramp.results._catalog import CELL_ID_RE, Run, hlog_path
 from keyramp.results._legacy import KEYS_CSV, TIMESERIES_CSV, read_keys_csv, read_timeseries_csv
 from keyramp.results._parquet import CellFiles, cell_files, kind_cells, read_files

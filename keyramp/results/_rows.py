@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from keyramp._types import KeySample
+from keyramp.core import KeySample
 from keyramp.results._exceptions import ExceptionExample
 
 if TYPE_CHECKING:

@@ -29,15 +29,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from hdrh.histogram import HdrHistogram
 
-from keyramp._errors import UsageError
-from keyramp._types import ALL_OPS, KeySample
-from keyramp._version import __version__
 from keyramp.backends import STORES
+from keyramp.core import ALL_OPS, KeySample, UsageError, __version__
 from keyramp.results._alive import process_identity
 from keyramp.results._parquet import KEYS_SCHEMA, KINDS, TIMESERIES_SCHEMA, CellWriter
 from keyramp.results._rows import TimeseriesRow
 from keyramp.results._summary import MANIFEST_SCHEMA, RunManifest, RunSummary
-from keyramp.targets._emulators import sdk_root
+from keyramp.targets import sdk_root
 
 __all__ = ["SCHEMA", "RunDirectory", "collect_versions", "utc_now", "write_json_atomic", "write_json_new"]
 

@@ -12,9 +12,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from keyramp._generated import regenerate
+from keyramp.core import regenerate
 from keyramp.results._doc import JsonDoc, json_schema
-from keyramp.results._plan_doc import RunPlan
+from keyramp.results._plan_doc import LaunchPlan
 from keyramp.results._summary import RunSummary
 
 __all__ = ["COMMAND", "DOC", "PLAN_DOC", "render", "render_plan"]
@@ -37,7 +37,7 @@ def render() -> str:
 
 
 def render_plan() -> str:
-    return _render(RunPlan, PLAN_DOC, title="keyramp plan.json", source="keyramp/results/_plan_doc.py")
+    return _render(LaunchPlan, PLAN_DOC, title="keyramp plan.json", source="keyramp/results/_plan_doc.py")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

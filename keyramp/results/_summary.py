@@ -13,7 +13,7 @@ before it; ``RunSummary.upgrade`` reads those (``errors_by_class`` counts alone,
 version than this keyramp knows is refused with a ``DocError`` naming it.
 
 A cell's key-space figures (``KeyspaceFigures``, ``_keyspace_doc``), launch forecast (``CellForecast``,
-``_forecast_doc``) and launch plan (``CellPlan``, ``_plan_doc``) are documents of this model, written by
+``_forecast_doc``) and launch plan (``CellLaunchPlan``, ``_plan_doc``) are documents of this model, written by
 the layers above (``keyspace``, ``forecast``). A scenario probe's result is ``ProbeResult``
 (``_probe_doc``): the probes sit below results and return mappings, which the runner reads through it.
 """
@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, TypeAlias
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.profile import Cell, LaunchSettings, Settings, read_launch, read_settings, run_cell
 from keyramp.results._doc import DocError, JsonDoc
 from keyramp.results._doc import doc as _doc
 from keyramp.results._forecast_doc import CellForecast
 from keyramp.results._keyspace_doc import KeyspaceFigures
-from keyramp.results._plan_doc import CellPlan
+from keyramp.results._plan_doc import CellLaunchPlan
 from keyramp.results._probe_doc import ProbeResult
 from keyramp.results._target_doc import CellStoreModel, TargetModel
 
@@ -215,7 +215,7 @@ class CellSummary(JsonDoc):
     # Written by layers above results (keyspace/, forecast/) and by the runner from a probe's mapping.
     keyspace: KeyspaceFigures | None = field(default=None, metadata=_doc("hotspot metrics (keyspace/)"))
     forecast: CellForecast | None = field(default=None, metadata=_doc("the launch forecast, modelled (forecast/)"))
-    plan: CellPlan | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan_cell)"))
+    plan: CellLaunchPlan | None = field(default=None, metadata=_doc("the launch plan, modelled (forecast/_plan_cell)"))
     probe: ProbeResult | None = field(default=None, metadata=_doc("a scenario probe's result, measured (probes/)"))
     store_model: CellStoreModel | None = field(default=None, metadata=_doc(
         "the store-like target: what its proxy forwarded, modelled and throttled in the measured phase"))

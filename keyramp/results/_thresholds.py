@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable
 from typing import Final
 
-from keyramp.profile._thresholds import METRICS, WORKLOAD_ERRORS, Threshold
+from keyramp.profile import METRICS, WORKLOAD_ERRORS, Threshold
 from keyramp.results._generator import generator_limited, limit_text
 from keyramp.results._summary import CellLike, CellSummary, ThresholdRow, as_cell
 from keyramp.results._values import num

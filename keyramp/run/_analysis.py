@@ -15,12 +15,10 @@ from typing import TYPE_CHECKING
 import keyramp.forecast
 from keyramp.keyspace import summarize_run_cell
 from keyramp.profile import Cell, Profile
-from keyramp.results._generator import check_generator
-from keyramp.results._summary import CellSummary
-from keyramp.results._thresholds import evaluate
+from keyramp.results import CellSummary, check_generator, evaluate
 
 if TYPE_CHECKING:
-    from keyramp.forecast._forecast import Forecaster
+    from keyramp.forecast import Forecaster
 
 __all__ = ["ANALYSIS_STEPS", "CellAnalysis", "analyse_cell"]
 

@@ -20,19 +20,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from keyramp._errors import EXIT_INTERRUPTED, UsageError
-from keyramp.forecast._prices import load_prices
-from keyramp.profile import Profile
-from keyramp.profile._files import collect_profiles
-from keyramp.results._observer import RunObserver
-from keyramp.results._summary import RunSummary
+from keyramp.core import EXIT_INTERRUPTED, UsageError
+from keyramp.forecast import load_prices
+from keyramp.profile import Profile, collect_profiles
+from keyramp.results import RunObserver, RunSummary
 from keyramp.run._master import Master, MasterOptions
 from keyramp.run._report import Console
 from keyramp.run._runner import RunOptions, RunOutcome, run_profile
-from keyramp.targets import TargetOptions
-from keyramp.targets._cloud import PlanCosts, preflight, print_plans
+from keyramp.targets import BudgetCosts, TargetOptions, preflight, print_budgets
 
-__all__ = ["LiveService", "RunsOutcome", "plan_costs", "plan_profiles", "run_profiles"]
+__all__ = ["LiveService", "RunsOutcome", "budget_costs", "budget_profiles", "run_profiles"]
 
 
 class LiveService(Protocol):
@@ -92,24 +89,24 @@ def _profiles(profiles: Sequence[Profile | str | Path], duration_s: float | None
     return loaded
 
 
-def plan_costs(profiles: Sequence[Profile], *, prices: Path | None = None,
-               location: str | None = None) -> PlanCosts | None:
-    """What prices a cloud plan (None without a cloud profile); a bad ``prices`` file is a UsageError."""
+def budget_costs(profiles: Sequence[Profile], *, prices: Path | None = None,
+                 location: str | None = None) -> BudgetCosts | None:
+    """What prices a cloud budget (None without a cloud profile); a bad ``prices`` file is a UsageError."""
     if not any(p.target == "cloud" for p in profiles):
         for flag, given in (("--prices", prices), ("--location", location)):
             if given is not None:
                 raise UsageError(f"{flag}: applies to target = 'cloud' profiles, and none is given")
         return None
-    from keyramp.forecast._run_cost import plan_costs as costs_for  # deferred: start-up cost (cloud profiles only)
+    from keyramp.forecast import budget_costs as costs_for  # deferred: start-up cost (cloud profiles only)
 
     return costs_for(load_prices(prices), location=location)
 
 
-def plan_profiles(profiles: Sequence[Profile], *, target: TargetOptions, out: TextIO) -> int:
+def budget_profiles(profiles: Sequence[Profile], *, target: TargetOptions, out: TextIO) -> int:
     """``keyramp run --plan``: each profile's plan (and its cost) on ``out``, then every offline check;
     no network call. A refusal raises ``UsageError`` after the plans were printed."""
-    return print_plans(profiles, allow_cloud=target.allow_cloud, out=out, costs=target.plan_costs,
-                       **target.cloud_caps)
+    return print_budgets(profiles, allow_cloud=target.allow_cloud, out=out, costs=target.budget_costs,
+                         **target.cloud_caps)
 
 
 def run_profiles(

@@ -20,10 +20,7 @@ from locust.stats import PERCENTILES_TO_REPORT, StatsCSV, StatsCSVFileWriter
 from keyramp.backends import spec_for
 from keyramp.probes import run_probe
 from keyramp.profile import Cell, Profile, cell_namespace
-from keyramp.results._observer import Observers, TeeSink
-from keyramp.results._probe_doc import ProbeResult
-from keyramp.results._summary import CellSummary, LoadCpu
-from keyramp.results._target_doc import CellStoreModel
+from keyramp.results import CellStoreModel, CellSummary, LoadCpu, Observers, ProbeResult, TeeSink
 from keyramp.run._coverage import load_generated
 from keyramp.run._exceptions import WorkloadFailed
 from keyramp.run._local import LocalLoad
@@ -31,12 +28,12 @@ from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._master import Master, WorkerLoad
 from keyramp.run._pacer import Pacing
 from keyramp.run._phases import CellLoad, CellPhases, StopFlag
-from keyramp.run._plan import WorkerPlan, key_sample_share
 from keyramp.run._recorder import Recorder
-from keyramp.workload._workload import CellWorkload
+from keyramp.run._share import CellShare, key_sample_share
+from keyramp.workload import CellWorkload
 
 if TYPE_CHECKING:
-    from keyramp.results._rundir import RunDirectory
+    from keyramp.results import RunDirectory
     from keyramp.targets import RunTarget
 
 __all__ = ["CellRun"]
@@ -183,9 +180,9 @@ class CellRun:
         return WorkerLoad(self.master, plan=self._worker_plan, recorder=recorder, pacer=pacing.pacer(0.0),
                           duration_s=cell.duration_s, stop=self.stop, say=self._phase), recorder
 
-    def _worker_plan(self, index: int, workers: int, warmup_interval: float | None) -> WorkerPlan:
+    def _worker_plan(self, index: int, workers: int, warmup_interval: float | None) -> CellShare:
         cell = self.cell
-        return WorkerPlan(
+        return CellShare(
             token=f"{self.run.run_id}/{cell.id}", cell_id=cell.id, backend=cell.backend, strategy=cell.strategy,
             duration_s=cell.duration_s, time_scale=cell.time_scale, resolved=self.profile.resolved,
             address=self.address, target_kind=self.target.kind, worker_index=index, workers=workers,

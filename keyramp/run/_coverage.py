@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from keyramp.results._summary import LoadGenerated
+from keyramp.results import LoadGenerated
 
 if TYPE_CHECKING:
     from keyramp.profile import Cell

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import psutil
 
-from keyramp.results._summary import LoadCpu
+from keyramp.results import LoadCpu
 
 __all__ = ["CpuMeter", "CpuSample", "load_cpu_summary"]
 

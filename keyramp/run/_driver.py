@@ -29,10 +29,9 @@ from keyramp.run._user import CellContext, KeyrampUser, user_class_for
 
 if TYPE_CHECKING:
     from keyramp.backends import Backend, Target
-    from keyramp.results._rows import TimeseriesRow
-    from keyramp.results._summary import LoadCpu
+    from keyramp.results import LoadCpu, TimeseriesRow
     from keyramp.run._recorder import Recorder
-    from keyramp.workload._workload import CellWorkload
+    from keyramp.workload import CellWorkload
 
 __all__ = ["PHASE_GC_THRESHOLD", "ProcessLoad", "drain", "dropped_since", "final_tick", "freeze_heap", "thaw_heap",
            "tick_phase"]

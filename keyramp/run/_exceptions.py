@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from keyramp._errors import RunFailed
-from keyramp.backends._errors import classify, raised_by_workload
-from keyramp.results._exceptions import ExceptionExample
+from keyramp.backends import classify, raised_by_workload
+from keyramp.core import RunFailed
+from keyramp.results import ExceptionExample
 
 __all__ = ["ExceptionExample", "WarmupFailure", "WarmupTally", "WorkloadFailed", "example_of", "examples_from_json",
            "examples_to_json", "frames_of"]

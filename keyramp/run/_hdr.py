@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-from keyramp.results._summary import Latency
+from keyramp.results import Latency
 
 __all__ = [
     "PERCENTILES",

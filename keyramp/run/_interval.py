@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from hdrh.histogram import HdrHistogram
 
-from keyramp._types import ALL_OPS, KeySample
+from keyramp.core import ALL_OPS, KeySample
 from keyramp.run._exceptions import ExceptionExample, examples_from_json, examples_to_json
 
 if TYPE_CHECKING:
-    from keyramp.results._rows import TimeseriesRow
+    from keyramp.results import TimeseriesRow
 
 __all__ = ["ClosedInterval", "IntervalCollector", "KeySample", "OpInterval"]
 

@@ -15,7 +15,7 @@ from keyramp.run._phases import DRAIN_S
 if TYPE_CHECKING:
     from keyramp.backends import Backend, Target
     from keyramp.run._recorder import Recorder
-    from keyramp.workload._workload import CellWorkload
+    from keyramp.workload import CellWorkload
 
 __all__ = ["LocalLoad", "stop_runner"]
 

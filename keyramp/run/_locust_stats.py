@@ -20,8 +20,8 @@ from hdrh.histogram import HdrHistogram
 from locust.runners import ExceptionDict, Runner
 from locust.stats import RequestStats, StatsEntry, StatsError, bucket_response_time
 
-from keyramp._types import ALL_OPS, KeySample
-from keyramp.results._rows import TimeseriesRow
+from keyramp.core import ALL_OPS, KeySample
+from keyramp.results import TimeseriesRow
 from keyramp.run._exceptions import ExceptionExample
 from keyramp.run._hdr import counts, median_values_us
 

@@ -22,17 +22,16 @@ from typing import Any
 import gevent
 from locust import events
 
-from keyramp._errors import EmulatorError, UsageError
 from keyramp.backends import EMULATOR_FOR, spec_for
-from keyramp.profile._files import load_profile
-from keyramp.profile._profile import Profile, parse_profile
+from keyramp.core import EmulatorError, UsageError
+from keyramp.profile import Profile, load_profile, parse_profile
 from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._locust_stats import LocustStatsSink
 from keyramp.run._plain import plain_cell
 from keyramp.run._recorder import Recorder
 from keyramp.run._user import CellContext, KeyrampUser, user_class_for
-from keyramp.targets._emulators import EmulatorManager, endpoints_from_env
-from keyramp.workload._workload import CellWorkload
+from keyramp.targets import EmulatorManager, endpoints_from_env
+from keyramp.workload import CellWorkload
 
 __all__ = ["emulator_endpoint", "make_user", "plain_context", "prepare"]
 

@@ -2,7 +2,7 @@
 
 The master does everything that is not load (target, reset, preload, analysis,
 thresholds, the run directory) and drives each cell's phases (``_phases.CellPhases``)
-through ``WorkerLoad``: the workers receive a frozen ``WorkerPlan``, pace ``1/N`` of the
+through ``WorkerLoad``: the workers receive a frozen ``CellShare``, pace ``1/N`` of the
 schedule from the same start instant and forward every closed interval; the master
 merges interval *k* of all workers into the cell's recorder (``_merge.CellMerge``) and
 ticks it, so the run directory is written exactly as a single process writes it.
@@ -32,10 +32,8 @@ from locust.env import Environment
 from locust.event import Events
 from locust.runners import STATE_MISSING
 
-from keyramp._errors import RunFailed, UsageError
-from keyramp._format import plural
-from keyramp.results._rows import TimeseriesRow
-from keyramp.results._summary import LoadCpu
+from keyramp.core import RunFailed, UsageError, fmt
+from keyramp.results import LoadCpu, TimeseriesRow
 from keyramp.run._cpu import load_cpu_summary
 from keyramp.run._exceptions import WarmupFailure, WarmupTally
 from keyramp.run._gevent import ensure_gevent_grpc
@@ -43,10 +41,10 @@ from keyramp.run._merge import CellMerge
 from keyramp.run._messages import Abort, Hello, IntervalReport, Start, Status, WarmupReport, receive, send
 from keyramp.run._pacer import Pacer
 from keyramp.run._phases import DRAIN_S, PhaseAborted, StopFlag
-from keyramp.run._plan import WorkerPlan
 from keyramp.run._recorder import Recorder
+from keyramp.run._share import CellShare
 from keyramp.run._worker import placeholder_user, worker_command
-from keyramp.targets._emulators import free_port, log_tail
+from keyramp.targets import free_port, log_tail
 
 __all__ = ["Master", "MasterOptions", "WorkerLoad"]
 
@@ -221,7 +219,7 @@ class Master:
                 raise RunFailed(f"only {len(available)} of {self.expect} workers connected within "
                                 f"{_LOCAL_CONNECT_S:.0f} s")
             if not said and not self.procs:
-                say(f"waiting for {plural(self.expect - len(available), 'worker')} on "
+                say(f"waiting for {fmt.plural(self.expect - len(available), 'worker')} on "
                     f"{self.options.bind_host}:{self.port}")
                 said = True
             if stop.event.wait(timeout=0.1):
@@ -264,7 +262,7 @@ class Master:
 class WorkerLoad:
     """The ``CellLoad`` of a distributed cell: its users run on the master's workers."""
 
-    def __init__(self, master: Master, *, plan: Callable[[int, int, float | None], WorkerPlan], recorder: Recorder,
+    def __init__(self, master: Master, *, plan: Callable[[int, int, float | None], CellShare], recorder: Recorder,
                  pacer: Pacer | None, duration_s: float, stop: StopFlag, say: Callable[[str], None]) -> None:
         self.master = master
         self.environment = master.env

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from keyramp.results._rows import TimeseriesRow
+from keyramp.results import TimeseriesRow
 from keyramp.run._cpu import CpuSample
 from keyramp.run._exceptions import WarmupTally
 from keyramp.run._interval import ClosedInterval

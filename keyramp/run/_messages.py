@@ -7,7 +7,7 @@ type (``kind``) and converts itself to and from the msgpack-able dict Locust sen
 message API, on both sides:
 
 * ``Hello``           worker → master: handlers registered, ready for cells (host, pid)
-* ``WorkerPlan``      master → worker: the cell's frozen plan (``_plan``)
+* ``CellShare``      master → worker: the cell's frozen plan (``_plan``)
 * ``Status``          worker → master: users ready / a client that could not be created; as
   the measured phase starts, the records its warm-up inserted
 * ``WarmupReport``    worker → master: service times of warm-up operations (the master's

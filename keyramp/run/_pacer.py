@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from keyramp.profile import Cell
-    from keyramp.profile._schedules import Schedule
+    from keyramp.profile import Cell, Schedule
 
 __all__ = ["Pacer", "Pacing"]
 

@@ -19,17 +19,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 import gevent
 from gevent.event import Event
 
-from keyramp._errors import EXIT_INTERRUPTED, KeyrampError, RunFailed
-from keyramp.results._live import warmup_phase
+from keyramp.core import EXIT_INTERRUPTED, KeyrampError, RunFailed
+from keyramp.results import warmup_phase
 from keyramp.run._exceptions import WarmupFailure, WorkloadFailed
 
 if TYPE_CHECKING:
     from locust.env import Environment
 
     from keyramp.profile import Cell
-    from keyramp.results._observer import Observers
-    from keyramp.results._rows import TimeseriesRow
-    from keyramp.results._summary import LoadCpu
+    from keyramp.results import LoadCpu, Observers, TimeseriesRow
     from keyramp.targets import RunTarget, Warmup
 
 __all__ = ["DRAIN_S", "CellLoad", "CellPhases", "Interrupted", "PhaseAborted", "SecondCheck", "StopFlag", "users_for",

@@ -8,8 +8,8 @@ silently: that would measure something other than what the profile says.
 
 from __future__ import annotations
 
-from keyramp._errors import UsageError
-from keyramp.profile._model import Cell, Profile
+from keyramp.core import UsageError
+from keyramp.profile import Cell, Profile
 
 __all__ = ["plain_cell"]
 

@@ -33,11 +33,10 @@ from typing import Any, ClassVar, cast
 
 from locust import User, constant, events
 
-from keyramp._errors import UsageError
 from keyramp.backends import STORES, WorkloadUserSpec, spec_for
-from keyramp.profile._profile import parse_profile
-from keyramp.pyworkload._base import WorkloadClass
-from keyramp.pyworkload._keys import KeyHandle
+from keyramp.core import UsageError
+from keyramp.profile import parse_profile
+from keyramp.pyworkload import KeyHandle, WorkloadClass
 from keyramp.run._plain import plain_cell
 from keyramp.workload import UserOps
 

@@ -20,11 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from hdrh.histogram import HdrHistogram
 
-from keyramp._types import ALL_OPS, KIND_OF_OP, Key, KeySample, key_sort_text
-from keyramp.backends._errors import classify
-from keyramp.results._exceptions import ExceptionExample
-from keyramp.results._rows import IntervalSink, TimeseriesRow
-from keyramp.results._summary import CellSummary, ErrorClass, OpStats, TargetPoint
+from keyramp.backends import classify
+from keyramp.core import ALL_OPS, KIND_OF_OP, Key, KeySample, key_sort_text
+from keyramp.results import CellSummary, ErrorClass, ExceptionExample, IntervalSink, OpStats, TargetPoint, TimeseriesRow
 from keyramp.run._exceptions import example_of
 from keyramp.run._hdr import (
     BUCKET_SHIFT,
@@ -41,7 +39,7 @@ from keyramp.run._hdr import (
 )
 
 if TYPE_CHECKING:
-    from keyramp.backends._capture import Decoder
+    from keyramp.backends import Decoder
     from keyramp.run._interval import ClosedInterval
 
 __all__ = ["LATE_AFTER_S", "Recorder"]
@@ -179,7 +177,7 @@ class Recorder:
         decode: tuple[Decoder, str] | None = None,
     ) -> None:
         self.cell = cell
-        #: What each op does to the key it returns (``keyramp._types.KIND_OF_OP`` for the built-in ones; a
+        #: What each op does to the key it returns (``keyramp.core._types.KIND_OF_OP`` for the built-in ones; a
         #: Python workload's inserts and, undecoded, reads); ``decode``: a Python workload's store decoder and
         #: the cell's namespace, for the requests its ops really sent (``backends._capture``).
         self._kinds = {**KIND_OF_OP, **(kinds or {})}

@@ -12,21 +12,31 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from keyramp import _format as fmt
-from keyramp._format import merge_figures
-from keyramp.forecast._text import forecast_short, keys_note
-from keyramp.keyspace._headline import keyspace_headline
-from keyramp.profile._thresholds import WORKLOAD_ERRORS
-from keyramp.results._error_classes import counts_text, errors_text
-from keyramp.results._exceptions import ExceptionExample, cell_exceptions
-from keyramp.results._generator import LIMIT_WORDS, MACHINE_LIMITED, generator_limited, limit_text, limit_word
-from keyramp.results._observer import RunObserver
-from keyramp.results._summary import CellSummary, Latency, OpStats, RunSummary
+from keyramp.core import fmt
+from keyramp.forecast import forecast_short, keys_note
+from keyramp.keyspace import keyspace_headline
+from keyramp.profile import WORKLOAD_ERRORS
+from keyramp.results import (
+    LIMIT_WORDS,
+    MACHINE_LIMITED,
+    CellSummary,
+    ExceptionExample,
+    Latency,
+    OpStats,
+    RunObserver,
+    RunSummary,
+    cell_exceptions,
+    counts_text,
+    errors_text,
+    generator_limited,
+    limit_text,
+    limit_word,
+)
 from keyramp.run._report_plan import plan_lines
 
 if TYPE_CHECKING:
     from keyramp.profile import Cell
-    from keyramp.results._rows import TimeseriesRow
+    from keyramp.results import TimeseriesRow
 
 __all__ = ["Console", "LiveStatus", "plan_lines", "render_table", "summary_table"]
 
@@ -160,10 +170,10 @@ def grouped_footnotes(notes: Sequence[tuple[str, str]], *, total: int) -> list[s
     share a line, each figure shown as the range the cells spanned ("0.30–0.54 of a core")."""
     groups: dict[str, list[tuple[str, str]]] = {}
     for cell_id, reason in notes:
-        groups.setdefault(merge_figures([reason])[0], []).append((cell_id, reason))
+        groups.setdefault(fmt.merge_figures([reason])[0], []).append((cell_id, reason))
     lines = []
     for members in groups.values():
-        _, text = merge_figures([reason for _, reason in members])
+        _, text = fmt.merge_figures([reason for _, reason in members])
         if len(members) == 1:
             lines.append(f"{members[0][0]} {text}")
             continue

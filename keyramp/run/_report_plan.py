@@ -6,10 +6,9 @@ A run plans its cells when the profile has a ``[launch]`` and ``[thresholds]`` g
 
 from __future__ import annotations
 
-from keyramp._format import count, ops_per_s, usd
-from keyramp.forecast._plan_text import faster_short, ramp_text
-from keyramp.results._plan_doc import CellPlan
-from keyramp.results._summary import RunSummary
+from keyramp.core import fmt
+from keyramp.forecast import faster_short, ramp_text
+from keyramp.results import CellLaunchPlan, RunSummary
 
 __all__ = ["PLAN_NOTE", "plan_line", "plan_lines"]
 
@@ -17,22 +16,22 @@ PLAN_NOTE = ("* plan modelled at the [launch] peak: forecasts of each key design
              "ranges and list prices, not measurements (keyramp plan RUN for the whole plan; docs/plan.md)")
 
 
-def plan_line(plan: CellPlan) -> str:
+def plan_line(plan: CellLaunchPlan) -> str:
     """``c01-… plan* 5,000 ops/s: reachable — start 500 ops/s, +50 % every 4.2 min: …; $16.20/h, ramp $2.37``."""
     if plan.reachable:
         answer = "reachable" + (f" — {ramp_text(plan.ramp)}{faster_short(plan.ramp)}" if plan.ramp is not None else "")
     elif plan.fix is not None:
         fix = plan.fix
-        value = "" if fix.value is None else f" {count(fix.value)}"
+        value = "" if fix.value is None else f" {fmt.count(fix.value)}"
         answer = f"not reachable — fix: {fix.kind.replace('_', ' ')}{value} ({fix.design})"
         if fix.ramp is not None:
             answer += f", then {ramp_text(fix.ramp)}{faster_short(fix.ramp)}"
     else:
         answer = f"not reachable — {plan.why}"
     cost = plan.cost
-    money = "" if cost is None else f"; {usd(cost.launch_usd_per_hour)}/h" + (
-        "" if cost.ramp_usd is None else f", ramp {usd(cost.ramp_usd)}")
-    return f"{plan.cell_id}  plan* {ops_per_s(plan.target_ops_per_s)}: {answer}{money}"
+    money = "" if cost is None else f"; {fmt.usd(cost.launch_usd_per_hour)}/h" + (
+        "" if cost.ramp_usd is None else f", ramp {fmt.usd(cost.ramp_usd)}")
+    return f"{plan.cell_id}  plan* {fmt.ops_per_s(plan.target_ops_per_s)}: {answer}{money}"
 
 
 def plan_lines(summary: RunSummary) -> list[str]:

@@ -18,15 +18,18 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
-from keyramp._errors import KeyrampError, RunFailed, UsageError
-from keyramp._format import plural
-from keyramp.profile import Profile, cell_namespace, slug
-from keyramp.profile._lint import group_findings, lint_profile
-from keyramp.results._live import LiveFile
-from keyramp.results._observer import Observers, RunObserver
-from keyramp.results._rundir import RunDirectory, base_manifest, utc_now
-from keyramp.results._summary import RunSummary
-from keyramp.results._target_doc import TargetModel
+from keyramp.core import KeyrampError, RunFailed, UsageError, fmt
+from keyramp.profile import Profile, cell_namespace, group_findings, lint_profile, slug
+from keyramp.results import (
+    LiveFile,
+    Observers,
+    RunDirectory,
+    RunObserver,
+    RunSummary,
+    TargetModel,
+    base_manifest,
+    utc_now,
+)
 from keyramp.run._analysis import CellAnalysis, analyse_cell
 from keyramp.run._cell import CellRun
 from keyramp.run._exceptions import WorkloadFailed
@@ -82,7 +85,7 @@ def _lint(profile: Profile, options: RunOptions, console: Console) -> list[dict[
     for g in group_findings(findings):  # once per finding, not once per cell
         console.print(f"[yellow]lint[/yellow] {g.severity} {escape(g.line())}", highlight=False)
     if options.strict and blocking:
-        raise RunFailed(f"{profile.name}: {plural(len(blocking), 'lint finding')} "
+        raise RunFailed(f"{profile.name}: {fmt.plural(len(blocking), 'lint finding')} "
                         f"block{'s' if len(blocking) == 1 else ''} the run under --strict")
     return [f.to_dict() for f in findings]
 

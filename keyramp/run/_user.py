@@ -19,8 +19,7 @@ from gevent.event import Event
 from locust import User, constant, task
 from locust.user.users import LOCUST_STATE_STOPPING
 
-from keyramp.backends._base import Backend, Target
-from keyramp.backends._capture import Capture
+from keyramp.backends import Backend, Capture, Target
 from keyramp.run._exceptions import WarmupTally
 from keyramp.run._pacer import Pacer
 from keyramp.run._recorder import Recorder

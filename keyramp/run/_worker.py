@@ -1,6 +1,6 @@
 """A Locust worker of a distributed run (``keyramp run --worker`` or ``--workers N``).
 
-A worker needs no profile: the master sends each cell as a frozen ``WorkerPlan``. It is a
+A worker needs no profile: the master sends each cell as a frozen ``CellShare``. It is a
 local load (``_driver.ProcessLoad``, the same object a single-process run drives) whose
 recorder's sink forwards: its users are the ones Locust dispatches to it, they warm up
 (the worker reports their warm-up latencies so the master can tell when the store has
@@ -28,8 +28,8 @@ from locust import User, constant, task
 from locust.env import Environment
 from locust.event import Events
 
-from keyramp._errors import RunFailed
 from keyramp.backends import spec_for
+from keyramp.core import RunFailed
 from keyramp.run._driver import ProcessLoad
 from keyramp.run._gevent import ensure_gevent_grpc
 from keyramp.run._interval import ClosedInterval, IntervalCollector
@@ -44,10 +44,10 @@ from keyramp.run._messages import (
     receive,
     send,
 )
-from keyramp.run._plan import USER_CLASS, WorkerPlan
 from keyramp.run._recorder import Recorder
+from keyramp.run._share import USER_CLASS, CellShare
 from keyramp.targets import target_class
-from keyramp.workload._workload import CellWorkload
+from keyramp.workload import CellWorkload
 
 __all__ = ["placeholder_user", "run_worker", "worker_command"]
 
@@ -72,7 +72,7 @@ def _error_line(exc: BaseException) -> str:
 class _WorkerCell:
     """One cell on a worker: its ``ProcessLoad`` at a 1/N share, forwarding each closed interval."""
 
-    def __init__(self, env: Environment, runner: Any, plan: WorkerPlan) -> None:
+    def __init__(self, env: Environment, runner: Any, plan: CellShare) -> None:
         self.runner, self.plan = runner, plan
         target_class(plan.target_kind).check_host(os.environ)  # the master's checks ran on its own host
         settings = plan.settings
@@ -153,7 +153,7 @@ class _WorkerAgent:
         self.env, self.runner = env, runner
         self.cell: _WorkerCell | None = None
         # The plan is decoded in the handler: a plan this worker cannot set up is reported, not raised.
-        runner.register_message(WorkerPlan.kind, self._on_cell)
+        runner.register_message(CellShare.kind, self._on_cell)
         receive(runner, Start, self._on_start)
         receive(runner, Abort, self._on_abort)
         send(runner, Hello(host=socket.gethostname(), pid=os.getpid()))
@@ -163,7 +163,7 @@ class _WorkerAgent:
             self.cell.abort()
             self.cell = None
         try:
-            plan = WorkerPlan.from_wire(msg.data)
+            plan = CellShare.from_wire(msg.data)
             self.cell = _WorkerCell(self.env, self.runner, plan)
             print(f"keyramp worker: cell {plan.token} (worker {plan.worker_index} of {plan.workers})",
                   file=sys.stderr, flush=True)

@@ -15,8 +15,7 @@ import locust  # noqa: F401  (monkey-patches the standard library before anythin
 import sys
 from collections.abc import Sequence
 
-from keyramp._errors import exit_code
-from keyramp._flags import parse_flags
+from keyramp.core import exit_code, parse_flags
 from keyramp.run._worker import run_worker
 
 __all__ = ["main"]

@@ -5,13 +5,17 @@ verdict, evidence and charts per rule. The probes those profiles run are ``keyra
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyramp.scenarios._report import default_report_dir, expand_runs, report_for_runs
-
-__all__ = ["default_report_dir", "expand_runs", "is_scenario_profile", "report_for_runs"]
 
 
 def is_scenario_profile(profile_data: Mapping[str, Any]) -> bool:
     """A profile whose runs belong in the scenario report: it names best-practice ``rules``."""
     return bool(profile_data.get("rules"))
+
+
+if not TYPE_CHECKING:
+    from keyramp.core import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(globals())

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from keyramp._format import number, ops_per_s
+from keyramp.core import fmt
 
 __all__ = ["CATCH_UP", "ROLE_COLOURS", "STALL", "Bar", "Line", "Mark", "bar_chart_svg", "line_chart_svg", "pace_marks",
            "png_data_uri"]
@@ -72,7 +72,7 @@ def bar_chart_svg(title: str, bars: Sequence[Bar], *, unit: str = "") -> str:
              f"<line x1='{_LABEL_W}' y1='{axis_y}' x2='{_LABEL_W + plot_w}' y2='{axis_y}' stroke='#999'/>",
              f"<text x='{_LABEL_W}' y='{axis_y + 12}' font-size='10' text-anchor='middle'>0</text>",
              f"<text x='{_LABEL_W + plot_w}' y='{axis_y + 12}' font-size='10' text-anchor='middle'>"
-             f"{escape(number(peak) + unit)}</text>"]
+             f"{escape(fmt.number(peak) + unit)}</text>"]
     for i, bar in enumerate(bars):
         y = top + i * (_BAR_H + _GAP)
         label = bar.label if len(bar.label) <= 48 else bar.label[:47] + "…"
@@ -84,7 +84,7 @@ def bar_chart_svg(title: str, bars: Sequence[Bar], *, unit: str = "") -> str:
         width = max(0.0, bar.value) / peak * plot_w
         colour = ROLE_COLOURS.get(bar.role, ROLE_COLOURS[""])
         parts.append(f"<rect x='{_LABEL_W}' y='{y}' width='{width:.1f}' height='{_BAR_H}' fill='{colour}'/>")
-        text = bar.text if bar.text is not None else f"{number(bar.value)}{unit}"
+        text = bar.text if bar.text is not None else f"{fmt.number(bar.value)}{unit}"
         parts.append(f"<text x='{_LABEL_W + width + 4:.1f}' y='{y + 13}' font-size='11'>{escape(text)}</text>")
     _legend(parts, axis_y + 30, [(ROLE_COLOURS.get(r, ROLE_COLOURS[""]), _ROLE_NAMES.get(r, r), "box") for r in roles],
             _LABEL_W)
@@ -127,13 +127,14 @@ def pace_marks(name: str, timeline: Sequence[tuple[float, float | None, float]])
     marks = []
     t, tg, a = max(paced, key=lambda p: p[2] / p[1])
     if a > CATCH_UP * tg:
-        marks.append(Mark(x=t, y=a, note=f"{name}: achieved {ops_per_s(a)} against {ops_per_s(tg)} scheduled at "
-                                         f"{number(t)} s, a catch-up: the generator sent late the operations "
+        marks.append(Mark(x=t, y=a,
+                          note=f"{name}: achieved {fmt.ops_per_s(a)} against {fmt.ops_per_s(tg)} scheduled at "
+                                         f"{fmt.number(t)} s, a catch-up: the generator sent late the operations "
                                          "a stall or slowdown had held up"))
     t, tg, a = min(paced, key=lambda p: p[2] / p[1])
     if a < STALL * tg:
-        marks.append(Mark(x=t, y=a, note=f"{name}: a stall at {number(t)} s, {ops_per_s(a)} achieved of "
-                                         f"{ops_per_s(tg)} scheduled"))
+        marks.append(Mark(x=t, y=a, note=f"{name}: a stall at {fmt.number(t)} s, {fmt.ops_per_s(a)} achieved of "
+                                         f"{fmt.ops_per_s(tg)} scheduled"))
     return sorted(marks, key=lambda m: m.x)
 
 
@@ -163,9 +164,10 @@ def line_chart_svg(title: str, lines: Sequence[Line], *, x_label: str = "", y_la
     for f in (0.0, 0.5, 1.0):
         y = bottom - f * plot_h
         anchor = "start" if f == 0 else "end" if f == 1 else "middle"
-        parts.append(f"<text x='{left - 4}' y='{y + 3:.0f}' font-size='10' text-anchor='end'>{number(f * y_max)}</text>"
+        parts.append(f"<text x='{left - 4}' y='{y + 3:.0f}' font-size='10' "
+                     f"text-anchor='end'>{fmt.number(f * y_max)}</text>"
                      f"<text x='{left + f * (w - left - right):.0f}' y='{bottom + 12}' font-size='10' "
-                     f"text-anchor='{anchor}'>{number(f * x_max)}</text>")
+                     f"text-anchor='{anchor}'>{fmt.number(f * x_max)}</text>")
     for line in lines:
         colour = _PALETTE[line.colour % len(_PALETTE)]
         dash = " stroke-dasharray='5 3'" if line.dashed else ""

@@ -12,17 +12,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from keyramp import _format as fmt
-from keyramp._errors import UsageError
-from keyramp.forecast._text import forecast_line, forecast_short, keys_note
+from keyramp.core import UsageError, fmt
+from keyramp.forecast import forecast_line, forecast_short, keys_note
 from keyramp.keys import ANTI_PATTERN, BEST_PRACTICE, KEY_RULES, rule_role, rule_strategies, strategy_of
-from keyramp.keyspace._headline import keyspace_headline
-from keyramp.results._catalog import Run, load_run
-from keyramp.results._forecast_doc import CellForecast
-from keyramp.results._generator import generator_limited, limit_text, limit_word
-from keyramp.results._keyspace_doc import KeyspaceFigures
-from keyramp.results._summary import CellSummary, Latency, OpStats, RunManifest, RunSummary
-from keyramp.run._report_plan import plan_line
+from keyramp.keyspace import keyspace_headline
+from keyramp.results import (
+    CellForecast,
+    CellSummary,
+    KeyspaceFigures,
+    Latency,
+    OpStats,
+    Run,
+    RunManifest,
+    RunSummary,
+    generator_limited,
+    limit_text,
+    limit_word,
+    load_run,
+)
+from keyramp.run import plan_line
 from keyramp.scenarios._probe_evidence import ChartValue, chart_bars, probe_evidence
 
 __all__ = [

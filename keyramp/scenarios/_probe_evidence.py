@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from keyramp import _format as fmt
-from keyramp.results._probe_doc import (
+from keyramp.core import fmt
+from keyramp.results import (
     BatchFigures,
     ConsistencyFigures,
     ContentionFigures,

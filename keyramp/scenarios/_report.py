@@ -22,11 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from keyramp import _format as fmt
-from keyramp._errors import UsageError
+from keyramp.core import UsageError, fmt
 from keyramp.keyspace import run_keyspace
-from keyramp.results._catalog import list_runs
-from keyramp.run._report_plan import PLAN_NOTE
+from keyramp.results import list_runs
+from keyramp.run import PLAN_NOTE
 from keyramp.scenarios._charts import (
     Bar,
     Line,

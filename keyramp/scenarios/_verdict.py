@@ -12,9 +12,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from keyramp import _format as fmt
-from keyramp.forecast._verdict import VERDICT_RANK
-from keyramp.results._generator import LIMIT_WORDS
+from keyramp.core import fmt
+from keyramp.forecast import VERDICT_RANK
+from keyramp.results import LIMIT_WORDS
 from keyramp.scenarios._evidence import Evidence
 
 __all__ = ["RuleVerdict", "own_verdicts", "verdict"]

@@ -6,23 +6,16 @@ capacities ÷ ``scale``, delays ÷ ``time_scale``). docs/keyspace-model.md, "The
 reference model".
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from keyramp.storemodel._driver import ReferenceOutcome, reference_run
 from keyramp.storemodel._limits import MIN_BURST
 from keyramp.storemodel._model import WINDOW_BUCKETS, StoreModel, resolve_params
 from keyramp.storemodel._types import CAUSES, OP_KINDS, Access, Decision, ModelParams, ModelState, StoreOp
 
-__all__ = [
-    "CAUSES",
-    "MIN_BURST",
-    "OP_KINDS",
-    "WINDOW_BUCKETS",
-    "Access",
-    "Decision",
-    "ModelParams",
-    "ModelState",
-    "ReferenceOutcome",
-    "StoreModel",
-    "StoreOp",
-    "reference_run",
-    "resolve_params",
-]
+if not TYPE_CHECKING:
+    from keyramp.core import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(globals())

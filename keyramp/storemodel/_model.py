@@ -23,13 +23,13 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.storemodel._limits import KeyLimits, RateLimit
 from keyramp.storemodel._space import Groups, Rules, Space, Tablet
 from keyramp.storemodel._types import Decision, ModelParams, ModelState, StoreOp
 
 if TYPE_CHECKING:
-    from keyramp.backends._spec import StoreSpec
+    from keyramp.backends import StoreSpec
 
 __all__ = ["WINDOW_BUCKETS", "StoreModel", "resolve_params"]
 

@@ -18,9 +18,26 @@ from keyramp.targets._base import RunTarget, Warmup
 
 if TYPE_CHECKING:
     from keyramp.profile import Profile
-    from keyramp.targets._cloud import PlanCosts
-
-__all__ = ["CloudCaps", "RunTarget", "TargetOptions", "Warmup", "open_target", "target_class"]
+    from keyramp.targets._cloud import (
+        BudgetCosts,
+        CellBudget,
+        RunBudget,
+        preflight,
+        print_budgets,
+        render_budget,
+        run_budget,
+    )
+    from keyramp.targets._emulators import (
+        EMULATORS,
+        EmulatorManager,
+        RunningEmulator,
+        endpoints_from_env,
+        free_port,
+        log_tail,
+        sdk_root,
+    )
+    from keyramp.targets._proxy_process import forget_shared, load_shared, shared_proxies
+    from keyramp.targets._proxy_stats import ProxyConfig
 
 
 class CloudCaps(TypedDict, total=False):
@@ -41,8 +58,8 @@ class TargetOptions:
     #: Emulator endpoints by emulator kind; ``None`` = attach from the environment, reuse or start.
     endpoints: Mapping[str, str] | None = None
     state_dir: Path | None = None
-    #: Prices a cloud plan (``keyramp.forecast._run_cost.plan_costs``), printed under it.
-    plan_costs: PlanCosts | None = None
+    #: Prices a cloud budget (``keyramp.forecast._run_cost.budget_costs``), printed under it.
+    budget_costs: BudgetCosts | None = None
 
 
 def target_class(kind: str) -> type[RunTarget]:
@@ -62,6 +79,12 @@ def open_target(profile: Profile, options: TargetOptions) -> RunTarget:
     from keyramp.targets._emulator_target import EmulatorTarget  # deferred: start-up cost
 
     if check_opt_in(profile, allow_cloud=options.allow_cloud):
-        return CloudTarget(profile, allow_cloud=options.allow_cloud, plan_costs=options.plan_costs,
+        return CloudTarget(profile, allow_cloud=options.allow_cloud, budget_costs=options.budget_costs,
                            **options.cloud_caps)
     return EmulatorTarget(profile, endpoints=options.endpoints, state_dir=options.state_dir)
+
+
+if not TYPE_CHECKING:
+    from keyramp.core import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(globals())

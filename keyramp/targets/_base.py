@@ -5,7 +5,7 @@ starting or reusing emulators and resetting them between cells, or the cloud opt
 plan, caps and clean-up — stays behind it:
 
 * :meth:`RunTarget.open` once per run, before the first cell (start/attach emulators;
-  print the cloud plan and load credentials); returns what the manifest records;
+  print the cloud budget and load credentials); returns what the manifest records;
 * :meth:`RunTarget.address` the per-cell address (a ``backends.Target``);
 * :meth:`RunTarget.before_cell` (reset the emulator / refuse a non-empty namespace), which
   also says how the cell must warm up;
@@ -67,7 +67,7 @@ class RunTarget(ABC):
     def open(self, *, say: Callable[[str], None], note: Callable[[str], None],
              namespaces: Mapping[str, str]) -> dict[str, Any]:
         """Make the target ready for the run's cells; returns entries for the manifest.
-        ``say`` what the user must see (a cloud plan), ``note`` what ``--quiet`` hides."""
+        ``say`` what the user must see (a cloud budget), ``note`` what ``--quiet`` hides."""
 
     @abstractmethod
     def address(self, cell: Cell, base: Target) -> Target:

@@ -4,7 +4,7 @@
 
 * :func:`check_opt_in` — the refusals (``--allow-cloud PROJECT`` missing or naming another
   project, an emulator variable set, an opt-in on an emulator profile);
-* :func:`plan_run` / :func:`render_plan` — peak ops/s, planned operations and duration per
+* :func:`run_budget` / :func:`render_budget` — peak ops/s, planned operations and duration per
   cell and in total, and what will be written and deleted; :func:`preflight` also refuses
   a plan above the caps (``[cloud] max_ops_per_s``, ``max_duration``).
 
@@ -19,10 +19,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from keyramp._durations import format_duration
-from keyramp._errors import UsageError
 from keyramp.backends import EMULATOR_FOR, Target, spec_for
-from keyramp.profile._profile import cell_namespace
+from keyramp.core import UsageError, format_duration
+from keyramp.profile import cell_namespace
 from keyramp.targets._base import Warmup
 from keyramp.targets._emulator_target import FIRST_WARMUP_S, cell_warmup
 from keyramp.targets._emulators import endpoints_from_env
@@ -31,17 +30,17 @@ if TYPE_CHECKING:
     from keyramp.profile import Profile
 
 __all__ = [
+    "BudgetCosts",
     "Caps",
-    "CellPlan",
-    "CloudPlan",
-    "PlanCosts",
+    "CellBudget",
+    "RunBudget",
     "check_opt_in",
     "emulator_variables",
     "format_count",
-    "plan_run",
     "preflight",
-    "print_plans",
-    "render_plan",
+    "print_budgets",
+    "render_budget",
+    "run_budget",
 ]
 
 
@@ -66,7 +65,7 @@ class Caps:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CellPlan:
+class CellBudget:
     cell_id: str
     backend: str
     schedule: str
@@ -92,11 +91,11 @@ class CellPlan:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CloudPlan:
+class RunBudget:
     profile: str
     project: str
     caps: Caps
-    cells: tuple[CellPlan, ...]
+    cells: tuple[CellBudget, ...]
     cleanup: bool
     database: str
     instance: str
@@ -183,8 +182,8 @@ def _writes_under(backend: str, namespace: str, *, project: str, instance: str, 
     return spec.cloud.location(namespace, project=project, instance=instance, database=database)
 
 
-def plan_run(profile: Profile, caps: Caps | None = None, *,
-             namespaces: Mapping[str, str] | None = None) -> CloudPlan:
+def run_budget(profile: Profile, caps: Caps | None = None, *,
+               namespaces: Mapping[str, str] | None = None) -> RunBudget:
     """The plan of ``profile`` from its data alone (no network): per cell and in total.
 
     ``namespaces`` maps cell id -> the namespace the runner derived (a placeholder before
@@ -211,7 +210,7 @@ def plan_run(profile: Profile, caps: Caps | None = None, *,
             warm: float | None = sched.rate(0.0) * warmup_s
         else:
             peak = total = warm = None
-        cells.append(CellPlan(
+        cells.append(CellBudget(
             cell_id=cell.id, backend=cell.backend, schedule=sched.describe(), open_model=sched.open_model,
             peak_ops_per_s=peak, total_ops=total, duration_s=cell.duration_s, warmup_s=warmup_s,
             warmup_ops=warm, preload_records=profile.workload.record_count, time_scale=cell.time_scale,
@@ -221,17 +220,17 @@ def plan_run(profile: Profile, caps: Caps | None = None, *,
                                        instance=cloud.instance or Target.instance, database=cloud.database),
             settles_on=EMULATOR_FOR[cell.backend] if warmup.settle and warmup_s > 0 else None,
         ))
-    return CloudPlan(profile=profile.name, project=profile.project, caps=caps, cells=tuple(cells),
+    return RunBudget(profile=profile.name, project=profile.project, caps=caps, cells=tuple(cells),
                      cleanup=cloud.cleanup, database=cloud.database, instance=cloud.instance,
                      target=profile.target)
 
 
-def render_plan(plan: CloudPlan) -> str:
+def render_budget(plan: RunBudget) -> str:
     """The plan as printed before a cloud run (and by ``keyramp run --plan``)."""
     caps = plan.caps
     cloud = plan.target == "cloud"
     lines = [
-        f"cloud plan: {plan.profile} → project {plan.project}" if cloud else
+        f"cloud budget: {plan.profile} → project {plan.project}" if cloud else
         f"plan: {plan.profile} → the emulators (caps and clean-up apply to target = 'cloud' only)",
     ]
     if cloud:
@@ -284,12 +283,12 @@ def render_plan(plan: CloudPlan) -> str:
 
 def preflight(profile: Profile, *, allow_cloud: str | None, environ: Mapping[str, str] | None = None,
               max_ops_per_s: float | None = None, max_duration_s: float | None = None,
-              namespaces: Mapping[str, str] | None = None) -> CloudPlan | None:
+              namespaces: Mapping[str, str] | None = None) -> RunBudget | None:
     """Every check before a cloud run that needs no network; the plan, or None for an emulator run."""
     if not check_opt_in(profile, allow_cloud=allow_cloud, environ=environ):
         return None
-    plan = plan_run(profile, Caps.of(profile, max_ops_per_s=max_ops_per_s, max_duration_s=max_duration_s),
-                    namespaces=namespaces)
+    plan = run_budget(profile, Caps.of(profile, max_ops_per_s=max_ops_per_s, max_duration_s=max_duration_s),
+                      namespaces=namespaces)
     problems = plan.violations()
     if problems:
         raise UsageError(f"{profile.name}: plan exceeds the cloud caps: {'; '.join(problems)} "
@@ -297,14 +296,14 @@ def preflight(profile: Profile, *, allow_cloud: str | None, environ: Mapping[str
     return plan
 
 
-#: Prices a cloud plan (``forecast._run_cost.plan_costs``: this layer cannot import it): the text.
-PlanCosts = Callable[["Profile", CloudPlan], str]
+#: Prices a cloud budget (``forecast._run_cost.budget_costs``: this layer cannot import it): the text.
+BudgetCosts = Callable[["Profile", RunBudget], str]
 
 
-def print_plans(profiles: Iterable[Profile], *, allow_cloud: str | None, out: TextIO,
-                environ: Mapping[str, str] | None = None, max_ops_per_s: float | None = None,
-                max_duration_s: float | None = None, costs: PlanCosts | None = None) -> int:
-    """``keyramp run --plan``: print each plan (a cloud plan with its ``costs``), then apply every
+def print_budgets(profiles: Iterable[Profile], *, allow_cloud: str | None, out: TextIO,
+                  environ: Mapping[str, str] | None = None, max_ops_per_s: float | None = None,
+                  max_duration_s: float | None = None, costs: BudgetCosts | None = None) -> int:
+    """``keyramp run --plan``: print each plan (a cloud budget with its ``costs``), then apply every
     offline check; no network call.
 
     Returns 0; a refusal raises ``UsageError`` (exit 2) after the plan was printed, so the
@@ -312,8 +311,8 @@ def print_plans(profiles: Iterable[Profile], *, allow_cloud: str | None, out: Te
     """
     for profile in profiles:
         caps = Caps.of(profile, max_ops_per_s=max_ops_per_s, max_duration_s=max_duration_s)
-        plan = plan_run(profile, caps)
-        print(render_plan(plan), file=out)
+        plan = run_budget(profile, caps)
+        print(render_budget(plan), file=out)
         if costs is not None and profile.target == "cloud":
             print(costs(profile, plan), file=out)
         out.flush()

@@ -18,17 +18,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from keyramp._durations import format_duration
-from keyramp._errors import RunFailed, UsageError
+from keyramp.core import RunFailed, UsageError, format_duration
 from keyramp.targets._base import RunTarget, Warmup
 from keyramp.targets._cloud import (
+    BudgetCosts,
     Caps,
-    PlanCosts,
     emulator_variables,
     format_count,
-    plan_run,
     preflight,
-    render_plan,
+    render_budget,
+    run_budget,
 )
 
 if TYPE_CHECKING:
@@ -139,7 +138,7 @@ class CloudTarget(RunTarget):
 
     def __init__(self, profile: Profile, *, allow_cloud: str | None, environ: Mapping[str, str] | None = None,
                  max_ops_per_s: float | None = None, max_duration_s: float | None = None,
-                 plan_costs: PlanCosts | None = None) -> None:
+                 budget_costs: BudgetCosts | None = None) -> None:
         super().__init__(profile)
         plan = preflight(profile, allow_cloud=allow_cloud, environ=environ, max_ops_per_s=max_ops_per_s,
                          max_duration_s=max_duration_s)
@@ -147,7 +146,7 @@ class CloudTarget(RunTarget):
             raise UsageError(f"{profile.name}: not a cloud profile (target = {profile.target!r})")
         self.plan = plan
         #: The plan's estimated cost, priced now: a bad price location is refused before the run.
-        self.cost_text = plan_costs(profile, plan) if plan_costs is not None else None
+        self.cost_text = budget_costs(profile, plan) if budget_costs is not None else None
         self.guard = CloudGuard.for_caps(plan.caps)
         self.credentials: str | None = None
         self.started: float | None = None
@@ -165,7 +164,7 @@ class CloudTarget(RunTarget):
     def open(self, *, say: Callable[[str], None], note: Callable[[str], None],
              namespaces: Mapping[str, str]) -> dict[str, Any]:
         """Print the plan (with the run's real namespaces) and load credentials; then the clock starts."""
-        say(render_plan(plan_run(self.profile, self.plan.caps, namespaces=namespaces)))
+        say(render_budget(run_budget(self.profile, self.plan.caps, namespaces=namespaces)))
         if self.cost_text:
             say(self.cost_text)
         self.credentials = check_credentials()

@@ -12,8 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from keyramp._errors import RunFailed, UsageError
 from keyramp.backends import EMULATOR_FOR, spec_for
+from keyramp.core import RunFailed, UsageError
 from keyramp.targets._base import RunTarget, Warmup
 from keyramp.targets._emulators import (
     EmulatorManager,

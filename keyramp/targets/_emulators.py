@@ -27,9 +27,8 @@ from typing import Final
 
 import psutil
 
-from keyramp._errors import EmulatorError, UsageError
-from keyramp.backends._registry import emulator_specs
-from keyramp.backends._spec import EmulatorSpec
+from keyramp.backends import EmulatorSpec, emulator_specs
+from keyramp.core import EmulatorError, UsageError
 
 __all__ = [
     "EMULATORS",

@@ -38,7 +38,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Final
 
-from keyramp.backends._fidelity import Rpc, Throttle
+from keyramp.backends import Rpc, Throttle
 from keyramp.targets._hpack import HeaderReader, HpackError
 
 if TYPE_CHECKING:

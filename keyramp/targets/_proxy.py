@@ -32,8 +32,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Final, Protocol
 
-from keyramp.backends import StoreSpec
-from keyramp.backends._fidelity import DecodeOptions, ModelTypes, Rpc, Throttle
+from keyramp.backends import DecodeOptions, ModelTypes, Rpc, StoreSpec, Throttle
 from keyramp.targets._h2 import PREFACE, H2Session
 from keyramp.targets._proxy_stats import MethodCounts, ProxyConfig, ProxyCounts
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from keyramp._errors import UsageError
-from keyramp.backends import StoreSpec
-from keyramp.backends._fidelity import ModelTypes
+from keyramp.backends import ModelTypes, StoreSpec
+from keyramp.core import UsageError
 from keyramp.storemodel import Access, Decision, StoreModel, StoreOp
 from keyramp.targets._proxy import StoreModelLike
 from keyramp.targets._proxy_stats import ProxyConfig

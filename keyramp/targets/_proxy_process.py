@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import psutil
 
-from keyramp._errors import EmulatorError
+from keyramp.core import EmulatorError
 from keyramp.targets._emulators import _pid_alive, _stop_group, log_tail
 from keyramp.targets._proxy_stats import ProxyConfig
 

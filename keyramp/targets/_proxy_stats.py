@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 
 __all__ = ["MODES", "MethodCounts", "ProxyConfig", "ProxyCounts"]
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from keyramp.backends._fidelity import Rpc, Throttle
+    from keyramp.backends import Rpc, Throttle
     from keyramp.targets._proxy_stats import MethodCounts
 
 __all__ = ["Relay"]

@@ -13,8 +13,7 @@ import contextlib
 import sys
 from collections.abc import Sequence
 
-from keyramp._errors import exit_code
-from keyramp._flags import endpoint, parse_flags
+from keyramp.core import endpoint, exit_code, parse_flags
 from keyramp.targets._netem import serve
 
 __all__ = ["main"]

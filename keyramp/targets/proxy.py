@@ -18,9 +18,8 @@ import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-from keyramp._errors import exit_code
-from keyramp._flags import parse_flags
 from keyramp.backends import spec_for
+from keyramp.core import exit_code, parse_flags
 from keyramp.targets._proxy import StoreProxy
 from keyramp.targets._proxy_model import MODEL_TYPES, make_model
 from keyramp.targets._proxy_stats import ProxyConfig

@@ -11,13 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 
 if TYPE_CHECKING:
     from flask import Flask
     from werkzeug.serving import BaseWSGIServer
-
-__all__ = ["close_ui", "create_app", "ui_server"]
 
 
 def create_app(results_dir: str | Path) -> Flask:
@@ -51,3 +49,9 @@ def close_ui(server: BaseWSGIServer) -> None:
     planner = getattr(server.app, "extensions", {}).get("keyramp_planner")
     if planner is not None:
         planner.close()
+
+
+if not TYPE_CHECKING:
+    from keyramp.core import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(globals())

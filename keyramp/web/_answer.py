@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from keyramp import _format as fmt
-from keyramp.keyspace._headline import keyspace_headline
+from keyramp.core import fmt
+from keyramp.keyspace import keyspace_headline
 from keyramp.web._plan import plan_view
 from keyramp.web._plans import RunPlans
 

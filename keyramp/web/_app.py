@@ -7,10 +7,7 @@ from pathlib import Path
 from flask import Flask, Response, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
-import keyramp._format as fmt
-from keyramp._errors import UsageError
-from keyramp._heatscale import scale_doc
-from keyramp._version import __version__
+from keyramp.core import UsageError, __version__, fmt, scale_doc
 from keyramp.web import _views_cell, _views_compare, _views_run, _views_runs
 from keyramp.web._planner import BackgroundPlanner
 from keyramp.web._store import RunStore
@@ -75,7 +72,7 @@ def _error(code: int, message: str) -> tuple[Response | str, int]:
 
 
 def _filters() -> dict[str, object]:
-    """Template filters: the one number format (``keyramp._format``), so a figure reads the same
+    """Template filters: the one number format (``keyramp.core._format``), so a figure reads the same
     on every page as in the terminal and ``keyramp compare``."""
 
     # ``digits`` only for templates written before the one format: 0 asks for a whole count,

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from keyramp._types import ALL_OPS
-from keyramp.results._read import add_hlog, cell_hlogs
-from keyramp.run._hdr import bucket_values_us
+from keyramp.core import ALL_OPS
+from keyramp.results import add_hlog, cell_hlogs
+from keyramp.run import bucket_values_us
 
 __all__ = ["HlogTotals", "cell_distribution", "percentile_points"]
 

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from keyramp import _format as fmt
-from keyramp.backends._params import param_name
-from keyramp.forecast._text import (
+from keyramp.backends import param_name
+from keyramp.core import fmt
+from keyramp.forecast import (
     NO_THROTTLING,
+    VERDICT_RANK,
     band_text,
     figure_text,
     forecast_line,
     forecast_short,
     throttles_nothing,
 )
-from keyramp.forecast._verdict import VERDICT_RANK
-from keyramp.results._forecast_doc import (
+from keyramp.results import (
     BandFigures,
     CellForecast,
     ForecastProjection,
@@ -29,8 +29,8 @@ from keyramp.results._forecast_doc import (
     KeysCheck,
     ParamBounds,
     SensitivityRow,
+    num,
 )
-from keyramp.results._values import num
 from keyramp.web._axes import Frame
 
 __all__ = ["forecast_view", "keys_sentence"]

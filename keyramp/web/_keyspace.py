@@ -11,9 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from keyramp.keyspace._headline import FIGURE, keyspace_headline
-from keyramp.results._keyspace_doc import KeyspaceFigures
-from keyramp.results._values import num
+from keyramp.keyspace import FIGURE, keyspace_headline
+from keyramp.results import KeyspaceFigures, num
 
 __all__ = ["MEASURED", "MODELLED", "explain_keyspace"]
 

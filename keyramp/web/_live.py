@@ -13,9 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from keyramp.results._live import LIVE_FILE
-from keyramp.results._live_doc import LiveCell, LiveStatus, LiveStep
-from keyramp.results._values import num, text
+from keyramp.results import LIVE_FILE, LiveCell, LiveStatus, LiveStep, num, text
 
 __all__ = ["STALE_AFTER_S", "live_view", "read_live", "warmup_text"]
 

@@ -15,13 +15,9 @@ import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from keyramp import _format as fmt
-from keyramp._errors import UsageError
-from keyramp._types import ALL_OPS
-from keyramp.profile._schedules import make_schedule
-from keyramp.results._live import STEPPED
-from keyramp.results._summary import CellSummary, ManifestCell
-from keyramp.results._values import num
+from keyramp.core import ALL_OPS, UsageError, fmt
+from keyramp.profile import make_schedule
+from keyramp.results import STEPPED, CellSummary, ManifestCell, num
 
 __all__ = ["cell_markers", "op_thresholds"]
 

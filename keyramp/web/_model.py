@@ -10,24 +10,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from keyramp import _format as fmt
-from keyramp.profile import Settings
-from keyramp.profile._lint import Finding, group_findings
-from keyramp.profile._thresholds import WORKLOAD_ERRORS
-from keyramp.results._catalog import Run, cell_identity
-from keyramp.results._exceptions import cell_exceptions, workload_error_cells
-from keyramp.results._generator import LIMIT_WORDS, check_generator, limit_reason, limit_word, machine_limited
-from keyramp.results._index import run_row
-from keyramp.results._summary import (
+from keyramp.core import fmt
+from keyramp.profile import WORKLOAD_ERRORS, Finding, Settings, group_findings
+from keyramp.results import (
+    LIMIT_WORDS,
     CellSummary,
     Latency,
     ManifestCell,
     OpStats,
+    Run,
     RunManifest,
     RunSummary,
     ThresholdRow,
+    as_dict,
+    as_list,
+    cell_exceptions,
+    cell_identity,
+    check_generator,
+    limit_reason,
+    limit_word,
+    machine_limited,
+    num,
+    run_row,
+    text,
+    workload_error_cells,
 )
-from keyramp.results._values import as_dict, as_list, num, text
 from keyramp.web._forecast import forecast_view
 from keyramp.web._keyspace import explain_keyspace
 

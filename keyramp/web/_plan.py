@@ -10,11 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from keyramp import _format as fmt
-from keyramp.forecast._plan_text import faster_text, ramp_text
-from keyramp.forecast._prices import as_of_text
-from keyramp.results._doc import DocError
-from keyramp.results._plan_doc import GOOGLE_RAMP, CellPlan, Fix, PlanCheck, Ramp, RampShape
+from keyramp.core import fmt
+from keyramp.forecast import as_of_text, faster_text, ramp_text
+from keyramp.results import GOOGLE_RAMP, CellLaunchPlan, DocError, Fix, PlanCheck, Ramp, RampShape
 from keyramp.web._axes import Frame
 
 __all__ = ["plan_short", "plan_view", "ramp_chart", "read_plan"]
@@ -23,12 +21,12 @@ __all__ = ["plan_short", "plan_view", "ramp_chart", "read_plan"]
 _HEADROOM = 1.15
 
 
-def read_plan(raw: object) -> CellPlan | None:
-    """``cells[id].plan`` (or a ``keyramp plan --json`` cell) as a ``CellPlan``; None when it does not read."""
+def read_plan(raw: object) -> CellLaunchPlan | None:
+    """``cells[id].plan`` (or a ``keyramp plan --json`` cell) as a ``CellLaunchPlan``; None when it does not read."""
     if not isinstance(raw, Mapping):
         return None
     try:
-        return CellPlan.from_json(dict(raw))
+        return CellLaunchPlan.from_json(dict(raw))
     except DocError:
         return None
 
@@ -91,7 +89,7 @@ def _fix(fix: Fix | None) -> dict[str, Any] | None:
             "nodes": fix.nodes, "ramp": _ramp(fix.ramp)}
 
 
-def _sustains(plan: CellPlan) -> str:
+def _sustains(plan: CellLaunchPlan) -> str:
     band = plan.sustainable_ops_per_s
     if band is None:
         return f"no ceiling set by the key design up to {fmt.ops_per_s(plan.checked_to_ops_per_s)} (checked)"
@@ -102,7 +100,7 @@ def _sustains(plan: CellPlan) -> str:
     return f"{one(band.low)} – {one(band.high)} (mid {one(band.mid)}) once the store has split"
 
 
-def plan_short(plan: CellPlan) -> str:
+def plan_short(plan: CellLaunchPlan) -> str:
     """The answer row's plan cell: ``reachable: ramp 30 min (500/50/5: 1 h)`` or ``fix: shards 32``."""
     if plan.reachable:
         ramp = plan.ramp
@@ -121,7 +119,7 @@ def plan_short(plan: CellPlan) -> str:
     return f"not reachable; fix: {fix.kind.replace('_', ' ')}{value}"
 
 
-def _cost(plan: CellPlan) -> dict[str, Any] | None:
+def _cost(plan: CellLaunchPlan) -> dict[str, Any] | None:
     cost = plan.cost
     if cost is None:
         return None
@@ -134,7 +132,7 @@ def _cost(plan: CellPlan) -> dict[str, Any] | None:
             "short": f"{fmt.usd(cost.launch_usd_per_hour)}/h" + ("" if ramp is None else f", ramp {ramp}")}
 
 
-def plan_view(plan: CellPlan | None) -> dict[str, Any] | None:
+def plan_view(plan: CellLaunchPlan | None) -> dict[str, Any] | None:
     """The plan section of a cell (and the answer row's plan and cost), from ``cells[id].plan``."""
     if plan is None:
         return None

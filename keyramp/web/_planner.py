@@ -21,23 +21,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from keyramp import _format as fmt
-from keyramp.forecast._plan_run import plan_run
-from keyramp.forecast._prices import Prices, load_prices
-from keyramp.results._catalog import Run
-from keyramp.results._plan_doc import CellPlan, RunPlan
-from keyramp.results._rundir import write_json_new
+from keyramp.core import fmt
+from keyramp.forecast import Prices, load_prices, plan_run
+from keyramp.results import CellLaunchPlan, LaunchPlan, Run, write_json_new
 from keyramp.web._plans import PLAN_FILE, RunPlans, plan_command, planned_plans
 
 __all__ = ["BackgroundPlanner", "PlanCell", "plan_one"]
 
 #: Plans one cell of a run (``plan_one``); tests inject a blocking or failing one.
-PlanCell = Callable[[Run, str, Prices], RunPlan]
+PlanCell = Callable[[Run, str, Prices], LaunchPlan]
 
 _log = logging.getLogger(__name__)
 
 
-def plan_one(run: Run, cell: str, prices: Prices) -> RunPlan:
+def plan_one(run: Run, cell: str, prices: Prices) -> LaunchPlan:
     """One cell planned as ``keyramp plan RUN --cell CELL`` plans it (at the ``[launch]`` peak)."""
     return plan_run(run, cell=cell, prices=prices)
 
@@ -49,7 +46,7 @@ class _Job:
     run: Run
     cell_ids: tuple[str, ...]
     started: bool = False
-    plans: list[RunPlan] = field(default_factory=list)
+    plans: list[LaunchPlan] = field(default_factory=list)
     done: int = 0
     #: What views show once the planning is over (planned, failed, or nothing to plan).
     result: RunPlans | None = None
@@ -66,11 +63,11 @@ class _Job:
                                           "as the plans arrive")
 
 
-def _cells(plans: list[RunPlan]) -> dict[str, CellPlan]:
-    return RunPlan.merged(plans).cells if plans else {}
+def _cells(plans: list[LaunchPlan]) -> dict[str, CellLaunchPlan]:
+    return LaunchPlan.merged(plans).cells if plans else {}
 
 
-def _target(plans: list[RunPlan]) -> str | None:
+def _target(plans: list[LaunchPlan]) -> str | None:
     return fmt.ops_per_s(plans[0].target_ops_per_s) if plans else None
 
 
@@ -161,7 +158,7 @@ def _finish(job: _Job, seconds: float) -> RunPlans:
     with_cells = [p for p in job.plans if p.cells]
     if not with_cells:
         return RunPlans(hint="no cell with a key stream to plan")
-    whole = RunPlan.merged(with_cells)  # what ``keyramp plan RUN --json`` writes for the whole run
+    whole = LaunchPlan.merged(with_cells)  # what ``keyramp plan RUN --json`` writes for the whole run
     try:
         if not write_json_new(Path(job.run.path) / PLAN_FILE, whole.to_json()):  # never over one written meanwhile
             _log.info("%s appeared while planning: kept, not replaced", Path(job.run.path) / PLAN_FILE)

@@ -14,10 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from keyramp import _format as fmt
-from keyramp.results._catalog import Run
-from keyramp.results._doc import DocError
-from keyramp.results._plan_doc import CellPlan, RunPlan, read_run_plan
+from keyramp.core import fmt
+from keyramp.results import CellLaunchPlan, DocError, LaunchPlan, Run, read_launch_plan
 
 __all__ = ["PLAN_FILE", "RunPlans", "plan_command", "planned_plans", "run_plans"]
 
@@ -29,7 +27,7 @@ PLAN_FILE = "plan.json"
 class RunPlans:
     """Each cell's plan, where it came from and, while the run is planned, how far; ``hint``: why cells have none."""
 
-    cells: dict[str, CellPlan] = field(default_factory=dict)
+    cells: dict[str, CellLaunchPlan] = field(default_factory=dict)
     #: "planned", "planning" (in the background: ``done`` of ``total`` cells), "failed" (``reason``) or "none".
     status: str = "none"
     #: "summary" (the run's plan step), "plan.json" (saved), "planned in the background", or None.
@@ -59,7 +57,7 @@ def _saved(run: Run) -> RunPlans | None:
     """``plan.json``'s plans; None when there is none. One that does not read is shown as such and
     never planned over: it may be a ``keyramp plan RUN --json > RUN/plan.json`` still writing."""
     try:
-        return _from_doc(run, read_run_plan(Path(run.path) / PLAN_FILE), source=PLAN_FILE)
+        return _from_doc(run, read_launch_plan(Path(run.path) / PLAN_FILE), source=PLAN_FILE)
     except FileNotFoundError:
         return None
     except (OSError, DocError) as exc:
@@ -67,7 +65,7 @@ def _saved(run: Run) -> RunPlans | None:
                         hint=f"{PLAN_FILE} does not read ({exc}): {plan_command(run)}")
 
 
-def _from_doc(run: Run, plan: RunPlan, *, source: str) -> RunPlans:
+def _from_doc(run: Run, plan: LaunchPlan, *, source: str) -> RunPlans:
     """``plan.json`` (older UIs added ``pending`` and ``seconds_per_cell``: cells left out)."""
     pending = tuple(plan.pending or ())
     hint = None
@@ -79,10 +77,10 @@ def _from_doc(run: Run, plan: RunPlan, *, source: str) -> RunPlans:
                     seconds_per_cell=plan.seconds_per_cell)
 
 
-def planned_plans(run: Run, plan: RunPlan, *, seconds: float) -> RunPlans:
+def planned_plans(run: Run, plan: LaunchPlan, *, seconds: float) -> RunPlans:
     """A run the background planner has planned, read as its ``plan.json`` is (rates at 0.1 ops/s;
     ``seconds``: how long it took)."""
-    saved = RunPlan.from_json(plan.to_json())
+    saved = LaunchPlan.from_json(plan.to_json())
     return replace(_from_doc(run, saved, source="planned in the background"), seconds=round(seconds, 1))
 
 

@@ -9,13 +9,23 @@ from typing import Any
 
 from werkzeug.exceptions import NotFound
 
-from keyramp._errors import UsageError
+from keyramp.core import UsageError
 from keyramp.keyspace import cell_heatmap
-from keyramp.results._alive import DIED, why_dead
-from keyramp.results._catalog import CELL_ID_RE, Run, load_run, safe_run_path
-from keyramp.results._index import Catalog
-from keyramp.results._legacy import TIMESERIES_CSV
-from keyramp.results._read import cell_hlogs, data_cells, data_stamp, is_csv_run, read_timeseries
+from keyramp.results import (
+    CELL_ID_RE,
+    DIED,
+    TIMESERIES_CSV,
+    Catalog,
+    Run,
+    cell_hlogs,
+    data_cells,
+    data_stamp,
+    is_csv_run,
+    load_run,
+    read_timeseries,
+    safe_run_path,
+    why_dead,
+)
 from keyramp.web._cache import FileCache, stamp
 from keyramp.web._distribution import HlogTotals, cell_distribution
 from keyramp.web._live import live_view, read_live

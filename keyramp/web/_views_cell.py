@@ -13,9 +13,8 @@ from typing import Any
 
 from flask import Flask, Response, abort, current_app, jsonify, render_template, send_file, url_for
 
-from keyramp._errors import UsageError
-from keyramp.results._catalog import CELL_ID_RE
-from keyramp.results._export import export_cell
+from keyramp.core import UsageError
+from keyramp.results import CELL_ID_RE, export_cell
 from keyramp.web._views_run import answered_detail
 
 __all__ = ["KINDS", "add_routes", "cell_payload"]

@@ -15,11 +15,10 @@ from typing import Any
 
 from flask import Flask, Response, current_app, jsonify, render_template, request
 
-from keyramp._errors import UsageError
-from keyramp.compare import Comparison, build_comparison
-from keyramp.compare._model import LATENCY_METRICS
-from keyramp.compare._model import METRICS as COMPARE_METRICS
-from keyramp.compare._present import (
+from keyramp.compare import (
+    LATENCY_METRICS,
+    Comparison,
+    build_comparison,
     headline,
     keyspace_table,
     threshold_rows,
@@ -27,6 +26,8 @@ from keyramp.compare._present import (
     verdict_rule,
     warning_groups,
 )
+from keyramp.compare import METRICS as COMPARE_METRICS
+from keyramp.core import UsageError
 
 __all__ = ["METRICS", "add_routes", "compare_model"]
 

@@ -8,9 +8,9 @@ from typing import Any
 
 from flask import Flask, Response, current_app, jsonify, render_template, request
 
-from keyramp._errors import UsageError
-from keyramp.forecast._verdict import VERDICT_RANK
-from keyramp.results._index import FILTERS, Catalog, RunQuery
+from keyramp.core import UsageError
+from keyramp.forecast import VERDICT_RANK
+from keyramp.results import FILTERS, Catalog, RunQuery
 
 __all__ = ["PAGE_SIZE", "add_routes", "forecast_summary", "query_runs"]
 

@@ -9,7 +9,12 @@ Nothing here measures: the recorder (``keyramp.run``) does.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from keyramp.workload._ops import COUNTER_FIELD, SHARED_OPS, UserOps, cell_table, op_table
 from keyramp.workload._workload import CellWorkload, query_spec
 
-__all__ = ["COUNTER_FIELD", "SHARED_OPS", "CellWorkload", "UserOps", "cell_table", "op_table", "query_spec"]
+if not TYPE_CHECKING:
+    from keyramp.core import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(globals())

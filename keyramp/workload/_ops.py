@@ -17,10 +17,8 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from keyramp._errors import UsageError
-from keyramp._types import Key
-from keyramp.backends import Backend, spec_for
-from keyramp.backends._spec import Operation, StoreSpec
+from keyramp.backends import Backend, Operation, StoreSpec, spec_for
+from keyramp.core import Key, UsageError
 from keyramp.keys import make_distribution
 from keyramp.workload._workload import CellWorkload, query_spec
 
@@ -97,7 +95,7 @@ def increment(u: UserOps) -> Key | None:
     return key
 
 
-#: Operation name -> function, for every store (``keyramp._types.OP_NAMES``).
+#: Operation name -> function, for every store (``keyramp.core._types.OP_NAMES``).
 SHARED_OPS: Final[Mapping[str, Operation]] = MappingProxyType({
     fn.__name__: fn
     for fn in (insert, read, update, delete, scan, query, batch_write, batch_read, transaction, increment)

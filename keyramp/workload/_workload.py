@@ -12,12 +12,9 @@ import random
 from pathlib import Path
 from typing import Any
 
-from keyramp._types import Key
-from keyramp.backends import spec_for
-from keyramp.backends._base import Backend, QuerySpec, Target
-from keyramp.backends._spec import Operation
-from keyramp.keys import make_strategy, parse_shape
-from keyramp.keys._values import RecordFactory, entity_group_key
+from keyramp.backends import Backend, Operation, QuerySpec, Target, spec_for
+from keyramp.core import Key
+from keyramp.keys import RecordFactory, entity_group_key, make_strategy, parse_shape
 from keyramp.profile import QuerySettings, Settings
 from keyramp.pyworkload import load_user, operation
 

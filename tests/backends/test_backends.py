@@ -9,10 +9,10 @@ import grpc
 import pytest
 from google.api_core import exceptions as gexc
 
-from keyramp._errors import UnsupportedOperation
 from keyramp.backends import Backend, QuerySpec, spec_for
 from keyramp.backends._errors import classify
 from keyramp.backends.bigtable._client import BigtableBackend, row_key
+from keyramp.core._errors import UnsupportedOperation
 
 pytestmark = pytest.mark.emulator
 

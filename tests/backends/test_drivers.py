@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from _runs import assert_rate_held, emulator_env, keyramp, load, only_run_dir, write_profile
 
-from keyramp._errors import UsageError
 from keyramp.backends import BACKENDS, spec_for
 from keyramp.backends._rpc import GrpcBackend
+from keyramp.core._errors import UsageError
 from keyramp.targets._emulators import RunningEmulator
 
 STORES = ["datastore", "firestore", "firestore-datastore", "bigtable"]

@@ -20,8 +20,8 @@ import pytest
 from _memory import MemoryStore, memory_spec
 from _runs import assert_rate_held, load, write_profile
 
-from keyramp._errors import UsageError
 from keyramp.backends import registered
+from keyramp.core._errors import UsageError
 from keyramp.keyspace import analyze_cell, load_keys
 from keyramp.profile._lint import lint_profile
 from keyramp.profile._profile import parse_profile

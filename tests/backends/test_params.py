@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from keyramp._errors import UsageError
 from keyramp.backends import default_boxes, load_params_file, store_params
 from keyramp.backends._params import ParamRange
+from keyramp.core._errors import UsageError
 
 
 def test_every_default_range_names_a_source_and_says_if_it_is_published() -> None:

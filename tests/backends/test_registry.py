@@ -10,9 +10,9 @@ import pytest
 from _memory import MemoryStore, memory_spec
 
 import keyramp
-from keyramp._errors import UsageError
 from keyramp.backends import BACKENDS, EMULATOR_FOR, STORES, registered, spec_for, store_names
 from keyramp.backends._registry import StoreRegistry
+from keyramp.core._errors import UsageError
 from keyramp.keys import STRATEGIES
 from keyramp.targets._emulators import EMULATORS, endpoints_from_env
 

@@ -1,4 +1,4 @@
-"""``StoreSpec`` and its parts: key rules, workload limits, cloud plan text, drivers, validation."""
+"""``StoreSpec`` and its parts: key rules, workload limits, cloud budget text, drivers, validation."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import re
 import pytest
 from _memory import MemoryStore, memory_spec
 
-from keyramp._errors import UsageError
 from keyramp.backends import FEATURES, BatchLimits, CloudSpec, KeyRules, spec_for
+from keyramp.core._errors import UsageError
 
 _RULES = KeyRules(max_key_bytes=8, int_ids=(1, 99), int_ids_text="between 1 and 99", forbidden_chars=("/", "#"),
                   forbidden_names=frozenset({"."}), reserved=re.compile(r"__.*__"))

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from _synthetic import make_run
 
-from keyramp._errors import UsageError
 from keyramp.cli._compare import register
 from keyramp.compare import CompareOptions, build_comparison, run_compare
 from keyramp.compare._verdict import ratio_verdict as _verdict
+from keyramp.core._errors import UsageError
 from keyramp.profile._thresholds import parse_expression
 from keyramp.results._catalog import load_run
 from keyramp.results._generator import busy_users
@@ -157,7 +157,7 @@ def test_json_flag_prints_one_document_on_stdout(results: Path, base: str, tmp_p
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """`compare A B --json` like `run --json`: stdout is the JSON document, the table is on stderr;
     the old `--json FILE` form is a clear usage error, not a run named FILE."""
-    from keyramp._errors import UsageError
+    from keyramp.core._errors import UsageError
 
     slow = make_run(results, seed=305, cells=ONE_CELL, latency_ms=4.0).name
     assert _cli(["compare", base, slow, "--results", str(results), "--json"]) == 1

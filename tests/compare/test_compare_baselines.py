@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from _synthetic import make_run
 
-from keyramp._errors import UsageError
 from keyramp.cli import _baseline
 from keyramp.cli._compare import register
+from keyramp.core._errors import UsageError
 from keyramp.results._baselines import load_baselines, remove_baseline, resolve_baseline, set_baseline
 
 ONE_CELL = (("bigtable", "field_promotion"),)

@@ -182,8 +182,8 @@ def test_the_gate_exits_3_on_what_it_could_not_judge_never_0(results: Path) -> N
 
 
 def test_comparing_a_run_with_itself_is_refused_in_a_whole_sentence(results: Path, base: Run) -> None:
-    from keyramp._errors import UsageError
     from keyramp.compare import run_compare
+    from keyramp.core._errors import UsageError
 
     with pytest.raises(UsageError) as exc:
         run_compare([base.run_id, base.run_id], results=results)

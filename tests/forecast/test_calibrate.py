@@ -24,7 +24,7 @@ def test_suite_writes_two_cloud_profiles_and_prints_their_plan(tmp_path: Path,
     assert j.strategy == "random" and j.schedule.rate(0) == 2000 and j.duration_s == 600
     assert append.data["workload"]["record_count"] == 0 and append.data["schedule"]["warmup_s"] == 0.0  # a new range
     assert append.data["cloud"]["max_ops_per_s"] >= 2000 and append.data["cloud"]["cleanup"] is True
-    assert "cloud plan: calibrate-firestore-append → project acme-load-test" in text
+    assert "cloud budget: calibrate-firestore-append → project acme-load-test" in text
     assert "675,000 operations" in text and "Nothing has run" in text and "--allow-cloud acme-load-test" in text
 
 
@@ -35,7 +35,7 @@ def test_running_the_suite_still_needs_the_explicit_opt_in(tmp_path: Path, capsy
     # No --allow-cloud: refused before any run directory or network call (the plan is printed first).
     result = keyramp("run", str(out), "--plan", cwd=tmp_path)
     assert result.returncode == 2 and "runs only with --allow-cloud acme-load-test" in result.stderr
-    assert "cloud plan: calibrate-datastore-append" in result.stdout
+    assert "cloud budget: calibrate-datastore-append" in result.stdout
     assert not (tmp_path / "results").exists()
 
 

@@ -37,7 +37,7 @@ def _as_the_strategies_wrote(run: Path, profile: Any) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from keyramp._types import key_sort_text
+    from keyramp.core._types import key_sort_text
     from keyramp.workload import CellWorkload
 
     for path in sorted((run / "keys").glob("*.parquet")):

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.forecast._cost import CellCost, cell_cost, min_nodes, record_bytes
 from keyramp.forecast._mix import OpMix, op_mix
 from keyramp.forecast._prices import LABEL, Prices, load_prices

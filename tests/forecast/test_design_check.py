@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from keyramp._types import key_sort_text
+from keyramp.core._types import key_sort_text
 from keyramp.forecast._forecast import forecast_cell
 from keyramp.keyspace._load import CellKeys
 from keyramp.profile import Profile

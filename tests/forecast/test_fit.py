@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from _synthetic import make_run
 
-from keyramp._errors import UsageError
 from keyramp.backends import default_boxes, load_params_file
+from keyramp.core._errors import UsageError
 from keyramp.forecast._fit import Trace, fit, model_throttled, traces_from_runs, write_params_file
 from keyramp.profile import Profile
 from keyramp.profile._profile import parse_profile

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from keyramp._types import key_sort_text
+from keyramp.core._types import key_sort_text
 from keyramp.forecast import forecast_cell
 from keyramp.forecast._band import HOTSPOT_MIN, OK_MAX
 from keyramp.forecast._reforecast import format_table

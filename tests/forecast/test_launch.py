@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.forecast import Launch
 from keyramp.profile._files import load_profile
 from keyramp.profile._profile import parse_profile

@@ -26,7 +26,7 @@ from keyramp.forecast._plan_ramp import STEP_GRID
 from keyramp.forecast._planner import HOLD_S, Planner, shard_template
 from keyramp.profile._profile import parse_profile
 from keyramp.profile._thresholds import parse_expression, parse_table
-from keyramp.results._plan_doc import FASTER_LABEL, GOOGLE_RAMP, CellPlan, RampShape, RateBand
+from keyramp.results._plan_doc import FASTER_LABEL, GOOGLE_RAMP, CellLaunchPlan, RampShape, RateBand
 from keyramp.results._thresholds import evaluate
 
 PROPS = settings(max_examples=3, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
@@ -41,7 +41,7 @@ def design(backend: str, strategy: str, ops: dict[str, float] | None = None, **w
                       counts={op: 3000 * share for op, share in ops.items()})
 
 
-def plan(d: CellDesign, target: float, **kw: Any) -> CellPlan:
+def plan(d: CellDesign, target: float, **kw: Any) -> CellLaunchPlan:
     return plan_cell(Planner(d, target=target, **kw), cell_id="c00", prices=load_prices())
 
 
@@ -56,13 +56,13 @@ def under(fc: dict[str, Any], limit: float = 0.01) -> bool:
 
 
 @pytest.fixture(scope="module")
-def uniform() -> tuple[CellDesign, CellPlan]:
+def uniform() -> tuple[CellDesign, CellLaunchPlan]:
     d = design("firestore", "random")
     return d, plan(d, 20_000)
 
 
 def test_uniform_keys_on_firestore_ramp_by_googles_rule_and_the_faster_ramp_is_shown_apart(
-    uniform: tuple[CellDesign, CellPlan],
+    uniform: tuple[CellDesign, CellLaunchPlan],
 ) -> None:
     d, p = uniform
     assert p.reachable and p.fix is None and p.sustainable_ops_per_s is None  # a splitting store: no ceiling
@@ -80,7 +80,7 @@ def test_uniform_keys_on_firestore_ramp_by_googles_rule_and_the_faster_ramp_is_s
 
 
 def test_the_ramps_time_to_target_is_where_its_forecast_reaches_the_target(
-    uniform: tuple[CellDesign, CellPlan],
+    uniform: tuple[CellDesign, CellLaunchPlan],
 ) -> None:
     d, p = uniform
     assert p.ramp is not None
@@ -90,7 +90,7 @@ def test_the_ramps_time_to_target_is_where_its_forecast_reaches_the_target(
     assert p.ramp.time_to_target_s <= first <= p.ramp.time_to_target_s + 2 * step
 
 
-def test_the_plan_is_plain_json_that_round_trips(uniform: tuple[CellDesign, CellPlan]) -> None:
+def test_the_plan_is_plain_json_that_round_trips(uniform: tuple[CellDesign, CellLaunchPlan]) -> None:
     _, p = uniform
     doc = json.loads(json.dumps(p.to_json()))
     assert doc["modelled"] is True and doc["reachable"] is True and doc["fix"] is None
@@ -98,7 +98,7 @@ def test_the_plan_is_plain_json_that_round_trips(uniform: tuple[CellDesign, Cell
     assert set(doc["cost"]) >= {"launch_usd_per_hour", "ramp_usd", "breakdown", "prices"}
     assert set(doc["cost"]["prices"]) >= {"source", "as_of", "location"}
     assert all(p["source"] for p in doc["params"].values())  # every parameter says where it comes from
-    assert CellPlan.from_json(doc).to_json() == doc
+    assert CellLaunchPlan.from_json(doc).to_json() == doc
 
 
 @pytest.fixture(scope="module")
@@ -216,8 +216,9 @@ def test_plan_thresholds_parse_and_gate_on_the_plan() -> None:
     sust = parse_expression("plan.sustainable_ops_per_s.mid=5000")
     assert (sust.op, sust.bound) == (">=", "mid")
     def cell(reachable: bool, band: RateBand | None) -> dict:
-        return {"plan": CellPlan(cell="c00", backend="firestore", strategy="sequential", target_ops_per_s=5000.0,
-                                 throttle=0.01, reachable=reachable, why="", sustainable_ops_per_s=band).to_json()}
+        return {"plan": CellLaunchPlan(cell="c00", backend="firestore", strategy="sequential", target_ops_per_s=5000.0,
+                                       throttle=0.01, reachable=reachable, why="",
+                                       sustainable_ops_per_s=band).to_json()}
 
     results = {r.name: r for r in evaluate([reach, sust], cell(False, RateBand(low=400, mid=900, high=1900)))}
     assert not results["plan.reachable"].passed and not results["plan.sustainable_ops_per_s.mid"].passed

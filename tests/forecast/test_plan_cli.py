@@ -18,10 +18,10 @@ import pytest
 from keyramp.cli._main import main
 from keyramp.forecast._cost import CellCost
 from keyramp.profile._profile import parse_profile
-from keyramp.results import PlanCost, RunPlan
+from keyramp.results import LaunchPlan, PlanCost
 from keyramp.results._cost_doc import LABEL
 from keyramp.results._doc import DocError, JsonDoc
-from keyramp.results._plan_doc import read_run_plan
+from keyramp.results._plan_doc import read_launch_plan
 from keyramp.results._schema import COMMAND, PLAN_DOC, render_plan
 
 CELLS = ("c00-firestore-sequential", "c01-firestore-random", "c02-bigtable-sequential", "c03-bigtable-random")
@@ -85,7 +85,7 @@ def test_plan_json_reads_into_the_results_model_and_writes_back_the_same(at_targ
     doc = {k: v for k, v in at_target.items() if k != "path"}
     saved = tmp_path / "plan.json"
     saved.write_text(json.dumps(doc, indent=2))
-    plan = read_run_plan(saved)
+    plan = read_launch_plan(saved)
     assert plan.to_json() == doc and json.dumps(plan.to_json(), indent=2) == saved.read_text()
     assert plan.run_id == Path(at_target["path"]).name and [p.cell_id for p in plan.planned] == list(CELLS)
     for cell_id, p in plan.cells.items():  # the cost, typed, and through the forecast's objects and back
@@ -111,10 +111,10 @@ def _undeclared(value: Any, where: str = "") -> list[str]:
 
 def test_the_plan_schema_is_generated_and_declares_every_key_the_planner_writes(at_target: dict) -> None:
     assert PLAN_DOC.read_text(encoding="utf-8") == render_plan(), f"{PLAN_DOC.name} is out of date: run `{COMMAND}`"
-    plan = RunPlan.from_json({k: v for k, v in at_target.items() if k != "path"})
+    plan = LaunchPlan.from_json({k: v for k, v in at_target.items() if k != "path"})
     assert _undeclared(plan) == []
     schema = json.loads(render_plan())
-    assert {"CellPlan", "PlanCost", "WindowCost", "BilledLine", "PricesUsed", "ListPrice"} <= set(schema["$defs"])
+    assert {"CellLaunchPlan", "PlanCost", "WindowCost", "BilledLine", "PricesUsed", "ListPrice"} <= set(schema["$defs"])
 
 
 def test_an_older_plan_json_reads_and_an_incomplete_one_names_the_file_and_field(at_target: dict,
@@ -122,18 +122,18 @@ def test_an_older_plan_json_reads_and_an_incomplete_one_names_the_file_and_field
     doc = {k: v for k, v in at_target.items() if k not in ("path", "cost_label")}  # before costs were labelled
     older = tmp_path / "older.json"
     older.write_text(json.dumps(doc))
-    assert read_run_plan(older).cost_label == LABEL
+    assert read_launch_plan(older).cost_label == LABEL
     cell = "c01-firestore-random"
     cost = {k: v for k, v in doc["cells"][cell]["cost"].items() if k != "prices"}
     broken = tmp_path / "plan.json"
     broken.write_text(json.dumps({**doc, "cells": {cell: {**doc["cells"][cell], "cost": cost}}}))
     with pytest.raises(DocError, match=f"^{re.escape(f'{broken}: cells.{cell}.cost: missing prices')}$"):
-        read_run_plan(broken)
+        read_launch_plan(broken)
     broken.write_text("{")
     with pytest.raises(DocError, match=re.escape(str(broken))):
-        read_run_plan(broken)
+        read_launch_plan(broken)
     with pytest.raises(DocError, match=re.escape(f"cells.{CELLS[0]}.reachable: expected a boolean, got a string")):
-        RunPlan.from_json({**doc, "cells": {CELLS[0]: {**doc["cells"][CELLS[0]], "reachable": "yes"}}})
+        LaunchPlan.from_json({**doc, "cells": {CELLS[0]: {**doc["cells"][CELLS[0]], "reachable": "yes"}}})
 
 
 def test_the_text_is_one_block_per_cell_marked_modelled(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -253,11 +253,11 @@ def test_rehearsals_of_fixes_lint_clean_on_each_store(at_target: dict, tmp_path:
     from keyramp.forecast._plan_profile import ANSWERED_RULES, write_rehearsal
     from keyramp.profile import read_settings
     from keyramp.profile._lint import lint_profile
-    from keyramp.results._plan_doc import CellPlan
+    from keyramp.results._plan_doc import CellLaunchPlan
 
     manifest = json.loads((Path(at_target["path"]) / "manifest.json").read_text())
     for cell_id in CELLS:
-        plan = CellPlan.from_json(at_target["cells"][cell_id])
+        plan = CellLaunchPlan.from_json(at_target["cells"][cell_id])
         profile = write_rehearsal(tmp_path / f"{cell_id}.toml", plan, read_settings(manifest["profile"]),
                                   instance="load-1")
         found = lint_profile(profile)
@@ -284,12 +284,12 @@ def test_a_ramp_faster_than_the_rule_on_the_stores_own_ranges_is_never_acknowled
     from keyramp.forecast._plan_profile import write_rehearsal
     from keyramp.profile import read_settings
     from keyramp.profile._lint import lint_profile
-    from keyramp.results._plan_doc import CellPlan
+    from keyramp.results._plan_doc import CellLaunchPlan
 
     doc = json.loads(json.dumps(at_target["cells"]["c01-firestore-random"]))
     faster = doc["ramp"]["modelled_faster"]
     doc["ramp"].update(step_s=faster["step_s"], time_to_target_s=faster["time_to_target_s"], modelled_faster=None)
-    plan = CellPlan.from_json(doc)
+    plan = CellLaunchPlan.from_json(doc)
     assert plan.ramp is not None and plan.ramp.basis == "published_rule" and plan.ramp.step_s < 300
     manifest = json.loads((Path(at_target["path"]) / "manifest.json").read_text())
     profile = write_rehearsal(tmp_path / "faster.toml", plan, read_settings(manifest["profile"]))
@@ -307,7 +307,7 @@ def test_the_rehearsal_on_the_store_like_target_is_the_cloud_ones_ramp_and_desig
     from keyramp.forecast._plan_verify import verify_variants
     from keyramp.profile import read_settings
     from keyramp.profile._files import load_profile
-    from keyramp.results._plan_doc import CellPlan
+    from keyramp.results._plan_doc import CellLaunchPlan
 
     cloud, store, cell_id = tmp_path / "cloud.toml", tmp_path / "store.toml", "c01-firestore-random"
     said = {}
@@ -326,7 +326,7 @@ def test_the_rehearsal_on_the_store_like_target_is_the_cloud_ones_ramp_and_desig
         assert cell.schedule.rate(at) == pytest.approx(cloud_cell.schedule.rate(at) / 25)
     assert replay.launch is not None and rehearsal.launch is not None
     assert replay.launch.peak == rehearsal.launch.peak == 5000
-    plan = CellPlan.from_json(json.loads(said[store].out)["cells"][cell_id])
+    plan = CellLaunchPlan.from_json(json.loads(said[store].out)["cells"][cell_id])
     manifest = json.loads((run_dir / "manifest.json").read_text())
     planned = next(v for v in verify_variants(plan, read_settings(manifest["profile"]), scale=25.0, time_scale=40.0)
                    if v.name == "planned ramp")

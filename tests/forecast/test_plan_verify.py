@@ -10,7 +10,7 @@ from _plans import cell_plan
 
 from keyramp.forecast._plan_verify import verify_scale, verify_variants
 from keyramp.profile._profile import parse_profile
-from keyramp.results._plan_doc import GOOGLE_RAMP, CellPlan
+from keyramp.results._plan_doc import GOOGLE_RAMP, CellLaunchPlan
 
 PROFILE = parse_profile({"name": "p", "backend": "firestore", "duration": "10s", "seed": 4,
                          "workload": {"ops": {"insert": 1.0}, "record_count": 500},
@@ -18,7 +18,7 @@ PROFILE = parse_profile({"name": "p", "backend": "firestore", "duration": "10s",
 
 
 def test_an_unreachable_design_is_replayed_under_500_50_5_and_with_its_fix_at_one_kth() -> None:
-    plan = CellPlan.from_json(json.loads(cell_plan("firestore", "sequential")))
+    plan = CellLaunchPlan.from_json(json.loads(cell_plan("firestore", "sequential")))
     assert not plan.reachable and plan.fix is not None and plan.fix.ramp is not None
     k, t = verify_scale(plan, scale=None, time_scale=None)
     assert (k, t) == (25.0, 40.0)  # 5,000 ops/s at 200 a second on this machine; K x T = 1,000
@@ -38,7 +38,7 @@ def test_an_unreachable_design_is_replayed_under_500_50_5_and_with_its_fix_at_on
 
 
 def test_a_reachable_design_replays_its_planned_ramp_and_500_50_5() -> None:
-    plan = CellPlan.from_json(json.loads(cell_plan("firestore", "random")))
+    plan = CellLaunchPlan.from_json(json.loads(cell_plan("firestore", "random")))
     assert plan.reachable and plan.ramp is not None
     variants = verify_variants(plan, PROFILE, scale=10, time_scale=10)
     assert [v.name for v in variants] == ["planned ramp", "500/50/5"]

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from _runs import keyramp
 
-from keyramp._errors import UsageError
 from keyramp.backends import STORES, PriceSheet, registered, spec_for
+from keyramp.core._errors import UsageError
 from keyramp.forecast._prices import BILLING, BUILTIN, LABEL, UNDATED, Prices, builtin_table, load_prices
 
 

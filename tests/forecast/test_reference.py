@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from keyramp._types import key_sort_text
 from keyramp.backends import spec_for
+from keyramp.core._types import key_sort_text
 from keyramp.forecast._reference import launch_stream, recorded_stream
 from keyramp.forecast._reference_ops import value_bytes
 from keyramp.profile import read_settings

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.keys import DISTRIBUTIONS, Distribution, hottest_share, make_distribution
 from keyramp.keys._distributions import SCRAMBLED_ITEM_COUNT, ZIPFIAN_CONSTANT, fnv_hash64, zeta
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keyramp._errors import UnsupportedOperation, UsageError
-from keyramp._types import key_sort_text
 from keyramp.backends import store_names
+from keyramp.core._errors import UnsupportedOperation, UsageError
+from keyramp.core._types import key_sort_text
 from keyramp.keys import STRATEGIES, KeyStrategy, key_problem, make_strategy
 from keyramp.keys._strategies import LONG_MAX
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.keys import RecordFactory, make_strategy, parse_shape, shape_problem
 
 CHAT: dict[str, Any] = {

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from keyramp._errors import UsageError
 from keyramp.backends import store_names
+from keyramp.core._errors import UsageError
 from keyramp.keys import TemplateError, TemplateStrategy, key_problem, make_strategy
 from keyramp.keys._distributions import zeta
 from keyramp.keys._strategies import LONG_MAX

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.keys import RecordFactory, entity_group_key
 
 

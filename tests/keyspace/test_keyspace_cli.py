@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from keyramp._errors import UsageError
-from keyramp._types import key_sort_text
 from keyramp.cli._keyspace import register
+from keyramp.core._errors import UsageError
+from keyramp.core._types import key_sort_text
 from keyramp.keyspace import run_keyspace
 
 N = 6000

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keyramp._errors import UsageError
-from keyramp._types import key_sort_text
+from keyramp.core._errors import UsageError
+from keyramp.core._types import key_sort_text
 from keyramp.keyspace import key_positions, load_keys
 from keyramp.keyspace._load import MAX_REFERENCE, arrow_bytes
 from keyramp.results._rundir import RunDirectory

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from keyramp._types import key_sort_text
+from keyramp.core._types import key_sort_text
 from keyramp.keyspace import hotspot_metrics, key_positions, summarize_cell
 
 N = 20_000

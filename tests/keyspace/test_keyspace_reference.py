@@ -36,7 +36,7 @@ def _samples(profile: Profile) -> CellKeys:
         else:
             keys.append(wl.key_of(int(rng.integers(0, inserted))))
             ops.append(b"read")
-    from keyramp._types import key_sort_text
+    from keyramp.core._types import key_sort_text
 
     return CellKeys(cell="c", t=t, op=np.array(ops), key=np.array([key_sort_text(k).encode() for k in keys]))
 

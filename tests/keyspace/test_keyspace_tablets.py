@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.keyspace import TabletParams, params_for, simulate, synthetic_stream
 
 #: Stated for these tests only (not the forecast's defaults).

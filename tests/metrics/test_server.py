@@ -9,7 +9,7 @@ import gevent
 import pytest
 from gevent import socket
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.metrics import MetricsServer, MetricsState, parse_address
 
 

@@ -8,7 +8,7 @@ import random
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from keyramp._types import ALL_OPS
+from keyramp.core._types import ALL_OPS
 from keyramp.metrics import BUCKETS_S, MetricsState, render
 from keyramp.results._observer import TeeSink
 from keyramp.results._summary import CellSummary

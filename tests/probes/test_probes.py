@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from keyramp._errors import UsageError
 from keyramp.backends import BACKENDS, Target
+from keyramp.core._errors import UsageError
 from keyramp.probes import PROBES, probe_params, run_probe
 from keyramp.results._probe_doc import ProbeResult
 from keyramp.targets._emulators import EmulatorManager, RunningEmulator

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.profile import parse_profile
 
 DOC = {"room": {"type": "string", "values": 10}, "sent_at": "timestamp",

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from keyramp._errors import UsageError
 from keyramp.cli._lint import register
+from keyramp.core._errors import UsageError
 from keyramp.profile import Profile, parse_profile
 from keyramp.profile._lint import Finding, lint_profile
 
@@ -447,7 +447,7 @@ def test_the_orders_example_in_the_workload_docs_ramps_within_its_cell() -> None
     import re
     import tomllib
 
-    from keyramp._durations import parse_duration
+    from keyramp.core._durations import parse_duration
     from keyramp.profile._lint_schedule import schedule_shape
     from keyramp.profile._schedules import make_schedule
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.profile._files import collect_profiles, load_profile
 from keyramp.profile._model import Settings
 from keyramp.profile._profile import parse_profile

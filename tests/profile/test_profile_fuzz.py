@@ -13,7 +13,7 @@ from _runs import keyramp_each, toml_value
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.profile._profile import parse_profile
 
 _NAMES = ["name", "description", "rules", "backend", "target", "project", "duration", "seed", "workload", "keys",

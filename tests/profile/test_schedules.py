@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.profile._schedules import make_schedule
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from keyramp._errors import UsageError
 from keyramp.backends import STORES, spec_for
+from keyramp.core._errors import UsageError
 from keyramp.profile import Profile, Settings, parse_profile
 from keyramp.profile._checks import MISSING
 from keyramp.profile._docs import COMMAND, DOC, _sections, render, replace_reference

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from _synthetic import make_run
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.profile._thresholds import parse_expression, parse_table
 from keyramp.results._thresholds import all_passed, evaluate
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from keyramp._types import INDEX_FIELD_SEP, key_sort_text
 from keyramp.backends import BACKENDS, Target, spec_for
 from keyramp.backends._capture import Capture, CapturedAccess
+from keyramp.core._types import INDEX_FIELD_SEP, key_sort_text
 
 pytestmark = pytest.mark.emulator
 

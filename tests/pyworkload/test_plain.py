@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.profile._files import load_profile, write_profile
 from keyramp.run._plain import plain_cell
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from keyramp._types import key_sort_text
 from keyramp.backends import spec_for
+from keyramp.core._types import key_sort_text
 from keyramp.keys import STRATEGIES, make_strategy
 from keyramp.keys._values import entity_group_key
 from keyramp.pyworkload._keys import as_key
@@ -102,7 +102,7 @@ import json, sys, time, traceback, uuid
 import locust  # monkey-patches first, as keyramp run does
 from locust.env import Environment
 from locust.event import Events
-from keyramp._types import key_sort_text
+from keyramp.core._types import key_sort_text
 from keyramp.backends import spec_for
 from keyramp.profile import parse_profile
 from keyramp.run._gevent import ensure_gevent_grpc

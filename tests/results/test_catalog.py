@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from _synthetic import make_run
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.results._catalog import (
     cell_identity,
     hlog_path,

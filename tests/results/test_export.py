@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from _synthetic import make_run
 
-from keyramp._errors import UsageError
 from keyramp.cli import _export
+from keyramp.core._errors import UsageError
 from keyramp.results._read import data_files, is_csv_run, read_keys, read_timeseries
 
 _BY_TS = [(c, "ascending") for c in ("cell", "op", "second")]

@@ -128,7 +128,7 @@ def test_list_cli_json_table_and_filters(results: Path, capsys: pytest.CaptureFi
     assert _list(["--results", str(results), "--limit", "1", "--asc"]) == 0
     out = capsys.readouterr().out
     assert good.name in out and bad.name not in out and "(1 of 2)" in out
-    from keyramp._errors import UsageError
+    from keyramp.core._errors import UsageError
 
     with pytest.raises(UsageError, match="--since"):
         _list(["--results", str(results), "--since", "yesterday"])

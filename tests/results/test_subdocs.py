@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from keyramp.keyspace import keyspace_headline, summarize_cell
-from keyramp.results import CellPlan, KeyspaceFigures, PlanCheck, Ramp, RampShape, RateBand
+from keyramp.results import CellLaunchPlan, KeyspaceFigures, PlanCheck, Ramp, RampShape, RateBand
 from keyramp.results._doc import DocError
 from keyramp.results._plan_doc import GOOGLE_RAMP
 from keyramp.results._summary import CellSummary, RunSummary
@@ -24,7 +24,7 @@ KEYSPACE = json.loads((DATA / "keyspace-issue27.json").read_text())
 PLANS = json.loads((DATA / "plans-issue27.json").read_text())
 
 
-def _same_bytes(doc: dict[str, Any], model: type[KeyspaceFigures] | type[CellPlan]) -> None:
+def _same_bytes(doc: dict[str, Any], model: type[KeyspaceFigures] | type[CellLaunchPlan]) -> None:
     untouched = copy.deepcopy(doc)
     assert json.dumps(model.from_json(doc).to_json()) == json.dumps(doc)
     assert doc == untouched
@@ -66,13 +66,13 @@ def test_an_older_keyspace_shape_reads_and_keeps_what_it_had() -> None:
 
 @pytest.mark.parametrize("name", sorted(PLANS))
 def test_plans_written_before_the_move_read_back_byte_for_byte(name: str) -> None:
-    _same_bytes(PLANS[name], CellPlan)
+    _same_bytes(PLANS[name], CellLaunchPlan)
 
 
 def test_a_ramp_rebuilt_from_its_shape_is_the_one_written() -> None:
     """The derived figures (times to target, 500/50/5's, their ratio) come from the shape and the target."""
     doc = PLANS["reachable"]["ramp"]
-    plan = CellPlan.from_json(PLANS["reachable"])
+    plan = CellLaunchPlan.from_json(PLANS["reachable"])
     ramp = plan.ramp
     shape = RampShape.from_json({k: doc[k] for k in ("start_ops", "growth", "step_s")})
     assert ramp is not None and ramp.shape == shape
@@ -85,7 +85,7 @@ def test_a_ramp_rebuilt_from_its_shape_is_the_one_written() -> None:
 
 
 def test_a_fix_plan_reads_by_attribute() -> None:
-    plan = CellPlan.from_json(PLANS["fix"])
+    plan = CellLaunchPlan.from_json(PLANS["fix"])
     fix = plan.fix
     assert plan.cell_id == PLANS["fix"]["cell"] and not plan.reachable and plan.sustainable_ops_per_s is not None
     assert fix is not None and fix.kind == "shards" and fix.passes and fix.one_fewer is not None

@@ -33,7 +33,7 @@ from _runs import (
     write_profile,
 )
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.results._catalog import load_run
 from keyramp.results._read import read_intervals
 from keyramp.run._hdr import latency_summary_ms, new_histogram, percentiles_us

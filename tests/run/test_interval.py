@@ -9,7 +9,7 @@ from typing import Any
 
 import msgpack
 
-from keyramp._types import ALL_OPS, KeySample
+from keyramp.core._types import ALL_OPS, KeySample
 from keyramp.run._hdr import counts, new_histogram, record
 from keyramp.run._interval import ClosedInterval, IntervalCollector
 from keyramp.run._recorder import Recorder

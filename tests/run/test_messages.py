@@ -26,7 +26,7 @@ from keyramp.run._messages import (
     receive,
     send,
 )
-from keyramp.run._plan import WorkerPlan
+from keyramp.run._share import CellShare
 
 RUN = Path(__file__).resolve().parents[2] / "keyramp" / "run"
 
@@ -64,15 +64,15 @@ def _interval() -> ClosedInterval:
                           keys=[(4.25, "insert", "k1", "insert", ("at\x1f0009\x1fk1",), 0)], final=True)
 
 
-def _plan() -> WorkerPlan:
+def _plan() -> CellShare:
     profile = parse_profile({"name": "m", "backend": "datastore", "duration": "3s",
                              "keys": {"strategy": "server_allocated"},
                              "schedule": {"kind": "step", "steps": [10, 20], "step": "1s", "time_scale": 2}})
     cell = profile.cells[0]
-    return WorkerPlan(token="run/c00", cell_id=cell.id, backend=cell.backend, strategy=cell.strategy,
-                      duration_s=cell.duration_s, time_scale=cell.time_scale, resolved=profile.data,
-                      address=Target(backend="datastore", project="p", endpoint="127.0.0.1:1", namespace="n",
-                                     unindexed=frozenset({"b", "a"})),
+    return CellShare(token="run/c00", cell_id=cell.id, backend=cell.backend, strategy=cell.strategy,
+                     duration_s=cell.duration_s, time_scale=cell.time_scale, resolved=profile.data,
+                     address=Target(backend="datastore", project="p", endpoint="127.0.0.1:1", namespace="n",
+                                    unindexed=frozenset({"b", "a"})),
                       target_kind="emulator", worker_index=1, workers=2, key_samples_per_s=50,
                       warmup_interval=0.05, allocated=(("parent", 1), "k2"))
 
@@ -111,7 +111,7 @@ def test_every_message_survives_the_wire(message: Message) -> None:
 
 def test_the_plan_survives_the_wire_with_its_typed_parts() -> None:
     plan = _plan()
-    back = WorkerPlan.from_wire(_wire(plan.to_wire()))
+    back = CellShare.from_wire(_wire(plan.to_wire()))
     assert back == plan
     assert back.allocated == (("parent", 1), "k2")  # an ancestor-path key stays a pair
     assert back.address.unindexed == frozenset({"a", "b"})
@@ -122,7 +122,7 @@ def test_the_plan_survives_the_wire_with_its_typed_parts() -> None:
 
 
 def test_message_kinds_are_distinct_and_named_once() -> None:
-    kinds = [cls.kind for cls in (Hello, Status, WarmupReport, Start, IntervalReport, Abort, WorkerPlan)]
+    kinds = [cls.kind for cls in (Hello, Status, WarmupReport, Start, IntervalReport, Abort, CellShare)]
     assert len(set(kinds)) == len(kinds) and all(k.startswith("keyramp_") for k in kinds)
     sources = [p.read_text() for p in RUN.glob("*.py")]
     for kind in kinds:  # the class that owns it names it; everything else sends and receives classes

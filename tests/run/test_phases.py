@@ -66,7 +66,7 @@ _CLOCK = """
 import json, time
 from gevent.event import Event
 from keyramp.run._driver import final_tick, tick_phase
-from keyramp._types import ALL_OPS
+from keyramp.core._types import ALL_OPS
 from keyramp.run._recorder import Recorder
 
 class Sink:

@@ -6,7 +6,7 @@ import msgpack
 import pytest
 from google.api_core import exceptions as gexc
 
-from keyramp._types import ALL_OPS
+from keyramp.core._types import ALL_OPS
 from keyramp.run._hdr import percentiles_us
 from keyramp.run._interval import ClosedInterval, IntervalCollector
 from keyramp.run._recorder import Recorder

@@ -122,7 +122,7 @@ def test_planned_cells_get_one_plan_line_each_under_the_table(tmp_path: Path) ->
     ids ramp): report.txt has one modelled line per planned cell, the fix or the ramp and the cost."""
     from _plans import add_plans
 
-    from keyramp.results._plan_doc import CellPlan
+    from keyramp.results._plan_doc import CellLaunchPlan
 
     run = make_run(tmp_path, cells=[("datastore", "sequential"), ("datastore", "random"), ("bigtable", "random")])
     add_plans(run, {"c00-datastore-sequential": ("datastore", "sequential"),
@@ -131,7 +131,7 @@ def test_planned_cells_get_one_plan_line_each_under_the_table(tmp_path: Path) ->
     text = render_table(RunSummary.from_json(summary))
     lines = {line.split()[0]: line for line in text.splitlines() if "  plan* " in line}
     assert set(lines) == {"c00-datastore-sequential", "c01-datastore-random"}  # the unplanned cell has none
-    seq = CellPlan.from_json(summary["cells"]["c00-datastore-sequential"]["plan"])
+    seq = CellLaunchPlan.from_json(summary["cells"]["c00-datastore-sequential"]["plan"])
     assert not seq.reachable and seq.fix is not None and seq.fix.kind == "shards"
     assert f"not reachable — fix: shards {seq.fix.value} ({seq.fix.design})" in lines["c00-datastore-sequential"]
     random = lines["c01-datastore-random"]  # Google's rule recommended; the faster ramp labelled beside it

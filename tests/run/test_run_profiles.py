@@ -20,7 +20,7 @@ import json, sys
 from pathlib import Path
 import keyramp
 run_profiles, RunsOutcome = keyramp.run_profiles, keyramp.RunsOutcome  # loads Locust first
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.backends import registered
 from keyramp.metrics import MetricsExporter
 from keyramp.profile import load_profile

@@ -32,17 +32,17 @@ sys.meta_path.insert(0, Spy())
 from keyramp.backends import Target
 from keyramp.profile import parse_profile
 from keyramp.run._driver import ProcessLoad
-from keyramp.run._plan import WorkerPlan
+from keyramp.run._share import CellShare
 from keyramp.run._worker import _WorkerCell
 
 assert "google.cloud.bigtable" not in sys.modules  # the worker has not loaded a store's client yet
 profile = parse_profile({"name": "w", "backend": "bigtable", "duration": "3s",
                          "schedule": {"kind": "constant", "rate": 90}})
 cell = profile.cells[0]
-plan = WorkerPlan(token="run/c00", cell_id=cell.id, backend="bigtable", strategy=cell.strategy,
-                  duration_s=3.0, time_scale=1.0, resolved=profile.data,
-                  address=Target(backend="bigtable", project="p", endpoint="127.0.0.1:1", namespace="n"),
-                  target_kind="emulator", worker_index=2, workers=3, key_samples_per_s=10, warmup_interval=0.5)
+plan = CellShare(token="run/c00", cell_id=cell.id, backend="bigtable", strategy=cell.strategy,
+                 duration_s=3.0, time_scale=1.0, resolved=profile.data,
+                 address=Target(backend="bigtable", project="p", endpoint="127.0.0.1:1", namespace="n"),
+                 target_kind="emulator", worker_index=2, workers=3, key_samples_per_s=10, warmup_interval=0.5)
 sent = []
 
 class Runner:

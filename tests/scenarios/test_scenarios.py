@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 from keyramp.profile._files import collect_profiles
 from keyramp.profile._profile import parse_profile
 from keyramp.scenarios import report_for_runs

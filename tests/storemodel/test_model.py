@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from keyramp._errors import UsageError
 from keyramp.backends import spec_for
+from keyramp.core._errors import UsageError
 from keyramp.storemodel import MIN_BURST, Access, ReferenceOutcome, StoreModel, StoreOp, reference_run
 
 Rate = Callable[[float], float]

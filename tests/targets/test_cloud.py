@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from keyramp._errors import UsageError
 from keyramp.backends import Target
+from keyramp.core._errors import UsageError
 from keyramp.profile._profile import Profile, parse_profile
-from keyramp.targets._cloud import Caps, check_opt_in, plan_run, preflight, print_plans, render_plan
+from keyramp.targets._cloud import Caps, check_opt_in, preflight, print_budgets, render_budget, run_budget
 from keyramp.targets._cloud_target import CloudGuard, CloudTarget, check_credentials
 
 PROJECT = "acme-load-test"
@@ -152,7 +152,7 @@ def test_check_opt_in_accepts_the_deliberate_command_line() -> None:
 
 # -- plan numbers (hand-computed) ---------------------------------------------------------------
 def test_plan_constant_schedule() -> None:
-    plan = plan_run(_profile(duration="60s", schedule={"kind": "constant", "rate": 200}))
+    plan = run_budget(_profile(duration="60s", schedule={"kind": "constant", "rate": 200}))
     (cell,) = plan.cells
     assert cell.peak_ops_per_s == 200
     assert cell.total_ops == pytest.approx(200 * 60)
@@ -162,8 +162,8 @@ def test_plan_constant_schedule() -> None:
 
 
 def test_plan_step_schedule() -> None:
-    plan = plan_run(_profile(duration="30s", schedule={"kind": "step", "steps": [100, 200, 300], "step": "10s",
-                                                       "warmup": "0s"}))
+    plan = run_budget(_profile(duration="30s", schedule={"kind": "step", "steps": [100, 200, 300], "step": "10s",
+                                                         "warmup": "0s"}))
     (cell,) = plan.cells
     assert cell.peak_ops_per_s == 300
     assert cell.total_ops == pytest.approx(10 * 100 + 10 * 200 + 10 * 300)
@@ -173,34 +173,34 @@ def test_plan_step_schedule() -> None:
 def test_plan_500_50_5_schedule_real_time() -> None:
     # 5 min at 500, 5 min at 750, 5 min at 1,125 ops/s.
     profile = _profile(duration="15m", schedule={"kind": "ramp_500_50_5", "warmup": "0s"})
-    plan = plan_run(profile, Caps(max_ops_per_s=2000, max_duration_s=3600))
+    plan = run_budget(profile, Caps(max_ops_per_s=2000, max_duration_s=3600))
     (cell,) = plan.cells
     assert cell.peak_ops_per_s == pytest.approx(1125)
     assert cell.total_ops == pytest.approx(300 * (500 + 750 + 1125))  # 712,500
     assert plan.violations() == []
-    assert plan_run(profile).violations() == [
+    assert run_budget(profile).violations() == [
         "c00-datastore-random peaks at 1,125 ops/s > max_ops_per_s 1,000", "the run lasts 15m > max_duration 10m"]
 
 
 def test_plan_500_50_5_time_scale_undone() -> None:
     # time_scale 100: 15 min of schedule in 9 s of wall time. Rates stay real ops/s, so the
     # peak is unchanged, but each step lasts 3 s: 3 × (500 + 750 + 1,125) operations.
-    plan = plan_run(_profile(duration="9s", schedule={"kind": "ramp_500_50_5", "time_scale": 100, "warmup": "0s"}))
+    plan = run_budget(_profile(duration="9s", schedule={"kind": "ramp_500_50_5", "time_scale": 100, "warmup": "0s"}))
     (cell,) = plan.cells
     assert cell.peak_ops_per_s == pytest.approx(1125)
     assert cell.total_ops == pytest.approx(3 * (500 + 750 + 1125))  # 7,125
-    assert "time_scale ≠ 1 compresses the ramp" in render_plan(plan)
+    assert "time_scale ≠ 1 compresses the ramp" in render_budget(plan)
 
 
 def test_plan_matrix_totals_and_closed_model() -> None:
-    plan = plan_run(_profile(backend=["datastore", "firestore"], keys={"strategy": ["random", "sequential"]},
-                             duration="20s", workload={"ops": {"insert": 1.0}, "record_count": 100}))
+    plan = run_budget(_profile(backend=["datastore", "firestore"], keys={"strategy": ["random", "sequential"]},
+                               duration="20s", workload={"ops": {"insert": 1.0}, "record_count": 100}))
     assert len(plan.cells) == 4
     assert plan.total_ops == pytest.approx(4 * (200 * 20 + 200 * 2))
     assert plan.duration_s == 4 * 22 and plan.preload_records == 400
-    closed = plan_run(_profile(schedule={"kind": "users", "users": 5}, duration="30s"))
+    closed = run_budget(_profile(schedule={"kind": "users", "users": 5}, duration="30s"))
     assert closed.cells[0].peak_ops_per_s is None and closed.total_ops is None
-    text = render_plan(closed)
+    text = render_budget(closed)
     assert "peak unbounded (closed model), capped at 1,000 ops/s" in text
     assert "operations unbounded, capped at 32,000" in text  # 1,000 ops/s × (30 s + 2 s warm-up)
     assert closed.violations() == []  # the guard enforces the rate at run time
@@ -208,10 +208,10 @@ def test_plan_matrix_totals_and_closed_model() -> None:
 
 def test_render_plan_names_what_is_written_and_deleted() -> None:
     profile = _profile(backend=["datastore", "bigtable"], cloud={"instance": "load-test-1", "database": "loadtest"})
-    plan = plan_run(profile, namespaces={"c00-datastore-random": "kr_ab12_00_random",
-                                         "c01-bigtable-random": "kr_ab12_01_random"})
-    text = render_plan(plan)
-    assert text.splitlines()[0] == "cloud plan: cloudy → project acme-load-test"
+    plan = run_budget(profile, namespaces={"c00-datastore-random": "kr_ab12_00_random",
+                                           "c01-bigtable-random": "kr_ab12_01_random"})
+    text = render_budget(plan)
+    assert text.splitlines()[0] == "cloud budget: cloudy → project acme-load-test"
     assert "caps: 1,000 ops/s in any second, 10m for the whole run" in text
     assert "c00-datastore-random: constant 200 ops/s; peak 200 ops/s; 12,000 operations + 400 warm-up; 1m + 2s" in text
     assert "writes under Datastore kind kr_ab12_00_random (database loadtest)" in text
@@ -219,7 +219,7 @@ def test_render_plan_names_what_is_written_and_deleted() -> None:
     assert "total: peak 200 ops/s; 24,800 operations + 0 preloaded records; 2m4s" in text
     assert ("afterwards: each cell's data is deleted and the delete verified (kr_ab12_00_random, kr_ab12_01_random)"
             in text)
-    kept = render_plan(plan_run(_profile(cloud={"cleanup": False})))
+    kept = render_budget(run_budget(_profile(cloud={"cleanup": False})))
     assert "afterwards: nothing is deleted ([cloud] cleanup = false): delete kr_<run>_00_random yourself" in kept
 
 
@@ -236,16 +236,16 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_print_plans_is_offline_and_exits_zero(no_network: None) -> None:
     out = io.StringIO()
-    assert print_plans([_profile()], allow_cloud=PROJECT, out=out, environ=NO_EMULATORS) == 0
-    assert out.getvalue().startswith("cloud plan: cloudy → project acme-load-test\n")
+    assert print_budgets([_profile()], allow_cloud=PROJECT, out=out, environ=NO_EMULATORS) == 0
+    assert out.getvalue().startswith("cloud budget: cloudy → project acme-load-test\n")
     assert "REFUSED" not in out.getvalue()
 
 
 def test_print_plans_prints_then_refuses(no_network: None) -> None:
     out = io.StringIO()
     with pytest.raises(UsageError) as exc:
-        print_plans([_profile(schedule={"kind": "constant", "rate": 5000})], allow_cloud=PROJECT, out=out,
-                    environ=NO_EMULATORS)
+        print_budgets([_profile(schedule={"kind": "constant", "rate": 5000})], allow_cloud=PROJECT, out=out,
+                      environ=NO_EMULATORS)
     assert "REFUSED: c00-datastore-random peaks at 5,000 ops/s > max_ops_per_s 1,000" in out.getvalue()
     assert _one_line(exc).startswith("cloudy: plan exceeds the cloud caps: ")
 
@@ -294,7 +294,7 @@ def _adc_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 _CHECK = ("from keyramp.targets._cloud_target import check_credentials\n"
-          "from keyramp._errors import UsageError\n"
+          "from keyramp.core._errors import UsageError\n"
           "try:\n    print('ok', check_credentials())\n"
           "except UsageError as exc:\n    print('refused', exc)\n")
 
@@ -370,8 +370,8 @@ def test_session_refuses_an_emulator_profile() -> None:
 
 
 def test_plan_peak_of_a_linear_ramp_is_its_end_rate() -> None:
-    plan = plan_run(_profile(duration="10s", schedule={"kind": "linear", "start_ops": 100, "end_ops": 300,
-                                                       "warmup": "0s"}))
+    plan = run_budget(_profile(duration="10s", schedule={"kind": "linear", "start_ops": 100, "end_ops": 300,
+                                                         "warmup": "0s"}))
     assert plan.cells[0].peak_ops_per_s == pytest.approx(300)
     assert plan.cells[0].total_ops == pytest.approx(2_000)  # mean 200 ops/s × 10 s
 
@@ -391,7 +391,7 @@ class _Leftovers:
 
 
 def test_session_cell_hooks_refuse_foreign_data_and_report_failed_cleanup() -> None:
-    from keyramp._errors import RunFailed
+    from keyramp.core._errors import RunFailed
 
     profile = _profile()
     session = CloudTarget(profile, allow_cloud=PROJECT, environ=NO_EMULATORS)
@@ -412,7 +412,7 @@ def test_session_cell_hooks_refuse_foreign_data_and_report_failed_cleanup() -> N
 
 
 def test_plan_of_an_emulator_profile_shows_numbers_only() -> None:
-    text = render_plan(plan_run(_profile(target="emulator", schedule={"kind": "constant", "rate": 5000})))
+    text = render_budget(run_budget(_profile(target="emulator", schedule={"kind": "constant", "rate": 5000})))
     assert text.splitlines()[0] == "plan: cloudy → the emulators (caps and clean-up apply to target = 'cloud' only)"
     assert "peak 5,000 ops/s" in text
     assert "REFUSED" not in text and "afterwards" not in text and "caps:" not in text
@@ -441,12 +441,12 @@ def test_emulator_plan_shows_real_paths_and_the_warm_up_the_run_takes(monkeypatc
         monkeypatch.delenv(name)
     profile = _profile(target="emulator", project=None, backend=["datastore", "bigtable"],
                        keys={"strategy": ["random", "sequential"]}, duration="10s")
-    plan = plan_run(profile)
+    plan = run_budget(profile)
     warm = {c.cell_id: (c.warmup_s, c.settles_on) for c in plan.cells}
     assert warm == {"c00-datastore-random": (10.0, "datastore"), "c01-datastore-sequential": (2.0, None),
                     "c02-bigtable-random": (10.0, "bigtable"), "c03-bigtable-sequential": (2.0, None)}
     assert plan.duration_s == 4 * 10 + 10 + 2 + 10 + 2
-    text = render_plan(plan)
+    text = render_budget(plan)
     assert "instances//" not in text and f"instances/{Target.instance}/tables/kr_<run>_02_random" in text
     assert "10s + ≥ 10s warm-up (the first cell on the bigtable emulator" in text
     assert "c01-datastore-sequential: constant 200 ops/s; peak 200 ops/s; 2,000 operations + 400 warm-up; 10s + 2s" \
@@ -454,4 +454,4 @@ def test_emulator_plan_shows_real_paths_and_the_warm_up_the_run_takes(monkeypatc
     assert text.splitlines()[-1].endswith("; ≥ 1m4s")
     # an emulator the user started and named is reused: no cold JVM, the profile's warm-up (then settling)
     monkeypatch.setenv("BIGTABLE_EMULATOR_HOST", "127.0.0.1:1")
-    assert [c.warmup_s for c in plan_run(profile).cells] == [10.0, 2.0, 2.0, 2.0]
+    assert [c.warmup_s for c in run_budget(profile).cells] == [10.0, 2.0, 2.0, 2.0]

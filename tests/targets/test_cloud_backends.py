@@ -12,8 +12,8 @@ from dataclasses import replace
 
 import pytest
 
-from keyramp._errors import RunFailed
 from keyramp.backends import BACKENDS, Backend, Target
+from keyramp.core._errors import RunFailed
 from keyramp.targets._cloud_target import cleanup_and_verify
 
 pytestmark = pytest.mark.emulator

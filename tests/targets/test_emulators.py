@@ -13,9 +13,9 @@ import psutil
 import pytest
 from conftest import TEST_PROJECT
 
-from keyramp._errors import EmulatorError, UsageError
 from keyramp.backends import Backend
 from keyramp.cli._emulators import register
+from keyramp.core._errors import EmulatorError, UsageError
 from keyramp.targets._emulators import (
     EMULATORS,
     EmulatorManager,

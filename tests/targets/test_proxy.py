@@ -17,8 +17,8 @@ import grpc
 import grpc.aio
 import pytest
 
-from keyramp._errors import EmulatorError
 from keyramp.backends import spec_for
+from keyramp.core._errors import EmulatorError
 from keyramp.storemodel import Decision, StoreOp
 from keyramp.targets._h2 import HOLD_MAX
 from keyramp.targets._proxy import StoreProxy

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from keyramp._errors import UsageError
 from keyramp.cli._ui import register
+from keyramp.core._errors import UsageError
 
 
 def _parse(*argv: str) -> argparse.Namespace:

@@ -77,8 +77,8 @@ def test_page_paints_only_the_comparisons_verdicts(client, runs) -> None:  # typ
     neutral where it says `same`, n/a or nothing (a cell's total); its hint reads compare's defaults."""
     import re
 
-    from keyramp import _format as fmt
     from keyramp.compare import CompareOptions, build_comparison
+    from keyramp.core import _format as fmt
     from keyramp.results._catalog import load_run
 
     root, a, b, _ = runs

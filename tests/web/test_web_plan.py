@@ -11,7 +11,7 @@ import pytest
 from _plans import add_plans
 from _synthetic import make_run
 
-from keyramp.results._plan_doc import CellPlan
+from keyramp.results._plan_doc import CellLaunchPlan
 from keyramp.web import create_app
 from keyramp.web._plan import plan_view, ramp_chart, read_plan
 
@@ -54,7 +54,7 @@ def test_the_run_page_opens_with_the_answer_and_each_planned_cell_has_its_plan(p
     assert answer < html.index('class="card manifest"') < html.index('class="card lint"') < html.index('id="cell-')
     rows = _text(html[answer:html.index("</table>", answer)]).replace(" §", "")  # § links the cell's section
     summary = json.loads((planned / "summary.json").read_text())["cells"]
-    seq = CellPlan.from_json(summary["c00-datastore-sequential"]["plan"])
+    seq = CellLaunchPlan.from_json(summary["c00-datastore-sequential"]["plan"])
     assert seq.fix is not None and seq.fix.value is not None
     assert f"c00-datastore-sequential append ×1 – not reachable; fix: shards {seq.fix.value}" in rows
     assert "c01-datastore-random append ×1 – reachable: 500/50/5, 30 min" in rows  # Google's rule: in evidence
@@ -83,8 +83,8 @@ def test_the_json_twin_carries_the_same_answer_and_plans(planned: Path) -> None:
     summary = json.loads((planned / "summary.json").read_text())["cells"]
     for cell in run["cells"]:
         doc = summary[cell["id"]].get("plan")
-        # the twin's plan reads back as the summary's CellPlan
-        assert (cell["plan"] or {}).get("doc") == (None if doc is None else CellPlan.from_json(doc).to_json())
+        # the twin's plan reads back as the summary's CellLaunchPlan
+        assert (cell["plan"] or {}).get("doc") == (None if doc is None else CellLaunchPlan.from_json(doc).to_json())
 
 
 def test_a_plan_json_left_by_an_older_ui_names_the_command_for_the_cells_it_left_out(tmp_path: Path) -> None:
@@ -92,13 +92,13 @@ def test_a_plan_json_left_by_an_older_ui_names_the_command_for_the_cells_it_left
     from _plans import cell_plan
 
     from keyramp.forecast._plan_run import criteria
-    from keyramp.results._plan_doc import RunPlan
+    from keyramp.results._plan_doc import LaunchPlan
 
     run = make_run(tmp_path, seconds=5, seed=9, cells=(("datastore", "random"), ("datastore", "sequential")))
     add_plans(run, {})  # the [launch] only
-    plan = CellPlan.from_json({**json.loads(cell_plan("datastore", "random")), "cell": "c00-datastore-random"})
-    doc = RunPlan(run=run.name, target_ops_per_s=5000.0, target_from="the [launch] peak", throttle=0.01,
-                  criteria=criteria(0.01), cells={plan.cell_id: plan}).to_json()
+    plan = CellLaunchPlan.from_json({**json.loads(cell_plan("datastore", "random")), "cell": "c00-datastore-random"})
+    doc = LaunchPlan(run=run.name, target_ops_per_s=5000.0, target_from="the [launch] peak", throttle=0.01,
+                     criteria=criteria(0.01), cells={plan.cell_id: plan}).to_json()
     (run / "plan.json").write_text(json.dumps({**doc, "pending": ["c01-datastore-sequential"],
                                                "seconds_per_cell": 7.44}, indent=1))
     app = create_app(tmp_path)

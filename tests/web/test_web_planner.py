@@ -22,7 +22,7 @@ from keyramp.cli._main import main
 from keyramp.forecast._plan_run import criteria
 from keyramp.forecast._prices import Prices
 from keyramp.results._catalog import Run
-from keyramp.results._plan_doc import CellPlan, RunPlan
+from keyramp.results._plan_doc import CellLaunchPlan, LaunchPlan
 from keyramp.web import create_app
 from keyramp.web._planner import BackgroundPlanner
 
@@ -47,15 +47,15 @@ class Gate:
         self.released = threading.Semaphore(0)
         self.fail = fail
 
-    def __call__(self, run: Run, cell: str, prices: Prices) -> RunPlan:
+    def __call__(self, run: Run, cell: str, prices: Prices) -> LaunchPlan:
         self.calls.append(cell)
         assert self.released.acquire(timeout=60), "never released"
         if self.fail is not None:
             raise self.fail
         backend, strategy = cell.split("-", 2)[1:]
-        plan = CellPlan.from_json({**json.loads(cell_plan(backend, strategy)), "cell": cell})
-        return RunPlan(run=run.run_id, target_ops_per_s=plan.target_ops_per_s, target_from="the [launch] peak",
-                       throttle=0.01, criteria=criteria(0.01), cells={plan.cell_id: plan})
+        plan = CellLaunchPlan.from_json({**json.loads(cell_plan(backend, strategy)), "cell": cell})
+        return LaunchPlan(run=run.run_id, target_ops_per_s=plan.target_ops_per_s, target_from="the [launch] peak",
+                          throttle=0.01, criteria=criteria(0.01), cells={plan.cell_id: plan})
 
 
 @pytest.fixture()
@@ -96,7 +96,7 @@ def test_the_first_view_answers_at_once_and_the_plans_arrive_as_they_are_planned
     gate.released.release()
     done = wait_for(lambda: (d := _plans(client, run))["status"] == "planned" and d, "the whole plan")
     assert done["planned"] == list(IDS) and done["source"] in ("plan.json", "planned in the background")
-    saved = RunPlan.from_json(json.loads((run / "plan.json").read_text()))
+    saved = LaunchPlan.from_json(json.loads((run / "plan.json").read_text()))
     assert list(saved.cells) == list(IDS) and saved.target_from == "the [launch] peak"
     page = client.get(f"/runs/{run.name}").data.decode()
     assert "data-plans-src" not in page and 'class="plan planning"' not in page and page.count('class="plan" id=') == 2
@@ -183,7 +183,7 @@ def test_a_run_is_planned_for_real_into_plan_json_and_a_new_server_reads_it(
     capsys.readouterr()
     assert main(["plan", str(run), "--json"]) == 0
     assert text == capsys.readouterr().out  # the bytes `keyramp plan RUN --json` prints
-    assert RunPlan.from_json(doc).to_json() == doc and list(doc["cells"]) == ["c00-datastore-random"]
+    assert LaunchPlan.from_json(doc).to_json() == doc and list(doc["cells"]) == ["c00-datastore-random"]
 
     fresh = create_app(tmp_path)
     fresh.extensions["keyramp_planner"] = BackgroundPlanner(plan_cell=Gate(fail=AssertionError("planned again")))

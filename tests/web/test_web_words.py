@@ -10,7 +10,7 @@ from _plans import add_plans
 from _synthetic import make_run
 
 from keyramp.forecast._plan_text import cell_block
-from keyramp.results._plan_doc import CellPlan
+from keyramp.results._plan_doc import CellLaunchPlan
 from keyramp.web import create_app
 from keyramp.web._forecast import keys_sentence
 
@@ -27,7 +27,7 @@ def test_the_plan_and_the_answer_read_as_sentences(tmp_path: Path) -> None:
     run = make_run(tmp_path, cells=[("datastore", "sequential")])
     add_plans(run, {"c00-datastore-sequential": ("datastore", "sequential")})
     summary = json.loads((run / "summary.json").read_text())
-    plan = CellPlan.from_json(summary["cells"]["c00-datastore-sequential"]["plan"])
+    plan = CellLaunchPlan.from_json(summary["cells"]["c00-datastore-sequential"]["plan"])
     assert plan.fix is not None
     block = cell_block(plan)
     fix = next(line for line in block.splitlines() if line.lstrip().startswith("fix*:"))

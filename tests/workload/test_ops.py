@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from _memory import MemoryStore, memory_spec
 
-from keyramp._errors import UsageError
-from keyramp._types import OP_NAMES
 from keyramp.backends import registered, spec_for
+from keyramp.core._errors import UsageError
+from keyramp.core._types import OP_NAMES
 from keyramp.keys import make_distribution
 from keyramp.profile import Profile
 from keyramp.profile._profile import parse_profile

@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from keyramp._errors import EmulatorError
+from keyramp.core import EmulatorError
 
 __all__ = ["admin_client", "reset"]
 

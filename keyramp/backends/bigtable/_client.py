@@ -31,10 +31,9 @@ from google.cloud.bigtable.data import (
 from google.cloud.bigtable.data import row_filters as rf
 from google.cloud.bigtable.data.read_modify_write_rules import IncrementRule
 
-from keyramp._errors import UnsupportedOperation, UsageError
-from keyramp._types import Key, key_text
 from keyramp.backends._base import Backend, QuerySpec, Record, Target
 from keyramp.backends.bigtable._admin import admin_client
+from keyramp.core import Key, UnsupportedOperation, UsageError, key_text
 
 __all__ = ["FAMILY", "BigtableBackend", "admin_client", "encode_value", "row_key"]
 

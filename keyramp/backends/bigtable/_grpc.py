@@ -16,11 +16,10 @@ from google.cloud.bigtable_v2.services.bigtable.transports.base import BigtableT
 from google.cloud.bigtable_v2.types import bigtable as _bt
 from google.cloud.bigtable_v2.types import data as _data
 
-from keyramp._errors import UnsupportedOperation, UsageError
-from keyramp._types import Key
 from keyramp.backends._base import QuerySpec, Record, Target
 from keyramp.backends._rpc import GrpcBackend, Method, Service, StatusError, filter_key, routing
 from keyramp.backends.bigtable._client import FAMILY, BigtableBackend, _as_bytes, _exact, encode_value, row_key
+from keyramp.core import Key, UnsupportedOperation, UsageError
 
 __all__ = ["BigtableGrpcBackend", "cell_value", "row_filter"]
 

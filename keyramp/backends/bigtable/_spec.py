@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from keyramp._types import key_text
 from keyramp.backends._emulator import grpc_ready
 from keyramp.backends._fidelity import ProxySpec, Throttle
 from keyramp.backends._params import ParamRange, StoreParams, TabletModel
@@ -20,6 +19,7 @@ from keyramp.backends._spec import (
     WorkloadUserSpec,
 )
 from keyramp.backends.bigtable._admin import reset
+from keyramp.core import key_text
 
 __all__ = ["BIGTABLE", "BIGTABLE_PROXY", "BIGTABLE_TABLETS", "SPECS"]
 

@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from keyramp._types import key_sort_text
 from keyramp.backends._capture import CapturedAccess, index_entry, value_text
+from keyramp.core import key_sort_text
 
 __all__ = ["decode"]
 

@@ -22,10 +22,9 @@ from google.cloud.datastore.query import PropertyFilter
 from google.cloud.datastore_v1.services.datastore.client import DatastoreClient
 from google.cloud.datastore_v1.services.datastore.transports.grpc import DatastoreGrpcTransport
 
-from keyramp._errors import UsageError
-from keyramp._types import Key
 from keyramp.backends._base import Backend, QuerySpec, Record, Target
 from keyramp.backends.datastore._spec import parent_kind
+from keyramp.core import Key, UsageError
 
 __all__ = ["NO_RETRY", "DatastoreBackend", "FirestoreDatastoreBackend", "make_datastore_client"]
 

@@ -18,11 +18,10 @@ from google.cloud.datastore_v1.types import datastore as _ds
 from google.cloud.datastore_v1.types import entity as _entity
 from google.cloud.datastore_v1.types import query as _query
 
-from keyramp._errors import UsageError
-from keyramp._types import Key
 from keyramp.backends._base import QuerySpec, Record, Target
 from keyramp.backends._rpc import GrpcBackend, Method, Service, filter_key, routing
 from keyramp.backends.datastore._client import DatastoreBackend, FirestoreDatastoreBackend, _kinds
+from keyramp.core import Key, UsageError
 
 __all__ = ["DatastoreGrpcBackend", "FirestoreDatastoreGrpcBackend", "value_pb"]
 

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from keyramp._types import Key
 from keyramp.backends._emulator import http_ok, http_reset, java_command
 from keyramp.backends._fidelity import ProxySpec, Throttle
 from keyramp.backends._params import ParamRange, StoreParams, TabletModel
@@ -35,6 +34,7 @@ from keyramp.backends.firestore._spec import (
     FIRESTORE_TABLETS,
     firestore_emulator_command,
 )
+from keyramp.core import Key
 
 __all__ = ["DATASTORE", "FIRESTORE_DATASTORE", "SPECS", "datastore_key", "parent_kind"]
 

@@ -9,9 +9,8 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
-from keyramp._errors import UnsupportedOperation, UsageError
-from keyramp._types import Key, key_text
 from keyramp.backends._base import Backend, QuerySpec, Record, Target
+from keyramp.core import Key, UnsupportedOperation, UsageError, key_text
 
 __all__ = ["FirestoreBackend", "make_firestore_client"]
 

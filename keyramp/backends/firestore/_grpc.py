@@ -22,11 +22,10 @@ from google.cloud.firestore_v1.types import query as _query
 from google.cloud.firestore_v1.types import write as _write
 from google.protobuf import empty_pb2
 
-from keyramp._errors import UnsupportedOperation, UsageError
-from keyramp._types import Key, key_text
 from keyramp.backends._base import QuerySpec, Record, Target
 from keyramp.backends._rpc import GrpcBackend, Method, Service, field_path, filter_key, routing
 from keyramp.backends.firestore._client import FirestoreBackend
+from keyramp.core import Key, UnsupportedOperation, UsageError, key_text
 
 __all__ = ["FirestoreGrpcBackend", "value_pb"]
 

@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from keyramp._types import key_text
 from keyramp.backends._emulator import http_ok, http_reset, java_command
 from keyramp.backends._fidelity import ProxySpec, Throttle
 from keyramp.backends._params import ParamRange, StoreParams, TabletModel
@@ -22,6 +21,7 @@ from keyramp.backends._spec import (
     StoreSpec,
     WorkloadUserSpec,
 )
+from keyramp.core import key_text
 
 __all__ = [
     "CONTENTION",

@@ -499,7 +499,7 @@
   }
 
   /* ---- key-space heatmap from RUN/keyspace/<cell>.json when no PNG exists ---- */
-  // The colour scale is keyramp._heatscale's (embedded by base.html), the same as the PNG's:
+  // The colour scale is keyramp.core._heatscale's (embedded by base.html), the same as the PNG's:
   // empty = background, 1 sampled op = the first, clearly visible stop, log scale from 1 to max.
   var HEAT = null;
   function heatScale() {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 
 __all__ = ["format_duration", "parse_duration"]
 

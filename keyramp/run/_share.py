@@ -9,21 +9,20 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
-from keyramp._types import Key
 from keyramp.backends import Target
-from keyramp.profile import Settings
-from keyramp.profile._schedules import make_schedule
+from keyramp.core import Key
+from keyramp.profile import Settings, make_schedule
 from keyramp.run._messages import Message
 from keyramp.run._pacer import Pacing
 
-__all__ = ["USER_CLASS", "WorkerPlan", "key_sample_share"]
+__all__ = ["USER_CLASS", "CellShare", "key_sample_share"]
 
 #: Locust dispatches users by class name: master and workers must agree on it.
 USER_CLASS = "KeyrampUser"
 
 
 @dataclass(frozen=True, kw_only=True)
-class WorkerPlan(Message):
+class CellShare(Message):
     """One worker's share of one cell: everything it needs, nothing it must decide."""
 
     kind: ClassVar[str] = "keyramp_cell"
@@ -65,7 +64,7 @@ class WorkerPlan(Message):
         return data
 
     @classmethod
-    def from_wire(cls, data: Mapping[str, Any]) -> WorkerPlan:
+    def from_wire(cls, data: Mapping[str, Any]) -> CellShare:
         address = dict(data["address"])
         address["unindexed"] = frozenset(address.get("unindexed") or ())
         # msgpack turns tuples into lists: an ancestor-path key is a (parent, child) pair.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from keyramp._errors import UsageError
+from keyramp.core._errors import UsageError
 
 __all__ = ["endpoint", "parse_flags"]
 
