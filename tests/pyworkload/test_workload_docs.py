@@ -29,11 +29,13 @@ def test_the_cart_transaction_example_records_its_aborts_by_name(firestore_emula
     code = _block("python", "cart.py")
     assert "_begin" not in code and "_commit" not in code and "firestore.transactional" in code  # public API
     (tmp_path / "cart.py").write_text(code, encoding="utf-8")
-    # briefly: a 5 s cell (--duration) without the 2 s warm-up, on 2 carts rather than 20: 6 aborts
-    # in 125 checkouts on 20 carts, and 0 in one CI run; on 2 every checkout meets an add or another
-    toml = _block("toml", "cart.toml").replace("rate = 100\n", 'rate = 100\nwarmup = "0s"\n', 1)
+    # briefly: a 5 s cell (--duration) without the 2 s warm-up, on 2 carts rather than 20 and at 300
+    # ops/s: aborts need transactions that overlap, and at 100 ops/s an operation of ~2 ms overlaps
+    # another too rarely (20 carts: 6 aborts in 125 checkouts, and 0 in a CI run; 2 carts: 0 in 131
+    # checkouts once in four runs)
+    toml = _block("toml", "cart.toml").replace("rate = 100\n", 'rate = 300\nwarmup = "0s"\n', 1)
     toml = toml.replace("record_count = 20 ", "record_count = 2 ", 1)
-    assert 'warmup = "0s"' in toml and "record_count = 2 " in toml
+    assert 'warmup = "0s"' in toml and "record_count = 2 " in toml and "rate = 300" in toml
     (tmp_path / "cart.toml").write_text(toml, encoding="utf-8")
     out = tmp_path / "out"
     result = keyramp("run", str(tmp_path / "cart.toml"), "--out", str(out), "--duration", "5s",

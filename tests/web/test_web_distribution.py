@@ -9,7 +9,7 @@ import numpy as np
 from _synthetic import make_run
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogWriter
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from keyramp.results._catalog import load_run
@@ -32,6 +32,7 @@ def _log(path: Path, seconds: list[list[int]]) -> HdrHistogram:
 
 
 @settings(max_examples=40, deadline=None)
+@example(seconds=[[1, 1, 1], [1] * 12 + [2] * 27])  # q x count = 15.4998 at x = 10^0.2, 15.5016 at 1.585
 @given(st.lists(st.lists(st.integers(1, 50_000_000), min_size=1, max_size=40), min_size=1, max_size=6))
 def test_every_point_is_hdrhistograms_own_percentile_of_the_whole_log(tmp_path_factory, seconds) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path_factory.mktemp("hlog") / "c00-x-y.insert.hlog"
@@ -42,8 +43,10 @@ def test_every_point_is_hdrhistograms_own_percentile_of_the_whole_log(tmp_path_f
     xs, us = points["x"], [round(v * 1000) for v in points["ms"]]
     assert xs[0] == 1 and xs[-1] == total.get_total_count() and xs == sorted(xs)
     assert us[0] == total.get_value_at_percentile(0)  # the minimum's bucket
-    for x, value in zip(xs[1:-1], us[1:-1], strict=True):
-        assert value == total.get_value_at_percentile(100 * (1 - 1 / x)), x
+    for k, (x, value) in enumerate(zip(xs[1:-1], us[1:-1], strict=True), start=1):
+        exact = 10 ** (k / 10)  # x is printed to 3 decimals: at a count's edge the rounded x lands apart
+        assert round(exact, 3) == x
+        assert value == total.get_value_at_percentile(100 * (1 - 1 / exact)), x
     if len(xs) > 1:
         assert us[-1] == total.get_value_at_percentile(100)  # the maximum, last
     assert us == sorted(us)
