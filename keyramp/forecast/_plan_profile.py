@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from keyramp.profile import Profile, Settings
 
 __all__ = ["ANSWERED_RULES", "PLACEHOLDER_INSTANCE", "PLACEHOLDER_PROJECT", "acknowledgements", "rehearsal_tables",
-           "rehearsed", "write_rehearsal"]
+           "rehearsed", "write_acknowledged", "write_rehearsal"]
 
 #: What the profile says when the command line did not name them: edit before running.
 PLACEHOLDER_PROJECT = "your-project-id"
@@ -131,6 +131,12 @@ def write_rehearsal(path: Path, plan: CellLaunchPlan, settings: Settings, *, pro
                     instance: str | None = None) -> Profile:
     """Write the rehearsal profile and load it back as ``keyramp run`` will (a bad one is an error here)."""
     top, tables = rehearsal_tables(plan, settings, project=project, instance=instance)
+    return write_acknowledged(path, plan, top, tables)
+
+
+def write_acknowledged(path: Path, plan: CellLaunchPlan, top: dict[str, Any], tables: dict[str, Any]) -> Profile:
+    """Write a rehearsal (``top`` fields, ``tables``) with the rules its plan answers acknowledged, and
+    load it back as ``keyramp run`` will (a bad one is an error here)."""
     acknowledge = acknowledgements(plan, parse_profile({**top, **tables}, source=str(path), path=path))
     if acknowledge:
         tables["acknowledge"] = acknowledge

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from keyramp.core import UsageError
-from keyramp.forecast._plan_profile import _workload_table, acknowledgements, rehearsed
-from keyramp.profile import Settings, load_profile, parse_profile, write_profile
+from keyramp.forecast._plan_profile import _workload_table, rehearsed, write_acknowledged
+from keyramp.profile import Settings, parse_profile
 from keyramp.results import GOOGLE_RAMP, CellLaunchPlan, PlanCheck, RampShape
 
 if TYPE_CHECKING:
@@ -124,12 +124,4 @@ def write_store_rehearsal(path: Path, plan: CellLaunchPlan, settings: Settings, 
     data["emulator"]["time_scale"] = time_scale
     data["thresholds"] = {"error_rate": 0.01}
     top = {k: v for k, v in data.items() if not isinstance(v, dict)}
-    tables = {k: v for k, v in data.items() if isinstance(v, dict)}
-    acknowledge = acknowledgements(plan, parse_profile(data, source=str(path), path=path))
-    if acknowledge:
-        tables["acknowledge"] = acknowledge
-    try:
-        write_profile(path, top, **tables)
-    except OSError as exc:
-        raise UsageError(f"--write-profile: {path}: cannot write: {exc.strerror or exc}") from None
-    return load_profile(path)
+    return write_acknowledged(path, plan, top, {k: v for k, v in data.items() if isinstance(v, dict)})
