@@ -146,9 +146,9 @@ def _unit(planner: Planner) -> str:
 
 def _why_key(planner: Planner, hottest: float, check: Judged) -> str:
     limit = planner.box.ranges["key_write_ops_per_s"]
-    return (f"one {_unit(planner)} takes {fmt.count(round(hottest))} writes/s at {fmt.ops_per_s(planner.target)}, over "
-            f"what "
-            f"a single key sustains ({fmt.count(limit.low)}–{fmt.count(limit.high)} writes/s, key_write_ops_per_s): "
+    return (f"one {_unit(planner)} takes {fmt.count(round(hottest))} writes/s at {fmt.ops_per_s(planner.target)}, "
+            f"over what a single key sustains ({fmt.count(limit.low)}–{fmt.count(limit.high)} writes/s, "
+            "key_write_ops_per_s): "
             f"{fmt.percent(check.shares['high'])} throttled once split at the unfavourable end; a key never splits, so "
             "no node count or ramp helps — spread its writes over shards (or add up in memory and write the sum "
             "now and then, BP-RATE-4)")
@@ -242,8 +242,8 @@ def _shards_fix(planner: Planner, sustainable: RateBand | None) -> Fix | None:
     template = str(shard_template(d.strategy, shards))
     fix_nodes, _, _ = _cluster_nodes(planner, template)
     why = (f"{fmt.count(shards)} shards spread the inserts over {fmt.count(shards * _points(planner, one))} append "
-           f"points: "
-           f"{_limit(planner)} once split" + ("" if fewer is None else f"; {fmt.count(shards - 1)} shards do not"))
+           f"points: {_limit(planner)} once split"
+           + ("" if fewer is None else f"; {fmt.count(shards - 1)} shards do not"))
     if fix_nodes is not None:
         why += f"; on {fix_nodes} {str(planner.storage).upper()} nodes"
     return Fix(kind="shards", value=shards, design=template, why=why, forecast=full.check(),

@@ -156,9 +156,8 @@ def render_run_cost(cost: RunCost) -> str:
         lines.append(f"  {c.cell_id}: {format_usd(c.cost.usd)} = {billed}; {where}")
         if c.nodes is not None:
             lines.append(f"      {fmt.plural(c.nodes, (c.storage or '').upper() + ' node')} for the run (its peak "
-                         f"needs "
-                         f"{c.needed_nodes} at Google's per-node maximum; [launch] nodes if more): the instance's "
-                         "own nodes are what bills, each at least one hour")
+                         f"needs {c.needed_nodes} at Google's per-node maximum; [launch] nodes if more): "
+                         "the instance's own nodes are what bills, each at least one hour")
         else:
             parts = [f"{_count(c.ops)} operations" + (" (capped: closed model, an upper bound)" if c.capped else "")]
             if c.preload:
