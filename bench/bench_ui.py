@@ -127,22 +127,29 @@ def child(results: Path, run_id: str, csv_id: str, compare_ids: list[str]) -> di
     from keyramp.web._app import warm_up
 
     app = create_app(results)
+    apps = [app]
+
+    def client() -> Any:
+        made = create_app(results)
+        apps.append(made)
+        return made.test_client()
+
     t1 = time.perf_counter()
     warm_up(app)
     t2 = time.perf_counter()
     out: dict[str, Any] = {"startup_ms": round((t1 - t0) * 1000, 1), "warm_up_ms": round((t2 - t1) * 1000, 1)}
     out |= _first_view(app.test_client(), results, run_id)
-    csv_view = _first_view(create_app(results).test_client(), results, csv_id)
+    csv_view = _first_view(client(), results, csv_id)
     out |= {f"csv_{k}": v for k, v in csv_view.items()}
     page_url = f"/runs/{run_id}"
 
-    fresh = create_app(results).test_client()  # an empty cache: the complete twin reads too
+    fresh = client()  # an empty cache: the complete twin reads too
     out["json_twin_first_ms"], json_bytes = _ms(fresh, page_url + ".json")
     out["json_twin_kib"] = json_bytes / 1024
     out["json_twin_cached_ms"] = statistics.median(_ms(fresh, page_url + ".json")[0] for _ in range(5))
 
     cmp_url = "/compare?runs=" + ",".join([run_id, *compare_ids])
-    fresh = create_app(results).test_client()
+    fresh = client()
     warm_up(fresh.application)
     out["compare3_first_ms"], cmp_bytes = _ms(fresh, cmp_url)
     out["compare3_kib"] = cmp_bytes / 1024
@@ -159,6 +166,11 @@ def child(results: Path, run_id: str, csv_id: str, compare_ids: list[str]) -> di
     out |= {"read_parquet_ms": min(reads["parquet"], reads["parquet2"]),
             "read_csv_ms": min(reads["csv"], reads["csv2"]),
             "csv_reader_only_ms": (time.perf_counter() - t0) * 1000}
+    for made in apps:
+        # A run page queues its plans on the app's background planner (a daemon thread): let it end
+        # before the child does — a busy machine once saw the interpreter abort (SIGABRT) at exit
+        # while a planner thread was still in the middle of a cell.
+        made.extensions["keyramp_planner"].close(timeout_s=120)
     return out
 
 
