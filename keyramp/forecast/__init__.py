@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from keyramp.forecast._cost import CellCost, cell_cost
     from keyramp.forecast._design import CellDesign
     from keyramp.forecast._fit import fit, traces_from_runs, write_params_file
-    from keyramp.forecast._forecast import Forecaster, forecast, forecast_cell, forecast_run_cell, forecast_step
+    from keyramp.forecast._forecast import Forecaster, forecast, forecast_cell, forecast_step
     from keyramp.forecast._launch import Launch, parse_launch
     from keyramp.forecast._plan_cell import plan_cell
     from keyramp.forecast._plan_profile import PLACEHOLDER_PROJECT, write_rehearsal

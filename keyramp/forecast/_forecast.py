@@ -33,7 +33,7 @@ from keyramp.profile import Cell, Profile, Schedule, Settings
 from keyramp.results import CellForecast, CellSummary, as_cell
 
 __all__ = ["FinishedCell", "Forecaster", "cell_forecast", "cell_forecaster", "forecast", "forecast_cell",
-           "forecast_run_cell", "forecast_step", "samples_for"]
+           "forecast_step", "samples_for"]
 
 
 #: Parameters that act on throttled requests only: retries re-offer them (at any share), pieces of a
@@ -295,20 +295,18 @@ def cell_forecast(*, backend: str, strategy: str, settings: Settings | None, lau
 
 def cell_samples(run: Path | Any, cell_id: str) -> Callable[[], Any]:
     """A loader of one cell's sampled keys (read only if the forecast projects them)."""
-    def load() -> Any:
+    return _quietly(lambda: load_keys(run, cell=cell_id).get(cell_id))
+
+
+def _quietly(load: Callable[[], CellKeys | None]) -> Callable[[], CellKeys | None]:
+    """``load``, with an unreadable key file as no keys: the forecast then regenerates the design's."""
+    def quiet() -> CellKeys | None:
         try:
-            return load_keys(run, cell=cell_id).get(cell_id)
+            return load()
         except (OSError, ValueError):
             return None
 
-    return load
-
-
-def forecast_run_cell(*, run_dir: Path, cell: Cell, cell_summary: CellSummary | Mapping[str, Any],
-                      launch: Launch, boxes: Mapping[str, StoreParams] | None = None) -> CellForecast:
-    """``cell_forecast`` for a cell the runner just finished (``cell``: the profile's, with its settings)."""
-    design = CellDesign.of_cell(cell, as_cell(cell_summary))
-    return Forecaster(design, recorded=cell_samples(run_dir, cell.id)).forecast(launch, boxes=boxes).to_doc()
+    return quiet
 
 
 class FinishedCell(Protocol):
@@ -322,6 +320,10 @@ class FinishedCell(Protocol):
     measured: bool
     #: Built by the forecast step, reused by the plan step.
     forecaster: Forecaster | None
+
+    def keys(self) -> CellKeys | None:
+        """The cell's sampled keys, read once for all the steps (the key-space step reads them first)."""
+        ...
 
 
 def forecast_step(a: FinishedCell) -> None:
@@ -337,5 +339,5 @@ def cell_forecaster(a: FinishedCell) -> Forecaster:
     """A finished cell's forecaster, built once: the forecast and plan steps share its design, recorded keys
     and projections."""
     if a.forecaster is None:
-        a.forecaster = Forecaster(CellDesign.of_cell(a.cell, a.summary), recorded=cell_samples(a.run_dir, a.cell.id))
+        a.forecaster = Forecaster(CellDesign.of_cell(a.cell, a.summary), recorded=_quietly(a.keys))
     return a.forecaster

@@ -100,15 +100,17 @@ def analyse_samples(
     return kp, t, metrics, timeline
 
 
-def summarize_run_cell(*, run_dir: Path, cell: Cell, cell_summary: CellSummary) -> KeyspaceFigures | None:
+def summarize_run_cell(*, run_dir: Path, cell: Cell, cell_summary: CellSummary,
+                       samples: CellKeys | None = None) -> KeyspaceFigures | None:
     """Hotspot metrics + the modelled tablet summary from ``cell``'s sampled keys in the run directory:
     the cell summary's ``keyspace`` (the runner sets it while it builds the summary).
 
     ``cell``: the profile's cell (its settings rebuild the preloaded key range); ``cell_summary`` the
     cell's summary so far (operation count, duration, warm-up inserts). ``None`` when the cell sampled
-    no keys.
+    no keys. ``samples``: the cell's keys when the caller has read them already.
     """
-    samples = load_keys(run_dir, cell=cell.id).get(cell.id)
+    if samples is None:
+        samples = load_keys(run_dir, cell=cell.id).get(cell.id)
     if samples is None or len(samples) == 0:
         return None
     kp, _, metrics, timeline = analyse_samples(

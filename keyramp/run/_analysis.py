@@ -8,17 +8,18 @@ run. Thresholds are evaluated last (they may gate on what the steps added).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import keyramp.forecast
-from keyramp.keyspace import summarize_run_cell
+from keyramp.keyspace import load_keys, summarize_run_cell
 from keyramp.profile import Cell, Profile
 from keyramp.results import CellSummary, check_generator, evaluate
 
 if TYPE_CHECKING:
     from keyramp.forecast import Forecaster
+    from keyramp.keyspace import CellKeys
 
 __all__ = ["ANALYSIS_STEPS", "CellAnalysis", "analyse_cell"]
 
@@ -37,6 +38,14 @@ class CellAnalysis:
     #: The cell's forecaster, built by the forecast step and reused by the plan step: the same
     #: design and recorded keys, so its keys and projections are not made twice.
     forecaster: Forecaster | None = None
+    _keys: tuple[CellKeys | None] | None = field(default=None, init=False, repr=False)
+
+    def keys(self) -> CellKeys | None:
+        """The cell's sampled keys, read once for all the steps (the key space and the forecast read
+        the same file; an hour-long cell's holds about 1.8 million rows)."""
+        if self._keys is None:
+            self._keys = (load_keys(self.run_dir, cell=self.cell.id).get(self.cell.id),)
+        return self._keys[0]
 
 
 def keyspace_step(a: CellAnalysis) -> None:
@@ -44,7 +53,7 @@ def keyspace_step(a: CellAnalysis) -> None:
     if not a.measured:
         return
 
-    keyspace = summarize_run_cell(run_dir=a.run_dir, cell=a.cell, cell_summary=a.summary)
+    keyspace = summarize_run_cell(run_dir=a.run_dir, cell=a.cell, cell_summary=a.summary, samples=a.keys())
     if keyspace is not None:
         a.summary.keyspace = keyspace
 
