@@ -247,10 +247,9 @@ def test_targets_and_limits_out_of_range_are_usage_errors() -> None:
 
 
 def test_a_run_plans_its_cells_with_a_launch_unless_told_not_to_and_a_threshold_needs_none(tmp_path: Any) -> None:
-    from types import SimpleNamespace
-
     from keyramp.forecast import plan_step
     from keyramp.results._summary import CellSummary
+    from keyramp.run._analysis import CellAnalysis
 
     def analysed(thresholds: dict[str, Any], *, plan: bool = False) -> dict[str, Any]:
         profile = parse_profile({"name": "p", "backend": "firestore", "duration": "10s", "seed": 4,
@@ -259,8 +258,8 @@ def test_a_run_plans_its_cells_with_a_launch_unless_told_not_to_and_a_threshold_
                                  "launch": {"kind": "ramp_500_50_5", "ceiling": 2000, "plan": plan},
                                  "thresholds": thresholds})
         summary = CellSummary.from_json({"operations": {"insert": {"count": 3000}}})
-        plan_step(SimpleNamespace(profile=profile, cell=profile.cells[0], summary=summary, measured=True,
-                                  run_dir=tmp_path, forecaster=None))
+        plan_step(CellAnalysis(profile=profile, cell=profile.cells[0], summary=summary, measured=True,
+                               run_dir=tmp_path))
         summary.thresholds = evaluate(profile.thresholds, summary)
         return summary.to_json()
 
