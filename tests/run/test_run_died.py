@@ -46,7 +46,8 @@ def test_a_run_killed_mid_cell_is_named_died_everywhere(tmp_path: Path, bigtable
         catalog = client = None
         while time.monotonic() < deadline and _seconds_of(out, "c01") < 1:  # the second cell measures
             assert proc.poll() is None, proc.communicate()[1][-2000:]
-            if catalog is None and out.exists() and any(out.iterdir()):
+            # the run's manifest written (atomically): before it, the directory alone reads as corrupt
+            if catalog is None and out.exists() and any(out.glob("*/manifest.json")):
                 catalog, client = Catalog(out), create_app(out).test_client()
                 # both have seen it running: what they cached must not outlive its process
                 assert catalog.query(RunQuery())[0][0]["status"] == "running"
